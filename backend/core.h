@@ -1,0 +1,223 @@
+/* core.h — libvkt's internals shared by the runtime, the tensors and the ops.
+ *
+ * Symbol prefixes (nothing internal may start with `vkt_`, which the shim reads
+ * as a public op): err_ errors, rt_ Vulkan runtime, mem_ memory, pl_ pipelines,
+ * tn_ tensors and storage, exec_ the op runner (residency model and fallback
+ * exit), op_ op descriptors and shared op helpers, ref_ the host reference.
+ */
+#ifndef VKT_CORE_H
+#define VKT_CORE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <vulkan/vulkan.h>
+
+#include "ref.h"
+#include "vkt.h"
+
+#define INTERNAL __attribute__((visibility("hidden")))
+
+/* ---- errors (error.c) ---------------------------------------------------- */
+
+/* Records a message for vkt_last_error() and returns `status`. */
+INTERNAL int err_set(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+INTERNAL void err_clear(void);
+/* Maps a failed VkResult to a status (ENOMEM, EDEVICE) with a message naming the call. */
+INTERNAL int err_vk(VkResult r, const char *what);
+
+/* Turns a failed Vulkan call into a logged, returned error: no aborts. */
+#define VK_TRY(call)                                   \
+    do {                                               \
+        VkResult vk_try_r_ = (call);                   \
+        if (vk_try_r_ != VK_SUCCESS)                   \
+            return err_vk(vk_try_r_, #call);           \
+    } while (0)
+
+#define TRY(expr)                   \
+    do {                            \
+        int try_s_ = (expr);        \
+        if (try_s_ != VKT_OK)       \
+            return try_s_;          \
+    } while (0)
+
+/* ---- memory (memory.c) --------------------------------------------------- */
+
+typedef struct mem_block mem_block;
+
+/* A sub-allocation: a range of one VkBuffer that spans a whole memory block. */
+typedef struct mem_range {
+    mem_block *block;
+    VkBuffer buffer;
+    VkDeviceSize offset;
+    VkDeviceSize size;
+    void *mapped; /* host pointer when the memory is host-visible, else NULL */
+} mem_range;
+
+/* Device storage for `size` bytes (at least 16), aligned for storage binding. */
+INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_range *out);
+/* Host-visible staging memory, for devices whose storage is not mappable. */
+INTERNAL int mem_alloc_staging(vkt_ctx *ctx, VkDeviceSize size, mem_range *out);
+/* Returns a range; its reuse waits until the work recorded so far has completed. */
+INTERNAL void mem_free(vkt_ctx *ctx, mem_range *r);
+/* Called by the runtime after a submission completed: recycles deferred frees. */
+INTERNAL void mem_collect(vkt_ctx *ctx);
+INTERNAL void mem_destroy_all(vkt_ctx *ctx);
+
+/* ---- storage and tensors (tensor.c) -------------------------------------- */
+
+typedef struct tn_storage {
+    int refs;
+    vkt_residency where;
+    size_t nbytes;
+    mem_range dev;      /* valid when where == VKT_DEVICE */
+    void *host;         /* valid when where == VKT_HOST */
+    uint64_t write_seq; /* dispatch that last wrote it in the open batch (0: none) */
+} tn_storage;
+
+struct vkt_tensor {
+    vkt_ctx *ctx;
+    vkt_dtype dtype;
+    int rank;
+    int64_t shape[VKT_MAX_RANK];
+    size_t numel;
+    size_t nbytes;
+    tn_storage *st; /* NULL until the op that produces it has run */
+};
+
+/* A result tensor with shape and dtype but no storage yet (validated shape). */
+INTERNAL int tn_new(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, vkt_tensor **out);
+/* Gives t fresh DEVICE storage (uninitialised). */
+INTERNAL int tn_alloc_device(vkt_tensor *t);
+/* Gives t HOST storage that takes ownership of `data` (malloc'ed, t->nbytes). */
+INTERNAL void tn_adopt_host(vkt_tensor *t, void *data);
+/* Copies host bytes into t's (fresh) device storage, recording a transfer if needed. */
+INTERNAL int tn_upload(vkt_tensor *t, const void *data, size_t nbytes);
+/* Copies t's contents to dst (a sync point for DEVICE storage). */
+INTERNAL int tn_download(const vkt_tensor *t, void *dst);
+/* Moves a storage between residencies (used for mixed inputs). */
+INTERNAL int tn_move(vkt_tensor *t, vkt_residency where);
+/* Checks shape/rank/dtype and fills numel and nbytes; names `what` in errors. */
+INTERNAL int tn_check_shape(const int64_t *shape, int rank, const char *what);
+INTERNAL int tn_check_tensor(const vkt_tensor *t, const char *op, const char *arg);
+/* A new tensor sharing x's storage under another shape of the same size. */
+INTERNAL int tn_view_of(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out);
+/* A host view of a tensor's shape over `data`. */
+INTERNAL ref_view tn_view(const vkt_tensor *t, void *data);
+
+/* ---- runtime (runtime.c) ------------------------------------------------- */
+
+struct vkt_ctx {
+    VkInstance instance;
+    VkPhysicalDevice phys;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memprops;
+    uint32_t subgroup_size;
+    bool has_f64;
+    bool has_int8_storage;
+    bool unified;              /* storage memory is host-visible: no staging */
+    uint32_t mem_type_device;  /* memory type for storage */
+    uint32_t mem_type_staging; /* host-visible coherent type for staging */
+    VkCommandPool pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    bool recording;
+    uint32_t pending; /* dispatches recorded since the last submission */
+    uint64_t seq;     /* dispatch counter; storages remember their writer */
+    uint64_t barrier_seq;
+    PFN_vkCmdPushDescriptorSetKHR push_descriptors;
+    struct mem_state *mem;
+    struct pl_state *pl;
+    /* residency options */
+    vkt_residency fallback_result;
+    char *native_disable; /* ",a,b," or NULL; "all" disables everything */
+    bool device_lost;
+};
+
+/* The command buffer being recorded (begun on first use). */
+INTERNAL int rt_cmd(vkt_ctx *ctx, VkCommandBuffer *out);
+/* Submits what was recorded and waits: a sync point. */
+INTERNAL int rt_flush(vkt_ctx *ctx);
+/* Inserts a barrier if `st` was written by work recorded since the last one. */
+INTERNAL void rt_before_read(vkt_ctx *ctx, VkCommandBuffer cmd, const tn_storage *st);
+/* Marks st as written by the dispatch being recorded now. */
+INTERNAL void rt_after_write(vkt_ctx *ctx, tn_storage *st);
+/* Counts a recorded dispatch; submits at the batch-size threshold. */
+INTERNAL int rt_recorded(vkt_ctx *ctx);
+
+/* ---- pipelines (pipeline.c) ---------------------------------------------- */
+
+#define PL_MAX_SPEC 8
+#define PL_MAX_BINDINGS 8
+#define PL_PUSH_SIZE 128
+
+/* One dispatch: a SPIR-V module from the embedded table, its specialization
+ * constants (constant_id 0..nspec-1), buffers and push constants. */
+typedef struct pl_dispatch {
+    int shader; /* SPV_* from spirv_table.h */
+    uint32_t spec[PL_MAX_SPEC];
+    int nspec;
+    tn_storage *bufs[PL_MAX_BINDINGS];
+    bool writes[PL_MAX_BINDINGS];
+    int nbufs;
+    const void *push;
+    uint32_t push_size;
+    uint32_t groups[3];
+} pl_dispatch;
+
+/* Records one compute dispatch with the needed barriers; builds and caches the
+ * pipeline on first use. */
+INTERNAL int pl_run(vkt_ctx *ctx, const pl_dispatch *d);
+/* Splits n invocations of `local` threads into a grid within the 65,535 limit;
+ * shaders loop with a grid stride, so any n is covered. */
+INTERNAL void pl_grid(uint64_t n, uint32_t local, uint32_t groups[3]);
+INTERNAL void pl_destroy_all(vkt_ctx *ctx);
+
+/* ---- the op runner (exec.c) ---------------------------------------------- */
+
+typedef struct op_counters {
+    _Atomic uint64_t native, fallback, host;
+} op_counters;
+
+/* Describes a public op for the support matrix and the counters. */
+typedef struct op_info {
+    const char *name; /* public name without the prefix */
+    /* How the op runs for inputs of dtype dt: VKT_NATIVE, VKT_FALLBACK (with the
+     * gate's reason) or VKT_UNDEFINED. NULL means native for every dtype. */
+    vkt_support (*support)(const struct op_info *info, vkt_dtype dt, const char **reason);
+    int code; /* family-specific op code (e.g. enum ref_unop) */
+    op_counters *counters;
+} op_info;
+
+#define EXEC_MAX_INPUTS 8
+
+typedef struct exec_call {
+    const op_info *info;
+    const vkt_tensor *in[EXEC_MAX_INPUTS];
+    int nin;
+    vkt_tensor *out;    /* created with tn_new: shape and dtype, no storage */
+    const char *gate;   /* NULL: the native gate admits; else why it does not */
+    /* Records the native dispatches; inputs are DEVICE, out has no storage yet. */
+    int (*native)(struct exec_call *c);
+    /* Computes the result on the host from views of the inputs into `out`. */
+    int (*host)(struct exec_call *c, const ref_view *in, ref_view *out);
+    const void *params;
+} exec_call;
+
+/* Runs an op under the residency model: host-resident inputs run on the host
+ * (host_resident_op), admitted device inputs run natively, the rest falls back
+ * through host_result. Frees c->out and sets *result on error. */
+INTERNAL int exec_run(exec_call *c, vkt_tensor **result);
+/* Returns the gate reason for a tensor that the device cannot bind, or NULL. */
+INTERNAL const char *exec_size_gate(const vkt_ctx *ctx, const vkt_tensor *t);
+
+/* ---- op tables (matrix.c collects them) ---------------------------------- */
+
+typedef struct op_table {
+    const op_info *ops;
+    size_t n;
+} op_table;
+
+#endif

@@ -1,0 +1,382 @@
+/* elementwise.c — unary, binary (with broadcasting), select, clip and as_type.
+ *
+ * Each public op validates its arguments, works out the result's shape and
+ * dtype, states its gate, and hands both a native recorder and a host
+ * reference computation to exec_run(). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spirv_table.h"
+#include "opsupport.h"
+
+enum { EW_UNARY, EW_BINARY, EW_SELECT, EW_CLIP, EW_CONVERT };
+
+typedef struct ew_push {
+    uint32_t n, rank, contig, aux;
+    uint32_t shape[VKT_MAX_RANK];
+    uint32_t s[3][VKT_MAX_RANK];
+} ew_push;
+
+typedef struct ew_params {
+    int code;          /* enum ref_unop / ref_binop */
+    vkt_dtype compute; /* dtype the inputs are converted to */
+} ew_params;
+
+static const int unary_shaders[2][VKT_NUM_DTYPES] = {
+    {SPV_unary_f32, SPV_unary_f64, SPV_unary_s32, SPV_unary_u8},
+    {SPV_unary_pred_f32, SPV_unary_pred_f64, SPV_unary_pred_s32, SPV_unary_pred_u8}};
+static const int binary_shaders[2][VKT_NUM_DTYPES] = {
+    {SPV_binary_f32, SPV_binary_f64, SPV_binary_s32, SPV_binary_u8},
+    {SPV_binary_pred_f32, SPV_binary_pred_f64, SPV_binary_pred_s32, SPV_binary_pred_u8}};
+static const int select_shaders[VKT_NUM_DTYPES] = {SPV_select_f32, SPV_select_f64, SPV_select_s32, SPV_select_u8};
+static const int clip_shaders[VKT_NUM_DTYPES] = {SPV_clip_f32, SPV_clip_f64, SPV_clip_s32, SPV_clip_u8};
+
+/* ---- op classes ---------------------------------------------------------- */
+
+static bool unary_is_math(int code)
+{
+    return (code >= UN_exp && code <= UN_erf_inv) && code != UN_is_nan && code != UN_is_infinity;
+}
+
+static bool unary_is_pred(int code)
+{
+    return code == UN_is_nan || code == UN_is_infinity || code == UN_logical_not;
+}
+
+static bool unary_is_bitwise(int code)
+{
+    return code == UN_bitwise_not || code == UN_count_leading_zeros || code == UN_population_count;
+}
+
+/* GLSL defines only these unary functions for doubles. */
+static bool unary_has_f64(int code)
+{
+    return code == UN_negate || code == UN_abs || code == UN_sign || code == UN_floor || code == UN_ceil ||
+           code == UN_round || code == UN_sqrt || code == UN_rsqrt || unary_is_pred(code);
+}
+
+static bool binary_is_pred(int code)
+{
+    return code >= BIN_equal && code <= BIN_logical_xor;
+}
+
+static bool binary_is_int_only(int code)
+{
+    return code == BIN_quotient || code >= BIN_bitwise_and;
+}
+
+static vkt_support unary_support(const op_info *info, vkt_dtype dt, const char **reason)
+{
+    if (unary_is_bitwise(info->code) && op_is_float(dt))
+        return VKT_UNDEFINED;
+    if (dt == VKT_F64 && !unary_has_f64(info->code)) {
+        *reason = "GLSL has no double-precision transcendental functions";
+        return VKT_FALLBACK;
+    }
+    return VKT_NATIVE;
+}
+
+static vkt_support binary_support(const op_info *info, vkt_dtype dt, const char **reason)
+{
+    if (binary_is_int_only(info->code) && op_is_float(dt))
+        return VKT_UNDEFINED;
+    if (dt == VKT_F64 && (info->code == BIN_pow || info->code == BIN_remainder || info->code == BIN_atan2)) {
+        *reason = "GLSL has no double-precision pow, atan or exact fmod";
+        return VKT_FALLBACK;
+    }
+    return VKT_NATIVE;
+}
+
+/* ---- shared push constants ---------------------------------------------- */
+
+static void fill_push(ew_push *pc, const vkt_tensor *out, const vkt_tensor *const *ins, int n)
+{
+    memset(pc, 0, sizeof *pc);
+    pc->n = (uint32_t)out->numel;
+    pc->rank = (uint32_t)out->rank;
+    pc->contig = 1;
+    for (int d = 0; d < out->rank; d++)
+        pc->shape[d] = (uint32_t)out->shape[d];
+    for (int i = 0; i < n; i++) {
+        if (ins[i]->numel != out->numel || ins[i]->rank != out->rank)
+            pc->contig = 0;
+        op_bcast_strides(ins[i], out->shape, out->rank, pc->s[i]);
+    }
+}
+
+/* Converts every input to dt on the device; temporaries go in owned[]. */
+static int convert_all(const vkt_tensor **ins, int n, vkt_dtype dt, vkt_tensor **owned)
+{
+    for (int i = 0; i < n; i++)
+        TRY(op_device_convert(ins[i], dt, &ins[i], &owned[i]));
+    return VKT_OK;
+}
+
+static void free_all(vkt_tensor **owned, int n)
+{
+    for (int i = 0; i < n; i++)
+        vkt_tensor_free(owned[i]);
+}
+
+/* ---- unary ---------------------------------------------------------------- */
+
+static int unary_native(exec_call *c)
+{
+    const ew_params *p = c->params;
+    const vkt_tensor *x = c->in[0];
+    vkt_tensor *tmp = NULL;
+    int s = op_device_convert(x, p->compute, &x, &tmp);
+    if (s == VKT_OK) {
+        ew_push pc;
+        fill_push(&pc, c->out, &x, 1);
+        tn_storage *bufs[2] = {x->st, c->out->st};
+        s = op_dispatch(c->out->ctx, unary_shaders[unary_is_pred(p->code)][p->compute], (uint32_t)p->code, &pc,
+                        sizeof pc, bufs, 2, c->out->numel);
+    }
+    vkt_tensor_free(tmp);
+    return s;
+}
+
+static int unary_host(exec_call *c, const ref_view *in, ref_view *out)
+{
+    const ew_params *p = c->params;
+    ref_view x;
+    void *owned;
+    TRY(op_host_convert(&in[0], p->compute, &x, &owned));
+    int s = ref_unary((enum ref_unop)p->code, &x, out);
+    free(owned);
+    return s;
+}
+
+static int run_unary(const op_info *info, const vkt_tensor *x, vkt_tensor **out)
+{
+    err_clear();
+    if (!out)
+        return err_set(VKT_EINVAL, "vkt_%s: out is NULL", info->name);
+    *out = NULL;
+    TRY(tn_check_tensor(x, info->name, "x"));
+    const char *reason = NULL;
+    vkt_support sup = unary_support(info, x->dtype, &reason);
+    if (sup == VKT_UNDEFINED)
+        return err_set(VKT_EDTYPE, "vkt_%s: not defined for %s (integers only)", info->name,
+                       vkt_dtype_name(x->dtype));
+    ew_params p = {info->code, x->dtype};
+    if (unary_is_math(info->code) && !op_is_float(x->dtype))
+        p.compute = VKT_F32;
+    vkt_dtype odt = unary_is_pred(info->code) ? VKT_U8 : p.compute;
+    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = unary_native, .host = unary_host, .params = &p};
+    c.gate = sup == VKT_FALLBACK ? reason : NULL;
+    TRY(tn_new(x->ctx, odt, x->shape, x->rank, &c.out));
+    return exec_run(&c, out);
+}
+
+/* ---- binary ---------------------------------------------------------------- */
+
+static int binary_native(exec_call *c)
+{
+    const ew_params *p = c->params;
+    const vkt_tensor *ins[2] = {c->in[0], c->in[1]};
+    vkt_tensor *owned[2] = {0};
+    int s = convert_all(ins, 2, p->compute, owned);
+    if (s == VKT_OK) {
+        ew_push pc;
+        fill_push(&pc, c->out, ins, 2);
+        tn_storage *bufs[3] = {ins[0]->st, ins[1]->st, c->out->st};
+        bool pred = binary_is_pred(p->code);
+        int shader = binary_shaders[pred][p->compute];
+        uint64_t n = c->out->numel;
+        if (pc.contig && p->compute == VKT_F32 && p->code <= BIN_divide) {
+            shader = SPV_binary_f32_v4;
+            n = n / 4 > 0 ? n / 4 : 1;
+        }
+        s = op_dispatch(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 3, n);
+    }
+    free_all(owned, 2);
+    return s;
+}
+
+static int binary_host(exec_call *c, const ref_view *in, ref_view *out)
+{
+    const ew_params *p = c->params;
+    ref_view a, b;
+    void *oa = NULL, *ob = NULL;
+    int s = op_host_convert(&in[0], p->compute, &a, &oa);
+    if (s == VKT_OK)
+        s = op_host_convert(&in[1], p->compute, &b, &ob);
+    if (s == VKT_OK)
+        s = ref_binary((enum ref_binop)p->code, &a, &b, out);
+    free(oa);
+    free(ob);
+    return s;
+}
+
+static int run_binary(const op_info *info, const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out)
+{
+    err_clear();
+    if (!out)
+        return err_set(VKT_EINVAL, "vkt_%s: out is NULL", info->name);
+    *out = NULL;
+    TRY(tn_check_tensor(a, info->name, "a"));
+    TRY(tn_check_tensor(b, info->name, "b"));
+    ew_params p = {info->code, op_promote(a->dtype, b->dtype)};
+    if ((info->code == BIN_divide || info->code == BIN_atan2) && !op_is_float(p.compute))
+        p.compute = VKT_F32;
+    const char *reason = NULL;
+    vkt_support sup = binary_support(info, p.compute, &reason);
+    if (sup == VKT_UNDEFINED)
+        return err_set(VKT_EDTYPE, "vkt_%s: not defined for %s (integers only)", info->name,
+                       vkt_dtype_name(p.compute));
+    int64_t shape[VKT_MAX_RANK];
+    int rank;
+    const vkt_tensor *ins[2] = {a, b};
+    TRY(op_broadcast_shape(info->name, ins, 2, shape, &rank));
+    exec_call c = {.info = info, .in = {a, b}, .nin = 2, .native = binary_native, .host = binary_host, .params = &p};
+    c.gate = sup == VKT_FALLBACK ? reason : NULL;
+    TRY(tn_new(a->ctx, binary_is_pred(info->code) ? VKT_U8 : p.compute, shape, rank, &c.out));
+    return exec_run(&c, out);
+}
+
+/* ---- select and clip ------------------------------------------------------ */
+
+static int ternary_native(exec_call *c)
+{
+    const ew_params *p = c->params;
+    const vkt_tensor *ins[3] = {c->in[0], c->in[1], c->in[2]};
+    vkt_tensor *owned[5] = {0};
+    int s = VKT_OK;
+    bool sel = p->code == EW_SELECT;
+    if (sel && ins[0]->dtype != VKT_U8) {
+        /* Any nonzero predicate is true: (p == 0) == 0, as u8, in two passes. */
+        for (int k = 0; k < 2 && s == VKT_OK; k++) {
+            const vkt_tensor *src = ins[0];
+            s = tn_new(src->ctx, VKT_U8, src->shape, src->rank, &owned[3 + k]);
+            if (s == VKT_OK)
+                s = tn_alloc_device(owned[3 + k]);
+            if (s == VKT_OK) {
+                ew_push pc;
+                fill_push(&pc, src, &src, 1);
+                tn_storage *bufs[2] = {src->st, owned[3 + k]->st};
+                s = op_dispatch(src->ctx, unary_shaders[1][src->dtype], UN_logical_not, &pc, sizeof pc, bufs, 2,
+                                src->numel);
+                ins[0] = owned[3 + k];
+            }
+        }
+    }
+    if (s == VKT_OK)
+        s = convert_all(ins + (sel ? 1 : 0), sel ? 2 : 3, p->compute, owned + (sel ? 1 : 0));
+    if (s == VKT_OK) {
+        ew_push pc;
+        fill_push(&pc, c->out, ins, 3);
+        tn_storage *bufs[4] = {ins[0]->st, ins[1]->st, ins[2]->st, c->out->st};
+        int shader = sel ? select_shaders[p->compute] : clip_shaders[p->compute];
+        s = op_dispatch(c->out->ctx, shader, 0, &pc, sizeof pc, bufs, 4, c->out->numel);
+    }
+    free_all(owned, 5);
+    return s;
+}
+
+static int ternary_host(exec_call *c, const ref_view *in, ref_view *out)
+{
+    const ew_params *p = c->params;
+    bool sel = p->code == EW_SELECT;
+    ref_view v[3] = {in[0], in[1], in[2]};
+    void *owned[3] = {0};
+    int s = VKT_OK;
+    for (int i = sel ? 1 : 0; i < 3 && s == VKT_OK; i++)
+        s = op_host_convert(&in[i], p->compute, &v[i], &owned[i]);
+    if (s == VKT_OK)
+        s = sel ? ref_select(&v[0], &v[1], &v[2], out) : ref_clip(&v[0], &v[1], &v[2], out);
+    for (int i = 0; i < 3; i++)
+        free(owned[i]);
+    return s;
+}
+
+static int run_ternary(const op_info *info, int kind, const vkt_tensor *const ins[3], vkt_tensor **out)
+{
+    static const char *const names[2][3] = {{"pred", "on_true", "on_false"}, {"x", "lo", "hi"}};
+    err_clear();
+    if (!out)
+        return err_set(VKT_EINVAL, "vkt_%s: out is NULL", info->name);
+    *out = NULL;
+    for (int i = 0; i < 3; i++)
+        TRY(tn_check_tensor(ins[i], info->name, names[kind == EW_CLIP][i]));
+    ew_params p = {kind, kind == EW_SELECT ? op_promote(ins[1]->dtype, ins[2]->dtype) : ins[0]->dtype};
+    int64_t shape[VKT_MAX_RANK];
+    int rank;
+    TRY(op_broadcast_shape(info->name, ins, 3, shape, &rank));
+    exec_call c = {.info = info, .in = {ins[0], ins[1], ins[2]}, .nin = 3, .native = ternary_native,
+                   .host = ternary_host, .params = &p};
+    TRY(tn_new(ins[0]->ctx, p.compute, shape, rank, &c.out));
+    return exec_run(&c, out);
+}
+
+/* ---- as_type ---------------------------------------------------------------- */
+
+static int convert_native(exec_call *c)
+{
+    const vkt_tensor *x = c->in[0];
+    /* Same dtype is a copy, so the result owns its storage like every op's. */
+    struct { uint32_t n, rank, contig, aux; } pc = {(uint32_t)x->numel, 0, 1, 0};
+    tn_storage *bufs[2] = {x->st, c->out->st};
+    return op_dispatch(x->ctx, op_convert_shader(x->dtype, c->out->dtype), 0, &pc, sizeof pc, bufs, 2, x->numel);
+}
+
+static int convert_host(exec_call *c, const ref_view *in, ref_view *out)
+{
+    (void)c;
+    return ref_convert(&in[0], out);
+}
+
+/* ---- public functions and the family table ------------------------------- */
+
+#define UNARY_INFO(name) OP_ENTRY(name, unary_support, UN_##name),
+#define BINARY_INFO(name) OP_ENTRY(name, binary_support, BIN_##name),
+enum { EWI_SELECT = UN__COUNT + BIN__COUNT, EWI_CLIP, EWI_AS_TYPE, EWI__COUNT };
+static const op_info ew_ops[EWI__COUNT] = {
+    VKT_UNARY_OPS(UNARY_INFO) VKT_BINARY_OPS(BINARY_INFO)
+    [EWI_SELECT] = OP_ENTRY(select, NULL, EW_SELECT),
+    [EWI_CLIP] = OP_ENTRY(clip, NULL, EW_CLIP),
+    [EWI_AS_TYPE] = OP_ENTRY(as_type, NULL, EW_CONVERT),
+};
+const op_table op_table_elementwise = {ew_ops, EWI__COUNT};
+
+#define UNARY_DEF(name)                                           \
+    VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out) \
+    {                                                             \
+        return run_unary(&ew_ops[UN_##name], x, out);             \
+    }
+#define BINARY_DEF(name)                                                                 \
+    VKT_API int vkt_##name(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out) \
+    {                                                                                    \
+        return run_binary(&ew_ops[UN__COUNT + BIN_##name], a, b, out);                   \
+    }
+VKT_UNARY_OPS(UNARY_DEF)
+VKT_BINARY_OPS(BINARY_DEF)
+
+VKT_API int vkt_select(const vkt_tensor *pred, const vkt_tensor *on_true, const vkt_tensor *on_false,
+                       vkt_tensor **out)
+{
+    const vkt_tensor *ins[3] = {pred, on_true, on_false};
+    return run_ternary(&ew_ops[EWI_SELECT], EW_SELECT, ins, out);
+}
+
+VKT_API int vkt_clip(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi, vkt_tensor **out)
+{
+    const vkt_tensor *ins[3] = {x, lo, hi};
+    return run_ternary(&ew_ops[EWI_CLIP], EW_CLIP, ins, out);
+}
+
+VKT_API int vkt_as_type(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor **out)
+{
+    const op_info *info = &ew_ops[EWI_AS_TYPE];
+    err_clear();
+    if (!out)
+        return err_set(VKT_EINVAL, "vkt_as_type: out is NULL");
+    *out = NULL;
+    TRY(tn_check_tensor(x, info->name, "x"));
+    if ((unsigned)dtype >= VKT_NUM_DTYPES)
+        return err_set(VKT_EDTYPE, "vkt_as_type: invalid dtype %d", (int)dtype);
+    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = convert_native, .host = convert_host};
+    TRY(tn_new(x->ctx, dtype, x->shape, x->rank, &c.out));
+    return exec_run(&c, out);
+}

@@ -1,0 +1,313 @@
+/* tensor.c — tensors, their shared storage, residency moves and transfers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+static const size_t dtype_sizes[VKT_NUM_DTYPES] = {4, 8, 4, 1};
+static const char *const dtype_names[VKT_NUM_DTYPES] = {"f32", "f64", "s32", "u8"};
+
+VKT_API size_t vkt_dtype_size(vkt_dtype dtype)
+{
+    return (unsigned)dtype < VKT_NUM_DTYPES ? dtype_sizes[dtype] : 0;
+}
+
+VKT_API const char *vkt_dtype_name(vkt_dtype dtype)
+{
+    return (unsigned)dtype < VKT_NUM_DTYPES ? dtype_names[dtype] : NULL;
+}
+
+int tn_check_shape(const int64_t *shape, int rank, const char *what)
+{
+    if (rank < 0 || rank > VKT_MAX_RANK)
+        return err_set(VKT_ESHAPE, "%s: rank %d is outside 0..%d", what, rank, VKT_MAX_RANK);
+    if (rank > 0 && !shape)
+        return err_set(VKT_EINVAL, "%s: shape is NULL for rank %d", what, rank);
+    unsigned __int128 n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0)
+            return err_set(VKT_ESHAPE, "%s: dimension %d is negative (%lld)", what, i, (long long)shape[i]);
+        n *= (uint64_t)shape[i];
+        if (n > ((unsigned __int128)1 << 40))
+            return err_set(VKT_ESHAPE, "%s: %d-d shape has too many elements", what, rank);
+    }
+    return VKT_OK;
+}
+
+int tn_check_tensor(const vkt_tensor *t, const char *op, const char *arg)
+{
+    if (!t)
+        return err_set(VKT_EINVAL, "vkt_%s: %s is NULL", op, arg);
+    if (!t->st)
+        return err_set(VKT_EINVAL, "vkt_%s: %s has no contents (a failed op's result?)", op, arg);
+    return VKT_OK;
+}
+
+int tn_new(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, vkt_tensor **out)
+{
+    if ((unsigned)dtype >= VKT_NUM_DTYPES)
+        return err_set(VKT_EDTYPE, "invalid dtype %d", (int)dtype);
+    TRY(tn_check_shape(shape, rank, "tensor"));
+    vkt_tensor *t = calloc(1, sizeof *t);
+    if (!t)
+        return err_set(VKT_ENOMEM, "out of host memory");
+    t->ctx = ctx;
+    t->dtype = dtype;
+    t->rank = rank;
+    t->numel = 1;
+    for (int i = 0; i < rank; i++) {
+        t->shape[i] = shape[i];
+        t->numel *= (size_t)shape[i];
+    }
+    t->nbytes = t->numel * dtype_sizes[dtype];
+    *out = t;
+    return VKT_OK;
+}
+
+static tn_storage *storage_new(size_t nbytes)
+{
+    tn_storage *st = calloc(1, sizeof *st);
+    if (st) {
+        st->refs = 1;
+        st->nbytes = nbytes;
+    }
+    return st;
+}
+
+static void storage_release(vkt_ctx *ctx, tn_storage *st)
+{
+    if (!st || --st->refs > 0)
+        return;
+    if (st->where == VKT_DEVICE)
+        mem_free(ctx, &st->dev);
+    free(st->host);
+    free(st);
+}
+
+int tn_alloc_device(vkt_tensor *t)
+{
+    tn_storage *st = storage_new(t->nbytes);
+    if (!st)
+        return err_set(VKT_ENOMEM, "out of host memory");
+    int s = mem_alloc(t->ctx, t->nbytes, &st->dev);
+    if (s != VKT_OK) {
+        free(st);
+        return s;
+    }
+    st->where = VKT_DEVICE;
+    t->st = st;
+    return VKT_OK;
+}
+
+void tn_adopt_host(vkt_tensor *t, void *data)
+{
+    tn_storage *st = storage_new(t->nbytes);
+    if (!st) {
+        free(data);
+        return;
+    }
+    st->where = VKT_HOST;
+    st->host = data;
+    t->st = st;
+}
+
+int tn_upload(vkt_tensor *t, const void *data, size_t nbytes)
+{
+    vkt_ctx *ctx = t->ctx;
+    tn_storage *st = t->st;
+    if (nbytes == 0)
+        return VKT_OK;
+    if (st->dev.mapped) {
+        /* Fresh storage: no recorded dispatch can be using it yet. */
+        memcpy(st->dev.mapped, data, nbytes);
+        return VKT_OK;
+    }
+    mem_range staging;
+    TRY(mem_alloc_staging(ctx, nbytes, &staging));
+    memcpy(staging.mapped, data, nbytes);
+    VkCommandBuffer cmd;
+    int s = rt_cmd(ctx, &cmd);
+    if (s == VKT_OK) {
+        VkBufferCopy region = {.srcOffset = staging.offset, .dstOffset = st->dev.offset, .size = nbytes};
+        vkCmdCopyBuffer(cmd, staging.buffer, st->dev.buffer, 1, &region);
+        ctx->seq++;
+        rt_after_write(ctx, st);
+        s = rt_recorded(ctx);
+    }
+    mem_free(ctx, &staging);
+    return s;
+}
+
+int tn_download(const vkt_tensor *t, void *dst)
+{
+    vkt_ctx *ctx = t->ctx;
+    tn_storage *st = t->st;
+    if (t->nbytes == 0)
+        return VKT_OK;
+    if (st->where == VKT_HOST) {
+        memcpy(dst, st->host, t->nbytes);
+        return VKT_OK;
+    }
+    if (st->dev.mapped) {
+        if (st->write_seq > 0 && ctx->recording)
+            TRY(rt_flush(ctx));
+        memcpy(dst, st->dev.mapped, t->nbytes);
+        return VKT_OK;
+    }
+    mem_range staging;
+    TRY(mem_alloc_staging(ctx, t->nbytes, &staging));
+    VkCommandBuffer cmd;
+    int s = rt_cmd(ctx, &cmd);
+    if (s == VKT_OK) {
+        rt_before_read(ctx, cmd, st);
+        VkBufferCopy region = {.srcOffset = st->dev.offset, .dstOffset = staging.offset, .size = t->nbytes};
+        vkCmdCopyBuffer(cmd, st->dev.buffer, staging.buffer, 1, &region);
+        s = rt_flush(ctx);
+    }
+    if (s == VKT_OK)
+        memcpy(dst, staging.mapped, t->nbytes);
+    mem_free(ctx, &staging);
+    return s;
+}
+
+int tn_move(vkt_tensor *t, vkt_residency where)
+{
+    tn_storage *st = t->st;
+    if (st->where == where)
+        return VKT_OK;
+    if (where == VKT_HOST) {
+        void *h = malloc(st->nbytes ? st->nbytes : 1);
+        if (!h)
+            return err_set(VKT_ENOMEM, "out of host memory");
+        /* Views share storage, so the whole storage moves, not t's slice of it. */
+        vkt_tensor whole = *t;
+        whole.nbytes = st->nbytes;
+        int s = tn_download(&whole, h);
+        if (s != VKT_OK) {
+            free(h);
+            return s;
+        }
+        mem_free(t->ctx, &st->dev);
+        st->host = h;
+        st->where = VKT_HOST;
+        return VKT_OK;
+    }
+    mem_range r;
+    TRY(mem_alloc(t->ctx, st->nbytes, &r));
+    st->dev = r;
+    st->where = VKT_DEVICE;
+    st->write_seq = 0;
+    vkt_tensor whole = *t;
+    whole.nbytes = st->nbytes;
+    int s = tn_upload(&whole, st->host, st->nbytes);
+    if (s != VKT_OK)
+        return s;
+    free(st->host);
+    st->host = NULL;
+    return VKT_OK;
+}
+
+ref_view tn_view(const vkt_tensor *t, void *data)
+{
+    ref_view v;
+    memset(&v, 0, sizeof v);
+    v.dtype = t->dtype;
+    v.rank = t->rank;
+    memcpy(v.shape, t->shape, sizeof(int64_t) * (size_t)t->rank);
+    v.data = data;
+    return v;
+}
+
+VKT_API int vkt_tensor_from_host(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
+                                 const void *data, vkt_tensor **out)
+{
+    err_clear();
+    if (!ctx || !out)
+        return err_set(VKT_EINVAL, "vkt_tensor_from_host: ctx or out is NULL");
+    *out = NULL;
+    vkt_tensor *t;
+    TRY(tn_new(ctx, dtype, shape, rank, &t));
+    if (!data && t->numel) {
+        size_t n = t->numel;
+        free(t);
+        return err_set(VKT_EINVAL, "vkt_tensor_from_host: data is NULL for %zu elements", n);
+    }
+    int s = tn_alloc_device(t);
+    if (s == VKT_OK)
+        s = tn_upload(t, data, t->nbytes);
+    if (s != VKT_OK) {
+        vkt_tensor_free(t);
+        return s;
+    }
+    *out = t;
+    return VKT_OK;
+}
+
+VKT_API int vkt_tensor_read(const vkt_tensor *t, void *dst, size_t nbytes)
+{
+    err_clear();
+    TRY(tn_check_tensor(t, "tensor_read", "t"));
+    if (nbytes != t->nbytes)
+        return err_set(VKT_EINVAL, "vkt_tensor_read: buffer holds %zu bytes, tensor has %zu", nbytes, t->nbytes);
+    if (!dst && nbytes)
+        return err_set(VKT_EINVAL, "vkt_tensor_read: dst is NULL");
+    return tn_download(t, dst);
+}
+
+VKT_API int vkt_tensor_move(vkt_tensor *t, vkt_residency where)
+{
+    err_clear();
+    TRY(tn_check_tensor(t, "tensor_move", "t"));
+    if (where != VKT_DEVICE && where != VKT_HOST)
+        return err_set(VKT_EINVAL, "vkt_tensor_move: residency %d is not VKT_DEVICE or VKT_HOST", (int)where);
+    return tn_move(t, where);
+}
+
+VKT_API void vkt_tensor_free(vkt_tensor *t)
+{
+    if (!t)
+        return;
+    storage_release(t->ctx, t->st);
+    free(t);
+}
+
+VKT_API vkt_dtype vkt_tensor_dtype(const vkt_tensor *t)
+{
+    return t ? t->dtype : VKT_F32;
+}
+
+VKT_API int vkt_tensor_rank(const vkt_tensor *t)
+{
+    return t ? t->rank : 0;
+}
+
+VKT_API const int64_t *vkt_tensor_shape(const vkt_tensor *t)
+{
+    return t ? t->shape : NULL;
+}
+
+VKT_API size_t vkt_tensor_numel(const vkt_tensor *t)
+{
+    return t ? t->numel : 0;
+}
+
+VKT_API size_t vkt_tensor_nbytes(const vkt_tensor *t)
+{
+    return t ? t->nbytes : 0;
+}
+
+VKT_API vkt_residency vkt_tensor_residency(const vkt_tensor *t)
+{
+    return t && t->st ? t->st->where : VKT_DEVICE;
+}
+
+/* A view shares x's storage under a new shape (reshape is metadata only). */
+int tn_view_of(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out)
+{
+    vkt_tensor *t = NULL;
+    TRY(tn_new(x->ctx, x->dtype, shape, rank, &t));
+    t->st = x->st;
+    t->st->refs++;
+    *out = t;
+    return VKT_OK;
+}

@@ -1,0 +1,258 @@
+/* vkt.h — libvkt: tensors whose ops run as Vulkan compute shaders, with a host
+ * reference backend behind every op.
+ *
+ * Conventions
+ *  - Every function that can fail returns an int status: VKT_OK (0) or a negative
+ *    vkt_status; vkt_last_error() then holds a one-line message for this thread.
+ *  - Ops allocate their result: `vkt_tensor **out` receives a new tensor that the
+ *    caller releases with vkt_tensor_free(). On error *out is set to NULL.
+ *  - Tensors are row-major, rank 0 to VKT_MAX_RANK, dtypes f32, f64, s32, u8.
+ *  - Ops run natively when their gate admits the inputs; otherwise the host
+ *    reference computes the result and hands it to host_result() (the fallback exit,
+ *    see DESIGN.md). Inputs that are already host-resident run on the host and are
+ *    reported through host_resident_op(). Results are identical either way.
+ *  - Nx semantics where in doubt (names, type promotion, reduction and dot rules).
+ */
+#ifndef VKT_H
+#define VKT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VKT_API __attribute__((visibility("default")))
+#define VKT_MAX_RANK 6
+/* Pass as the axis of argmax/argmin to reduce over the flattened tensor. */
+#define VKT_ALL_AXES (-1000)
+
+typedef struct vkt_ctx vkt_ctx;
+typedef struct vkt_tensor vkt_tensor;
+
+typedef enum vkt_dtype { VKT_F32 = 0, VKT_F64 = 1, VKT_S32 = 2, VKT_U8 = 3 } vkt_dtype;
+#define VKT_NUM_DTYPES 4
+
+typedef enum vkt_status {
+    VKT_OK = 0,
+    VKT_EINVAL = -1,   /* bad argument: NULL pointer, bad flag, bad option value */
+    VKT_ESHAPE = -2,   /* shapes do not fit the op (rank, sizes, broadcasting) */
+    VKT_EAXIS = -3,    /* an axis or permutation is out of range or repeated */
+    VKT_EDTYPE = -4,   /* the op is not defined for this dtype */
+    VKT_ENOMEM = -5,   /* host or device memory exhausted */
+    VKT_ENODEV = -6,   /* no Vulkan device could be opened */
+    VKT_EDEVICE = -7,  /* a Vulkan call failed (device lost, driver error) */
+    VKT_ECTX = -8,     /* tensors from different contexts mixed in one op */
+} vkt_status;
+
+typedef enum vkt_residency { VKT_DEVICE = 0, VKT_HOST = 1 } vkt_residency;
+
+/* ---- errors ------------------------------------------------------------- */
+
+/* Message describing the last failure on the calling thread ("" if none).
+ * Valid until the next libvkt call on this thread. */
+VKT_API const char *vkt_last_error(void);
+/* Static name of a status code, e.g. "VKT_ESHAPE". */
+VKT_API const char *vkt_status_name(int status);
+
+/* ---- context ------------------------------------------------------------ */
+
+/* Opens a Vulkan device and a compute queue. `device` selects one by index or
+ * by a case-insensitive substring of its name; NULL uses $VKT_DEVICE, else the
+ * best device (discrete > integrated > virtual > CPU). Reads VKT_FALLBACK_RESULT
+ * and VKT_NATIVE_DISABLE from the environment. */
+VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out);
+/* Waits for pending work and releases the context. Tensors must be freed first. */
+VKT_API void vkt_ctx_destroy(vkt_ctx *ctx);
+/* Name of the selected physical device (e.g. "llvmpipe (LLVM 15...)"). */
+VKT_API const char *vkt_ctx_device_name(const vkt_ctx *ctx);
+/* Submits recorded work and waits for it: a sync point. */
+VKT_API int vkt_sync(vkt_ctx *ctx);
+/* Forces the named ops (comma-separated public names without the prefix, e.g.
+ * "dot,sum", or "all", or "" for none) down the fallback path, as
+ * VKT_NATIVE_DISABLE does. */
+VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops);
+/* Where a fallback's result goes: VKT_DEVICE (upload, the default) or VKT_HOST
+ * (leave it host-resident), as VKT_FALLBACK_RESULT=device|host does. */
+VKT_API int vkt_ctx_set_fallback_result(vkt_ctx *ctx, vkt_residency where);
+
+/* ---- tensors ------------------------------------------------------------ */
+
+/* Size in bytes of one element of `dtype` (0 for an invalid dtype). */
+VKT_API size_t vkt_dtype_size(vkt_dtype dtype);
+/* Short name of a dtype: "f32", "f64", "s32", "u8" (NULL for an invalid one). */
+VKT_API const char *vkt_dtype_name(vkt_dtype dtype);
+
+/* New DEVICE tensor holding a copy of `data` (numel * dtype size bytes, row-major;
+ * may be NULL only when the tensor has no elements). */
+VKT_API int vkt_tensor_from_host(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
+                                 const void *data, vkt_tensor **out);
+/* New DEVICE tensor filled with zeros. */
+VKT_API int vkt_zeros(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, vkt_tensor **out);
+/* New DEVICE tensor filled with `value` converted to dtype. */
+VKT_API int vkt_full(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, double value,
+                     vkt_tensor **out);
+/* New DEVICE tensor counting up along `axis` (Nx.iota); VKT_ALL_AXES counts over
+ * the flattened tensor. */
+VKT_API int vkt_iota(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, int axis,
+                     vkt_tensor **out);
+/* Copies the tensor's elements to `dst` (nbytes must equal vkt_tensor_nbytes):
+ * a sync point for a DEVICE tensor. */
+VKT_API int vkt_tensor_read(const vkt_tensor *t, void *dst, size_t nbytes);
+/* Moves a tensor's storage to `where` (DEVICE or HOST); views share storage. */
+VKT_API int vkt_tensor_move(vkt_tensor *t, vkt_residency where);
+/* Releases a tensor (NULL is ignored). Views keep their storage alive. */
+VKT_API void vkt_tensor_free(vkt_tensor *t);
+
+VKT_API vkt_dtype vkt_tensor_dtype(const vkt_tensor *t);
+VKT_API int vkt_tensor_rank(const vkt_tensor *t);
+/* Pointer to the tensor's rank dimensions, valid while the tensor lives. */
+VKT_API const int64_t *vkt_tensor_shape(const vkt_tensor *t);
+VKT_API size_t vkt_tensor_numel(const vkt_tensor *t);
+VKT_API size_t vkt_tensor_nbytes(const vkt_tensor *t);
+VKT_API vkt_residency vkt_tensor_residency(const vkt_tensor *t);
+
+/* ---- statistics --------------------------------------------------------- */
+
+/* Per-op counters of how each call ran: natively, through the fallback, or on
+ * the host because its inputs were host-resident. */
+typedef struct vkt_stats_entry {
+    const char *op; /* public name without the prefix, e.g. "dot" */
+    uint64_t native;
+    uint64_t fallback;
+    uint64_t host;
+} vkt_stats_entry;
+
+/* Fills up to `cap` entries for the ops that have run (any counter nonzero) and
+ * returns how many such ops there are. Process-wide, thread-safe. */
+VKT_API size_t vkt_stats(vkt_stats_entry *entries, size_t cap);
+/* Zeroes every counter. */
+VKT_API void vkt_stats_reset(void);
+
+/* ---- the op support matrix ---------------------------------------------- */
+
+typedef enum vkt_support { VKT_NATIVE = 0, VKT_FALLBACK = 1, VKT_UNDEFINED = 2 } vkt_support;
+
+/* Number of public ops in the support matrix. */
+VKT_API size_t vkt_op_count(void);
+/* Name of op i (0 <= i < vkt_op_count()), without the prefix. */
+VKT_API const char *vkt_op_name(size_t i);
+/* How op i runs for inputs of `dtype` under the op's own gate, ignoring sizes
+ * past the device limits; `reason` (may be NULL) gets the gate's reason. */
+VKT_API vkt_support vkt_op_support(size_t i, vkt_dtype dtype, const char **reason);
+
+/* ---- the fallback exit (DESIGN.md contracts) ---------------------------- */
+
+/* Makes `data` (nbytes, row-major, out's dtype) the content of `out`: uploads it,
+ * or keeps it host-resident when VKT_FALLBACK_RESULT=host. Every fallback path
+ * ends in exactly one call to this function. Returns 0 or a negative status. */
+VKT_API int host_result(vkt_tensor *out, const void *data, size_t nbytes);
+/* Called once for every op that ran on the host because its inputs were already
+ * host-resident; `out` is the op's result, nbytes its size. */
+VKT_API void host_resident_op(const vkt_tensor *out, size_t nbytes);
+
+/* ---- elementwise ops ---------------------------------------------------- */
+
+/* Unary ops: out has x's shape. Math functions (exp ... erf_inv) take floating
+ * inputs, and integer inputs are converted to f32 first (Nx). abs, negate, sign
+ * keep the dtype; floor, ceil, round are identity on integers; bitwise_not,
+ * count_leading_zeros, population_count take integers only; is_nan, is_infinity
+ * and logical_not return u8. */
+#define VKT_UNARY_OPS(X)                                                                       \
+    X(negate) X(abs) X(sign) X(floor) X(ceil) X(round) X(exp) X(expm1) X(log) X(log1p) X(sqrt) \
+    X(rsqrt) X(cbrt) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh)      \
+    X(asinh) X(acosh) X(atanh) X(sigmoid) X(erf) X(erfc) X(erf_inv) X(is_nan) X(is_infinity)  \
+    X(logical_not) X(bitwise_not) X(count_leading_zeros) X(population_count)
+
+/* Binary ops with full (numpy/Nx) broadcasting. Arithmetic promotes to the wider
+ * dtype (u8 < s32 < f32 < f64); divide and atan2 on integers give f32; comparisons
+ * and logical ops give u8; bitwise ops and shifts take integers only. */
+#define VKT_BINARY_OPS(X)                                                                   \
+    X(add) X(subtract) X(multiply) X(divide) X(pow) X(min) X(max) X(remainder) X(atan2)     \
+    X(quotient) X(equal) X(not_equal) X(less) X(less_equal) X(greater) X(greater_equal)      \
+    X(logical_and) X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor) \
+    X(left_shift) X(right_shift)
+
+#define VKT_DECLARE_UNARY(name) VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out);
+#define VKT_DECLARE_BINARY(name) \
+    VKT_API int vkt_##name(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out);
+VKT_UNARY_OPS(VKT_DECLARE_UNARY)
+VKT_BINARY_OPS(VKT_DECLARE_BINARY)
+
+/* pred ? on_true : on_false elementwise, all three broadcast together; pred is
+ * any dtype (nonzero is true); on_true/on_false promote like binary ops. */
+VKT_API int vkt_select(const vkt_tensor *pred, const vkt_tensor *on_true, const vkt_tensor *on_false,
+                       vkt_tensor **out);
+/* min(max(x, lo), hi) elementwise with broadcasting; result has x's dtype. */
+VKT_API int vkt_clip(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi, vkt_tensor **out);
+/* Converts to `dtype` (floats to integers truncate toward zero and saturate; NaN
+ * becomes 0; anything nonzero to u8 keeps its low byte, as C does for s32). */
+VKT_API int vkt_as_type(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor **out);
+
+/* ---- reductions --------------------------------------------------------- */
+
+/* Reduce over `axes` (naxes entries, negative axes count from the end); axes ==
+ * NULL reduces over every axis. keep_axes keeps reduced axes as size 1. sum and
+ * product of integers give s32; all/any give u8; max/min keep the dtype. */
+VKT_API int vkt_sum(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
+VKT_API int vkt_product(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                        vkt_tensor **out);
+VKT_API int vkt_reduce_max(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                           vkt_tensor **out);
+VKT_API int vkt_reduce_min(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                           vkt_tensor **out);
+VKT_API int vkt_all(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
+VKT_API int vkt_any(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
+/* Index (s32) of the first maximum/minimum along `axis`, or over the flattened
+ * tensor with VKT_ALL_AXES. NaN counts as the largest value (Nx). */
+VKT_API int vkt_argmax(const vkt_tensor *x, int axis, bool keep_axis, vkt_tensor **out);
+VKT_API int vkt_argmin(const vkt_tensor *x, int axis, bool keep_axis, vkt_tensor **out);
+
+/* ---- data movement ------------------------------------------------------ */
+
+/* New shape with the same number of elements; a view (metadata only). */
+VKT_API int vkt_reshape(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out);
+/* Output axis i is input axis perm[i]; perm == NULL reverses the axes. */
+VKT_API int vkt_transpose(const vkt_tensor *x, const int *perm, vkt_tensor **out);
+/* Broadcasts x to `shape` (rank dims); input axis i maps to output axis axes[i]
+ * (axes == NULL aligns x's axes to the right, numpy-style). */
+VKT_API int vkt_broadcast(const vkt_tensor *x, const int64_t *shape, int rank, const int *axes,
+                          vkt_tensor **out);
+/* x[start[i] : start[i] + lengths[i] : strides[i]] per axis, lengths counting
+ * source elements; strides == NULL means 1. start is clamped so the window fits
+ * (Nx). Output dim i = ceil(lengths[i] / strides[i]). */
+VKT_API int vkt_slice(const vkt_tensor *x, const int64_t *start, const int64_t *lengths,
+                      const int64_t *strides, vkt_tensor **out);
+/* Pads each axis i with lo[i] elements before, hi[i] after (negative trims) and
+ * interior[i] >= 0 between elements, filling with `value` (a rank-0 tensor of x's
+ * dtype). */
+VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t *lo, const int64_t *hi,
+                    const int64_t *interior, vkt_tensor **out);
+/* Reverses the listed axes. */
+VKT_API int vkt_reverse(const vkt_tensor *x, const int *axes, int naxes, vkt_tensor **out);
+/* Joins n tensors of one rank along `axis`; other dims must match; dtypes promote. */
+VKT_API int vkt_concatenate(const vkt_tensor *const *xs, int n, int axis, vkt_tensor **out);
+/* Nx.gather: indices (s32) has shape [..., k]; its last axis indexes x along
+ * axes[0..k) (axes == NULL means the first k axes). The result has shape
+ * indices.shape[:-1] ++ (x's dims not in axes). Out-of-range indices clamp. */
+VKT_API int vkt_gather(const vkt_tensor *x, const vkt_tensor *indices, const int *axes,
+                       vkt_tensor **out);
+
+/* ---- contraction and sorting -------------------------------------------- */
+
+/* Nx.dot/6: contracts a's axes ca[] with b's axes cb[] (nc pairs) over the batch
+ * axes ba[] / bb[] (nb pairs). The result's axes are the batch axes, then a's
+ * free axes, then b's free axes, in order. Dtypes promote as for multiply. */
+VKT_API int vkt_dot(const vkt_tensor *a, const int *ca, const int *ba, const vkt_tensor *b,
+                    const int *cb, const int *bb, int nc, int nb, vkt_tensor **out);
+/* Stable sort along `axis`; NaN sorts last ascending and first descending. */
+VKT_API int vkt_sort(const vkt_tensor *x, int axis, bool descending, vkt_tensor **out);
+/* Stable indices (s32) that sort x along `axis`. */
+VKT_API int vkt_argsort(const vkt_tensor *x, int axis, bool descending, vkt_tensor **out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,139 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Binary elementwise ops with broadcasting through per-input strides; the op
+// is specialization constant 0. PRED variants write u8 (comparisons, logic).
+// The VEC4 variant streams contiguous f32 add/subtract/multiply/divide as vec4.
+#include "elementwise.glsl"
+
+layout(local_size_x = LOCAL) in;
+layout(std430, binding = 0) readonly buffer A { TA a[]; };
+layout(std430, binding = 1) readonly buffer B { TA b[]; };
+layout(std430, binding = 2) writeonly buffer O { TO o[]; };
+#if defined(VEC4)
+layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
+layout(std430, binding = 1) readonly buffer B4 { vec4 b4[]; };
+layout(std430, binding = 2) writeonly buffer O4 { vec4 o4[]; };
+#endif
+
+#if defined(IS_INT)
+int ipow(int base, int e)
+{
+    if (e < 0)
+        return base == 1 ? 1 : base == -1 ? ((e & 1) != 0 ? -1 : 1) : 0;
+    int r = 1;
+    for (int k = 0; k < 32 && e != 0; k++) {
+        if ((e & 1) != 0) r *= base;
+        base *= base;
+        e >>= 1;
+    }
+    return r;
+}
+#elif defined(IS_U8)
+uint ipow(uint base, uint e)
+{
+    uint r = 1u;
+    for (int k = 0; k < 8 && e != 0u; k++) {
+        if ((e & 1u) != 0u) r = (r * base) & 0xffu;
+        base = (base * base) & 0xffu;
+        e >>= 1;
+    }
+    return r;
+}
+#elif defined(IS_FLOAT) && !defined(IS_F64)
+// GLSL's pow is undefined for x < 0 and x == 0; C's pow is the reference.
+TC fpow(TC x, TC y)
+{
+    if (y == TC(0)) return TC(1);
+    if (isnan(x) || isnan(y)) return x + y;
+    if (x == TC(0)) return y > TC(0) ? TC(0) : TC(1) / TC(0);
+    if (x < TC(0)) {
+        if (trunc(y) != y) return TC(0) / TC(0);
+        TC m = pow(-x, y);
+        return mod(abs(y), TC(2)) == TC(1) ? -m : m;
+    }
+    return pow(x, y);
+}
+#endif
+
+#if defined(PRED)
+bool apply(TC x, TC y)
+{
+    switch (OP) {
+    case BIN_equal: return x == y;
+    case BIN_not_equal: return x != y;
+    case BIN_less: return x < y;
+    case BIN_less_equal: return x <= y;
+    case BIN_greater: return x > y;
+    case BIN_greater_equal: return x >= y;
+    case BIN_logical_and: return x != TC(0) && y != TC(0);
+    case BIN_logical_or: return x != TC(0) || y != TC(0);
+    default: return (x != TC(0)) != (y != TC(0)); // logical_xor
+    }
+}
+#else
+TC apply(TC x, TC y)
+{
+    switch (OP) {
+    case BIN_add: return x + y;
+    case BIN_subtract: return x - y;
+    case BIN_multiply: return x * y;
+#if defined(IS_FLOAT)
+    case BIN_divide: return x / y;
+    case BIN_min: return fmin_(x, y);
+    case BIN_max: return fmax_(x, y);
+#if !defined(IS_F64)
+    case BIN_pow: return fpow(x, y);
+    case BIN_remainder: return y == TC(0) ? TC(0) / TC(0) : isinf(y) && !isinf(x) ? x : x - y * trunc(x / y);
+    case BIN_atan2: return atan(x, y);
+#endif
+#else
+    case BIN_min: return min(x, y);
+    case BIN_max: return max(x, y);
+    case BIN_pow: return ipow(x, y);
+#if defined(IS_INT)
+    // Division by zero gives 0 and INT_MIN / -1 wraps, as the reference does.
+    case BIN_quotient: return y == 0 ? 0 : (y == -1 ? -x : x / y);
+    case BIN_remainder: return y == 0 || y == -1 ? 0 : x - (x / y) * y;
+    case BIN_left_shift: return y < 0 || y >= 32 ? 0 : x << y;
+    case BIN_right_shift: return y < 0 || y >= 32 ? (x < 0 ? -1 : 0) : x >> y;
+#else
+    case BIN_quotient: return y == 0u ? 0u : x / y;
+    case BIN_remainder: return y == 0u ? 0u : x % y;
+    case BIN_left_shift: return y >= 8u ? 0u : (x << y) & 0xffu;
+    case BIN_right_shift: return y >= 8u ? 0u : x >> y;
+#endif
+    case BIN_bitwise_and: return x & y;
+    case BIN_bitwise_or: return x | y;
+    case BIN_bitwise_xor: return x ^ y;
+#endif
+    default: return x;
+    }
+}
+#endif
+
+void main()
+{
+#if defined(VEC4)
+    uint n4 = pc.p.n / 4u;
+    GRID_LOOP(i, n4)
+    {
+        vec4 x = a4[i], y = b4[i];
+        o4[i] = OP == BIN_add ? x + y : OP == BIN_subtract ? x - y : OP == BIN_multiply ? x * y : x / y;
+    }
+    uint t = n4 * 4u + gl_GlobalInvocationID.x;
+    if (t < pc.p.n)
+        o[t] = apply(a[t], b[t]);
+#else
+    GRID_LOOP(i, pc.p.n)
+    {
+        TC x = TC(a[in_offset(i, 0)]), y = TC(b[in_offset(i, 1)]);
+#if defined(PRED)
+        o[i] = uint8_t(apply(x, y) ? 1u : 0u);
+#elif defined(IS_U8)
+        o[i] = uint8_t(apply(x, y) & 0xffu);
+#else
+        o[i] = TO(apply(x, y));
+#endif
+    }
+#endif
+}

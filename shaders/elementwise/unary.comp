@@ -1,0 +1,177 @@
+#version 450
+#extension GL_GOOGLE_include_directive : require
+// Unary elementwise ops on one dtype; the op is specialization constant 0.
+// Output is TO: the input's type, or u8 for predicates (is_nan, is_infinity,
+// logical_not). f64 has only the ops GLSL defines for doubles; the gate sends
+// the rest to the fallback.
+#include "elementwise.glsl"
+
+layout(local_size_x = LOCAL) in;
+layout(std430, binding = 0) readonly buffer A { TA a[]; };
+layout(std430, binding = 1) writeonly buffer O { TO o[]; };
+
+#if defined(IS_FLOAT) && !defined(IS_F64)
+// erf: Taylor series near 0 (|x| < 0.5, error < 2e-8), else 1 - erfc.
+// erfc: Numerical Recipes' erfcc, fractional error < 1.2e-7 everywhere.
+float erfc_(float x)
+{
+    float z = abs(x), t = 1.0 / (1.0 + 0.5 * z);
+    float r = t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+              t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+              t * (-0.82215223 + t * 0.17087277)))))))));
+    return x >= 0.0 ? r : 2.0 - r;
+}
+float erf_(float x)
+{
+    if (abs(x) < 0.5) {
+        float x2 = x * x;
+        return 1.1283791671 * x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (0.1 + x2 * (-1.0 / 42.0 + x2 * (1.0 / 216.0 -
+               x2 / 1320.0)))));
+    }
+    return 1.0 - erfc_(x);
+}
+// Giles (2010), "Approximating the erfinv function", single precision branch.
+float erf_inv_(float x)
+{
+    if (abs(x) >= 1.0)
+        return abs(x) == 1.0 ? x * (1.0 / 0.0) : (0.0 / 0.0);
+    float w = -log((1.0 - x) * (1.0 + x)), p;
+    if (w < 5.0) {
+        w = w - 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3.0;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    return p * x;
+}
+// Kahan's tricks keep expm1 and log1p accurate near 0 using exp and log.
+float expm1_(float x)
+{
+    if (abs(x) < 1e-5)
+        return x + 0.5 * x * x;
+    float u = exp(x);
+    if (u == 1.0) return x;
+    if (isinf(u)) return u;
+    float um1 = u - 1.0;
+    return um1 == -1.0 ? -1.0 : um1 * x / log(u);
+}
+float log1p_(float x)
+{
+    float u = 1.0 + x;
+    return u == 1.0 ? x : isinf(u) ? u : log(u) * x / (u - 1.0);
+}
+float cbrt_(float x)
+{
+    if (x == 0.0 || isinf(x) || isnan(x))
+        return x;
+    float y = sign(x) * pow(abs(x), 1.0 / 3.0);
+    return y - (y * y * y - x) / (3.0 * y * y); // one Newton step
+}
+#endif
+
+#if defined(PRED)
+bool apply(TC x)
+{
+    switch (OP) {
+#if defined(IS_FLOAT)
+    case UN_is_nan: return isnan(x);
+    case UN_is_infinity: return isinf(x);
+#else
+    case UN_is_nan: return false;
+    case UN_is_infinity: return false;
+#endif
+    default: return x == TC(0); // logical_not
+    }
+}
+#else
+TC apply(TC x)
+{
+    switch (OP) {
+    case UN_negate: return -x;
+#if defined(IS_U8)
+    case UN_abs: return x;
+    case UN_sign: return x == 0u ? 0u : 1u;
+#elif defined(IS_INT)
+    case UN_abs: return x < 0 ? -x : x;
+    case UN_sign: return x > 0 ? 1 : x < 0 ? -1 : 0;
+#else
+    case UN_abs: return abs(x);
+    case UN_sign: return isnan(x) ? x : sign(x);
+#endif
+#if defined(IS_FLOAT)
+    case UN_floor: return floor(x);
+    case UN_ceil: return ceil(x);
+    case UN_round: return round_away(x);
+    case UN_sqrt: return sqrt(x);
+    case UN_rsqrt: return inversesqrt(x);
+#else
+    case UN_floor: case UN_ceil: case UN_round: return x;
+#endif
+#if defined(IS_FLOAT) && !defined(IS_F64)
+    case UN_exp: return exp(x);
+    case UN_expm1: return expm1_(x);
+    case UN_log: return log(x);
+    case UN_log1p: return log1p_(x);
+    case UN_cbrt: return cbrt_(x);
+    case UN_sin: return sin(x);
+    case UN_cos: return cos(x);
+    case UN_tan: return tan(x);
+    case UN_asin: return asin(x);
+    case UN_acos: return acos(x);
+    case UN_atan: return atan(x);
+    case UN_sinh: return sinh(x);
+    case UN_cosh: return cosh(x);
+    case UN_tanh: return abs(x) > 10.0 ? sign(x) : tanh(x);
+    case UN_asinh: return asinh(x);
+    case UN_acosh: return acosh(x);
+    case UN_atanh: return atanh(x);
+    case UN_sigmoid: return 1.0 / (1.0 + exp(-x));
+    case UN_erf: return erf_(x);
+    case UN_erfc: return erfc_(x);
+    case UN_erf_inv: return erf_inv_(x);
+#endif
+#if defined(IS_INT)
+    case UN_bitwise_not: return ~x;
+    case UN_count_leading_zeros: return x == 0 ? 32 : 31 - findMSB(uint(x));
+    case UN_population_count: return bitCount(uint(x));
+#elif defined(IS_U8)
+    case UN_bitwise_not: return ~x & 0xffu;
+    case UN_count_leading_zeros: return x == 0u ? 8u : uint(7 - findMSB(x));
+    case UN_population_count: return uint(bitCount(x));
+#endif
+    default: return x;
+    }
+}
+#endif
+
+void main()
+{
+    GRID_LOOP(i, pc.p.n)
+    {
+        TC x = TC(a[i]);
+#if defined(PRED)
+        o[i] = uint8_t(apply(x) ? 1u : 0u);
+#elif defined(IS_U8)
+        o[i] = uint8_t(apply(x) & 0xffu);
+#else
+        o[i] = TO(apply(x));
+#endif
+    }
+}
