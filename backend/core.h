@@ -123,6 +123,8 @@ struct vkt_ctx {
     VkCommandPool pool;
     VkCommandBuffer cmd;
     VkFence fence;
+    VkQueryPool timestamps; /* two queries around each submission */
+    double last_gpu_ns;
     bool recording;
     uint32_t pending; /* dispatches recorded since the last submission */
     uint64_t seq;     /* dispatch counter; storages remember their writer */

@@ -180,6 +180,18 @@ static int create_device(vkt_ctx *ctx)
     VK_TRY(vkAllocateCommandBuffers(ctx->device, &cai, &ctx->cmd));
     VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
     VK_TRY(vkCreateFence(ctx->device, &fci, NULL, &ctx->fence));
+    uint32_t qn = 0;
+    VkQueueFamilyProperties qf[16];
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &qn, NULL);
+    qn = qn > 16 ? 16 : qn;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &qn, qf);
+    if (qf[ctx->queue_family].timestampValidBits > 0 && ctx->props.limits.timestampPeriod > 0) {
+        VkQueryPoolCreateInfo qp = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                    .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                    .queryCount = 2};
+        VK_TRY(vkCreateQueryPool(ctx->device, &qp, NULL, &ctx->timestamps));
+    }
+    ctx->last_gpu_ns = -1;
     return VKT_OK;
 }
 
@@ -246,6 +258,8 @@ VKT_API void vkt_ctx_destroy(vkt_ctx *ctx)
         vkDeviceWaitIdle(ctx->device);
         pl_destroy_all(ctx);
         mem_destroy_all(ctx);
+        if (ctx->timestamps)
+            vkDestroyQueryPool(ctx->device, ctx->timestamps, NULL);
         if (ctx->fence)
             vkDestroyFence(ctx->device, ctx->fence, NULL);
         if (ctx->pool)
@@ -302,6 +316,10 @@ int rt_cmd(vkt_ctx *ctx, VkCommandBuffer *out)
         VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
         VK_TRY(vkBeginCommandBuffer(ctx->cmd, &bi));
+        if (ctx->timestamps) {
+            vkCmdResetQueryPool(ctx->cmd, ctx->timestamps, 0, 2);
+            vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ctx->timestamps, 0);
+        }
         ctx->recording = true;
         ctx->pending = 0;
         ctx->barrier_seq = ctx->seq;
@@ -317,6 +335,8 @@ int rt_flush(vkt_ctx *ctx)
         return VKT_OK;
     }
     ctx->recording = false;
+    if (ctx->timestamps)
+        vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->timestamps, 1);
     VkResult r = vkEndCommandBuffer(ctx->cmd);
     if (r == VK_SUCCESS) {
         VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &ctx->cmd};
@@ -333,6 +353,10 @@ int rt_flush(vkt_ctx *ctx)
         ctx->device_lost = true;
     if (r != VK_SUCCESS)
         return err_vk(r, "submitting recorded work");
+    uint64_t ts[2];
+    if (ctx->timestamps && vkGetQueryPoolResults(ctx->device, ctx->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0],
+                                                 VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
+        ctx->last_gpu_ns = (double)(ts[1] - ts[0]) * ctx->props.limits.timestampPeriod;
     mem_collect(ctx);
     return VKT_OK;
 }
@@ -363,6 +387,11 @@ int rt_recorded(vkt_ctx *ctx)
     if (++ctx->pending >= RT_BATCH_DISPATCHES)
         return rt_flush(ctx);
     return VKT_OK;
+}
+
+VKT_API double vkt_ctx_last_gpu_ns(const vkt_ctx *ctx)
+{
+    return ctx ? ctx->last_gpu_ns : -1;
 }
 
 VKT_API int vkt_sync(vkt_ctx *ctx)

@@ -70,6 +70,9 @@ VKT_API void vkt_ctx_destroy(vkt_ctx *ctx);
 VKT_API const char *vkt_ctx_device_name(const vkt_ctx *ctx);
 /* Submits recorded work and waits for it: a sync point. */
 VKT_API int vkt_sync(vkt_ctx *ctx);
+/* GPU time in nanoseconds of the last submission (Vulkan timestamp queries
+ * around the whole command buffer), or -1 where the queue has no timestamps. */
+VKT_API double vkt_ctx_last_gpu_ns(const vkt_ctx *ctx);
 /* Forces the named ops (comma-separated public names without the prefix, e.g.
  * "dot,sum", or "all", or "" for none) down the fallback path, as
  * VKT_NATIVE_DISABLE does. */

@@ -1,0 +1,4 @@
+/* sort.c — the sort op family. */
+#include "opsupport.h"
+
+const op_table op_table_sort = {NULL, 0};
