@@ -255,6 +255,65 @@ VKT_API int vkt_sort(const vkt_tensor *x, int axis, bool descending, vkt_tensor 
 /* Stable indices (s32) that sort x along `axis`. */
 VKT_API int vkt_argsort(const vkt_tensor *x, int axis, bool descending, vkt_tensor **out);
 
+/* ---- convolution and windows (Nx semantics) ------------------------------ */
+
+#define VKT_MAX_SPATIAL (VKT_MAX_RANK - 2)
+
+/* Options of vkt_conv; zero-initialise and set what you need (0 means the
+ * default: stride 1, no padding, dilation 1, group sizes 1, no permutation). */
+typedef struct vkt_conv_opts {
+    int64_t strides[VKT_MAX_SPATIAL];
+    int64_t padding_lo[VKT_MAX_SPATIAL]; /* may be negative (trims) */
+    int64_t padding_hi[VKT_MAX_SPATIAL];
+    int64_t input_dilation[VKT_MAX_SPATIAL];
+    int64_t kernel_dilation[VKT_MAX_SPATIAL];
+    int64_t feature_group_size;
+    int64_t batch_group_size;
+    /* Axis permutations into the canonical layouts (as vkt_transpose's perm:
+     * canonical axis i is the tensor's axis perm[i]); used when has_* is set.
+     * Canonical input is [batch, features, spatial...], kernel is
+     * [out_features, in_features / feature_group_size, spatial...]; the
+     * canonical output [batch, out_features, spatial...] is transposed by
+     * output_permutation to give the result. */
+    bool has_input_permutation, has_kernel_permutation, has_output_permutation;
+    int input_permutation[VKT_MAX_RANK];
+    int kernel_permutation[VKT_MAX_RANK];
+    int output_permutation[VKT_MAX_RANK];
+} vkt_conv_opts;
+
+/* Nx.conv: an N-d convolution (cross-correlation, as Nx and XLA define it) of
+ * input (rank 3..6) with kernel of the same rank; opts may be NULL. */
+VKT_API int vkt_conv(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_opts *opts,
+                     vkt_tensor **out);
+
+/* Options of the window ops, per axis of the input; zeros mean stride 1, no
+ * padding, dilation 1. */
+typedef struct vkt_window_opts {
+    int64_t strides[VKT_MAX_RANK];
+    int64_t padding_lo[VKT_MAX_RANK];
+    int64_t padding_hi[VKT_MAX_RANK];
+    int64_t window_dilations[VKT_MAX_RANK];
+} vkt_window_opts;
+
+/* Reduces every window of shape window[rank] (Nx.window_sum etc.); padding
+ * takes the reduction's identity. opts may be NULL. */
+VKT_API int vkt_window_sum(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
+                           vkt_tensor **out);
+VKT_API int vkt_window_product(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
+                               vkt_tensor **out);
+VKT_API int vkt_window_max(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
+                           vkt_tensor **out);
+VKT_API int vkt_window_min(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
+                           vkt_tensor **out);
+/* Nx.window_scatter_max/min: for each window of x (shape of vkt_window_max's
+ * result = source's shape), adds the window's source value at the position of
+ * the window's first maximum (minimum); the result has x's shape and starts
+ * from init_value (a rank-0 tensor). Window dilations must be 1. */
+VKT_API int vkt_window_scatter_max(const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init_value,
+                                   const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out);
+VKT_API int vkt_window_scatter_min(const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init_value,
+                                   const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out);
+
 #ifdef __cplusplus
 }
 #endif
