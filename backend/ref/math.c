@@ -34,23 +34,27 @@ static double giles_guess(double x)
     return p * x;
 }
 
-/* Newton steps polish the guess to double accuracy. Past 0.5 the residual is
- * taken on erfc against 1 - x (exact there), because erf(y) - x loses every
- * digit as x nears 1 while erfc keeps them. */
+/* Newton steps polish the guess to double accuracy. Past 0.5 the equation is
+ * taken as log(erfc(y)) = log(1 - x): 1 - x is exact there, erfc keeps the
+ * digits that erf(y) - x would cancel, and the log makes Newton well-behaved
+ * where the single-precision guess is extrapolated (1 - x below 1e-8). */
 double ref_erf_inv(double x)
 {
     if (isnan(x) || x < -1.0 || x > 1.0) return NAN;
     if (x == 1.0) return INFINITY;
     if (x == -1.0) return -INFINITY;
     if (x == 0.0) return x; /* keeps the sign of zero */
-    double a = fabs(x), y = giles_guess(a);
-    for (int i = 0; i < 3; i++) {
-        double d = TWO_OVER_SQRT_PI * exp(-y * y);
-        if (d == 0.0) break;
-        if (a > 0.5)
-            y += (erfc(y) - (1.0 - a)) / d;
-        else
-            y -= (erf(y) - a) / d;
+    double a = fabs(x), y = giles_guess(a), c = 1.0 - a, logc = log(c);
+    for (int i = 0; i < 8; i++) {
+        double d = TWO_OVER_SQRT_PI * exp(-y * y), step;
+        if (a > 0.5) {
+            double e = erfc(y);
+            step = (log(e) - logc) * e / d;
+        } else {
+            step = -(erf(y) - a) / d;
+        }
+        y += step;
+        if (fabs(step) <= 1e-17 * y) break;
     }
     return x < 0 ? -y : y;
 }
