@@ -1,0 +1,136 @@
+/* cmd_check.c - fbcount check: turn a silent fallback into a CI failure. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "allow.h"
+#include "cli.h"
+#include "units.h"
+
+static const char help[] =
+    "usage: fbcount check [options] DUMP|DIR...\n\n"
+    "Exits 0 when the census is within the allowance, 1 (listing the offending ops and\n"
+    "their sites) when it is not. Ops named in the allow file never count against it.\n"
+    "With neither --max nor --max-bytes, any fallback not allowed fails the check.\n\n"
+    "  --allow FILE      allowed ops, one per line, reason after '#' (the FBCOUNT_ALLOW\n"
+    "                    format of the shim)\n"
+    "  --max N           at most N fallbacks of ops not allowed\n"
+    "  --max-bytes B     at most B bytes leaving the GPU from ops not allowed\n"
+    "                    (suffixes: K, KiB = 1024; KB = 1000; M, G, T likewise)\n"
+    "  --host            gate host-resident ops too (default: fallbacks only)\n"
+    "  -h, --help        this text\n\n";
+
+static void list_bad(fbc_census *c, fbd_kind kind, const fba_list *allow, uint64_t *count,
+                     uint64_t *bytes, bool print)
+{
+    size_t n;
+    const fbc_row *rows = fbc_census_rows(c, kind, FBC_BY_OP, FBC_SORT_BYTES, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (fba_allows(allow, rows[i].key) || !rows[i].count)
+            continue;
+        *count += rows[i].count;
+        *bytes += rows[i].bytes;
+        if (!print)
+            continue;
+        char b1[32], b2[32];
+        fprintf(stderr, "  %s%s: %" PRIu64 " call%s, %s left the GPU (largest %s); sites: ",
+                rows[i].key, kind == FBD_HOST ? " (host-resident)" : "", rows[i].count,
+                rows[i].count == 1 ? "" : "s", fbu_bytes(rows[i].bytes, b1, sizeof b1),
+                fbu_bytes(rows[i].max_bytes, b2, sizeof b2));
+        for (size_t p = 0; p < rows[i].nparts && p < 6; p++)
+            fprintf(stderr, "%s%s (%" PRIu64 ")", p ? ", " : "", rows[i].parts[p].name,
+                    rows[i].parts[p].count);
+        if (rows[i].nparts > 6)
+            fprintf(stderr, ", +%zu more", rows[i].nparts - 6);
+        if (!rows[i].nparts)
+            fputs("(none recorded)", stderr);
+        fputc('\n', stderr);
+    }
+}
+
+int fbx_check(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"allow", required_argument, 0, 'a'}, {"max", required_argument, 0, 'm'},
+        {"max-bytes", required_argument, 0, 'b'}, {"host", no_argument, 0, 'H'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    const char *allow_path = NULL;
+    uint64_t max = UINT64_MAX, max_bytes = UINT64_MAX;
+    bool have_max = false, have_bytes = false, host = false;
+    int opt;
+    optind = 1;
+    opterr = 0;
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'a': allow_path = optarg; break;
+        case 'm':
+            if (fbu_parse_count(optarg, &max) != 0) {
+                fbx_error("check", "--max: expected a non-negative number, got '%s'", optarg);
+                return FBX_USAGE;
+            }
+            have_max = true;
+            break;
+        case 'b':
+            if (fbu_parse_bytes(optarg, &max_bytes) != 0) {
+                fbx_error("check", "--max-bytes: expected a size like 4096, 64K or 1.5MiB, "
+                          "got '%s'", optarg);
+                return FBX_USAGE;
+            }
+            have_bytes = true;
+            break;
+        case 'H': host = true; break;
+        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return FBX_OK;
+        default:
+            fbx_error("check", "unknown or incomplete option '%s' (try --help)",
+                      argv[optind - 1]);
+            return FBX_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        fbx_error("check", "no dump given (try --help)");
+        return FBX_USAGE;
+    }
+    if (!have_max && !have_bytes)
+        max = 0;
+    char err[512];
+    fba_list *allow = allow_path ? fba_load(allow_path, err, sizeof err) : fba_empty();
+    if (!allow) {
+        fbx_error("check", "%s", allow_path ? err : "out of memory");
+        return FBX_READ;
+    }
+    int code;
+    fbc_census *c = fbx_load("check", argv + optind, argc - optind, &code);
+    if (!c) {
+        fba_free(allow);
+        return code;
+    }
+    uint64_t count = 0, bytes = 0;
+    list_bad(c, FBD_FALLBACK, allow, &count, &bytes, false);
+    if (host)
+        list_bad(c, FBD_HOST, allow, &count, &bytes, false);
+    char b1[32], b2[32];
+    if (count > max || bytes > max_bytes) {
+        fprintf(stderr, "fbcount: check: over the allowance: %" PRIu64 " %s not allowed", count,
+                host ? "fallbacks and host-resident ops" : "fallbacks");
+        if (have_max || !have_bytes)
+            fprintf(stderr, " (max %" PRIu64 ")", max);
+        fprintf(stderr, ", %s", fbu_bytes(bytes, b1, sizeof b1));
+        if (have_bytes)
+            fprintf(stderr, " (max %s)", fbu_bytes(max_bytes, b2, sizeof b2));
+        fputs(allow_path ? "; not in the allow file:\n" : ":\n", stderr);
+        uint64_t dc = 0, db = 0;
+        list_bad(c, FBD_FALLBACK, allow, &dc, &db, true);
+        if (host)
+            list_bad(c, FBD_HOST, allow, &dc, &db, true);
+        code = FBX_CHECK;
+    } else {
+        printf("fbcount: check: ok: %" PRIu64 " fallback%s not allowed (%s) in %zu dump%s\n", count,
+               count == 1 ? "" : "s", fbu_bytes(bytes, b1, sizeof b1), fbc_census_ndumps(c),
+               fbc_census_ndumps(c) == 1 ? "" : "s");
+        code = FBX_OK;
+    }
+    fbc_census_free(c);
+    fba_free(allow);
+    return code;
+}

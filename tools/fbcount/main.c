@@ -1,0 +1,50 @@
+/* main.c - the fbcount command: dispatch to one subcommand per file. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *what;
+} commands[] = {
+    {"run", fbx_run, "run a command with the census shim, print the merged census"},
+    {"report", fbx_report, "merge dumps; print a table, JSON, folded stacks or an SVG"},
+    {"diff", fbx_diff, "compare two censuses: ops that appeared, vanished, grew, shrank"},
+    {"check", fbx_check, "exit 1 when a census is over its allowance (for CI)"},
+    {"snapshot", fbx_snapshot, "ask a running process for a census and print it"},
+    {"symbolize", fbx_symbolize, "resolve the raw frames of a crash dump with elfutils"},
+};
+
+static void usage(FILE *out)
+{
+    fputs("usage: fbcount <command> [options] [args]\n\n"
+          "Counts the operations that silently leave the GPU (fallbacks) and the host work\n"
+          "they cause, from the dumps libfbcount.so writes.\n\nCommands:\n", out);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].what);
+    fputs("\n'fbcount <command> --help' describes each; 'man fbcount' has the details.\n\n", out);
+    fputs(fbx_exit_codes, out);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return FBX_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return FBX_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("fbcount %s\n", FBCOUNT_VERSION);
+        return FBX_OK;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (!strcmp(argv[1], commands[i].name))
+            return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "fbcount: unknown command '%s' (try 'fbcount --help')\n", argv[1]);
+    return FBX_USAGE;
+}

@@ -1,0 +1,18 @@
+/* units.h - byte quantities for people: printing with binary units, parsing suffixes. */
+#ifndef FBCOUNT_UNITS_H
+#define FBCOUNT_UNITS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Formats n as "512 B", "4.0 KiB", "1.5 GiB" into buf; returns buf. */
+const char *fbu_bytes(uint64_t n, char *buf, size_t len);
+
+/* Parses "4096", "4K", "4KiB", "1.5M", "2GB", "10 MiB" (K/KiB = 1024, KB = 1000, up to
+ * T/TiB/TB; a trailing "B" alone means bytes). Returns 0, or -1 for anything else. */
+int fbu_parse_bytes(const char *s, uint64_t *out);
+
+/* Parses a plain non-negative decimal count; returns 0 or -1. */
+int fbu_parse_count(const char *s, uint64_t *out);
+
+#endif
