@@ -236,6 +236,26 @@ Test(ref_binary, broadcasting)
     cr_expect_eq(ref_binary(BIN_add, &e0, &vb, &o0), VKT_OK);
 }
 
+Test(ref_binary, broadcast_plans_against_a_formula)
+{
+    /* {2,3,4} op {3,1} and {4} op {2,3,4}: the plan collapses some dims and not
+     * others; every element must still meet its operands. */
+    int32_t a[24], b[3], c[4], y[24];
+    for (int i = 0; i < 24; i++) a[i] = 1000 * i;
+    for (int j = 0; j < 3; j++) b[j] = 10 * j;
+    for (int k = 0; k < 4; k++) c[k] = k;
+    ref_view va = view(VKT_S32, a, 3, 2, 3, 4), vb = view(VKT_S32, b, 2, 3, 1), vc = view(VKT_S32, c, 1, 4),
+             vy = view(VKT_S32, y, 3, 2, 3, 4);
+    ref_binary(BIN_subtract, &va, &vb, &vy);
+    for (int i = 0; i < 24; i++) cr_expect_eq(y[i], 1000 * i - 10 * (i / 4 % 3), "[%d]", i);
+    ref_binary(BIN_add, &vc, &va, &vy);
+    for (int i = 0; i < 24; i++) cr_expect_eq(y[i], 1000 * i + i % 4, "[%d]", i);
+    /* both operands broadcast: {3,1} op {4} -> {3,4} */
+    ref_view vz = view(VKT_S32, y, 2, 3, 4);
+    ref_binary(BIN_multiply, &vb, &vc, &vz);
+    for (int i = 0; i < 12; i++) cr_expect_eq(y[i], 10 * (i / 4) * (i % 4), "[%d]", i);
+}
+
 Test(ref_binary, float_atan2_and_pow_use_libm)
 {
     float a[] = {1.0f, -1.0f, 2.0f}, b[] = {1.0f, -0.5f, 0.5f}, y[3];
