@@ -109,15 +109,16 @@ int fbx_check(int argc, char **argv)
     list_bad(c, FBD_FALLBACK, allow, &count, &bytes, false);
     if (host)
         list_bad(c, FBD_HOST, allow, &count, &bytes, false);
-    char b1[32], b2[32];
+    char b1[32];
     if (count > max || bytes > max_bytes) {
         fprintf(stderr, "fbcount: check: over the allowance: %" PRIu64 " %s not allowed", count,
                 host ? "fallbacks and host-resident ops" : "fallbacks");
         if (have_max || !have_bytes)
             fprintf(stderr, " (max %" PRIu64 ")", max);
         fprintf(stderr, ", %s", fbu_bytes(bytes, b1, sizeof b1));
+        /* Exact bytes too: two sizes can print alike in binary units. */
         if (have_bytes)
-            fprintf(stderr, " (max %s)", fbu_bytes(max_bytes, b2, sizeof b2));
+            fprintf(stderr, " = %" PRIu64 " B (max %" PRIu64 " B)", bytes, max_bytes);
         fputs(allow_path ? "; not in the allow file:\n" : ":\n", stderr);
         uint64_t dc = 0, db = 0;
         list_bad(c, FBD_FALLBACK, allow, &dc, &db, true);

@@ -446,6 +446,9 @@ static fbd_dump *finish(fbd_dump *d, json_t *root, json_error_t *jerr, fbd_statu
         if (json_error_code(jerr) == json_error_premature_end_of_input)
             snprintf(err, errlen, "%s: line %d: truncated dump (%s); the writer probably died "
                      "while writing it", d->path, jerr->line, jerr->text);
+        else if (json_error_code(jerr) == json_error_stack_overflow)
+            snprintf(err, errlen, "%s: line %d: nested too deeply (more than %d levels)",
+                     d->path, jerr->line, JSON_PARSER_MAX_DEPTH);
         else if (json_error_code(jerr) == json_error_out_of_memory)
             snprintf(err, errlen, "%s: out of memory while parsing", d->path);
         else
