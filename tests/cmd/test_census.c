@@ -6,6 +6,7 @@
 
 #include "allow.h"
 #include "census.h"
+#include "flame.h"
 #include "units.h"
 
 #define DATA FBCOUNT_TEST_DATA
@@ -178,4 +179,34 @@ Test(allow, file_format)
     cr_expect_null(l);
     cr_expect(strstr(err, "line 1: expected one op name") != NULL, "%s", err);
     cr_expect_null(fba_load("/nonexistent/allow", err, sizeof err));
+}
+
+Test(census, very_deep_stacks_are_cut_to_the_innermost_frames)
+{
+    size_t depth = 100000;
+    char *buf = malloc(depth * 24 + 512);
+    cr_assert_not_null(buf);
+    size_t k = (size_t)sprintf(buf, "{\"schema\":\"fbcount/1\",\"reason\":\"exit\",\"seq\":1,"
+                               "\"process\":{\"pid\":7,\"exe\":\"/bin/x\"},\"total\":"
+                               "{\"fallbacks\":1,\"bytes\":4,\"host_ops\":0},\"ops\":[],"
+                               "\"host_ops\":[],\"stacks\":[{\"count\":1,\"frames\":[");
+    for (size_t i = 0; i < depth; i++)
+        k += (size_t)sprintf(buf + k, "%s{\"symbol\":\"f%zu\"}", i ? "," : "", i);
+    k += (size_t)sprintf(buf + k, "]}]}");
+    fbd_status st;
+    fbd_dump *d = fbd_load_buffer(buf, k, "deep.json", &st, err, sizeof err);
+    free(buf);
+    cr_assert_not_null(d, "%s", err);
+    fbc_census *c = fbc_census_new();
+    cr_assert_eq(fbc_census_add(c, d), 0);
+    size_t n;
+    const fbc_row *r = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_STACK, FBC_SORT_BYTES, &n);
+    cr_assert_eq(n, 1);
+    cr_expect_eq(r[0].nframes, FBC_MAX_FRAMES);
+    cr_expect_str_eq(r[0].frames[FBC_MAX_FRAMES - 1], "f0"); /* innermost kept */
+    FILE *null = fopen("/dev/null", "w");
+    cr_expect_eq(fbf_svg(null, c, false), 0);
+    cr_expect_eq(fbf_folded(null, c, false), 0);
+    fclose(null);
+    fbc_census_free(c);
 }

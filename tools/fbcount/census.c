@@ -406,10 +406,11 @@ static int build_stacks(fbc_census *c, table *t, const fbd_dump *d, fbd_kind kin
         if (!key)
             return -1;
         int w = snprintf(key, cap, "%s @ %s", st[i].op, st[i].site);
-        for (size_t f = st[i].nframes; f-- > 0 && w > 0 && (size_t)w < cap;) {
+        size_t keep_n = st[i].nframes < FBC_MAX_FRAMES ? st[i].nframes : FBC_MAX_FRAMES;
+        for (size_t f = keep_n; f-- > 0 && w > 0 && (size_t)w < cap;) {
             char lab[256];
             fbc_frame_label(&st[i].frames[f], lab, sizeof lab);
-            w += snprintf(key + w, cap - w, "%s%.60s", f + 1 == st[i].nframes ? ": " : ";", lab);
+            w += snprintf(key + w, cap - w, "%s%.60s", f + 1 == keep_n ? ": " : ";", lab);
         }
         row_acc *r = acc_row(t, key, kind);
         free(key);
@@ -417,13 +418,14 @@ static int build_stacks(fbc_census *c, table *t, const fbd_dump *d, fbd_kind kin
             return -1;
         acc_add(r, st[i].count, st[i].bytes, st[i].max_bytes);
         if (!r->row.frames && st[i].nframes) {
-            r->row.frames = calloc(st[i].nframes, sizeof *r->row.frames);
+            size_t keep_n = st[i].nframes < FBC_MAX_FRAMES ? st[i].nframes : FBC_MAX_FRAMES;
+            r->row.frames = calloc(keep_n, sizeof *r->row.frames);
             if (!r->row.frames)
                 return -1;
-            r->row.nframes = st[i].nframes;
-            for (size_t f = 0; f < st[i].nframes; f++) {
+            r->row.nframes = keep_n;
+            for (size_t f = 0; f < keep_n; f++) {
                 char lab[256];
-                fbc_frame_label(&st[i].frames[st[i].nframes - 1 - f], lab, sizeof lab);
+                fbc_frame_label(&st[i].frames[keep_n - 1 - f], lab, sizeof lab);
                 if (!(r->row.frames[f] = keep(c, strdup(lab))))
                     return -1;
             }
@@ -513,8 +515,7 @@ const fbc_row *fbc_census_find(fbc_census *c, fbd_kind kind, fbc_by by, const ch
     table *t = &c->tables[kind][by];
     if (!t->built && !fbc_census_rows(c, kind, by, FBC_SORT_BYTES, &n))
         return NULL;
-    for (size_t i = 0; i < t->n; i++)
-        if (!strcmp(t->rows[i].key, key))
-            return &t->rows[i];
-    return NULL;
+    row_acc *r;
+    HASH_FIND_STR(t->map, key, r);
+    return r ? &r->row : NULL;
 }

@@ -20,6 +20,10 @@ typedef struct {
     uint64_t count, bytes;
 } fbc_part;
 
+/* Stack rows keep at most this many frames, the innermost ones (the op and its callers
+ * matter most), so a hostile dump cannot make the flame graph recurse without bound. */
+#define FBC_MAX_FRAMES 512
+
 /* One line of a table. has_bytes is false where the dump format carries counts only
  * (shapes). frames (stack rows only) run outermost first. */
 typedef struct {
