@@ -152,6 +152,25 @@ try:
            "svg refers to something outside itself")
 except ET.ParseError as e:
     expect(False, f"svg is not well-formed XML: {e}")
+# names that are hostile to XML and to byte-wise truncation
+nasty = json.load(open(os.path.join(run1, "fbcount.lenet.4242.1.json")))
+weird = "a<b>&\"c' ]]> \u0001\ufffe" + "\u00e9" * 300 + "\U0001F600" * 50
+nasty["stacks"][0]["frames"][2]["symbol"] = weird
+nasty["stacks"][0]["op"] = weird
+ndir = os.path.join(tmp, "nasty")
+os.mkdir(ndir)
+json.dump(nasty, open(os.path.join(ndir, "n.json"), "w"))
+for fmt in ("svg", "json", "folded", "text"):
+    for by in ("op", "stack"):
+        code, out, err = run("report", "--format", fmt, "--by", by, ndir)
+        expect(code == 0, f"nasty names, {fmt} by {by}: exit {code}: {err}")
+        if fmt == "svg":
+            try:
+                ET.fromstring(out.encode())
+            except ET.ParseError as e:
+                expect(False, f"nasty names break the svg: {e}")
+        if fmt == "json":
+            json.loads(out)
 empty = os.path.join(tmp, "empty-census")
 os.mkdir(empty)
 out, _ = expect_rc(["report", "--format", "svg", empty], 0)

@@ -4,6 +4,7 @@
  * arrays once; a row's parts use a second map while accumulating.
  */
 #include "census.h"
+#include "text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -273,7 +274,8 @@ fbc_summary fbc_census_summary(const fbc_census *c)
     return s;
 }
 
-void fbc_frame_label(const fbd_frame *f, char *buf, size_t len)
+/* snprintf may cut a name inside a UTF-8 sequence; the caller trims the partial character. */
+static void frame_label_raw(const fbd_frame *f, char *buf, size_t len)
 {
     if (f->symbol) {
         snprintf(buf, len, "%s", f->symbol);
@@ -285,6 +287,14 @@ void fbc_frame_label(const fbd_frame *f, char *buf, size_t len)
     } else {
         snprintf(buf, len, "??");
     }
+}
+
+void fbc_frame_label(const fbd_frame *f, char *buf, size_t len)
+{
+    frame_label_raw(f, buf, len);
+    /* A label that filled the buffer may end inside a character. */
+    if (strlen(buf) + 1 >= len)
+        fbx_utf8_truncate(buf, strlen(buf) - 1);
 }
 
 static const char *keep(fbc_census *c, char *s)
@@ -410,7 +420,8 @@ static int build_stacks(fbc_census *c, table *t, const fbd_dump *d, fbd_kind kin
         for (size_t f = keep_n; f-- > 0 && w > 0 && (size_t)w < cap;) {
             char lab[256];
             fbc_frame_label(&st[i].frames[f], lab, sizeof lab);
-            w += snprintf(key + w, cap - w, "%s%.60s", f + 1 == keep_n ? ": " : ";", lab);
+            fbx_utf8_truncate(lab, 60);
+            w += snprintf(key + w, cap - w, "%s%s", f + 1 == keep_n ? ": " : ";", lab);
         }
         row_acc *r = acc_row(t, key, kind);
         free(key);

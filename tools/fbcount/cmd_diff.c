@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "text.h"
 #include "units.h"
 
 static const char help[] =
@@ -105,7 +106,8 @@ static void text_section(const char *title, const char *keyname, const delta *d,
         char b1[32], b2[32], b3[40], cnt[64];
         snprintf(cnt, sizeof cnt, "%" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")", d[i].oc, d[i].nc,
                  diff64(d[i].oc, d[i].nc));
-        printf("  %-9s %-*.*s %24s  %s -> %s (%s)\n", change_names[d[i].ch], w, w, d[i].key, cnt,
+        printf("  %-9s %-*.*s %24s  %s -> %s (%s)\n", change_names[d[i].ch], w,
+               (int)fbx_utf8_prefix(d[i].key, (size_t)w), d[i].key, cnt,
                fbu_bytes(d[i].ob, b1, sizeof b1), fbu_bytes(d[i].nb, b2, sizeof b2),
                signed_bytes(diff64(d[i].ob, d[i].nb), b3, sizeof b3));
     }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
 #include "units.h"
 
 /* Stack rows of both kinds, frames outermost first; a stack without frames is shown as
@@ -117,18 +118,29 @@ static void free_tree(node *n)
     }
 }
 
+/* Writes at most max bytes of s, escaped for XML; a cut never splits a UTF-8 sequence
+ * (jansson only hands us valid UTF-8), and characters XML 1.0 forbids become '?'. */
 static void xml_escaped(FILE *out, const char *s, size_t max)
 {
-    for (size_t i = 0; s[i] && i < max; i++) {
-        switch (s[i]) {
+    size_t len = fbx_utf8_prefix(s, max);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        switch (ch) {
         case '&': fputs("&amp;", out); break;
         case '<': fputs("&lt;", out); break;
         case '>': fputs("&gt;", out); break;
         case '"': fputs("&quot;", out); break;
         case '\'': fputs("&apos;", out); break;
         default:
-            /* Control characters are not allowed in XML 1.0. */
-            fputc((unsigned char)s[i] < 0x20 ? '?' : s[i], out);
+            if (ch < 0x20) {
+                fputc('?', out);
+            } else if (ch == 0xEF && i + 2 < len && (unsigned char)s[i + 1] == 0xBF &&
+                       ((unsigned char)s[i + 2] & 0xFE) == 0xBE) {
+                fputc('?', out); /* U+FFFE, U+FFFF */
+                i += 2;
+            } else {
+                fputc(ch, out);
+            }
         }
     }
 }

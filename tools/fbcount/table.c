@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "text.h"
 #include "units.h"
 
 static const char *by_names[] = {"op", "site", "stack", "shape"};
@@ -59,8 +60,8 @@ static void print_table(FILE *out, fbc_census *c, fbd_kind kind, fbc_by by, fbc_
     for (size_t i = 0; i < shown; i++) {
         const fbc_row *r = &rows[i];
         char b1[32], b2[32];
-        int kl = key_len(r, by);
-        fprintf(out, "  %-*.*s %10" PRIu64 " %10s %10s  ", w, kl < w ? kl : w, r->key, r->count,
+        int kl = (int)fbx_utf8_prefix(r->key, (size_t)(key_len(r, by) < w ? key_len(r, by) : w));
+        fprintf(out, "  %-*.*s %10" PRIu64 " %10s %10s  ", w, kl, r->key, r->count,
                 r->has_bytes ? fbu_bytes(r->bytes, b1, sizeof b1) : "-",
                 r->max_bytes ? fbu_bytes(r->max_bytes, b2, sizeof b2) : "-");
         print_detail(out, r, by);
