@@ -220,6 +220,7 @@ expect_rc(["check", "--max-bytes", "8191", run1], 1, r"\(max 8191 B\)")
 expect_rc(["check", "--allow", allow, "--host", run1], 1, r"vkt_transpose \(host-resident\)")
 expect_rc(["check", "--allow", os.path.join(tmp, "none.txt"), run1], 3, r"allow file")
 expect_rc(["check", after, "--max", "6"], 0)
+expect_rc(["check", empty], 3, r"no dump found")
 
 # --- symbolize: a crash dump of raw frames in two real modules ---------------------------
 def sym_addr(path, name, dynamic=False):
@@ -292,6 +293,21 @@ else:
     expect("1 frame resolved" in err, "symbolize: a mismatched module stays raw:\n" + err)
 
 # --- run: mechanics with a stand-in shim and program --------------------------------------
+# an installed copy (no build tree next to it) looks at the installed path
+bindir = os.path.join(tmp, "inst", "bin")
+os.makedirs(bindir)
+shutil.copy(FB, bindir)
+env = dict(os.environ)
+env.pop("FBCOUNT_SHIM", None)
+code, out, err = subprocess.run([os.path.join(bindir, "fbcount"), "run", "--", "true"],
+                                capture_output=True, text=True, env=env).returncode, "", ""
+code2 = subprocess.run([os.path.join(bindir, "fbcount"), "run", "--help"], capture_output=True,
+                       text=True, env=env)
+m = re.search(r"installed (\S+libfbcount\.so)", code2.stdout)
+expect(m is not None, "run --help names the installed shim:\n" + code2.stdout)
+if m:
+    expect(code == (0 if os.path.exists(m.group(1)) else 5),
+           f"installed fbcount run: exit {code} with {m.group(1)}")
 env = dict(os.environ, FBCOUNT_SHIM="/nonexistent/libfbcount.so")
 expect_rc(["run", "--", "true"], 5, r"libfbcount\.so not found", env=env)
 standin = jans  # any loadable library stands in for the shim's mechanics

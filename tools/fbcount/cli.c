@@ -9,7 +9,7 @@ const char fbx_exit_codes[] =
     "  0  success (check: within the allowance)\n"
     "  1  check: over the allowance\n"
     "  2  usage error\n"
-    "  3  a file or directory cannot be read\n"
+    "  3  a file or directory cannot be read (check: no dump found)\n"
     "  4  a file is not a valid fbcount/1 dump (bad JSON, truncated, wrong schema or type)\n"
     "  5  run: libfbcount.so not found\n"
     "  6  snapshot: no new dump before the timeout\n"

@@ -19,6 +19,7 @@ static const char help[] =
     "  --max-bytes B     at most B bytes leaving the GPU from ops not allowed\n"
     "                    (suffixes: K, KiB = 1024; KB = 1000; M, G, T likewise)\n"
     "  --host            gate host-resident ops too (default: fallbacks only)\n"
+    "An empty census (no dump at all) is an error (exit 3), not a pass.\n"
     "  -h, --help        this text\n\n";
 
 static void list_bad(fbc_census *c, fbd_kind kind, const fba_list *allow, uint64_t *count,
@@ -104,6 +105,14 @@ int fbx_check(int argc, char **argv)
     if (!c) {
         fba_free(allow);
         return code;
+    }
+    /* A census with no dump usually means the shim was not loaded: passing would hide
+     * exactly the silence this command exists to catch. */
+    if (fbc_census_ndumps(c) == 0) {
+        fbx_error("check", "no dump found in the given paths (was libfbcount.so preloaded?)");
+        fbc_census_free(c);
+        fba_free(allow);
+        return FBX_READ;
     }
     uint64_t count = 0, bytes = 0;
     list_bad(c, FBD_FALLBACK, allow, &count, &bytes, false);
