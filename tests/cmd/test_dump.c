@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "dump.h"
@@ -106,6 +107,20 @@ Test(dump, missing_file_is_a_read_error)
 Test(dump, directory_is_a_read_error)
 {
     fbd_dump *d = fbd_load_file(DATA, &st, err, sizeof err);
+    cr_expect_null(d);
+    cr_expect_eq(st, FBD_EREAD);
+    cr_expect(strstr(err, "not a regular file") != NULL, "%s", err);
+}
+
+Test(dump, fifo_is_refused_without_blocking)
+{
+    char dir[] = "/tmp/fbcount-fifo-XXXXXX", path[64];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/f.json", dir);
+    cr_assert_eq(mkfifo(path, 0600), 0);
+    fbd_dump *d = fbd_load_file(path, &st, err, sizeof err);
+    unlink(path);
+    rmdir(dir);
     cr_expect_null(d);
     cr_expect_eq(st, FBD_EREAD);
     cr_expect(strstr(err, "not a regular file") != NULL, "%s", err);

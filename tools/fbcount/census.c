@@ -192,7 +192,8 @@ static fbd_status load_dir(fbc_census *c, const char *dir, char *err, size_t err
     fbd_status st = FBD_OK;
     struct dirent *e;
     while ((e = readdir(dp))) {
-        if (!is_dump_name(e->d_name))
+        if (!is_dump_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN &&
+                                          e->d_type != DT_LNK))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 16;

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct fbd_dump {
     char *path;
@@ -520,17 +522,25 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
 
 fbd_dump *fbd_load_file(const char *path, fbd_status *st, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK so that a FIFO given by mistake is refused, not waited on. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0) {
         *st = FBD_EREAD;
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return NULL;
     }
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         *st = FBD_EREAD;
         snprintf(err, errlen, "%s: not a regular file", path);
-        fclose(f);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        *st = FBD_EREAD;
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
         return NULL;
     }
     fbd_dump *d = NULL;
