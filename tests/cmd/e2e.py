@@ -355,29 +355,64 @@ if standin:
 else:
     skipped.append("run/snapshot mechanics (no stand-in library found)")
 
-# --- run and snapshot through the real shim ---------------------------------------------
+# --- run, report, diff, check, snapshot, symbolize through the real shim ---------------
 shim = os.path.join(BUILD, "interpose", "libfbcount.so")
-prog = None
-for cand in sorted(glob.glob(os.path.join(BUILD, "tests", "shim", "*"))):
-    if os.access(cand, os.X_OK) and os.path.isfile(cand) and "fallback" in os.path.basename(cand):
-        prog = cand
-        break
+mlp = os.path.join(BUILD, "tools", "workload", "vkt-mlp")
 if not os.path.exists(shim):
     skipped.append(f"real-shim runs: {shim} is not built yet")
-elif not prog:
-    skipped.append("real-shim runs: no fallback program under tests/shim in the build")
+elif not os.access(mlp, os.X_OK):
+    skipped.append(f"real-shim runs: {mlp} (the libvkt workload) is not built")
 else:
     env = dict(os.environ)
-    env.pop("FBCOUNT_SHIM", None)
-    rd = os.path.join(tmp, "real")
-    code, out, err = run("run", "-o", rd, "--", prog, env=env, timeout=120)
-    expect(code == 0, f"real run of {prog}: exit {code}\n{err}")
-    expect(re.search(r"fallbacks: [1-9]", err), "real run counted fallbacks:\n" + err)
-    dumps = glob.glob(os.path.join(rd, "*.json"))
-    expect(len(dumps) >= 1, "real run wrote dumps")
-    expect_rc(["report", "--format", "svg", "-o", os.path.join(tmp, "real.svg"), rd], 0)
-    ET.parse(os.path.join(tmp, "real.svg"))
-    expect_rc(["check", "--max", "1000000000", rd], 0)
+    for k in ("FBCOUNT_SHIM", "LD_PRELOAD", "VKT_NATIVE_DISABLE", "VKT_FALLBACK_RESULT"):
+        env.pop(k, None)
+    slow = dict(env, VKT_NATIVE_DISABLE="dot", VKT_FALLBACK_RESULT="host")
+    steps = ["--steps", "2", "--batch", "16", "--every", "1"]
+    rd_a, rd_b = os.path.join(tmp, "real-dot-off"), os.path.join(tmp, "real-dot-on")
+    code, out, err = run("run", "-o", rd_a, "--", mlp, *steps, env=slow, timeout=240)
+    expect(code == 0, f"fbcount run vkt-mlp (dot disabled): exit {code}\n{err}")
+    expect(re.search(r"vkt_dot\s+[1-9]", err), "real run: vkt_dot fallbacks counted:\n" + err)
+    expect(re.search(r"host-resident ops: [1-9]", err),
+           "real run: downstream host work counted:\n" + err)
+    code, out, err = run("run", "-o", rd_b, "--", mlp, *steps, env=env, timeout=240)
+    expect(code == 0, f"fbcount run vkt-mlp: exit {code}\n{err}")
+    out, _ = expect_rc(["diff", rd_a, rd_b], 0, r"vanished\s+vkt_dot")
+    _, err = expect_rc(["check", rd_a], 1, r"vkt_dot: \d+ calls")
+    svg = os.path.join(tmp, "real.svg")
+    expect_rc(["report", "--format", "svg", "-o", svg, rd_a], 0)
+    try:
+        ET.parse(svg)
+    except ET.ParseError as e:
+        expect(False, f"real svg is not well-formed: {e}")
+    out, _ = expect_rc(["report", "--format", "folded", rd_a], 0)
+    expect(re.search(r"vkt_dot;[^\n]* \d+$", out, re.M), "real folded has vkt_dot:\n" + out)
+
+    # snapshot of a live process, then a crash dump symbolized afterwards
+    sdir = os.path.join(tmp, "real-live")
+    os.mkdir(sdir)
+    live_env = dict(slow, LD_PRELOAD=shim, FBCOUNT_QUIET="1",
+                    FBCOUNT_OUTPUT=os.path.join(sdir, "fbcount.%e.%p.%n.json"))
+    p = subprocess.Popen([mlp, "--steps", "100000", "--batch", "16", "--every", "1000"],
+                         env=live_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(2)
+    out, _ = expect_rc(["snapshot", "--timeout", "20", str(p.pid)], 0, r"vkt_dot\s+[1-9]")
+    p.send_signal(signal.SIGSEGV)
+    p.wait(timeout=60)
+    crashes = []
+    for f in glob.glob(os.path.join(sdir, "*.json")):
+        try:
+            if json.load(open(f)).get("reason") == "crash":
+                crashes.append(f)
+        except ValueError:
+            pass
+    if not crashes:
+        skipped.append("real symbolize: the shim wrote no crash dump on SIGSEGV")
+    else:
+        out, err = expect_rc(["symbolize", "-o", os.path.join(tmp, "sym.json"), crashes[0]], 0)
+        s = json.load(open(os.path.join(tmp, "sym.json")))
+        syms = {f.get("symbol") for st in s["stacks"] for f in st["frames"]}
+        expect("vkt_dot" in syms or any(o["op"] == "vkt_dot" for o in s["ops"]),
+               f"real symbolize: vkt_dot not found; symbols {sorted(x for x in syms if x)}")
 
 shutil.rmtree(tmp, ignore_errors=True)
 for s in skipped:
