@@ -1,0 +1,67 @@
+// conv.glsl — the conv family's parameter block and output decoding, shared by
+// its kernels. Geometry travels in a small storage buffer, not push constants:
+// three strided layouts plus seven numbers per spatial dim exceed the 128-byte
+// push limit. Spatial dims are padded to four at the front (size 1, stride 0),
+// so one loop nest serves ranks 3 to 6.
+#include "common.glsl"
+
+#define CV_N 0         // canonical output elements
+#define CV_O 1         // output features
+#define CV_CG 2        // input features per feature group (kernel axis 1)
+#define CV_PER_FG 3    // output features per feature group
+#define CV_PER_BG 4    // output features per batch group
+#define CV_BATCH_BG 5  // input batch per batch group (= output batch)
+#define CV_XS_N 6      // element strides of the canonical batch/feature axes
+#define CV_XS_C 7
+#define CV_KS_O 8
+#define CV_KS_I 9
+#define CV_YS_N 10
+#define CV_YS_C 11
+#define CV_KSP 12      // kernel spatial elements
+#define CV_R 13        // reduction length: CG * KSP
+#define CV_SP 16       // then 10 ints per spatial dim:
+#define CV_OSZ 0
+#define CV_ISZ 1
+#define CV_KSZ 2
+#define CV_STR 3
+#define CV_LO 4
+#define CV_LD 5
+#define CV_RD 6
+#define CV_XST 7
+#define CV_KST 8
+#define CV_YST 9
+
+layout(std430, binding = 0) readonly buffer X { TA x[]; };
+layout(std430, binding = 1) readonly buffer K { TA kw[]; };
+layout(std430, binding = 2) readonly buffer P { int p[]; };
+layout(std430, binding = 3) writeonly buffer Y { TA y[]; };
+
+#define SPP(d, f) p[CV_SP + 10 * (d) + (f)]
+
+// One canonical output element: where it is written and where its input
+// window and kernel slice start.
+struct cv_out {
+    int opos[4];
+    int yoff, xbase, kbase;
+};
+
+cv_out cv_decode(uint i)
+{
+    cv_out o;
+    uint rest = i;
+    o.yoff = 0;
+    [[unroll]] for (int d = 3; d >= 0; d--) {
+        uint s = uint(SPP(d, CV_OSZ));
+        int q = int(rest % s);
+        rest /= s;
+        o.opos[d] = q;
+        o.yoff += q * SPP(d, CV_YST);
+    }
+    int f = int(rest % uint(p[CV_O]));
+    int nb = int(rest / uint(p[CV_O]));
+    o.yoff += nb * p[CV_YS_N] + f * p[CV_YS_C];
+    int fg = f / p[CV_PER_FG], bg = f / p[CV_PER_BG];
+    o.xbase = (bg * p[CV_BATCH_BG] + nb) * p[CV_XS_N] + fg * p[CV_CG] * p[CV_XS_C];
+    o.kbase = f * p[CV_KS_O];
+    return o;
+}
