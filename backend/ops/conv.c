@@ -15,13 +15,13 @@
 #define CV_MAXSP VKT_MAX_SPATIAL
 /* Layout of the parameter block; mirrors shaders/conv/conv.glsl. */
 enum { CV_N, CV_O, CV_CG, CV_PER_FG, CV_PER_BG, CV_BATCH_BG, CV_XS_N, CV_XS_C, CV_KS_O, CV_KS_I,
-       CV_YS_N, CV_YS_C, CV_KSP, CV_R, CV_SP = 16, CV_SPW = 10, CV_NPARAM = CV_SP + 4 * CV_SPW };
-enum { CV_OSZ, CV_ISZ, CV_KSZ, CV_STR, CV_LO, CV_LD, CV_RD, CV_XST, CV_KST, CV_YST };
+       CV_YS_N, CV_YS_C, CV_KSP, CV_R, CV_SP = 16, CV_SPW = 11, CV_NPARAM = CV_SP + 4 * CV_SPW };
+enum { CV_OSZ, CV_ISZ, CV_KSZ, CV_STR, CV_LO, CV_LD, CV_RD, CV_XST, CV_KST, CV_YST, CV_KSTEP };
 
 /* The split kernel pays for a workgroup reduction per output; it wins when the
  * outputs alone cannot fill the device and each one sums many products. */
-#define CV_SPLIT_MAX_OUT 65536
-#define CV_SPLIT_MIN_R 256
+#define CV_SPLIT_MAX_OUT 32768
+#define CV_SPLIT_MIN_R 1024
 
 /* Everything the recorder and the host computation need, checked once. */
 typedef struct cv_plan {
@@ -162,6 +162,16 @@ static void canon_strides(const vkt_tensor *t, const int *perm, int64_t *out)
         out[i] = st[perm[i]];
 }
 
+static int64_t gcd(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
 static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor *k, const vkt_tensor *y,
                         int32_t *p)
 {
@@ -189,7 +199,7 @@ static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor
         int32_t *q = p + CV_SP + slot * CV_SPW;
         int d = slot - (4 - pl->nsp);
         if (d < 0) {
-            q[CV_OSZ] = q[CV_ISZ] = q[CV_KSZ] = q[CV_STR] = q[CV_LD] = q[CV_RD] = 1;
+            q[CV_OSZ] = q[CV_ISZ] = q[CV_KSZ] = q[CV_STR] = q[CV_LD] = q[CV_RD] = q[CV_KSTEP] = 1;
             continue;
         }
         q[CV_OSZ] = (int32_t)pl->csz[2][2 + d];
@@ -202,6 +212,7 @@ static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor
         q[CV_XST] = (int32_t)xs[2 + d];
         q[CV_KST] = (int32_t)ks[2 + d];
         q[CV_YST] = (int32_t)ys[2 + d];
+        q[CV_KSTEP] = (int32_t)(o->input_dilation[d] / gcd(o->kernel_dilation[d], o->input_dilation[d]));
         ksp *= pl->csz[1][2 + d];
     }
     p[CV_KSP] = (int32_t)ksp;

@@ -30,13 +30,15 @@
 #define CV_XST 7
 #define CV_KST 8
 #define CV_YST 9
+#define CV_KSTEP 10    // ld / gcd(rd, ld): kernel steps between taps that hit input elements
+#define CV_SPW 11
 
 layout(std430, binding = 0) readonly buffer X { TA x[]; };
 layout(std430, binding = 1) readonly buffer K { TA kw[]; };
 layout(std430, binding = 2) readonly buffer P { int p[]; };
 layout(std430, binding = 3) writeonly buffer Y { TA y[]; };
 
-#define SPP(d, f) p[CV_SP + 10 * (d) + (f)]
+#define SPP(d, f) p[CV_SP + CV_SPW * (d) + (f)]
 
 // One canonical output element: where it is written and where its input
 // window and kernel slice start.
@@ -64,4 +66,31 @@ cv_out cv_decode(uint i)
     o.xbase = (bg * p[CV_BATCH_BG] + nb) * p[CV_XS_N] + fg * p[CV_CG] * p[CV_XS_C];
     o.kbase = f * p[CV_KS_O];
     return o;
+}
+
+// The taps of one spatial dim that land on input elements rather than on
+// padding or dilation holes: k = kb, kb + ks, ... < ke, reading input index
+// q, q + qs, ... Found once per output, so the loops that follow divide nothing.
+struct cv_win {
+    int kb, ke, ks, q, qs, n;
+};
+
+cv_win cv_window(int d, int opos)
+{
+    cv_win w;
+    int rd = SPP(d, CV_RD), ld = SPP(d, CV_LD), ksz = SPP(d, CV_KSZ), isz = SPP(d, CV_ISZ);
+    int base = opos * SPP(d, CV_STR) - SPP(d, CV_LO);
+    int last = (isz - 1) * ld - base; // the largest k * rd that stays inside
+    w.ks = SPP(d, CV_KSTEP);
+    w.qs = rd * w.ks / ld;
+    w.kb = base >= 0 ? 0 : (-base + rd - 1) / rd;
+    w.ke = (isz <= 0 || last < 0) ? 0 : min(ksz, last / rd + 1);
+    // Align to the first tap on a non-hole; at most ks candidates.
+    int k = w.kb;
+    for (int t = 0; t < w.ks && k < w.ke && (base + k * rd) % ld != 0; t++)
+        k++;
+    w.kb = k;
+    w.q = (base + k * rd) / ld;
+    w.n = w.ke > w.kb ? (w.ke - w.kb + w.ks - 1) / w.ks : 0;
+    return w;
 }

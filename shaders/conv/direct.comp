@@ -1,8 +1,8 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// conv, one invocation per output element: loops over the kernel window
-// (skipping padding and dilation holes a whole row at a time) and the input
-// features of its group. Any layout: every access goes through strides.
+// conv, one invocation per output element: loops over the taps of the kernel
+// window that hit the input (found per dim up front) and the input features of
+// its group. Any layout: every access goes through strides.
 #include "conv.glsl"
 
 layout(local_size_x = LOCAL) in;
@@ -10,46 +10,27 @@ layout(local_size_x = LOCAL) in;
 void main()
 {
     uint n = uint(p[CV_N]);
-    int ksz[4], st[4], lo[4], ld[4], rd[4], isz[4], xst[4], kst[4];
+    int xst[4], kst[4];
     [[unroll]] for (int d = 0; d < 4; d++) {
-        ksz[d] = SPP(d, CV_KSZ);
-        st[d] = SPP(d, CV_STR);
-        lo[d] = SPP(d, CV_LO);
-        ld[d] = SPP(d, CV_LD);
-        rd[d] = SPP(d, CV_RD);
-        isz[d] = SPP(d, CV_ISZ);
         xst[d] = SPP(d, CV_XST);
         kst[d] = SPP(d, CV_KST);
     }
     int cg = p[CV_CG], xs_c = p[CV_XS_C], ks_i = p[CV_KS_I];
     GRID_LOOP(i, n) {
         cv_out o = cv_decode(i);
+        cv_win w0 = cv_window(0, o.opos[0]), w1 = cv_window(1, o.opos[1]);
+        cv_win w2 = cv_window(2, o.opos[2]), w3 = cv_window(3, o.opos[3]);
         TC acc = TC(0);
-        for (int k0 = 0; k0 < ksz[0]; k0++) {
-            int q0 = o.opos[0] * st[0] - lo[0] + k0 * rd[0];
-            if (q0 < 0 || q0 % ld[0] != 0) continue;
-            q0 /= ld[0];
-            if (q0 >= isz[0]) break;
-            for (int k1 = 0; k1 < ksz[1]; k1++) {
-                int q1 = o.opos[1] * st[1] - lo[1] + k1 * rd[1];
-                if (q1 < 0 || q1 % ld[1] != 0) continue;
-                q1 /= ld[1];
-                if (q1 >= isz[1]) break;
-                for (int k2 = 0; k2 < ksz[2]; k2++) {
-                    int q2 = o.opos[2] * st[2] - lo[2] + k2 * rd[2];
-                    if (q2 < 0 || q2 % ld[2] != 0) continue;
-                    q2 /= ld[2];
-                    if (q2 >= isz[2]) break;
-                    int xo2 = o.xbase + q0 * xst[0] + q1 * xst[1] + q2 * xst[2];
-                    int ko2 = o.kbase + k0 * kst[0] + k1 * kst[1] + k2 * kst[2];
-                    for (int k3 = 0; k3 < ksz[3]; k3++) {
-                        int q3 = o.opos[3] * st[3] - lo[3] + k3 * rd[3];
-                        if (q3 < 0 || q3 % ld[3] != 0) continue;
-                        q3 /= ld[3];
-                        if (q3 >= isz[3]) break;
-                        int xo = xo2 + q3 * xst[3], ko = ko2 + k3 * kst[3];
+        int x0 = o.xbase + w0.q * xst[0], k0 = o.kbase + w0.kb * kst[0];
+        for (int t0 = 0; t0 < w0.n; t0++, x0 += w0.qs * xst[0], k0 += w0.ks * kst[0]) {
+            int x1 = x0 + w1.q * xst[1], k1 = k0 + w1.kb * kst[1];
+            for (int t1 = 0; t1 < w1.n; t1++, x1 += w1.qs * xst[1], k1 += w1.ks * kst[1]) {
+                int x2 = x1 + w2.q * xst[2], k2 = k1 + w2.kb * kst[2];
+                for (int t2 = 0; t2 < w2.n; t2++, x2 += w2.qs * xst[2], k2 += w2.ks * kst[2]) {
+                    int x3 = x2 + w3.q * xst[3], k3 = k2 + w3.kb * kst[3];
+                    for (int t3 = 0; t3 < w3.n; t3++, x3 += w3.qs * xst[3], k3 += w3.ks * kst[3]) {
                         for (int c = 0; c < cg; c++)
-                            acc += TC(x[xo + c * xs_c]) * TC(kw[ko + c * ks_i]);
+                            acc += TC(x[x3 + c * xs_c]) * TC(kw[k3 + c * ks_i]);
                     }
                 }
             }
