@@ -1,0 +1,100 @@
+/* fbcount.h - the in-process API of libfbcount: count the fallbacks of a scope and assert on
+ * them, or ask for a census dump on demand.
+ *
+ * Link the program with -lfbcount ahead of the backend (or preload libfbcount.so). A scope
+ * records the calling thread only; scopes nest, and an event in an inner scope is counted in
+ * every enclosing one. Op names are attributed as in the dumps: the innermost frame whose
+ * name starts with an FBCOUNT_OP_PREFIX prefix (default "vkt_"), or "(unknown)".
+ */
+#ifndef FBCOUNT_H
+#define FBCOUNT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The fallbacks (host_result calls) and host-resident ops (host_resident_op calls) one scope
+ * saw, with their stacks. Opaque; free with fbcount_census_free. */
+typedef struct fbcount_census fbcount_census;
+
+/* Runs fn(arg) with the calling thread recording, and returns what it recorded (NULL only
+ * when out of memory). */
+fbcount_census *fbcount_count(void (*fn)(void *), void *arg);
+
+/* Opens a scope on the calling thread; fbcount_scope_end closes the innermost one and
+ * returns its census (NULL if none is open). For code that cannot be put in a function. */
+void fbcount_scope_begin(void);
+fbcount_census *fbcount_scope_end(void);
+
+/* Number of fallbacks in c, and the bytes their results carried off the GPU. */
+uint64_t fbcount_census_total(const fbcount_census *c);
+uint64_t fbcount_census_bytes(const fbcount_census *c);
+
+/* Fallbacks (count, bytes) attributed to one op, e.g. "vkt_dot"; 0 when it never fell back.
+ * The first query symbolizes the census' stacks. */
+uint64_t fbcount_census_op_count(fbcount_census *c, const char *op);
+uint64_t fbcount_census_op_bytes(fbcount_census *c, const char *op);
+
+/* The same for host-resident ops: work that ran on the host because its input was there. */
+uint64_t fbcount_census_host_total(const fbcount_census *c);
+uint64_t fbcount_census_host_op_count(fbcount_census *c, const char *op);
+
+/* A short human report of c (totals, then each op with its count, bytes and sites). The
+ * buffer form returns the length the whole text needs, like snprintf; -1 on error. */
+int fbcount_census_format(fbcount_census *c, FILE *out);
+int fbcount_census_format_buf(fbcount_census *c, char *buf, size_t cap);
+
+/* Frees c; NULL is fine. */
+void fbcount_census_free(fbcount_census *c);
+
+/* Writes a dump of the whole process census now (reason "api"), to path, or to the next
+ * FBCOUNT_OUTPUT file when path is NULL. Returns 0, or -1 (with a warning on stderr). */
+int fbcount_dump(const char *path);
+
+/* Called when FBCOUNT_ASSERT_NONE sees fallbacks: what (the statement's text), where, and the
+ * census. Its result is the assertion's. The default prints the ops and sites to stderr and
+ * returns false; fbcount_set_fail_hook(NULL) restores it. */
+typedef bool (*fbcount_fail_hook)(const char *what, const char *file, int line, fbcount_census *c);
+void fbcount_set_fail_hook(fbcount_fail_hook hook);
+
+/* The check behind FBCOUNT_ASSERT_NONE: true when c holds no fallback, else the hook's answer. */
+bool fbcount_expect_none(fbcount_census *c, const char *what, const char *file, int line);
+
+/* Runs stmt under a census and fails when anything in it fell back. With Criterion included
+ * first it is a cr_assert that prints the census; otherwise the failure hook decides. */
+#if defined(CRITERION_H_) && !defined(FBCOUNT_NO_CRITERION)
+#define FBCOUNT_ASSERT_NONE(stmt)                                                               \
+    do {                                                                                        \
+        fbcount_scope_begin();                                                                  \
+        stmt;                                                                                   \
+        fbcount_census *fbcount_c_ = fbcount_scope_end();                                       \
+        char fbcount_m_[4096] = "";                                                             \
+        if (fbcount_census_total(fbcount_c_))                                                   \
+            fbcount_census_format_buf(fbcount_c_, fbcount_m_, sizeof fbcount_m_);               \
+        uint64_t fbcount_n_ = fbcount_census_total(fbcount_c_);                                 \
+        fbcount_census_free(fbcount_c_);                                                        \
+        cr_assert(fbcount_n_ == 0, "%s fell back:\n%s", #stmt, fbcount_m_);                     \
+    } while (0)
+#else
+/* Here it is an expression too: bool ok = FBCOUNT_ASSERT_NONE(f()); (GNU C, gcc and clang). */
+#define FBCOUNT_ASSERT_NONE(stmt)                                                               \
+    __extension__({                                                                             \
+        fbcount_scope_begin();                                                                  \
+        stmt;                                                                                   \
+        fbcount_census *fbcount_c_ = fbcount_scope_end();                                       \
+        bool fbcount_ok_ = fbcount_expect_none(fbcount_c_, #stmt, __FILE__, __LINE__);          \
+        fbcount_census_free(fbcount_c_);                                                        \
+        fbcount_ok_;                                                                            \
+    })
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
