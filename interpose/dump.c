@@ -67,10 +67,12 @@ void fbc_dump_head(fbc_writer *w, const char *reason, int seq)
 void fbc_dump_modules(fbc_writer *w)
 {
     fbc_w_str(w, ",\"modules\":[");
-    size_t n = fbc_modmap_count();
+    size_t n = fbc_modmap_count(), any = 0;
     for (size_t i = 0; i < n; i++) {
         const fbc_module *m = fbc_modmap_at(i);
-        fbc_w_str(w, i ? ",{\"path\":" : "{\"path\":");
+        if (!m->file)
+            continue; /* the vdso: nothing to symbolize it from later */
+        fbc_w_str(w, any++ ? ",{\"path\":" : "{\"path\":");
         fbc_w_json(w, m->path);
         fbc_w_str(w, ",\"base\":");
         fbc_w_hex(w, m->base);
@@ -197,31 +199,6 @@ static void write_stacks(fbc_writer *w, const fbc_report *r)
     fbc_w_raw(w, "]", 1);
 }
 
-typedef struct {
-    bool present;
-    uint64_t native, fallback, host;
-} backend_stats;
-
-static backend_stats read_backend(void)
-{
-    backend_stats b = {0};
-    if (!fbc_vkt.stats)
-        return b;
-    size_t n = fbc_vkt.stats(NULL, 0);
-    fbc_stats_entry *e = calloc(n + 1, sizeof *e);
-    if (!e)
-        return b;
-    n = fbc_vkt.stats(e, n);
-    for (size_t i = 0; i < n; i++) {
-        b.native += e[i].native;
-        b.fallback += e[i].fallback;
-        b.host += e[i].host;
-    }
-    free(e);
-    b.present = true;
-    return b;
-}
-
 static void write_body(fbc_writer *w, const fbc_report *r, const char *extra)
 {
     fbc_w_str(w, ",\"symbolized\":true,\"total\":{\"fallbacks\":");
@@ -237,14 +214,13 @@ static void write_body(fbc_writer *w, const fbc_report *r, const char *extra)
     fbc_w_str(w, ",\"stacks\":");
     fbc_w_u64(w, r->nstacks);
     fbc_w_str(w, "},\"backend\":");
-    backend_stats b = read_backend();
-    if (b.present) {
+    if (r->has_backend) {
         fbc_w_str(w, "{\"native\":");
-        fbc_w_u64(w, b.native);
+        fbc_w_u64(w, r->native);
         fbc_w_str(w, ",\"fallback\":");
-        fbc_w_u64(w, b.fallback);
+        fbc_w_u64(w, r->fallback);
         fbc_w_str(w, ",\"host\":");
-        fbc_w_u64(w, b.host);
+        fbc_w_u64(w, r->host);
         fbc_w_raw(w, "}", 1);
     } else {
         fbc_w_str(w, "null");
@@ -350,10 +326,9 @@ static void summary(const fbc_report *r, const char *path)
         fprintf(f, "fbcount: %" PRIu64 " fallback%s, %s left the GPU (largest %s); %" PRIu64
                    " host-resident op%s",
                 n, n == 1 ? "" : "s", b, m, r->total[FBC_HOST], r->total[FBC_HOST] == 1 ? "" : "s");
-        backend_stats s = read_backend();
-        uint64_t all = s.native + s.fallback + s.host;
-        if (s.present && all)
-            fprintf(f, "; %.1f%% of %" PRIu64 " ops stayed native", 100.0 * (double)s.native / (double)all,
+        uint64_t all = r->native + r->fallback + r->host;
+        if (r->has_backend && all)
+            fprintf(f, "; %.1f%% of %" PRIu64 " ops stayed native", 100.0 * (double)r->native / (double)all,
                     all);
         fprintf(f, "%s\n", where);
         fbc_report_text(r, f, "fbcount: ", 5);

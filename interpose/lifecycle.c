@@ -80,6 +80,7 @@ static void init_once(void)
     snprintf(fbc_output_tmpl, sizeof fbc_output_tmpl, "%s", fbc_cfg.output);
     fbc_capture_init();
     fbc_modmap_refresh();
+    fbc_exec_inherit();
     pthread_atfork(prepare, parent, child);
     if (!fbc_cfg.enabled)
         return;

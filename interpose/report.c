@@ -73,6 +73,24 @@ static int site_weight(const void *a, const void *b)
     return strcmp(x->site, y->site);
 }
 
+static void read_backend(fbc_report *r)
+{
+    if (!fbc_vkt.stats)
+        return;
+    size_t n = fbc_vkt.stats(NULL, 0);
+    fbc_stats_entry *e = calloc(n + 1, sizeof *e);
+    if (!e)
+        return;
+    n = fbc_vkt.stats(e, n);
+    for (size_t i = 0; i < n; i++) {
+        r->native += e[i].native;
+        r->fallback += e[i].fallback;
+        r->host += e[i].host;
+    }
+    free(e);
+    r->has_backend = true;
+}
+
 fbc_report *fbc_report_build(fbc_table *t, pthread_mutex_t *lock)
 {
     fbc_report *r = calloc(1, sizeof *r);
@@ -96,6 +114,7 @@ fbc_report *fbc_report_build(fbc_table *t, pthread_mutex_t *lock)
     }
     if (lock)
         pthread_mutex_unlock(lock);
+    read_backend(r);
     if (!ok) {
         free(r);
         return NULL;

@@ -36,6 +36,8 @@ struct fbc_report {
     fbc_rop **ops[2]; /* sorted by bytes, then count */
     size_t nops[2];
     uint64_t total[2], bytes[2], max[2];
+    bool has_backend; /* libvkt's counters, read when the census was copied */
+    uint64_t native, fallback, host;
 };
 
 void fbc_fmt_bytes(uint64_t b, char *out, size_t cap);
