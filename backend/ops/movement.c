@@ -38,7 +38,32 @@ static int mv_shader(vkt_dtype dt, const int by_size[3])
 static const int move_shaders[3] = {SPV_move_1, SPV_move_4, SPV_move_8};
 static const int tiled_shaders[3] = {SPV_transpose_tiled_1, SPV_transpose_tiled_4, SPV_transpose_tiled_8};
 static const int pad_shaders[3] = {SPV_pad_1, SPV_pad_4, SPV_pad_8};
+static const int pad_interior_shaders[3] = {SPV_pad_interior_1, SPV_pad_interior_4, SPV_pad_interior_8};
 static const int gather_shaders[3] = {SPV_gather_1, SPV_gather_4, SPV_gather_8};
+
+/* (magic, shift) with n / d == (umulhi(n, magic) + n) >> shift for n < 2^31
+ * (round-up reciprocal, as libdivide and PyTorch's IntDivider do); see
+ * shaders/movement/divide.glsl for why the kernels avoid integer division. */
+static void mv_divider(uint32_t d, uint32_t *magic, uint32_t *shift)
+{
+    uint32_t s = 0;
+    while (s < 31 && ((uint64_t)1 << s) < d)
+        s++;
+    *magic = (uint32_t)(((((uint64_t)1 << 32) * (((uint64_t)1 << s) - d)) / d) + 1);
+    *shift = s;
+}
+
+/* Fills magic[] and the packed shifts for the divisors dims[0..n). */
+static uint32_t mv_dividers(const uint32_t *dims, int n, uint32_t *magic)
+{
+    uint32_t packed = 0;
+    for (int d = 0; d < n; d++) {
+        uint32_t sh;
+        mv_divider(dims[d] ? dims[d] : 1, &magic[d], &sh);
+        packed |= sh << (5 * d);
+    }
+    return packed;
+}
 
 static void contig_strides(const int64_t *shape, int rank, int64_t *st)
 {
@@ -72,7 +97,9 @@ typedef struct mv_plan {
 typedef struct mv_push {
     uint32_t n, rank;
     int32_t ibase, obase;
+    uint32_t shifts;
     uint32_t shape[VKT_MAX_RANK];
+    uint32_t magic[VKT_MAX_RANK];
     int32_t ist[VKT_MAX_RANK];
     int32_t ost[VKT_MAX_RANK];
 } mv_push;
@@ -80,6 +107,7 @@ typedef struct mv_push {
 typedef struct tiled_push {
     uint32_t b, rows, cols, tiles_r, tiles_c;
 } tiled_push;
+_Static_assert(sizeof(mv_push) <= PL_PUSH_SIZE, "mv_push exceeds the push-constant budget");
 
 /* Drops size-1 dims and merges neighbours that are contiguous on both sides,
  * so the kernel divides once per remaining dim (a plain copy becomes rank 1). */
@@ -154,6 +182,7 @@ static int mv_copy(vkt_ctx *ctx, vkt_dtype dt, tn_storage *src, tn_storage *dst,
         pc.ist[d] = (int32_t)p.ist[d];
         pc.ost[d] = (int32_t)p.ost[d];
     }
+    pc.shifts = mv_dividers(pc.shape, p.rank, pc.magic);
     tn_storage *bufs[2] = {src, dst};
     return op_dispatch(ctx, mv_shader(dt, move_shaders), 0, &pc, sizeof pc, bufs, 2, n);
 }
@@ -380,12 +409,13 @@ typedef struct pad_params {
 } pad_params;
 
 typedef struct pad_push {
-    uint32_t n, rank;
+    uint32_t n, rank, shifts;
     uint32_t shape[VKT_MAX_RANK];
     int32_t lo[VKT_MAX_RANK];
-    uint32_t step[VKT_MAX_RANK];
     uint32_t xdim[VKT_MAX_RANK];
+    uint32_t step_or_magic[VKT_MAX_RANK]; /* steps with interior padding, else dividers */
 } pad_push;
+_Static_assert(sizeof(pad_push) <= PL_PUSH_SIZE, "pad_push exceeds the push-constant budget");
 
 /* The kernel works in 32-bit signed positions (out index - lo). */
 #define PAD_LIMIT ((int64_t)1 << 30)
@@ -398,14 +428,19 @@ static int pad_native(exec_call *c)
     memset(&pc, 0, sizeof pc);
     pc.n = (uint32_t)c->out->numel;
     pc.rank = (uint32_t)x->rank;
+    bool interior = false;
     for (int d = 0; d < x->rank; d++) {
         pc.shape[d] = (uint32_t)c->out->shape[d];
         pc.lo[d] = (int32_t)p->lo[d];
-        pc.step[d] = x->shape[d] > 1 ? (uint32_t)(p->interior[d] + 1) : 1;
         pc.xdim[d] = (uint32_t)x->shape[d];
+        pc.step_or_magic[d] = x->shape[d] > 1 ? (uint32_t)(p->interior[d] + 1) : 1;
+        interior |= pc.step_or_magic[d] != 1;
     }
+    if (!interior)
+        pc.shifts = mv_dividers(pc.shape, x->rank, pc.step_or_magic);
     tn_storage *bufs[3] = {x->st, c->in[1]->st, c->out->st};
-    return op_dispatch(x->ctx, mv_shader(x->dtype, pad_shaders), 0, &pc, sizeof pc, bufs, 3, c->out->numel);
+    return op_dispatch(x->ctx, mv_shader(x->dtype, interior ? pad_interior_shaders : pad_shaders), 0, &pc,
+                       sizeof pc, bufs, 3, c->out->numel);
 }
 
 static int pad_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -618,12 +653,13 @@ typedef struct gather_params {
 } gather_params;
 
 typedef struct gather_push {
-    uint32_t n, k, nf, slab, empty;
-    uint32_t ndim[VKT_MAX_RANK];
-    uint32_t istr[VKT_MAX_RANK];
-    uint32_t fshape[VKT_MAX_RANK];
-    uint32_t fst[VKT_MAX_RANK];
+    uint32_t n, k, nf, slab;
+    uint32_t empty, slab_magic, slab_shift, shifts;
+    uint32_t dims[VKT_MAX_RANK];    /* indexed dims [0, k), then the free ones */
+    uint32_t strides[VKT_MAX_RANK]; /* x's strides of the same axes */
+    uint32_t magic[VKT_MAX_RANK];   /* dividers of the free dims */
 } gather_push;
+_Static_assert(sizeof(gather_push) <= PL_PUSH_SIZE, "gather_push exceeds the push-constant budget");
 
 static int gather_native(exec_call *c)
 {
@@ -637,20 +673,22 @@ static int gather_native(exec_call *c)
     pc.k = (uint32_t)p->k;
     unsigned indexed = 0;
     for (int j = 0; j < p->k; j++) {
-        pc.ndim[j] = (uint32_t)x->shape[p->axes[j]];
-        pc.istr[j] = (uint32_t)xs[p->axes[j]];
-        pc.empty |= pc.ndim[j] == 0;
+        pc.dims[j] = (uint32_t)x->shape[p->axes[j]];
+        pc.strides[j] = (uint32_t)xs[p->axes[j]];
+        pc.empty |= pc.dims[j] == 0;
         indexed |= 1u << p->axes[j];
     }
     uint64_t slab = 1;
     for (int d = 0; d < x->rank; d++) {
         if (indexed & (1u << d))
             continue;
-        pc.fshape[pc.nf] = (uint32_t)x->shape[d];
-        pc.fst[pc.nf++] = (uint32_t)xs[d];
+        pc.dims[pc.k + pc.nf] = (uint32_t)x->shape[d];
+        pc.strides[pc.k + pc.nf++] = (uint32_t)xs[d];
         slab *= (uint64_t)x->shape[d];
     }
     pc.slab = slab ? (uint32_t)slab : 1;
+    mv_divider(pc.slab, &pc.slab_magic, &pc.slab_shift);
+    pc.shifts = mv_dividers(pc.dims + pc.k, (int)pc.nf, pc.magic);
     tn_storage *bufs[3] = {x->st, c->in[1]->st, c->out->st};
     return op_dispatch(x->ctx, mv_shader(x->dtype, gather_shaders), 0, &pc, sizeof pc, bufs, 3, c->out->numel);
 }

@@ -5,12 +5,15 @@
 // source and one into the destination. Strides of 0 broadcast, negative ones
 // reverse; the host collapses contiguous dims first so most calls have rank 1-2.
 #include "common.glsl"
+#include "divide.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(push_constant) uniform PC {
     uint n, rank;
     int ibase, obase;
+    uint shifts;
     uint shape[MAXR];
+    uint magic[MAXR];
     int ist[MAXR];
     int ost[MAXR];
 } pc;
@@ -23,13 +26,19 @@ void main()
     {
         uint r = i;
         int si = pc.ibase, so = pc.obase;
-        [[unroll]] for (int d = MAXR - 1; d >= 0; d--) {
+        // The outermost coordinate is what remains: no division for it.
+        [[unroll]] for (int d = MAXR - 1; d >= 1; d--) {
             if (d >= int(pc.rank))
                 continue;
-            uint c = r % pc.shape[d];
-            r /= pc.shape[d];
+            uint q = fastdiv(r, pc.magic[d], divshift(pc.shifts, d));
+            uint c = r - q * pc.shape[d];
+            r = q;
             si += int(c) * pc.ist[d];
             so += int(c) * pc.ost[d];
+        }
+        if (pc.rank > 0) {
+            si += int(r) * pc.ist[0];
+            so += int(r) * pc.ost[0];
         }
         o[so] = a[si];
     }
