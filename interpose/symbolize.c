@@ -12,6 +12,7 @@ pthread_mutex_t fbc_sym_lock = PTHREAD_MUTEX_INITIALIZER;
 typedef struct {
     uintptr_t key; /* ip * 2 + first: the first frame is looked up as is, the others at ip - 1 */
     fbc_frame_info info;
+    bool lines;    /* file:line looked up (sites only: a line table can take 0.4 s to load) */
     UT_hash_handle hh;
 } cached;
 
@@ -68,14 +69,14 @@ static Dwfl_Module *module(long i)
     return dmods[i];
 }
 
-void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out)
+static cached *lookup(uintptr_t ip, bool first, fbc_frame_info *out)
 {
     uintptr_t key = ip * 2 + first;
     cached *c;
     HASH_FIND(hh, cache, &key, sizeof key, c);
     if (c) {
         *out = c->info;
-        return;
+        return c;
     }
     memset(out, 0, sizeof *out);
     out->module = fbc_modmap_find(ip);
@@ -86,7 +87,33 @@ void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out)
         GElf_Off off;
         GElf_Sym sym;
         out->symbol = intern(dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL));
-        Dwfl_Line *line = dwfl_module_getsrc(m, addr);
+    }
+    c = malloc(sizeof *c);
+    if (c) {
+        c->key = key;
+        c->info = *out;
+        c->lines = false;
+        HASH_ADD(hh, cache, key, sizeof key, c);
+    }
+    return c;
+}
+
+void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out)
+{
+    lookup(ip, first, out);
+}
+
+/* Adds file:line to a frame already symbolized. */
+static void add_line(uintptr_t ip, bool first, fbc_frame_info *out)
+{
+    cached *c = lookup(ip, first, out);
+    if (c && c->lines) {
+        *out = c->info;
+        return;
+    }
+    Dwfl_Module *m = module(out->module);
+    if (m) {
+        Dwfl_Line *line = dwfl_module_getsrc(m, first ? ip : ip - 1);
         int lineno = 0;
         const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
         if (src) {
@@ -94,11 +121,9 @@ void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out)
             out->line = lineno;
         }
     }
-    c = malloc(sizeof *c);
     if (c) {
-        c->key = key;
         c->info = *out;
-        HASH_ADD(hh, cache, key, sizeof key, c);
+        c->lines = true;
     }
 }
 
@@ -132,6 +157,7 @@ void fbc_attribute(const uintptr_t *frames, unsigned n, fbc_frame_info *infos, f
         return;
     for (unsigned j = from + 1; j < n; j++)
         if (infos[j].module != infos[from].module) {
+            add_line(frames[j], false, &infos[j]);
             out->site = unnamed(&infos[j]);
             out->site_file = infos[j].file;
             out->site_line = infos[j].line;

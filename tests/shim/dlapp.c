@@ -1,0 +1,34 @@
+/* dlapp.c - loads a backend with dlopen(RTLD_LOCAL) after start-up and falls back through it:
+ * the preloaded shim must still see and forward every host_result call. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+__attribute__((noinline)) static int site_dl(int (*op)(size_t), int n)
+{
+    int bad = 0;
+    for (int i = 0; i < n; i++)
+        bad += op(10) != 103; /* fakedl returns nbytes % 7 + 100 */
+    return bad;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: shim-dlapp LIB N\n");
+        return 2;
+    }
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        fprintf(stderr, "shim-dlapp: %s\n", dlerror());
+        return 2;
+    }
+    int (*op)(size_t);
+    int (*calls)(void);
+    *(void **)&op = dlsym(h, "vkt_dlop");
+    *(void **)&calls = dlsym(h, "fakedl_calls");
+    int n = atoi(argv[2]);
+    int bad = site_dl(op, n);
+    printf("dl calls %d bad %d\n", calls(), bad);
+    return bad || calls() != n;
+}

@@ -1,0 +1,162 @@
+/* fakevkt.c - the test backend (see fakevkt.h). Built with -fno-optimize-sibling-calls, like
+ * libvkt, so every vkt_ frame stays on the stack at -O2. */
+#include "fakevkt.h"
+
+#define API __attribute__((visibility("default")))
+#define HELPER __attribute__((noinline))
+
+typedef struct {
+    const char *op;
+    uint64_t native, fallback, host;
+} vkt_stats_entry;
+
+static int rc;
+static uint64_t calls, host_calls, natives, fallbacks;
+static char scratch[1 << 16];
+
+API int host_result(void *out, const void *data, size_t nbytes)
+{
+    (void)out;
+    (void)data;
+    (void)nbytes;
+    __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+    return __atomic_load_n(&rc, __ATOMIC_RELAXED);
+}
+
+API void host_resident_op(const void *out, size_t nbytes)
+{
+    (void)out;
+    (void)nbytes;
+    __atomic_add_fetch(&host_calls, 1, __ATOMIC_RELAXED);
+}
+
+/* The internal path every fallback takes: compute on the host, hand the result over. */
+HELPER static int finish(fake_tensor *out, size_t nbytes)
+{
+    __atomic_add_fetch(&fallbacks, 1, __ATOMIC_RELAXED);
+    int r = host_result(out, scratch, nbytes);
+    return r;
+}
+
+HELPER static int run_fallback(fake_tensor *out, size_t nbytes)
+{
+    int r = finish(out, nbytes);
+    return r;
+}
+
+API int vkt_dot(fake_tensor *out, size_t nbytes)
+{
+    int r = run_fallback(out, nbytes);
+    return r;
+}
+
+API int vkt_add(fake_tensor *out, size_t nbytes)
+{
+    int r = run_fallback(out, nbytes);
+    return r;
+}
+
+API int vkt_matmul(fake_tensor *out, size_t nbytes)
+{
+    int r = vkt_dot(out, nbytes);
+    return r;
+}
+
+API int vkt_native(void)
+{
+    __atomic_add_fetch(&natives, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+HELPER static void run_host(fake_tensor *out, size_t nbytes)
+{
+    host_resident_op(out, nbytes);
+}
+
+API void vkt_transpose(fake_tensor *out, size_t nbytes)
+{
+    run_host(out, nbytes);
+}
+
+API int fake_raw(size_t nbytes)
+{
+    int r = host_result(NULL, scratch, nbytes);
+    return r;
+}
+
+/* Two call sites per level: the bits of pattern pick which, so each pattern is its own stack. */
+HELPER static int rec_a(unsigned pattern, int depth);
+HELPER static int rec_b(unsigned pattern, int depth);
+
+static int rec_step(unsigned pattern, int depth)
+{
+    if (depth == 0) {
+        int r = vkt_dot(NULL, 64);
+        return r;
+    }
+    int r = (pattern & 1) ? rec_a(pattern >> 1, depth - 1) : rec_b(pattern >> 1, depth - 1);
+    return r;
+}
+
+HELPER static int rec_a(unsigned pattern, int depth)
+{
+    int r = rec_step(pattern, depth);
+    return r + 0;
+}
+
+HELPER static int rec_b(unsigned pattern, int depth)
+{
+    int r = rec_step(pattern, depth);
+    return r + 0;
+}
+
+API int fake_recurse(unsigned pattern, int depth)
+{
+    int r = rec_step(pattern, depth);
+    return r;
+}
+
+API void fake_set_rc(int v)
+{
+    __atomic_store_n(&rc, v, __ATOMIC_RELAXED);
+}
+
+API uint64_t fake_calls(void)
+{
+    return __atomic_load_n(&calls, __ATOMIC_RELAXED);
+}
+
+API uint64_t fake_host_calls(void)
+{
+    return __atomic_load_n(&host_calls, __ATOMIC_RELAXED);
+}
+
+/* libvkt's optional accessors. */
+API int vkt_tensor_rank(const void *t)
+{
+    return t ? ((const fake_tensor *)t)->rank : -1;
+}
+
+API const int64_t *vkt_tensor_shape(const void *t)
+{
+    return t ? ((const fake_tensor *)t)->shape : NULL;
+}
+
+API int vkt_tensor_dtype(const void *t)
+{
+    return t ? ((const fake_tensor *)t)->dtype : -1;
+}
+
+API const char *vkt_dtype_name(int dtype)
+{
+    return dtype == 0 ? "f32" : dtype == 1 ? "i32" : "unknown";
+}
+
+API size_t vkt_stats(vkt_stats_entry *e, size_t cap)
+{
+    if (cap >= 1)
+        e[0] = (vkt_stats_entry){"dot", __atomic_load_n(&natives, __ATOMIC_RELAXED),
+                                 __atomic_load_n(&fallbacks, __ATOMIC_RELAXED),
+                                 __atomic_load_n(&host_calls, __ATOMIC_RELAXED)};
+    return 1;
+}
