@@ -1,4 +1,334 @@
-/* dot.c — the contract op family. */
+/* dot.c — the contract family: vkt_dot, Nx.dot/6 over any axes.
+ *
+ * Every contraction is a batched GEMM C[q][m][n] = sum_k A[q][m][k] B[q][k][n]:
+ * q flattens the batch axes (in the order given), m a's free axes, n b's free
+ * axes (ascending, as the result lists them), k the contracting axes (in the
+ * order given). The GEMM kernel reads each operand through one stride per
+ * index, so an operand whose axis groups each collapse to one stride (the
+ * usual row- or column-major matrix, batch axes anywhere that keep their
+ * groups contiguous) is read in place; any other is first packed by a strided
+ * copy into (batch, contracting, free) order. Both paths are native for every
+ * combination of axes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "spirv_table.h"
 #include "opsupport.h"
 
-const op_table op_table_contract = {NULL, 0};
+typedef struct dot_params {
+    int ca[VKT_MAX_RANK], ba[VKT_MAX_RANK], cb[VKT_MAX_RANK], bb[VKT_MAX_RANK];
+    int nc, nb;
+    vkt_dtype compute;
+} dot_params;
+
+typedef struct dot_push {
+    uint32_t M, N, K, Q;
+    uint32_t a_sq, a_sm, a_sk;
+    uint32_t b_sq, b_sk, b_sn;
+    uint32_t a_mfast, b_nfast;
+    uint32_t tiles_m, tiles_n;
+    uint32_t a_off, b_off, accumulate;
+} dot_push;
+
+typedef struct dot_pack_push {
+    uint32_t n, rank;
+    uint32_t shape[VKT_MAX_RANK];
+    uint32_t stride[VKT_MAX_RANK];
+} dot_pack_push;
+
+/* One operand seen as [q][f][k]: its axes by group and one stride per group. */
+typedef struct dot_operand {
+    int axes[VKT_MAX_RANK]; /* batch, then contracting, then free axes */
+    int nb, nc, nf;
+    uint64_t Q, F, K;
+    uint32_t sq, sf, sk;
+} dot_operand;
+
+static const int gemm_small[VKT_NUM_DTYPES] = {SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32,
+                                               SPV_gemm_small_u8};
+static const int gemm_direct[VKT_NUM_DTYPES] = {SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32,
+                                                SPV_gemm_direct_u8};
+
+/* ---- planning -------------------------------------------------------------- */
+
+/* The one stride that walks the flattened group, or false when the group's
+ * axes are not laid out as one run; size-1 axes never matter. */
+static bool dot_collapse(const vkt_tensor *t, const int64_t *st, const int *axes, int n, uint32_t *stride)
+{
+    int64_t want = -1;
+    *stride = 0;
+    for (int i = n - 1; i >= 0; i--) {
+        int64_t sz = t->shape[axes[i]];
+        if (sz == 1)
+            continue;
+        if (want < 0)
+            *stride = (uint32_t)st[axes[i]];
+        else if (st[axes[i]] != want)
+            return false;
+        want = st[axes[i]] * sz;
+    }
+    return true;
+}
+
+static void dot_plan(const vkt_tensor *t, const int *bat, int nb, const int *con, int nc, dot_operand *op)
+{
+    memset(op, 0, sizeof *op);
+    bool used[VKT_MAX_RANK] = {0};
+    op->Q = op->F = op->K = 1;
+    for (int i = 0; i < nb; i++) {
+        op->axes[i] = bat[i];
+        used[bat[i]] = true;
+        op->Q *= (uint64_t)t->shape[bat[i]];
+    }
+    for (int i = 0; i < nc; i++) {
+        op->axes[nb + i] = con[i];
+        used[con[i]] = true;
+        op->K *= (uint64_t)t->shape[con[i]];
+    }
+    op->nb = nb;
+    op->nc = nc;
+    for (int d = 0; d < t->rank; d++)
+        if (!used[d]) {
+            op->axes[nb + nc + op->nf++] = d;
+            op->F *= (uint64_t)t->shape[d];
+        }
+}
+
+/* Strides for the GEMM: in place when every group collapses, else after a
+ * native strided copy into (batch, contracting, free) order (*packed owns it). */
+static int dot_layout(const vkt_tensor *t, dot_operand *op, const vkt_tensor **src, vkt_tensor **packed)
+{
+    int64_t st[VKT_MAX_RANK];
+    int64_t s = 1;
+    for (int d = t->rank - 1; d >= 0; d--) {
+        st[d] = s;
+        s *= t->shape[d];
+    }
+    *src = t;
+    *packed = NULL;
+    if (dot_collapse(t, st, op->axes, op->nb, &op->sq) &&
+        dot_collapse(t, st, op->axes + op->nb, op->nc, &op->sk) &&
+        dot_collapse(t, st, op->axes + op->nb + op->nc, op->nf, &op->sf))
+        return VKT_OK;
+
+    dot_pack_push pc = {.n = (uint32_t)t->numel, .rank = (uint32_t)t->rank};
+    int64_t shape[VKT_MAX_RANK];
+    for (int i = 0; i < t->rank; i++) {
+        shape[i] = t->shape[op->axes[i]];
+        pc.shape[i] = (uint32_t)shape[i];
+        pc.stride[i] = (uint32_t)st[op->axes[i]];
+    }
+    vkt_tensor *p;
+    TRY(tn_new(t->ctx, t->dtype, shape, t->rank, &p));
+    int s2 = tn_alloc_device(p);
+    if (s2 == VKT_OK) {
+        size_t es = vkt_dtype_size(t->dtype);
+        int shader = es == 1 ? SPV_dot_pack_1 : es == 4 ? SPV_dot_pack_4 : SPV_dot_pack_8;
+        tn_storage *bufs[2] = {t->st, p->st};
+        s2 = op_dispatch(t->ctx, shader, 0, &pc, sizeof pc, bufs, 2, t->numel);
+    }
+    if (s2 != VKT_OK) {
+        vkt_tensor_free(p);
+        return s2;
+    }
+    op->sq = (uint32_t)(op->K * op->F);
+    op->sk = (uint32_t)op->F;
+    op->sf = 1;
+    *src = p;
+    *packed = p;
+    return VKT_OK;
+}
+
+/* ---- native and host computations ------------------------------------------ */
+
+/* The big tile pays off once both sides fill several of its 128-wide tiles;
+ * lavapipe (a CPU) gains nothing from it. */
+static bool dot_use_big(const vkt_ctx *ctx, vkt_dtype dt, uint64_t M, uint64_t N)
+{
+    return dt == VKT_F32 && ctx->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU && M >= 256 && N >= 256;
+}
+
+static uint32_t dot_ceil(uint64_t a, uint64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
+
+/* Lavapipe ends a shader invocation's loops after 65,535 iterations in all
+ * (one counter for the outermost loop and everything nested in it), which a
+ * long K would exceed silently; so K is cut into slices that each stay well
+ * within that, one dispatch per slice adding onto the previous ones. Other
+ * devices take the same path: slices are long enough (at least ~60,000
+ * steps of K per output tile) that ordinary products run in one dispatch. */
+static uint64_t dot_k_slice(uint64_t passes, uint64_t k_per_step)
+{
+    uint64_t budget = 60000 / (passes ? passes : 1);
+    return (budget > 8 ? budget - 4 : 4) * k_per_step;
+}
+
+static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_operand *oa, dot_operand *ob)
+{
+    vkt_ctx *ctx = c->out->ctx;
+    const vkt_tensor *sa, *sb;
+    vkt_tensor *pa = NULL, *pb = NULL;
+    int s = dot_layout(a, oa, &sa, &pa);
+    if (s == VKT_OK)
+        s = dot_layout(b, ob, &sb, &pb);
+    if (s == VKT_OK) {
+        bool big = dot_use_big(ctx, c->out->dtype, oa->F, ob->F);
+        /* Thin products would idle most of a tile: one thread per output. */
+        bool direct = oa->F < 16 || ob->F < 16;
+        uint32_t tile = big ? 128 : 64;
+        dot_push pc = {
+            .M = (uint32_t)oa->F, .N = (uint32_t)ob->F, .K = (uint32_t)oa->K, .Q = (uint32_t)oa->Q,
+            .a_sq = oa->sq, .a_sm = oa->sf, .a_sk = oa->sk,
+            .b_sq = ob->sq, .b_sk = ob->sk, .b_sn = ob->sf,
+            .a_mfast = oa->sf == 1, .b_nfast = ob->sf == 1,
+        };
+        pc.tiles_m = dot_ceil(pc.M, tile);
+        pc.tiles_n = dot_ceil(pc.N, tile);
+        pl_dispatch d = {.shader = direct ? gemm_direct[c->out->dtype] : big ? SPV_gemm_big_f32
+                                                                             : gemm_small[c->out->dtype],
+                         .nbufs = 3,
+                         .bufs = {sa->st, sb->st, c->out->st},
+                         .writes = {false, false, true},
+                         .push = &pc,
+                         .push_size = sizeof pc,
+                         .groups = {pc.tiles_n > 65535 ? 65535 : pc.tiles_n,
+                                    pc.tiles_m > 65535 ? 65535 : pc.tiles_m,
+                                    pc.Q > 65535 ? 65535 : pc.Q}};
+        uint64_t passes, slice;
+        if (direct) {
+            pl_grid(oa->Q * oa->F * ob->F, 256, d.groups);
+            passes = dot_ceil(oa->Q * oa->F * ob->F, (uint64_t)d.groups[0] * 256);
+            slice = dot_k_slice(passes, 1);
+        } else {
+            passes = (uint64_t)dot_ceil(pc.tiles_n, d.groups[0]) * dot_ceil(pc.tiles_m, d.groups[1]) *
+                     dot_ceil(pc.Q, d.groups[2]);
+            slice = dot_k_slice(passes, 8);
+        }
+        uint64_t K = oa->K;
+        for (uint64_t k0 = 0; s == VKT_OK && (k0 < K || k0 == 0); k0 += slice) {
+            pc.K = (uint32_t)(K - k0 < slice ? K - k0 : slice);
+            pc.a_off = (uint32_t)(k0 * oa->sk);
+            pc.b_off = (uint32_t)(k0 * ob->sk);
+            pc.accumulate = k0 > 0;
+            s = pl_run(ctx, &d);
+        }
+    }
+    vkt_tensor_free(pa);
+    vkt_tensor_free(pb);
+    return s;
+}
+
+static int dot_native(exec_call *c)
+{
+    const dot_params *p = c->params;
+    if (c->out->numel == 0)
+        return VKT_OK;
+    const vkt_tensor *a = c->in[0], *b = c->in[1];
+    vkt_tensor *ta = NULL, *tb = NULL;
+    int s = op_device_convert(a, p->compute, &a, &ta);
+    if (s == VKT_OK)
+        s = op_device_convert(b, p->compute, &b, &tb);
+    if (s == VKT_OK) {
+        dot_operand oa, ob;
+        dot_plan(a, p->ba, p->nb, p->ca, p->nc, &oa);
+        dot_plan(b, p->bb, p->nb, p->cb, p->nc, &ob);
+        s = dot_gemm(c, a, b, &oa, &ob);
+    }
+    vkt_tensor_free(ta);
+    vkt_tensor_free(tb);
+    return s;
+}
+
+static int dot_host(exec_call *c, const ref_view *in, ref_view *out)
+{
+    const dot_params *p = c->params;
+    ref_view a, b;
+    void *oa = NULL, *ob = NULL;
+    int s = op_host_convert(&in[0], p->compute, &a, &oa);
+    if (s == VKT_OK)
+        s = op_host_convert(&in[1], p->compute, &b, &ob);
+    if (s == VKT_OK)
+        s = ref_dot(&a, p->ca, p->ba, &b, p->cb, p->bb, p->nc, p->nb, out);
+    free(oa);
+    free(ob);
+    return s;
+}
+
+/* ---- validation and the public function ------------------------------------ */
+
+/* Normalizes n axes of operand `which` into dst, rejecting repeats across all
+ * of that operand's axis lists (seen accumulates them). */
+static int dot_axes(const char *which, const char *list, const int *axes, int n, int rank, unsigned *seen,
+                    int *dst)
+{
+    if (n > 0 && !axes)
+        return err_set(VKT_EINVAL, "vkt_dot: %s is NULL but %d axes were announced", list, n);
+    for (int i = 0; i < n; i++) {
+        int ax = 0;
+        if (axes[i] < -rank || axes[i] >= rank)
+            return err_set(VKT_EAXIS, "vkt_dot: %s[%d] = %d is out of range for %s of rank %d", list, i, axes[i],
+                           which, rank);
+        ax = axes[i] < 0 ? axes[i] + rank : axes[i];
+        if (*seen & (1u << ax))
+            return err_set(VKT_EAXIS, "vkt_dot: axis %d of %s is repeated in its contracting/batch axes", ax,
+                           which);
+        *seen |= 1u << ax;
+        dst[i] = ax;
+    }
+    return VKT_OK;
+}
+
+static int dot_pairs(const char *kind, const vkt_tensor *a, const int *xa, const vkt_tensor *b, const int *xb, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (a->shape[xa[i]] != b->shape[xb[i]])
+            return err_set(VKT_ESHAPE, "vkt_dot: %s axis pair %d has sizes %lld (a axis %d) and %lld (b axis %d)",
+                           kind, i, (long long)a->shape[xa[i]], xa[i], (long long)b->shape[xb[i]], xb[i]);
+    return VKT_OK;
+}
+
+static const op_info dot_ops[] = {OP_ENTRY(dot, NULL, 0)};
+const op_table op_table_contract = {dot_ops, sizeof dot_ops / sizeof dot_ops[0]};
+
+VKT_API int vkt_dot(const vkt_tensor *a, const int *ca, const int *ba, const vkt_tensor *b, const int *cb,
+                    const int *bb, int nc, int nb, vkt_tensor **out)
+{
+    const op_info *info = &dot_ops[0];
+    err_clear();
+    if (!out)
+        return err_set(VKT_EINVAL, "vkt_dot: out is NULL");
+    *out = NULL;
+    TRY(tn_check_tensor(a, info->name, "a"));
+    TRY(tn_check_tensor(b, info->name, "b"));
+    if (nc < 0 || nb < 0)
+        return err_set(VKT_EINVAL, "vkt_dot: negative axis count (nc = %d, nb = %d)", nc, nb);
+    if (nc + nb > a->rank || nc + nb > b->rank)
+        return err_set(VKT_EAXIS, "vkt_dot: %d contracting + %d batch axes exceed rank %d of a or %d of b", nc,
+                       nb, a->rank, b->rank);
+    dot_params p = {.nc = nc, .nb = nb, .compute = op_promote(a->dtype, b->dtype)};
+    unsigned seen_a = 0, seen_b = 0;
+    TRY(dot_axes("a", "ca", ca, nc, a->rank, &seen_a, p.ca));
+    TRY(dot_axes("a", "ba", ba, nb, a->rank, &seen_a, p.ba));
+    TRY(dot_axes("b", "cb", cb, nc, b->rank, &seen_b, p.cb));
+    TRY(dot_axes("b", "bb", bb, nb, b->rank, &seen_b, p.bb));
+    TRY(dot_pairs("contracting", a, p.ca, b, p.cb, nc));
+    TRY(dot_pairs("batch", a, p.ba, b, p.bb, nb));
+
+    int64_t shape[2 * VKT_MAX_RANK];
+    int rank = 0;
+    for (int i = 0; i < nb; i++)
+        shape[rank++] = a->shape[p.ba[i]];
+    for (int d = 0; d < a->rank; d++)
+        if (!(seen_a & (1u << d)))
+            shape[rank++] = a->shape[d];
+    for (int d = 0; d < b->rank; d++)
+        if (!(seen_b & (1u << d)))
+            shape[rank++] = b->shape[d];
+    if (rank > VKT_MAX_RANK)
+        return err_set(VKT_ESHAPE, "vkt_dot: the result would have rank %d (at most %d)", rank, VKT_MAX_RANK);
+    exec_call c = {.info = info, .in = {a, b}, .nin = 2, .native = dot_native, .host = dot_host, .params = &p};
+    TRY(tn_new(a->ctx, p.compute, shape, rank, &c.out));
+    return exec_run(&c, out);
+}
