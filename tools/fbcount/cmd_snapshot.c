@@ -78,10 +78,14 @@ static int find_dir(long pid, char *dir, size_t len)
         *slash = '\0';
         d = t;
     }
+    char joined[PATH_MAX + 64];
     if (d[0] == '/')
-        snprintf(dir, len, "%s", d);
+        snprintf(joined, sizeof joined, "%s", d);
     else
-        snprintf(dir, len, "/proc/%ld/cwd/%s", pid, d);
+        snprintf(joined, sizeof joined, "/proc/%ld/cwd/%s", pid, d);
+    /* Resolved now so messages name the real directory, not the /proc link. */
+    char real[PATH_MAX];
+    snprintf(dir, len, "%s", realpath(joined, real) ? real : joined);
     return 0;
 }
 

@@ -78,7 +78,7 @@ void fbt_text(FILE *out, fbc_census *c, fbc_by by, fbc_sort sort, size_t top)
     fprintf(out, "fbcount: %zu dump%s from %zu process%s", s.dumps, s.dumps == 1 ? "" : "s",
             s.processes, s.processes == 1 ? "" : "es");
     if (s.superseded)
-        fprintf(out, " (%zu earlier snapshot%s of the same processes not counted again)",
+        fprintf(out, " (%zu earlier dump%s of the same processes not counted again)",
                 s.superseded, s.superseded == 1 ? "" : "s");
     if (s.crashed)
         fprintf(out, "; %zu crashed", s.crashed);
