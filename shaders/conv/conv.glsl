@@ -85,12 +85,19 @@ cv_win cv_window(int d, int opos)
     w.qs = rd * w.ks / ld;
     w.kb = base >= 0 ? 0 : (-base + rd - 1) / rd;
     w.ke = (isz <= 0 || last < 0) ? 0 : min(ksz, last / rd + 1);
-    // Align to the first tap on a non-hole; at most ks candidates.
+    // Align to the first tap on a non-hole: taps repeat their alignment every
+    // ks, so if none of the first ks aligns (gcd(rd, ld) does not divide
+    // base), no tap of this output reads the input at all.
     int k = w.kb;
-    for (int t = 0; t < w.ks && k < w.ke && (base + k * rd) % ld != 0; t++)
-        k++;
+    bool found = false;
+    for (int t = 0; t < w.ks && k < w.ke; t++, k++) {
+        if ((base + k * rd) % ld == 0) {
+            found = true;
+            break;
+        }
+    }
     w.kb = k;
     w.q = (base + k * rd) / ld;
-    w.n = w.ke > w.kb ? (w.ke - w.kb + w.ks - 1) / w.ks : 0;
+    w.n = found ? (w.ke - w.kb + w.ks - 1) / w.ks : 0;
     return w;
 }
