@@ -36,8 +36,9 @@ int fbc_capture(uintptr_t *frames, int max)
     void *buf[FBC_MAX_DEPTH + 16];
     uintptr_t lo, hi;
     fbc_modmap_self(&lo, &hi);
-    int n = unw_backtrace(buf, max + 16 < (int)(sizeof buf / sizeof *buf) ? max + 16
-                                                                           : (int)(sizeof buf / sizeof *buf));
+    /* Four frames of this library sit above the caller (capture, record, the slow path, the
+     * wrapper); every frame walked costs, so ask for no more than that. */
+    int n = unw_backtrace(buf, max + 4);
     int skip = 0;
     while (skip < n && (uintptr_t)buf[skip] >= lo && (uintptr_t)buf[skip] < hi)
         skip++;

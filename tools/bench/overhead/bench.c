@@ -1,0 +1,269 @@
+/* bench.c - fbcount-bench-overhead: nanoseconds per host_result call (a) without the shim,
+ * (b) with it preloaded and recording off, (c) recording at stack depth 8, 32, 64; 1 and 4
+ * threads. The program re-executes itself under each environment, several times
+ * interleaved, and reports medians as ratios to (a) measured in the same run. Then the time
+ * of a snapshot of 10,000 distinct stacks and the memory each distinct stack takes.
+ *
+ * usage: fbcount-bench-overhead [--quick] [--shim PATH]
+ */
+#include <dlfcn.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int vkt_bench(size_t nbytes);
+
+#define CALL_DEPTH 72 /* frames between main and the loop, so depth 64 captures 64 */
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+typedef struct {
+    long calls;
+    int runs;
+    double *ns;
+} loop_arg;
+
+__attribute__((noinline)) static void *loop(void *p)
+{
+    loop_arg *a = p;
+    for (int r = 0; r < a->runs; r++) {
+        double t0 = now_ns();
+        for (long i = 0; i < a->calls; i++)
+            vkt_bench(8);
+        a->ns[r] = (now_ns() - t0) / (double)a->calls;
+    }
+    return NULL;
+}
+
+/* Recurse to CALL_DEPTH frames, then run the loop (in threads, each with its own depth). */
+__attribute__((noinline)) static void *deep(void *p)
+{
+    loop_arg *a = p;
+    static __thread int level;
+    if (++level < CALL_DEPTH) {
+        void *r = deep(p);
+        level--;
+        return r;
+    }
+    level = 0;
+    return loop(a);
+}
+
+static double child_loop(int threads, long calls, int runs)
+{
+    loop_arg a[8];
+    pthread_t th[8];
+    double all[8 * 64];
+    int n = 0;
+    deep(&(loop_arg){calls / 10, 1, all}); /* warm up: first stacks, lazy binding */
+    for (int i = 0; i < threads; i++) {
+        a[i] = (loop_arg){calls, runs, all + i * runs};
+        pthread_create(&th[i], NULL, deep, &a[i]);
+    }
+    for (int i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    n = threads * runs;
+    return median(all, n);
+}
+
+/* Distinct stacks: each pattern's bits choose between two call sites per level. */
+__attribute__((noinline)) static int rec_a(unsigned pattern, int depth);
+__attribute__((noinline)) static int rec_b(unsigned pattern, int depth);
+static int rec_step(unsigned pattern, int depth)
+{
+    if (depth == 0)
+        return vkt_bench(16);
+    int r = (pattern & 1) ? rec_a(pattern >> 1, depth - 1) : rec_b(pattern >> 1, depth - 1);
+    return r;
+}
+__attribute__((noinline)) static int rec_a(unsigned pattern, int depth)
+{
+    int r = rec_step(pattern, depth);
+    return r + 1;
+}
+__attribute__((noinline)) static int rec_b(unsigned pattern, int depth)
+{
+    int r = rec_step(pattern, depth);
+    return r + 2;
+}
+
+static int child_snapshot(int stacks)
+{
+    int (*dump)(const char *);
+    void *p = dlsym(RTLD_DEFAULT, "fbcount_dump");
+    memcpy(&dump, &p, sizeof dump);
+    if (!dump) {
+        fprintf(stderr, "fbcount-bench-overhead: the shim is not loaded\n");
+        return 1;
+    }
+    vkt_bench(1); /* first event: the shim resolves the backend */
+    struct mallinfo2 m0 = mallinfo2();
+    for (int i = 0; i < stacks; i++)
+        rec_step((unsigned)i, 14);
+    struct mallinfo2 m1 = mallinfo2();
+    char path[] = "/tmp/fbcount-bench-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return 1;
+    close(fd);
+    double t0 = now_ns();
+    int rc = dump(path);
+    double t1 = now_ns();
+    rc |= dump(path);
+    double t2 = now_ns();
+    unlink(path);
+    printf("%.3f %.3f %.1f\n", (t1 - t0) / 1e6, (t2 - t1) / 1e6,
+           (double)(m1.uordblks - m0.uordblks) / stacks);
+    return rc;
+}
+
+/* Runs this program as a child under env; returns what it printed (first line). */
+static int spawn(const char *self, char *const env[], char *const argv[], char *out, size_t cap)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        for (int i = 0; env[i]; i++)
+            putenv(env[i]);
+        execv(self, argv);
+        _exit(127);
+    }
+    close(p[1]);
+    ssize_t n = read(p[0], out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 && n > 0 ? 0 : -1;
+}
+
+typedef struct {
+    const char *name;
+    const char *env[5];
+    double target_ns; /* target over (a) in ns, 0 for none */
+} variant;
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && !strcmp(argv[1], "--child-loop"))
+        return printf("%.3f\n", child_loop(atoi(argv[2]), atol(argv[3]), atoi(argv[4]))) < 0;
+    if (argc > 1 && !strcmp(argv[1], "--child-snapshot"))
+        return child_snapshot(atoi(argv[2]));
+    bool quick = false;
+    const char *shim = getenv("FBCOUNT_SHIM");
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick"))
+            quick = true;
+        else if (!strcmp(argv[i], "--shim") && i + 1 < argc)
+            shim = argv[++i];
+        else {
+            fprintf(stderr, "usage: fbcount-bench-overhead [--quick] [--shim PATH]\n");
+            return 2;
+        }
+    }
+    if (!shim) {
+        fprintf(stderr, "fbcount-bench-overhead: give the shim with --shim or FBCOUNT_SHIM\n");
+        return 2;
+    }
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0)
+        return 1;
+    self[sl] = '\0';
+    static char pre[4200];
+    snprintf(pre, sizeof pre, "LD_PRELOAD=%s", shim);
+    char host[128] = "?";
+    gethostname(host, sizeof host);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const int repeats = quick ? 3 : 7;
+    const char *calls = quick ? "200000" : "1000000";
+    const char *runs = quick ? "5" : "11";
+
+    variant vs[] = {
+        {"(a) no shim", {"FBCOUNT_UNUSED=1", NULL}, 0},
+        {"(b) preloaded, recording off", {pre, "FBCOUNT=0", NULL}, 2},
+        {"(c) recording, depth 8", {pre, "FBCOUNT_DEPTH=8", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 0},
+        {"(c) recording, depth 32", {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 500},
+        {"(c) recording, depth 64", {pre, "FBCOUNT_DEPTH=64", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 0},
+    };
+    const int nv = sizeof vs / sizeof *vs;
+    printf("fbcount-bench-overhead: %s, %ld cpus; medians of %d runs x %s runs of %s calls\n", host,
+           ncpu, repeats, runs, calls);
+    printf("%-34s %-8s %12s %12s %9s %s\n", "what", "threads", "ns/call", "target", "ratio(a)",
+           "verdict");
+    int fails = 0;
+    for (int threads = 1; threads <= 4; threads += 3) {
+        double res[8][16];
+        char tbuf[8];
+        snprintf(tbuf, sizeof tbuf, "%d", threads);
+        for (int r = 0; r < repeats; r++)
+            for (int v = 0; v < nv; v++) {
+                char out[256];
+                char *cargv[] = {self, "--child-loop", tbuf, (char *)calls, (char *)runs, NULL};
+                if (spawn(self, (char *const *)vs[v].env, cargv, out, sizeof out) != 0) {
+                    fprintf(stderr, "fbcount-bench-overhead: %s failed\n", vs[v].name);
+                    return 1;
+                }
+                res[v][r] = atof(out);
+            }
+        double base = median(res[0], repeats);
+        for (int v = 0; v < nv; v++) {
+            double m = median(res[v], repeats);
+            char target[32] = "-";
+            const char *verdict = "";
+            if (vs[v].target_ns > 0) {
+                snprintf(target, sizeof target, "(a)+%.0f", vs[v].target_ns);
+                bool ok = m - base <= vs[v].target_ns;
+                verdict = ok ? "ok" : "MISSED";
+                fails += !ok && threads == 1;
+            }
+            printf("%-34s %-8d %12.2f %12s %9.2f %s\n", vs[v].name, threads, m, target, m / base,
+                   verdict);
+        }
+    }
+    char out[256];
+    const char *senv[] = {pre, "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL};
+    char *sargv[] = {self, "--child-snapshot", "10000", NULL};
+    if (spawn(self, (char *const *)senv, sargv, out, sizeof out) == 0) {
+        double cold, warm, mem;
+        if (sscanf(out, "%lf %lf %lf", &cold, &warm, &mem) == 3) {
+            printf("%-34s %-8s %10.1f ms %12s %9s %s\n", "snapshot, 10000 stacks (first)", "1", cold,
+                   "50 ms", "-", cold <= 50 ? "ok" : "MISSED");
+            printf("%-34s %-8s %10.1f ms %12s %9s %s\n", "snapshot, 10000 stacks (again)", "1", warm,
+                   "50 ms", "-", warm <= 50 ? "ok" : "MISSED");
+            printf("%-34s %-8s %10.0f B  %12s %9s\n", "memory per distinct stack (depth 64)", "1", mem,
+                   "-", "-");
+        }
+    } else {
+        fprintf(stderr, "fbcount-bench-overhead: snapshot run failed\n");
+        fails++;
+    }
+    return fails ? 3 : 0;
+}
