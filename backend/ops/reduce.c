@@ -17,12 +17,16 @@ enum { RD_ARGMAX = RED__COUNT, RD_ARGMIN };
 
 /* Work-split targets: enough (output, part) pairs to fill a large GPU several
  * times over, with chunks long enough that a partial costs little. */
+#ifndef RD_TARGET_GROUPS /* overridable to tune the split on a device */
 #define RD_TARGET_GROUPS 2048u
+#endif
 #define RD_GROUP_CHUNK_MIN 4096u
 #define RD_TARGET_THREADS (RD_TARGET_GROUPS * 256u)
 #define RD_THREAD_CHUNK_MIN 128u
-/* A contiguous innermost run at least this long gets a workgroup per output. */
+/* A contiguous innermost run at least this long gets a team of threads per
+ * output (a whole workgroup once each thread has 4 or more elements). */
 #define RD_GROUP_RUN_MIN 32u
+#define RD_TEAM_MIN 8u
 
 enum { RD_MODE_THREAD = 0, RD_MODE_GROUP = 1 };
 
@@ -122,7 +126,7 @@ static void rd_geometry(const int64_t *shape, int rank, unsigned mask, rd_geom *
 }
 
 /* Chooses the kernel shape for one dispatch and fills its push constants. */
-static void rd_plan(const rd_geom *g, bool pairs_in, uint32_t *mode, bool *vec4, rd_push *pc)
+static void rd_plan(const rd_geom *g, bool pairs_in, uint32_t *mode, uint32_t *team, bool *vec4, rd_push *pc)
 {
     memset(pc, 0, sizeof *pc);
     pc->nout = g->nout;
@@ -134,7 +138,7 @@ static void rd_plan(const rd_geom *g, bool pairs_in, uint32_t *mode, bool *vec4,
     uint32_t run = g->rstride[g->nredg - 1] == 1 ? g->rshape[g->nredg - 1] : 0;
     uint32_t nparts = 1, chunk = g->nred ? g->nred : 1;
     if (run >= RD_GROUP_RUN_MIN) {
-        /* Rows: a workgroup walks each contiguous reduced run, 256 wide. */
+        /* Rows: a team of threads walks each contiguous reduced run. */
         *mode = RD_MODE_GROUP;
         *vec4 = g->nredg == 1 && !pairs_in && (g->nout == 1 || g->nred % 4 == 0);
         if (g->nred >= 2 * RD_GROUP_CHUNK_MIN && g->nout < RD_TARGET_GROUPS) {
@@ -159,6 +163,10 @@ static void rd_plan(const rd_geom *g, bool pairs_in, uint32_t *mode, bool *vec4,
     }
     pc->chunk = chunk;
     pc->nparts = nparts;
+    /* Teams shrink until each thread has about 4 elements (or vec4s). */
+    *team = 256;
+    while (*mode == RD_MODE_GROUP && *team > RD_TEAM_MIN && *team * 4 > chunk)
+        *team /= 2;
 }
 
 /* ---- native -------------------------------------------------------------- */
@@ -175,16 +183,17 @@ static int rd_temp(vkt_ctx *ctx, vkt_dtype dt, uint32_t nout, uint32_t nparts, v
     return s;
 }
 
-static int rd_dispatch(vkt_ctx *ctx, int shader, int code, uint32_t mode, const rd_geom *g, bool vec4,
-                       uint32_t pairs, const rd_push *pc, tn_storage *const *bufs, int nbufs)
+static int rd_dispatch(vkt_ctx *ctx, int shader, int code, uint32_t mode, uint32_t team, const rd_geom *g,
+                       bool vec4, uint32_t pairs, const rd_push *pc, tn_storage *const *bufs, int nbufs)
 {
-    pl_dispatch d = {.shader = shader, .nspec = 6, .nbufs = nbufs, .push = pc, .push_size = sizeof *pc};
+    pl_dispatch d = {.shader = shader, .nspec = 7, .nbufs = nbufs, .push = pc, .push_size = sizeof *pc};
     d.spec[0] = (uint32_t)(code == RD_ARGMAX ? 0 : code == RD_ARGMIN ? 1 : code);
     d.spec[1] = mode;
     d.spec[2] = (uint32_t)g->nkeep;
     d.spec[3] = (uint32_t)g->nredg;
     d.spec[4] = vec4;
     d.spec[5] = pairs;
+    d.spec[6] = mode == RD_MODE_GROUP ? team : 256;
     for (int i = 0; i < nbufs; i++) {
         d.bufs[i] = bufs[i];
         d.writes[i] = false;
@@ -198,7 +207,8 @@ static int rd_dispatch(vkt_ctx *ctx, int shader, int code, uint32_t mode, const 
     }
     uint64_t n = (uint64_t)pc->nout * pc->nparts;
     if (mode == RD_MODE_GROUP) {
-        d.groups[0] = (uint32_t)(n > 65535 ? 65535 : n);
+        uint64_t teams = 256 / team, groups = (n + teams - 1) / teams;
+        d.groups[0] = (uint32_t)(groups > 65535 ? 65535 : groups);
         d.groups[1] = d.groups[2] = 1;
     } else {
         pl_grid(n, 256, d.groups);
@@ -224,9 +234,9 @@ static int rd_native(exec_call *c)
     int s = VKT_OK;
     for (int pass = 0; s == VKT_OK; pass++) {
         rd_push pc;
-        uint32_t mode;
+        uint32_t mode, team;
         bool vec4;
-        rd_plan(&g, arg && pass > 0, &mode, &vec4, &pc);
+        rd_plan(&g, arg && pass > 0, &mode, &team, &vec4, &pc);
         bool last = pc.nparts == 1;
         vkt_tensor *dst = NULL, *dst_val = NULL;
         if (!last) {
@@ -242,10 +252,10 @@ static int rd_native(exec_call *c)
                 /* Unused bindings get a harmless buffer the kernel never touches. */
                 tn_storage *bufs[4] = {src_st, src_idx ? src_idx->st : src_st, dst_st,
                                        dst_val ? dst_val->st : dst_st};
-                s = rd_dispatch(ctx, shader, p->code, mode, &g, vec4, pairs, &pc, bufs, 4);
+                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, pairs, &pc, bufs, 4);
             } else {
                 tn_storage *bufs[2] = {src_st, dst_st};
-                s = rd_dispatch(ctx, shader, p->code, mode, &g, vec4, 0, &pc, bufs, 2);
+                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, 0, &pc, bufs, 2);
             }
         }
         vkt_tensor_free(src);

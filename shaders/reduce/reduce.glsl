@@ -25,7 +25,8 @@
 layout(local_size_x = LOCAL) in;
 // 0: the op (enum ref_redop, or ARG_MAX/ARG_MIN for argreduce).
 layout(constant_id = 0) const uint OP = 0;
-// 1: 0 = one thread per (output, part), 1 = one workgroup per (output, part).
+// 1: 0 = one thread per (output, part), 1 = a team of TEAM threads per
+// (output, part).
 layout(constant_id = 1) const uint MODE = 0;
 // 2, 3: how many kept (0..3) and reduced (1..3) axis groups there are.
 layout(constant_id = 2) const uint NKEEP = 0;
@@ -35,6 +36,8 @@ layout(constant_id = 4) const uint VEC4 = 0;
 // 5: argreduce only: bit 0 inputs are (value, index) partials, bit 1 write
 // values next to the indices (a partial pass).
 layout(constant_id = 5) const uint PAIRS = 0;
+// 6: threads per team in MODE 1, a power of two dividing LOCAL.
+layout(constant_id = 6) const uint TEAM = LOCAL;
 
 layout(push_constant) uniform PC {
     uint nout, nred, chunk, nparts;
@@ -111,23 +114,6 @@ void red_next(inout RedIter it)
 
 shared ACC sh[LOCAL];
 
-// Tree over the workgroup's accumulators; barriers stay in uniform control
-// flow because every thread of a group walks the same (output, part) list.
-void group_store(ACC acc, uint idx)
-{
-    uint t = gl_LocalInvocationID.x;
-    sh[t] = acc;
-    barrier();
-    [[unroll]] for (uint s = LOCAL / 2; s > 0; s >>= 1) {
-        if (t < s)
-            sh[t] = acc_comb(sh[t], sh[t + s]);
-        barrier();
-    }
-    if (t == 0)
-        acc_store(idx, sh[0]);
-    barrier();
-}
-
 void main()
 {
     uint total = pc.nout * pc.nparts;
@@ -148,29 +134,44 @@ void main()
         }
         return;
     }
-    uint t = gl_LocalInvocationID.x;
-    for (uint g = gl_WorkGroupID.x; g < total; g += gl_NumWorkGroups.x) {
-        uint o = g % pc.nout, p = g / pc.nout;
+    // Teams of TEAM threads, one per (output, part): short rows keep every
+    // thread busy and pay log2(TEAM) barriers per LOCAL / TEAM outputs. Every
+    // thread walks the same block list, so barriers stay in uniform control flow.
+    const uint TEAMS = LOCAL / TEAM;
+    uint t = gl_LocalInvocationID.x, lane = t % TEAM;
+    for (uint g0 = gl_WorkGroupID.x * TEAMS; g0 < total; g0 += gl_NumWorkGroups.x * TEAMS) {
+        uint g = g0 + t / TEAM;
+        bool live = g < total;
+        uint o = live ? g % pc.nout : 0, p = live ? g / pc.nout : 0;
         uint base = kept_offset(o);
-        uint kb = p * pc.chunk, ke = min(pc.nred, kb + pc.chunk);
+        uint kb = p * pc.chunk, ke = live ? min(pc.nred, kb + pc.chunk) : 0;
         ACC acc = acc_ident();
         if (VEC4 != 0) {
             // base and kb are multiples of 4 (the host checks); the tail of a
             // row whose length is not is read element by element.
             uint n4 = kb < ke ? (ke - kb) / 4 : 0;
             uint b4 = (base + kb) / 4;
-            for (uint j = t; j < n4; j += LOCAL) {
+            for (uint j = lane; j < n4; j += TEAM) {
                 TA4 v = a4[b4 + j];
                 uint k = kb + 4 * j;
                 acc = acc_comb(acc, acc_comb(acc_comb(acc_from(v.x, k), acc_from(v.y, k + 1)),
                                              acc_comb(acc_from(v.z, k + 2), acc_from(v.w, k + 3))));
             }
-            for (uint k = kb + 4 * n4 + t; k < ke; k += LOCAL)
+            for (uint k = kb + 4 * n4 + lane; k < ke; k += TEAM)
                 acc = acc_comb(acc, acc_load(base + k, k));
         } else {
-            for (uint k = kb + t; k < ke; k += LOCAL)
+            for (uint k = kb + lane; k < ke; k += TEAM)
                 acc = acc_comb(acc, acc_load(base + red_offset(k), k));
         }
-        group_store(acc, o * pc.nparts + p);
+        sh[t] = acc;
+        barrier();
+        for (uint s = TEAM / 2; s > 0; s >>= 1) {
+            if (lane < s)
+                sh[t] = acc_comb(sh[t], sh[t + s]);
+            barrier();
+        }
+        if (lane == 0 && live)
+            acc_store(o * pc.nparts + p, sh[t]);
+        barrier();
     }
 }
