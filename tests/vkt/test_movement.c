@@ -3,28 +3,17 @@
  * Every case runs twice on the same device inputs: once with every op forced
  * down the fallback (the host reference) and once natively. The native run must
  * count as native in vkt_stats and give the same bytes (movement copies bits,
- * so the tolerance is zero, NaN payloads included). Before each native run the
- * allocator's next range is filled with 0xA5, so an element a kernel forgets to
- * write shows up. */
+ * so the tolerance is zero, NaN payloads included: stricter than h_check, which
+ * compares values). Before each native run h_poison fills the range the result
+ * will get, so an element a kernel forgets to write shows up. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "vkt.h"
+#include "harness.h"
 
-static vkt_ctx *ctx;
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
-
-static void setup(void)
-{
-    cr_assert_eq(vkt_ctx_create(NULL, &ctx), VKT_OK, "%s", vkt_last_error());
-}
-
-static void teardown(void)
-{
-    vkt_ctx_destroy(ctx);
-}
 
 static uint64_t rnd(void)
 {
@@ -39,6 +28,8 @@ static int64_t rnd_in(int64_t lo, int64_t hi)
     return lo + (int64_t)(rnd() % (uint64_t)(hi - lo + 1));
 }
 
+TestSuite(movement, .init = h_setup, .fini = h_teardown);
+
 static const vkt_dtype all_dtypes[] = {VKT_F32, VKT_F64, VKT_S32, VKT_U8};
 
 /* A DEVICE tensor of random bits (any bit pattern: movement must not care). */
@@ -52,7 +43,7 @@ static vkt_tensor *rand_tensor(vkt_dtype dt, const int64_t *shape, int rank)
     for (size_t i = 0; i < n; i++)
         buf[i] = (unsigned char)rnd();
     vkt_tensor *t = NULL;
-    cr_assert_eq(vkt_tensor_from_host(ctx, dt, shape, rank, buf, &t), VKT_OK, "%s", vkt_last_error());
+    cr_assert_eq(vkt_tensor_from_host(h_ctx, dt, shape, rank, buf, &t), VKT_OK, "%s", vkt_last_error());
     free(buf);
     return t;
 }
@@ -60,7 +51,7 @@ static vkt_tensor *rand_tensor(vkt_dtype dt, const int64_t *shape, int rank)
 static vkt_tensor *s32_tensor(const int32_t *data, const int64_t *shape, int rank)
 {
     vkt_tensor *t = NULL;
-    cr_assert_eq(vkt_tensor_from_host(ctx, VKT_S32, shape, rank, data, &t), VKT_OK, "%s", vkt_last_error());
+    cr_assert_eq(vkt_tensor_from_host(h_ctx, VKT_S32, shape, rank, data, &t), VKT_OK, "%s", vkt_last_error());
     return t;
 }
 
@@ -74,38 +65,21 @@ static uint64_t counter(const char *op, int which)
     return 0;
 }
 
-/* Leaves a freed range full of 0xA5 where the next allocation of nbytes lands. */
-static void poison(size_t nbytes)
-{
-    if (nbytes == 0)
-        return;
-    unsigned char *buf = malloc(nbytes);
-    cr_assert_not_null(buf);
-    memset(buf, 0xA5, nbytes);
-    int64_t shape[1] = {(int64_t)nbytes};
-    vkt_tensor *t = NULL;
-    cr_assert_eq(vkt_tensor_from_host(ctx, VKT_U8, shape, 1, buf, &t), VKT_OK);
-    cr_assert_eq(vkt_sync(ctx), VKT_OK);
-    vkt_tensor_free(t);
-    cr_assert_eq(vkt_sync(ctx), VKT_OK);
-    free(buf);
-}
-
 typedef int (*op_call)(const void *args, vkt_tensor **out);
 
 /* Runs fn through the reference and natively; both must agree bit for bit. */
 static void check(const char *op, op_call fn, const void *args, const char *what)
 {
     vkt_tensor *ref = NULL, *got = NULL;
-    cr_assert_eq(vkt_ctx_set_native_disable(ctx, "all"), VKT_OK);
+    cr_assert_eq(vkt_ctx_set_native_disable(h_ctx, "all"), VKT_OK);
     int s = fn(args, &ref);
-    cr_assert_eq(vkt_ctx_set_native_disable(ctx, ""), VKT_OK);
+    cr_assert_eq(vkt_ctx_set_native_disable(h_ctx, ""), VKT_OK);
     cr_assert_eq(s, VKT_OK, "%s: %s (reference): %s", op, what, vkt_last_error());
     size_t nb = vkt_tensor_nbytes(ref);
     unsigned char *want = malloc(nb + 1), *have = malloc(nb + 1);
     cr_assert(want && have);
     cr_assert_eq(vkt_tensor_read(ref, want, nb), VKT_OK, "%s", vkt_last_error());
-    poison(nb);
+    h_poison(h_ctx, nb);
     uint64_t before = counter(op, 0);
     s = fn(args, &got);
     cr_assert_eq(s, VKT_OK, "%s: %s (native): %s", op, what, vkt_last_error());
@@ -159,7 +133,7 @@ static void check_transpose(vkt_dtype dt, const int64_t *shape, int rank, const 
     vkt_tensor_free(x);
 }
 
-Test(movement, transpose_rank3_every_permutation, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, transpose_rank3_every_permutation, .timeout = 120)
 {
     static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
     static const int64_t shapes[][3] = {{2, 3, 4}, {1, 5, 1}, {0, 3, 2}, {7, 1, 9}, {33, 17, 5}, {3, 45, 70}};
@@ -169,7 +143,7 @@ Test(movement, transpose_rank3_every_permutation, .init = setup, .fini = teardow
                 check_transpose(all_dtypes[d], shapes[s], 3, perms[p]);
 }
 
-Test(movement, transpose_random_rank4_to_6, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, transpose_random_rank4_to_6, .timeout = 120)
 {
     for (int iter = 0; iter < 36; iter++) {
         int rank = 4 + iter % 3;
@@ -190,7 +164,7 @@ Test(movement, transpose_random_rank4_to_6, .init = setup, .fini = teardown, .ti
     }
 }
 
-Test(movement, transpose_small_ranks_null_and_negative_perm, .init = setup, .fini = teardown, .timeout = 60)
+Test(movement, transpose_small_ranks_null_and_negative_perm, .timeout = 60)
 {
     static const int64_t s2[2] = {37, 70}, s1[1] = {9}, s4[4] = {1, 33, 1, 65};
     static const int neg[2] = {-1, -2}, p10[2] = {1, 0}, p0[1] = {0}, p4[4] = {3, 2, 1, 0}, p4b[4] = {0, 3, 2, 1};
@@ -207,7 +181,7 @@ Test(movement, transpose_small_ranks_null_and_negative_perm, .init = setup, .fin
 }
 
 /* Past 65,535 workgroups of 256 elements: the tiled swap and the general kernel. */
-Test(movement, transpose_large, .init = setup, .fini = teardown, .timeout = 300)
+Test(movement, transpose_large, .timeout = 300)
 {
     static const int64_t s2[2] = {4096, 4200}, s3[3] = {64, 4200, 64};
     static const int p2[2] = {1, 0}, p3[3] = {2, 0, 1};
@@ -224,7 +198,7 @@ static int call_broadcast(const void *a, vkt_tensor **out)
     return vkt_broadcast(b->x, b->shape, b->rank, b->axes, out);
 }
 
-Test(movement, broadcast_shapes_and_axes, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, broadcast_shapes_and_axes, .timeout = 120)
 {
     static const struct {
         int xr;
@@ -266,7 +240,7 @@ static int call_slice(const void *a, vkt_tensor **out)
     return vkt_slice(s->x, s->start, s->len, s->strides, out);
 }
 
-Test(movement, slice_random_windows_with_clamping, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, slice_random_windows_with_clamping, .timeout = 120)
 {
     for (int iter = 0; iter < 48; iter++) {
         int rank = 1 + iter % 4;
@@ -305,7 +279,7 @@ static int call_pad(const void *a, vkt_tensor **out)
     return vkt_pad(p->x, p->v, p->lo, p->hi, p->in, out);
 }
 
-Test(movement, pad_negative_and_interior, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, pad_negative_and_interior, .timeout = 120)
 {
     static const struct {
         int r;
@@ -346,7 +320,7 @@ static int call_reverse(const void *a, vkt_tensor **out)
     return vkt_reverse(r->x, r->axes, r->n, out);
 }
 
-Test(movement, reverse_every_axis_subset, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, reverse_every_axis_subset, .timeout = 120)
 {
     static const int64_t shapes[][3] = {{3, 4, 5}, {1, 9, 2}, {2, 0, 3}, {17, 1, 31}};
     for (size_t d = 0; d < 4; d++)
@@ -381,7 +355,7 @@ static int call_concat(const void *a, vkt_tensor **out)
     return vkt_concatenate(c->xs, c->n, c->axis, out);
 }
 
-Test(movement, concatenate_axes_sizes_and_promotion, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, concatenate_axes_sizes_and_promotion, .timeout = 120)
 {
     for (int iter = 0; iter < 40; iter++) {
         int rank = 1 + iter % 4, n = 1 + (int)(rnd() % 4);
@@ -408,7 +382,7 @@ Test(movement, concatenate_axes_sizes_and_promotion, .init = setup, .fini = tear
 }
 
 /* More inputs than one exec_call holds, some of them host-resident. */
-Test(movement, concatenate_many_inputs, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, concatenate_many_inputs, .timeout = 120)
 {
     vkt_tensor *xs[11];
     for (int j = 0; j < 11; j++) {
@@ -432,7 +406,7 @@ static int call_gather(const void *a, vkt_tensor **out)
     return vkt_gather(g->x, g->idx, g->axes, out);
 }
 
-Test(movement, gather_clamps_and_axes, .init = setup, .fini = teardown, .timeout = 120)
+Test(movement, gather_clamps_and_axes, .timeout = 120)
 {
     static const int64_t xs[3] = {4, 5, 3};
     static const int ax01[2] = {0, 1}, ax20[2] = {2, 0}, ax1[1] = {1}, axm1[1] = {-1}, ax210[3] = {2, 1, 0};
@@ -474,14 +448,14 @@ Test(movement, gather_clamps_and_axes, .init = setup, .fini = teardown, .timeout
 
 /* ---- reshape and residency --------------------------------------------------- */
 
-Test(movement, reshape_is_a_native_view, .init = setup, .fini = teardown, .timeout = 60)
+Test(movement, reshape_is_a_native_view, .timeout = 60)
 {
     int64_t s[3] = {2, 3, 4}, s2[2] = {4, 6};
     float data[24], back[24];
     for (int i = 0; i < 24; i++)
         data[i] = (float)i * 1.5f - 3.0f;
     vkt_tensor *x = NULL, *r = NULL;
-    cr_assert_eq(vkt_tensor_from_host(ctx, VKT_F32, s, 3, data, &x), VKT_OK);
+    cr_assert_eq(vkt_tensor_from_host(h_ctx, VKT_F32, s, 3, data, &x), VKT_OK);
     uint64_t n0 = counter("reshape", 0);
     cr_assert_eq(vkt_reshape(x, s2, 2, &r), VKT_OK, "%s", vkt_last_error());
     cr_expect_eq(counter("reshape", 0), n0 + 1);
@@ -502,7 +476,7 @@ Test(movement, reshape_is_a_native_view, .init = setup, .fini = teardown, .timeo
     vkt_tensor_free(r);
 }
 
-Test(movement, reshape_chain_of_host_resident_inputs, .init = setup, .fini = teardown, .timeout = 60)
+Test(movement, reshape_chain_of_host_resident_inputs, .timeout = 60)
 {
     int64_t s[3] = {2, 3, 4}, s1[1] = {24}, s2[2] = {6, 4}, s3[4] = {2, 1, 12, 1};
     int32_t data[24], back[24];
@@ -532,7 +506,7 @@ Test(movement, reshape_chain_of_host_resident_inputs, .init = setup, .fini = tea
     vkt_tensor_free(r3);
 }
 
-Test(movement, support_matrix_is_native_for_every_dtype, .init = setup, .fini = teardown, .timeout = 30)
+Test(movement, support_matrix_is_native_for_every_dtype, .timeout = 30)
 {
     static const char *const ops[] = {"reshape", "transpose", "broadcast", "slice",
                                       "pad", "reverse", "concatenate", "gather"};
@@ -563,7 +537,7 @@ Test(movement, support_matrix_is_native_for_every_dtype, .init = setup, .fini = 
         cr_expect(s_ == VKT_OK || vkt_last_error()[0] != '\0', "%s: no message", #call);                \
     } while (0)
 
-Test(movement, bad_calls, .init = setup, .fini = teardown, .timeout = 60)
+Test(movement, bad_calls, .timeout = 60)
 {
     int64_t s3[3] = {2, 3, 4}, s1[1] = {3};
     vkt_tensor *x = rand_tensor(VKT_F32, s3, 3), *v = rand_tensor(VKT_F32, NULL, 0);
