@@ -19,8 +19,12 @@ enum { CV_N, CV_O, CV_CG, CV_PER_FG, CV_PER_BG, CV_BATCH_BG, CV_XS_N, CV_XS_C, C
 enum { CV_OSZ, CV_ISZ, CV_KSZ, CV_STR, CV_LO, CV_LD, CV_RD, CV_XST, CV_KST, CV_YST, CV_KSTEP };
 
 /* The split kernel pays for a workgroup reduction per output; it wins when the
- * outputs alone cannot fill the device and each one sums many products. */
+ * outputs alone cannot fill the device and each one sums many products. A CPU
+ * device (lavapipe) runs a workgroup per thread and pays dearly for barriers,
+ * so there it only takes outputs too few to fill one workgroup of the direct
+ * kernel, which would otherwise run on one core. */
 #define CV_SPLIT_MAX_OUT 32768
+#define CV_SPLIT_MAX_OUT_CPU 64
 #define CV_SPLIT_MIN_R 1024
 
 /* Everything the recorder and the host computation need, checked once. */
@@ -259,7 +263,8 @@ static int conv_native(exec_call *c)
         s = tn_upload(owned[2], params, sizeof params);
     if (s == VKT_OK) {
         int fdt = pl->dtype == VKT_F64;
-        bool split = y->numel <= CV_SPLIT_MAX_OUT && params[CV_R] >= CV_SPLIT_MIN_R;
+        bool cpu = y->ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        bool split = y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && params[CV_R] >= CV_SPLIT_MIN_R;
         pl_dispatch d = {.shader = split ? split_shaders[fdt] : direct_shaders[fdt],
                          .nbufs = 4,
                          .bufs = {x->st, k->st, owned[2]->st, y->st},

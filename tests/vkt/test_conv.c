@@ -427,6 +427,15 @@ Test(conv, lenet_gradient_forms)
         dx.padding_lo[0] = dx.padding_lo[1] = dx.padding_hi[0] = dx.padding_hi[1] = 4;
         random_check(VKT_F32, 4, gs[l], ks[l], &dx, 60 + (uint64_t)l, "lenet d input");
     }
+    /* 54 outputs, each a 2048-long sum: the split kernel on every device. */
+    vkt_conv_opts dk;
+    memset(&dk, 0, sizeof dk);
+    dk.has_input_permutation = dk.has_kernel_permutation = dk.has_output_permutation = true;
+    set_perm(dk.input_permutation, swap, 4);
+    set_perm(dk.kernel_permutation, swap, 4);
+    set_perm(dk.output_permutation, swap, 4);
+    dk.padding_lo[0] = dk.padding_hi[1] = 1;
+    random_check(VKT_F32, 4, (int64_t[]){8, 3, 16, 16}, (int64_t[]){8, 2, 16, 16}, &dk, 70, "small d kernel");
 }
 
 Test(conv, sizes_zero_and_one)
