@@ -89,7 +89,7 @@ void fbc_dump_modules(fbc_writer *w)
 
 static const char *dtype_name(int dtype, char *buf, size_t cap)
 {
-    const char *n = fbc_vkt.dtype_name ? fbc_vkt.dtype_name(dtype) : NULL;
+    const char *n = fbc_vkt_get()->dtype_name ? fbc_vkt_get()->dtype_name(dtype) : NULL;
     if (n)
         return n;
     snprintf(buf, cap, "dtype%d", dtype);

@@ -16,14 +16,15 @@ void fbc_thread_decide(void)
 
 static bool shape_of(const void *out, fbc_shape *s)
 {
-    if (!out || !fbc_vkt.rank || !fbc_vkt.shape || !fbc_vkt.dtype)
+    const fbc_backend *b = fbc_vkt_get();
+    if (!out || !b->rank || !b->shape || !b->dtype)
         return false;
-    int rank = fbc_vkt.rank(out);
-    const int64_t *dims = fbc_vkt.shape(out);
+    int rank = b->rank(out);
+    const int64_t *dims = b->shape(out);
     if (rank < 0 || rank > FBC_MAX_RANK || (rank > 0 && !dims))
         return false;
     s->rank = rank;
-    s->dtype = fbc_vkt.dtype(out);
+    s->dtype = b->dtype(out);
     for (int i = 0; i < rank; i++)
         s->dims[i] = dims[i];
     s->count = 0;

@@ -75,13 +75,13 @@ static int site_weight(const void *a, const void *b)
 
 static void read_backend(fbc_report *r)
 {
-    if (!fbc_vkt.stats)
+    if (!fbc_vkt_get()->stats)
         return;
-    size_t n = fbc_vkt.stats(NULL, 0);
+    size_t n = fbc_vkt_get()->stats(NULL, 0);
     fbc_stats_entry *e = calloc(n + 1, sizeof *e);
     if (!e)
         return;
-    n = fbc_vkt.stats(e, n);
+    n = fbc_vkt_get()->stats(e, n);
     for (size_t i = 0; i < n; i++) {
         r->native += e[i].native;
         r->fallback += e[i].fallback;

@@ -146,7 +146,8 @@ typedef struct {
     size_t (*stats)(fbc_stats_entry *entries, size_t cap);
 } fbc_backend;
 
-extern fbc_backend fbc_vkt; /* libvkt's optional accessors, found once the backend is seen */
+/* libvkt's optional accessors, published once the backend is seen (all NULL before). */
+const fbc_backend *fbc_vkt_get(void);
 
 /* ---- census.c (the in-process API) ------------------------------------------------ */
 void fbc_census_add(struct fbcount_census *c, const fbc_event *ev);

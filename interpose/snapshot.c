@@ -112,6 +112,9 @@ void fbc_snapshot_after_fork(void)
     pthread_mutex_init(&app_lock, NULL);
 }
 
+/* ThreadSanitizer calls sigaction before its runtime is up, and an instrumented wrapper would
+ * crash it: TSan builds keep the application's handlers by chaining at start-up only. */
+#ifndef FBC_NO_SIGACTION_WRAPPER
 FBC_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
     if (fbc_sigaction_resolve() != 0) {
@@ -145,3 +148,4 @@ FBC_EXPORT __sighandler_t signal(int sig, __sighandler_t handler)
         return SIG_ERR;
     return old.sa_handler;
 }
+#endif

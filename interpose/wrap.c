@@ -13,7 +13,8 @@
 typedef int (*result_fn)(void *out, const void *data, size_t nbytes);
 typedef void (*resident_fn)(const void *out, size_t nbytes);
 
-fbc_backend fbc_vkt;
+static fbc_backend vkt_found, vkt_none;
+static fbc_backend *vkt_published;
 static result_fn next_result;
 static resident_fn next_resident;
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -47,7 +48,7 @@ static void find_accessors(const void *fn)
         void *p = h ? dlsym(h, sym) : NULL;                                                     \
         if (!p)                                                                                 \
             p = dlsym(RTLD_DEFAULT, sym);                                                       \
-        memcpy(&fbc_vkt.field, &p, sizeof p);                                                   \
+        memcpy(&vkt_found.field, &p, sizeof p);                                                   \
     } while (0)
     LOOK(rank, "vkt_tensor_rank");
     LOOK(shape, "vkt_tensor_shape");
@@ -55,6 +56,13 @@ static void find_accessors(const void *fn)
     LOOK(dtype_name, "vkt_dtype_name");
     LOOK(stats, "vkt_stats");
 #undef LOOK
+    __atomic_store_n(&vkt_published, &vkt_found, __ATOMIC_RELEASE);
+}
+
+const fbc_backend *fbc_vkt_get(void)
+{
+    fbc_backend *b = __atomic_load_n(&vkt_published, __ATOMIC_ACQUIRE);
+    return b ? b : &vkt_none;
 }
 
 static void *resolve(void **slot, const char *name, const void *self, const void *caller)

@@ -1,0 +1,92 @@
+/* stress.c - many threads falling back, in and out of scopes, while another thread takes
+ * process dumps: exact totals at the end. A plain program (no Criterion) so that it runs
+ * under ThreadSanitizer, whose runtime and Criterion's workers do not mix.
+ * Needs FBCOUNT=1; exits 0 when every count is exact. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fakevkt.h"
+#include "fbcount.h"
+
+#define THREADS 6
+#define ROUNDS 2000
+
+static fake_tensor t = {0, 1, {4}};
+static int done;
+
+static void some(void *arg)
+{
+    for (int i = 0; i < *(int *)arg; i++)
+        vkt_dot(&t, 4);
+    vkt_transpose(&t, 4);
+}
+
+static void *worker(void *arg)
+{
+    uint64_t *bad = arg;
+    for (int r = 0; r < ROUNDS; r++) {
+        int n = 1 + r % 3;
+        fbcount_census *c = fbcount_count(some, &n);
+        if (fbcount_census_total(c) != (uint64_t)n || fbcount_census_host_total(c) != 1)
+            (*bad)++;
+        if (r % 500 == 0 && fbcount_census_op_count(c, "vkt_dot") != (uint64_t)n)
+            (*bad)++;
+        fbcount_census_free(c);
+        vkt_add(&t, 2); /* outside any scope: the process census only */
+    }
+    return NULL;
+}
+
+static void *dumper(void *arg)
+{
+    const char *path = arg;
+    while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+        if (fbcount_dump(path) != 0)
+            return (void *)1;
+    return NULL;
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/fbcount-stress-XXXXXX", path[64];
+    if (!mkdtemp(dir))
+        return 1;
+    snprintf(path, sizeof path, "%s/s.json", dir);
+    pthread_t th[THREADS], d;
+    uint64_t bad[THREADS] = {0};
+    pthread_create(&d, NULL, dumper, path);
+    for (int i = 0; i < THREADS; i++)
+        pthread_create(&th[i], NULL, worker, &bad[i]);
+    uint64_t total_bad = 0;
+    for (int i = 0; i < THREADS; i++) {
+        pthread_join(th[i], NULL);
+        total_bad += bad[i];
+    }
+    __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+    void *dr;
+    pthread_join(d, &dr);
+    uint64_t expect = 0;
+    for (int r = 0; r < ROUNDS; r++)
+        expect += 1 + r % 3 + 1; /* the scope's dots and the add outside it */
+    expect *= THREADS;
+    int rc = fbcount_dump(path);
+    FILE *f = fopen(path, "r");
+    char *text = calloc(1, 1 << 22);
+    size_t len = f && text ? fread(text, 1, (1 << 22) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    char want[64];
+    snprintf(want, sizeof want, "\"fallbacks\":%llu,", (unsigned long long)expect);
+    int ok = len && strstr(text, want) && !total_bad && !dr && rc == 0 &&
+             fake_calls() == expect;
+    if (!ok)
+        fprintf(stderr, "stress: expected %s in the dump; scope errors %llu; backend saw %llu\n",
+                want, (unsigned long long)total_bad, (unsigned long long)fake_calls());
+    free(text);
+    unlink(path);
+    rmdir(dir);
+    return ok ? 0 : 1;
+}
