@@ -556,15 +556,16 @@ static int concat_native(exec_call *c)
         const vkt_tensor *x = p->xs[j];
         if (x->st->where == VKT_HOST)
             TRY(tn_move((vkt_tensor *)x, VKT_DEVICE));
+        int64_t len = x->shape[p->axis], run = len * inner;
+        const vkt_tensor *src = NULL;
         vkt_tensor *tmp = NULL;
-        TRY(op_device_convert(x, out->dtype, &x, &tmp));
-        int64_t run = x->shape[p->axis] * inner;
+        TRY(op_device_convert(x, out->dtype, &src, &tmp));
         mv_plan plan = {.rank = 2, .shape = {outer, run}, .ist = {run, 1}, .ost = {total * inner, 1},
                         .obase = at * inner};
-        int s = mv_copy(out->ctx, out->dtype, x->st, out->st, plan);
+        int s = mv_copy(out->ctx, out->dtype, src->st, out->st, plan);
         vkt_tensor_free(tmp);
         TRY(s);
-        at += x->shape[p->axis];
+        at += len;
     }
     return VKT_OK;
 }
