@@ -8,6 +8,7 @@
  * host_resident_op win the dynamic linker's lookup, as libfbcount's do. */
 #include <dlfcn.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +21,7 @@ TestSuite(fallback, .init = h_setup, .fini = h_teardown, .timeout = 240);
 /* ---- ops that other families may not have linked yet ------------------------------
  * Weak references, so this suite builds while a family is still being written.
  * An op that is in the support matrix must have its function; one that is not
- * in the matrix yet is reported as skipped (cr_log_warn), never silently. */
+ * in the matrix yet is reported as skipped (skip_note), never silently. */
 #pragma weak vkt_sum
 #pragma weak vkt_product
 #pragma weak vkt_reduce_max
@@ -60,6 +61,18 @@ static vkt_stats_entry stat_of(const char *op)
         if (strcmp(e[i].op, op) == 0)
             return e[i];
     return (vkt_stats_entry){op, 0, 0, 0};
+}
+
+/* A visible note for a check that cannot run yet (stderr: Criterion's own
+ * warning log turns the exit status to failure). */
+static void skip_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void skip_note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
 }
 
 static bool in_matrix(const char *op)
@@ -324,7 +337,7 @@ Test(fallback, every_op_has_a_call)
     }
     for (size_t k = 0; k < N_CASES; k++)
         if (!in_matrix(op_cases[k].name))
-            cr_log_warn("SKIPPED: vkt_%s is not in the support matrix yet (family not written)", op_cases[k].name);
+            skip_note("SKIPPED: vkt_%s is not in the support matrix yet (family not written)", op_cases[k].name);
 }
 
 /* Native (or gated) run, forced fallback and the oracle for one op: the forced
@@ -614,7 +627,7 @@ Test(fallback, bad_calls_other_families)
         BAD(VKT_EAXIS, "argmax", vkt_argmax(x, 5, false, &o));
         BAD(VKT_EAXIS, "argmin", vkt_argmin(x, -4, false, &o));
     } else {
-        cr_log_warn("SKIPPED: reduce bad calls (family not in the matrix)");
+        skip_note("SKIPPED: reduce bad calls (family not in the matrix)");
     }
     if (in_matrix("reshape")) {
         BAD(VKT_ESHAPE, "reshape", vkt_reshape(x, rank7, 7, &o));
@@ -632,7 +645,7 @@ Test(fallback, bad_calls_other_families)
         BAD(VKT_EAXIS, "concatenate", vkt_concatenate(xs, 1, 3, &o));
         BAD(VKT_EDTYPE, "gather", vkt_gather(x, m, NULL, &o));
     } else {
-        cr_log_warn("SKIPPED: movement bad calls (family not in the matrix)");
+        skip_note("SKIPPED: movement bad calls (family not in the matrix)");
     }
     if (in_matrix("dot")) {
         static const int c1[1] = {1}, c0[1] = {0}, c9[1] = {9};
@@ -640,27 +653,27 @@ Test(fallback, bad_calls_other_families)
         BAD(VKT_EAXIS, "dot", vkt_dot(m, c9, NULL, m, c0, NULL, 1, 0, &o));
         BAD(VKT_EINVAL, "dot", vkt_dot(m, NULL, NULL, m, c0, NULL, 1, 0, &o));
     } else {
-        cr_log_warn("SKIPPED: dot bad calls (not in the matrix)");
+        skip_note("SKIPPED: dot bad calls (not in the matrix)");
     }
     if (in_matrix("sort")) {
         BAD(VKT_EAXIS, "sort", vkt_sort(m, 2, false, &o));
         BAD(VKT_EAXIS, "argsort", vkt_argsort(m, -3, false, &o));
         BAD(VKT_EINVAL, "sort", vkt_sort(NULL, 0, false, &o));
     } else {
-        cr_log_warn("SKIPPED: sort bad calls (family not in the matrix)");
+        skip_note("SKIPPED: sort bad calls (family not in the matrix)");
     }
     if (in_matrix("conv")) {
         BAD(VKT_ESHAPE, "conv", vkt_conv(m, m, NULL, &o));
         BAD(VKT_EINVAL, "conv", vkt_conv(x, x, NULL, NULL));
     } else {
-        cr_log_warn("SKIPPED: conv bad calls (not in the matrix)");
+        skip_note("SKIPPED: conv bad calls (not in the matrix)");
     }
     if (in_matrix("window_sum")) {
         static const int64_t w2[2] = {2, 2};
         BAD(VKT_EINVAL, "window_sum", vkt_window_sum(x, NULL, NULL, &o));
         BAD(VKT_EINVAL, "window_max", vkt_window_max(NULL, w2, NULL, &o));
     } else {
-        cr_log_warn("SKIPPED: window bad calls (family not in the matrix)");
+        skip_note("SKIPPED: window bad calls (family not in the matrix)");
     }
     vkt_tensor_free(x);
     vkt_tensor_free(m);
