@@ -95,7 +95,7 @@ static int sgd(vkt_tensor **w, const vkt_tensor *g, const vkt_tensor *lr)
 }
 
 /* One training step; returns the loss, or NAN after an error. */
-static double train_step(mlp *m, const float *xb, const float *yb, int batch, const vkt_tensor *lr)
+__attribute__((noinline)) static double train_step(mlp *m, const float *xb, const float *yb, int batch, const vkt_tensor *lr)
 {
     vkt_ctx *ctx = m->ctx;
     int64_t xs[2] = {batch, IN}, ys[2] = {batch, CLASSES}, scalar[1] = {1};
