@@ -98,6 +98,7 @@ INTERNAL int tn_download(const vkt_tensor *t, void *dst);
 INTERNAL int tn_move(vkt_tensor *t, vkt_residency where);
 /* Checks shape/rank/dtype and fills numel and nbytes; names `what` in errors. */
 INTERNAL int tn_check_shape(const int64_t *shape, int rank, const char *what);
+INTERNAL int tn_check_args(vkt_dtype dtype, const int64_t *shape, int rank, const char *what);
 INTERNAL int tn_check_tensor(const vkt_tensor *t, const char *op, const char *arg);
 /* A new tensor sharing x's storage under another shape of the same size. */
 INTERNAL int tn_view_of(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out);

@@ -1,6 +1,7 @@
 /* create.c — zeros, full and iota. Contents are made by the host reference and
  * uploaded: creation is data entry, not an op, so it counts in no statistics
  * and never reaches the fallback exit. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "core.h"
@@ -12,6 +13,9 @@ static int create(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
     if (!ctx || !out)
         return err_set(VKT_EINVAL, "vkt_%s: ctx or out is NULL", what);
     *out = NULL;
+    char name[32];
+    snprintf(name, sizeof name, "vkt_%s", what);
+    TRY(tn_check_args(dtype, shape, rank, name));
     vkt_tensor *t;
     TRY(tn_new(ctx, dtype, shape, rank, &t));
     if (iota && iota_axis != VKT_ALL_AXES && (iota_axis < -rank || iota_axis >= rank)) {

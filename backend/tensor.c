@@ -34,6 +34,15 @@ int tn_check_shape(const int64_t *shape, int rank, const char *what)
     return VKT_OK;
 }
 
+/* The creation functions check their arguments under their own name, so the
+ * message says which call was wrong; tn_new repeats the check for ops. */
+int tn_check_args(vkt_dtype dtype, const int64_t *shape, int rank, const char *what)
+{
+    if ((unsigned)dtype >= VKT_NUM_DTYPES)
+        return err_set(VKT_EDTYPE, "%s: invalid dtype %d", what, (int)dtype);
+    return tn_check_shape(shape, rank, what);
+}
+
 int tn_check_tensor(const vkt_tensor *t, const char *op, const char *arg)
 {
     if (!t)
@@ -225,6 +234,7 @@ VKT_API int vkt_tensor_from_host(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *s
     if (!ctx || !out)
         return err_set(VKT_EINVAL, "vkt_tensor_from_host: ctx or out is NULL");
     *out = NULL;
+    TRY(tn_check_args(dtype, shape, rank, "vkt_tensor_from_host"));
     vkt_tensor *t;
     TRY(tn_new(ctx, dtype, shape, rank, &t));
     if (!data && t->numel) {

@@ -21,6 +21,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
         skipped += 1
     else:
         failed += 1
-print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+if skipped:
+    print(f"({skipped} suites skipped)")
+print(f"{passed} passed, {failed} failed")
 PY
 exit $rc

@@ -183,16 +183,16 @@ Test(allow, file_format)
 
 Test(census, very_deep_stacks_are_cut_to_the_innermost_frames)
 {
-    size_t depth = 100000;
-    char *buf = malloc(depth * 24 + 512);
+    size_t depth = 100000, cap = depth * 24 + 512;
+    char *buf = malloc(cap);
     cr_assert_not_null(buf);
-    size_t k = (size_t)sprintf(buf, "{\"schema\":\"fbcount/1\",\"reason\":\"exit\",\"seq\":1,"
+    size_t k = (size_t)snprintf(buf, cap, "{\"schema\":\"fbcount/1\",\"reason\":\"exit\",\"seq\":1,"
                                "\"process\":{\"pid\":7,\"exe\":\"/bin/x\"},\"total\":"
                                "{\"fallbacks\":1,\"bytes\":4,\"host_ops\":0},\"ops\":[],"
                                "\"host_ops\":[],\"stacks\":[{\"count\":1,\"frames\":[");
     for (size_t i = 0; i < depth; i++)
-        k += (size_t)sprintf(buf + k, "%s{\"symbol\":\"f%zu\"}", i ? "," : "", i);
-    k += (size_t)sprintf(buf + k, "]}]}");
+        k += (size_t)snprintf(buf + k, cap - k, "%s{\"symbol\":\"f%zu\"}", i ? "," : "", i);
+    k += (size_t)snprintf(buf + k, cap - k, "]}]}");
     fbd_status st;
     fbd_dump *d = fbd_load_buffer(buf, k, "deep.json", &st, err, sizeof err);
     free(buf);
