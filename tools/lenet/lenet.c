@@ -1,0 +1,333 @@
+/* lenet.c — the LeNet-5 model and its training step on libvkt (see lenet.h).
+ *
+ * The step is written the way an autodiff system emits it, because that is
+ * what the fallback census is about: weight gradients of convs are convs with
+ * the batch and feature axes of input, kernel and output swapped (through
+ * vkt_conv's permutations, never a copy), input gradients are convs with a
+ * reversed kernel, its in/out axes swapped and full padding, pooling gradients
+ * are window_scatter_max, dense gradients are dots contracting the batch axis
+ * followed by a transpose, bias gradients are sums (reshaped back for the conv
+ * biases). Nothing is read back until the loss, and only when asked. */
+#include "lenet.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "digits.h"
+#include "rng.h"
+
+enum { P_K1, P_B1, P_K2, P_B2, P_W3, P_B3, P_W4, P_B4, P_W5, P_B5, P_COUNT };
+
+struct lenet {
+    vkt_ctx *ctx;
+    lenet_act act;
+    vkt_tensor *p[P_COUNT];
+    vkt_tensor *lr, *zero, *one; /* rank-0 scalars, made once */
+};
+
+static _Thread_local char last_error[512];
+
+const char *lenet_error(void)
+{
+    return last_error;
+}
+
+static void note(const char *call, int status)
+{
+    snprintf(last_error, sizeof last_error, "%s: %s: %s", call, vkt_status_name(status), vkt_last_error());
+}
+
+/* Every libvkt call goes through CHECK: the first failure is noted with the
+ * call's text and libvkt's message, and the step is abandoned cleanly. */
+#define CHECK(call)                                                                                     \
+    do {                                                                                                \
+        int s_ = (call);                                                                                \
+        if (s_ != VKT_OK) {                                                                             \
+            note(#call, s_);                                                                            \
+            status = s_;                                                                                \
+            goto done;                                                                                  \
+        }                                                                                               \
+    } while (0)
+
+/* A step makes some seventy temporaries; each result slot is registered as it
+ * is handed to an op, so one loop frees them all on success and on failure. */
+#define TEMPS_MAX 128
+typedef struct temps {
+    vkt_tensor **slot[TEMPS_MAX];
+    int n;
+} temps;
+
+static vkt_tensor **keep(temps *t, vkt_tensor **v)
+{
+    *v = NULL;
+    if (t->n < TEMPS_MAX)
+        t->slot[t->n++] = v;
+    return v;
+}
+
+static void release(temps *t)
+{
+    for (int i = 0; i < t->n; i++)
+        vkt_tensor_free(*t->slot[i]);
+    t->n = 0;
+}
+
+/* ---- building blocks -------------------------------------------------------- */
+
+static const int64_t pool_window[4] = {1, 1, 2, 2};
+static const vkt_window_opts pool_opts = {.strides = {1, 1, 2, 2}};
+static const int swap01[4] = {1, 0, 2, 3};
+
+static vkt_conv_opts conv_padding(int64_t pad)
+{
+    vkt_conv_opts o = {0};
+    for (int i = 0; i < 2; i++)
+        o.padding_lo[i] = o.padding_hi[i] = pad;
+    return o;
+}
+
+/* dK[o,i,u,v] = sum over n,y,x of in[n,i,y+u,x+v] * dout[n,o,y,x]: a conv of
+ * the input seen as [i, n, ...] with dout seen as the kernel [o, n, ...], whose
+ * canonical output [i, o, ...] is swapped back to the kernel's [o, i, ...]. */
+static vkt_conv_opts kernel_grad_opts(int64_t pad)
+{
+    vkt_conv_opts o = conv_padding(pad);
+    o.has_input_permutation = o.has_kernel_permutation = o.has_output_permutation = true;
+    for (int i = 0; i < 4; i++)
+        o.input_permutation[i] = o.kernel_permutation[i] = o.output_permutation[i] = swap01[i];
+    return o;
+}
+
+/* dIn = dout convolved with the spatially reversed kernel read as [i, o, ...],
+ * padded by (kernel - 1 - forward padding) on each side. */
+static vkt_conv_opts input_grad_opts(int64_t ksize, int64_t pad)
+{
+    vkt_conv_opts o = conv_padding(ksize - 1 - pad);
+    o.has_kernel_permutation = true;
+    for (int i = 0; i < 4; i++)
+        o.kernel_permutation[i] = swap01[i];
+    return o;
+}
+
+static int activate(const lenet *m, const vkt_tensor *z, vkt_tensor **a)
+{
+    return m->act == LENET_TANH ? vkt_tanh(z, a) : vkt_max(z, m->zero, a);
+}
+
+/* The gradient through the activation: g * (1 - a^2) for tanh, g where z > 0
+ * for relu. */
+static int activate_grad(const lenet *m, const vkt_tensor *g, const vkt_tensor *z, const vkt_tensor *a,
+                         vkt_tensor **out)
+{
+    vkt_tensor *t1 = NULL, *t2 = NULL;
+    int s;
+    if (m->act == LENET_TANH) {
+        s = vkt_multiply(a, a, &t1);
+        if (s == VKT_OK)
+            s = vkt_subtract(m->one, t1, &t2);
+        if (s == VKT_OK)
+            s = vkt_multiply(g, t2, out);
+    } else {
+        s = vkt_greater(z, m->zero, &t1);
+        if (s == VKT_OK)
+            s = vkt_select(t1, g, m->zero, out);
+    }
+    vkt_tensor_free(t1);
+    vkt_tensor_free(t2);
+    return s;
+}
+
+/* w -= lr * g, replacing *w. */
+static int sgd(const lenet *m, vkt_tensor **w, const vkt_tensor *g)
+{
+    vkt_tensor *step = NULL, *nw = NULL;
+    int s = vkt_multiply(g, m->lr, &step);
+    if (s == VKT_OK)
+        s = vkt_subtract(*w, step, &nw);
+    vkt_tensor_free(step);
+    if (s == VKT_OK) {
+        vkt_tensor_free(*w);
+        *w = nw;
+    }
+    return s;
+}
+
+/* ---- the step --------------------------------------------------------------- */
+
+/* Its own frame, so fbcount names it as the site of the ops it calls. */
+__attribute__((noinline)) static int train_step(lenet *m, const float *images, const float *onehot, int batch,
+                                                float *loss)
+{
+    vkt_ctx *ctx = m->ctx;
+    vkt_tensor **p = m->p;
+    temps t = {0};
+    int status = VKT_OK;
+    const int64_t xs[4] = {batch, 1, DIGITS_SIDE, DIGITS_SIDE}, ys[2] = {batch, DIGITS_CLASSES};
+    const int64_t flat[2] = {batch, 400}, unflat[4] = {batch, 16, 5, 5}, b1s[3] = {6, 1, 1}, b2s[3] = {16, 1, 1};
+    const int ax0[1] = {0}, ax1[1] = {1}, bias_axes[3] = {0, 2, 3}, spatial[2] = {2, 3}, t10[2] = {1, 0};
+    vkt_conv_opts pad2 = conv_padding(2), kg1 = kernel_grad_opts(2), kg2 = kernel_grad_opts(0),
+                  ig2 = input_grad_opts(5, 0);
+    vkt_tensor *x, *y, *c1, *z1, *a1, *p1, *c2, *z2, *a2, *p2, *f, *d3, *z3, *a3, *d4, *z4, *a4, *d5, *logits;
+    vkt_tensor *mx, *zc, *ez, *se, *lse, *logp, *yl, *tot, *invb, *prob, *diff, *g5;
+    vkt_tensor *dw5t, *dw5, *db5, *da4, *g4, *dw4t, *dw4, *db4, *da3, *g3, *dw3t, *dw3, *db3, *df, *dp2;
+    vkt_tensor *da2, *g2, *db2s, *db2, *dk2, *k2r, *dp1, *da1, *g1, *db1s, *db1, *dk1;
+#define K(v) keep(&t, &(v))
+
+    CHECK(vkt_tensor_from_host(ctx, VKT_F32, xs, 4, images, K(x)));
+    CHECK(vkt_tensor_from_host(ctx, VKT_F32, ys, 2, onehot, K(y)));
+    CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 1.0 / batch, K(invb)));
+
+    /* forward */
+    CHECK(vkt_conv(x, p[P_K1], &pad2, K(c1)));
+    CHECK(vkt_add(c1, p[P_B1], K(z1)));
+    CHECK(activate(m, z1, K(a1)));
+    CHECK(vkt_window_max(a1, pool_window, &pool_opts, K(p1)));
+    CHECK(vkt_conv(p1, p[P_K2], NULL, K(c2)));
+    CHECK(vkt_add(c2, p[P_B2], K(z2)));
+    CHECK(activate(m, z2, K(a2)));
+    CHECK(vkt_window_max(a2, pool_window, &pool_opts, K(p2)));
+    CHECK(vkt_reshape(p2, flat, 2, K(f)));
+    CHECK(vkt_dot(f, ax1, NULL, p[P_W3], ax0, NULL, 1, 0, K(d3)));
+    CHECK(vkt_add(d3, p[P_B3], K(z3)));
+    CHECK(activate(m, z3, K(a3)));
+    CHECK(vkt_dot(a3, ax1, NULL, p[P_W4], ax0, NULL, 1, 0, K(d4)));
+    CHECK(vkt_add(d4, p[P_B4], K(z4)));
+    CHECK(activate(m, z4, K(a4)));
+    CHECK(vkt_dot(a4, ax1, NULL, p[P_W5], ax0, NULL, 1, 0, K(d5)));
+    CHECK(vkt_add(d5, p[P_B5], K(logits)));
+    /* log-softmax, shifted by the row maximum, and the summed cross-entropy */
+    CHECK(vkt_reduce_max(logits, ax1, 1, true, K(mx)));
+    CHECK(vkt_subtract(logits, mx, K(zc)));
+    CHECK(vkt_exp(zc, K(ez)));
+    CHECK(vkt_sum(ez, ax1, 1, true, K(se)));
+    CHECK(vkt_log(se, K(lse)));
+    CHECK(vkt_subtract(zc, lse, K(logp)));
+    CHECK(vkt_multiply(y, logp, K(yl)));
+    CHECK(vkt_sum(yl, NULL, 0, false, K(tot)));
+
+    /* backward: d loss / d logits = (softmax - onehot) / batch */
+    CHECK(vkt_exp(logp, K(prob)));
+    CHECK(vkt_subtract(prob, y, K(diff)));
+    CHECK(vkt_multiply(diff, invb, K(g5)));
+    /* dense layers: the weight gradient contracts the batch axis and comes out
+     * [out, in], so a transpose follows, as Nx's grad of dot emits it */
+    CHECK(vkt_dot(g5, ax0, NULL, a4, ax0, NULL, 1, 0, K(dw5t)));
+    CHECK(vkt_transpose(dw5t, t10, K(dw5)));
+    CHECK(vkt_sum(g5, ax0, 1, false, K(db5)));
+    CHECK(vkt_dot(g5, ax1, NULL, p[P_W5], ax1, NULL, 1, 0, K(da4)));
+    CHECK(activate_grad(m, da4, z4, a4, K(g4)));
+    CHECK(vkt_dot(g4, ax0, NULL, a3, ax0, NULL, 1, 0, K(dw4t)));
+    CHECK(vkt_transpose(dw4t, t10, K(dw4)));
+    CHECK(vkt_sum(g4, ax0, 1, false, K(db4)));
+    CHECK(vkt_dot(g4, ax1, NULL, p[P_W4], ax1, NULL, 1, 0, K(da3)));
+    CHECK(activate_grad(m, da3, z3, a3, K(g3)));
+    CHECK(vkt_dot(g3, ax0, NULL, f, ax0, NULL, 1, 0, K(dw3t)));
+    CHECK(vkt_transpose(dw3t, t10, K(dw3)));
+    CHECK(vkt_sum(g3, ax0, 1, false, K(db3)));
+    CHECK(vkt_dot(g3, ax1, NULL, p[P_W3], ax1, NULL, 1, 0, K(df)));
+    /* second conv block */
+    CHECK(vkt_reshape(df, unflat, 4, K(dp2)));
+    CHECK(vkt_window_scatter_max(a2, dp2, m->zero, pool_window, &pool_opts, K(da2)));
+    CHECK(activate_grad(m, da2, z2, a2, K(g2)));
+    CHECK(vkt_sum(g2, bias_axes, 3, false, K(db2s)));
+    CHECK(vkt_reshape(db2s, b2s, 3, K(db2)));
+    CHECK(vkt_conv(p1, g2, &kg2, K(dk2)));
+    CHECK(vkt_reverse(p[P_K2], spatial, 2, K(k2r)));
+    CHECK(vkt_conv(g2, k2r, &ig2, K(dp1)));
+    /* first conv block: no input gradient, x is data */
+    CHECK(vkt_window_scatter_max(a1, dp1, m->zero, pool_window, &pool_opts, K(da1)));
+    CHECK(activate_grad(m, da1, z1, a1, K(g1)));
+    CHECK(vkt_sum(g1, bias_axes, 3, false, K(db1s)));
+    CHECK(vkt_reshape(db1s, b1s, 3, K(db1)));
+    CHECK(vkt_conv(x, g1, &kg1, K(dk1)));
+#undef K
+
+    const vkt_tensor *grads[P_COUNT] = {dk1, db1, dk2, db2, dw3, db3, dw4, db4, dw5, db5};
+    for (int i = 0; i < P_COUNT; i++)
+        CHECK(sgd(m, &p[i], grads[i]));
+    if (loss) {
+        float sum;
+        CHECK(vkt_tensor_read(tot, &sum, sizeof sum));
+        *loss = -sum / (float)batch;
+    } else {
+        CHECK(vkt_sync(ctx));
+    }
+done:
+    release(&t);
+    return status;
+}
+
+int lenet_step(lenet *m, const float *images, const float *onehot, int batch, float *loss)
+{
+    if (!m || !images || !onehot || batch < 1) {
+        snprintf(last_error, sizeof last_error, "lenet_step: %s", batch < 1 ? "batch must be >= 1" : "NULL argument");
+        return VKT_EINVAL;
+    }
+    last_error[0] = '\0';
+    return train_step(m, images, onehot, batch, loss);
+}
+
+/* ---- parameters --------------------------------------------------------------- */
+
+static int param(vkt_ctx *ctx, uint64_t *rng, const int64_t *shape, int rank, double scale, vkt_tensor **out)
+{
+    size_t n = 1;
+    for (int i = 0; i < rank; i++)
+        n *= (size_t)shape[i];
+    float *v = malloc(n * sizeof *v);
+    if (!v) {
+        *out = NULL;
+        return VKT_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(scale * rng_normal(rng));
+    int s = vkt_tensor_from_host(ctx, VKT_F32, shape, rank, v, out);
+    free(v);
+    return s;
+}
+
+int lenet_create(vkt_ctx *ctx, lenet_act act, uint64_t seed, double lr, lenet **out)
+{
+    static const int64_t shapes[P_COUNT][4] = {{6, 1, 5, 5}, {6, 1, 1}, {16, 6, 5, 5}, {16, 1, 1}, {400, 120},
+                                               {120},        {120, 84}, {84},          {84, 10},    {10}};
+    static const int ranks[P_COUNT] = {4, 3, 4, 3, 2, 1, 2, 1, 2, 1};
+    /* fan-in of each weight: the scale keeps activations near unit variance */
+    static const double fan_in[P_COUNT] = {25, 0, 150, 0, 400, 0, 120, 0, 84, 0};
+    int status = VKT_OK;
+    if (!out)
+        return VKT_EINVAL;
+    *out = NULL;
+    if (!ctx || (act != LENET_TANH && act != LENET_RELU) || !(lr > 0)) {
+        snprintf(last_error, sizeof last_error, "lenet_create: bad argument (ctx, activation or learning rate)");
+        return VKT_EINVAL;
+    }
+    lenet *m = calloc(1, sizeof *m);
+    if (!m)
+        return VKT_ENOMEM;
+    m->ctx = ctx;
+    m->act = act;
+    uint64_t rng = rng_seed(seed ^ 0x5eedu);
+    for (int i = 0; i < P_COUNT; i++)
+        CHECK(param(ctx, &rng, shapes[i], ranks[i], fan_in[i] > 0 ? 1.0 / sqrt(fan_in[i]) : 0.0, &m->p[i]));
+    CHECK(vkt_full(ctx, VKT_F32, NULL, 0, lr, &m->lr));
+    CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 0.0, &m->zero));
+    CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 1.0, &m->one));
+    *out = m;
+    return VKT_OK;
+done:
+    lenet_free(m);
+    return status;
+}
+
+void lenet_free(lenet *m)
+{
+    if (!m)
+        return;
+    for (int i = 0; i < P_COUNT; i++)
+        vkt_tensor_free(m->p[i]);
+    vkt_tensor_free(m->lr);
+    vkt_tensor_free(m->zero);
+    vkt_tensor_free(m->one);
+    free(m);
+}

@@ -1,0 +1,36 @@
+/* lenet.h — LeNet-5 trained with libvkt: the model behind vkt-lenet and its tests.
+ *
+ * conv(1->6, 5x5, pad 2) -> act -> max pool 2x2/2 -> conv(6->16, 5x5) -> act ->
+ * max pool -> dense 400->120 -> act -> 84 -> act -> 10 -> log-softmax
+ * cross-entropy, with the backward pass written as the ops an autodiff emits
+ * (gradient convs with swapped axes, window_scatter_max, dot + transpose) and
+ * an SGD update. All of a step's work goes to the GPU in one submission. */
+#ifndef LENET_H
+#define LENET_H
+
+#include <stdint.h>
+
+#include "vkt.h"
+
+typedef struct lenet lenet;
+
+typedef enum lenet_act { LENET_TANH = 0, LENET_RELU = 1 } lenet_act;
+
+/* Creates the parameters on ctx (weights scaled normal from `seed`, biases
+ * zero) for SGD with learning rate lr. Returns VKT_OK or a libvkt status;
+ * lenet_error() says what failed. */
+int lenet_create(vkt_ctx *ctx, lenet_act act, uint64_t seed, double lr, lenet **out);
+/* Releases the parameters (NULL is ignored); the context stays. */
+void lenet_free(lenet *m);
+
+/* One training step on images [batch, 1, 28, 28] and one-hot labels [batch, 10]
+ * (row-major floats). With loss != NULL the mean cross-entropy is read back
+ * (one sync point); otherwise the step ends with one vkt_sync, so either way
+ * its work is done on return. Returns VKT_OK or a libvkt status. */
+int lenet_step(lenet *m, const float *images, const float *onehot, int batch, float *loss);
+
+/* One line naming the call that failed last on this thread and libvkt's
+ * message ("" if none). */
+const char *lenet_error(void);
+
+#endif

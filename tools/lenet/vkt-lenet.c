@@ -1,0 +1,166 @@
+/* vkt-lenet — trains LeNet-5 with libvkt on a synthetic digit set and prints
+ * the loss and the step time. Run it under `fbcount run` to see which ops
+ * leave the GPU: VKT_NATIVE_DISABLE=conv reproduces the slow backward pass of
+ * the original story, VKT_NATIVE_DISABLE=dot VKT_FALLBACK_RESULT=host the dot
+ * fallbacks that drag the gradient work after them onto the host. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "digits.h"
+#include "lenet.h"
+#include "rng.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vkt-lenet [--batch N] [--steps N] [--seed N] [--lr X] [--act tanh|relu]\n"
+               "                 [--device SEL] [--print-every N] [--warmup N]\n"
+               "Trains LeNet-5 with libvkt on synthetic 28x28 digits and prints the loss.\n"
+               "  --batch N        images per step (default 32)\n"
+               "  --steps N        training steps (default 200)\n"
+               "  --seed N         data and initialisation seed (default 1)\n"
+               "  --lr X           SGD learning rate (default 0.05)\n"
+               "  --act NAME       activation: tanh (default) or relu\n"
+               "  --device SEL     Vulkan device index or name substring (as VKT_DEVICE)\n"
+               "  --print-every N  read back and print the loss every N steps (default 20)\n"
+               "  --warmup N       first steps left out of the mean step time (default 1)\n"
+               "Environment: VKT_NATIVE_DISABLE, VKT_FALLBACK_RESULT (see libvkt).\n"
+               "Exit status: 0 when the loss fell, 1 when it did not, 2 on errors.\n");
+}
+
+static int parse_long(const char *s, const char *flag, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "vkt-lenet: %s expects an integer in [%ld, %ld], got '%s'\n", flag, lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+int main(int argc, char **argv)
+{
+    long batch = 32, steps = 200, seed = 1, every = 20, warmup = 1;
+    double lr = 0.05;
+    lenet_act act = LENET_TANH;
+    const char *device = NULL;
+    static const struct option opts[] = {
+        {"batch", required_argument, 0, 'b'}, {"steps", required_argument, 0, 's'},
+        {"seed", required_argument, 0, 'r'},  {"lr", required_argument, 0, 'l'},
+        {"act", required_argument, 0, 'a'},   {"device", required_argument, 0, 'd'},
+        {"print-every", required_argument, 0, 'e'}, {"warmup", required_argument, 0, 'w'},
+        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+    int o;
+    opterr = 0; /* getopt's own messages lack the program's prefix */
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (o) {
+        case 'b': bad = parse_long(optarg, "--batch", 1, 1 << 16, &batch); break;
+        case 's': bad = parse_long(optarg, "--steps", 0, 1 << 30, &steps); break;
+        case 'r': bad = parse_long(optarg, "--seed", 0, 1L << 40, &seed); break;
+        case 'e': bad = parse_long(optarg, "--print-every", 1, 1 << 30, &every); break;
+        case 'w': bad = parse_long(optarg, "--warmup", 0, 1 << 30, &warmup); break;
+        case 'l': {
+            char *end;
+            lr = strtod(optarg, &end);
+            bad = *optarg == '\0' || *end != '\0' || !(lr > 0 && lr < 100);
+            if (bad)
+                fprintf(stderr, "vkt-lenet: --lr expects a number in (0, 100), got '%s'\n", optarg);
+            break;
+        }
+        case 'a':
+            if (strcmp(optarg, "tanh") == 0)
+                act = LENET_TANH;
+            else if (strcmp(optarg, "relu") == 0)
+                act = LENET_RELU;
+            else {
+                fprintf(stderr, "vkt-lenet: --act expects tanh or relu, got '%s'\n", optarg);
+                bad = 1;
+            }
+            break;
+        case 'd': device = optarg; break;
+        case 'h': usage(stdout); return 0;
+        case ':':
+            fprintf(stderr, "vkt-lenet: %s needs a value (see --help)\n", argv[optind - 1]);
+            return 2;
+        default:
+            fprintf(stderr, "vkt-lenet: unknown option '%s' (see --help)\n", argv[optind - 1]);
+            return 2;
+        }
+        if (bad)
+            return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "vkt-lenet: unexpected argument '%s' (see --help)\n", argv[optind]);
+        return 2;
+    }
+
+    vkt_ctx *ctx = NULL;
+    lenet *m = NULL;
+    int status = 2;
+    size_t npix = (size_t)batch * DIGITS_SIDE * DIGITS_SIDE;
+    float *images = malloc(npix * sizeof *images);
+    float *onehot = malloc((size_t)batch * DIGITS_CLASSES * sizeof *onehot);
+    if (!images || !onehot) {
+        fprintf(stderr, "vkt-lenet: out of memory for a batch of %ld\n", batch);
+        goto done;
+    }
+    if (vkt_ctx_create(device, &ctx) != VKT_OK) {
+        fprintf(stderr, "vkt-lenet: %s\n", vkt_last_error());
+        goto done;
+    }
+    if (lenet_create(ctx, act, (uint64_t)seed, lr, &m) != VKT_OK) {
+        fprintf(stderr, "vkt-lenet: %s\n", lenet_error());
+        goto done;
+    }
+    printf("device: %s, batch %ld, %ld steps, %s, lr %g\n", vkt_ctx_device_name(ctx), batch, steps,
+           act == LENET_TANH ? "tanh" : "relu", lr);
+    uint64_t rng = rng_seed((uint64_t)seed);
+    double first = NAN, last = NAN, timed_ms = 0;
+    long timed = 0;
+    for (long step = 0; step < steps; step++) {
+        digits_batch(&rng, (int)batch, images, onehot, NULL);
+        /* The loss is read back only when printed: a read is a sync point. */
+        bool show = step % every == 0 || step == steps - 1;
+        float loss = NAN;
+        double t0 = now_ms();
+        if (lenet_step(m, images, onehot, (int)batch, show ? &loss : NULL) != VKT_OK) {
+            fprintf(stderr, "vkt-lenet: step %ld: %s\n", step, lenet_error());
+            goto done;
+        }
+        double ms = now_ms() - t0;
+        if (step >= warmup) {
+            timed_ms += ms;
+            timed++;
+        }
+        if (show) {
+            if (isnan(first))
+                first = loss;
+            last = loss;
+            printf("step %5ld  loss %.4f  %.2f ms/step\n", step, loss, ms);
+            fflush(stdout);
+        }
+    }
+    if (steps > 0)
+        printf("loss %.4f -> %.4f over %ld steps; mean %.3f ms/step over %ld steps after %ld warm-up\n", first, last,
+               steps, timed ? timed_ms / (double)timed : NAN, timed, warmup < steps ? warmup : steps);
+    status = steps == 0 || last < first ? 0 : 1;
+done:
+    lenet_free(m);
+    vkt_ctx_destroy(ctx);
+    free(images);
+    free(onehot);
+    return status;
+}
