@@ -4,6 +4,7 @@
 // is specialization constant 0. PRED variants write u8 (comparisons, logic).
 // The VEC4 variant streams contiguous f32 add/subtract/multiply/divide as vec4.
 #include "elementwise.glsl"
+#include "cmath.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(std430, binding = 0) readonly buffer A { TA a[]; };
@@ -39,20 +40,6 @@ uint ipow(uint base, uint e)
     }
     return r;
 }
-#elif defined(IS_FLOAT) && !defined(IS_F64)
-// GLSL's pow is undefined for x < 0 and x == 0; C's pow is the reference.
-TC fpow(TC x, TC y)
-{
-    if (y == TC(0)) return TC(1);
-    if (isnan(x) || isnan(y)) return x + y;
-    if (x == TC(0)) return y > TC(0) ? TC(0) : TC(1) / TC(0);
-    if (x < TC(0)) {
-        if (trunc(y) != y) return TC(0) / TC(0);
-        TC m = pow(-x, y);
-        return mod(abs(y), TC(2)) == TC(1) ? -m : m;
-    }
-    return pow(x, y);
-}
 #endif
 
 #if defined(PRED)
@@ -82,9 +69,9 @@ TC apply(TC x, TC y)
     case BIN_min: return fmin_(x, y);
     case BIN_max: return fmax_(x, y);
 #if !defined(IS_F64)
-    case BIN_pow: return fpow(x, y);
-    case BIN_remainder: return y == TC(0) ? TC(0) / TC(0) : isinf(y) && !isinf(x) ? x : x - y * trunc(x / y);
-    case BIN_atan2: return atan(x, y);
+    case BIN_pow: return cm_pow(x, y);
+    case BIN_remainder: return cm_fmod(x, y);
+    case BIN_atan2: return cm_atan2(x, y);
 #endif
 #else
     case BIN_min: return min(x, y);

@@ -5,6 +5,7 @@
 // logical_not). f64 has only the ops GLSL defines for doubles; the gate sends
 // the rest to the fallback.
 #include "elementwise.glsl"
+#include "cmath.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(std430, binding = 0) readonly buffer A { TA a[]; };
@@ -61,29 +62,6 @@ float erf_inv_(float x)
     }
     return p * x;
 }
-// Kahan's tricks keep expm1 and log1p accurate near 0 using exp and log.
-float expm1_(float x)
-{
-    if (abs(x) < 1e-5)
-        return x + 0.5 * x * x;
-    float u = exp(x);
-    if (u == 1.0) return x;
-    if (isinf(u)) return u;
-    float um1 = u - 1.0;
-    return um1 == -1.0 ? -1.0 : um1 * x / log(u);
-}
-float log1p_(float x)
-{
-    float u = 1.0 + x;
-    return u == 1.0 ? x : isinf(u) ? u : log(u) * x / (u - 1.0);
-}
-float cbrt_(float x)
-{
-    if (x == 0.0 || isinf(x) || isnan(x))
-        return x;
-    float y = sign(x) * pow(abs(x), 1.0 / 3.0);
-    return y - (y * y * y - x) / (3.0 * y * y); // one Newton step
-}
 #endif
 
 #if defined(PRED)
@@ -126,21 +104,21 @@ TC apply(TC x)
 #endif
 #if defined(IS_FLOAT) && !defined(IS_F64)
     case UN_exp: return exp(x);
-    case UN_expm1: return expm1_(x);
+    case UN_expm1: return cm_expm1(x);
     case UN_log: return log(x);
-    case UN_log1p: return log1p_(x);
-    case UN_cbrt: return cbrt_(x);
+    case UN_log1p: return cm_log1p(x);
+    case UN_cbrt: return cm_cbrt(x);
     case UN_sin: return sin(x);
     case UN_cos: return cos(x);
     case UN_tan: return tan(x);
     case UN_asin: return asin(x);
     case UN_acos: return acos(x);
-    case UN_atan: return atan(x);
+    case UN_atan: return cm_atan(x);
     case UN_sinh: return sinh(x);
     case UN_cosh: return cosh(x);
     case UN_tanh: return abs(x) > 10.0 ? sign(x) : tanh(x);
-    case UN_asinh: return asinh(x);
-    case UN_acosh: return acosh(x);
+    case UN_asinh: return cm_asinh(x);
+    case UN_acosh: return cm_acosh(x);
     case UN_atanh: return atanh(x);
     case UN_sigmoid: return 1.0 / (1.0 + exp(-x));
     case UN_erf: return erf_(x);
