@@ -10,6 +10,7 @@
 
 pthread_mutex_t fbc_dump_lock = PTHREAD_MUTEX_INITIALIZER;
 static char wbuf[1 << 16];
+#define BIG_BUF (1 << 20)
 
 #define KEY(w, k) fbc_w_str((w), "\"" k "\":")
 
@@ -154,6 +155,7 @@ static void write_ops(fbc_writer *w, const fbc_report *r, fbc_kind k)
 
 static void write_stacks(fbc_writer *w, const fbc_report *r)
 {
+    fbc_framecache *fc = fbc_fc_new(); /* NULL: every frame is formatted where it stands */
     fbc_w_str(w, ",\"stacks\":[");
     for (size_t i = 0; i < r->nstacks; i++) {
         const fbc_rstack *s = &r->stacks[i];
@@ -171,32 +173,14 @@ static void write_stacks(fbc_writer *w, const fbc_report *r)
         fbc_w_u64(w, s->max_bytes);
         fbc_w_str(w, ",\"frames\":[");
         for (uint32_t f = 0; f < s->e->nframes; f++) {
-            fbc_w_str(w, f ? ",{\"ip\":" : "{\"ip\":");
-            fbc_w_hex(w, s->e->frames[f]);
-            const fbc_frame_info *fi = s->infos ? &s->infos[f] : NULL;
-            if (fi && fi->symbol) {
-                fbc_w_str(w, ",\"symbol\":");
-                fbc_w_json(w, fi->symbol);
-            }
-            if (fi && fi->module >= 0) {
-                fbc_w_str(w, ",\"module\":");
-                fbc_w_json(w, fbc_modmap_at((size_t)fi->module)->path);
-                fbc_w_str(w, ",\"offset\":");
-                fbc_w_hex(w, fi->offset);
-            }
-            if (fi && fi->file) {
-                fbc_w_str(w, ",\"file\":");
-                fbc_w_json(w, fi->file);
-                if (fi->line > 0) {
-                    fbc_w_str(w, ",\"line\":");
-                    fbc_w_u64(w, (uint64_t)fi->line);
-                }
-            }
-            fbc_w_raw(w, "}", 1);
+            if (f)
+                fbc_w_raw(w, ",", 1);
+            fbc_fc_write(fc, w, s->e->frames[f], f == 0);
         }
         fbc_w_str(w, "]}");
     }
     fbc_w_raw(w, "]", 1);
+    fbc_fc_free(fc);
 }
 
 static void write_body(fbc_writer *w, const fbc_report *r, const char *extra)
@@ -280,11 +264,17 @@ static int write_dump(const char *reason, const char *explicit_path, const char 
             fbc_warn("cannot write the %s dump %.600s (%s)", reason, path, strerror(errno));
             rc = -1;
         } else if (fd >= 0) {
+            /* A large buffer: 10,000 stacks are tens of MB of JSON, written in few calls. */
+            char *big = malloc(BIG_BUF);
             fbc_writer w;
-            fbc_w_init(&w, fd, wbuf, sizeof wbuf);
+            if (big)
+                fbc_w_init(&w, fd, big, BIG_BUF);
+            else
+                fbc_w_init(&w, fd, wbuf, sizeof wbuf);
             fbc_dump_head(&w, reason, seq);
             write_body(&w, r, extra);
             fbc_w_flush(&w);
+            free(big);
             if (fbc_output_commit(fd, tmp, path, !w.failed) != 0) {
                 fbc_warn("cannot write the %s dump %.600s (%s)", reason, path, strerror(errno));
                 rc = -1;

@@ -45,7 +45,9 @@ void fbc_mode_check(const fbc_entry *e)
     char *text = NULL;
     size_t len = 0;
     pthread_mutex_lock(&fbc_sym_lock);
-    fbc_attribute(e->frames, e->nframes, infos, &a);
+    unsigned named = fbc_attribute(e->frames, e->nframes, infos, &a);
+    for (unsigned i = named; i < e->nframes && i < 8; i++)
+        fbc_symbolize(e->frames[i], i == 0, &infos[i]); /* the short stack printed below */
     bool fresh = first_time(a.op, a.site);
     bool stop = fbc_cfg.mode == FBC_MODE_ABORT && !fbc_allowed(a.op);
     FILE *f = fresh || stop ? open_memstream(&text, &len) : NULL;

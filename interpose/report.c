@@ -119,14 +119,15 @@ fbc_report *fbc_report_build(fbc_table *t, pthread_mutex_t *lock)
         free(r);
         return NULL;
     }
+    /* Frame names are kept by the symbolizer, once per address; a report keeps none of its
+     * own (a copy per frame of every stack was most of a snapshot's memory traffic). */
+    fbc_frame_info infos[FBC_MAX_DEPTH];
     pthread_mutex_lock(&fbc_sym_lock);
     for (size_t i = 0; i < r->nstacks; i++) {
         fbc_rstack *s = &r->stacks[i];
         fbc_kind k = (fbc_kind)s->e->kind;
-        s->infos = calloc(s->e->nframes + 1, sizeof *s->infos);
-        if (!s->infos)
-            continue;
-        fbc_attribute(s->e->frames, s->e->nframes, s->infos, &s->a);
+        unsigned n = s->e->nframes < FBC_MAX_DEPTH ? s->e->nframes : FBC_MAX_DEPTH;
+        fbc_attribute(s->e->frames, n, infos, &s->a);
         r->total[k] += s->count;
         r->bytes[k] += s->bytes;
         r->max[k] = s->max_bytes > r->max[k] ? s->max_bytes : r->max[k];
@@ -172,10 +173,8 @@ void fbc_report_free(fbc_report *r)
         }
         free(r->ops[k]);
     }
-    for (size_t i = 0; i < r->nstacks; i++) {
-        free(r->stacks[i].infos);
+    for (size_t i = 0; i < r->nstacks; i++)
         free(r->stacks[i].shapes);
-    }
     free(r->stacks);
     free(r);
 }

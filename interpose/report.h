@@ -26,7 +26,6 @@ typedef struct {
     fbc_shape *shapes;
     size_t nshapes;
     fbc_attrib a;
-    fbc_frame_info *infos;
 } fbc_rstack;
 
 struct fbc_report {

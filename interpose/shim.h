@@ -167,9 +167,10 @@ typedef struct {
     int site_line;
 } fbc_attrib;
 
-/* Callers hold fbc_sym_lock; the strings live until fbc_sym_reset. infos gets n entries. */
+/* Callers hold fbc_sym_lock; the strings live until fbc_sym_reset. fbc_attribute names the
+ * frames it needs, innermost first, and returns how many leading entries of infos it filled. */
 void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out);
-void fbc_attribute(const uintptr_t *frames, unsigned n, fbc_frame_info *infos, fbc_attrib *out);
+unsigned fbc_attribute(const uintptr_t *frames, unsigned n, fbc_frame_info *infos, fbc_attrib *out);
 extern pthread_mutex_t fbc_sym_lock;
 void fbc_sym_reset(void);
 
@@ -200,6 +201,14 @@ bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap);
 int fbc_output_open(const char *path, char *tmp, size_t cap);
 int fbc_output_commit(int fd, const char *tmp, const char *path, bool ok);
 extern char fbc_output_tmpl[1024];                  /* the template in use (may fall back) */
+
+/* ---- framecache.c: each distinct frame's JSON, formatted once per dump ----------------- */
+typedef struct fbc_framecache fbc_framecache;
+fbc_framecache *fbc_fc_new(void);   /* NULL when out of memory; the functions accept NULL */
+void fbc_fc_free(fbc_framecache *c);
+/* Writes the frame object {"ip":...,"symbol":...} for ip (first: the innermost frame);
+ * takes fbc_sym_lock to name a frame it has not seen. */
+void fbc_fc_write(fbc_framecache *c, fbc_writer *w, uintptr_t ip, bool first);
 
 /* ---- dump.c: the symbolized census, the exit summary ------------------------------- */
 typedef struct fbc_report fbc_report;

@@ -140,22 +140,29 @@ static const char *unnamed(const fbc_frame_info *f)
     return s ? s : "(unknown)";
 }
 
-void fbc_attribute(const uintptr_t *frames, unsigned n, fbc_frame_info *infos, fbc_attrib *out)
+unsigned fbc_attribute(const uintptr_t *frames, unsigned n, fbc_frame_info *infos, fbc_attrib *out)
 {
-    for (unsigned i = 0; i < n; i++)
+    /* Frames are named only as far as the op and its site need: a stack's outer frames
+     * cost lookups (ten thousand stacks, a snapshot) and say nothing about attribution. */
+    unsigned named = 0, op = n;
+    memset(out, 0, sizeof *out);
+    out->op = out->site = "(unknown)";
+    for (unsigned i = 0; i < n && op == n; i++, named++) {
         fbc_symbolize(frames[i], i == 0, &infos[i]);
-    unsigned op = n;
-    for (unsigned i = 0; i < n && op == n; i++)
         if (fbc_has_prefix(infos[i].symbol))
             op = i;
-    memset(out, 0, sizeof *out);
-    out->op = op < n ? infos[op].symbol : "(unknown)";
-    out->site = "(unknown)";
+    }
+    if (n == 0)
+        return 0;
+    if (op < n)
+        out->op = infos[op].symbol;
     /* Without an op, the site is the first caller outside the module that called host_result. */
     unsigned from = op < n ? op : 0;
-    if (n == 0)
-        return;
-    for (unsigned j = from + 1; j < n; j++)
+    for (unsigned j = from + 1; j < n; j++) {
+        if (j >= named) {
+            fbc_symbolize(frames[j], false, &infos[j]);
+            named = j + 1;
+        }
         if (infos[j].module != infos[from].module) {
             add_line(frames[j], false, &infos[j]);
             out->site = unnamed(&infos[j]);
@@ -165,6 +172,8 @@ void fbc_attribute(const uintptr_t *frames, unsigned n, fbc_frame_info *infos, f
                                                     : NULL;
             break;
         }
+    }
+    return named;
 }
 
 void fbc_sym_reset(void)
