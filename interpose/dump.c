@@ -341,6 +341,7 @@ void fbc_exit_dump(void)
         return;
     if (__atomic_load_n(&fbc_crash_done, __ATOMIC_ACQUIRE))
         return; /* abort mode already wrote the final dump */
+    fbc_snapshot_drain();
     fbc_report *r = NULL;
     char path[2048];
     write_dump("exit", NULL, NULL, &r, path, sizeof path);

@@ -230,6 +230,7 @@ extern int fbc_crash_done;      /* set once a final dump was written (atomic) */
 void fbc_snapshot_install(void);
 int fbc_sigaction_resolve(void); /* the next sigaction, for the crash handler too */
 void fbc_snapshot_after_fork(void);
+void fbc_snapshot_drain(void);  /* at exit: writes a snapshot the signal asked for */
 void fbc_exec_inherit(void);
 void fbc_mode_check(const fbc_entry *e);
 void fbc_modes_after_fork(void);

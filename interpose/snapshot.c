@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -30,10 +31,48 @@ int fbc_sigaction_resolve(void)
     return fbc_real_sigaction ? 0 : -1;
 }
 
+/* Snapshots asked for by the signal, and taken on (by the dumper or the exit path): a
+ * signal just before exit must still give its snapshot, ahead of the exit dump. */
+static unsigned requested, claimed, inflight;
+
+/* Takes on every pending request at once (signals that arrive together make one snapshot). */
+static bool claim(void)
+{
+    unsigned c = __atomic_load_n(&claimed, __ATOMIC_ACQUIRE);
+    for (;;) {
+        unsigned r = __atomic_load_n(&requested, __ATOMIC_ACQUIRE);
+        if (c == r)
+            return false;
+        __atomic_add_fetch(&inflight, 1, __ATOMIC_ACQ_REL);
+        if (__atomic_compare_exchange_n(&claimed, &c, r, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            return true;
+        __atomic_sub_fetch(&inflight, 1, __ATOMIC_ACQ_REL);
+    }
+}
+
+static void serve(void)
+{
+    while (claim()) {
+        fbc_dump_process("snapshot", NULL, NULL);
+        __atomic_sub_fetch(&inflight, 1, __ATOMIC_ACQ_REL);
+    }
+}
+
+void fbc_snapshot_drain(void)
+{
+    if (!__atomic_load_n(&census_sig, __ATOMIC_ACQUIRE))
+        return;
+    serve();
+    /* A snapshot the dumper has taken on is waited for, a bounded while (2 s). */
+    for (int i = 0; i < 2000 && __atomic_load_n(&inflight, __ATOMIC_ACQUIRE); i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
 static void on_census(int sig, siginfo_t *si, void *uc)
 {
     int saved = errno;
     char b = 1;
+    __atomic_add_fetch(&requested, 1, __ATOMIC_ACQ_REL);
     (void)!write(pipefd[1], &b, 1); /* full pipe: a snapshot is already pending */
     const struct sigaction *a = &app[__atomic_load_n(&app_cur, __ATOMIC_ACQUIRE)];
     if (a->sa_flags & SA_SIGINFO) {
@@ -55,7 +94,7 @@ static void *dumper(void *arg)
             continue;
         if (n <= 0)
             return NULL;
-        fbc_dump_process("snapshot", NULL, NULL);
+        serve();
     }
 }
 
@@ -110,6 +149,9 @@ void fbc_snapshot_after_fork(void)
         start_dumper();
     }
     pthread_mutex_init(&app_lock, NULL);
+    /* The parent's pending snapshots are the parent's. */
+    __atomic_store_n(&claimed, __atomic_load_n(&requested, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    __atomic_store_n(&inflight, 0, __ATOMIC_RELEASE);
 }
 
 /* ThreadSanitizer calls sigaction before its runtime is up, and an instrumented wrapper would
