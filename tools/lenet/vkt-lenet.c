@@ -17,7 +17,7 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vkt-lenet [--batch N] [--steps N] [--seed N] [--lr X] [--act tanh|relu]\n"
-               "                 [--device SEL] [--print-every N] [--warmup N]\n"
+               "                 [--device SEL] [--print-every N] [--warmup N] [--stats]\n"
                "Trains LeNet-5 with libvkt on synthetic 28x28 digits and prints the loss.\n"
                "  --batch N        images per step (default 32)\n"
                "  --steps N        training steps (default 200)\n"
@@ -27,6 +27,7 @@ static void usage(FILE *f)
                "  --device SEL     Vulkan device index or name substring (as VKT_DEVICE)\n"
                "  --print-every N  read back and print the loss every N steps (default 20)\n"
                "  --warmup N       first steps left out of the mean step time (default 1)\n"
+               "  --stats          print how each op ran (native, fallback, host) at the end\n"
                "Environment: VKT_NATIVE_DISABLE, VKT_FALLBACK_RESULT (see libvkt).\n"
                "Exit status: 0 when the loss fell, 1 when it did not, 2 on errors.\n");
 }
@@ -43,6 +44,18 @@ static int parse_long(const char *s, const char *flag, long lo, long hi, long *o
     return 0;
 }
 
+/* libvkt's own counters: what ran natively, through the fallback exit, or on
+ * the host because its inputs were already there. */
+static void print_stats(void)
+{
+    vkt_stats_entry e[128];
+    size_t n = vkt_stats(e, 128);
+    printf("%-22s %10s %10s %10s\n", "op", "native", "fallback", "host");
+    for (size_t i = 0; i < n && i < 128; i++)
+        printf("%-22s %10llu %10llu %10llu\n", e[i].op, (unsigned long long)e[i].native,
+               (unsigned long long)e[i].fallback, (unsigned long long)e[i].host);
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -56,12 +69,14 @@ int main(int argc, char **argv)
     double lr = 0.05;
     lenet_act act = LENET_TANH;
     const char *device = NULL;
+    bool stats = false;
     static const struct option opts[] = {
         {"batch", required_argument, 0, 'b'}, {"steps", required_argument, 0, 's'},
         {"seed", required_argument, 0, 'r'},  {"lr", required_argument, 0, 'l'},
         {"act", required_argument, 0, 'a'},   {"device", required_argument, 0, 'd'},
         {"print-every", required_argument, 0, 'e'}, {"warmup", required_argument, 0, 'w'},
-        {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
+        {"stats", no_argument, 0, 'S'},       {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     int o;
     opterr = 0; /* getopt's own messages lack the program's prefix */
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -91,6 +106,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'd': device = optarg; break;
+        case 'S': stats = true; break;
         case 'h': usage(stdout); return 0;
         case ':':
             fprintf(stderr, "vkt-lenet: %s needs a value (see --help)\n", argv[optind - 1]);
@@ -156,6 +172,8 @@ int main(int argc, char **argv)
     if (steps > 0)
         printf("loss %.4f -> %.4f over %ld steps; mean %.3f ms/step over %ld steps after %ld warm-up\n", first, last,
                steps, timed ? timed_ms / (double)timed : NAN, timed, warmup < steps ? warmup : steps);
+    if (stats)
+        print_stats();
     status = steps == 0 || last < first ? 0 : 1;
 done:
     lenet_free(m);

@@ -1,0 +1,176 @@
+/* test_lenet.c — the LeNet-5 step of vkt-lenet, seen through fbcount.
+ *
+ * A native step must leave nothing on the host; each forced fallback must
+ * show exactly the ops it forces (and, with results left on the host, exactly
+ * the downstream host-resident ops), attributed to the step; and training must
+ * make the loss fall. The counts are per step and follow from the model:
+ * 2 forward + 3 gradient convs, 3 forward + 6 gradient dots, 2 pools forward
+ * and 2 pooling gradients. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "digits.h"
+#include "fbcount.h"
+#include "lenet.h"
+#include "rng.h"
+
+#define BATCH 4
+
+typedef struct fixture {
+    vkt_ctx *ctx;
+    lenet *m;
+    int batch;
+    float images[64 * DIGITS_SIDE * DIGITS_SIDE];
+    float onehot[64 * DIGITS_CLASSES];
+    int status;
+} fixture;
+
+static fixture fx;
+
+static void setup(void)
+{
+    /* The suite decides what runs natively, not the caller's environment. */
+    unsetenv("VKT_NATIVE_DISABLE");
+    unsetenv("VKT_FALLBACK_RESULT");
+    cr_assert_eq(vkt_ctx_create(NULL, &fx.ctx), VKT_OK, "no Vulkan device: %s", vkt_last_error());
+    cr_assert_eq(lenet_create(fx.ctx, LENET_TANH, 7, 0.05, &fx.m), VKT_OK, "%s", lenet_error());
+    uint64_t rng = rng_seed(7);
+    fx.batch = BATCH;
+    digits_batch(&rng, fx.batch, fx.images, fx.onehot, NULL);
+}
+
+static void teardown(void)
+{
+    lenet_free(fx.m);
+    vkt_ctx_destroy(fx.ctx);
+}
+
+static void one_step(void *arg)
+{
+    fixture *f = arg;
+    f->status = lenet_step(f->m, f->images, f->onehot, f->batch, NULL);
+}
+
+typedef struct expect {
+    const char *op;
+    uint64_t count;
+} expect;
+
+/* Runs one step with `disable` forced down the fallback path and checks the
+ * census holds exactly `fb` fallbacks and `host` host-resident ops, every one
+ * attributed to the step's code. */
+static void check_step(const char *disable, vkt_residency where, const expect *fb, int nfb, const expect *host,
+                       int nhost)
+{
+    cr_assert_eq(vkt_ctx_set_native_disable(fx.ctx, disable), VKT_OK);
+    cr_assert_eq(vkt_ctx_set_fallback_result(fx.ctx, where), VKT_OK);
+    fbcount_census *c = fbcount_count(one_step, &fx);
+    cr_assert_not_null(c, "fbcount_count returned NULL");
+    cr_assert_eq(fx.status, VKT_OK, "step failed: %s", lenet_error());
+    char text[8192] = "";
+    fbcount_census_format_buf(c, text, sizeof text);
+    uint64_t want = 0, want_host = 0;
+    for (int i = 0; i < nfb; i++) {
+        want += fb[i].count;
+        cr_expect_eq(fbcount_census_op_count(c, fb[i].op), fb[i].count, "%s: %s fell back %llu times, want %llu\n%s",
+                     disable, fb[i].op, (unsigned long long)fbcount_census_op_count(c, fb[i].op),
+                     (unsigned long long)fb[i].count, text);
+    }
+    for (int i = 0; i < nhost; i++) {
+        want_host += host[i].count;
+        cr_expect_eq(fbcount_census_host_op_count(c, host[i].op), host[i].count,
+                     "%s: %s ran on the host %llu times, want %llu\n%s", disable, host[i].op,
+                     (unsigned long long)fbcount_census_host_op_count(c, host[i].op),
+                     (unsigned long long)host[i].count, text);
+    }
+    cr_expect_eq(fbcount_census_total(c), want, "%s: %llu fallbacks, want exactly %llu\n%s", disable,
+                 (unsigned long long)fbcount_census_total(c), (unsigned long long)want, text);
+    cr_expect_eq(fbcount_census_host_total(c), want_host, "%s: %llu host-resident ops, want exactly %llu\n%s",
+                 disable, (unsigned long long)fbcount_census_host_total(c), (unsigned long long)want_host, text);
+    if (want + want_host > 0)
+        cr_expect(strstr(text, "train_step") != NULL, "%s: the census does not name train_step as a site\n%s",
+                  disable, text);
+    fbcount_census_free(c);
+}
+
+TestSuite(lenet, .init = setup, .fini = teardown, .timeout = 120);
+
+Test(lenet, native_step_never_falls_back)
+{
+    check_step("", VKT_DEVICE, NULL, 0, NULL, 0);
+}
+
+Test(lenet, conv_disabled_shows_every_conv)
+{
+    const expect fb[] = {{"vkt_conv", 5}};
+    check_step("conv", VKT_DEVICE, fb, 1, NULL, 0);
+}
+
+Test(lenet, dot_disabled_shows_every_dot)
+{
+    const expect fb[] = {{"vkt_dot", 9}};
+    check_step("dot", VKT_DEVICE, fb, 1, NULL, 0);
+}
+
+Test(lenet, window_ops_disabled_show_pools_and_their_gradients)
+{
+    const expect fb[] = {{"vkt_window_max", 2}, {"vkt_window_scatter_max", 2}};
+    check_step("window_max,window_scatter_max", VKT_DEVICE, fb, 2, NULL, 0);
+}
+
+/* The dot story: results left on the host drag the single-input work after
+ * them along — the three weight-gradient transposes and the reshape of the
+ * flattened input gradient back into the pooled layout. Every other consumer
+ * of a dot result also reads a device tensor, so it pulls the result back up. */
+Test(lenet, dot_results_on_host_show_the_downstream_host_work)
+{
+    const expect fb[] = {{"vkt_dot", 9}};
+    const expect host[] = {{"vkt_transpose", 3}, {"vkt_reshape", 1}};
+    check_step("dot", VKT_HOST, fb, 1, host, 2);
+}
+
+/* The step's numbers do not depend on where it ran: one native step and one
+ * all-fallback step from the same weights give the same loss to float
+ * rounding. */
+Test(lenet, fallback_step_computes_the_same_loss)
+{
+    lenet *twin = NULL;
+    float native = NAN, host = NAN;
+    cr_assert_eq(lenet_create(fx.ctx, LENET_TANH, 7, 0.05, &twin), VKT_OK, "%s", lenet_error());
+    cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &native), VKT_OK, "%s", lenet_error());
+    cr_assert_eq(vkt_ctx_set_native_disable(fx.ctx, "all"), VKT_OK);
+    int s = lenet_step(twin, fx.images, fx.onehot, fx.batch, &host);
+    lenet_free(twin);
+    cr_assert_eq(s, VKT_OK, "%s", lenet_error());
+    cr_assert(isfinite(native) && fabsf(native - host) <= 1e-4f * fabsf(host), "native loss %.7f, host loss %.7f",
+              native, host);
+}
+
+Test(lenet, bad_batch_is_an_error_not_a_crash)
+{
+    cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, 0, NULL), VKT_EINVAL);
+    cr_assert(strstr(lenet_error(), "batch") != NULL, "message: %s", lenet_error());
+}
+
+/* 200 steps at batch 8 on lavapipe take 15-30 s on two cores. The loss is read
+ * every step (it costs no extra submission: the step ends in one anyway) and
+ * the mean of the last 20 must be under half the mean of the first 10. */
+Test(lenet, loss_falls_over_200_steps, .timeout = 240)
+{
+    enum { STEPS = 200, B = 8 };
+    uint64_t rng = rng_seed(3);
+    float loss[STEPS];
+    for (int i = 0; i < STEPS; i++) {
+        digits_batch(&rng, B, fx.images, fx.onehot, NULL);
+        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, B, &loss[i]), VKT_OK, "step %d: %s", i, lenet_error());
+        cr_assert(isfinite(loss[i]), "step %d: loss %f", i, loss[i]);
+    }
+    double head = 0, tail = 0;
+    for (int i = 0; i < 10; i++)
+        head += loss[i] / 10.0;
+    for (int i = STEPS - 20; i < STEPS; i++)
+        tail += loss[i] / 20.0;
+    cr_assert(tail < 0.5 * head, "loss did not fall: first 10 steps %.4f, last 20 steps %.4f", head, tail);
+}
