@@ -116,7 +116,7 @@ struct vkt_ctx {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memprops;
     uint32_t subgroup_size;
-    bool has_f64;
+    bool has_f64; /* shaderFloat64; exec gates f64 arithmetic on it per call */
     bool has_int8_storage;
     bool unified;              /* storage memory is host-visible: no staging */
     uint32_t mem_type_device;  /* memory type for storage */
@@ -136,6 +136,10 @@ struct vkt_ctx {
     /* residency options */
     vkt_residency fallback_result;
     char *native_disable; /* ",a,b," or NULL; "all" disables everything */
+    /* Why the latest op in this context did not run natively (a gate's reason
+     * or "inputs are host-resident"), NULL when it did: the census counts
+     * fallbacks, this names the cause for a debugger or a white-box test. */
+    const char *last_gate;
     bool device_lost;
 };
 
@@ -194,20 +198,36 @@ typedef struct op_info {
     op_counters *counters;
 } op_info;
 
+/* Inputs an exec_call holds inline; an op with more (concatenate) passes its
+ * whole list through in_list instead, so any count runs as one call. */
 #define EXEC_MAX_INPUTS 8
 
 typedef struct exec_call {
     const op_info *info;
     const vkt_tensor *in[EXEC_MAX_INPUTS];
     int nin;
+    /* When set, the nin inputs are read from here and in[] is unused. */
+    const vkt_tensor *const *in_list;
     vkt_tensor *out;    /* created with tn_new: shape and dtype, no storage */
     const char *gate;   /* NULL: the native gate admits; else why it does not */
+    /* The result shares in[0]'s storage under out's shape (reshape): nothing is
+     * allocated or computed, so no gate applies and it never falls back. */
+    bool view;
+    /* The native path moves f64 elements as 64-bit words and does no f64
+     * arithmetic, so a device without shaderFloat64 still runs it. */
+    bool f64_as_bits;
     /* Records the native dispatches; inputs are DEVICE, out has no storage yet. */
     int (*native)(struct exec_call *c);
     /* Computes the result on the host from views of the inputs into `out`. */
     int (*host)(struct exec_call *c, const ref_view *in, ref_view *out);
     const void *params;
 } exec_call;
+
+/* Input i of a call, wherever the op put its inputs. */
+static inline const vkt_tensor *exec_in(const exec_call *c, int i)
+{
+    return c->in_list ? c->in_list[i] : c->in[i];
+}
 
 /* Runs an op under the residency model: host-resident inputs run on the host
  * (host_resident_op), admitted device inputs run natively, the rest falls back

@@ -4,11 +4,15 @@
  * DESIGN.md live in one place: host-resident inputs run on the host reference
  * and report host_resident_op; admitted device inputs run natively; anything a
  * gate refuses is downloaded, computed by the reference and leaves through
- * host_result, called through the PLT so an interposer sees every fallback. */
+ * host_result, called through the PLT so an interposer sees every fallback.
+ * A view (reshape) only shares storage: it is counted where its input lives
+ * and is never gated, since nothing is allocated, bound or computed. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
+
+static const char HOST_RESIDENT[] = "inputs are host-resident";
 
 static bool disabled(const vkt_ctx *ctx, const char *name)
 {
@@ -36,30 +40,54 @@ const char *exec_size_gate(const vkt_ctx *ctx, const vkt_tensor *t)
     return NULL;
 }
 
-static void release_views(void **bufs, int n)
+/* Whether the native path would need shaderFloat64: any f64 operand, unless
+ * the op only moves f64 bits. Checked per call because an f64 input can give
+ * a result of another dtype (comparisons, argmax, as_type). */
+static bool needs_f64(const exec_call *c)
 {
-    for (int i = 0; i < n; i++)
-        free(bufs[i]);
+    if (c->f64_as_bits)
+        return false;
+    if (c->out->dtype == VKT_F64)
+        return true;
+    for (int i = 0; i < c->nin; i++)
+        if (exec_in(c, i)->dtype == VKT_F64)
+            return true;
+    return false;
 }
 
-static int run_on_host(exec_call *c, bool fallback)
+/* Host views of every input (downloading DEVICE ones) for the reference. */
+static int host_inputs(exec_call *c, ref_view *in, void **owned)
 {
-    ref_view in[EXEC_MAX_INPUTS];
-    void *owned[EXEC_MAX_INPUTS] = {0};
-    int s = VKT_OK;
-    for (int i = 0; i < c->nin && s == VKT_OK; i++) {
-        const vkt_tensor *t = c->in[i];
+    for (int i = 0; i < c->nin; i++) {
+        const vkt_tensor *t = exec_in(c, i);
         if (t->st->where == VKT_HOST) {
             in[i] = tn_view(t, t->st->host);
             continue;
         }
         owned[i] = malloc(t->nbytes ? t->nbytes : 1);
         if (!owned[i])
-            s = err_set(VKT_ENOMEM, "vkt_%s: out of host memory for a fallback input", c->info->name);
-        else
-            s = tn_download(t, owned[i]);
+            return err_set(VKT_ENOMEM, "vkt_%s: out of host memory for a fallback input", c->info->name);
         in[i] = tn_view(t, owned[i]);
+        TRY(tn_download(t, owned[i]));
     }
+    return VKT_OK;
+}
+
+static int run_on_host(exec_call *c, bool fallback)
+{
+    ref_view in_small[EXEC_MAX_INPUTS];
+    void *owned_small[EXEC_MAX_INPUTS] = {0};
+    ref_view *in = in_small;
+    void **owned = owned_small;
+    int s = VKT_OK;
+    if (c->nin > EXEC_MAX_INPUTS) {
+        in = malloc(sizeof *in * (size_t)c->nin);
+        owned = calloc((size_t)c->nin, sizeof *owned);
+        if (!in || !owned)
+            s = err_set(VKT_ENOMEM, "vkt_%s: out of host memory for %d inputs", c->info->name, c->nin);
+    }
+    if (s == VKT_OK)
+        s = host_inputs(c, in, owned);
     void *data = NULL;
     if (s == VKT_OK) {
         data = malloc(c->out->nbytes ? c->out->nbytes : 1);
@@ -70,7 +98,12 @@ static int run_on_host(exec_call *c, bool fallback)
         ref_view out = tn_view(c->out, data);
         s = c->host(c, in, &out);
     }
-    release_views(owned, c->nin);
+    for (int i = 0; owned && i < c->nin; i++)
+        free(owned[i]);
+    if (in != in_small) {
+        free(in);
+        free(owned);
+    }
     if (s != VKT_OK) {
         free(data);
         return s;
@@ -90,34 +123,62 @@ static int run_on_host(exec_call *c, bool fallback)
     return VKT_OK;
 }
 
+/* A view runs where its input lives: on the device it is native work (none),
+ * on the host it is host-resident work the census must see like any other. */
+static int run_view(exec_call *c)
+{
+    const vkt_tensor *x = c->in[0];
+    if (c->nin != 1 || c->in_list || x->nbytes != c->out->nbytes)
+        return err_set(VKT_EINVAL, "vkt_%s: a view takes one input of the result's size", c->info->name);
+    c->out->st = x->st;
+    c->out->st->refs++;
+    if (x->st->where == VKT_HOST) {
+        c->out->ctx->last_gate = HOST_RESIDENT;
+        atomic_fetch_add(&c->info->counters->host, 1);
+        host_resident_op(c->out, c->out->nbytes);
+        return VKT_OK;
+    }
+    c->out->ctx->last_gate = NULL;
+    atomic_fetch_add(&c->info->counters->native, 1);
+    return VKT_OK;
+}
+
 static int run(exec_call *c)
 {
     vkt_ctx *ctx = c->out->ctx;
     int nhost = 0;
     for (int i = 0; i < c->nin; i++) {
-        if (c->in[i]->ctx != ctx)
+        const vkt_tensor *t = exec_in(c, i);
+        if (t->ctx != ctx)
             return err_set(VKT_ECTX, "vkt_%s: inputs belong to different contexts", c->info->name);
-        nhost += c->in[i]->st->where == VKT_HOST;
+        nhost += t->st->where == VKT_HOST;
     }
-    if (c->nin > 0 && nhost == c->nin)
+    if (c->view)
+        return run_view(c);
+    if (c->nin > 0 && nhost == c->nin) {
+        ctx->last_gate = HOST_RESIDENT;
         return run_on_host(c, false);
+    }
 
     const char *gate = c->gate;
     if (!gate && disabled(ctx, c->info->name))
         gate = "disabled by VKT_NATIVE_DISABLE";
-    if (!gate && c->out->dtype == VKT_F64 && !ctx->has_f64)
+    if (!gate && !ctx->has_f64 && needs_f64(c))
         gate = "device lacks shaderFloat64";
     for (int i = 0; i < c->nin && !gate; i++)
-        gate = exec_size_gate(ctx, c->in[i]);
+        gate = exec_size_gate(ctx, exec_in(c, i));
     if (!gate)
         gate = exec_size_gate(ctx, c->out);
+    ctx->last_gate = gate;
     if (gate)
         return run_on_host(c, true);
 
     /* Mixed inputs: host tensors come back up, so the op runs on the GPU. */
-    for (int i = 0; i < c->nin; i++)
-        if (c->in[i]->st->where == VKT_HOST)
-            TRY(tn_move((vkt_tensor *)c->in[i], VKT_DEVICE));
+    for (int i = 0; i < c->nin; i++) {
+        vkt_tensor *t = (vkt_tensor *)exec_in(c, i);
+        if (t->st->where == VKT_HOST)
+            TRY(tn_move(t, VKT_DEVICE));
+    }
     TRY(tn_alloc_device(c->out));
     TRY(c->native(c));
     atomic_fetch_add(&c->info->counters->native, 1);

@@ -5,7 +5,9 @@
  * kernels copy elements of 1, 4 or 8 bytes. Transpose, broadcast, slice,
  * reverse and each slab of concatenate are one strided copy (mv_copy): an
  * iteration shape with signed source and destination strides. pad and gather
- * have their own index maps; reshape is a view of its input's storage. */
+ * have their own index maps; reshape is a view of its input's storage. f64
+ * elements move as 64-bit words, so no op here needs shaderFloat64 unless
+ * concatenate converts a narrower input to f64. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,26 +202,6 @@ static mv_plan plan_for_out(const vkt_tensor *out)
 
 /* ---- reshape ---------------------------------------------------------------- */
 
-/* exec_run gave out fresh storage; out takes x's instead (a view), and the
- * fresh storage leaves through an ordinary tensor release. */
-static int reshape_native(exec_call *c)
-{
-    vkt_tensor *view = NULL;
-    TRY(tn_view_of(c->in[0], c->out->shape, c->out->rank, &view));
-    tn_storage *fresh = c->out->st;
-    c->out->st = view->st;
-    view->st = fresh;
-    vkt_tensor_free(view);
-    return VKT_OK;
-}
-
-static int reshape_host(exec_call *c, const ref_view *in, ref_view *out)
-{
-    if (c->out->nbytes)
-        memcpy(out->data, in[0].data, c->out->nbytes);
-    return VKT_OK;
-}
-
 VKT_API int vkt_reshape(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out)
 {
     const op_info *info = &mv_ops[MV_RESHAPE];
@@ -232,7 +214,8 @@ VKT_API int vkt_reshape(const vkt_tensor *x, const int64_t *shape, int rank, vkt
     if (n != x->numel)
         return err_set(VKT_ESHAPE, "vkt_reshape: the new shape has %llu elements, x has %zu", (unsigned long long)n,
                        x->numel);
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = reshape_native, .host = reshape_host};
+    /* A view: exec shares x's storage, so no allocation, no gate, no fallback. */
+    exec_call c = {.info = info, .in = {x}, .nin = 1, .view = true};
     TRY(tn_new(x->ctx, x->dtype, shape, rank, &c.out));
     return exec_run(&c, out);
 }
@@ -284,7 +267,7 @@ VKT_API int vkt_transpose(const vkt_tensor *x, const int *perm, vkt_tensor **out
         shape[i] = x->shape[a];
     }
     exec_call c = {.info = info, .in = {x}, .nin = 1, .native = transpose_native, .host = transpose_host,
-                   .params = &p};
+                   .f64_as_bits = true, .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -340,7 +323,7 @@ VKT_API int vkt_broadcast(const vkt_tensor *x, const int64_t *shape, int rank, c
         p.axes[i] = a;
     }
     exec_call c = {.info = info, .in = {x}, .nin = 1, .native = broadcast_native, .host = broadcast_host,
-                   .params = &p};
+                   .f64_as_bits = true, .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, rank, &c.out));
     return exec_run(&c, out);
 }
@@ -397,7 +380,8 @@ VKT_API int vkt_slice(const vkt_tensor *x, const int64_t *start, const int64_t *
          * stride times the axis' extent within the tensor's size. */
         p.strides[i] = st > len ? (len > 0 ? len : 1) : st;
     }
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = slice_native, .host = slice_host, .params = &p};
+    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = slice_native, .host = slice_host,
+                   .f64_as_bits = true, .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -487,7 +471,7 @@ VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t 
             gate = "padding beyond 2^30 exceeds the pad kernel's 32-bit positions";
     }
     exec_call c = {.info = info, .in = {x, value}, .nin = 2, .native = pad_native, .host = pad_host,
-                   .params = &p, .gate = gate};
+                   .f64_as_bits = true, .params = &p, .gate = gate};
     TRY(tn_new(x->ctx, x->dtype, shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -529,20 +513,19 @@ VKT_API int vkt_reverse(const vkt_tensor *x, const int *axes, int naxes, vkt_ten
     reverse_params p = {0};
     TRY(op_axes_mask(info->name, axes, naxes, x->rank, &p.mask));
     exec_call c = {.info = info, .in = {x}, .nin = 1, .native = reverse_native, .host = reverse_host,
-                   .params = &p};
+                   .f64_as_bits = true, .params = &p};
     TRY(tn_new(x->ctx, x->dtype, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
 
 /* ---- concatenate ------------------------------------------------------------ */
 
-/* exec_call holds EXEC_MAX_INPUTS inputs; the rest of a longer list rides in
- * the params and is brought to the side the op runs on here. */
 typedef struct concat_params {
-    const vkt_tensor *const *xs;
-    int n, axis;
+    int axis;
 } concat_params;
 
+/* One strided copy per input into its slab of out: a launch per input costs
+ * less than staging inputs through a bounded multi-input kernel would. */
 static int concat_native(exec_call *c)
 {
     const concat_params *p = c->params;
@@ -552,10 +535,8 @@ static int concat_native(exec_call *c)
         outer *= out->shape[d];
     for (int d = p->axis + 1; d < out->rank; d++)
         inner *= out->shape[d];
-    for (int j = 0; j < p->n; j++) {
-        const vkt_tensor *x = p->xs[j];
-        if (x->st->where == VKT_HOST)
-            TRY(tn_move((vkt_tensor *)x, VKT_DEVICE));
+    for (int j = 0; j < c->nin; j++) {
+        const vkt_tensor *x = exec_in(c, j);
         int64_t len = x->shape[p->axis], run = len * inner;
         const vkt_tensor *src = NULL;
         vkt_tensor *tmp = NULL;
@@ -573,32 +554,17 @@ static int concat_native(exec_call *c)
 static int concat_host(exec_call *c, const ref_view *in, ref_view *out)
 {
     const concat_params *p = c->params;
-    ref_view *views = calloc((size_t)p->n, sizeof *views);
-    const ref_view **ptrs = calloc((size_t)p->n, sizeof *ptrs);
-    void **owned = calloc((size_t)p->n * 2, sizeof *owned);
+    ref_view *views = calloc((size_t)c->nin, sizeof *views);
+    const ref_view **ptrs = calloc((size_t)c->nin, sizeof *ptrs);
+    void **owned = calloc((size_t)c->nin, sizeof *owned);
     int s = views && ptrs && owned ? VKT_OK : err_set(VKT_ENOMEM, "vkt_concatenate: out of host memory");
-    for (int j = 0; j < p->n && s == VKT_OK; j++) {
-        const vkt_tensor *x = p->xs[j];
-        ref_view v;
-        if (j < c->nin) {
-            v = in[j];
-        } else if (x->st->where == VKT_HOST) {
-            v = tn_view(x, x->st->host);
-        } else {
-            owned[2 * j] = malloc(x->nbytes ? x->nbytes : 1);
-            if (!owned[2 * j])
-                s = err_set(VKT_ENOMEM, "vkt_concatenate: out of host memory");
-            else
-                s = tn_download(x, owned[2 * j]);
-            v = tn_view(x, owned[2 * j]);
-        }
-        if (s == VKT_OK)
-            s = op_host_convert(&v, out->dtype, &views[j], &owned[2 * j + 1]);
+    for (int j = 0; j < c->nin && s == VKT_OK; j++) {
+        s = op_host_convert(&in[j], out->dtype, &views[j], &owned[j]);
         ptrs[j] = &views[j];
     }
     if (s == VKT_OK)
-        s = ref_concatenate(ptrs, p->n, p->axis, out);
-    for (int j = 0; owned && j < 2 * p->n; j++)
+        s = ref_concatenate(ptrs, c->nin, p->axis, out);
+    for (int j = 0; owned && j < c->nin; j++)
         free(owned[j]);
     free(owned);
     free(ptrs);
@@ -620,7 +586,7 @@ VKT_API int vkt_concatenate(const vkt_tensor *const *xs, int n, int axis, vkt_te
         TRY(tn_check_tensor(xs[j], info->name, arg));
     }
     const vkt_tensor *x0 = xs[0];
-    concat_params p = {xs, n, 0};
+    concat_params p = {0};
     TRY(op_axis(info->name, axis, x0->rank, &p.axis));
     int64_t shape[VKT_MAX_RANK];
     memcpy(shape, x0->shape, sizeof shape);
@@ -638,10 +604,12 @@ VKT_API int vkt_concatenate(const vkt_tensor *const *xs, int n, int axis, vkt_te
         shape[p.axis] += x->shape[p.axis];
         dt = op_promote(dt, x->dtype);
     }
-    exec_call c = {.info = info, .nin = n < EXEC_MAX_INPUTS ? n : EXEC_MAX_INPUTS, .native = concat_native,
-                   .host = concat_host, .params = &p};
-    for (int j = 0; j < c.nin; j++)
-        c.in[j] = xs[j];
+    /* f64 only needs shaderFloat64 when a narrower input is converted to it. */
+    bool converts = false;
+    for (int j = 0; j < n; j++)
+        converts |= xs[j]->dtype != dt;
+    exec_call c = {.info = info, .in_list = xs, .nin = n, .native = concat_native, .host = concat_host,
+                   .params = &p, .f64_as_bits = !converts};
     TRY(tn_new(x0->ctx, dt, shape, x0->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -737,7 +705,7 @@ VKT_API int vkt_gather(const vkt_tensor *x, const vkt_tensor *indices, const int
         if (!(seen & (1u << d)))
             shape[r++] = x->shape[d];
     exec_call c = {.info = info, .in = {x, indices}, .nin = 2, .native = gather_native, .host = gather_host,
-                   .params = &p};
+                   .f64_as_bits = true, .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, rank, &c.out));
     return exec_run(&c, out);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h" /* white-box: storage sharing, device limits and the last gate's reason */
 #include "harness.h"
 #include "interposer.h"
 
@@ -340,12 +341,40 @@ Test(fallback, every_op_has_a_call)
             skip_note("SKIPPED: vkt_%s is not in the support matrix yet (family not written)", op_cases[k].name);
 }
 
+/* reshape is a view: it has no native kernel to disable and no fallback; a
+ * forced run is still one native call sharing its input's storage. */
+static void check_view(const op_case *oc)
+{
+    vkt_tensor *in[3] = {0};
+    make_inputs(oc, in, 11);
+    H_OK(vkt_ctx_set_native_disable(h_ctx, oc->name));
+    vkt_stats_entry s0 = stat_of(oc->name);
+    ip_reset();
+    vkt_tensor *v = NULL;
+    H_OK(oc->call(in, NULL, &v));
+    ip_counts c = ip_get();
+    vkt_stats_entry s1 = stat_of(oc->name);
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+    cr_assert_eq(c.host_result, 0, "%s forced: a view called host_result %lu times", oc->name, c.host_result);
+    cr_assert_eq(c.host_resident_op, 0);
+    cr_assert_eq(s1.native - s0.native, 1, "%s forced: native counter +%llu", oc->name,
+                 (unsigned long long)(s1.native - s0.native));
+    cr_assert_eq(s1.fallback, s0.fallback);
+    cr_assert_eq(v->st, in[0]->st, "%s: the view has storage of its own", oc->name);
+    vkt_tensor_free(v);
+    free_inputs(oc, in);
+}
+
 /* Native (or gated) run, forced fallback and the oracle for one op: the forced
  * fallback calls host_result exactly once, equals the oracle bit for bit and
  * the native result within a loose bound (the per-op tolerances are the family
  * suites' job); the statistics move by exactly one call each time. */
 static void check_forced(const op_case *oc)
 {
+    if (strcmp(oc->name, "reshape") == 0) {
+        check_view(oc);
+        return;
+    }
     vkt_tensor *in[3] = {0};
     make_inputs(oc, in, 11);
     char what[96];
@@ -538,6 +567,296 @@ Test(fallback, host_resident_chain)
     vkt_tensor_free(end);
     vkt_tensor_free(h);
     vkt_tensor_free(x);
+}
+
+/* Asserts that the latest op produced `out` on the host and reported it once
+ * more through host_resident_op (`calls` in all since ip_reset), with its size. */
+static void expect_host_op(const char *what, const vkt_tensor *out, unsigned long calls, size_t nbytes)
+{
+    ip_counts c = ip_get();
+    cr_assert_eq(c.host_resident_op, calls, "%s: %lu host_resident_op calls, want %lu", what, c.host_resident_op,
+                 calls);
+    cr_assert_eq(c.host_result, 0, "%s: %lu host_result calls on host-resident inputs", what, c.host_result);
+    cr_assert_eq(c.last_out, out, "%s: host_resident_op got another tensor than the result", what);
+    cr_assert_eq(c.last_nbytes, nbytes, "%s: host_resident_op got %zu bytes, the result has %zu", what,
+                 c.last_nbytes, nbytes);
+    cr_assert_eq(vkt_tensor_nbytes(out), nbytes);
+    cr_assert_eq(vkt_tensor_residency(out), VKT_HOST, "%s: result left the host", what);
+    cr_assert_str_eq(h_ctx->last_gate, "inputs are host-resident");
+}
+
+static void expect_moved(const char *op, vkt_stats_entry before, uint64_t native, uint64_t fallback, uint64_t host)
+{
+    vkt_stats_entry now = stat_of(op);
+    cr_assert_eq(now.native - before.native, native, "%s: native counter +%llu, want +%llu", op,
+                 (unsigned long long)(now.native - before.native), (unsigned long long)native);
+    cr_assert_eq(now.fallback - before.fallback, fallback, "%s: fallback counter +%llu, want +%llu", op,
+                 (unsigned long long)(now.fallback - before.fallback), (unsigned long long)fallback);
+    cr_assert_eq(now.host - before.host, host, "%s: host counter +%llu, want +%llu", op,
+                 (unsigned long long)(now.host - before.host), (unsigned long long)host);
+}
+
+/* The downstream story of DESIGN.md: a dot that falls back under
+ * VKT_FALLBACK_RESULT=host leaves its result on the host, and the reshape,
+ * transpose and sum of it then run there, each reported once with its size. */
+static int dot_chain(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **d, vkt_tensor **r, vkt_tensor **t,
+                     vkt_tensor **s, bool check)
+{
+    static const int ca[1] = {1}, cb[1] = {0}, perm[2] = {1, 0}, ax0[1] = {0};
+    static const int64_t flat[1] = {24};
+    int st = vkt_dot(a, ca, NULL, b, cb, NULL, 1, 0, d);
+    if (st != VKT_OK)
+        return st;
+    if (check) {
+        H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+        ip_reset();
+    }
+    st = vkt_reshape(*d, flat, 1, r);
+    if (check)
+        expect_host_op("reshape of the dot's result", *r, 1, 24 * 4);
+    if (st == VKT_OK)
+        st = vkt_transpose(*d, perm, t);
+    if (check)
+        expect_host_op("transpose of the dot's result", *t, 2, 24 * 4);
+    if (st == VKT_OK)
+        st = vkt_sum(*t, ax0, 1, false, s);
+    if (check)
+        expect_host_op("sum of the transposed result", *s, 3, 6 * 4);
+    return st;
+}
+
+Test(fallback, dot_fallback_host_result_then_host_resident_chain)
+{
+    h_shape sa = shp(2, 6, 5, 0, 0), sb = shp(2, 5, 4, 0, 0);
+    vkt_tensor *a = h_rand(VKT_F32, &sa, -1, 1, 21), *b = h_rand(VKT_F32, &sb, -1, 1, 22);
+    vkt_tensor *d = NULL, *r = NULL, *t = NULL, *s = NULL;
+    H_OK(vkt_ctx_set_fallback_result(h_ctx, VKT_HOST));
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "dot"));
+    vkt_stats_entry d0 = stat_of("dot"), r0 = stat_of("reshape"), t0 = stat_of("transpose"), s0 = stat_of("sum");
+    ip_reset();
+    /* dot_chain checks the three downstream calls as they happen. */
+    static const int ca[1] = {1}, cb[1] = {0};
+    H_OK(vkt_dot(a, ca, NULL, b, cb, NULL, 1, 0, &d));
+    ip_counts c = ip_get();
+    cr_assert_eq(c.host_result, 1, "dot forced: %lu host_result calls", c.host_result);
+    cr_assert_eq(c.last_nbytes, 24 * 4);
+    cr_assert_eq(vkt_tensor_residency(d), VKT_HOST, "a fallback under VKT_HOST leaves its result on the host");
+    cr_assert_str_eq(h_ctx->last_gate, "disabled by VKT_NATIVE_DISABLE");
+    vkt_tensor_free(d);
+    d = NULL;
+    H_OK(dot_chain(a, b, &d, &r, &t, &s, true));
+    expect_moved("dot", d0, 0, 2, 0);
+    expect_moved("reshape", r0, 0, 0, 1);
+    expect_moved("transpose", t0, 0, 0, 1);
+    expect_moved("sum", s0, 0, 0, 1);
+    cr_assert_eq(r->st, d->st, "the host-resident reshape copied its input");
+
+    /* The same chain with every op on the device path gives the same bits. */
+    vkt_tensor *od = NULL, *or_ = NULL, *ot = NULL, *os = NULL;
+    H_OK(vkt_ctx_set_fallback_result(h_ctx, VKT_DEVICE));
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "dot"));
+    H_OK(dot_chain(a, b, &od, &or_, &ot, &os, false));
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+    cr_assert_eq(vkt_tensor_residency(os), VKT_DEVICE);
+    h_compare(r, or_, H_EXACT, "host-resident reshape vs device");
+    h_compare(t, ot, H_EXACT, "host-resident transpose vs device");
+    h_compare(s, os, (h_tol){1e-6, 1e-6, 0}, "host-resident sum vs the native sum");
+
+    vkt_tensor *all[] = {a, b, d, r, t, s, od, or_, ot, os};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkt_tensor_free(all[i]);
+}
+
+/* reshape allocates nothing and binds nothing, so neither VKT_NATIVE_DISABLE
+ * nor a tensor past maxStorageBufferRange turns it into a fallback. The limit is
+ * lowered white-box so a 96-byte tensor stands for a 2 GiB one. */
+Test(fallback, reshape_is_a_view_past_every_gate)
+{
+    h_shape s = shp(3, 2, 3, 4, 0);
+    static const int64_t flat[1] = {24}, back[3] = {4, 3, 2};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 31), *r = NULL, *r2 = NULL, *t = NULL;
+    uint32_t range = h_ctx->props.limits.maxStorageBufferRange;
+    h_ctx->props.limits.maxStorageBufferRange = 64;
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "all"));
+    vkt_stats_entry r0 = stat_of("reshape"), t0 = stat_of("transpose");
+    ip_reset();
+    H_OK(vkt_reshape(x, flat, 1, &r));
+    H_OK(vkt_reshape(r, back, 3, &r2));
+    ip_counts c = ip_get();
+    cr_assert_eq(c.host_result, 0, "reshape called host_result %lu times", c.host_result);
+    cr_assert_eq(c.host_resident_op, 0);
+    cr_assert_null(h_ctx->last_gate, "reshape reported a gate: %s", h_ctx->last_gate);
+    expect_moved("reshape", r0, 2, 0, 0);
+    cr_assert_eq(r->st, x->st, "reshape allocated storage of its own");
+    cr_assert_eq(r2->st, x->st);
+    cr_assert_eq(vkt_tensor_residency(r2), VKT_DEVICE);
+    /* The same limit does gate a copy of the same tensor. */
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+    H_OK(vkt_transpose(x, NULL, &t));
+    cr_assert_eq(ip_get().host_result, 1, "transpose past the lowered range: %lu host_result calls",
+                 ip_get().host_result);
+    cr_assert_str_eq(h_ctx->last_gate, "tensor larger than maxStorageBufferRange");
+    expect_moved("transpose", t0, 0, 1, 0);
+    h_ctx->props.limits.maxStorageBufferRange = range;
+
+    float *xv = h_read(x), *rv = h_read(r2);
+    cr_assert_eq(memcmp(xv, rv, 24 * sizeof(float)), 0, "the view reads other bytes than its input");
+    free(xv);
+    free(rv);
+    vkt_tensor_free(x); /* the views keep the storage alive */
+    rv = h_read(r);
+    cr_assert_not_null(rv);
+    free(rv);
+    vkt_tensor_free(r);
+    vkt_tensor_free(r2);
+    vkt_tensor_free(t);
+}
+
+/* More inputs than an exec_call holds inline: the residency rule and the exits
+ * see every input, and the op is still one call with at most one exit. */
+static void check_concat_residency(int n)
+{
+    char what[64];
+    vkt_tensor **xs = calloc((size_t)n, sizeof *xs);
+    cr_assert_not_null(xs);
+    size_t total = 0;
+    for (int j = 0; j < n; j++) {
+        h_shape s = shp(2, 2, 1 + j % 3, 0, 0);
+        xs[j] = h_rand(VKT_F32, &s, -1, 1, 100 + (uint64_t)j);
+        total += vkt_tensor_nbytes(xs[j]);
+    }
+    const vkt_tensor *const *cx = (const vkt_tensor *const *)xs;
+    vkt_tensor *oracle = NULL, *y = NULL;
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "all"));
+    H_OK(vkt_concatenate(cx, n, 1, &oracle));
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+    cr_assert_eq(vkt_tensor_nbytes(oracle), total);
+
+    /* all on the device: one native call */
+    vkt_stats_entry s0 = stat_of("concatenate");
+    ip_reset();
+    H_OK(vkt_concatenate(cx, n, 1, &y));
+    cr_assert_eq(ip_get().host_result + ip_get().host_resident_op, 0);
+    expect_moved("concatenate", s0, 1, 0, 0);
+    snprintf(what, sizeof what, "%d device inputs", n);
+    h_compare(y, oracle, H_EXACT, what);
+    vkt_tensor_free(y);
+
+    /* all but the last on the host: mixed, so they come up and it runs natively */
+    for (int j = 0; j < n - 1; j++)
+        H_OK(vkt_tensor_move(xs[j], VKT_HOST));
+    s0 = stat_of("concatenate");
+    ip_reset();
+    H_OK(vkt_concatenate(cx, n, 1, &y));
+    cr_assert_eq(ip_get().host_result + ip_get().host_resident_op, 0, "%d inputs, the last on the device", n);
+    expect_moved("concatenate", s0, 1, 0, 0);
+    cr_assert_eq(vkt_tensor_residency(y), VKT_DEVICE);
+    snprintf(what, sizeof what, "%d inputs, the last on the device", n);
+    h_compare(y, oracle, H_EXACT, what);
+    vkt_tensor_free(y);
+
+    /* all on the host: one host-resident op */
+    for (int j = 0; j < n; j++)
+        H_OK(vkt_tensor_move(xs[j], VKT_HOST));
+    s0 = stat_of("concatenate");
+    ip_reset();
+    H_OK(vkt_concatenate(cx, n, 1, &y));
+    snprintf(what, sizeof what, "%d host inputs", n);
+    expect_host_op(what, y, 1, total);
+    expect_moved("concatenate", s0, 0, 0, 1);
+    h_compare(y, oracle, H_EXACT, what);
+    vkt_tensor_free(y);
+
+    /* forced down the fallback from the device: one host_result */
+    for (int j = 0; j < n; j++)
+        H_OK(vkt_tensor_move(xs[j], VKT_DEVICE));
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "concatenate"));
+    s0 = stat_of("concatenate");
+    ip_reset();
+    H_OK(vkt_concatenate(cx, n, 1, &y));
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+    cr_assert_eq(ip_get().host_result, 1, "%d inputs forced: %lu host_result calls", n, ip_get().host_result);
+    cr_assert_eq(ip_get().last_nbytes, total);
+    expect_moved("concatenate", s0, 0, 1, 0);
+    vkt_tensor_free(y);
+
+    vkt_tensor_free(oracle);
+    for (int j = 0; j < n; j++)
+        vkt_tensor_free(xs[j]);
+    free(xs);
+}
+
+Test(fallback, concatenate_1_8_9_40_inputs_residency)
+{
+    static const int counts[] = {1, 8, 9, 40};
+    for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+        check_concat_residency(counts[k]);
+}
+
+/* A device without shaderFloat64 (has_f64 cleared white-box: lavapipe has it)
+ * falls back, with that reason, for every call that does f64 arithmetic,
+ * whatever the result's dtype, and keeps f64 movement native (64-bit words). */
+typedef struct f64_case {
+    const char *op;
+    vkt_dtype dt[3];
+    bool falls_back;
+} f64_case;
+
+Test(fallback, f64_gate_per_call_without_shader_float64)
+{
+    static const f64_case cases[] = {
+        {"negate", {VKT_F64}, true},
+        {"negate", {VKT_F32}, false},
+        {"less", {VKT_F64, VKT_F64}, true},         /* f64 in, u8 out */
+        {"add", {VKT_F32, VKT_F64}, true},          /* promotes to f64 */
+        {"as_type", {VKT_F64}, true},               /* f64 in, s32 out */
+        {"sum", {VKT_F64}, true},
+        {"argmax", {VKT_F64}, true},
+        {"sort", {VKT_F64}, true},
+        {"dot", {VKT_F64, VKT_F64}, true},
+        {"transpose", {VKT_F64}, false},
+        {"reverse", {VKT_F64}, false},
+        {"gather", {VKT_F64, VKT_S32}, false},
+        {"concatenate", {VKT_F64, VKT_F64}, false},
+        {"concatenate", {VKT_F32, VKT_F64}, true}, /* converts f32 to f64 */
+        {"reshape", {VKT_F64}, false},
+    };
+    h_ctx->has_f64 = false;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const f64_case *fc = &cases[k];
+        const op_case *oc = case_of(fc->op);
+        cr_assert_not_null(oc, "%s has no call", fc->op);
+        if (!oc->fn || !in_matrix(fc->op)) {
+            skip_note("SKIPPED: f64 gate of vkt_%s (not linked yet)", fc->op);
+            continue;
+        }
+        vkt_tensor *in[3] = {0};
+        for (int i = 0; i < oc->nin; i++)
+            in[i] = h_rand(fc->dt[i], &oc->in[i].shape, oc->in[i].lo, oc->in[i].hi, 40 + (uint64_t)i);
+        vkt_stats_entry s0 = stat_of(fc->op);
+        ip_reset();
+        vkt_tensor *y = NULL, *ref = NULL;
+        H_OK(oc->call(in, NULL, &y));
+        ip_counts c = ip_get();
+        char what[80];
+        snprintf(what, sizeof what, "%s of %s without shaderFloat64", fc->op, vkt_dtype_name(fc->dt[oc->nin - 1]));
+        if (fc->falls_back) {
+            cr_assert_eq(c.host_result, 1, "%s: %lu host_result calls, want 1", what, c.host_result);
+            cr_assert_str_eq(h_ctx->last_gate, "device lacks shaderFloat64", "%s: gate \"%s\"", what,
+                             h_ctx->last_gate);
+            expect_moved(fc->op, s0, 0, 1, 0);
+        } else {
+            cr_assert_eq(c.host_result, 0, "%s: fell back (%s)", what, h_ctx->last_gate ? h_ctx->last_gate : "?");
+            expect_moved(fc->op, s0, 1, 0, 0);
+        }
+        H_OK(h_oracle(oc->call, in, NULL, &ref));
+        h_compare(y, ref, H_EXACT, what);
+        vkt_tensor_free(y);
+        vkt_tensor_free(ref);
+        for (int i = 0; i < oc->nin; i++)
+            vkt_tensor_free(in[i]);
+    }
+    h_ctx->has_f64 = true;
 }
 
 /* ---- (d) bad calls ------------------------------------------------------------------------------ */

@@ -397,6 +397,58 @@ Test(movement, concatenate_many_inputs, .timeout = 120)
         vkt_tensor_free(xs[j]);
 }
 
+/* Input counts around the exec_call's inline limit (8) and far past it, each
+ * one native call: mixed dtypes (so some inputs are converted first), empty
+ * slabs, every axis, and a few inputs left on the host (pulled up, still one
+ * native call). */
+static void check_concat_count(int n, int seed)
+{
+    vkt_tensor **xs = calloc((size_t)n, sizeof *xs);
+    cr_assert_not_null(xs);
+    int rank = 1 + seed % 3, axis = seed % rank;
+    int64_t base[3] = {rnd_in(1, 4), rnd_in(1, 5), rnd_in(1, 3)};
+    for (int j = 0; j < n; j++) {
+        int64_t s[3];
+        memcpy(s, base, sizeof s);
+        s[axis] = rnd_in(j % 5 == 4 ? 0 : 1, 4);
+        vkt_dtype dt = seed % 2 ? all_dtypes[rnd() % 4] : all_dtypes[seed % 4];
+        xs[j] = rand_tensor(dt, s, rank);
+        if (j % 7 == 3)
+            cr_assert_eq(vkt_tensor_move(xs[j], VKT_HOST), VKT_OK);
+    }
+    concat_args a = {(const vkt_tensor *const *)xs, n, axis};
+    char what[64];
+    snprintf(what, sizeof what, "%d inputs, rank %d, axis %d, seed %d", n, rank, axis, seed);
+    check("concatenate", call_concat, &a, what);
+    for (int j = 0; j < n; j++)
+        vkt_tensor_free(xs[j]);
+    free(xs);
+}
+
+Test(movement, concatenate_1_8_9_40_inputs, .timeout = 120)
+{
+    static const int counts[] = {1, 8, 9, 40};
+    for (int seed = 0; seed < 6; seed++)
+        for (size_t k = 0; k < sizeof counts / sizeof counts[0]; k++)
+            check_concat_count(counts[k], seed);
+}
+
+/* Nine u8 inputs, the first alone past 65,535 workgroups of 256: its slab
+ * copy must loop with the grid stride, and the eight after it land behind. */
+Test(movement, concatenate_9_inputs_past_the_grid_limit, .timeout = 200)
+{
+    vkt_tensor *xs[9];
+    for (int j = 0; j < 9; j++) {
+        int64_t s[2] = {257, j == 0 ? 65300 : 1 + j};
+        xs[j] = rand_tensor(VKT_U8, s, 2);
+    }
+    cr_assert_gt(vkt_tensor_numel(xs[0]), (size_t)65535 * 256);
+    concat_args a = {(const vkt_tensor *const *)xs, 9, 1};
+    check("concatenate", call_concat, &a, "9 inputs, 2^24+ u8 elements along axis 1");
+    for (int j = 0; j < 9; j++)
+        vkt_tensor_free(xs[j]);
+}
+
 /* ---- gather ------------------------------------------------------------------ */
 
 typedef struct { const vkt_tensor *x, *idx; const int *axes; } gather_args;
