@@ -282,15 +282,13 @@ static int conv_native(exec_call *c)
 static int conv_host(exec_call *c, const ref_view *in, ref_view *out)
 {
     const cv_plan *pl = c->params;
-    ref_view x, k;
-    void *ox = NULL, *ok = NULL;
-    int s = op_host_convert(&in[0], pl->dtype, &x, &ox);
+    ref_view v[2];
+    void *owned[2];
+    int s = op_host_convert_n(in, 2, pl->dtype, v, owned);
     if (s == VKT_OK)
-        s = op_host_convert(&in[1], pl->dtype, &k, &ok);
-    if (s == VKT_OK)
-        s = ref_conv(&x, &k, &pl->opts, out);
-    free(ox);
-    free(ok);
+        s = ref_conv(&v[0], &v[1], &pl->opts, out);
+    free(owned[0]);
+    free(owned[1]);
     return s;
 }
 

@@ -247,15 +247,13 @@ static int dot_native(exec_call *c)
 static int dot_host(exec_call *c, const ref_view *in, ref_view *out)
 {
     const dot_params *p = c->params;
-    ref_view a, b;
-    void *oa = NULL, *ob = NULL;
-    int s = op_host_convert(&in[0], p->compute, &a, &oa);
+    ref_view v[2];
+    void *owned[2];
+    int s = op_host_convert_n(in, 2, p->compute, v, owned);
     if (s == VKT_OK)
-        s = op_host_convert(&in[1], p->compute, &b, &ob);
-    if (s == VKT_OK)
-        s = ref_dot(&a, p->ca, p->ba, &b, p->cb, p->bb, p->nc, p->nb, out);
-    free(oa);
-    free(ob);
+        s = ref_dot(&v[0], p->ca, p->ba, &v[1], p->cb, p->bb, p->nc, p->nb, out);
+    free(owned[0]);
+    free(owned[1]);
     return s;
 }
 

@@ -198,15 +198,13 @@ static int binary_native(exec_call *c)
 static int binary_host(exec_call *c, const ref_view *in, ref_view *out)
 {
     const ew_params *p = c->params;
-    ref_view a, b;
-    void *oa = NULL, *ob = NULL;
-    int s = op_host_convert(&in[0], p->compute, &a, &oa);
+    ref_view v[2];
+    void *owned[2];
+    int s = op_host_convert_n(in, 2, p->compute, v, owned);
     if (s == VKT_OK)
-        s = op_host_convert(&in[1], p->compute, &b, &ob);
-    if (s == VKT_OK)
-        s = ref_binary((enum ref_binop)p->code, &a, &b, out);
-    free(oa);
-    free(ob);
+        s = ref_binary((enum ref_binop)p->code, &v[0], &v[1], out);
+    free(owned[0]);
+    free(owned[1]);
     return s;
 }
 

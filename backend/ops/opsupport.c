@@ -153,3 +153,12 @@ int op_host_convert(const ref_view *x, vkt_dtype to, ref_view *out, void **owned
     *owned = buf;
     return VKT_OK;
 }
+
+int op_host_convert_n(const ref_view *in, int n, vkt_dtype to, ref_view *out, void **owned)
+{
+    for (int i = 0; i < n; i++)
+        owned[i] = NULL;
+    for (int i = 0; i < n; i++)
+        TRY(op_host_convert(&in[i], to, &out[i], &owned[i]));
+    return VKT_OK;
+}

@@ -27,6 +27,9 @@ INTERNAL int op_device_convert(const vkt_tensor *x, vkt_dtype to, const vkt_tens
 INTERNAL int op_convert_shader(vkt_dtype from, vkt_dtype to);
 /* Host dtype conversion of a view into a malloc'ed buffer (*owned, to free). */
 INTERNAL int op_host_convert(const ref_view *x, vkt_dtype to, ref_view *out, void **owned);
+/* op_host_convert of n views at once; owned[0..n) are set (NULL or a buffer to
+ * free) even on error, so the caller frees them on every path. */
+INTERNAL int op_host_convert_n(const ref_view *in, int n, vkt_dtype to, ref_view *out, void **owned);
 /* Dispatch helper for one-output elementwise-shaped kernels. */
 INTERNAL int op_dispatch(vkt_ctx *ctx, int shader, uint32_t op, const void *push, uint32_t push_size,
                          tn_storage *const *bufs, int nbufs, uint64_t n);
