@@ -53,6 +53,8 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
         *first = 0;
         if (info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs && nmods)
             return 1; /* nothing loaded or unloaded since the last look */
+        if (info->dlpi_subs != seen_subs && nmods)
+            fbc_capture_forget(); /* new code may now sit where verified code was */
         seen_adds = info->dlpi_adds;
         seen_subs = info->dlpi_subs;
     }

@@ -131,6 +131,11 @@ void fbc_record(fbc_kind kind, const void *out, size_t nbytes, uintptr_t fn);
 void fbc_init(void);             /* idempotent; the constructor calls it first */
 int fbc_capture(uintptr_t *frames, int max);
 void fbc_capture_init(void);
+/* The capture by one chosen method, for tests: AUTO is fbc_capture; FP the frame-pointer walk
+ * alone (-1 where it declines); STEP libunwind's unw_step walk; BACKTRACE unw_backtrace. */
+typedef enum { FBC_UNWIND_AUTO, FBC_UNWIND_FP, FBC_UNWIND_STEP, FBC_UNWIND_BACKTRACE } fbc_unwinder;
+int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max);
+void fbc_capture_forget(void); /* a module went away: its return addresses prove nothing now */
 
 /* ---- wrap.c: the interposed exits and what they forward to --------------------------- */
 typedef struct {

@@ -1,0 +1,8 @@
+/* nofp.h - a call chain compiled without frame pointers (nofp.c). */
+#ifndef NOFP_H
+#define NOFP_H
+
+/* Calls leaf(arg) depth + 1 frames down, through frames that keep no frame pointer. */
+int nofp_call(int depth, int (*leaf)(void *), void *arg);
+
+#endif

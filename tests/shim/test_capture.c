@@ -1,0 +1,139 @@
+/* test_capture.c - the capture's frame-pointer fast path against libunwind on the same
+ * stacks: equal where it answers, declining where a frame keeps no frame pointer. Built from
+ * capture.c and modmap.c directly: the methods are internal to the shim. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <string.h>
+
+#include "nofp.h"
+#include "shim.h"
+
+fbc_process fbc_proc; /* modmap.c names the main program by it */
+
+#define MAX 40
+
+typedef struct {
+    fbc_unwinder how;
+    int max, n;
+    uintptr_t ra; /* the return address into the innermost test frame: where methods align */
+    uintptr_t f[FBC_MAX_DEPTH];
+} probe;
+
+/* One call site for every method, so the frames above it are the same for all. */
+__attribute__((noinline)) static int capture_one(void *arg)
+{
+    probe *p = arg;
+    p->ra = (uintptr_t)__builtin_return_address(0);
+    p->n = fbc_capture_with(p->how, p->f, p->max);
+    return 0;
+}
+
+__attribute__((noinline)) static int descend(int depth, int (*leaf)(void *), void *arg)
+{
+    int r = depth > 0 ? descend(depth - 1, leaf, arg) : leaf(arg);
+    return r + depth * 0; /* not a tail call: each level keeps its frame */
+}
+
+typedef struct {
+    int fp_depth;
+    probe *p;
+} mixed;
+
+static int then_fp(void *arg)
+{
+    mixed *m = arg;
+    return descend(m->fp_depth, capture_one, m->p);
+}
+
+/* The methods' own leading frames differ; from the test's innermost frame outward, the
+ * frames both hold must be equal, and there must be some. */
+static bool same_stack(const probe *a, const probe *b)
+{
+    int i = 0, j = 0;
+    while (i < a->n && a->f[i] != a->ra)
+        i++;
+    while (j < b->n && b->f[j] != b->ra)
+        j++;
+    int m = a->n - i < b->n - j ? a->n - i : b->n - j;
+    return a->ra == b->ra && m > 0 && !memcmp(a->f + i, b->f + j, (size_t)m * sizeof *a->f);
+}
+
+static probe run(fbc_unwinder how, int depth, int max)
+{
+    probe p = {how, max, 0, 0, {0}};
+    descend(depth, capture_one, &p);
+    return p;
+}
+
+Test(capture, step_and_backtrace_agree)
+{
+    probe a = run(FBC_UNWIND_STEP, 40, MAX), b = run(FBC_UNWIND_BACKTRACE, 40, MAX);
+    cr_assert_eq(a.n, MAX);
+    cr_assert_eq(b.n, MAX);
+    cr_assert(same_stack(&a, &b), "libunwind's two walks differ");
+}
+
+Test(capture, fp_walk_equals_libunwind)
+{
+    for (int depth = 8; depth <= 60; depth += 13) {
+        int max = depth - 4;
+        probe first = run(FBC_UNWIND_FP, depth, max), step = run(FBC_UNWIND_STEP, depth, max + 3),
+              fp = run(FBC_UNWIND_FP, depth, max);
+        cr_assert_eq(step.n, max + 3);
+        /* The first fast walk may decline (nothing learnt yet); the one after libunwind's
+         * walk answers, and with libunwind's frames. (Here the capture's own frames are
+         * counted, and libunwind's walk has two more of them: it is asked for more.) */
+        cr_assert_eq(fp.n, max, "depth %d: the fast path declined a frame-pointer chain", depth);
+        cr_assert(same_stack(&fp, &step), "depth %d: frames differ", depth);
+        if (first.n >= 0)
+            cr_assert(same_stack(&first, &step));
+    }
+}
+
+Test(capture, frames_without_frame_pointer_are_not_walked)
+{
+    for (int round = 0; round < 3; round++) {
+        probe p[3] = {{FBC_UNWIND_STEP, MAX, 0, 0, {0}}, {FBC_UNWIND_FP, MAX, 0, 0, {0}},
+                      {FBC_UNWIND_AUTO, MAX, 0, 0, {0}}};
+        for (int k = 0; k < 3; k++)
+            nofp_call(6, then_fp, &(mixed){4, &p[k]});
+        cr_assert_gt(p[0].n, 14);
+        /* Whatever the fast path returns must be libunwind's; the automatic capture always is. */
+        if (p[1].n >= 0)
+            cr_assert(same_stack(&p[1], &p[0]), "round %d: walked a frame without a frame pointer",
+                      round);
+        cr_assert_gt(p[2].n, 14);
+        cr_assert(same_stack(&p[2], &p[0]), "round %d: the automatic capture differs", round);
+    }
+}
+
+static void *thread_main(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 200; i++) {
+        probe a = run(FBC_UNWIND_AUTO, 20 + i % 7, 16), b = run(FBC_UNWIND_BACKTRACE, 20 + i % 7, 16);
+        if (a.n != 16 || b.n != 16 || !same_stack(&a, &b))
+            return (void *)1;
+    }
+    return NULL;
+}
+
+Test(capture, threads_learn_and_walk_alike)
+{
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(pthread_create(&t[i], NULL, thread_main, NULL), 0);
+    for (int i = 0; i < 4; i++) {
+        void *r;
+        pthread_join(t[i], &r);
+        cr_assert_null(r, "thread %d: the automatic capture differs from unw_backtrace", i);
+    }
+}
+
+Test(capture, forgetting_sends_back_to_libunwind)
+{
+    run(FBC_UNWIND_STEP, 30, 23);
+    cr_assert_eq(run(FBC_UNWIND_FP, 30, 20).n, 20);
+    fbc_capture_forget();
+    cr_assert_eq(run(FBC_UNWIND_FP, 30, 20).n, -1, "verdicts survived a module unload");
+}
