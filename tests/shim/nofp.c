@@ -10,3 +10,10 @@ __attribute__((noinline)) int nofp_call(int depth, int (*leaf)(void *), void *ar
     int r = depth > 0 ? nofp_call(depth - 1, leaf, arg) : leaf(arg);
     return r + (a ^ b) + (c ^ d) + (e ^ f) + (g ^ h) - ((a ^ b) + (c ^ d) + (e ^ f) + (g ^ h));
 }
+
+/* Few live values: rbp is left alone, so a frame-pointer chain silently skips these frames. */
+__attribute__((noinline)) int nofp_plain(int depth, int (*leaf)(void *), void *arg)
+{
+    int r = depth > 0 ? nofp_plain(depth - 1, leaf, arg) : leaf(arg);
+    return r + 1;
+}

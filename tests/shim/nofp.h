@@ -4,5 +4,7 @@
 
 /* Calls leaf(arg) depth + 1 frames down, through frames that keep no frame pointer. */
 int nofp_call(int depth, int (*leaf)(void *), void *arg);
+/* The same through frames that leave rbp untouched (the caller's chain shows through). */
+int nofp_plain(int depth, int (*leaf)(void *), void *arg);
 
 #endif
