@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""bench_lenet — LeNet-5 step time: libvkt native vs each forced fallback, next to PyTorch.
+
+Runs build/tools/lenet/vkt-lenet once per (batch, case) — native, then with
+VKT_NATIVE_DISABLE=conv, =dot, =dot plus VKT_FALLBACK_RESULT=host, and
+=window_max,window_scatter_max — and tools/bench/lenet/torch_lenet.py with
+--python at the same batch in the same call (CUDA when that python's torch
+sees a GPU, else the CPU). Each libvkt figure is vkt-lenet's mean step time
+after its warm-up steps; each case is checked with --stats to have run the
+way its name says (no fallback natively, the forced op falling back
+otherwise). Prints a markdown table with the libvkt/torch ratio and each
+case's slowdown against native; --json FILE also writes the raw figures.
+
+usage: bench_lenet.py [--build DIR] [--python PY] [--batches 64,256] [--steps N] [--warmup N]
+                      [--device SEL] [--json FILE]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CASES = [
+    ("native", {}, None),
+    ("conv fallback", {"VKT_NATIVE_DISABLE": "conv"}, "conv"),
+    ("dot fallback", {"VKT_NATIVE_DISABLE": "dot"}, "dot"),
+    ("dot fallback, results on host", {"VKT_NATIVE_DISABLE": "dot", "VKT_FALLBACK_RESULT": "host"}, "dot"),
+    ("window fallback", {"VKT_NATIVE_DISABLE": "window_max,window_scatter_max"}, "window_max"),
+]
+
+
+def run_vkt(exe, batch, steps, warmup, device, env_extra, forced):
+    env = {k: v for k, v in os.environ.items() if k not in ("VKT_NATIVE_DISABLE", "VKT_FALLBACK_RESULT")}
+    env.update(env_extra)
+    cmd = [exe, "--batch", str(batch), "--steps", str(steps + warmup), "--warmup", str(warmup),
+           "--print-every", str(steps + warmup), "--stats"]
+    if device:
+        cmd += ["--device", device]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if p.returncode not in (0, 1):  # 1: the loss did not fall in a handful of steps, which is fine here
+        sys.exit(f"bench_lenet: {' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
+    out = p.stdout
+    dev = re.search(r"^device: (.*?), batch", out, re.M)
+    mean = re.search(r"mean ([0-9.]+) ms/step", out)
+    if not dev or not mean:
+        sys.exit(f"bench_lenet: cannot read vkt-lenet's output:\n{out}")
+    stats = {}
+    for m in re.finditer(r"^(\w+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.M):
+        stats[m.group(1)] = tuple(int(m.group(i)) for i in (2, 3, 4))
+    fallbacks = sum(v[1] for v in stats.values())
+    host = sum(v[2] for v in stats.values())
+    # The figure is only worth printing if the case ran as named.
+    if forced is None and fallbacks + host:
+        sys.exit(f"bench_lenet: the native case fell back ({fallbacks} fallbacks, {host} host ops):\n{out}")
+    if forced is not None and not stats.get(forced, (0, 0, 0))[1]:
+        sys.exit(f"bench_lenet: VKT_NATIVE_DISABLE did not force {forced} down the fallback path:\n{out}")
+    return {"device": dev.group(1), "ms_per_step": float(mean.group(1)), "fallbacks": fallbacks,
+            "host_ops": host}
+
+
+def run_torch(python, batch, steps, warmup):
+    cmd = [python, os.path.join(HERE, "torch_lenet.py"), "--batch", str(batch), "--steps", str(steps),
+           "--warmup", str(warmup)]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(f"bench_lenet: torch skipped: {p.stderr.strip()}", file=sys.stderr)
+        return None
+    return json.loads(p.stdout)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build", help="meson build directory (default: build)")
+    ap.add_argument("--python", default="python3", help="a python with torch, for the anchor (default: python3)")
+    ap.add_argument("--batches", default="64,256")
+    ap.add_argument("--steps", type=int, default=5, help="timed steps per case (default 5)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
+    ap.add_argument("--device", help="libvkt device (as VKT_DEVICE)")
+    ap.add_argument("--json", help="also write the figures here")
+    args = ap.parse_args()
+    try:
+        batches = [int(b) for b in args.batches.split(",")]
+    except ValueError:
+        ap.error(f"--batches expects comma-separated integers, got '{args.batches}'")
+    if args.steps < 1 or args.warmup < 0 or any(b < 1 for b in batches):
+        ap.error("--steps and every batch must be >= 1, --warmup >= 0")
+    exe = os.path.join(args.build, "tools", "lenet", "vkt-lenet")
+    if not os.access(exe, os.X_OK):
+        sys.exit(f"bench_lenet: {exe} not found; build it first: ninja -C {args.build}")
+
+    rows, vkt_dev, torch_dev = [], None, None
+    for b in batches:
+        t = run_torch(args.python, b, args.steps, args.warmup)
+        if t:
+            torch_dev = f"{t['device']}, torch {t['torch']}"
+        native = None
+        for name, env, forced in CASES:
+            r = run_vkt(exe, b, args.steps, args.warmup, args.device, env, forced)
+            vkt_dev = r["device"]
+            native = native or r["ms_per_step"]
+            r.update(batch=b, case=name, torch_ms=t["ms_per_step"] if t else None,
+                     slowdown=r["ms_per_step"] / native)
+            rows.append(r)
+            print(f"  batch {b:4d}  {name:30s} {r['ms_per_step']:10.2f} ms/step", file=sys.stderr, flush=True)
+
+    print(f"libvkt device: {vkt_dev}")
+    print(f"torch device:  {torch_dev or 'not run'}")
+    print(f"mean step time over {args.steps} steps after {args.warmup} warm-up steps; LeNet-5, tanh, fp32\n")
+    print("| batch | case | fallbacks | host ops | libvkt ms/step | torch ms/step | libvkt/torch | vs native |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        tm = f"{r['torch_ms']:.2f}" if r["torch_ms"] else "-"
+        ratio = f"{r['ms_per_step'] / r['torch_ms']:.2f}" if r["torch_ms"] else "-"
+        print(f"| {r['batch']} | {r['case']} | {r['fallbacks']} | {r['host_ops']} | {r['ms_per_step']:.2f} | {tm} "
+              f"| {ratio} | {r['slowdown']:.2f}x |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"schema": "lenet-bench/1", "vkt_device": vkt_dev, "torch_device": torch_dev,
+                       "steps": args.steps, "warmup": args.warmup, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
