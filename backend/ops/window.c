@@ -22,12 +22,14 @@ typedef struct wn_params {
     vkt_dtype dtype;       /* result dtype */
 } wn_params;
 
+/* Every dtype runs natively (f64 where the device has shaderFloat64, which
+ * exec_run checks); what remains is the 32-bit geometry gate of wn_int32_gate. */
 static vkt_support wn_support(const op_info *info, vkt_dtype dt, const char **reason)
 {
     (void)info;
     (void)dt;
-    *reason = "native window kernels are not built yet";
-    return VKT_FALLBACK;
+    (void)reason;
+    return VKT_NATIVE;
 }
 
 /* ---- validation ------------------------------------------------------------ */
@@ -107,14 +109,180 @@ static int wn_host_scatter(exec_call *c, const ref_view *in, ref_view *out)
 
 /* ---- native ------------------------------------------------------------------ */
 
-static int wn_native_reduce(exec_call *c)
+/* Mirrors shaders/window/window.glsl. */
+enum { W_IN, W_OUT, W_WIN, W_STR, W_LO, W_DIL, W_IST, W_SST, W_NB, WP = 10 };
+#define WN_AXES VKT_MAX_RANK
+
+static const int reduce_shaders[VKT_NUM_DTYPES] = {SPV_window_reduce_f32, SPV_window_reduce_f64,
+                                                   SPV_window_reduce_s32, SPV_window_reduce_u8};
+static const int argsel_shaders[VKT_NUM_DTYPES] = {SPV_window_argsel_f32, SPV_window_argsel_f64,
+                                                   SPV_window_argsel_s32, SPV_window_argsel_u8};
+static const int scatter_shaders[VKT_NUM_DTYPES] = {SPV_window_scatter_f32, SPV_window_scatter_f64,
+                                                    SPV_window_scatter_s32, SPV_window_scatter_u8};
+
+typedef struct wn_push {
+    uint32_t n, k0, k1, first;
+} wn_push;
+
+/* Positions o*stride - lo + k*dilation and element offsets must stay inside
+ * the shaders' 32-bit ints; larger geometry is a real limit of the kernels. */
+static const char *wn_int32_gate(const vkt_tensor *x, const wn_params *p, const int64_t *wshape)
 {
-    return err_set(VKT_EDEVICE, "vkt_%s: no native kernel", c->info->name);
+    const vkt_window_opts *o = &p->opts;
+    int64_t vol = 1;
+    for (int d = 0; d < x->rank; d++) {
+        int64_t reach = (wshape[d] + 1) * o->strides[d] + llabs(o->padding_lo[d]) +
+                        (p->window[d] + 1) * o->window_dilations[d] + x->shape[d];
+        if (reach > INT32_MAX / 2)
+            return "window geometry (padding, strides, dilations) exceeds 32-bit shader indexing";
+        vol *= p->window[d];
+        if (vol > INT32_MAX)
+            return "window volume exceeds 32-bit shader indexing";
+    }
+    return NULL;
 }
 
+/* The parameter block: axes padded to six at the front as size-1 windows. */
+static int wn_params_buffer(const vkt_tensor *x, const wn_params *p, const int64_t *wshape, vkt_tensor **out)
+{
+    int32_t prm[WN_AXES * WP];
+    for (int d = 0; d < WN_AXES; d++) {
+        int32_t *q = prm + d * WP;
+        memset(q, 0, WP * sizeof *q);
+        q[W_IN] = q[W_OUT] = q[W_WIN] = q[W_STR] = q[W_DIL] = q[W_NB] = 1;
+    }
+    int shift = WN_AXES - x->rank;
+    int64_t ist = 1, sst = 1;
+    for (int d = x->rank - 1; d >= 0; d--) {
+        int32_t *q = prm + (d + shift) * WP;
+        q[W_IN] = (int32_t)x->shape[d];
+        q[W_OUT] = (int32_t)wshape[d];
+        q[W_WIN] = (int32_t)p->window[d];
+        q[W_STR] = (int32_t)p->opts.strides[d];
+        q[W_LO] = (int32_t)p->opts.padding_lo[d];
+        q[W_DIL] = (int32_t)p->opts.window_dilations[d];
+        q[W_IST] = (int32_t)ist;
+        q[W_SST] = (int32_t)sst;
+        int64_t nb = (p->window[d] - 1) / p->opts.strides[d] + 1;
+        q[W_NB] = (int32_t)(nb < wshape[d] ? nb : wshape[d] > 0 ? wshape[d] : 1);
+        ist *= x->shape[d];
+        sst *= wshape[d];
+    }
+    TRY(tn_new(x->ctx, VKT_S32, (const int64_t[]){WN_AXES * WP}, 1, out));
+    int s = tn_alloc_device(*out);
+    if (s == VKT_OK)
+        s = tn_upload(*out, prm, sizeof prm);
+    if (s != VKT_OK) {
+        vkt_tensor_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+/* Positions one dispatch may walk per work item: lavapipe ends an invocation's
+ * loops after 65,535 iterations in all, grid-stride passes included. */
+static uint64_t wn_slice(uint64_t n)
+{
+    uint64_t passes = (n + 65535ull * 256 - 1) / (65535ull * 256);
+    uint64_t budget = 60000 / (passes ? passes : 1);
+    return budget > 8 ? budget - 4 : 4;
+}
+
+/* Runs `total` positions per work item as slices, one dispatch each. */
+static int wn_sliced(vkt_ctx *ctx, pl_dispatch *d, uint64_t n, uint64_t total)
+{
+    uint64_t step = wn_slice(n);
+    pl_grid(n, 256, d->groups);
+    uint64_t k0 = 0;
+    do {
+        uint64_t k1 = total - k0 < step ? total : k0 + step;
+        wn_push pc = {(uint32_t)n, (uint32_t)k0, (uint32_t)k1, k0 == 0};
+        d->push = &pc;
+        d->push_size = sizeof pc;
+        TRY(pl_run(ctx, d));
+        k0 = k1;
+    } while (k0 < total);
+    return VKT_OK;
+}
+
+static int wn_native_reduce(exec_call *c)
+{
+    const wn_params *p = c->params;
+    const vkt_tensor *x = c->in[0];
+    vkt_tensor *y = c->out, *prm = NULL;
+    if (y->numel == 0)
+        return VKT_OK;
+    TRY(wn_params_buffer(x, p, y->shape, &prm));
+    uint64_t vol = 1;
+    for (int d = 0; d < x->rank; d++)
+        vol *= (uint64_t)p->window[d];
+    pl_dispatch d = {.shader = reduce_shaders[x->dtype], .nspec = 1, .spec = {(uint32_t)p->code}, .nbufs = 3,
+                     .bufs = {x->st, prm->st, y->st}, .writes = {false, false, true}};
+    int s = wn_sliced(y->ctx, &d, y->numel, vol);
+    vkt_tensor_free(prm);
+    return s;
+}
+
+static int wn_temp(vkt_ctx *ctx, vkt_dtype dt, const vkt_tensor *like, vkt_tensor **out)
+{
+    TRY(tn_new(ctx, dt, like->shape, like->rank, out));
+    int s = tn_alloc_device(*out);
+    if (s != VKT_OK) {
+        vkt_tensor_free(*out);
+        *out = NULL;
+    }
+    return s;
+}
+
+/* Two passes: each window's selected element (argsel), then a gather per
+ * element over the windows that can cover it (scatter). */
 static int wn_native_scatter(exec_call *c)
 {
-    return err_set(VKT_EDEVICE, "vkt_%s: no native kernel", c->info->name);
+    const wn_params *p = c->params;
+    const vkt_tensor *x = c->in[0], *src = c->in[1], *init = c->in[2];
+    vkt_tensor *y = c->out, *owned[5] = {0};
+    vkt_ctx *ctx = y->ctx;
+    if (y->numel == 0)
+        return VKT_OK;
+    int s = op_device_convert(src, p->dtype, &src, &owned[0]);
+    if (s == VKT_OK)
+        s = op_device_convert(init, p->dtype, &init, &owned[1]);
+    if (s == VKT_OK)
+        s = wn_params_buffer(x, p, src->shape, &owned[2]);
+    uint64_t vol = 1, box = 1;
+    for (int d = 0; d < x->rank; d++) {
+        vol *= (uint64_t)p->window[d];
+        uint64_t nb = (uint64_t)((p->window[d] - 1) / p->opts.strides[d] + 1);
+        box *= nb < (uint64_t)src->shape[d] ? nb : src->shape[d] > 0 ? (uint64_t)src->shape[d] : 1;
+    }
+    tn_storage *sel_st = NULL;
+    if (s == VKT_OK && src->numel > 0) {
+        s = wn_temp(ctx, VKT_S32, src, &owned[3]);
+        if (s == VKT_OK)
+            s = wn_temp(ctx, x->dtype, src, &owned[4]);
+        if (s == VKT_OK) {
+            pl_dispatch d = {.shader = argsel_shaders[x->dtype], .nspec = 1,
+                             .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u}, .nbufs = 4,
+                             .bufs = {x->st, owned[2]->st, owned[3]->st, owned[4]->st},
+                             .writes = {false, false, true, true}};
+            s = wn_sliced(ctx, &d, src->numel, vol);
+        }
+        if (s == VKT_OK)
+            sel_st = owned[3]->st;
+    }
+    if (s == VKT_OK) {
+        /* No windows: every element is init; the gather finds none to walk. */
+        if (!sel_st)
+            box = 1;
+        tn_storage *sst = sel_st ? sel_st : owned[2]->st, *srcst = sel_st ? src->st : init->st;
+        pl_dispatch d = {.shader = scatter_shaders[p->dtype], .nbufs = 5,
+                         .bufs = {sst, srcst, init->st, owned[2]->st, y->st},
+                         .writes = {false, false, false, false, true}};
+        s = wn_sliced(ctx, &d, y->numel, box);
+    }
+    for (int i = 0; i < 5; i++)
+        vkt_tensor_free(owned[i]);
+    return s;
 }
 
 /* ---- public functions ------------------------------------------------------- */
@@ -140,11 +308,9 @@ static int wn_reduce(const op_info *info, const vkt_tensor *x, const int64_t *wi
     wn_params p = {.code = info->code, .dtype = x->dtype};
     int64_t shape[VKT_MAX_RANK];
     TRY(wn_plan(info->name, x, window, opts, &p, shape));
-    const char *reason = NULL;
     exec_call c = {.info = info, .in = {x}, .nin = 1, .native = wn_native_reduce, .host = wn_host_reduce,
                    .params = &p};
-    if (wn_support(info, x->dtype, &reason) != VKT_NATIVE)
-        c.gate = reason;
+    c.gate = wn_int32_gate(x, &p, shape);
     TRY(tn_new(x->ctx, p.dtype, shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -177,11 +343,12 @@ static int wn_scatter(const op_info *info, const vkt_tensor *x, const vkt_tensor
         if (source->shape[d] != shape[d])
             return err_set(VKT_ESHAPE, "vkt_%s: source dim %d is %lld, the windows of x give %lld", info->name, d,
                            (long long)source->shape[d], (long long)shape[d]);
-    const char *reason = NULL;
     exec_call c = {.info = info, .in = {x, source, init}, .nin = 3, .native = wn_native_scatter,
                    .host = wn_host_scatter, .params = &p};
-    if (wn_support(info, x->dtype, &reason) != VKT_NATIVE)
-        c.gate = reason;
+    c.gate = wn_int32_gate(x, &p, shape);
+    /* exec_run checks the f64 result; an f64 x is read by the selection pass. */
+    if (!c.gate && x->dtype == VKT_F64 && !x->ctx->has_f64)
+        c.gate = "device lacks shaderFloat64";
     TRY(tn_new(x->ctx, p.dtype, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }

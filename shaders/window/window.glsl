@@ -1,0 +1,34 @@
+// window.glsl — the window family's parameter block, shared by its kernels.
+// Geometry travels in a small storage buffer, not push constants: seven or more
+// numbers per axis for six axes exceed the 128-byte push limit. Axes are padded
+// to six at the front (size 1, window 1), so one loop nest serves every rank.
+// Loops over window positions run in slices [k0, k1) set by the host: lavapipe
+// ends an invocation's loops after 65,535 iterations in all, so long windows
+// take several dispatches, each continuing from what the last one stored.
+#include "common.glsl"
+
+#define W_IN 0    // input size
+#define W_OUT 1   // windows along the axis (the reduction's output, the scatter's source)
+#define W_WIN 2   // window size
+#define W_STR 3   // stride
+#define W_LO 4    // low padding (negative trims)
+#define W_DIL 5   // window dilation
+#define W_IST 6   // element stride of the input
+#define W_SST 7   // element stride of the windows' tensor (output or source)
+#define W_NB 8    // scatter: most windows that can cover one element
+#define WP 10
+
+layout(std430, binding = WIN_PARAMS) readonly buffer Params { int prm[]; };
+
+layout(push_constant) uniform Push {
+    uint n;      // invocations' work items
+    uint k0, k1; // the slice of window (or covering-window) positions
+    uint first;  // 1: start from the identity / init value, 0: continue
+} pc;
+
+layout(local_size_x = LOCAL) in;
+
+int P(int d, int f)
+{
+    return prm[d * WP + f];
+}
