@@ -64,14 +64,6 @@ float cm_log_pos(float x)
     precise float res = s * (hfsq + r) + dk * CM_LN2_LO - hfsq + f + dk * CM_LN2_HI;
     return res;
 }
-float cm_log(float x)
-{
-    if (isnan(x) || x < 0.0) return cm_nan();
-    if (x == 0.0 && (floatBitsToUint(x) & 0x7fffffffu) == 0u) return -cm_inf();
-    if (isinf(x)) return x;
-    return cm_log_pos(x);
-}
-
 // exp(x) for x in [-104, 89]: x = k ln2 + r, |r| <= ln2/2 (Cody-Waite), exp(r)
 // by its Taylor polynomial to r^8 (truncation < 2e-9), then exact scaling.
 float cm_exp_core(float x)
@@ -82,14 +74,6 @@ float cm_exp_core(float x)
               r * (1.0 / 5040.0 + r * (1.0 / 40320.0))))))));
     return cm_scale(p, int(k));
 }
-float cm_exp(float x)
-{
-    if (isnan(x)) return x;
-    if (x > 88.7228394) return cm_inf();
-    if (x < -104.0) return 0.0;
-    return cm_exp_core(x);
-}
-
 // expm1: the Taylor polynomial on [-0.5, 0.5] (to x^9, truncation < 3e-10
 // relative), else exp(x) - 1, which loses less than one ulp there.
 float cm_expm1(float x)
@@ -159,35 +143,34 @@ float cm_atan(float x)
 }
 
 // atan2 with C's table of special cases (signed zeros choose between 0 and
-// pi, infinities give multiples of pi/4). Operands too small to divide
-// safely are first scaled up by 2^64 together.
+// pi, infinities give multiples of pi/4). Everything is decided on the bits
+// and the quotient is formed from normalized mantissas: drivers that flush
+// subnormals (or divide through a reciprocal) would lose tiny operands.
 float cm_atan2(float y, float x)
 {
-    if (isnan(x) || isnan(y)) return cm_nan();
-    float ay = abs(y), ax = abs(x);
-    bool yzero = (floatBitsToUint(y) & 0x7fffffffu) == 0u, xzero = (floatBitsToUint(x) & 0x7fffffffu) == 0u;
-    bool xneg = cm_signbit(x);
+    uint ux = floatBitsToUint(x), bx = ux & 0x7fffffffu, by = floatBitsToUint(y) & 0x7fffffffu;
+    if (bx > 0x7f800000u || by > 0x7f800000u) return cm_nan();
+    bool xneg = (ux & 0x80000000u) != 0u;
     float r;
-    if (yzero)
+    if (by == 0u)
         r = xneg ? CM_PI : 0.0;
-    else if (xzero)
+    else if (bx == 0u)
         r = CM_PI_2;
-    else if (isinf(ay))
-        r = isinf(ax) ? (xneg ? 3.0 * CM_PI_4 : CM_PI_4) : CM_PI_2;
-    else if (isinf(ax))
+    else if (by == 0x7f800000u)
+        r = bx == 0x7f800000u ? (xneg ? 3.0 * CM_PI_4 : CM_PI_4) : CM_PI_2;
+    else if (bx == 0x7f800000u)
         r = xneg ? CM_PI : 0.0;
     else {
         int ey, ex;
-        cm_frexp(ay, ey);
-        cm_frexp(ax, ex);
-        if (ey - ex > 60) {
+        float my = cm_frexp(y, ey), mx = cm_frexp(x, ex);
+        int d = ey - ex;
+        if (d > 60) {
             r = CM_PI_2;
-        } else if (ex - ey > 60) {
+        } else if (d < -60) {
             // |y/x| < 2^-59: atan is the quotient itself (or pi minus it).
-            r = xneg ? CM_PI : ay / ax;
+            r = xneg ? CM_PI : d < -151 ? 0.0 : cm_scale(my / mx, d);
         } else {
-            float my = cm_frexp(ay, ey), mx = cm_frexp(ax, ex);
-            float q = my / mx * cm_pow2i(ey - ex); // in [2^-61, 2^62]: no flush, no overflow
+            float q = my / mx * cm_pow2i(d); // in [2^-61, 2^62]
             float t = q <= 1.0 ? cm_atan_pos(q) : CM_PI_2 - cm_atan_pos(1.0 / q);
             r = xneg ? CM_PI - t : t;
         }
@@ -195,39 +178,33 @@ float cm_atan2(float y, float x)
     return cm_copysign(r, y);
 }
 
-// True when y is an odd integer (all floats of magnitude >= 2^24 are even).
-bool cm_is_odd(float y)
-{
-    float a = abs(y);
-    return a < 16777216.0 && trunc(a) == a && (uint(a) & 1u) != 0u;
-}
-
 // pow with C99 Annex F's special cases; the rest is exp(y * log|x|) with the
-// sign of an odd integer power of a negative base.
+// sign of an odd integer power of a negative base. Signs, zeros and
+// integrality come from the bits: a flushing driver sees -1e-40 < 0 as false.
 float cm_pow(float x, float y)
 {
-    uint bx = floatBitsToUint(x) & 0x7fffffffu, by = floatBitsToUint(y) & 0x7fffffffu;
-    if (by == 0u || x == 1.0) return 1.0;
-    if (isnan(x) || isnan(y)) return cm_nan();
-    if (y == 1.0) return x;
-    bool odd = cm_is_odd(y), yint = odd || trunc(y) == y;
-    float ax = abs(x);
-    if (isinf(y)) {
-        if (ax == 1.0) return 1.0;
-        return (ax > 1.0) == (y > 0.0) ? cm_inf() : 0.0;
+    uint ux = floatBitsToUint(x), uy = floatBitsToUint(y);
+    uint bx = ux & 0x7fffffffu, by = uy & 0x7fffffffu;
+    if (by == 0u || ux == 0x3f800000u) return 1.0;
+    if (bx > 0x7f800000u || by > 0x7f800000u) return cm_nan();
+    if (uy == 0x3f800000u) return x;
+    bool xneg = (ux & 0x80000000u) != 0u, ypos = (uy & 0x80000000u) == 0u;
+    // |y| < 1 is no integer; above 2^24 every float is an even integer.
+    float ay = uintBitsToFloat(by);
+    bool yint = by >= 0x3f800000u && trunc(ay) == ay;
+    bool odd = yint && by < 0x4b800000u && (uint(ay) & 1u) != 0u;
+    if (by == 0x7f800000u) {
+        if (bx == 0x3f800000u) return 1.0;
+        return (bx > 0x3f800000u) == ypos ? cm_inf() : 0.0;
     }
-    if (bx == 0u) {
-        float m = y < 0.0 ? cm_inf() : 0.0;
+    if (bx == 0u || bx == 0x7f800000u) {
+        float m = (bx == 0u) != ypos ? cm_inf() : 0.0;
         return odd ? cm_copysign(m, x) : m;
     }
-    if (isinf(x)) {
-        float m = y < 0.0 ? 0.0 : cm_inf();
-        return odd ? cm_copysign(m, x) : m;
-    }
-    if (x < 0.0 && !yint) return cm_nan();
-    float t = y * cm_log_pos(ax);
+    if (xneg && !yint) return cm_nan();
+    float t = y * cm_log_pos(x);
     float m = t > 88.7228394 ? cm_inf() : t < -104.0 ? 0.0 : cm_exp_core(t);
-    return x < 0.0 && odd ? -m : m;
+    return xneg && odd ? -m : m;
 }
 
 // asinh by fdlibm's three ranges (log1p near 0, log of 2|x| far out).

@@ -40,16 +40,52 @@ static const double specials[] = {NAN,  INFINITY, -INFINITY, 0.0,  -0.0,    1.0,
                                   2.5,  -2.5,     1e-30,     -1e-30, 1e-40, FLT_MAX, -FLT_MAX, 3.0,  100.0, -7.25,
                                   0.999, -0.999,  88.0,      -88.0};
 
-/* On the specials, ops computed by approximations (an abs or rel tolerance)
- * are held to the class of each result only: NaN where the reference has NaN,
- * infinities of the same sign. Their finite values there are not comparable:
- * lavapipe flushes subnormal inputs to zero and reduces huge trigonometric
- * arguments coarsely. Exactly rounded ops (ulp-only or exact) stay strict. */
-static h_tol specials_tol(h_tol t)
+/* On the specials, ops computed by builtin-based approximations are held to
+ * the class of each result only: NaN where the reference has NaN, infinities
+ * of the same sign. Their finite values there are not comparable: lavapipe
+ * flushes subnormal inputs to zero and reduces huge trigonometric arguments
+ * coarsely. Exactly rounded ops (ulp-only or exact) stay strict, and so do the
+ * ops of shaders/elementwise/cmath.glsl (`ieee`), which decide specials and
+ * subnormals on the bits: they keep their tolerance and the sign of zero. */
+static bool ieee_op(const char *name)
 {
-    if (t.abs > 0 || t.rel > 0)
+    static const char *const ops[] = {"atan2", "pow", "remainder", "atan", "acosh", "asinh", "log1p", "expm1", "cbrt"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(ops[i], name) == 0)
+            return true;
+    return false;
+}
+
+static h_tol specials_tol(h_tol t, const char *name)
+{
+    if (!ieee_op(name) && (t.abs > 0 || t.rel > 0))
         t.abs = INFINITY;
     return t;
+}
+
+/* Where native and reference results are both zero, their signs must agree
+ * (h_compare sees -0 == +0): atan2, remainder and pow choose it by C's rules. */
+static void check_zero_signs(h_call f, vkt_tensor *const *in, const void *arg, const char *what)
+{
+    vkt_tensor *want = NULL, *got = NULL;
+    H_OK(h_oracle(f, in, arg, &want));
+    H_OK(f(in, arg, &got));
+    vkt_dtype dt = vkt_tensor_dtype(want);
+    size_t n = vkt_tensor_numel(want);
+    void *g = h_read(got), *w = h_read(want);
+    for (size_t i = 0; i < n; i++) {
+        double gv = h_get(dt, g, i), wv = h_get(dt, w, i);
+        if (gv == 0 && wv == 0 && signbit(gv) != signbit(wv)) {
+            free(g);
+            free(w);
+            cr_assert_fail("%s: element %zu is %s0, want %s0", what, i, signbit(gv) ? "-" : "+",
+                           signbit(wv) ? "-" : "+");
+        }
+    }
+    free(g);
+    free(w);
+    vkt_tensor_free(got);
+    vkt_tensor_free(want);
 }
 
 /* ---- unary ----------------------------------------------------------------------- */
@@ -64,6 +100,8 @@ typedef struct unary_case {
 } unary_case;
 
 #define EXACT {0, 0, 0}
+/* Ulp-bounded, with subnormal results free to flush to zero (FLT_MIN). */
+#define ULPS(u) {FLT_MIN, 0, u}
 /* Default tolerance where a case does not say: exact. */
 static const unary_case unary_cases[] = {
     {"negate", vkt_negate, -100, 100, EXACT, EXACT},
@@ -73,23 +111,23 @@ static const unary_case unary_cases[] = {
     {"ceil", vkt_ceil, -100, 100, EXACT, EXACT},
     {"round", vkt_round, -100, 100, EXACT, EXACT},
     {"exp", vkt_exp, -80, 80, {0, 1e-5, 0}, EXACT},
-    {"expm1", vkt_expm1, -5, 5, {1e-6, 1e-6, 0}, EXACT},
+    {"expm1", vkt_expm1, -5, 5, ULPS(4), EXACT},
     {"log", vkt_log, 1e-3, 1e3, {1e-6, 1e-6, 0}, EXACT},
-    {"log1p", vkt_log1p, -0.99, 100, {2e-6, 1e-6, 0}, EXACT},
+    {"log1p", vkt_log1p, -0.99, 100, ULPS(3), EXACT},
     {"sqrt", vkt_sqrt, 0, 1e4, {0, 0, 2}, {0, 0, 2}},
     {"rsqrt", vkt_rsqrt, 1e-3, 1e4, {0, 0, 4}, {0, 0, 4}},
-    {"cbrt", vkt_cbrt, -1e3, 1e3, {1e-6, 1e-6, 0}, EXACT},
+    {"cbrt", vkt_cbrt, -1e3, 1e3, ULPS(3), EXACT},
     {"sin", vkt_sin, -10, 10, {1e-6, 1e-6, 0}, EXACT},
     {"cos", vkt_cos, -10, 10, {1e-6, 1e-6, 0}, EXACT},
     {"tan", vkt_tan, -1.5, 1.5, {1e-6, 2e-6, 0}, EXACT},
     {"asin", vkt_asin, -1, 1, {1e-3, 1e-3, 0}, EXACT},
     {"acos", vkt_acos, -1, 1, {1e-3, 1e-3, 0}, EXACT},
-    {"atan", vkt_atan, -100, 100, {1e-5, 1e-5, 0}, EXACT},
+    {"atan", vkt_atan, -100, 100, ULPS(6), EXACT},
     {"sinh", vkt_sinh, -10, 10, {1e-6, 2e-6, 0}, EXACT},
     {"cosh", vkt_cosh, -10, 10, {1e-6, 2e-6, 0}, EXACT},
     {"tanh", vkt_tanh, -10, 10, {1e-6, 1e-6, 0}, EXACT},
-    {"asinh", vkt_asinh, -100, 100, {2e-6, 1e-6, 0}, EXACT},
-    {"acosh", vkt_acosh, 1, 100, {2e-6, 2e-6, 0}, EXACT},
+    {"asinh", vkt_asinh, -100, 100, ULPS(4), EXACT},
+    {"acosh", vkt_acosh, 1, 100, ULPS(4), EXACT},
     {"atanh", vkt_atanh, -0.99, 0.99, {1e-6, 1e-6, 0}, EXACT},
     {"sigmoid", vkt_sigmoid, -30, 30, {1e-6, 1e-6, 0}, EXACT},
     {"erf", vkt_erf, -4, 4, {1e-6, 1e-6, 0}, EXACT},
@@ -170,26 +208,16 @@ static void run_unary_case(const char *name)
             vkt_tensor *x = h_from(dt, &s, specials, sizeof specials / sizeof specials[0]);
             vkt_tensor *in[1] = {x};
             snprintf(what, sizeof what, "%s %s specials", name, vkt_dtype_name(dt));
-            h_check(call_unary, in, 1, uc, specials_tol(unary_tol(uc, dt)), what);
+            h_check(call_unary, in, 1, uc, specials_tol(unary_tol(uc, dt), name), what);
+            if (ieee_op(name))
+                check_zero_signs(call_unary, in, uc, what);
             vkt_tensor_free(x);
         }
     }
 }
 
-/* Ops whose native shaders still disagree with the reference on special
- * values (NaN/Inf/extreme finite inputs; listed in tolerances.md). They are
- * skipped, visibly, until the shaders are fixed: an open defect, not a pass. */
-static void skip_known_native_bug(const char *name)
-{
-    static const char *const known[] = {"atan2", "pow", "remainder", "atan", "acosh",
-                                        "asinh", "log1p", "expm1", "cbrt"};
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strcmp(known[i], name) == 0)
-            cr_skip_test("%s: native special-value defect, see tests/vkt/tolerances.md", name);
-}
-
 #define UNARY_TEST(n) \
-    Test(elementwise, unary_##n) { skip_known_native_bug(#n); run_unary_case(#n); }
+    Test(elementwise, unary_##n) { run_unary_case(#n); }
 VKT_UNARY_OPS(UNARY_TEST)
 
 /* ---- binary ----------------------------------------------------------------------- */
@@ -210,11 +238,11 @@ static const binary_case binary_cases[] = {
     {"subtract", vkt_subtract, -100, 100, -100, 100, -2e9, 2e9, -2e9, 2e9, EXACT, EXACT},
     {"multiply", vkt_multiply, -100, 100, -100, 100, -70000, 70000, -70000, 70000, EXACT, EXACT},
     {"divide", vkt_divide, -100, 100, -100, 100, -1000, 1000, -5, 5, {0, 0, 2}, EXACT},
-    {"pow", vkt_pow, 0.01, 10, -3, 3, -4, 4, -2, 9, {1e-6, 1e-5, 0}, EXACT},
+    {"pow", vkt_pow, 0.01, 10, -3, 3, -4, 4, -2, 9, {FLT_MIN, 1e-5, 0}, EXACT},
     {"min", vkt_min, -100, 100, -100, 100, -2e9, 2e9, -2e9, 2e9, EXACT, EXACT},
     {"max", vkt_max, -100, 100, -100, 100, -2e9, 2e9, -2e9, 2e9, EXACT, EXACT},
-    {"remainder", vkt_remainder, -100, 100, -10, 10, -1000, 1000, -6, 6, {2e-4, 0, 0}, EXACT},
-    {"atan2", vkt_atan2, -10, 10, -10, 10, -10, 10, -10, 10, {1e-5, 1e-5, 0}, EXACT},
+    {"remainder", vkt_remainder, -100, 100, -10, 10, -1000, 1000, -6, 6, EXACT, EXACT},
+    {"atan2", vkt_atan2, -10, 10, -10, 10, -10, 10, -10, 10, ULPS(6), EXACT},
     {"quotient", vkt_quotient, 0, 0, 0, 0, -1000, 1000, -6, 6, EXACT, EXACT},
     {"equal", vkt_equal, -3, 3, -3, 3, -3, 3, -3, 3, EXACT, EXACT},
     {"not_equal", vkt_not_equal, -3, 3, -3, 3, -3, 3, -3, 3, EXACT, EXACT},
@@ -332,7 +360,9 @@ static void run_binary_case(const char *name)
             vkt_tensor *in[2] = {h_from(dtypes[d], &s, av, ns * ns), h_from(dtypes[d], &s, bv, ns * ns)};
             char what[96];
             snprintf(what, sizeof what, "%s %s specials", name, vkt_dtype_name(dtypes[d]));
-            h_check(call_binary, in, 2, bc, specials_tol(d ? bc->f64 : bc->f32), what);
+            h_check(call_binary, in, 2, bc, specials_tol(d ? bc->f64 : bc->f32, name), what);
+            if (ieee_op(name))
+                check_zero_signs(call_binary, in, bc, what);
             vkt_tensor_free(in[0]);
             vkt_tensor_free(in[1]);
         }
@@ -342,7 +372,7 @@ static void run_binary_case(const char *name)
 }
 
 #define BINARY_TEST(n) \
-    Test(elementwise, binary_##n) { skip_known_native_bug(#n); run_binary_case(#n); }
+    Test(elementwise, binary_##n) { run_binary_case(#n); }
 VKT_BINARY_OPS(BINARY_TEST)
 
 /* Integer edge cases with defined results (ref/binary.c): INT_MIN / -1 wraps,
