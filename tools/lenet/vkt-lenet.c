@@ -79,7 +79,7 @@ int main(int argc, char **argv)
         {0, 0, 0, 0}};
     int o;
     opterr = 0; /* getopt's own messages lack the program's prefix */
-    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         int bad = 0;
         switch (o) {
         case 'b': bad = parse_long(optarg, "--batch", 1, 1 << 16, &batch); break;
@@ -112,7 +112,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "vkt-lenet: %s needs a value (see --help)\n", argv[optind - 1]);
             return 2;
         default:
-            fprintf(stderr, "vkt-lenet: unknown option '%s' (see --help)\n", argv[optind - 1]);
+            if (strncmp(argv[optind - 1], "--", 2) == 0 || !optopt)
+                fprintf(stderr, "vkt-lenet: unknown or malformed option '%s' (see --help)\n", argv[optind - 1]);
+            else
+                fprintf(stderr, "vkt-lenet: unknown option '-%c' (see --help)\n", optopt);
             return 2;
         }
         if (bad)
