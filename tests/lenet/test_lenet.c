@@ -148,6 +148,56 @@ Test(lenet, fallback_step_computes_the_same_loss)
               native, host);
 }
 
+static void restore(float *const *p0, int changed, size_t j, float delta)
+{
+    for (int i = 0; i < LENET_PARAMS; i++) {
+        float *v = p0[i];
+        if (i == changed)
+            v[j] += delta;
+        cr_assert_eq(lenet_param_write(fx.m, i, v, lenet_param_numel(i)), VKT_OK, "%s", lenet_error());
+        if (i == changed)
+            v[j] -= delta;
+    }
+}
+
+/* The whole backward pass, end to end: one step's SGD update is lr * dL/dw,
+ * and the loss a step reports is taken before its update, so a central
+ * difference of reported losses must match the update, here for the
+ * largest-gradient element of every parameter (a wrong permutation, a
+ * missing kernel flip or a pooling gradient sent to the wrong place breaks
+ * it). eps and the tolerance allow for float32 losses and max-pool kinks. */
+Test(lenet, step_gradients_match_finite_differences)
+{
+    const double lr = 0.05, eps = 5e-3;
+    float *p0[LENET_PARAMS] = {0}, *p1 = malloc(400 * 120 * sizeof *p1), l0, lp, lm;
+    cr_assert_not_null(p1);
+    for (int i = 0; i < LENET_PARAMS; i++) {
+        size_t n = lenet_param_numel(i);
+        p0[i] = malloc(n * sizeof *p0[i]);
+        cr_assert_not_null(p0[i]);
+        cr_assert_eq(lenet_param_read(fx.m, i, p0[i], n), VKT_OK, "%s", lenet_error());
+    }
+    cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &l0), VKT_OK, "%s", lenet_error());
+    for (int i = 0; i < LENET_PARAMS; i++) {
+        size_t n = lenet_param_numel(i), j = 0;
+        cr_assert_eq(lenet_param_read(fx.m, i, p1, n), VKT_OK, "%s", lenet_error());
+        for (size_t k = 1; k < n; k++)
+            if (fabsf(p0[i][k] - p1[k]) > fabsf(p0[i][j] - p1[j]))
+                j = k;
+        double grad = (p0[i][j] - p1[j]) / lr;
+        restore(p0, i, j, (float)eps);
+        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &lp), VKT_OK, "%s", lenet_error());
+        restore(p0, i, j, (float)-eps);
+        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &lm), VKT_OK, "%s", lenet_error());
+        double fd = (lp - lm) / (2 * eps);
+        cr_expect(grad != 0 && fabs(fd - grad) <= 0.05 * fabs(grad) + 1e-3,
+                  "parameter %d element %zu: step gradient %.6f, finite difference %.6f", i, j, grad, fd);
+    }
+    for (int i = 0; i < LENET_PARAMS; i++)
+        free(p0[i]);
+    free(p1);
+}
+
 Test(lenet, bad_batch_is_an_error_not_a_crash)
 {
     cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, 0, NULL), VKT_EINVAL);

@@ -18,6 +18,11 @@
 #include "rng.h"
 
 enum { P_K1, P_B1, P_K2, P_B2, P_W3, P_B3, P_W4, P_B4, P_W5, P_B5, P_COUNT };
+_Static_assert(P_COUNT == LENET_PARAMS, "lenet.h counts the parameters");
+
+static const int64_t param_shapes[P_COUNT][4] = {{6, 1, 5, 5}, {6, 1, 1}, {16, 6, 5, 5}, {16, 1, 1}, {400, 120},
+                                                 {120},        {120, 84}, {84},          {84, 10},    {10}};
+static const int param_ranks[P_COUNT] = {4, 3, 4, 3, 2, 1, 2, 1, 2, 1};
 
 struct lenet {
     vkt_ctx *ctx;
@@ -289,9 +294,6 @@ static int param(vkt_ctx *ctx, uint64_t *rng, const int64_t *shape, int rank, do
 
 int lenet_create(vkt_ctx *ctx, lenet_act act, uint64_t seed, double lr, lenet **out)
 {
-    static const int64_t shapes[P_COUNT][4] = {{6, 1, 5, 5}, {6, 1, 1}, {16, 6, 5, 5}, {16, 1, 1}, {400, 120},
-                                               {120},        {120, 84}, {84},          {84, 10},    {10}};
-    static const int ranks[P_COUNT] = {4, 3, 4, 3, 2, 1, 2, 1, 2, 1};
     /* fan-in of each weight: the scale keeps activations near unit variance */
     static const double fan_in[P_COUNT] = {25, 0, 150, 0, 400, 0, 120, 0, 84, 0};
     int status = VKT_OK;
@@ -309,7 +311,7 @@ int lenet_create(vkt_ctx *ctx, lenet_act act, uint64_t seed, double lr, lenet **
     m->act = act;
     uint64_t rng = rng_seed(seed ^ 0x5eedu);
     for (int i = 0; i < P_COUNT; i++)
-        CHECK(param(ctx, &rng, shapes[i], ranks[i], fan_in[i] > 0 ? 1.0 / sqrt(fan_in[i]) : 0.0, &m->p[i]));
+        CHECK(param(ctx, &rng, param_shapes[i], param_ranks[i], fan_in[i] > 0 ? 1.0 / sqrt(fan_in[i]) : 0.0, &m->p[i]));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, lr, &m->lr));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 0.0, &m->zero));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 1.0, &m->one));
@@ -330,4 +332,45 @@ void lenet_free(lenet *m)
     vkt_tensor_free(m->zero);
     vkt_tensor_free(m->one);
     free(m);
+}
+
+size_t lenet_param_numel(int i)
+{
+    if (i < 0 || i >= P_COUNT)
+        return 0;
+    size_t n = 1;
+    for (int d = 0; d < param_ranks[i]; d++)
+        n *= (size_t)param_shapes[i][d];
+    return n;
+}
+
+static int param_check(const lenet *m, int i, const void *buf, size_t n, const char *fn)
+{
+    if (!m || !buf || i < 0 || i >= P_COUNT || n != lenet_param_numel(i)) {
+        snprintf(last_error, sizeof last_error, "%s: bad model, buffer, index %d or size %zu", fn, i, n);
+        return VKT_EINVAL;
+    }
+    return VKT_OK;
+}
+
+int lenet_param_read(const lenet *m, int i, float *dst, size_t n)
+{
+    int status = param_check(m, i, dst, n, "lenet_param_read");
+    if (status == VKT_OK)
+        CHECK(vkt_tensor_read(m->p[i], dst, n * sizeof *dst));
+done:
+    return status;
+}
+
+int lenet_param_write(lenet *m, int i, const float *src, size_t n)
+{
+    vkt_tensor *t = NULL;
+    int status = param_check(m, i, src, n, "lenet_param_write");
+    if (status != VKT_OK)
+        return status;
+    CHECK(vkt_tensor_from_host(m->ctx, VKT_F32, param_shapes[i], param_ranks[i], src, &t));
+    vkt_tensor_free(m->p[i]);
+    m->p[i] = t;
+done:
+    return status;
 }

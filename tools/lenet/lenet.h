@@ -8,6 +8,7 @@
 #ifndef LENET_H
 #define LENET_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "vkt.h"
@@ -28,6 +29,16 @@ void lenet_free(lenet *m);
  * (one sync point); otherwise the step ends with one vkt_sync, so either way
  * its work is done on return. Returns VKT_OK or a libvkt status. */
 int lenet_step(lenet *m, const float *images, const float *onehot, int batch, float *loss);
+
+/* The parameters, in forward order: conv1 kernel and bias, conv2 kernel and
+ * bias, then weight and bias of each dense layer (LENET_PARAMS tensors). */
+#define LENET_PARAMS 10
+/* Number of float32 elements of parameter i (0 for a bad index). */
+size_t lenet_param_numel(int i);
+/* Copies parameter i out (a sync point) or replaces it; n must equal its
+ * numel. For checkpoints and gradient checks. Returns VKT_OK or a status. */
+int lenet_param_read(const lenet *m, int i, float *dst, size_t n);
+int lenet_param_write(lenet *m, int i, const float *src, size_t n);
 
 /* One line naming the call that failed last on this thread and libvkt's
  * message ("" if none). */
