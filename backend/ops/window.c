@@ -142,32 +142,57 @@ static const char *wn_int32_gate(const vkt_tensor *x, const wn_params *p, const 
     return NULL;
 }
 
-/* The parameter block: axes padded to six at the front as size-1 windows. */
-static int wn_params_buffer(const vkt_tensor *x, const wn_params *p, const int64_t *wshape, vkt_tensor **out)
+/* The parameter block. Neighbouring pass-through axes (window 1, stride 1, no
+ * padding: the batch and feature axes of a pool) merge into one, since the
+ * shaders pay a division per axis per element; the axes left are padded to
+ * six at the front as size-1 windows and *nr counts them. */
+static int wn_params_buffer(const vkt_tensor *x, const wn_params *p, const int64_t *wshape, vkt_tensor **out,
+                            uint32_t *nr)
 {
+    const vkt_window_opts *o = &p->opts;
+    int64_t in[WN_AXES], ws[WN_AXES], win[WN_AXES], str[WN_AXES], lo[WN_AXES], dil[WN_AXES];
+    int r = 0;
+    bool prev_pass = false;
+    for (int d = 0; d < x->rank; d++) {
+        bool pass = p->window[d] == 1 && o->strides[d] == 1 && o->padding_lo[d] == 0 && o->padding_hi[d] == 0;
+        if (pass && prev_pass) {
+            in[r - 1] *= x->shape[d];
+            ws[r - 1] *= wshape[d];
+            continue;
+        }
+        in[r] = x->shape[d];
+        ws[r] = wshape[d];
+        win[r] = p->window[d];
+        str[r] = o->strides[d];
+        lo[r] = o->padding_lo[d];
+        dil[r] = o->window_dilations[d];
+        r++;
+        prev_pass = pass;
+    }
     int32_t prm[WN_AXES * WP];
     for (int d = 0; d < WN_AXES; d++) {
         int32_t *q = prm + d * WP;
         memset(q, 0, WP * sizeof *q);
         q[W_IN] = q[W_OUT] = q[W_WIN] = q[W_STR] = q[W_DIL] = q[W_NB] = 1;
     }
-    int shift = WN_AXES - x->rank;
+    int shift = WN_AXES - r;
     int64_t ist = 1, sst = 1;
-    for (int d = x->rank - 1; d >= 0; d--) {
+    for (int d = r - 1; d >= 0; d--) {
         int32_t *q = prm + (d + shift) * WP;
-        q[W_IN] = (int32_t)x->shape[d];
-        q[W_OUT] = (int32_t)wshape[d];
-        q[W_WIN] = (int32_t)p->window[d];
-        q[W_STR] = (int32_t)p->opts.strides[d];
-        q[W_LO] = (int32_t)p->opts.padding_lo[d];
-        q[W_DIL] = (int32_t)p->opts.window_dilations[d];
+        q[W_IN] = (int32_t)in[d];
+        q[W_OUT] = (int32_t)ws[d];
+        q[W_WIN] = (int32_t)win[d];
+        q[W_STR] = (int32_t)str[d];
+        q[W_LO] = (int32_t)lo[d];
+        q[W_DIL] = (int32_t)dil[d];
         q[W_IST] = (int32_t)ist;
         q[W_SST] = (int32_t)sst;
-        int64_t nb = (p->window[d] - 1) / p->opts.strides[d] + 1;
-        q[W_NB] = (int32_t)(nb < wshape[d] ? nb : wshape[d] > 0 ? wshape[d] : 1);
-        ist *= x->shape[d];
-        sst *= wshape[d];
+        int64_t nb = (win[d] - 1) / str[d] + 1;
+        q[W_NB] = (int32_t)(nb < ws[d] ? nb : ws[d] > 0 ? ws[d] : 1);
+        ist *= in[d];
+        sst *= ws[d];
     }
+    *nr = r > 0 ? (uint32_t)r : 1;
     TRY(tn_new(x->ctx, VKT_S32, (const int64_t[]){WN_AXES * WP}, 1, out));
     int s = tn_alloc_device(*out);
     if (s == VKT_OK)
@@ -212,11 +237,12 @@ static int wn_native_reduce(exec_call *c)
     vkt_tensor *y = c->out, *prm = NULL;
     if (y->numel == 0)
         return VKT_OK;
-    TRY(wn_params_buffer(x, p, y->shape, &prm));
+    uint32_t nr;
+    TRY(wn_params_buffer(x, p, y->shape, &prm, &nr));
     uint64_t vol = 1;
     for (int d = 0; d < x->rank; d++)
         vol *= (uint64_t)p->window[d];
-    pl_dispatch d = {.shader = reduce_shaders[x->dtype], .nspec = 1, .spec = {(uint32_t)p->code}, .nbufs = 3,
+    pl_dispatch d = {.shader = reduce_shaders[x->dtype], .nspec = 2, .spec = {(uint32_t)p->code, nr}, .nbufs = 3,
                      .bufs = {x->st, prm->st, y->st}, .writes = {false, false, true}};
     int s = wn_sliced(y->ctx, &d, y->numel, vol);
     vkt_tensor_free(prm);
@@ -242,13 +268,14 @@ static int wn_native_scatter(exec_call *c)
     const vkt_tensor *x = c->in[0], *src = c->in[1], *init = c->in[2];
     vkt_tensor *y = c->out, *owned[5] = {0};
     vkt_ctx *ctx = y->ctx;
+    uint32_t nr = 1;
     if (y->numel == 0)
         return VKT_OK;
     int s = op_device_convert(src, p->dtype, &src, &owned[0]);
     if (s == VKT_OK)
         s = op_device_convert(init, p->dtype, &init, &owned[1]);
     if (s == VKT_OK)
-        s = wn_params_buffer(x, p, src->shape, &owned[2]);
+        s = wn_params_buffer(x, p, src->shape, &owned[2], &nr);
     uint64_t vol = 1, box = 1;
     for (int d = 0; d < x->rank; d++) {
         vol *= (uint64_t)p->window[d];
@@ -261,8 +288,8 @@ static int wn_native_scatter(exec_call *c)
         if (s == VKT_OK)
             s = wn_temp(ctx, x->dtype, src, &owned[4]);
         if (s == VKT_OK) {
-            pl_dispatch d = {.shader = argsel_shaders[x->dtype], .nspec = 1,
-                             .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u}, .nbufs = 4,
+            pl_dispatch d = {.shader = argsel_shaders[x->dtype], .nspec = 2,
+                             .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u, nr}, .nbufs = 4,
                              .bufs = {x->st, owned[2]->st, owned[3]->st, owned[4]->st},
                              .writes = {false, false, true, true}};
             s = wn_sliced(ctx, &d, src->numel, vol);
@@ -275,7 +302,7 @@ static int wn_native_scatter(exec_call *c)
         if (!sel_st)
             box = 1;
         tn_storage *sst = sel_st ? sel_st : owned[2]->st, *srcst = sel_st ? src->st : init->st;
-        pl_dispatch d = {.shader = scatter_shaders[p->dtype], .nbufs = 5,
+        pl_dispatch d = {.shader = scatter_shaders[p->dtype], .nspec = 2, .spec = {0, nr}, .nbufs = 5,
                          .bufs = {sst, srcst, init->st, owned[2]->st, y->st},
                          .writes = {false, false, false, false, true}};
         s = wn_sliced(ctx, &d, y->numel, box);

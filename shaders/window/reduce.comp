@@ -61,36 +61,33 @@ TC comb(TC a, TC b)
 
 void main()
 {
-    int in_[MAXR], win[MAXR], dil[MAXR], ist[MAXR];
-    [[unroll]] for (int d = 0; d < MAXR; d++) {
-        in_[d] = P(d, W_IN);
-        win[d] = P(d, W_WIN);
-        dil[d] = P(d, W_DIL);
-        ist[d] = P(d, W_IST);
-    }
+    load_geometry();
     GRID_LOOP(i, pc.n) {
         int base[MAXR], kd[MAXR];
         uint r = i, k = pc.k0;
-        [[unroll]] for (int d = MAXR - 1; d >= 0; d--) {
-            uint od = uint(P(d, W_OUT));
-            base[d] = int(r % od) * P(d, W_STR) - P(d, W_LO);
+        AXES(d) {
+            uint od = uint(g_out[d]);
+            base[d] = int(r % od) * g_str[d] - g_lo[d];
             r /= od;
-            kd[d] = int(k % uint(win[d]));
-            k /= uint(win[d]);
+            kd[d] = 0;
+            if (pc.k0 != 0u) {
+                kd[d] = int(k % uint(g_win[d]));
+                k /= uint(g_win[d]);
+            }
         }
         TC acc = pc.first != 0u ? ident() : TC(o[i]);
         for (uint k = pc.k0; k < pc.k1; k++) {
             int off = 0;
             bool ok = true;
-            [[unroll]] for (int d = 0; d < MAXR; d++) {
-                int pos = base[d] + kd[d] * dil[d];
-                ok = ok && pos >= 0 && pos < in_[d];
-                off += pos * ist[d];
+            AXES_UP(d) {
+                int pos = base[d] + kd[d] * g_dil[d];
+                ok = ok && pos >= 0 && pos < g_in[d];
+                off += pos * g_ist[d];
             }
             if (ok)
                 acc = comb(acc, TC(x[off]));
-            [[unroll]] for (int d = MAXR - 1; d >= 0; d--) {
-                if (++kd[d] < win[d])
+            AXES(d) {
+                if (++kd[d] < g_win[d])
                     break;
                 kd[d] = 0;
             }

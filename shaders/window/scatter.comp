@@ -14,40 +14,39 @@ layout(std430, binding = 4) buffer O { TO o[]; };
 
 void main()
 {
-    int nb[MAXR], sst[MAXR];
-    [[unroll]] for (int d = 0; d < MAXR; d++) {
-        nb[d] = P(d, W_NB);
-        sst[d] = P(d, W_SST);
-    }
+    load_geometry();
     GRID_LOOP(i, pc.n) {
         int omin[MAXR], omax[MAXR], jd[MAXR];
         bool any = true;
         uint r = i, k = pc.k0;
-        [[unroll]] for (int d = MAXR - 1; d >= 0; d--) {
-            uint id = uint(P(d, W_IN));
-            int t = int(r % id) + P(d, W_LO), s = P(d, W_STR), lowest = t - P(d, W_WIN) + 1;
+        AXES(d) {
+            uint id = uint(g_in[d]);
+            int t = int(r % id) + g_lo[d], s = g_str[d], lowest = t - g_win[d] + 1;
             r /= id;
             // Windows o with o*s - lo <= pos <= o*s - lo + win - 1, within [0, out).
             omin[d] = lowest <= 0 ? 0 : (lowest + s - 1) / s;
-            omax[d] = t < 0 ? -1 : min(t / s, P(d, W_OUT) - 1);
+            omax[d] = t < 0 ? -1 : min(t / s, g_out[d] - 1);
             any = any && omin[d] <= omax[d];
-            jd[d] = int(k % uint(nb[d]));
-            k /= uint(nb[d]);
+            jd[d] = 0;
+            if (pc.k0 != 0u) {
+                jd[d] = int(k % uint(g_nb[d]));
+                k /= uint(g_nb[d]);
+            }
         }
         TC acc = pc.first != 0u ? TC(init[0]) : TC(o[i]);
         if (any) {
             for (uint k = pc.k0; k < pc.k1; k++) {
                 int off = 0;
                 bool ok = true;
-                [[unroll]] for (int d = 0; d < MAXR; d++) {
+                AXES_UP(d) {
                     int od = omin[d] + jd[d];
                     ok = ok && od <= omax[d];
-                    off += od * sst[d];
+                    off += od * g_sst[d];
                 }
                 if (ok && sel[off] == int(i))
                     acc += TC(src[off]);
-                [[unroll]] for (int d = MAXR - 1; d >= 0; d--) {
-                    if (++jd[d] < nb[d])
+                AXES(d) {
+                    if (++jd[d] < g_nb[d])
                         break;
                     jd[d] = 0;
                 }

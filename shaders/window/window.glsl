@@ -28,7 +28,27 @@ layout(push_constant) uniform Push {
 
 layout(local_size_x = LOCAL) in;
 
-int P(int d, int f)
+// Axes in use after the host merged neighbouring pass-through axes (window 1,
+// stride 1, no padding): the loops below skip the leading padded ones at
+// compile time, which matters on CPU devices where integer division is slow.
+layout(constant_id = 1) const int NR = MAXR;
+#define AXES(d) [[unroll]] for (int d = MAXR - 1; d >= MAXR - NR; d--)
+#define AXES_UP(d) [[unroll]] for (int d = MAXR - NR; d < MAXR; d++)
+
+// The geometry, read once per invocation rather than per work item.
+int g_in[MAXR], g_out[MAXR], g_win[MAXR], g_str[MAXR], g_lo[MAXR], g_dil[MAXR], g_ist[MAXR], g_sst[MAXR],
+    g_nb[MAXR];
+void load_geometry()
 {
-    return prm[d * WP + f];
+    AXES(d) {
+        g_in[d] = prm[d * WP + W_IN];
+        g_out[d] = prm[d * WP + W_OUT];
+        g_win[d] = prm[d * WP + W_WIN];
+        g_str[d] = prm[d * WP + W_STR];
+        g_lo[d] = prm[d * WP + W_LO];
+        g_dil[d] = prm[d * WP + W_DIL];
+        g_ist[d] = prm[d * WP + W_IST];
+        g_sst[d] = prm[d * WP + W_SST];
+        g_nb[d] = prm[d * WP + W_NB];
+    }
 }
