@@ -172,9 +172,11 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    if (steps > 0)
+    if (timed > 0)
         printf("loss %.4f -> %.4f over %ld steps; mean %.3f ms/step over %ld steps after %ld warm-up\n", first, last,
-               steps, timed ? timed_ms / (double)timed : NAN, timed, warmup < steps ? warmup : steps);
+               steps, timed_ms / (double)timed, timed, warmup);
+    else if (steps > 0)
+        printf("loss %.4f -> %.4f over %ld steps; no step timed (all %ld were warm-up)\n", first, last, steps, steps);
     if (stats)
         print_stats();
     status = steps == 0 || last < first ? 0 : 1;
