@@ -209,7 +209,9 @@ typedef struct exec_call {
     /* When set, the nin inputs are read from here and in[] is unused. */
     const vkt_tensor *const *in_list;
     vkt_tensor *out;    /* created with tn_new: shape and dtype, no storage */
-    const char *gate;   /* NULL: the native gate admits; else why it does not */
+    /* NULL: the native gate admits; else why it does not, a static string
+     * (the context keeps it as last_gate after the call). */
+    const char *gate;
     /* The result shares in[0]'s storage under out's shape (reshape): nothing is
      * allocated or computed, so no gate applies and it never falls back. */
     bool view;
