@@ -26,6 +26,12 @@ enum { CV_OSZ, CV_ISZ, CV_KSZ, CV_STR, CV_LO, CV_LD, CV_RD, CV_XST, CV_KST, CV_Y
 #define CV_SPLIT_MAX_OUT 32768
 #define CV_SPLIT_MAX_OUT_CPU 64
 #define CV_SPLIT_MIN_R 1024
+/* Lavapipe ends an invocation's loops after 65,535 iterations in all (see
+ * dot.c) and the direct kernel runs a whole reduction in one invocation, so on
+ * a CPU device a longer reduction takes the split kernel, whose threads each
+ * run 1/256 of it: a kernel gradient at batch 83 and up (28x28 maps) would
+ * otherwise come back silently truncated. */
+#define CV_CPU_LOOP_R 32768
 
 /* Everything the recorder and the host computation need, checked once. */
 typedef struct cv_plan {
@@ -264,7 +270,8 @@ static int conv_native(exec_call *c)
     if (s == VKT_OK) {
         int fdt = pl->dtype == VKT_F64;
         bool cpu = y->ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-        bool split = y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && params[CV_R] >= CV_SPLIT_MIN_R;
+        bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && params[CV_R] >= CV_SPLIT_MIN_R) ||
+                     (cpu && params[CV_R] >= CV_CPU_LOOP_R);
         pl_dispatch d = {.shader = split ? split_shaders[fdt] : direct_shaders[fdt],
                          .nbufs = 4,
                          .bufs = {x->st, k->st, owned[2]->st, y->st},

@@ -497,6 +497,24 @@ Test(conv, past_the_grid_limit)
     random_check(VKT_F32, 4, (int64_t[]){1, 1, 4097, 4096}, (int64_t[]){1, 1, 1, 1}, &o, 99, "16.8M outputs");
 }
 
+/* Reductions longer than 65,535 terms: lavapipe ends an invocation's loops
+ * after that many iterations, so a kernel that ran one output's whole sum in
+ * one invocation came back silently truncated (LeNet's first kernel gradient
+ * at batch 83 and up). 290 x 290 = 84,100 terms per output, 726 outputs. */
+Test(conv, reductions_past_the_loop_limit)
+{
+    random_check(VKT_F32, 4, (int64_t[]){1, 1, 300, 300}, (int64_t[]){6, 1, 290, 290}, NULL, 101, "84,100-term sums");
+    const int swap[4] = {1, 0, 2, 3};
+    vkt_conv_opts dk;
+    memset(&dk, 0, sizeof dk);
+    dk.has_input_permutation = dk.has_kernel_permutation = dk.has_output_permutation = true;
+    set_perm(dk.input_permutation, swap, 4);
+    set_perm(dk.kernel_permutation, swap, 4);
+    set_perm(dk.output_permutation, swap, 4);
+    random_check(VKT_F32, 4, (int64_t[]){128, 1, 28, 28}, (int64_t[]){128, 6, 24, 24}, &dk, 102,
+                 "LeNet kernel gradient, batch 128");
+}
+
 /* ---- the error contract ------------------------------------------------------------ */
 
 static void expect_error(const vkt_tensor *x, const vkt_tensor *k, const vkt_conv_opts *o, int status,
