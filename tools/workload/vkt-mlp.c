@@ -102,7 +102,8 @@ __attribute__((noinline)) static double train_step(mlp *m, const float *xb, cons
     vkt_tensor *x = NULL, *y = NULL, *pre1 = NULL, *a1 = NULL, *h = NULL, *pre2 = NULL, *logits = NULL,
                *mx = NULL, *z = NULL, *ez = NULL, *se = NULL, *lse = NULL, *logp = NULL, *p = NULL,
                *diff = NULL, *invb = NULL, *dlog = NULL, *dw2 = NULL, *db2 = NULL, *dh = NULL, *hh = NULL,
-               *one = NULL, *dtanh = NULL, *dpre = NULL, *dw1 = NULL, *db1 = NULL, *yl = NULL, *tot = NULL;
+               *one = NULL, *dtanh = NULL, *dpre = NULL, *dw1 = NULL, *db1 = NULL, *yl = NULL, *tot = NULL,
+               *dw2t = NULL, *dw1t = NULL;
     double loss = NAN;
     int c0[1] = {0}, c1[1] = {1}, ax1[1] = {1};
     float inv = 1.0f / (float)batch, onef = 1.0f, lsum;
@@ -128,16 +129,19 @@ __attribute__((noinline)) static double train_step(mlp *m, const float *xb, cons
     CHECK(vkt_subtract(p, y, &diff));
     CHECK(vkt_tensor_from_host(ctx, VKT_F32, scalar, 1, &inv, &invb));
     CHECK(vkt_multiply(diff, invb, &dlog));
-    /* Gradients contract over the batch axis 0 of both operands: the
-     * "swapped axes" shape an autodiff emits for a weight gradient. */
-    CHECK(vkt_dot(h, c0, NULL, dlog, c0, NULL, 1, 0, &dw2));
+    /* A weight gradient as Nx's grad of dot emits it: the contraction over
+     * the batch axis with the operands swapped, then a transpose back to the
+     * weight's layout. */
+    CHECK(vkt_dot(dlog, c0, NULL, h, c0, NULL, 1, 0, &dw2t));
+    CHECK(vkt_transpose(dw2t, NULL, &dw2));
     CHECK(vkt_sum(dlog, c0, 1, false, &db2));
     CHECK(vkt_dot(dlog, c1, NULL, m->w2, c1, NULL, 1, 0, &dh));
     CHECK(vkt_multiply(h, h, &hh));
     CHECK(vkt_tensor_from_host(ctx, VKT_F32, scalar, 1, &onef, &one));
     CHECK(vkt_subtract(one, hh, &dtanh));
     CHECK(vkt_multiply(dh, dtanh, &dpre));
-    CHECK(vkt_dot(x, c0, NULL, dpre, c0, NULL, 1, 0, &dw1));
+    CHECK(vkt_dot(dpre, c0, NULL, x, c0, NULL, 1, 0, &dw1t));
+    CHECK(vkt_transpose(dw1t, NULL, &dw1));
     CHECK(vkt_sum(dpre, c0, 1, false, &db1));
     /* update */
     CHECK(sgd(&m->w1, dw1, lr));
@@ -148,7 +152,7 @@ __attribute__((noinline)) static double train_step(mlp *m, const float *xb, cons
     loss = -lsum / batch;
 fail:
     FREE(x, y, pre1, a1, h, pre2, logits, mx, z, ez, se, lse, logp, p, diff, invb, dlog, dw2, db2, dh, hh, one,
-         dtanh, dpre, dw1, db1, yl, tot);
+         dtanh, dpre, dw1, db1, yl, tot, dw2t, dw1t);
     return loss;
 }
 
