@@ -27,7 +27,8 @@ static int call_dot(vkt_tensor *const *in, const void *arg, vkt_tensor **out)
 static h_shape shp(int rank, const int64_t *d)
 {
     h_shape s = {.rank = rank};
-    memcpy(s.d, d, sizeof(int64_t) * (size_t)rank);
+    if (rank > 0) /* d may be NULL for a scalar */
+        memcpy(s.d, d, sizeof(int64_t) * (size_t)rank);
     return s;
 }
 
