@@ -27,8 +27,15 @@ struct mem_block {
     mem_block *next;
 };
 
+/* Empty dedicated blocks kept for reuse, as a GPU caching allocator does: a
+ * training step frees and reallocates the same large tensors every step, and
+ * a fresh vkAllocateMemory of hundreds of MiB costs milliseconds. */
+#define MEM_SPARE_MAX ((VkDeviceSize)4 << 30)
+
 struct mem_state {
     mem_block *blocks;
+    mem_block *spare; /* empty dedicated blocks, newest first */
+    VkDeviceSize spare_bytes;
     mem_range *deferred;
     size_t ndeferred, cap;
 };
@@ -195,6 +202,39 @@ static void block_give(mem_block *b, VkDeviceSize offset, VkDeviceSize size)
     *pp = h;
 }
 
+/* The smallest spare block that fits `size` without wasting more than half. */
+static mem_block *spare_take(struct mem_state *m, VkDeviceSize size, bool staging)
+{
+    mem_block **best = NULL;
+    for (mem_block **pp = &m->spare; *pp; pp = &(*pp)->next) {
+        mem_block *b = *pp;
+        if (b->staging == staging && b->size >= size && b->size / 2 <= size && (!best || b->size < (*best)->size))
+            best = pp;
+    }
+    if (!best)
+        return NULL;
+    mem_block *b = *best;
+    *best = b->next;
+    m->spare_bytes -= b->size;
+    return b;
+}
+
+/* Returns spare blocks to the driver, oldest first, until at most `keep`
+ * bytes remain. */
+static void spare_release(vkt_ctx *ctx, VkDeviceSize keep)
+{
+    struct mem_state *m = ctx->mem;
+    while (m->spare_bytes > keep) {
+        mem_block **pp = &m->spare;
+        while ((*pp)->next)
+            pp = &(*pp)->next;
+        mem_block *b = *pp;
+        *pp = NULL;
+        m->spare_bytes -= b->size;
+        block_destroy(ctx, b);
+    }
+}
+
 static int alloc_kind(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out)
 {
     if (!ctx->mem) {
@@ -216,11 +256,12 @@ static int alloc_kind(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *
             if (!b->dedicated && b->staging == staging && block_take(b, size, align, &off))
                 goto found;
         TRY(block_create(ctx, MEM_BLOCK_SIZE, staging, false, &b));
-    } else {
+    } else if (!(b = spare_take(ctx->mem, size, staging))) {
         int s = block_create(ctx, size, staging, true, &b);
         if (s != VKT_OK) {
-            /* Deferred frees may be holding the memory this needs. */
+            /* Deferred frees and spare blocks may hold the memory this needs. */
             TRY(rt_flush(ctx));
+            spare_release(ctx, 0);
             TRY(block_create(ctx, size, staging, true, &b));
         }
     }
@@ -278,16 +319,25 @@ void mem_collect(vkt_ctx *ctx)
     for (size_t i = 0; i < m->ndeferred; i++)
         block_give(m->deferred[i].block, m->deferred[i].offset, m->deferred[i].size);
     m->ndeferred = 0;
-    /* Dedicated blocks go back to the driver as soon as they are empty. */
+    /* Empty dedicated blocks become spares, within a budget of an eighth of
+     * the largest heap (at most MEM_SPARE_MAX); the oldest go back first. */
+    VkDeviceSize heap = 0;
+    for (uint32_t i = 0; i < ctx->memprops.memoryHeapCount; i++)
+        if (ctx->memprops.memoryHeaps[i].size > heap)
+            heap = ctx->memprops.memoryHeaps[i].size;
+    VkDeviceSize budget = heap / 8 < MEM_SPARE_MAX ? heap / 8 : MEM_SPARE_MAX;
     for (mem_block **pp = &m->blocks; *pp;) {
         mem_block *b = *pp;
         if (b->dedicated && b->holes && b->holes->offset == 0 && b->holes->size == b->size) {
             *pp = b->next;
-            block_destroy(ctx, b);
+            b->next = m->spare;
+            m->spare = b;
+            m->spare_bytes += b->size;
         } else {
             pp = &b->next;
         }
     }
+    spare_release(ctx, budget);
 }
 
 void mem_destroy_all(vkt_ctx *ctx)
@@ -295,6 +345,7 @@ void mem_destroy_all(vkt_ctx *ctx)
     struct mem_state *m = ctx->mem;
     if (!m)
         return;
+    spare_release(ctx, 0);
     while (m->blocks) {
         mem_block *n = m->blocks->next;
         block_destroy(ctx, m->blocks);
