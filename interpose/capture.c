@@ -133,6 +133,21 @@ static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
 /* Both walks start here, from one call site, so the return addresses of this library's own
  * frames are the same for both and the slow walk's verdicts serve the fast one. Returns
  * frames, or -1 (declined: use libunwind's fast path). */
+/* libunwind's unw_backtrace frees its per-thread cache from a thread-specific-data
+ * destructor that locks a mutex; ThreadSanitizer has retired the thread by then and
+ * faults in its interceptor. TSan builds take the unw_step walk instead, which keeps
+ * its cache in plain thread-local storage. */
+#if defined(__SANITIZE_THREAD__)
+#define CAPTURE_NO_BACKTRACE 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CAPTURE_NO_BACKTRACE 1
+#endif
+#endif
+#ifndef CAPTURE_NO_BACKTRACE
+#define CAPTURE_NO_BACKTRACE 0
+#endif
+
 __attribute__((noinline)) static int walk(fbc_unwinder how, uintptr_t *frames, int max,
                                           uintptr_t lo, uintptr_t hi)
 {
@@ -178,6 +193,8 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
         if (n >= 0 || how != FBC_UNWIND_AUTO)
             return n;
     }
+    if (CAPTURE_NO_BACKTRACE)
+        return slow_walk(frames, max, lo, hi);
     /* Four frames of this library sit above the caller (capture, record, the slow path, the
      * wrapper); every frame walked costs, so ask for no more than that. */
     int n = unw_backtrace(buf, max + 4);
