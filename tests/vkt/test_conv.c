@@ -83,6 +83,17 @@ static void set_perm(int *dst, const int *src, int rank)
 
 /* ---- golden data (PyTorch) ------------------------------------------------------ */
 
+/* A kernel gradient's layout: batch and feature axes of input, kernel and output
+ * swapped, as an autodiff emits it. */
+static void swap_batch_and_features(vkt_conv_opts *o)
+{
+    const int swap[4] = {1, 0, 2, 3};
+    o->has_input_permutation = o->has_kernel_permutation = o->has_output_permutation = true;
+    set_perm(o->input_permutation, swap, 4);
+    set_perm(o->kernel_permutation, swap, 4);
+    set_perm(o->output_permutation, swap, 4);
+}
+
 static vkt_conv_opts golden_opts(const conv_golden *g)
 {
     vkt_conv_opts o;
@@ -213,10 +224,7 @@ Test(conv, gradients_match_finite_differences)
     /* d kernel: x and g with batch and features swapped, batch groups G. */
     vkt_conv_opts dk;
     memset(&dk, 0, sizeof dk);
-    dk.has_input_permutation = dk.has_kernel_permutation = dk.has_output_permutation = true;
-    set_perm(dk.input_permutation, swap, 4);
-    set_perm(dk.kernel_permutation, swap, 4);
-    set_perm(dk.output_permutation, swap, 4);
+    swap_batch_and_features(&dk);
     dk.batch_group_size = G;
     for (int d = 0; d < 2; d++) {
         dk.strides[d] = kdil[d];
@@ -416,10 +424,7 @@ Test(conv, lenet_gradient_forms)
         memset(&f, 0, sizeof f);
         random_check(VKT_F32, 4, xs[l], ks[l], &f, 40 + (uint64_t)l, "lenet forward");
         vkt_conv_opts dk = f;
-        dk.has_input_permutation = dk.has_kernel_permutation = dk.has_output_permutation = true;
-        set_perm(dk.input_permutation, swap, 4);
-        set_perm(dk.kernel_permutation, swap, 4);
-        set_perm(dk.output_permutation, swap, 4);
+        swap_batch_and_features(&dk);
         random_check(VKT_F32, 4, xs[l], gs[l], &dk, 50 + (uint64_t)l, "lenet d kernel");
         vkt_conv_opts dx = f;
         dx.has_kernel_permutation = true;
@@ -430,10 +435,7 @@ Test(conv, lenet_gradient_forms)
     /* 54 outputs, each a 2048-long sum: the split kernel on every device. */
     vkt_conv_opts dk;
     memset(&dk, 0, sizeof dk);
-    dk.has_input_permutation = dk.has_kernel_permutation = dk.has_output_permutation = true;
-    set_perm(dk.input_permutation, swap, 4);
-    set_perm(dk.kernel_permutation, swap, 4);
-    set_perm(dk.output_permutation, swap, 4);
+    swap_batch_and_features(&dk);
     dk.padding_lo[0] = dk.padding_hi[1] = 1;
     random_check(VKT_F32, 4, (int64_t[]){8, 3, 16, 16}, (int64_t[]){8, 2, 16, 16}, &dk, 70, "small d kernel");
 }
@@ -504,13 +506,9 @@ Test(conv, past_the_grid_limit)
 Test(conv, reductions_past_the_loop_limit)
 {
     random_check(VKT_F32, 4, (int64_t[]){1, 1, 300, 300}, (int64_t[]){6, 1, 290, 290}, NULL, 101, "84,100-term sums");
-    const int swap[4] = {1, 0, 2, 3};
     vkt_conv_opts dk;
     memset(&dk, 0, sizeof dk);
-    dk.has_input_permutation = dk.has_kernel_permutation = dk.has_output_permutation = true;
-    set_perm(dk.input_permutation, swap, 4);
-    set_perm(dk.kernel_permutation, swap, 4);
-    set_perm(dk.output_permutation, swap, 4);
+    swap_batch_and_features(&dk);
     random_check(VKT_F32, 4, (int64_t[]){128, 1, 28, 28}, (int64_t[]){128, 6, 24, 24}, &dk, 102,
                  "LeNet kernel gradient, batch 128");
 }
