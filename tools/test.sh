@@ -5,7 +5,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh || exit 1
 if [ ! -f build/build.ninja ]; then
-  meson setup build --buildtype=release >/dev/null || exit 1
+  meson setup build >/dev/null || exit 1
 fi
 ninja -C build || exit 1
 meson test -C build --print-errorlogs --num-processes 2

@@ -74,7 +74,7 @@ Test(census, site_stack_and_shape_views)
     size_t n;
     const fbc_row *r = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_SITE, FBC_SORT_COUNT, &n);
     cr_assert_eq(n, 3);
-    cr_expect_str_eq(r[0].key, "conv_backward"); /* 10 calls, 4 KiB beats train_step's 3 */
+    cr_expect_str_eq(r[0].key, "conv_backward (lenet.c:88)"); /* 10 calls, 4 KiB beats train_step's 3 */
     r = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_STACK, FBC_SORT_BYTES, &n);
     cr_assert_eq(n, 3);
     cr_expect_eq(r[0].nframes, 5);

@@ -298,6 +298,21 @@ void fbc_frame_label(const fbd_frame *f, char *buf, size_t len)
         fbx_utf8_truncate(buf, strlen(buf) - 1);
 }
 
+/* A site row names the calling line where the dump has it ("train_step (lenet.c:230)"):
+ * one function often calls the same op from several lines, and the line is what a user
+ * goes to fix. Op rows keep the function alone, so their site lists stay short. */
+static void site_label(const fbd_site *s, char *buf, size_t len)
+{
+    if (s->file && s->line > 0) {
+        const char *base = strrchr(s->file, '/');
+        snprintf(buf, len, "%s (%s:%ld)", s->site, base ? base + 1 : s->file, s->line);
+    } else {
+        snprintf(buf, len, "%s", s->site);
+    }
+    if (strlen(buf) + 1 >= len)
+        fbx_utf8_truncate(buf, strlen(buf) - 1);
+}
+
 static const char *keep(fbc_census *c, char *s)
 {
     if (!s)
@@ -376,7 +391,8 @@ static int build_ops(table *t, const fbd_dump *d, fbd_kind kind, fbc_by by)
                     return -1;
         } else if (by == FBC_BY_SITE) {
             for (size_t s = 0; s < o->nsites; s++) {
-                row_acc *r = acc_row(t, o->sites[s].site, kind);
+                site_label(&o->sites[s], key, sizeof key);
+                row_acc *r = acc_row(t, key, kind);
                 if (!r)
                     return -1;
                 acc_add(r, o->sites[s].count, o->sites[s].bytes, 0);
