@@ -27,6 +27,13 @@ enum { RD_ARGMAX = RED__COUNT, RD_ARGMIN };
  * output (a whole workgroup once each thread has 4 or more elements). */
 #define RD_GROUP_RUN_MIN 32u
 #define RD_TEAM_MIN 8u
+/* Lavapipe ends an invocation's loops after 65,535 iterations in all (every
+ * loop's back edges share one counter; see dot.c) and returns what it has,
+ * silently. The targets above keep a walk to ~300 steps for any tensor within
+ * maxStorageBufferRange, but they are tunable, so on a CPU device the plan is
+ * checked against this budget (a quarter of the limit: the estimate's slack)
+ * and longer walks get more parts. Other devices have no such limit. */
+#define RD_CPU_LOOP_BUDGET 16384u
 
 enum { RD_MODE_THREAD = 0, RD_MODE_GROUP = 1 };
 
@@ -125,8 +132,50 @@ static void rd_geometry(const int64_t *shape, int rank, unsigned mask, rd_geom *
     }
 }
 
+/* Cuts the reduced range into about nparts chunks (4-aligned for vec4 loads)
+ * and sizes the team: it shrinks until each thread has about 4 elements. */
+static void rd_split(const rd_geom *g, uint32_t mode, bool vec4, uint32_t nparts, uint32_t *team, rd_push *pc)
+{
+    uint32_t chunk = g->nred ? g->nred : 1;
+    if (nparts > 1) {
+        chunk = (g->nred + nparts - 1) / nparts;
+        if (vec4)
+            chunk = (chunk + 3) & ~3u; /* every part starts 4-aligned */
+        nparts = (g->nred + chunk - 1) / chunk;
+    } else {
+        nparts = 1;
+    }
+    pc->chunk = chunk;
+    pc->nparts = nparts;
+    *team = 256;
+    while (mode == RD_MODE_GROUP && *team > RD_TEAM_MIN && *team * 4 > chunk)
+        *team /= 2;
+}
+
+/* Loop iterations one invocation runs for a plan, counted as lavapipe counts
+ * them (each loop entry costs one more than its trip count; red_next's carry
+ * loop one per element when the reduced set has several groups), rounded up. */
+static uint64_t rd_trips(const rd_geom *g, uint32_t mode, bool vec4, uint32_t team, const rd_push *pc)
+{
+    uint64_t total = (uint64_t)pc->nout * pc->nparts, per_group = mode == RD_MODE_GROUP ? 256 / team : 256;
+    uint64_t groups = (total + per_group - 1) / per_group;
+    if (groups > 65535)
+        groups = 65535;
+    uint64_t passes = groups ? (total + groups * per_group - 1) / (groups * per_group) : 0, item;
+    if (mode == RD_MODE_THREAD) {
+        item = (uint64_t)pc->chunk * (g->nredg > 1 ? 2 : 1) + 2;
+    } else {
+        uint64_t steps = vec4 ? pc->chunk / 4 + 4 : pc->chunk, log2t = 0;
+        for (uint32_t t = team; t > 1; t >>= 1)
+            log2t++;
+        item = (steps + team - 1) / team + 4 + log2t;
+    }
+    return passes * (item + 1);
+}
+
 /* Chooses the kernel shape for one dispatch and fills its push constants. */
-static void rd_plan(const rd_geom *g, bool pairs_in, uint32_t *mode, uint32_t *team, bool *vec4, rd_push *pc)
+static void rd_plan(const rd_geom *g, bool pairs_in, bool cpu, uint32_t *mode, uint32_t *team, bool *vec4,
+                    rd_push *pc)
 {
     memset(pc, 0, sizeof *pc);
     pc->nout = g->nout;
@@ -136,7 +185,7 @@ static void rd_plan(const rd_geom *g, bool pairs_in, uint32_t *mode, uint32_t *t
     memcpy(pc->rshape, g->rshape, sizeof pc->rshape);
     memcpy(pc->rstride, g->rstride, sizeof pc->rstride);
     uint32_t run = g->rstride[g->nredg - 1] == 1 ? g->rshape[g->nredg - 1] : 0;
-    uint32_t nparts = 1, chunk = g->nred ? g->nred : 1;
+    uint32_t nparts = 1;
     if (run >= RD_GROUP_RUN_MIN) {
         /* Rows: a team of threads walks each contiguous reduced run. */
         *mode = RD_MODE_GROUP;
@@ -155,18 +204,11 @@ static void rd_plan(const rd_geom *g, bool pairs_in, uint32_t *mode, uint32_t *t
             nparts = want < most ? want : most;
         }
     }
-    if (nparts > 1) {
-        chunk = (g->nred + nparts - 1) / nparts;
-        if (*vec4)
-            chunk = (chunk + 3) & ~3u; /* every part starts 4-aligned */
-        nparts = (g->nred + chunk - 1) / chunk;
-    }
-    pc->chunk = chunk;
-    pc->nparts = nparts;
-    /* Teams shrink until each thread has about 4 elements (or vec4s). */
-    *team = 256;
-    while (*mode == RD_MODE_GROUP && *team > RD_TEAM_MIN && *team * 4 > chunk)
-        *team /= 2;
+    rd_split(g, *mode, *vec4, nparts, team, pc);
+    /* Halving the chunks halves each item's walk; passes grow only once the
+     * grid is full, where the walk is bounded by numel / 16.7M items anyway. */
+    while (cpu && pc->chunk > 4 && rd_trips(g, *mode, *vec4, *team, pc) > RD_CPU_LOOP_BUDGET)
+        rd_split(g, *mode, *vec4, pc->nparts * 2, team, pc);
 }
 
 /* ---- native -------------------------------------------------------------- */
@@ -224,7 +266,7 @@ static int rd_native(exec_call *c)
     vkt_ctx *ctx = out->ctx;
     if (out->numel == 0)
         return VKT_OK;
-    bool arg = rd_is_arg(p->code);
+    bool arg = rd_is_arg(p->code), cpu = ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     rd_geom g;
     rd_geometry(x->shape, x->rank, p->mask, &g);
     /* src: what this pass reads (values, and indices for argreduce partials). */
@@ -236,7 +278,7 @@ static int rd_native(exec_call *c)
         rd_push pc;
         uint32_t mode, team;
         bool vec4;
-        rd_plan(&g, arg && pass > 0, &mode, &team, &vec4, &pc);
+        rd_plan(&g, arg && pass > 0, cpu, &mode, &team, &vec4, &pc);
         bool last = pc.nparts == 1;
         vkt_tensor *dst = NULL, *dst_val = NULL;
         if (!last) {

@@ -336,6 +336,34 @@ Test(reduce, past_65535_workgroups)
     check_case(find_op("sum"), VKT_U8, &s, none, 0, 0, false, 9);
 }
 
+/* ---- lavapipe's loop limit ---------------------------------------------------------- */
+
+/* Lavapipe ends an invocation's loops after 65,535 iterations in all, silently.
+ * Within maxStorageBufferRange (128 MiB: 32M f32, 128M u8 elements) the work
+ * split keeps every invocation far below that: at most ~64 vec4 per team
+ * thread and 128-256 elements per column thread (reduce.c's rd_trips). These
+ * are the longest per-invocation walks the planner can be led into: a 30M
+ * full sum and argmax, a 100M u8 sum, long rows and long columns with few
+ * outputs, and a two-group thread walk (carries in red_next); any split
+ * regression (fewer parts, longer chunks) truncates them on lavapipe. */
+Test(reduce, loop_limit_long_reductions)
+{
+    h_shape full = {1, {30000001}};
+    check_case(find_op("sum"), VKT_F32, &full, NULL, 0, 0, false, 31);
+    check_case(find_op("argmax"), VKT_F32, &full, NULL, 0, VKT_ALL_AXES, false, 32);
+    h_shape bytes = {1, {100000003}};
+    check_case(find_op("sum"), VKT_U8, &bytes, NULL, 0, 0, false, 33);
+    h_shape rows = {2, {3, 10000001}}, cols = {2, {10000001, 3}};
+    int last[1] = {1}, first[1] = {0};
+    check_case(find_op("reduce_max"), VKT_F32, &rows, last, 1, 0, false, 34);
+    check_case(find_op("argmin"), VKT_F32, &rows, NULL, 0, 1, false, 35);
+    check_case(find_op("sum"), VKT_S32, &cols, first, 1, 0, true, 36);
+    check_case(find_op("argmax"), VKT_F32, &cols, NULL, 0, 0, false, 37);
+    h_shape two = {4, {100000, 3, 20, 5}};
+    int gaps[2] = {0, 2};
+    check_case(find_op("sum"), VKT_F32, &two, gaps, 2, 0, false, 38);
+}
+
 /* ---- semantics with hand-computed values ------------------------------------------ */
 
 static vkt_tensor *row(vkt_dtype dt, const double *v, int n)
