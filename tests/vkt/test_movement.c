@@ -498,6 +498,37 @@ Test(movement, gather_clamps_and_axes, .timeout = 120)
     vkt_tensor_free(idx);
 }
 
+/* Lavapipe ends an invocation's loops after 65,535 iterations in all. Gather
+ * has no loop over the index list (each output element reads its tuple's k
+ * indices, unrolled), so its only input-dependent loop is the grid stride:
+ * 7 passes here, a u8 result of 3,500,001 x 32 = 112M elements gathered by a
+ * long index list (the largest result maxStorageBufferRange admits is 128M
+ * u8 elements: 8 passes); and 2 passes for a two-axis f32 gather of 10M. */
+Test(movement, gather_long_index_lists, .timeout = 200)
+{
+    int64_t xs[2] = {4096, 32}, is[2] = {3500001, 1};
+    size_t n = (size_t)is[0];
+    int32_t *iv = malloc(10000002 * sizeof *iv); /* both index lists */
+    cr_assert_not_null(iv);
+    for (size_t j = 0; j < n; j++)
+        iv[j] = (int32_t)rnd_in(-2, 4100);
+    vkt_tensor *x = rand_tensor(VKT_U8, xs, 2), *idx = s32_tensor(iv, is, 2);
+    gather_args a = {x, idx, NULL};
+    check("gather", call_gather, &a, "u8 [4096,32] by 3,500,001 indices");
+    vkt_tensor_free(x);
+    vkt_tensor_free(idx);
+    int64_t ys[3] = {256, 3, 300}, js[2] = {5000001, 2};
+    static const int ax20[2] = {2, 0};
+    for (size_t j = 0; j < 2 * (size_t)js[0]; j++)
+        iv[j] = (int32_t)rnd_in(0, 299);
+    vkt_tensor *y = rand_tensor(VKT_F32, ys, 3), *jdx = s32_tensor(iv, js, 2);
+    gather_args b = {y, jdx, ax20};
+    check("gather", call_gather, &b, "f32 [256,3,300] by 5,000,001 index pairs");
+    vkt_tensor_free(y);
+    vkt_tensor_free(jdx);
+    free(iv);
+}
+
 /* ---- reshape and residency --------------------------------------------------- */
 
 Test(movement, reshape_is_a_native_view, .timeout = 60)

@@ -93,6 +93,30 @@ Test(sort, many_rows)
     vkt_tensor_free(x);
 }
 
+/* Lavapipe ends an invocation's loops after 65,535 iterations in all. Sorting
+ * keeps every invocation's walk short whatever the row length: a block pass
+ * is ~440 loop steps per workgroup slot (11 bitonic stages over 2,048 slots)
+ * and a merge pass one binary search (log2 of the run width, at most 25) per
+ * element, one dispatch per doubling. These rows are the longest the suite can
+ * afford on lavapipe: 131,073 along a strided axis (merges across 7 doublings
+ * with a partial last run) and 2,097,152 + 5 along the last axis (11 merge
+ * passes, binary searches of 20 steps); values and indices must match. */
+Test(sort, loop_limit_long_axes, .timeout = 240)
+{
+    h_shape s = {2, {131073, 2}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1000, 1000, 41);
+    sort_arg a = {0, false, true};
+    h_check(call_sort, &x, 1, &a, H_EXACT, "argsort f32[131073,2] axis 0");
+    vkt_tensor_free(x);
+    h_shape l = {1, {2097157}};
+    vkt_tensor *y = h_rand(VKT_S32, &l, -50000, 50000, 42);
+    sort_arg b = {0, true, false};
+    h_check(call_sort, &y, 1, &b, H_EXACT, "sort s32[2097157] desc");
+    sort_arg c = {0, false, true};
+    h_check(call_sort, &y, 1, &c, H_EXACT, "argsort s32[2097157]");
+    vkt_tensor_free(y);
+}
+
 Test(sort, errors)
 {
     h_shape s = {2, {3, 4}};
