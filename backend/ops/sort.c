@@ -6,7 +6,13 @@
  * rows, merge passes that double the sorted runs, each element placing itself
  * by a binary search in the neighbouring run. The last step writes the result:
  * the indices, or the values copied bit for bit through them. Rows are read in
- * place through the axis's stride, so every axis runs without a transpose. */
+ * place through the axis's stride, so every axis runs without a transpose.
+ *
+ * Lavapipe ends an invocation's loops after 65,535 iterations in all; no row
+ * length comes near it: a block pass walks ~440 loop steps per 2,048-slot
+ * group (one group per workgroup below 65,535 of them), a merge pass one
+ * binary search (at most 32 steps) per element, and rows of any length take
+ * more dispatches (one per doubling), not longer loops. */
 #include <stdlib.h>
 
 #include "spirv_table.h"
