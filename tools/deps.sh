@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(meson ninja-build pkg-config gcc binutils python3
       libvulkan-dev glslang-tools mesa-vulkan-drivers
-      libunwind-dev uthash-dev libcriterion-dev libjansson-dev libdw-dev libelf-dev)
+      libunwind-dev uthash-dev libcriterion-dev libjansson-dev libdw-dev libelf-dev
+      clang libclang-rt-14-dev)  # clang and its libFuzzer runtime: the dump reader's fuzz test
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
