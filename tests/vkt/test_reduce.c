@@ -2,7 +2,8 @@
  * argmin on every dtype, native against the host reference, over the harness's
  * shapes with many axis sets (none, all, each, first+last, middle, negative,
  * kept), shapes that take each kernel shape and work split, one reduction past
- * 65,535 workgroups of 256, NaN and tie semantics, and the error contract.
+ * 65,535 workgroups of 256, the longest walks lavapipe's loop limit could cut
+ * (30M-100M elements), NaN and tie semantics, and the error contract.
  *
  * Tolerances (native vs the reference, which accumulates floats in double):
  *  - f32 sum: |got - want| <= 1e-5 * sum|x| (over the whole input, which bounds
