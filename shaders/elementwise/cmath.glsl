@@ -74,6 +74,37 @@ float cm_exp_core(float x)
               r * (1.0 / 5040.0 + r * (1.0 / 40320.0))))))));
     return cm_scale(p, int(k));
 }
+// exp(hi + lo) as p * 2^k, p in [0.7, 1.42]: the caller scales once, after
+// any factor of its own, so results that end subnormal round only there. hi
+// + lo in [-104, 89]; lo carries what a sum like -z^2 + c would round away.
+float cm_exp_red(float hi, float lo, out int k)
+{
+    float kf = floor((hi + lo) * 1.44269504 + 0.5);
+    precise float r = ((hi - kf * CM_LN2_HI) - kf * CM_LN2_LO) + lo;
+    k = int(kf);
+    return 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 +
+           r * (1.0 / 5040.0 + r * (1.0 / 40320.0))))))));
+}
+// exp with C's ends: overflow to inf above log(FLT_MAX), gradual underflow
+// down to the least subnormal, 0 below it.
+float cm_exp(float x)
+{
+    if (isnan(x)) return x;
+    if (x > 88.7228394) return cm_inf();
+    if (x < -104.0) return 0.0;
+    return cm_exp_core(x);
+}
+// log with C's specials: -inf at ±0, NaN below zero (decided on the sign bit,
+// so a flushed -1e-40 is still negative), inf at inf.
+float cm_log(float x)
+{
+    uint b = floatBitsToUint(x);
+    if ((b & 0x7fffffffu) == 0u) return -cm_inf();
+    if (isnan(x) || (b & 0x80000000u) != 0u) return cm_nan();
+    if (b == 0x7f800000u) return x;
+    return cm_log_pos(x);
+}
+
 // expm1: the Taylor polynomial on [-0.5, 0.5] (to x^9, truncation < 3e-10
 // relative), else exp(x) - 1, which loses less than one ulp there.
 float cm_expm1(float x)
@@ -275,6 +306,205 @@ float cm_fmod(float x, float y)
     int msb = findMSB(r), e = ey + msb; // value r * 2^ey = 1.f * 2^e
     uint bits = e >= -126 ? (uint(e + 127) << 23) | ((r << (23 - msb)) & 0x007fffffu) : r << (ey + 149);
     return uintBitsToFloat(bits | sign);
+}
+
+// sinh, cosh, tanh by fdlibm's ranges: expm1 near 0 (no cancellation), one
+// exp in the middle, exp(|x|/2) squared past log(FLT_MAX) so sinh and cosh
+// reach FLT_MAX before they overflow.
+float cm_sinh(float x)
+{
+    if (isnan(x) || isinf(x)) return x;
+    float a = abs(x), r;
+    if (a < 2.44140625e-4) return x; // 2^-12: sinh(x) rounds to x; keeps -0 and subnormals
+    if (a < 1.0) {
+        float t = cm_expm1(a);
+        r = 0.5 * (2.0 * t - t * t / (t + 1.0));
+    } else if (a < 9.0) {
+        float t = cm_expm1(a);
+        r = 0.5 * (t + t / (t + 1.0));
+    } else if (a < 88.7228394) {
+        r = 0.5 * cm_exp_core(a);
+    } else if (a <= 89.4159851) {
+        float w = cm_exp_core(0.5 * a);
+        r = (0.5 * w) * w;
+    } else {
+        r = cm_inf();
+    }
+    return cm_copysign(r, x);
+}
+float cm_cosh(float x)
+{
+    if (isnan(x)) return x;
+    float a = abs(x);
+    if (a < 0.34657359) { // ln2 / 2
+        float t = cm_expm1(a), w = 1.0 + t;
+        return 1.0 + t * t / (w + w);
+    }
+    if (a < 9.0) {
+        float t = cm_exp_core(a);
+        return 0.5 * t + 0.5 / t;
+    }
+    if (a < 88.7228394) return 0.5 * cm_exp_core(a);
+    if (a <= 89.4159851) {
+        float w = cm_exp_core(0.5 * a);
+        return (0.5 * w) * w;
+    }
+    return cm_inf();
+}
+float cm_tanh(float x)
+{
+    if (isnan(x)) return x;
+    float a = abs(x), r;
+    if (a < 2.44140625e-4) return x; // 2^-12
+    if (a > 9.0) {
+        r = 1.0; // 1 - tanh(9) < 2^-25
+    } else if (a >= 1.0) {
+        r = 1.0 - 2.0 / (cm_expm1(2.0 * a) + 2.0);
+    } else {
+        float t = cm_expm1(-2.0 * a);
+        r = -t / (t + 2.0);
+    }
+    return cm_copysign(r, x);
+}
+// atanh = log1p(2a / (1 - a)) / 2, fdlibm's split keeps small a exact.
+float cm_atanh(float x)
+{
+    float a = abs(x), r;
+    if (isnan(x) || a > 1.0) return cm_nan();
+    if (a == 1.0) return cm_copysign(cm_inf(), x);
+    if (a < 2.44140625e-4) return x; // 2^-12
+    if (a < 0.5) {
+        float t = a + a;
+        r = 0.5 * cm_log1p(t + t * a / (1.0 - a));
+    } else {
+        r = 0.5 * cm_log1p((a + a) / (1.0 - a));
+    }
+    return cm_copysign(r, x);
+}
+// 1 / (1 + exp(-x)): exp(-x) overflows to inf for x < -88.7, giving 0 as C does.
+float cm_sigmoid(float x)
+{
+    if (isnan(x)) return x;
+    return 1.0 / (1.0 + cm_exp(-x));
+}
+
+// asin, acos by Cephes' asinf: a degree-9 odd polynomial on |x| <= 0.5, and
+// asin(a) = pi/2 - 2 asin(sqrt((1 - a) / 2)) above (1 - a is exact there).
+float cm_asin_poly(float x) // |x| <= 0.5
+{
+    float z = x * x;
+    return ((((4.2163199048e-2 * z + 2.4181311049e-2) * z + 4.5470025998e-2) * z + 7.4953002686e-2) * z +
+            1.6666752422e-1) * z * x + x;
+}
+float cm_asin(float x)
+{
+    float a = abs(x);
+    if (isnan(x) || a > 1.0) return cm_nan();
+    if (a < 2.44140625e-4) return x; // 2^-12
+    float r = a <= 0.5 ? cm_asin_poly(a) : CM_PI_2 - 2.0 * cm_asin_poly(sqrt(0.5 * (1.0 - a)));
+    return cm_copysign(r, x);
+}
+float cm_acos(float x)
+{
+    float a = abs(x);
+    if (isnan(x) || a > 1.0) return cm_nan();
+    if (a <= 0.5) return CM_PI_2 - cm_asin_poly(x);
+    float s = 2.0 * cm_asin_poly(sqrt(0.5 * (1.0 - a)));
+    return x > 0.0 ? s : CM_PI - s;
+}
+
+// sin, cos, tan: |x| = (q + f) pi/2 with |f| <= 1/2 by Payne-Hanek on the
+// bits for every finite x (96 bits of 2/pi against the 24-bit mantissa, exact
+// integer products), so huge arguments keep full accuracy; then Cephes'
+// single-precision polynomials on |r| <= pi/4.
+const uint CM_2_PI[9] = uint[9](0u, 0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u,
+                                0x3c439041u, 0xfe5163abu, 0xdebbc561u); // 2/pi's bits after a zero word
+uint cm_win(int i, int sh) // 32 bits of the table from bit 32 i + sh
+{
+    return sh == 0 ? CM_2_PI[i] : (CM_2_PI[i] << sh) | (CM_2_PI[i + 1] >> (32 - sh));
+}
+// r in [-pi/4, pi/4] and the quadrant q (mod 4) of a = |x|, finite.
+float cm_rem_pio2(float a, out int q)
+{
+    if (a <= CM_PI_4) {
+        q = 0;
+        return a;
+    }
+    uint b = floatBitsToUint(a);
+    uint m = (b & 0x007fffffu) | 0x00800000u; // a >= pi/4 is normal
+    int e = int(b >> 23) - 127;               // a = m 2^(e-23)
+    // Bits of 2/pi before position e - 24 add multiples of 4 to a 2/pi: skip them.
+    int g = e + 7, i = g >> 5, sh = g & 31;
+    uint w0 = cm_win(i, sh), w1 = cm_win(i + 1, sh), w2 = cm_win(i + 2, sh);
+    uint h0, l0, h1, l1, h2, l2, c1, c2;
+    umulExtended(m, w2, h2, l2);
+    umulExtended(m, w1, h1, l1);
+    umulExtended(m, w0, h0, l0);
+    uint p0 = l2, p1 = uaddCarry(h2, l1, c1);
+    uint p2 = uaddCarry(h1, l0, c2) + c1; // a 2/pi = (p2:p1:p0) 2^-94 mod 4
+    q = int(p2 >> 30);
+    uint hi = p2 & 0x3fffffffu, mid = p1, lo = p0;
+    bool neg = (hi & 0x20000000u) != 0u; // f >= 1/2: round q up, f = -(1 - f)
+    if (neg) {
+        q += 1;
+        hi = ~hi & 0x3fffffffu;
+        mid = ~mid;
+        lo = ~lo;
+    }
+    int ex = -30; // f = (ta + tb 2^-32) 2^(ex - s) below
+    if (hi == 0u) {
+        hi = mid;
+        mid = lo;
+        lo = 0u;
+        ex -= 32;
+    }
+    if (hi == 0u) return 0.0; // |f| < 2^-62: no float is that close to a multiple of pi/2
+    int s = 31 - findMSB(hi);
+    uint ta = s == 0 ? hi : (hi << s) | (mid >> (32 - s));
+    uint tb = s == 0 ? mid : (mid << s) | (lo >> (32 - s));
+    float sc = cm_pow2i(ex - s);
+    float fh = float(ta & 0xffffff00u) * sc;                          // exact
+    float fl = (float(ta & 0xffu) + float(tb) * 2.3283064365386963e-10) * sc; // the rest
+    precise float r = fh * 1.57079625129699707031 + (fh * 7.54978995489188216e-8 + fl * 1.57079625129699707031);
+    return neg ? -r : r;
+}
+float cm_sin_poly(float r)
+{
+    float z = r * r;
+    return ((-1.9515295891e-4 * z + 8.3321608736e-3) * z - 1.6666654611e-1) * z * r + r;
+}
+float cm_cos_poly(float r)
+{
+    float z = r * r;
+    return ((2.443315711809948e-5 * z - 1.388731625493765e-3) * z + 4.166664568298827e-2) * z * z - 0.5 * z + 1.0;
+}
+float cm_sin(float x)
+{
+    if (isnan(x) || isinf(x)) return cm_nan();
+    if (abs(x) < 2.44140625e-4) return x; // 2^-12
+    int q;
+    float r = cm_rem_pio2(abs(x), q), v = (q & 1) == 0 ? cm_sin_poly(r) : cm_cos_poly(r);
+    v = (q & 2) == 0 ? v : -v;
+    return cm_signbit(x) ? -v : v;
+}
+float cm_cos(float x)
+{
+    if (isnan(x) || isinf(x)) return cm_nan();
+    int q;
+    float r = cm_rem_pio2(abs(x), q), v = (q & 1) == 0 ? cm_cos_poly(r) : cm_sin_poly(r);
+    return ((q + 1) & 2) == 0 ? v : -v;
+}
+// tan by Cephes' tanf polynomial; odd quadrants take -1/tan(r).
+float cm_tan(float x)
+{
+    if (isnan(x) || isinf(x)) return cm_nan();
+    if (abs(x) < 2.44140625e-4) return x; // 2^-12
+    int q;
+    float r = cm_rem_pio2(abs(x), q), z = r * r;
+    float t = (((((9.38540185543e-3 * z + 3.11992232697e-3) * z + 2.44301354525e-2) * z + 5.34112807005e-2) * z +
+                1.33387994085e-1) * z + 3.33331568548e-1) * z * r + r;
+    t = (q & 1) == 0 ? t : -1.0 / t;
+    return cm_signbit(x) ? -t : t;
 }
 
 #endif
