@@ -138,6 +138,10 @@ static int run_sort(const op_info *info, const vkt_tensor *x, int axis, bool des
     uint64_t blk = sort_block_size(n);
     if (rows * ((n + blk - 1) / blk) * blk + SORT_SLOTS > UINT32_MAX)
         c.gate = "rows padded to sort blocks exceed 2^32 slots (32-bit shader indexing)";
+    /* Rows longer than one block merge through two s32 index buffers of the whole
+     * tensor, which must bind like any storage buffer. */
+    else if (n > blk && rows * n * sizeof(int32_t) > x->ctx->props.limits.maxStorageBufferRange)
+        c.gate = "merge scratch (4 bytes an element) exceeds maxStorageBufferRange";
     TRY(tn_new(x->ctx, p.arg ? VKT_S32 : x->dtype, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }

@@ -5,6 +5,7 @@
  * match bit for bit (H_EXACT; NaN meets NaN). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -115,6 +116,33 @@ Test(sort, loop_limit_long_axes, .timeout = 240)
     sort_arg c = {0, false, true};
     h_check(call_sort, &y, 1, &c, H_EXACT, "argsort s32[2097157]");
     vkt_tensor_free(y);
+}
+
+/* Rows longer than a block merge through two s32 index buffers of the whole tensor;
+ * past maxStorageBufferRange (128 MiB on lavapipe: 32M elements) they cannot bind,
+ * so a u8 tensor small enough itself falls back, with its reason, and stays right. */
+Test(sort, merge_scratch_past_the_buffer_range_falls_back, .timeout = 240)
+{
+    h_shape s = {1, {(32 << 20) + 5}};
+    vkt_tensor *x = h_rand(VKT_U8, &s, 0, 255, 43), *y = NULL;
+    vkt_stats_reset();
+    cr_assert_eq(vkt_sort(x, 0, false, &y), VKT_OK, "%s", vkt_last_error());
+    vkt_stats_entry e[64];
+    size_t n = vkt_stats(e, 64), fallbacks = 0;
+    for (size_t i = 0; i < n && i < 64; i++)
+        if (strcmp(e[i].op, "sort") == 0)
+            fallbacks = e[i].fallback;
+    cr_expect_eq(fallbacks, 1, "u8[33554437] sort: %zu fallbacks, want 1 (the scratch gate)", fallbacks);
+    uint8_t *v = malloc((size_t)s.d[0]);
+    cr_assert_not_null(v);
+    cr_assert_eq(vkt_tensor_read(y, v, (size_t)s.d[0]), VKT_OK);
+    size_t bad = 0;
+    for (int64_t i = 1; i < s.d[0]; i++)
+        bad += v[i - 1] > v[i];
+    cr_expect_eq(bad, 0, "%zu elements out of order", bad);
+    free(v);
+    vkt_tensor_free(y);
+    vkt_tensor_free(x);
 }
 
 Test(sort, errors)
