@@ -105,6 +105,28 @@ float cm_log(float x)
     return cm_log_pos(x);
 }
 
+// sqrt and 1/sqrt with subnormal inputs rescaled on the bits (float(m) 2 is
+// x 2^150, exact): drivers that flush inputs return 0 and inf for them.
+// Negative nonzero inputs give NaN, -0 keeps its sign (1/sqrt(-0) = -inf).
+float cm_sqrt(float x)
+{
+    uint b = floatBitsToUint(x), m = b & 0x7fffffffu;
+    if (m == 0u || m >= 0x7f800000u) return (b & 0x80000000u) != 0u && m == 0x7f800000u ? cm_nan() : x;
+    if ((b & 0x80000000u) != 0u) return cm_nan();
+    if (m < 0x00800000u) return sqrt(float(m) * 2.0) * cm_pow2i(-75);
+    return sqrt(x);
+}
+float cm_rsqrt(float x)
+{
+    uint b = floatBitsToUint(x), m = b & 0x7fffffffu;
+    if (m > 0x7f800000u) return x;
+    if (m == 0u) return cm_copysign(cm_inf(), x);
+    if ((b & 0x80000000u) != 0u) return cm_nan();
+    if (m == 0x7f800000u) return 0.0;
+    if (m < 0x00800000u) return inversesqrt(float(m) * 2.0) * cm_pow2i(75);
+    return inversesqrt(x);
+}
+
 // expm1: the Taylor polynomial on [-0.5, 0.5] (to x^9, truncation < 3e-10
 // relative), else exp(x) - 1, which loses less than one ulp there.
 float cm_expm1(float x)

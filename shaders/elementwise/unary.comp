@@ -107,8 +107,13 @@ TC apply(TC x)
     case UN_floor: return floor(x);
     case UN_ceil: return ceil(x);
     case UN_round: return round_away(x);
+#if defined(IS_F64)
     case UN_sqrt: return sqrt(x);
     case UN_rsqrt: return inversesqrt(x);
+#else
+    case UN_sqrt: return cm_sqrt(x);
+    case UN_rsqrt: return cm_rsqrt(x);
+#endif
 #else
     case UN_floor: case UN_ceil: case UN_round: return x;
 #endif
