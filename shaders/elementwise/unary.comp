@@ -33,6 +33,13 @@ float erfc_(float x)
 // erf: Taylor series near 0 (|x| < 0.5, error < 2e-8), else 1 - erfc.
 float erf_(float x)
 {
+    uint m = floatBitsToUint(x) & 0x7fffffffu;
+    if (m != 0u && m < 0x00800000u) { // subnormal x = m 2^-149: the result can be normal; flushing drivers lose x
+        // precise: folded into one constant, the two scales would round to 2^-149
+        precise float r = 1.1283791671 * float(m) * cm_pow2i(-100);
+        precise float q = r * cm_pow2i(-49);
+        return cm_copysign(q, x);
+    }
     if (abs(x) < 0.5) {
         float x2 = x * x;
         return 1.1283791671 * x * (1.0 + x2 * (-1.0 / 3.0 + x2 * (0.1 + x2 * (-1.0 / 42.0 + x2 * (1.0 / 216.0 -
