@@ -57,7 +57,7 @@ FBC_EXPORT fbcount_census *fbcount_count(void (*fn)(void *), void *arg)
 static fbc_report *report(fbcount_census *c)
 {
     if (!c->report)
-        c->report = fbc_report_build(&c->table, NULL);
+        c->report = fbc_report_build(&c->table);
     return c->report;
 }
 

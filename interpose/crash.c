@@ -31,6 +31,13 @@ static void write_unknown_op(fbc_writer *w, const char *key, uint64_t n, uint64_
     fbc_w_raw(w, "]", 1);
 }
 
+/* Every recorded stack, shard by shard, without a lock: lists only grow at one end and
+ * entries never move. A stack recorded by two threads is listed twice; readers merge it. */
+#define FOR_EACH_ENTRY(e)                                                                      \
+    for (fbc_shard *sh_ = fbc_shards_first(); sh_; sh_ = sh_->next)                           \
+        for (fbc_entry *e = __atomic_load_n(&sh_->table.head, __ATOMIC_ACQUIRE); e;            \
+             e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE))
+
 static void emergency_dump(int sig)
 {
     int seq = __atomic_add_fetch(&fbc_seq, 1, __ATOMIC_RELAXED);
@@ -41,7 +48,7 @@ static void emergency_dump(int sig)
     if (fd < 0)
         return;
     uint64_t n[2] = {0}, b[2] = {0}, m[2] = {0}, stacks = 0;
-    for (fbc_entry *e = fbc_global_first(); e; e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE)) {
+    FOR_EACH_ENTRY(e) {
         int k = e->kind == FBC_HOST;
         uint64_t mb = __atomic_load_n(&e->max_bytes, __ATOMIC_RELAXED);
         n[k] += __atomic_load_n(&e->count, __ATOMIC_RELAXED);
@@ -71,7 +78,7 @@ static void emergency_dump(int sig)
     write_unknown_op(&w, ",\"host_ops\":[", n[1], b[1], m[1]);
     fbc_w_str(&w, ",\"stacks\":[");
     bool first = true;
-    for (fbc_entry *e = fbc_global_first(); e; e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE)) {
+    FOR_EACH_ENTRY(e) {
         fbc_w_str(&w, first ? "{\"kind\":" : ",{\"kind\":");
         first = false;
         fbc_w_str(&w, e->kind == FBC_HOST ? "\"host_op\"" : "\"fallback\"");

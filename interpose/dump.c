@@ -252,7 +252,7 @@ static int write_dump(const char *reason, const char *explicit_path, const char 
     pthread_mutex_lock(&fbc_dump_lock);
     int seq = __atomic_add_fetch(&fbc_seq, 1, __ATOMIC_RELAXED);
     fbc_modmap_refresh();
-    fbc_report *r = fbc_report_build(&fbc_global, &fbc_global_lock);
+    fbc_report *r = fbc_report_build_process();
     char path[2048], tmp[2100];
     if (written)
         written[0] = '\0';

@@ -18,9 +18,7 @@ static int before_exec(void)
 {
     if (!__atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE))
         return 0;
-    pthread_mutex_lock(&fbc_global_lock);
-    size_t n = fbc_global.n;
-    pthread_mutex_unlock(&fbc_global_lock);
+    size_t n = fbc_shards_stacks();
     if (n)
         fbc_dump_process("exit", NULL, ",\"exec\":true");
     return __atomic_load_n(&fbc_seq, __ATOMIC_RELAXED);

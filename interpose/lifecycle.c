@@ -39,12 +39,14 @@ static void prepare(void)
     pthread_mutex_lock(&fbc_dump_lock);
     pthread_mutex_lock(&fbc_sym_lock);
     pthread_mutex_lock(&fbc_global_lock);
+    fbc_shards_fork(0);
     fbc_modmap_fork(0);
 }
 
 static void parent(void)
 {
     fbc_modmap_fork(1);
+    fbc_shards_fork(1);
     pthread_mutex_unlock(&fbc_global_lock);
     pthread_mutex_unlock(&fbc_sym_lock);
     pthread_mutex_unlock(&fbc_dump_lock);
@@ -54,7 +56,7 @@ static void parent(void)
 static void child(void)
 {
     fbc_modmap_fork(1);
-    fbc_table_clear(&fbc_global);
+    fbc_shards_fork(2);
     pthread_mutex_unlock(&fbc_global_lock);
     pthread_mutex_unlock(&fbc_sym_lock);
     pthread_mutex_unlock(&fbc_dump_lock);

@@ -41,11 +41,18 @@ void fbc_record(fbc_kind kind, const void *out, size_t nbytes, uintptr_t fn)
     ev.has_shape = shape_of(out, &ev.shape);
     if (__atomic_load_n(&fbc_process_on, __ATOMIC_RELAXED)) {
         bool fresh = false;
-        pthread_mutex_lock(&fbc_global_lock);
-        fbc_entry *e = fbc_table_add(&fbc_global, &ev, &fresh);
-        if (fresh)
+        fbc_shard *s = fbc_t.shard ? fbc_t.shard : fbc_shard_claim();
+        fbc_entry *e = NULL;
+        if (s) {
+            pthread_mutex_lock(&s->lock);
+            e = fbc_table_add(&s->table, &ev, &fresh);
+            pthread_mutex_unlock(&s->lock);
+        }
+        if (fresh) {
+            pthread_mutex_lock(&fbc_global_lock);
             fbc_modmap_refresh(); /* a crash dump must be able to place every frame */
-        pthread_mutex_unlock(&fbc_global_lock);
+            pthread_mutex_unlock(&fbc_global_lock);
+        }
         if (fresh && e && kind == FBC_FALLBACK && fbc_cfg.mode != FBC_MODE_COUNT)
             fbc_mode_check(e);
     }

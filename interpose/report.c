@@ -91,34 +91,104 @@ static void read_backend(fbc_report *r)
     r->has_backend = true;
 }
 
-fbc_report *fbc_report_build(fbc_table *t, pthread_mutex_t *lock)
+/* A stack already copied into the report, found by its frames (the same stack recorded by
+ * two threads sits in two shards). */
+typedef struct {
+    UT_hash_handle hh;
+    size_t idx;
+} seen_stack;
+
+typedef struct {
+    seen_stack *hash, *nodes;
+    size_t cap;
+} merger;
+
+/* Copies t's stacks into r, adding a stack seen before onto its first copy. The caller holds
+ * whatever lock guards t; r->stacks has room for every stack of every table. */
+static bool copy_table(fbc_report *r, const fbc_table *t, merger *m)
+{
+    for (const fbc_entry *e = t->head; e; e = e->next) {
+        size_t klen = 2 * sizeof(uint32_t) + e->nframes * sizeof(uintptr_t);
+        unsigned hv = fbc_hash_words(&e->kind, klen);
+        seen_stack *f = NULL;
+        HASH_FIND_BYHASHVALUE(hh, m->hash, &e->kind, klen, hv, f);
+        fbc_rstack *s = f ? &r->stacks[f->idx] : &r->stacks[r->nstacks];
+        if (!f) {
+            if (r->nstacks == m->cap)
+                return false; /* the tables grew past what the caller counted */
+            seen_stack *node = &m->nodes[r->nstacks];
+            node->idx = r->nstacks++;
+            HASH_ADD_KEYPTR_BYHASHVALUE(hh, m->hash, &e->kind, klen, hv, node);
+            s->e = e;
+        }
+        s->count += e->count;
+        s->bytes += e->bytes;
+        s->max_bytes = e->max_bytes > s->max_bytes ? e->max_bytes : s->max_bytes;
+        if (e->nshapes) {
+            fbc_shape *g = realloc(s->shapes, (s->nshapes + e->nshapes) * sizeof *g);
+            if (g) {
+                memcpy(g + s->nshapes, e->shapes, e->nshapes * sizeof *g);
+                s->shapes = g;
+                s->nshapes += e->nshapes;
+            }
+        }
+    }
+    return true;
+}
+
+static fbc_report *report_new(size_t nstacks, merger *m)
 {
     fbc_report *r = calloc(1, sizeof *r);
+    *m = (merger){.cap = nstacks};
+    if (r && (r->stacks = calloc(nstacks + 1, sizeof *r->stacks)) &&
+        (m->nodes = calloc(nstacks + 1, sizeof *m->nodes)))
+        return r;
+    if (r)
+        free(r->stacks);
+    free(r);
+    return NULL;
+}
+
+static fbc_report *attribute(fbc_report *r);
+
+fbc_report *fbc_report_build(const fbc_table *t)
+{
+    merger m;
+    fbc_report *r = report_new(t->n, &m);
     if (!r)
         return NULL;
-    if (lock)
-        pthread_mutex_lock(lock);
-    r->stacks = calloc(t->n + 1, sizeof *r->stacks);
-    bool ok = r->stacks != NULL;
-    for (fbc_entry *e = t->head; e && ok; e = e->next) {
-        fbc_rstack *s = &r->stacks[r->nstacks++];
-        s->e = e;
-        s->count = e->count;
-        s->bytes = e->bytes;
-        s->max_bytes = e->max_bytes;
-        s->nshapes = e->nshapes;
-        if (e->nshapes && (s->shapes = malloc(e->nshapes * sizeof *s->shapes)))
-            memcpy(s->shapes, e->shapes, e->nshapes * sizeof *s->shapes);
-        else
-            s->nshapes = 0;
+    copy_table(r, t, &m);
+    HASH_CLEAR(hh, m.hash);
+    free(m.nodes);
+    return attribute(r);
+}
+
+fbc_report *fbc_report_build_process(void)
+{
+    /* Every shard is held while it is copied, so the report is one instant of the census; the
+     * copy is short, and a recording thread only ever holds its own shard's lock. */
+    fbc_shard *head = fbc_shards_first(); /* shards are only ever added in front of it */
+    size_t n = 0;
+    for (fbc_shard *s = head; s; s = s->next) {
+        pthread_mutex_lock(&s->lock);
+        n += s->table.n;
     }
-    if (lock)
-        pthread_mutex_unlock(lock);
-    read_backend(r);
-    if (!ok) {
-        free(r);
+    merger m;
+    fbc_report *r = report_new(n, &m);
+    for (fbc_shard *s = head; s && r; s = s->next)
+        copy_table(r, &s->table, &m);
+    for (fbc_shard *s = head; s; s = s->next)
+        pthread_mutex_unlock(&s->lock);
+    if (!r)
         return NULL;
-    }
+    HASH_CLEAR(hh, m.hash);
+    free(m.nodes);
+    return attribute(r);
+}
+
+static fbc_report *attribute(fbc_report *r)
+{
+    read_backend(r);
     /* Frame names are kept by the symbolizer, once per address; a report keeps none of its
      * own (a copy per frame of every stack was most of a snapshot's memory traffic). */
     fbc_frame_info infos[FBC_MAX_DEPTH];

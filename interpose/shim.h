@@ -110,9 +110,37 @@ typedef struct {
 fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh);
 void fbc_table_clear(fbc_table *t);
 
-extern fbc_table fbc_global;           /* the process census */
+/* The word hash of a stack key (kind, nframes, frames): several times faster than uthash's
+ * byte-wise default on 64-frame keys, and it runs on every recorded event. */
+static inline unsigned fbc_hash_words(const void *key, size_t len)
+{
+    const uint64_t *w = key;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    for (size_t i = 0; i < len / 8; i++) {
+        h ^= w[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return (unsigned)(h ^ (h >> 29));
+}
+
+/* Guards the shard list's growth and the module map's refresh. */
 extern pthread_mutex_t fbc_global_lock;
-fbc_entry *fbc_global_first(void);     /* async-signal-safe walk start */
+
+/* ---- shard.c: the process census, one table per recording thread -------------------- */
+typedef struct fbc_shard {
+    fbc_table table;        /* written by its thread under lock; read by dumps under lock */
+    pthread_mutex_t lock;
+    struct fbc_shard *next; /* the list only grows at its head; walked lock-free by crashes */
+    int in_use;             /* claimed by a live thread (atomic) */
+} fbc_shard;
+
+/* The calling thread's shard, taking over one a finished thread left or making one; NULL
+ * when out of memory. Also stored in fbc_t.shard. */
+fbc_shard *fbc_shard_claim(void);
+fbc_shard *fbc_shards_first(void);     /* async-signal-safe walk start */
+size_t fbc_shards_stacks(void);        /* distinct stacks over all shards (with duplicates) */
+void fbc_shards_fork(int phase);       /* 0 prepare (locks all), 1 parent, 2 child (empties) */
 
 /* ---- record.c: the hot path behind the wrappers ------------------------------------- */
 enum { FBC_T_UNSET = 0, FBC_T_OFF = 1, FBC_T_ON = 2 };
@@ -122,6 +150,7 @@ typedef struct {
     int state;                   /* the one read the wrappers make when recording is off */
     int busy;                    /* recursion guard */
     struct fbcount_census *scope; /* innermost active in-process census */
+    struct fbc_shard *shard;     /* this thread's part of the process census */
 } fbc_thread;
 
 extern __thread fbc_thread fbc_t __attribute__((tls_model("initial-exec")));
@@ -217,7 +246,8 @@ void fbc_fc_write(fbc_framecache *c, fbc_writer *w, uintptr_t ip, bool first);
 
 /* ---- dump.c: the symbolized census, the exit summary ------------------------------- */
 typedef struct fbc_report fbc_report;
-fbc_report *fbc_report_build(fbc_table *t, pthread_mutex_t *lock);
+fbc_report *fbc_report_build(const fbc_table *t);  /* one table the caller owns */
+fbc_report *fbc_report_build_process(void);        /* every shard, merged */
 void fbc_report_free(fbc_report *r);
 uint64_t fbc_report_total(const fbc_report *r, fbc_kind k, bool bytes);
 uint64_t fbc_report_op(const fbc_report *r, fbc_kind k, const char *op, bool bytes);

@@ -6,25 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The key is whole words of addresses: a word hash is several times faster than uthash's
- * byte-wise default on 64-frame keys, and this runs on every recorded event. */
-static inline unsigned fbc_hash_words(const void *key, size_t len)
-{
-    const uint64_t *w = key;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
-    for (size_t i = 0; i < len / 8; i++) {
-        h ^= w[i];
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 32;
-    }
-    return (unsigned)(h ^ (h >> 29));
-}
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = fbc_hash_words((keyptr), (keylen)))
 
 #include "shim.h"
-
-fbc_table fbc_global;
-pthread_mutex_t fbc_global_lock = PTHREAD_MUTEX_INITIALIZER;
 
 _Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 8, "entry key layout");
 _Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 8, "event key layout");
@@ -99,9 +83,4 @@ void fbc_table_clear(fbc_table *t)
     }
     t->head = t->tail = NULL;
     t->n = 0;
-}
-
-fbc_entry *fbc_global_first(void)
-{
-    return __atomic_load_n(&fbc_global.head, __ATOMIC_ACQUIRE);
 }
