@@ -17,7 +17,8 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vkt-lenet [--batch N] [--steps N] [--seed N] [--lr X] [--act tanh|relu]\n"
-               "                 [--device SEL] [--print-every N] [--warmup N] [--stats]\n"
+               "                 [--device SEL] [--print-every N] [--warmup N] [--warm-ms MS]\n"
+               "                 [--stats]\n"
                "Trains LeNet-5 with libvkt on synthetic 28x28 digits and prints the loss.\n"
                "  --batch N        images per step (default 32)\n"
                "  --steps N        training steps (default 200)\n"
@@ -27,6 +28,9 @@ static void usage(FILE *f)
                "  --device SEL     Vulkan device index or name substring (as VKT_DEVICE)\n"
                "  --print-every N  read back and print the loss every N steps (default 20)\n"
                "  --warmup N       first steps left out of the mean step time (default 1)\n"
+               "  --warm-ms MS     before step 0, train untimed for MS milliseconds on the first\n"
+               "                   batch: an idle GPU runs at low clocks until it has had about a\n"
+               "                   second of load (default 0; these steps are not in --steps)\n"
                "  --stats          print how each op ran (native, fallback, host) at the end\n"
                "Environment: VKT_NATIVE_DISABLE, VKT_FALLBACK_RESULT (see libvkt).\n"
                "Exit status: 0 when the loss fell, 1 when it did not, 2 on errors.\n");
@@ -65,7 +69,7 @@ static double now_ms(void)
 
 int main(int argc, char **argv)
 {
-    long batch = 32, steps = 200, seed = 1, every = 20, warmup = 1;
+    long batch = 32, steps = 200, seed = 1, every = 20, warmup = 1, warm_ms = 0;
     double lr = 0.05;
     lenet_act act = LENET_TANH;
     const char *device = NULL;
@@ -75,7 +79,8 @@ int main(int argc, char **argv)
         {"seed", required_argument, 0, 'r'},  {"lr", required_argument, 0, 'l'},
         {"act", required_argument, 0, 'a'},   {"device", required_argument, 0, 'd'},
         {"print-every", required_argument, 0, 'e'}, {"warmup", required_argument, 0, 'w'},
-        {"stats", no_argument, 0, 'S'},       {"help", no_argument, 0, 'h'},
+        {"warm-ms", required_argument, 0, 'W'}, {"stats", no_argument, 0, 'S'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int o;
     opterr = 0; /* getopt's own messages lack the program's prefix */
@@ -87,6 +92,7 @@ int main(int argc, char **argv)
         case 'r': bad = parse_long(optarg, "--seed", 0, 1L << 40, &seed); break;
         case 'e': bad = parse_long(optarg, "--print-every", 1, 1 << 30, &every); break;
         case 'w': bad = parse_long(optarg, "--warmup", 0, 1 << 30, &warmup); break;
+        case 'W': bad = parse_long(optarg, "--warm-ms", 0, 600000, &warm_ms); break;
         case 'l': {
             char *end;
             lr = strtod(optarg, &end);
@@ -147,6 +153,20 @@ int main(int argc, char **argv)
     printf("device: %s, batch %ld, %ld steps, %s, lr %g\n", vkt_ctx_device_name(ctx), batch, steps,
            act == LENET_TANH ? "tanh" : "relu", lr);
     uint64_t rng = rng_seed((uint64_t)seed);
+    if (warm_ms > 0) {
+        uint64_t wrng = rng; /* the training batches that follow stay the same */
+        digits_batch(&wrng, (int)batch, images, onehot, NULL);
+        long n = 0;
+        double t0 = now_ms();
+        while (now_ms() - t0 < (double)warm_ms) {
+            if (lenet_step(m, images, onehot, (int)batch, NULL) != VKT_OK) {
+                fprintf(stderr, "vkt-lenet: warm-up step %ld: %s\n", n, lenet_error());
+                goto done;
+            }
+            n++;
+        }
+        printf("warm-up: %ld untimed steps in %.0f ms\n", n, now_ms() - t0);
+    }
     double first = NAN, last = NAN, timed_ms = 0;
     long timed = 0;
     for (long step = 0; step < steps; step++) {

@@ -6,13 +6,14 @@ VKT_NATIVE_DISABLE=conv, =dot, =dot plus VKT_FALLBACK_RESULT=host, and
 =window_max,window_scatter_max — and tools/bench/lenet/torch_lenet.py with
 --python at the same batch in the same call (CUDA when that python's torch
 sees a GPU, else the CPU). Each libvkt figure is vkt-lenet's mean step time
-after its warm-up steps; each case is checked with --stats to have run the
+after its warm-up (steps, then --warm-ms of untimed training so a GPU's clocks
+are up; torch_lenet.py warms the same way); each case is checked with --stats to have run the
 way its name says (no fallback natively, the forced op falling back
 otherwise). Prints a markdown table with the libvkt/torch ratio and each
 case's slowdown against native; --json FILE also writes the raw figures.
 
 usage: bench_lenet.py [--build DIR] [--python PY] [--batches 64,256] [--steps N] [--warmup N]
-                      [--repeat N] [--device SEL] [--json FILE]
+                      [--warm-ms MS] [--repeat N] [--device SEL] [--json FILE]
 """
 import argparse
 import json
@@ -31,11 +32,11 @@ CASES = [
 ]
 
 
-def run_vkt(exe, batch, steps, warmup, device, env_extra, forced):
+def run_vkt(exe, batch, steps, warmup, warm_ms, device, env_extra, forced):
     env = {k: v for k, v in os.environ.items() if k not in ("VKT_NATIVE_DISABLE", "VKT_FALLBACK_RESULT")}
     env.update(env_extra)
     cmd = [exe, "--batch", str(batch), "--steps", str(steps + warmup), "--warmup", str(warmup),
-           "--print-every", str(steps + warmup), "--stats"]
+           "--print-every", str(steps + warmup), "--stats", "--warm-ms", str(warm_ms)]
     if device:
         cmd += ["--device", device]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -49,8 +50,11 @@ def run_vkt(exe, batch, steps, warmup, device, env_extra, forced):
     stats = {}
     for m in re.finditer(r"^(\w+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.M):
         stats[m.group(1)] = tuple(int(m.group(i)) for i in (2, 3, 4))
-    fallbacks = sum(v[1] for v in stats.values())
-    host = sum(v[2] for v in stats.values())
+    warm = re.search(r"^warm-up: (\d+) untimed steps", out, re.M)
+    ran = steps + warmup + (int(warm.group(1)) if warm else 0)
+    # Per step: the warm-up makes the number of steps run vary.
+    fallbacks = sum(v[1] for v in stats.values()) / ran
+    host = sum(v[2] for v in stats.values()) / ran
     # The figure is only worth printing if the case ran as named.
     if forced is None and fallbacks + host:
         sys.exit(f"bench_lenet: the native case fell back ({fallbacks} fallbacks, {host} host ops):\n{out}")
@@ -60,9 +64,9 @@ def run_vkt(exe, batch, steps, warmup, device, env_extra, forced):
             "host_ops": host}
 
 
-def run_torch(python, batch, steps, warmup):
+def run_torch(python, batch, steps, warmup, warm_ms):
     cmd = [python, os.path.join(HERE, "torch_lenet.py"), "--batch", str(batch), "--steps", str(steps),
-           "--warmup", str(warmup)]
+           "--warmup", str(warmup), "--warm-ms", str(warm_ms)]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         print(f"bench_lenet: torch skipped: {p.stderr.strip()}", file=sys.stderr)
@@ -77,6 +81,9 @@ def main():
     ap.add_argument("--batches", default="64,256")
     ap.add_argument("--steps", type=int, default=5, help="timed steps per case (default 5)")
     ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
+    ap.add_argument("--warm-ms", type=int, default=1500,
+                    help="and untimed steps for at least this long first: an idle GPU's clocks are low "
+                         "until it has had about a second of load (default 1500)")
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each case this many times and keep the fastest (for shared, noisy machines)")
     ap.add_argument("--device", help="libvkt device (as VKT_DEVICE)")
@@ -86,8 +93,8 @@ def main():
         batches = [int(b) for b in args.batches.split(",")]
     except ValueError:
         ap.error(f"--batches expects comma-separated integers, got '{args.batches}'")
-    if args.steps < 1 or args.repeat < 1 or args.warmup < 0 or any(b < 1 for b in batches):
-        ap.error("--steps, --repeat and every batch must be >= 1, --warmup >= 0")
+    if args.steps < 1 or args.repeat < 1 or args.warmup < 0 or args.warm_ms < 0 or any(b < 1 for b in batches):
+        ap.error("--steps, --repeat and every batch must be >= 1, --warmup and --warm-ms >= 0")
     exe = os.path.join(args.build, "tools", "lenet", "vkt-lenet")
     if not os.access(exe, os.X_OK):
         sys.exit(f"bench_lenet: {exe} not found; build it first: ninja -C {args.build}")
@@ -96,14 +103,15 @@ def main():
     for b in batches:
         t = None
         for _ in range(args.repeat):
-            tr = run_torch(args.python, b, args.steps, args.warmup)
+            tr = run_torch(args.python, b, args.steps, args.warmup, args.warm_ms)
             if tr and (not t or tr["ms_per_step"] < t["ms_per_step"]):
                 t = tr
         if t:
             torch_dev = f"{t['device']}, torch {t['torch']}"
         native = None
         for name, env, forced in CASES:
-            r = min((run_vkt(exe, b, args.steps, args.warmup, args.device, env, forced) for _ in range(args.repeat)),
+            r = min((run_vkt(exe, b, args.steps, args.warmup, args.warm_ms, args.device, env, forced)
+                     for _ in range(args.repeat)),
                     key=lambda x: x["ms_per_step"])
             vkt_dev = r["device"]
             native = native or r["ms_per_step"]
@@ -114,19 +122,20 @@ def main():
 
     print(f"libvkt device: {vkt_dev}")
     print(f"torch device:  {torch_dev or 'not run'}")
-    print(f"mean step time over {args.steps} steps after {args.warmup} warm-up steps, fastest of {args.repeat} "
+    print(f"mean step time over {args.steps} steps after {args.warmup} warm-up steps and {args.warm_ms} ms of "
+          f"untimed steps, fastest of {args.repeat} "
           f"run(s) per case; LeNet-5, tanh, fp32\n")
-    print("| batch | case | fallbacks | host ops | libvkt ms/step | torch ms/step | libvkt/torch | vs native |")
+    print("| batch | case | fallbacks/step | host ops/step | libvkt ms/step | torch ms/step | libvkt/torch | vs native |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         tm = f"{r['torch_ms']:.2f}" if r["torch_ms"] else "-"
         ratio = f"{r['ms_per_step'] / r['torch_ms']:.2f}" if r["torch_ms"] else "-"
-        print(f"| {r['batch']} | {r['case']} | {r['fallbacks']} | {r['host_ops']} | {r['ms_per_step']:.2f} | {tm} "
+        print(f"| {r['batch']} | {r['case']} | {r['fallbacks']:.0f} | {r['host_ops']:.0f} | {r['ms_per_step']:.2f} | {tm} "
               f"| {ratio} | {r['slowdown']:.2f}x |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"schema": "lenet-bench/1", "vkt_device": vkt_dev, "torch_device": torch_dev,
-                       "steps": args.steps, "warmup": args.warmup, "repeat": args.repeat, "rows": rows}, f, indent=1)
+                       "steps": args.steps, "warmup": args.warmup, "warm_ms": args.warm_ms, "repeat": args.repeat, "rows": rows}, f, indent=1)
 
 
 if __name__ == "__main__":

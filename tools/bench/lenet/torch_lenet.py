@@ -9,7 +9,7 @@ otherwise. A step is forward, backward and update, timed from start to a
 synchronised end; the figure is the mean over --steps after --warmup steps, as
 vkt-lenet reports it. Prints one JSON object on standard output.
 
-usage: torch_lenet.py --batch N [--steps N] [--warmup N] [--device cpu|cuda] [--act tanh|relu]
+usage: torch_lenet.py --batch N [--steps N] [--warmup N] [--warm-ms MS] [--device cpu|cuda] [--act tanh|relu]
                       [--threads N]
 """
 import argparse
@@ -24,14 +24,16 @@ def main():
     ap.add_argument("--batch", type=int, required=True)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--warm-ms", type=int, default=0,
+                    help="and untimed steps for at least this long (an idle GPU's clocks are low)")
     ap.add_argument("--device", choices=["cpu", "cuda"], default=None)
     ap.add_argument("--act", choices=["tanh", "relu"], default="tanh")
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--threads", type=int, default=os.cpu_count(),
                     help="CPU threads (default: every core, as lavapipe uses them)")
     args = ap.parse_args()
-    if args.batch < 1 or args.steps < 1 or args.warmup < 0:
-        ap.error("--batch and --steps must be >= 1, --warmup >= 0")
+    if args.batch < 1 or args.steps < 1 or args.warmup < 0 or args.warm_ms < 0:
+        ap.error("--batch and --steps must be >= 1, --warmup and --warm-ms >= 0")
     try:
         import torch
         import torch.nn.functional as F
@@ -85,6 +87,10 @@ def main():
     for _ in range(args.warmup):
         step()
     sync()
+    until = time.perf_counter() + args.warm_ms / 1000
+    while time.perf_counter() < until:
+        step()
+        sync()
     total = 0.0
     for _ in range(args.steps):
         t0 = time.perf_counter()
@@ -92,7 +98,7 @@ def main():
         sync()
         total += time.perf_counter() - t0
     print(json.dumps({"source": "torch", "torch": torch.__version__, "device": name, "batch": args.batch,
-                      "act": args.act, "steps": args.steps, "warmup": args.warmup,
+                      "act": args.act, "steps": args.steps, "warmup": args.warmup, "warm_ms": args.warm_ms,
                       "ms_per_step": 1e3 * total / args.steps}))
 
 

@@ -12,6 +12,7 @@ import datetime
 import json
 import statistics
 import sys
+import time
 
 M = 1 << 20
 # (op, size label, kind, n, target, quick, full): the rows of vkt-bench.c.
@@ -49,7 +50,7 @@ def work(kind, n):
     }[kind]
 
 
-def bench(torch, kind, n, reps, warmup):
+def bench(torch, kind, n, reps, warmup, warm_s):
     gen = torch.Generator(device="cuda").manual_seed(1)
 
     def rand(*shape):
@@ -73,6 +74,11 @@ def bench(torch, kind, n, reps, warmup):
     for _ in range(warmup):
         op()
     torch.cuda.synchronize()
+    # An idle GPU needs about a second of load to raise its clocks (as in vkt-bench).
+    until = time.monotonic() + warm_s
+    while time.monotonic() < until:
+        op()
+        torch.cuda.synchronize()
     times = []
     for _ in range(reps):
         start = torch.cuda.Event(enable_timing=True)
@@ -91,12 +97,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=20, help="timed runs per row (median reported)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed runs before them")
+    ap.add_argument("--warm-ms", type=int, default=1500,
+                    help="and untimed runs for at least this long, so the GPU's clocks are up")
     ap.add_argument("--quick", action="store_true", help="small sizes only")
     ap.add_argument("--ops", help="comma-separated rows: add,exp,sum,sum_last_axis,transpose,dot")
     ap.add_argument("--json", help="also write every row as JSON")
     args = ap.parse_args()
-    if args.reps < 1 or args.warmup < 0:
-        ap.error("--reps must be >= 1 and --warmup >= 0")
+    if args.reps < 1 or args.warmup < 0 or args.warm_ms < 0:
+        ap.error("--reps must be >= 1, --warmup and --warm-ms >= 0")
     try:
         import torch
     except ImportError:
@@ -118,7 +126,7 @@ def main():
         row = {"op": op, "size": size, "path": "cuda", "timing": "gpu", "unit": "GFLOP/s" if kind == "dot" else "GB/s",
                "target": target, "error": None, "time_ns": None, "wall_ns": None, "figure": None}
         try:
-            t = bench(torch, kind, n, args.reps, args.warmup)
+            t = bench(torch, kind, n, args.reps, args.warmup, args.warm_ms / 1000)
             row["time_ns"] = t
             row["figure"] = work(kind, n) / t
         except Exception as e:  # a row's failure (out of memory, say) must not end the sweep

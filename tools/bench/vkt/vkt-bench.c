@@ -98,6 +98,7 @@ static struct {
     vkt_ctx *ctx;
     const char *device_name;
     int reps, warmup;
+    double warm_ns; /* warm-up lasts at least this long on GPU-timed rows */
     float *rnd; /* random inputs, shared by every case: a = rnd, b = rnd + 1 */
     size_t rnd_n;
 } B;
@@ -389,6 +390,21 @@ static void bench(const bench_case *bc, row *r)
         goto done;
     }
     bool gpu = bc->kind != K_ADD_FALLBACK;
+    /* A GPU left idle (while the host made and checked this row's data) drops its clocks
+     * within a fraction of a second and needs about a second of load to raise them again:
+     * measured on an H200, 345 MHz idle against 1980 MHz under load, and an unwarmed row
+     * read at half speed or less. So the warm-up runs for a time, not only a count. */
+    double warm_until = now_ns() + (gpu ? B.warm_ns : 0);
+    int warm = B.warmup;
+    while (warm < 1 << 20 && now_ns() < warm_until) {
+        if (run_op(bc, a, b, &out) != VKT_OK || vkt_sync(B.ctx) != VKT_OK) {
+            vkt_fail(r, bc->op);
+            goto done;
+        }
+        vkt_tensor_free(out);
+        out = NULL;
+        warm++;
+    }
     for (int i = 0; i < B.warmup + B.reps; i++) {
         double t0 = now_ns();
         if (run_op(bc, a, b, &out) != VKT_OK || vkt_sync(B.ctx) != VKT_OK) {
@@ -529,10 +545,12 @@ static bool selected(const char *list, const char *op)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: vkt-bench [--device SEL] [--reps N] [--warmup N] [--quick] [--ops LIST] [--json FILE]\n"
+    fprintf(f, "usage: vkt-bench [--device SEL] [--reps N] [--warmup N] [--warm-ms MS] [--quick] [--ops LIST] [--json FILE]\n"
                "  --device SEL  device index or name substring (as VKT_DEVICE)\n"
                "  --reps N      timed runs per row, the median is reported (default 20)\n"
                "  --warmup N    untimed runs before them (default 3)\n"
+               "  --warm-ms MS  and untimed runs for at least MS milliseconds before a GPU-timed\n"
+               "                row, so an idle GPU's clocks are back up (default 1500)\n"
                "  --quick       small sizes only (lavapipe, CI smoke test)\n"
                "  --ops LIST    only these rows: add,exp,sum,sum_last_axis,transpose,dot,fallback\n"
                "  --json FILE   also write every row as JSON\n"
@@ -557,17 +575,19 @@ int main(int argc, char **argv)
         {"device", required_argument, NULL, 'd'}, {"reps", required_argument, NULL, 'r'},
         {"warmup", required_argument, NULL, 'w'}, {"quick", no_argument, NULL, 'q'},
         {"ops", required_argument, NULL, 'o'},    {"json", required_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"warm-ms", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const char *device = NULL, *json_path = NULL, *only = NULL;
     bool quick = false;
-    long reps = 20, warmup = 3;
+    long reps = 20, warmup = 3, warm_ms = 1500;
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
         case 'd': device = optarg; break;
         case 'r': reps = parse_count(optarg, "--reps", 1); if (reps < 0) return 2; break;
         case 'w': warmup = parse_count(optarg, "--warmup", 0); if (warmup < 0) return 2; break;
+        case 'm': warm_ms = parse_count(optarg, "--warm-ms", 0); if (warm_ms < 0) return 2; break;
         case 'q': quick = true; break;
         case 'o': only = optarg; break;
         case 'j': json_path = optarg; break;
@@ -582,6 +602,7 @@ int main(int argc, char **argv)
     }
     B.reps = (int)reps;
     B.warmup = (int)warmup;
+    B.warm_ns = (double)warm_ms * 1e6;
 
     fn.add = (binary_fn)dlsym(RTLD_DEFAULT, "vkt_add");
     fn.exp = (unary_fn)dlsym(RTLD_DEFAULT, "vkt_exp");
