@@ -84,8 +84,9 @@ static int block_create(vkt_ctx *ctx, VkDeviceSize size, bool staging, bool dedi
             s = err_set(VKT_ENOMEM, "no suitable Vulkan memory type");
         if (s == VKT_OK) {
             /* A large tensor's block is a dedicated allocation in Vulkan's
-             * sense too: measured on an H200, it lets the driver place it so
-             * that streaming 3 GiB runs at 3.9 TB/s rather than 1.8. */
+             * sense too, which lets the driver choose its placement and page
+             * size for that one buffer. (A speed-up once credited to this on
+             * an H200 was the GPU's clock warming up: tools/bench/RESULTS.md.) */
             VkMemoryDedicatedAllocateInfo one = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
                                                  .buffer = b->buffer};
             VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
