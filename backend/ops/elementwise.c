@@ -130,8 +130,13 @@ static int unary_native(exec_call *c)
         ew_push pc;
         fill_push(&pc, c->out, &x, 1);
         tn_storage *bufs[2] = {x->st, c->out->st};
-        s = op_dispatch(c->out->ctx, unary_shaders[unary_is_pred(p->code)][p->compute], (uint32_t)p->code, &pc,
-                        sizeof pc, bufs, 2, c->out->numel);
+        int shader = unary_shaders[unary_is_pred(p->code)][p->compute];
+        uint64_t n = c->out->numel;
+        if (p->compute == VKT_F32 && !unary_is_pred(p->code)) {
+            shader = SPV_unary_f32_v4; /* four elements a thread, 16-byte loads and stores */
+            n = n / 4 > 0 ? n / 4 : 1;
+        }
+        s = op_dispatch(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 2, n);
     }
     vkt_tensor_free(tmp);
     return s;
