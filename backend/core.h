@@ -141,6 +141,7 @@ struct vkt_ctx {
      * fallbacks, this names the cause for a debugger or a white-box test. */
     const char *last_gate;
     bool device_lost;
+    bool flush_known, flushes; /* f32 subnormal flushing, measured on first ask */
 };
 
 /* The command buffer being recorded (begun on first use). */

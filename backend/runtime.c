@@ -277,6 +277,11 @@ VKT_API const char *vkt_ctx_device_name(const vkt_ctx *ctx)
     return ctx ? ctx->props.deviceName : "";
 }
 
+VKT_API uint64_t vkt_ctx_max_tensor_bytes(const vkt_ctx *ctx)
+{
+    return ctx ? ctx->props.limits.maxStorageBufferRange : 0;
+}
+
 VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops)
 {
     if (!ctx || !ops)

@@ -68,6 +68,16 @@ VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out);
 VKT_API void vkt_ctx_destroy(vkt_ctx *ctx);
 /* Name of the selected physical device (e.g. "llvmpipe (LLVM 15...)"). */
 VKT_API const char *vkt_ctx_device_name(const vkt_ctx *ctx);
+/* The largest tensor in bytes a native kernel can bind: the device's
+ * maxStorageBufferRange (128 MiB on lavapipe, 4 GiB on an H200). Ops on
+ * larger tensors fall back. 0 when ctx is NULL. */
+VKT_API uint64_t vkt_ctx_max_tensor_bytes(const vkt_ctx *ctx);
+/* 1 when this device's f32 arithmetic flushes subnormal inputs and results to
+ * zero (Vulkan allows it, and the H200's driver does it with no way to ask
+ * otherwise), 0 when it keeps them, or a negative error code. Measured once,
+ * by one small dispatch. Comparisons, min/max, negate, abs, sign and widening
+ * to f64 are exact on subnormals either way. */
+VKT_API int vkt_ctx_flushes_subnormals(vkt_ctx *ctx);
 /* Submits recorded work and waits for it: a sync point. */
 VKT_API int vkt_sync(vkt_ctx *ctx);
 /* GPU time in nanoseconds of the last submission (Vulkan timestamp queries

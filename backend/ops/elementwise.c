@@ -383,3 +383,45 @@ VKT_API int vkt_as_type(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor **out)
     TRY(tn_new(x->ctx, dtype, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
+
+/* ---- device property: f32 subnormals ------------------------------------- */
+
+/* 2^-140 + 0 through the f32 add kernel, dispatched directly so that no op is
+ * counted: a device that flushes returns 0. */
+VKT_API int vkt_ctx_flushes_subnormals(vkt_ctx *ctx)
+{
+    err_clear();
+    if (!ctx)
+        return err_set(VKT_EINVAL, "vkt_ctx_flushes_subnormals: ctx is NULL");
+    if (ctx->flush_known)
+        return ctx->flushes;
+    const float in[2] = {0x1p-140f, 0.0f};
+    const float zero[2] = {0.0f, 0.0f};
+    float got[2] = {1.0f, 1.0f};
+    int64_t shape[1] = {2};
+    vkt_tensor *x = NULL, *y = NULL, *o = NULL;
+    int s = vkt_tensor_from_host(ctx, VKT_F32, shape, 1, in, &x);
+    if (s == VKT_OK)
+        s = vkt_tensor_from_host(ctx, VKT_F32, shape, 1, zero, &y);
+    if (s == VKT_OK)
+        s = tn_new(ctx, VKT_F32, shape, 1, &o);
+    if (s == VKT_OK)
+        s = tn_alloc_device(o);
+    if (s == VKT_OK) {
+        const vkt_tensor *ins[2] = {x, y};
+        ew_push pc;
+        fill_push(&pc, o, ins, 2);
+        tn_storage *bufs[3] = {x->st, y->st, o->st};
+        s = op_dispatch(ctx, SPV_binary_f32, (uint32_t)BIN_add, &pc, sizeof pc, bufs, 3, 2);
+    }
+    if (s == VKT_OK)
+        s = vkt_tensor_read(o, got, sizeof got);
+    vkt_tensor_free(x);
+    vkt_tensor_free(y);
+    vkt_tensor_free(o);
+    if (s != VKT_OK)
+        return s;
+    ctx->flush_known = true;
+    ctx->flushes = got[0] == 0.0f;
+    return ctx->flushes;
+}

@@ -42,7 +42,22 @@ uint ipow(uint base, uint e)
 }
 #endif
 
-#if defined(PRED)
+#if defined(PRED) && defined(IS_FLOAT) && !defined(IS_F64)
+bool apply(float x, float y)
+{
+    switch (OP) {
+    case BIN_equal: return fb_eq(x, y);
+    case BIN_not_equal: return !fb_eq(x, y);
+    case BIN_less: return fb_lt(x, y);
+    case BIN_less_equal: return fb_lt(x, y) || fb_eq(x, y);
+    case BIN_greater: return fb_lt(y, x);
+    case BIN_greater_equal: return fb_lt(y, x) || fb_eq(x, y);
+    case BIN_logical_and: return fb_true(x) && fb_true(y);
+    case BIN_logical_or: return fb_true(x) || fb_true(y);
+    default: return fb_true(x) != fb_true(y); // logical_xor
+    }
+}
+#elif defined(PRED)
 bool apply(TC x, TC y)
 {
     switch (OP) {
@@ -65,7 +80,11 @@ TC apply(TC x, TC y)
     case BIN_subtract: return x - y;
     case BIN_multiply: return x * y;
 #if defined(IS_FLOAT)
+#if defined(IS_F64)
     case BIN_divide: return x / y;
+#else
+    case BIN_divide: return fdiv_(x, y);
+#endif
     case BIN_min: return fmin_(x, y);
     case BIN_max: return fmax_(x, y);
 #if !defined(IS_F64)
@@ -105,7 +124,10 @@ void main()
     GRID_LOOP(i, n4)
     {
         vec4 x = a4[i], y = b4[i];
-        o4[i] = OP == BIN_add ? x + y : OP == BIN_subtract ? x - y : OP == BIN_multiply ? x * y : x / y;
+        o4[i] = OP == BIN_add        ? x + y
+                : OP == BIN_subtract ? x - y
+                : OP == BIN_multiply ? x * y
+                                     : vec4(fdiv_(x.x, y.x), fdiv_(x.y, y.y), fdiv_(x.z, y.z), fdiv_(x.w, y.w));
     }
     uint t = n4 * 4u + gl_GlobalInvocationID.x;
     if (t < pc.p.n)

@@ -99,23 +99,34 @@ bool apply(TC x)
     case UN_is_nan: return false;
     case UN_is_infinity: return false;
 #endif
+#if defined(IS_FLOAT) && !defined(IS_F64)
+    default: return !fb_true(x); // logical_not
+#else
     default: return x == TC(0); // logical_not
+#endif
     }
 }
 #else
 TC apply(TC x)
 {
     switch (OP) {
+#if defined(IS_FLOAT) && !defined(IS_F64)
+    case UN_negate: return fb_neg(x);
+#else
     case UN_negate: return -x;
+#endif
 #if defined(IS_U8)
     case UN_abs: return x;
     case UN_sign: return x == 0u ? 0u : 1u;
 #elif defined(IS_INT)
     case UN_abs: return x < 0 ? -x : x;
     case UN_sign: return x > 0 ? 1 : x < 0 ? -1 : 0;
-#else
+#elif defined(IS_F64)
     case UN_abs: return abs(x);
     case UN_sign: return isnan(x) ? x : sign(x);
+#else
+    case UN_abs: return fb_abs(x);
+    case UN_sign: return fb_sign(x);
 #endif
 #if defined(IS_FLOAT)
     case UN_floor: return floor(x);

@@ -6,6 +6,7 @@
 // Index EMPTY marks a chunk that saw no element: it loses to everything and
 // is written as 0 when the whole reduction is empty.
 #include "common.glsl"
+#include "floatbits.glsl"
 
 #define ARG_MAX 0u
 #define EMPTY 0xffffffffu
@@ -47,7 +48,9 @@ ACC acc_load(uint off, uint k)
 // x strictly above y in the order where NaN is the largest value.
 bool above(TC x, TC y)
 {
-#ifdef IS_FLOAT
+#if defined(IS_FLOAT) && !defined(IS_F64)
+    return fb_nan(x) ? !fb_nan(y) : fb_lt(y, x); // on the bits: subnormals stay ordered
+#elif defined(IS_FLOAT)
     return isnan(x) ? !isnan(y) : x > y;
 #else
     return x > y;

@@ -5,6 +5,7 @@
 // Floats follow the reference: max/min propagate NaN and order -0 below +0;
 // any nonzero value, NaN included, is true.
 #include "common.glsl"
+#include "floatbits.glsl"
 
 #define ACC TC
 layout(std430, binding = 0) readonly buffer A { TA a[]; };
@@ -30,8 +31,14 @@ TC inf_(bool neg)
     return uintBitsToFloat(neg ? 0xff800000u : 0x7f800000u);
 #endif
 }
+#ifdef IS_F64
 TC max_(TC x, TC y) { return isnan(x) ? x : isnan(y) ? y : x == y ? (neg_(x) ? y : x) : x > y ? x : y; }
 TC min_(TC x, TC y) { return isnan(x) ? x : isnan(y) ? y : x == y ? (neg_(x) ? x : y) : x < y ? x : y; }
+#else
+// On the bits: a driver that flushes subnormals would call 1e-40 and 0 equal.
+TC max_(TC x, TC y) { return fb_nan(x) ? x : fb_nan(y) ? y : fb_eq(x, y) ? (neg_(x) ? y : x) : fb_lt(y, x) ? x : y; }
+TC min_(TC x, TC y) { return fb_nan(x) ? x : fb_nan(y) ? y : fb_eq(x, y) ? (neg_(x) ? x : y) : fb_lt(x, y) ? x : y; }
+#endif
 #endif
 
 ACC acc_ident()
@@ -56,7 +63,9 @@ ACC acc_ident()
 ACC acc_from(TA x, uint k)
 {
 #ifdef BOOL
-#ifdef IS_FLOAT
+#if defined(IS_FLOAT) && !defined(IS_F64)
+    return fb_true(x) ? 1u : 0u;
+#elif defined(IS_FLOAT)
     return isnan(x) || x != TA(0) ? 1u : 0u;
 #else
     return x != TA(0) ? 1u : 0u;
