@@ -98,6 +98,9 @@ bool h_is_poison(vkt_dtype dt, const void *data, size_t i);
 typedef struct h_tol {
     double abs, rel, ulp;
 } h_tol;
+/* While set, an f32 result whose reference is below FLT_MIN may come back as a
+ * zero of its sign: for arithmetic on devices that flush subnormals. */
+extern bool h_accept_ftz;
 #define H_EXACT ((h_tol){0, 0, 0})
 
 /* Largest errors seen by one comparison (for measuring tolerances). */

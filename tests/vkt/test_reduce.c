@@ -401,6 +401,28 @@ static double arg1(arg_fn f, const vkt_tensor *x)
     return v;
 }
 
+/* Subnormals are values, not zeros: max, min, their arg forms and any/all tell
+ * 2^-140 from 0 and -0 on every device (f32 compares on the bits). */
+Test(reduce, subnormal_semantics)
+{
+    const double a[] = {0.0, 0x1p-140, -0.0, 0x1p-145, 0.0}, b[] = {-0.0, -0x1p-140, 0.0, -0x1p-145};
+    const double z[] = {0.0, -0.0, 0x1p-149};
+    for (int f = 0; f < 2; f++) {
+        vkt_dtype dt = f ? VKT_F64 : VKT_F32;
+        vkt_tensor *ta = row(dt, a, 5), *tb = row(dt, b, 4), *tz = row(dt, z, 3);
+        cr_expect_eq(red1(vkt_reduce_max, ta), 0x1p-140, "max of {0, 2^-140, -0, 2^-145, 0}");
+        cr_expect_eq(red1(vkt_reduce_min, tb), -0x1p-140, "min of {-0, -2^-140, 0, -2^-145}");
+        cr_expect_eq(arg1(vkt_argmax, ta), 1, "argmax picks 2^-140 over the zeros");
+        cr_expect_eq(arg1(vkt_argmin, tb), 1, "argmin picks -2^-140 over the zeros");
+        cr_expect_eq(arg1(vkt_argmin, ta), 0, "argmin: -0 ties with +0, the first wins");
+        cr_expect_eq(red1(vkt_any, tz), 1, "2^-149 is true");
+        cr_expect_eq(red1(vkt_all, tz), 0, "zeros are false");
+        vkt_tensor_free(ta);
+        vkt_tensor_free(tb);
+        vkt_tensor_free(tz);
+    }
+}
+
 Test(reduce, nan_semantics)
 {
     for (int f = 0; f < 2; f++) {
