@@ -2,10 +2,11 @@
 #extension GL_GOOGLE_include_directive : require
 // Unary elementwise ops on one dtype; the op is specialization constant 0.
 // Output is TO: the input's type, or u8 for predicates (is_nan, is_infinity,
-// logical_not). f64 has only the ops GLSL defines for doubles; the gate sends
-// the rest to the fallback.
+// logical_not). f64 has the ops GLSL defines for doubles and the exp/log
+// family of cmath64.glsl; the gate sends the rest to the fallback.
 #include "elementwise.glsl"
 #include "cmath.glsl"
+#include "cmath64.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(std430, binding = 0) readonly buffer A { TA a[]; };
@@ -164,6 +165,20 @@ TC apply(TC x)
     case UN_erf: return erf_(x);
     case UN_erfc: return erfc_(x);
     case UN_erf_inv: return erf_inv_(x);
+#endif
+#if defined(IS_F64)
+    case UN_exp: return cd_exp(x);
+    case UN_expm1: return cd_expm1(x);
+    case UN_log: return cd_log(x);
+    case UN_log1p: return cd_log1p(x);
+    case UN_cbrt: return cd_cbrt(x);
+    case UN_sinh: return cd_sinh(x);
+    case UN_cosh: return cd_cosh(x);
+    case UN_tanh: return cd_tanh(x);
+    case UN_asinh: return cd_asinh(x);
+    case UN_acosh: return cd_acosh(x);
+    case UN_atanh: return cd_atanh(x);
+    case UN_sigmoid: return cd_sigmoid(x);
 #endif
 #if defined(IS_INT)
     case UN_bitwise_not: return ~x;

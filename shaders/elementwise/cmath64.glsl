@@ -1,0 +1,266 @@
+// f64 exp/log family with C libm's results on every input (NaN, ±Inf, ±0,
+// subnormals, the extremes): exp, expm1, log, log1p, the hyperbolic functions
+// and their inverses, sigmoid, cbrt. GLSL defines no double transcendental,
+// so these are built from + - * / and sqrt on doubles: Cody-Waite reduction by
+// ln2 with fixed-length polynomials (Taylor series, truncation far below half
+// an ulp), specials decided on the bits. Prefix cd_. Error bounds:
+// tests/vkt/tolerances.md. Literals carry LF: an unsuffixed one is a float.
+#if defined(IS_F64)
+
+#define CD_LN2 0.69314718055994529LF
+#define CD_LN2_HI 0.69314718048553914LF // 32 bits: k * CD_LN2_HI is exact for |k| < 2^20
+#define CD_LN2_LO 7.4406171100123968e-11LF
+#define CD_INV_LN2 1.4426950408889634LF
+
+uint cd_hi(double x) { return unpackDouble2x32(x).y; }
+uint cd_lo(double x) { return unpackDouble2x32(x).x; }
+double cd_make(uint hi, uint lo) { return packDouble2x32(uvec2(lo, hi)); }
+bool cd_nan(double x)
+{
+    uint h = cd_hi(x) & 0x7fffffffu;
+    return h > 0x7ff00000u || (h == 0x7ff00000u && cd_lo(x) != 0u);
+}
+bool cd_signbit(double x) { return (cd_hi(x) & 0x80000000u) != 0u; }
+double cd_inf() { return cd_make(0x7ff00000u, 0u); }
+double cd_qnan() { return cd_make(0x7ff80000u, 0u); }
+double cd_copysign(double m, double s)
+{
+    return cd_make((cd_hi(m) & 0x7fffffffu) | (cd_hi(s) & 0x80000000u), cd_lo(m));
+}
+// 2^e for -1022 <= e <= 1023, from the bits.
+double cd_pow2i(int e) { return cd_make(uint(e + 1023) << 20, 0u); }
+// p * 2^e for p in [0.5, 2] and -2044 <= e <= 2046: two exact scalings, so a
+// subnormal result is rounded once.
+double cd_scale(double p, int e)
+{
+    int h = e / 2;
+    return p * cd_pow2i(h) * cd_pow2i(e - h);
+}
+
+// exp(r) - 1 for |r| <= ln2/2 (and a little past), Taylor to r^16: the first
+// omitted term is below 2^-60 of the result.
+double cd_expm1_poly(double r)
+{
+    double p = 1.0LF / 20922789888000.0LF;
+    p = 1.0LF / 1307674368000.0LF + r * p;
+    p = 1.0LF / 87178291200.0LF + r * p;
+    p = 1.0LF / 6227020800.0LF + r * p;
+    p = 1.0LF / 479001600.0LF + r * p;
+    p = 1.0LF / 39916800.0LF + r * p;
+    p = 1.0LF / 3628800.0LF + r * p;
+    p = 1.0LF / 362880.0LF + r * p;
+    p = 1.0LF / 40320.0LF + r * p;
+    p = 1.0LF / 5040.0LF + r * p;
+    p = 1.0LF / 720.0LF + r * p;
+    p = 1.0LF / 120.0LF + r * p;
+    p = 1.0LF / 24.0LF + r * p;
+    p = 1.0LF / 6.0LF + r * p;
+    p = 0.5LF + r * p;
+    return r + (r * r) * p;
+}
+
+// x = k ln2 + r with |r| <= ln2/2 (Cody-Waite, two parts).
+double cd_reduce(double x, out int k)
+{
+    double kf = floor(x * CD_INV_LN2 + 0.5LF);
+    k = int(kf);
+    precise double r = (x - kf * CD_LN2_HI) - kf * CD_LN2_LO;
+    return r;
+}
+
+double cd_exp(double x)
+{
+    if (cd_nan(x)) return x;
+    if (x > 709.78271289338397LF) return cd_inf();
+    if (x < -745.13321910194122LF) return 0.0LF;
+    int k;
+    double r = cd_reduce(x, k);
+    return cd_scale(1.0LF + cd_expm1_poly(r), k);
+}
+
+double cd_expm1(double x)
+{
+    if (cd_nan(x)) return x;
+    if (x > 709.78271289338397LF) return cd_inf();
+    if (x < -38.0LF) return -1.0LF; // exp(x) is below half an ulp of 1
+    if (x == 0.0LF) return x; // ±0
+    if (abs(x) <= 0.34657359027997264LF) return cd_expm1_poly(x);
+    int k;
+    double r = cd_reduce(x, k);
+    double e = cd_expm1_poly(r);
+    if (k > 56) return cd_scale(1.0LF + e, k); // - 1 is below its ulp
+    // 2^k (e + 1) - 1 = 2^k e + (2^k - 1), both parts exact for -54 < k <= 56
+    double t = cd_pow2i(k);
+    return k < 0 ? t * e + (t - 1.0LF) : (t - 1.0LF) + t * e;
+}
+
+// log of a finite positive normal x.
+double cd_log_pos(double x)
+{
+    uint h = cd_hi(x);
+    int e = int(h >> 20) - 1023;
+    uint mh = h & 0x000fffffu;
+    // m in [sqrt(1/2), sqrt(2)): 0x6a09e is sqrt(2)'s top mantissa bits
+    if (mh >= 0x6a09eu) { mh |= 0x3fe00000u; e++; } else mh |= 0x3ff00000u;
+    double f = cd_make(mh, cd_lo(x)) - 1.0LF;
+    double s = f / (2.0LF + f), z = s * s;
+    // 2 atanh(s) = 2s + s R, R = sum 2 z^k / (2k + 1), |s| <= 0.1716
+    double R = 2.0LF / 23.0LF;
+    R = 2.0LF / 21.0LF + z * R;
+    R = 2.0LF / 19.0LF + z * R;
+    R = 2.0LF / 17.0LF + z * R;
+    R = 2.0LF / 15.0LF + z * R;
+    R = 2.0LF / 13.0LF + z * R;
+    R = 2.0LF / 11.0LF + z * R;
+    R = 2.0LF / 9.0LF + z * R;
+    R = 2.0LF / 7.0LF + z * R;
+    R = 2.0LF / 5.0LF + z * R;
+    R = 2.0LF / 3.0LF + z * R;
+    R = z * R;
+    precise double hfsq = 0.5LF * f * f;
+    double dk = double(e);
+    precise double res = dk * CD_LN2_LO - (hfsq - s * (hfsq + R)) + f + dk * CD_LN2_HI;
+    return res;
+}
+
+double cd_log(double x)
+{
+    uint h = cd_hi(x), l = cd_lo(x);
+    if ((h & 0x7fffffffu) == 0u && l == 0u) return -cd_inf();
+    if (cd_nan(x) || (h & 0x80000000u) != 0u) return cd_qnan();
+    if (h == 0x7ff00000u && l == 0u) return x;
+    if (h < 0x00100000u) // subnormal: x 2^54 is normal and exact
+        return cd_log_pos(x * cd_pow2i(54)) - 54.0LF * CD_LN2_HI - 54.0LF * CD_LN2_LO;
+    return cd_log_pos(x);
+}
+
+double cd_log1p(double x)
+{
+    if (cd_nan(x)) return x;
+    if (x < -1.0LF) return cd_qnan();
+    if (x == -1.0LF) return -cd_inf();
+    if (cd_hi(x) == 0x7ff00000u && cd_lo(x) == 0u) return x;
+    if (abs(x) < 5.5511151231257827e-17LF) return x; // 2^-54: log1p(x) rounds to x, ±0 kept
+    double u = 1.0LF + x;
+    // log(u) corrected by the rounding of 1 + x: log1p(x) = log(u) - (u - 1 - x) / u
+    precise double c = (u - 1.0LF) - x;
+    return cd_log_pos(u) - c / u;
+}
+
+double cd_sinh(double x)
+{
+    double a = abs(x), r;
+    if (cd_nan(x) || a < 3.7252902984619141e-09LF) return x; // 2^-28: sinh(x) rounds to x
+    if (a > 710.47586007394394LF) return cd_copysign(cd_inf(), x);
+    if (a > 709.0LF) { // exp(a) would overflow; exp(a/2)^2 / 2 does not
+        double t = cd_exp(0.5LF * a);
+        r = (0.5LF * t) * t;
+    } else {
+        double e = cd_expm1(a); // (e^a - e^-a) / 2 = (e + e / (e + 1)) / 2
+        r = 0.5LF * (e + e / (e + 1.0LF));
+    }
+    return cd_copysign(r, x);
+}
+
+double cd_cosh(double x)
+{
+    double a = abs(x);
+    if (cd_nan(x)) return x;
+    if (a > 710.47586007394394LF) return cd_inf();
+    if (a > 709.0LF) {
+        double t = cd_exp(0.5LF * a);
+        return (0.5LF * t) * t;
+    }
+    if (a < 0.34657359027997264LF) { // 1 + e^2 / (2 (1 + e)), e = expm1(a)
+        double e = cd_expm1(a);
+        return 1.0LF + (e * e) / (2.0LF * (1.0LF + e));
+    }
+    double t = cd_exp(a);
+    return 0.5LF * t + 0.5LF / t;
+}
+
+double cd_tanh(double x)
+{
+    double a = abs(x), r;
+    if (cd_nan(x) || a < 2.7755575615628914e-17LF) return x; // 2^-55
+    if (a > 22.0LF) r = 1.0LF;
+    else if (a >= 1.0LF) r = 1.0LF - 2.0LF / (cd_expm1(2.0LF * a) + 2.0LF);
+    else {
+        double t = cd_expm1(-2.0LF * a);
+        r = -t / (t + 2.0LF);
+    }
+    return cd_copysign(r, x);
+}
+
+double cd_asinh(double x)
+{
+    double a = abs(x), r;
+    if (cd_nan(x) || a < 3.7252902984619141e-09LF || cd_hi(a) == 0x7ff00000u) return x;
+    if (a > 268435456.0LF) r = cd_log_pos(a) + CD_LN2; // 2^28: sqrt(x^2 + 1) is |x|
+    else if (a > 2.0LF) r = cd_log_pos(2.0LF * a + 1.0LF / (sqrt(a * a + 1.0LF) + a));
+    else r = cd_log1p(a + a * a / (1.0LF + sqrt(1.0LF + a * a)));
+    return cd_copysign(r, x);
+}
+
+double cd_acosh(double x)
+{
+    if (cd_nan(x) || x < 1.0LF) return cd_qnan();
+    if (x == 1.0LF) return 0.0LF;
+    if (cd_hi(x) == 0x7ff00000u) return x;
+    if (x > 268435456.0LF) return cd_log_pos(x) + CD_LN2;
+    if (x > 2.0LF) return cd_log_pos(2.0LF * x - 1.0LF / (x + sqrt(x * x - 1.0LF)));
+    double t = x - 1.0LF;
+    return cd_log1p(t + sqrt(2.0LF * t + t * t));
+}
+
+double cd_atanh(double x)
+{
+    double a = abs(x), r;
+    if (cd_nan(x) || a > 1.0LF) return cd_qnan();
+    if (a == 1.0LF) return cd_copysign(cd_inf(), x);
+    if (a < 3.7252902984619141e-09LF) return x;
+    if (a < 0.5LF) {
+        double t = a + a;
+        r = 0.5LF * cd_log1p(t + t * a / (1.0LF - a));
+    } else {
+        r = 0.5LF * cd_log1p((a + a) / (1.0LF - a));
+    }
+    return cd_copysign(r, x);
+}
+
+// 1 / (1 + e^-x), the reference's formula: below x = -709.78 it gives 0 where
+// the true value is subnormal, on both paths alike.
+double cd_sigmoid(double x)
+{
+    if (cd_nan(x)) return x;
+    return 1.0LF / (1.0LF + cd_exp(-x));
+}
+
+// cbrt: an estimate from the exponent bits, then Newton steps (each squares
+// the relative error: 3% -> 1e-3 -> 1e-6 -> 1e-12 -> 1e-24), the last one as
+// y + (x / y^2 - y) / 3, whose difference is exact (Sterbenz): no fma needed.
+double cd_cbrt(double x)
+{
+    uint h = cd_hi(x) & 0x7fffffffu, l = cd_lo(x);
+    if (h >= 0x7ff00000u || (h == 0u && l == 0u)) return x; // NaN, ±Inf, ±0
+    double a = abs(x);
+    int sc = 0;
+    if (h < 0x00100000u) { // subnormal: scale by 2^54, the root by 2^-18
+        a *= cd_pow2i(54);
+        h = cd_hi(a);
+        sc = 18;
+    } else if (h >= 0x7e700000u) { // past 2^1000, y^3 in the steps could overflow
+        a *= cd_pow2i(-54);
+        h = cd_hi(a);
+        sc = -18;
+    }
+    double y = cd_make(h / 3u + 715094163u, 0u); // 2^(e/3) with a linear mantissa guess
+    for (int i = 0; i < 4; i++)
+        y = y - (y * y * y - a) / (3.0LF * y * y);
+    precise double d = a / (y * y) - y;
+    y = y + d / 3.0LF;
+    if (sc != 0) y *= cd_pow2i(-sc);
+    return cd_copysign(y, x);
+}
+
+#endif
