@@ -78,6 +78,16 @@ double cd_exp(double x)
     return cd_scale(1.0LF + cd_expm1_poly(r), k);
 }
 
+// e^x / 2 for 709 < x <= 710.48 (sinh and cosh there): the halving goes into
+// the exponent, so nothing overflows on the way (an evaluation of exp(x/2)^2/2
+// overflowed on the H200, whose compiler may reorder the products).
+double cd_exp_half(double x)
+{
+    int k;
+    double r = cd_reduce(x, k);
+    return cd_scale(1.0LF + cd_expm1_poly(r), k - 1);
+}
+
 double cd_expm1(double x)
 {
     if (cd_nan(x)) return x;
@@ -152,9 +162,8 @@ double cd_sinh(double x)
     double a = abs(x), r;
     if (cd_nan(x) || a < 3.7252902984619141e-09LF) return x; // 2^-28: sinh(x) rounds to x
     if (a > 710.47586007394394LF) return cd_copysign(cd_inf(), x);
-    if (a > 709.0LF) { // exp(a) would overflow; exp(a/2)^2 / 2 does not
-        double t = cd_exp(0.5LF * a);
-        r = (0.5LF * t) * t;
+    if (a > 709.0LF) { // e^-a is far below an ulp of e^a / 2
+        r = cd_exp_half(a);
     } else {
         double e = cd_expm1(a); // (e^a - e^-a) / 2 = (e + e / (e + 1)) / 2
         r = 0.5LF * (e + e / (e + 1.0LF));
@@ -167,10 +176,8 @@ double cd_cosh(double x)
     double a = abs(x);
     if (cd_nan(x)) return x;
     if (a > 710.47586007394394LF) return cd_inf();
-    if (a > 709.0LF) {
-        double t = cd_exp(0.5LF * a);
-        return (0.5LF * t) * t;
-    }
+    if (a > 709.0LF)
+        return cd_exp_half(a);
     if (a < 0.34657359027997264LF) { // 1 + e^2 / (2 (1 + e)), e = expm1(a)
         double e = cd_expm1(a);
         return 1.0LF + (e * e) / (2.0LF * (1.0LF + e));
