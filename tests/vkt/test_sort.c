@@ -62,6 +62,22 @@ Test(sort, every_axis_with_ties_and_nan)
         }
 }
 
+/* Subnormals are values: they sort between the zeros and the normals on every
+ * device (f32 keys compare on the bits), and -0 ties with +0 (stable). */
+Test(sort, subnormals_and_signed_zeros)
+{
+    static const double vals[] = {1e-40, 0.0, -1e-40, -0.0, 0x1p-149, 1e-30, -0x1p-149, 0.0, 1e-40,
+                                  -1e-30, 0x1p-126, -0.0};
+    static const h_shape shapes[] = {{1, {12}}, {2, {3, 4}}, {2, {4, 3}}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+        for (int d = 0; d < 2; d++) {
+            vkt_dtype dt = d ? VKT_F64 : VKT_F32;
+            vkt_tensor *x = h_from(dt, &shapes[i], vals, sizeof vals / sizeof vals[0]);
+            check_all(x, &shapes[i], vkt_dtype_name(dt));
+            vkt_tensor_free(x);
+        }
+}
+
 Test(sort, long_rows_merge)
 {
     /* Rows past one block (2,048) go through merge passes: powers of two and
