@@ -5,6 +5,7 @@
 // The VEC4 variant streams contiguous f32 add/subtract/multiply/divide as vec4.
 #include "elementwise.glsl"
 #include "cmath.glsl"
+#include "cmath64.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(std430, binding = 0) readonly buffer A { TA a[]; };
@@ -91,6 +92,8 @@ TC apply(TC x, TC y)
     case BIN_pow: return cm_pow(x, y);
     case BIN_remainder: return cm_fmod(x, y);
     case BIN_atan2: return cm_atan2(x, y);
+#else
+    case BIN_atan2: return cd_atan2(x, y);
 #endif
 #else
     case BIN_min: return min(x, y);

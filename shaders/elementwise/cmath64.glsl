@@ -270,4 +270,115 @@ double cd_cbrt(double x)
     return cd_copysign(y, x);
 }
 
+// ---- inverse trigonometry -------------------------------------------------
+
+#define CD_PI_HI 3.1415926535897931LF
+#define CD_PI_LO 1.2246467991473532e-16LF
+#define CD_PI_2_HI 1.5707963267948966LF
+#define CD_PI_2_LO 6.123233995736766e-17LF
+#define CD_PI_4_HI 0.78539816339744828LF
+#define CD_PI_4_LO 3.061616997868383e-17LF
+
+// atan(t) for |t| <= tan(pi/8), Taylor to t^45: the first omitted term is
+// below 2^-60 of the result.
+double cd_atan_poly(double t)
+{
+    double z = t * t, p = 1.0LF / 45.0LF;
+    for (int k = 21; k >= 1; k--) // constant trip count: unrolled by drivers
+        p = (((k & 1) != 0) ? -1.0LF : 1.0LF) / double(2 * k + 1) + z * p;
+    // p now holds -1/3 + z (1/5 - ...), so atan(t) = t + t z p
+    return t + t * z * p;
+}
+
+// atan(a) for finite a >= 0: 1/a above 1, and an offset of pi/4 above
+// tan(pi/8), bring the argument to the polynomial's interval.
+double cd_atan_pos(double a)
+{
+    bool inv = a > 1.0LF;
+    if (inv) a = 1.0LF / a;
+    double r;
+    if (a > 0.41421356237309503LF) {
+        double t = (a - 1.0LF) / (a + 1.0LF);
+        r = CD_PI_4_HI + (cd_atan_poly(t) + CD_PI_4_LO);
+    } else {
+        r = cd_atan_poly(a);
+    }
+    return inv ? CD_PI_2_HI + (CD_PI_2_LO - r) : r;
+}
+
+double cd_atan(double x)
+{
+    if (cd_nan(x)) return x;
+    double a = abs(x);
+    if (a < 3.7252902984619141e-09LF) return x; // 2^-28: atan(x) rounds to x, ±0 kept
+    return cd_copysign(cd_hi(a) == 0x7ff00000u ? CD_PI_2_HI : cd_atan_pos(a), x);
+}
+
+// asin(x) = atan(x / sqrt((1 - x)(1 + x))): 1 - |x| is exact from 0.5 up,
+// where the cancellation would otherwise be.
+double cd_asin(double x)
+{
+    double a = abs(x);
+    if (cd_nan(x) || a > 1.0LF) return cd_qnan();
+    if (a < 3.7252902984619141e-09LF) return x;
+    if (a == 1.0LF) return cd_copysign(CD_PI_2_HI, x);
+    double s = sqrt((1.0LF - a) * (1.0LF + a));
+    return cd_copysign(cd_atan_pos(a / s), x);
+}
+
+// acos(x) = 2 atan(sqrt((1 - x) / (1 + x))), accurate at both ends.
+double cd_acos(double x)
+{
+    if (cd_nan(x) || abs(x) > 1.0LF) return cd_qnan();
+    if (x == 1.0LF) return 0.0LF;
+    if (x == -1.0LF) return CD_PI_HI;
+    return 2.0LF * cd_atan_pos(sqrt((1.0LF - x) / (1.0LF + x)));
+}
+
+// |x| (finite, nonzero) as m 2^e with m in [1, 2); subnormals through 2^54.
+double cd_frexp1(double x, out int e)
+{
+    double a = abs(x);
+    int bias = 0;
+    if (cd_hi(a) < 0x00100000u) { a *= cd_pow2i(54); bias = 54; }
+    uint h = cd_hi(a);
+    e = int(h >> 20) - 1023 - bias;
+    return cd_make((h & 0x000fffffu) | 0x3ff00000u, cd_lo(a));
+}
+
+// atan2 with C's table of special cases, decided on the bits; the quotient is
+// formed from mantissas so that no operand overflows or underflows it.
+double cd_atan2(double y, double x)
+{
+    if (cd_nan(x) || cd_nan(y)) return cd_qnan();
+    uint bx = cd_hi(x) & 0x7fffffffu, by = cd_hi(y) & 0x7fffffffu;
+    bool xzero = bx == 0u && cd_lo(x) == 0u, yzero = by == 0u && cd_lo(y) == 0u;
+    bool xinf = bx == 0x7ff00000u && cd_lo(x) == 0u, yinf = by == 0x7ff00000u && cd_lo(y) == 0u;
+    bool xneg = cd_signbit(x);
+    double r;
+    if (yzero)
+        r = xneg ? CD_PI_HI : 0.0LF;
+    else if (xzero)
+        r = CD_PI_2_HI;
+    else if (yinf)
+        r = xinf ? (xneg ? 3.0LF * CD_PI_4_HI : CD_PI_4_HI) : CD_PI_2_HI;
+    else if (xinf)
+        r = xneg ? CD_PI_HI : 0.0LF;
+    else {
+        int ey, ex;
+        double my = cd_frexp1(y, ey), mx = cd_frexp1(x, ex);
+        int d = ey - ex;
+        if (d > 60) {
+            r = CD_PI_2_HI;
+        } else if (d < -60) { // |y/x| < 2^-59: atan is the quotient itself (or pi minus it)
+            r = xneg ? CD_PI_HI : d < -1080 ? 0.0LF : cd_scale(my / mx, d);
+        } else {
+            double q = my / mx * cd_pow2i(d);
+            double t = cd_atan_pos(q);
+            r = xneg ? CD_PI_HI + (CD_PI_LO - t) : t;
+        }
+    }
+    return cd_copysign(r, y);
+}
+
 #endif

@@ -179,6 +179,9 @@ TC apply(TC x)
     case UN_acosh: return cd_acosh(x);
     case UN_atanh: return cd_atanh(x);
     case UN_sigmoid: return cd_sigmoid(x);
+    case UN_atan: return cd_atan(x);
+    case UN_asin: return cd_asin(x);
+    case UN_acos: return cd_acos(x);
 #endif
 #if defined(IS_INT)
     case UN_bitwise_not: return ~x;
