@@ -182,6 +182,9 @@ TC apply(TC x)
     case UN_atan: return cd_atan(x);
     case UN_asin: return cd_asin(x);
     case UN_acos: return cd_acos(x);
+    case UN_sin: return cd_sin(x);
+    case UN_cos: return cd_cos(x);
+    case UN_tan: return cd_tan(x);
 #endif
 #if defined(IS_INT)
     case UN_bitwise_not: return ~x;
