@@ -88,8 +88,8 @@ static vkt_support binary_support(const op_info *info, vkt_dtype dt, const char 
 {
     if (binary_is_int_only(info->code) && op_is_float(dt))
         return VKT_UNDEFINED;
-    if (dt == VKT_F64 && (info->code == BIN_pow || info->code == BIN_remainder)) {
-        *reason = "no double-precision pow or exact fmod in GLSL or cmath64.glsl yet";
+    if (dt == VKT_F64 && info->code == BIN_pow) {
+        *reason = "no double-precision pow in GLSL or cmath64.glsl yet";
         return VKT_FALLBACK;
     }
     return VKT_NATIVE;

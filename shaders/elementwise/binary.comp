@@ -94,6 +94,7 @@ TC apply(TC x, TC y)
     case BIN_atan2: return cm_atan2(x, y);
 #else
     case BIN_atan2: return cd_atan2(x, y);
+    case BIN_remainder: return cd_fmod(x, y);
 #endif
 #else
     case BIN_min: return min(x, y);

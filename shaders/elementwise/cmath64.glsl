@@ -538,4 +538,28 @@ double cd_tan(double x)
     return cd_signbit(x) ? -t : t;
 }
 
+// ---- remainder ------------------------------------------------------------
+
+// C's fmod, exactly: r = |x| minus the largest |y| 2^k not above it, until
+// r < |y|. Each subtraction is exact (t <= r < 2t) and at least halves r, so
+// the loop runs at most 2,098 times, the span of double exponents.
+double cd_fmod(double x, double y)
+{
+    if (cd_nan(x) || cd_nan(y) || !cd_finite(x)) return cd_qnan();
+    uint by = cd_hi(y) & 0x7fffffffu;
+    if (by == 0u && cd_lo(y) == 0u) return cd_qnan();
+    if (!cd_finite(y)) return x;
+    double ax = abs(x), ay = abs(y);
+    if (ax < ay) return x;
+    int ey, er;
+    double my = cd_frexp1(ay, ey), r = ax;
+    for (int i = 0; i < 2100 && r >= ay; i++) {
+        cd_frexp1(r, er);
+        double t = cd_scale(my, er); // my 2^er: |y| times a power of two, at r's exponent
+        if (t > r) t *= 0.5LF;
+        r -= t;
+    }
+    return cd_copysign(r, x);
+}
+
 #endif

@@ -496,6 +496,44 @@ VKT_BINARY_OPS(BINARY_TEST)
 
 /* Integer edge cases with defined results (ref/binary.c): INT_MIN / -1 wraps,
  * division by zero gives 0, shift counts outside 0..width-1 give 0 or the sign. */
+/* f64 remainder is C's fmod exactly, and atan2 within its row, on operands of
+ * every exponent: random bits, and magnitudes 2^-1074..2^1023 paired at random
+ * (exponent gaps up to the whole range: the fmod loop's longest runs). */
+Test(elementwise, f64_remainder_and_atan2_hard_inputs)
+{
+    enum { N = 12288 };
+    double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    cr_assert(a && b);
+    uint64_t st = 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < N; i++) {
+        double v[2];
+        for (int k = 0; k < 2; k++) {
+            st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+            double u = (double)(st >> 11) / 9007199254740992.0;
+            if (i % 2 == 0)
+                memcpy(&v[k], &st, sizeof st);
+            else
+                v[k] = ldexp(1.0 + u, (int)(st % 2098) - 1074) * ((st >> 40) & 1 ? -1 : 1);
+        }
+        a[i] = v[0];
+        b[i] = v[1];
+    }
+    h_shape s = {1, {N}};
+    static const char *const ops[] = {"remainder", "atan2"};
+    for (int k = 0; k < 2; k++) {
+        const binary_case *bc = binary_find(ops[k]);
+        vkt_tensor *in[2] = {h_from(VKT_F64, &s, a, N), h_from(VKT_F64, &s, b, N)};
+        char what[64];
+        snprintf(what, sizeof what, "%s f64 hard inputs", ops[k]);
+        h_check(call_binary, in, 2, bc, bc->f64, what);
+        check_zero_signs(call_binary, in, bc, what);
+        vkt_tensor_free(in[0]);
+        vkt_tensor_free(in[1]);
+    }
+    free(a);
+    free(b);
+}
+
 Test(elementwise, integer_edges)
 {
     static const double av[] = {-2147483648.0, -2147483648.0, 7, -7, 1, 0, 2147483647.0, -1, 255, 128};
