@@ -48,21 +48,6 @@ static bool unary_is_bitwise(int code)
     return code == UN_bitwise_not || code == UN_count_leading_zeros || code == UN_population_count;
 }
 
-/* GLSL defines these unary functions for doubles; cmath64.glsl adds the
- * exp/log family and the trigonometric functions. */
-static bool unary_has_f64(int code)
-{
-    switch (code) {
-    case UN_negate: case UN_abs: case UN_sign: case UN_floor: case UN_ceil: case UN_round: case UN_sqrt:
-    case UN_rsqrt: case UN_exp: case UN_expm1: case UN_log: case UN_log1p: case UN_cbrt: case UN_sinh:
-    case UN_cosh: case UN_tanh: case UN_asinh: case UN_acosh: case UN_atanh: case UN_sigmoid: case UN_atan:
-    case UN_asin: case UN_acos: case UN_sin: case UN_cos: case UN_tan:
-        return true;
-    default:
-        return unary_is_pred(code);
-    }
-}
-
 static bool binary_is_pred(int code)
 {
     return code >= BIN_equal && code <= BIN_logical_xor;
@@ -77,10 +62,7 @@ static vkt_support unary_support(const op_info *info, vkt_dtype dt, const char *
 {
     if (unary_is_bitwise(info->code) && op_is_float(dt))
         return VKT_UNDEFINED;
-    if (dt == VKT_F64 && !unary_has_f64(info->code)) {
-        *reason = "no double-precision error function in GLSL or cmath64.glsl yet";
-        return VKT_FALLBACK;
-    }
+    (void)reason; /* every unary op has a native f64 form (GLSL's builtins, cmath64.glsl) */
     return VKT_NATIVE;
 }
 

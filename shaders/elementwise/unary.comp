@@ -185,6 +185,9 @@ TC apply(TC x)
     case UN_sin: return cd_sin(x);
     case UN_cos: return cd_cos(x);
     case UN_tan: return cd_tan(x);
+    case UN_erf: return cd_erf(x);
+    case UN_erfc: return cd_erfc(x);
+    case UN_erf_inv: return cd_erf_inv(x);
 #endif
 #if defined(IS_INT)
     case UN_bitwise_not: return ~x;
