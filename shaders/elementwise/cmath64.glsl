@@ -27,22 +27,29 @@ double cd_copysign(double m, double s)
 {
     return cd_make((cd_hi(m) & 0x7fffffffu) | (cd_hi(s) & 0x80000000u), cd_lo(m));
 }
-// a b = p + e exactly (Dekker's product with Veltkamp's split), |a|, |b| <
-// 2^995. Not fma(a, b, -p): a driver may compute fma as a multiply and an add
-// (lavapipe does, precise or not), which makes e 0. precise keeps every
-// rounding here as written.
+// x = hi + lo with hi the top 26 bits of x's significand, cut on the bits
+// (Veltkamp's c x - (c x - x) split is lost to some drivers' algebra).
+void cd_split(double x, out double hi, out double lo)
+{
+    hi = cd_make(cd_hi(x), cd_lo(x) & 0xf8000000u);
+    precise double l = x - hi; // exact: the bits cut off
+    lo = l;
+}
+// a b = p + e exactly (Dekker's product), normal a and b, |a b| < 2^1000:
+// every partial product below is exact and every sum exact or negligible.
+// fma(a, b, -p) is not used alone: lavapipe computes fma as a multiply and
+// an add (precise or not), which makes e 0; where fma is fused it is exact,
+// so a nonzero result of it is taken first.
 void cd_two_prod(double a, double b, out double p, out double e)
 {
-    precise double ca = 134217729.0LF * a; // 2^27 + 1
-    precise double ah = ca - (ca - a);
-    precise double al = a - ah;
-    precise double cb = 134217729.0LF * b;
-    precise double bh = cb - (cb - b);
-    precise double bl = b - bh;
+    double ah, al, bh, bl;
+    cd_split(a, ah, al);
+    cd_split(b, bh, bl);
     precise double pp = a * b;
+    precise double ef = fma(a, b, -pp);
     precise double ee = ((ah * bh - pp) + ah * bl + al * bh) + al * bl;
     p = pp;
-    e = ee;
+    e = ef != 0.0LF ? ef : ee;
 }
 // 2^e for -1022 <= e <= 1023, from the bits.
 double cd_pow2i(int e) { return cd_make(uint(e + 1023) << 20, 0u); }
