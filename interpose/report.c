@@ -100,12 +100,18 @@ typedef struct {
 
 typedef struct {
     seen_stack *hash, *nodes;
-    size_t cap;
 } merger;
 
+static void merger_free(merger *m)
+{
+    HASH_CLEAR(hh, m->hash);
+    free(m->nodes);
+}
+
 /* Copies t's stacks into r, adding a stack seen before onto its first copy. The caller holds
- * whatever lock guards t; r->stacks has room for every stack of every table. */
-static bool copy_table(fbc_report *r, const fbc_table *t, merger *m)
+ * whatever lock guards t for the whole build, so r->stacks, sized from the tables' counts,
+ * has room for every stack of every table. */
+static void copy_table(fbc_report *r, const fbc_table *t, merger *m)
 {
     for (const fbc_entry *e = t->head; e; e = e->next) {
         size_t klen = 2 * sizeof(uint32_t) + e->nframes * sizeof(uintptr_t);
@@ -114,8 +120,6 @@ static bool copy_table(fbc_report *r, const fbc_table *t, merger *m)
         HASH_FIND_BYHASHVALUE(hh, m->hash, &e->kind, klen, hv, f);
         fbc_rstack *s = f ? &r->stacks[f->idx] : &r->stacks[r->nstacks];
         if (!f) {
-            if (r->nstacks == m->cap)
-                return false; /* the tables grew past what the caller counted */
             seen_stack *node = &m->nodes[r->nstacks];
             node->idx = r->nstacks++;
             HASH_ADD_KEYPTR_BYHASHVALUE(hh, m->hash, &e->kind, klen, hv, node);
@@ -133,13 +137,12 @@ static bool copy_table(fbc_report *r, const fbc_table *t, merger *m)
             }
         }
     }
-    return true;
 }
 
 static fbc_report *report_new(size_t nstacks, merger *m)
 {
     fbc_report *r = calloc(1, sizeof *r);
-    *m = (merger){.cap = nstacks};
+    *m = (merger){0};
     if (r && (r->stacks = calloc(nstacks + 1, sizeof *r->stacks)) &&
         (m->nodes = calloc(nstacks + 1, sizeof *m->nodes)))
         return r;
@@ -158,8 +161,7 @@ fbc_report *fbc_report_build(const fbc_table *t)
     if (!r)
         return NULL;
     copy_table(r, t, &m);
-    HASH_CLEAR(hh, m.hash);
-    free(m.nodes);
+    merger_free(&m);
     return attribute(r);
 }
 
@@ -181,8 +183,7 @@ fbc_report *fbc_report_build_process(void)
         pthread_mutex_unlock(&s->lock);
     if (!r)
         return NULL;
-    HASH_CLEAR(hh, m.hash);
-    free(m.nodes);
+    merger_free(&m);
     return attribute(r);
 }
 

@@ -10,6 +10,16 @@
 vkt_ctx *h_ctx;
 bool h_accept_ftz;
 
+int64_t h_past_range(size_t elem_bytes, int64_t extra)
+{
+    uint64_t range = vkt_ctx_max_tensor_bytes(h_ctx);
+    int64_t n = (int64_t)(range / elem_bytes) + extra;
+    if (n > (int64_t)1 << 28)
+        cr_skip_test("maxStorageBufferRange on %s is %llu bytes: a tensor past it is too large to test here",
+                     vkt_ctx_device_name(h_ctx), (unsigned long long)range);
+    return n;
+}
+
 void h_setup(void)
 {
     int s = vkt_ctx_create(NULL, &h_ctx);

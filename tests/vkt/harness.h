@@ -98,6 +98,10 @@ bool h_is_poison(vkt_dtype dt, const void *data, size_t i);
 typedef struct h_tol {
     double abs, rel, ulp;
 } h_tol;
+/* An element count just past the device's maxStorageBufferRange for elements of
+ * elem_bytes, plus extra; skips the calling test where that would pass 2^28
+ * elements (4 GiB ranges, as on an H200, are too large to test here). */
+int64_t h_past_range(size_t elem_bytes, int64_t extra);
 /* While set, an f32 result whose reference is below FLT_MIN may come back as a
  * zero of its sign: for arithmetic on devices that flush subnormals. */
 extern bool h_accept_ftz;

@@ -140,10 +140,7 @@ Test(sort, loop_limit_long_axes, .timeout = 240)
 Test(sort, merge_scratch_past_the_buffer_range_falls_back, .timeout = 240)
 {
     /* The merge keeps a 4-byte index an element: past a quarter of the range. */
-    int64_t n = (int64_t)(vkt_ctx_max_tensor_bytes(h_ctx) / 4) + 5;
-    if (n > (int64_t)1 << 28)
-        cr_skip_test("maxStorageBufferRange on %s is %llu bytes: a sort past it is too large to test here",
-                     vkt_ctx_device_name(h_ctx), (unsigned long long)vkt_ctx_max_tensor_bytes(h_ctx));
+    int64_t n = h_past_range(4, 5);
     h_shape s = {1, {n}};
     vkt_tensor *x = h_rand(VKT_U8, &s, 0, 255, 43), *y = NULL;
     vkt_stats_reset();
