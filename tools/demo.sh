@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
-[ -f build/build.ninja ] || meson setup build >/dev/null
+[ -f build/build.ninja ] || meson setup build -Dtests=false >/dev/null
 ninja -C build >/dev/null
 fb=build/tools/fbcount/fbcount
 lenet=build/tools/lenet/vkt-lenet

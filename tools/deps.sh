@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
-# Installs what building and testing fbcount needs on Debian 12 (as root, or
-# through sudo). Packages already present are left alone.
+# Installs what fbcount needs on Debian 12 (as root, or through sudo), from the package lists
+# in tools/deps/: every list for building and running, and with --test the test-*.txt lists
+# too. Packages already present are left alone.
 set -euo pipefail
-pkgs=(meson ninja-build pkg-config gcc binutils python3
-      libvulkan-dev glslang-tools mesa-vulkan-drivers
-      libunwind-dev uthash-dev libcriterion-dev libjansson-dev libdw-dev libelf-dev
-      clang libclang-rt-14-dev)  # clang and its libFuzzer runtime: the dump reader's fuzz test
+here="$(dirname "$0")/deps"
+lists=()
+for f in "$here"/*.txt; do
+  case "$(basename "$f")" in
+    test-*) [ "${1:-}" = "--test" ] && lists+=("$f") ;;
+    *) lists+=("$f") ;;
+  esac
+done
+mapfile -t pkgs < <(sed 's/#.*//' "${lists[@]}" | tr -s ' \t' '\n' | sed '/^$/d' | sort -u)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

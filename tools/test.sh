@@ -3,9 +3,11 @@
 # suite; ends with one line "N passed, N failed" read from meson's test log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-bash tools/deps.sh || exit 1
+bash tools/deps.sh --test || exit 1
 if [ ! -f build/build.ninja ]; then
   meson setup build >/dev/null || exit 1
+else
+  meson configure build -Dtests=true >/dev/null || exit 1  # a build the demo set up
 fi
 ninja -C build || exit 1
 meson test -C build --print-errorlogs --num-processes 2
