@@ -99,6 +99,8 @@ static bool stack_bounds(void)
 /* The full libunwind walk; learns a verdict for every frame it steps through. */
 static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
 {
+    if (!fbc_unwpipe_ready())
+        return 0;
     unw_context_t ctx;
     unw_cursor_t cur;
     if (unw_getcontext(&ctx) < 0 || unw_init_local(&cur, &ctx) < 0)
@@ -204,6 +206,8 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
         return slow_walk(frames, max, lo, hi);
     /* Four frames of this library sit above the caller (capture, record, the slow path, the
      * wrapper); every frame walked costs, so ask for no more than that. */
+    if (!fbc_unwpipe_ready())
+        return 0;
     int n = unw_backtrace(buf, max + 4);
     int skip = 0;
     while (skip < n && (uintptr_t)buf[skip] >= lo && (uintptr_t)buf[skip] < hi)
