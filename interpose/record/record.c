@@ -60,9 +60,9 @@ fbc_recorded fbc_record(fbc_kind kind, const void *out, size_t nbytes, uintptr_t
         return r;
     ev->kind = kind;
     ev->pad_ = 0;
-    ev->npy = 0;
     ev->frames[0] = fn; /* the backend's own entry, as if called without the shim */
     ev->nframes = 1 + (uint32_t)fbc_capture(ev->frames + 1, fbc_cfg.depth - 1);
+    ev->npy = (uint32_t)fbc_py_capture(ev->frames + ev->nframes, FBC_MAX_PY);
     ev->nbytes = nbytes;
     ev->ns = ns;
     ev->has_shape = shape_of(out, &ev->shape);
