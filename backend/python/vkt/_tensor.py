@@ -56,12 +56,17 @@ def _shape_array(shape, what="shape"):
     return dims, (ctypes.c_int64 * max(len(dims), 1))(*dims)
 
 
+def _c(arr, dtype=None):
+    # Not np.ascontiguousarray: it makes rank-0 arrays rank 1.
+    return np.asarray(arr, dtype=dtype, order="C")
+
+
 def _host_array(data, dtype):
     """data as a C-contiguous numpy array of a vkt dtype."""
     if dtype is not None:
         nd = numpy_dtype(dtype)
         try:
-            return np.ascontiguousarray(np.asarray(data).astype(nd, copy=False))
+            return _c(np.asarray(data).astype(nd, copy=False))
         except (TypeError, ValueError) as e:
             raise Error(f"cannot convert {type(data).__name__} to {dtype_name(dtype)}: {e}") from None
     explicit = isinstance(data, (np.ndarray, np.generic))
@@ -71,18 +76,18 @@ def _host_array(data, dtype):
         raise Error(f"cannot make a tensor of {type(data).__name__}: {e}") from None
     kind = arr.dtype.kind
     if arr.dtype in _NAME_OF_NP and (explicit or kind not in "fi"):
-        return np.ascontiguousarray(arr)
+        return _c(arr)
     if kind == "b":
-        return np.ascontiguousarray(arr, dtype=np.uint8)
+        return _c(arr, np.uint8)
     if kind == "f" and (not explicit or arr.dtype.itemsize < 4):
         # Python floats give f32, Nx's default float type; float16 widens losslessly.
-        return np.ascontiguousarray(arr, dtype=np.float32)
+        return _c(arr, np.float32)
     if kind in "iu":
         # Other integer types narrow to s32 when every value fits, else refuse.
         if arr.size and (arr.min() < _S32_MIN or arr.max() > _S32_MAX):
             raise Error(f"{arr.dtype} values out of the s32 range; pass dtype='f64' or narrow them first",
                         _lib.EDTYPE)
-        return np.ascontiguousarray(arr, dtype=np.int32)
+        return _c(arr, np.int32)
     raise Error(f"numpy dtype {arr.dtype} has no vkt equivalent (f32, f64, s32, u8)", _lib.EDTYPE)
 
 
@@ -196,9 +201,13 @@ class Context:
     def set_native_disable(self, ops):
         """Forces the named ops (names without the prefix, 'all', or '' for none) down the
         fallback path; ops is a comma-separated string or a sequence of names."""
-        if not isinstance(ops, str):
-            ops = ",".join(ops)
-        self._status(_lib.lib().vkt_ctx_set_native_disable, ops.encode())
+        names = [n.strip() for n in (ops.split(",") if isinstance(ops, str) else ops)]
+        # libvkt ignores names it does not know; a typo would silently force nothing.
+        known = set(_ops.op_names()) | {"all", ""}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise Error(f"no op named {', '.join(map(repr, unknown))} (names without the vkt_ prefix, or 'all')")
+        self._status(_lib.lib().vkt_ctx_set_native_disable, ",".join(n for n in names if n).encode())
 
     def set_fallback_result(self, where):
         """Where fallback results go: 'device' (uploaded, the default) or 'host'."""
@@ -268,8 +277,8 @@ class Tensor:
         return t
 
     def __del__(self):
-        h, self._h = self._h, None
-        ctx = self._ctx
+        h, self._h = getattr(self, "_h", None), None
+        ctx = getattr(self, "_ctx", None)
         if not h or ctx is None:
             return
         try:
