@@ -144,8 +144,8 @@ def test_closing_a_context_frees_its_tensors_and_refuses_them():
         with pytest.raises(vkt.Error, match="closed"):
             use()
     assert "closed" in repr(a)
-    c.close()  # a second close is a no-op
-    del a, b   # and the tensors go without a double free
+    c.close()      # a second close is a no-op
+    a = b = None   # and the tensors go without a double free
     gc.collect()
 
 

@@ -14,7 +14,8 @@ import pytest
 
 import fbcount
 
-_KEY = pytest.StashKey()
+_LIMITS = pytest.StashKey()
+_RESULT = pytest.StashKey()
 
 
 def pytest_addoption(parser):
@@ -55,9 +56,15 @@ def _limits(item):
     return None if mx is None else (mx, frozenset())
 
 
+def pytest_collection_modifyitems(config, items):
+    # A malformed marker is a usage error of the whole run, found before anything runs.
+    for item in items:
+        item.stash[_LIMITS] = _limits(item)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    limits = _limits(item)
+    limits = item.stash.get(_LIMITS, None)
     fixture = getattr(item, "funcargs", {}).get("fallbacks")
     c = fixture if isinstance(fixture, Fallbacks) else None
     if limits is None and c is None:
@@ -70,7 +77,10 @@ def pytest_runtest_call(item):
     try:
         c.__enter__()
     except fbcount.Error as e:
-        item.stash[_KEY] = (limits, None, str(e))
+        if limits is not None:
+            item.stash[_RESULT] = (limits, None, str(e))
+        if isinstance(c, Fallbacks):
+            c.problem = str(e)
         yield
         return
     try:
@@ -78,43 +88,46 @@ def pytest_runtest_call(item):
     finally:
         c.__exit__(None, None, None)
         if limits is not None:
-            item.stash[_KEY] = (limits, c, None)
+            item.stash[_RESULT] = (limits, c, None)
+
+
+def _plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _violation(limits, census):
     """The failure text for a census over its limits, or None."""
     mx, allow = limits
-    if census.total == 0:
+    if census.total <= mx:
         return None
     try:
         ops = census.ops
-    except fbcount.Error:
+    except fbcount.Error as e:
+        # A library without per-op censuses: its own report still names the ops and sites.
         if allow:
-            raise
-        if census.total <= mx:
-            return None
-        return (f"{census.total} fallbacks, more than the maximum of {mx}:\n{census}")
+            return f"cannot apply the allow list: {e}\n{census}"
+        return f"{_plural(census.total, 'fallback')}, more than the maximum of {mx}:\n{census}"
     counted = {op: oc for op, oc in ops.items() if op not in allow}
     n = sum(oc.count for oc in counted.values())
     if n <= mx:
         return None
     allowed = f" not allowed ({', '.join(sorted(allow))} allowed)" if allow else ""
-    lines = [f"{n} fallbacks{allowed}, more than the maximum of {mx}:"]
+    lines = [f"{_plural(n, 'fallback')}{allowed}, more than the maximum of {mx}:"]
     for op, oc in counted.items():
         sites = ", ".join(f"{s} x{s.count}" for s in census.sites_of(op)) or "(unknown)"
-        lines.append(f"  {op}: {oc.count} call{'s' if oc.count != 1 else ''}, "
-                     f"{fbcount._fmt_bytes(oc.bytes)} left the GPU; at {sites}")
+        lines.append(f"  {op}: {_plural(oc.count, 'call')}, {fbcount._fmt_bytes(oc.bytes)} left the GPU; "
+                     f"at {sites}")
     return "\n".join(lines)
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
-    if call.when != "call" or _KEY not in item.stash:
+    if call.when != "call" or _RESULT not in item.stash:
         return
     rep = outcome.get_result()
-    limits, census, problem = item.stash[_KEY]
-    del item.stash[_KEY]
+    limits, census, problem = item.stash[_RESULT]
+    del item.stash[_RESULT]
     text = f"fbcount: cannot count this test's fallbacks: {problem}" if problem else None
     if census is not None:
         v = _violation(limits, census)
@@ -131,6 +144,13 @@ def pytest_runtest_makereport(item, call):
 class Fallbacks(fbcount.count):
     """The fallbacks fixture: the count of the test function's call (the same count as the
     gate's), readable during the test and after it (c.total, c.ops, c.sites, str(c))."""
+
+    problem = None
+
+    def _sync(self):
+        if self.problem:
+            raise fbcount.Error(f"this test's fallbacks cannot be counted: {self.problem}")
+        super()._sync()
 
 
 @pytest.fixture
