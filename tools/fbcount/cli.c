@@ -28,20 +28,20 @@ void fbx_error(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-fbc_census *fbx_load(const char *cmd, char *const *paths, int n, int *code)
+fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code)
 {
-    fbc_census *c = fbc_census_new();
+    fbm_census *c = fbm_census_new();
     if (!c) {
         fbx_error(cmd, "out of memory");
         *code = FBX_READ;
         return NULL;
     }
     char err[512];
-    fbd_status st = fbc_census_load(c, paths, (size_t)n, err, sizeof err);
+    fbd_status st = fbm_census_load(c, paths, (size_t)n, err, sizeof err);
     if (st != FBD_OK) {
         fbx_error(cmd, "%s", err);
         *code = st == FBD_EREAD ? FBX_READ : FBX_INVALID;
-        fbc_census_free(c);
+        fbm_census_free(c);
         return NULL;
     }
     *code = FBX_OK;

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "census.h"
+#include "merge.h"
 
 enum {
     FBX_OK = 0,        /* success; check: within the allowance */
@@ -32,7 +32,7 @@ void fbx_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
 
 /* Loads paths into a new census. On failure prints the error and returns NULL with the
  * exit code in *code. */
-fbc_census *fbx_load(const char *cmd, char *const *paths, int n, int *code);
+fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code);
 
 /* Subcommands: argc/argv start at the subcommand's name; each returns the exit code. */
 int fbx_run(int argc, char **argv);

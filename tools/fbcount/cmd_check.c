@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "allow.h"
+#include "allow.h" /* rules/: the grammar the shim reads too */
 #include "cli.h"
 #include "units.h"
 
@@ -22,13 +22,20 @@ static const char help[] =
     "An empty census (no dump at all) is an error (exit 3), not a pass.\n"
     "  -h, --help        this text\n\n";
 
-static void list_bad(fbc_census *c, fbd_kind kind, const fba_list *allow, uint64_t *count,
+/* The shim warns about the same lines (rules/allow.h): one grammar, one verdict. */
+static void warn_no_reason(void *ctx, long line, const char *op)
+{
+    fbx_error("check", "warning: %s: line %ld: '%s' has no reason (write '%s  # why')",
+              (const char *)ctx, line, op, op);
+}
+
+static void list_bad(fbm_census *c, fbd_kind kind, const fbr_allow *allow, uint64_t *count,
                      uint64_t *bytes, bool print)
 {
     size_t n;
-    const fbc_row *rows = fbc_census_rows(c, kind, FBC_BY_OP, FBC_SORT_BYTES, &n);
+    const fbm_row *rows = fbm_census_rows(c, kind, FBM_BY_OP, FBM_SORT_BYTES, &n);
     for (size_t i = 0; i < n; i++) {
-        if (fba_allows(allow, rows[i].key) || !rows[i].count)
+        if (fbr_allow_has(allow, rows[i].key) || !rows[i].count)
             continue;
         *count += rows[i].count;
         *bytes += rows[i].bytes;
@@ -95,23 +102,27 @@ int fbx_check(int argc, char **argv)
     if (!have_max && !have_bytes)
         max = 0;
     char err[512];
-    fba_list *allow = allow_path ? fba_load(allow_path, err, sizeof err) : fba_empty();
+    bool unreadable = false;
+    fbr_allow *allow = allow_path ? fbr_allow_load(allow_path, warn_no_reason, (void *)allow_path,
+                                                   err, sizeof err, &unreadable)
+                                  : fbr_allow_empty();
     if (!allow) {
-        fbx_error("check", "%s", allow_path ? err : "out of memory");
+        fbx_error("check", "%s%s%s", allow_path ? "allow file " : "", allow_path ? err : "out of memory",
+                  allow_path && !unreadable ? " (nothing is allowed by an invalid allow file)" : "");
         return FBX_READ;
     }
     int code;
-    fbc_census *c = fbx_load("check", argv + optind, argc - optind, &code);
+    fbm_census *c = fbx_load("check", argv + optind, argc - optind, &code);
     if (!c) {
-        fba_free(allow);
+        fbr_allow_free(allow);
         return code;
     }
     /* A census with no dump usually means the shim was not loaded: passing would hide
      * exactly the silence this command exists to catch. */
-    if (fbc_census_ndumps(c) == 0) {
+    if (fbm_census_ndumps(c) == 0) {
         fbx_error("check", "no dump found in the given paths (was libfbcount.so preloaded?)");
-        fbc_census_free(c);
-        fba_free(allow);
+        fbm_census_free(c);
+        fbr_allow_free(allow);
         return FBX_READ;
     }
     uint64_t count = 0, bytes = 0;
@@ -136,11 +147,11 @@ int fbx_check(int argc, char **argv)
         code = FBX_CHECK;
     } else {
         printf("fbcount: check: ok: %" PRIu64 " fallback%s not allowed (%s) in %zu dump%s\n", count,
-               count == 1 ? "" : "s", fbu_bytes(bytes, b1, sizeof b1), fbc_census_ndumps(c),
-               fbc_census_ndumps(c) == 1 ? "" : "s");
+               count == 1 ? "" : "s", fbu_bytes(bytes, b1, sizeof b1), fbm_census_ndumps(c),
+               fbm_census_ndumps(c) == 1 ? "" : "s");
         code = FBX_OK;
     }
-    fbc_census_free(c);
-    fba_free(allow);
+    fbm_census_free(c);
+    fbr_allow_free(allow);
     return code;
 }

@@ -48,22 +48,22 @@ static int cmp_delta(const void *pa, const void *pb)
     return strcmp(a->key, b->key);
 }
 
-static delta *compare(fbc_census *o, fbc_census *n, fbd_kind kind, fbc_by by, size_t *count)
+static delta *compare(fbm_census *o, fbm_census *n, fbd_kind kind, fbm_by by, size_t *count)
 {
     size_t no, nn;
-    const fbc_row *ro = fbc_census_rows(o, kind, by, FBC_SORT_BYTES, &no);
-    const fbc_row *rn = fbc_census_rows(n, kind, by, FBC_SORT_BYTES, &nn);
+    const fbm_row *ro = fbm_census_rows(o, kind, by, FBM_SORT_BYTES, &no);
+    const fbm_row *rn = fbm_census_rows(n, kind, by, FBM_SORT_BYTES, &nn);
     delta *d = calloc(no + nn + 1, sizeof *d);
     if (!d)
         return NULL;
     size_t k = 0;
     for (size_t i = 0; i < no; i++) {
-        const fbc_row *m = fbc_census_find(n, kind, by, ro[i].key);
+        const fbm_row *m = fbm_census_find(n, kind, by, ro[i].key);
         d[k++] = (delta){ro[i].key, ro[i].count, ro[i].bytes, m ? m->count : 0,
                          m ? m->bytes : 0, D_SAME};
     }
     for (size_t i = 0; i < nn; i++)
-        if (!fbc_census_find(o, kind, by, rn[i].key))
+        if (!fbm_census_find(o, kind, by, rn[i].key))
             d[k++] = (delta){rn[i].key, 0, 0, rn[i].count, rn[i].bytes, D_SAME};
     for (size_t i = 0; i < k; i++) {
         delta *e = &d[i];
@@ -135,7 +135,7 @@ int fbx_diff(int argc, char **argv)
         {"by", required_argument, 0, 'b'}, {"format", required_argument, 0, 'f'},
         {"all", no_argument, 0, 'a'},      {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    fbc_by by = FBC_BY_OP;
+    fbm_by by = FBM_BY_OP;
     bool json = false, all = false;
     int opt;
     optind = 1;
@@ -147,7 +147,7 @@ int fbx_diff(int argc, char **argv)
                 fbx_error("diff", "--by: unknown value '%s' (op or site)", optarg);
                 return FBX_USAGE;
             }
-            by = strcmp(optarg, "op") ? FBC_BY_SITE : FBC_BY_OP;
+            by = strcmp(optarg, "op") ? FBM_BY_SITE : FBM_BY_OP;
             break;
         case 'f':
             if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
@@ -168,19 +168,19 @@ int fbx_diff(int argc, char **argv)
         return FBX_USAGE;
     }
     int code;
-    fbc_census *o = fbx_load("diff", argv + optind, 1, &code);
+    fbm_census *o = fbx_load("diff", argv + optind, 1, &code);
     if (!o)
         return code;
-    fbc_census *n = fbx_load("diff", argv + optind + 1, 1, &code);
+    fbm_census *n = fbx_load("diff", argv + optind + 1, 1, &code);
     if (!n) {
-        fbc_census_free(o);
+        fbm_census_free(o);
         return code;
     }
-    const char *keyname = by == FBC_BY_OP ? "op" : "site";
+    const char *keyname = by == FBM_BY_OP ? "op" : "site";
     size_t nf = 0, nh = 0;
     delta *df = compare(o, n, FBD_FALLBACK, by, &nf);
     delta *dh = compare(o, n, FBD_HOST, by, &nh);
-    fbc_summary so = fbc_census_summary(o), sn = fbc_census_summary(n);
+    fbm_summary so = fbm_census_summary(o), sn = fbm_census_summary(n);
     int rc = FBX_OK;
     if (!df || !dh) {
         fbx_error("diff", "out of memory");
@@ -222,7 +222,7 @@ int fbx_diff(int argc, char **argv)
     }
     free(df);
     free(dh);
-    fbc_census_free(o);
-    fbc_census_free(n);
+    fbm_census_free(o);
+    fbm_census_free(n);
     return rc;
 }

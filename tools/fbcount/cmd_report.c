@@ -77,20 +77,20 @@ int fbx_report(int argc, char **argv)
         return FBX_USAGE;
     }
     int code;
-    fbc_census *c = fbx_load("report", argv + optind, argc - optind, &code);
+    fbm_census *c = fbx_load("report", argv + optind, argc - optind, &code);
     if (!c)
         return code;
     FILE *out = stdout;
     if (output && !(out = fopen(output, "w"))) {
         fbx_error("report", "%s: cannot write", output);
-        fbc_census_free(c);
+        fbm_census_free(c);
         return FBX_READ;
     }
     int rc = 0;
     if (format == 0) {
-        fbt_text(out, c, (fbc_by)by, (fbc_sort)sort, top);
+        fbt_text(out, c, (fbm_by)by, (fbm_sort)sort, top);
     } else if (format == 1) {
-        json_t *j = fbt_json(c, (fbc_by)by, (fbc_sort)sort, top);
+        json_t *j = fbt_json(c, (fbm_by)by, (fbm_sort)sort, top);
         rc = j ? json_dumpf(j, out, JSON_INDENT(2)) : -1;
         fputc('\n', out);
         json_decref(j);
@@ -101,7 +101,7 @@ int fbx_report(int argc, char **argv)
     }
     if (out != stdout && fclose(out) != 0)
         rc = -1;
-    fbc_census_free(c);
+    fbm_census_free(c);
     if (rc) {
         fbx_error("report", "cannot write the report");
         return FBX_READ;

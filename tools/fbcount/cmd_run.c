@@ -118,9 +118,9 @@ static void child(char **cmd, const char *shim, const char *dir, const char *mod
 
 /* Loads this run's dumps; a dump cut short by a crash is reported and skipped, so the
  * rest of the census still prints. */
-static fbc_census *collect(const char *dir, const name_set *before, size_t *bad)
+static fbm_census *collect(const char *dir, const name_set *before, size_t *bad)
 {
-    fbc_census *c = fbc_census_new();
+    fbm_census *c = fbm_census_new();
     name_set now = {0};
     list_names(dir, &now);
     for (size_t i = 0; c && i < now.n; i++) {
@@ -136,7 +136,7 @@ static fbc_census *collect(const char *dir, const name_set *before, size_t *bad)
             fbx_error("run", "%s", err);
             (*bad)++;
         } else {
-            fbc_census_add(c, d);
+            fbm_census_add(c, d);
         }
     }
     free_names(&now);
@@ -218,21 +218,21 @@ int fbx_run(int argc, char **argv)
                : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
 
     size_t bad = 0;
-    fbc_census *c = collect(absdir, &before, &bad);
+    fbm_census *c = collect(absdir, &before, &bad);
     free_names(&before);
     if (!c) {
         fbx_error("run", "out of memory");
         return code;
     }
     fputc('\n', stderr);
-    if (fbc_census_ndumps(c) == 0 && !bad)
+    if (fbm_census_ndumps(c) == 0 && !bad)
         fbx_error("run", "no dump was written in %s (does %s use libvkt?)", absdir,
                   argv[optind]);
     else
-        fbt_text(stderr, c, FBC_BY_OP, FBC_SORT_BYTES, 0);
+        fbt_text(stderr, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
     fprintf(stderr, "\nfbcount: dumps in %s (fbcount report %s)\n", absdir, absdir);
     if (WIFSIGNALED(status))
         fprintf(stderr, "fbcount: %s died by signal %d\n", argv[optind], WTERMSIG(status));
-    fbc_census_free(c);
+    fbm_census_free(c);
     return code;
 }

@@ -212,13 +212,13 @@ int fbx_snapshot(int argc, char **argv)
                 fbd_free(d);
                 continue;
             }
-            fbc_census *c = fbc_census_new();
-            if (c && fbc_census_add(c, d) == 0) {
+            fbm_census *c = fbm_census_new();
+            if (c && fbm_census_add(c, d) == 0) {
                 printf("fbcount: snapshot of process %ld: %s\n", pid, p);
-                fbt_text(stdout, c, FBC_BY_OP, FBC_SORT_BYTES, 0);
+                fbt_text(stdout, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
                 code = FBX_OK;
             }
-            fbc_census_free(c);
+            fbm_census_free(c);
         }
         free_seen(after, na);
         clock_gettime(CLOCK_MONOTONIC, &now);

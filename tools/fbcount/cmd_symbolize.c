@@ -336,10 +336,10 @@ int fbx_symbolize(int argc, char **argv)
         return FBX_OK;
     int code;
     char *paths[] = {(char *)out};
-    fbc_census *c = fbx_load("symbolize", paths, 1, &code);
+    fbm_census *c = fbx_load("symbolize", paths, 1, &code);
     if (!c)
         return code;
-    fbt_text(stdout, c, FBC_BY_OP, FBC_SORT_BYTES, 0);
-    fbc_census_free(c);
+    fbt_text(stdout, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
+    fbm_census_free(c);
     return FBX_OK;
 }

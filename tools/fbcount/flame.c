@@ -16,15 +16,15 @@
 /* Stack rows of both kinds, frames outermost first; a stack without frames is shown as
  * site;op so it still appears. */
 typedef struct {
-    const fbc_row *row;
+    const fbm_row *row;
     const char *synth[2];
 } flame_stack;
 
-static size_t collect(fbc_census *c, flame_stack **out)
+static size_t collect(fbm_census *c, flame_stack **out)
 {
     size_t nf, nh;
-    const fbc_row *f = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_STACK, FBC_SORT_COUNT, &nf);
-    const fbc_row *h = fbc_census_rows(c, FBD_HOST, FBC_BY_STACK, FBC_SORT_COUNT, &nh);
+    const fbm_row *f = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_STACK, FBM_SORT_COUNT, &nf);
+    const fbm_row *h = fbm_census_rows(c, FBD_HOST, FBM_BY_STACK, FBM_SORT_COUNT, &nh);
     flame_stack *s = calloc(nf + nh + 1, sizeof *s);
     if (!s)
         return (size_t)-1;
@@ -53,7 +53,7 @@ static void put_folded_name(FILE *out, const char *s)
         fputc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, out);
 }
 
-int fbf_folded(FILE *out, fbc_census *c, bool by_bytes)
+int fbf_folded(FILE *out, fbm_census *c, bool by_bytes)
 {
     flame_stack *s;
     size_t n = collect(c, &s);
@@ -95,7 +95,7 @@ static node *child_of(node *p, const char *name)
     return c;
 }
 
-static void add_to(node *n, const fbc_row *r, uint64_t w)
+static void add_to(node *n, const fbm_row *r, uint64_t w)
 {
     n->count += r->count;
     n->bytes += r->bytes;
@@ -277,7 +277,7 @@ static const char svg_script[] =
     "})();\n"
     "]]></script>\n";
 
-int fbf_svg(FILE *out, fbc_census *c, bool by_bytes)
+int fbf_svg(FILE *out, fbm_census *c, bool by_bytes)
 {
     flame_stack *s;
     size_t n = collect(c, &s);

@@ -10,18 +10,18 @@
 static const char *by_names[] = {"op", "site", "stack", "shape"};
 static const char *part_names[] = {"sites", "ops", "ops", NULL};
 
-const char *fbt_by_name(fbc_by by) { return by_names[by]; }
+const char *fbt_by_name(fbm_by by) { return by_names[by]; }
 
 /* Column text of a stack row's key: "op @ site", without the frame list. */
-static int key_len(const fbc_row *r, fbc_by by)
+static int key_len(const fbm_row *r, fbm_by by)
 {
-    const char *colon = by == FBC_BY_STACK ? strstr(r->key, ": ") : NULL;
+    const char *colon = by == FBM_BY_STACK ? strstr(r->key, ": ") : NULL;
     return colon ? (int)(colon - r->key) : (int)strlen(r->key);
 }
 
-static void print_detail(FILE *out, const fbc_row *r, fbc_by by)
+static void print_detail(FILE *out, const fbm_row *r, fbm_by by)
 {
-    if (by == FBC_BY_STACK) {
+    if (by == FBM_BY_STACK) {
         size_t first = r->nframes > 6 ? r->nframes - 6 : 0;
         if (first)
             fputs("... > ", out);
@@ -35,11 +35,11 @@ static void print_detail(FILE *out, const fbc_row *r, fbc_by by)
         fprintf(out, ", +%zu more", r->nparts - 4);
 }
 
-static void print_table(FILE *out, fbc_census *c, fbd_kind kind, fbc_by by, fbc_sort sort,
+static void print_table(FILE *out, fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort,
                         size_t top, const char *title)
 {
     size_t n;
-    const fbc_row *rows = fbc_census_rows(c, kind, by, sort, &n);
+    const fbm_row *rows = fbm_census_rows(c, kind, by, sort, &n);
     fprintf(out, "\n%s, by %s:\n", title, by_names[by]);
     if (n == 0) {
         fputs("  none\n", out);
@@ -52,13 +52,13 @@ static void print_table(FILE *out, fbc_census *c, fbd_kind kind, fbc_by by, fbc_
             w = key_len(&rows[i], by);
     if (w > 48)
         w = 48;
-    const char *detail = by == FBC_BY_OP ? "SITES" : by == FBC_BY_SITE ? "OPS"
-                         : by == FBC_BY_STACK ? "FRAMES (outermost first)" : "";
-    fprintf(out, "  %-*s %10s %10s %10s  %s\n", w, by == FBC_BY_OP ? "OP" : by == FBC_BY_SITE
-            ? "SITE" : by == FBC_BY_STACK ? "OP @ SITE" : "OP SHAPE", "COUNT", "BYTES",
+    const char *detail = by == FBM_BY_OP ? "SITES" : by == FBM_BY_SITE ? "OPS"
+                         : by == FBM_BY_STACK ? "FRAMES (outermost first)" : "";
+    fprintf(out, "  %-*s %10s %10s %10s  %s\n", w, by == FBM_BY_OP ? "OP" : by == FBM_BY_SITE
+            ? "SITE" : by == FBM_BY_STACK ? "OP @ SITE" : "OP SHAPE", "COUNT", "BYTES",
             "LARGEST", detail);
     for (size_t i = 0; i < shown; i++) {
-        const fbc_row *r = &rows[i];
+        const fbm_row *r = &rows[i];
         char b1[32], b2[32];
         int kl = (int)fbx_utf8_prefix(r->key, (size_t)(key_len(r, by) < w ? key_len(r, by) : w));
         fprintf(out, "  %-*.*s %10" PRIu64 " %10s %10s  ", w, kl, r->key, r->count,
@@ -71,9 +71,9 @@ static void print_table(FILE *out, fbc_census *c, fbd_kind kind, fbc_by by, fbc_
         fprintf(out, "  ... %zu more (--top)\n", n - shown);
 }
 
-void fbt_text(FILE *out, fbc_census *c, fbc_by by, fbc_sort sort, size_t top)
+void fbt_text(FILE *out, fbm_census *c, fbm_by by, fbm_sort sort, size_t top)
 {
-    fbc_summary s = fbc_census_summary(c);
+    fbm_summary s = fbm_census_summary(c);
     char b1[32], b2[32];
     fprintf(out, "fbcount: %zu dump%s from %zu process%s", s.dumps, s.dumps == 1 ? "" : "s",
             s.processes, s.processes == 1 ? "" : "es");
@@ -100,7 +100,7 @@ void fbt_text(FILE *out, fbc_census *c, fbc_by by, fbc_sort sort, size_t top)
                 "Host-resident ops (downstream work on tensors a fallback left on the host)");
 }
 
-static json_t *row_json(const fbc_row *r, fbc_by by)
+static json_t *row_json(const fbm_row *r, fbm_by by)
 {
     json_t *o = json_object();
     if (!o)
@@ -119,7 +119,7 @@ static json_t *row_json(const fbc_row *r, fbc_by by)
                                                    "bytes", (json_int_t)r->parts[i].bytes));
         json_object_set_new(o, part_names[by], parts);
     }
-    if (by == FBC_BY_STACK) {
+    if (by == FBM_BY_STACK) {
         json_t *frames = json_array();
         for (size_t i = 0; i < r->nframes; i++)
             json_array_append_new(frames, json_string(r->frames[i]));
@@ -128,22 +128,22 @@ static json_t *row_json(const fbc_row *r, fbc_by by)
     return o;
 }
 
-static json_t *rows_json(fbc_census *c, fbd_kind kind, fbc_by by, fbc_sort sort, size_t top)
+static json_t *rows_json(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort, size_t top)
 {
     size_t n;
-    const fbc_row *rows = fbc_census_rows(c, kind, by, sort, &n);
+    const fbm_row *rows = fbm_census_rows(c, kind, by, sort, &n);
     json_t *a = json_array();
     for (size_t i = 0; a && i < n && (!top || i < top); i++)
         json_array_append_new(a, row_json(&rows[i], by));
     return a;
 }
 
-json_t *fbt_json(fbc_census *c, fbc_by by, fbc_sort sort, size_t top)
+json_t *fbt_json(fbm_census *c, fbm_by by, fbm_sort sort, size_t top)
 {
-    fbc_summary s = fbc_census_summary(c);
+    fbm_summary s = fbm_census_summary(c);
     json_t *dumps = json_array();
-    for (size_t i = 0; i < fbc_census_ndumps(c); i++) {
-        const fbd_dump *d = fbc_census_dump(c, i);
+    for (size_t i = 0; i < fbm_census_ndumps(c); i++) {
+        const fbd_dump *d = fbm_census_dump(c, i);
         json_array_append_new(dumps, json_pack("{s:s,s:I,s:s,s:s,s:I}", "path", fbd_path(d),
                                                "pid", (json_int_t)fbd_pid(d), "exe", fbd_exe(d),
                                                "reason", fbd_reason(d),

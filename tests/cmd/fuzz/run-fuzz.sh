@@ -15,7 +15,7 @@ if [ -z "$fuzzer" ]; then
     src=$top/tools/fbcount
     clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
         -fno-sanitize-recover=undefined -I"$src" "$here/fuzz_dump.c" "$src/dump.c" \
-        "$src/census.c" "$src/units.c" "$src/table.c" "$src/flame.c" "$src/text.c" \
+        "$src/merge.c" "$src/units.c" "$src/table.c" "$src/flame.c" "$src/text.c" \
         $(pkg-config --cflags --libs jansson) -lm -o "$fuzzer"
 fi
 mkdir -p "$work/corpus" "$work/seeds" fuzz-artifacts

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "allow.h"
-#include "census.h"
+#include "merge.h"
 #include "flame.h"
 #include "units.h"
 
@@ -13,19 +13,19 @@
 
 static char err[512];
 
-static fbc_census *load(const char *path)
+static fbm_census *load(const char *path)
 {
-    fbc_census *c = fbc_census_new();
+    fbm_census *c = fbm_census_new();
     char *paths[] = {(char *)path};
-    fbd_status st = fbc_census_load(c, paths, 1, err, sizeof err);
+    fbd_status st = fbm_census_load(c, paths, 1, err, sizeof err);
     cr_assert_eq(st, FBD_OK, "%s", err);
     return c;
 }
 
 Test(census, two_processes_add_up)
 {
-    fbc_census *c = load(DATA "/run1");
-    fbc_summary s = fbc_census_summary(c);
+    fbm_census *c = load(DATA "/run1");
+    fbm_summary s = fbm_census_summary(c);
     cr_expect_eq(s.dumps, 2);
     cr_expect_eq(s.superseded, 0);
     cr_expect_eq(s.total.fallbacks, 24);
@@ -35,7 +35,7 @@ Test(census, two_processes_add_up)
     cr_expect(s.backend.present);
     cr_expect_eq(s.backend.native, 880); /* only one dump carries backend counters */
     size_t n;
-    const fbc_row *r = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_OP, FBC_SORT_BYTES, &n);
+    const fbm_row *r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_OP, FBM_SORT_BYTES, &n);
     cr_assert_eq(n, 2);
     /* Equal bytes: the larger count comes first. */
     cr_expect_str_eq(r[0].key, "vkt_dot");
@@ -44,52 +44,52 @@ Test(census, two_processes_add_up)
     cr_assert_eq(r[0].nparts, 2);
     cr_expect_str_eq(r[0].parts[0].name, "train_step");
     cr_expect_eq(r[0].parts[0].count, 10);
-    fbc_census_free(c);
+    fbm_census_free(c);
 }
 
 Test(census, latest_dump_of_a_process_wins)
 {
-    fbc_census *c = load(DATA "/snapshots");
-    fbc_summary s = fbc_census_summary(c);
+    fbm_census *c = load(DATA "/snapshots");
+    fbm_summary s = fbm_census_summary(c);
     cr_expect_eq(s.dumps, 1);
     cr_expect_eq(s.superseded, 2);
     cr_expect_eq(s.total.fallbacks, 36); /* seq 3 (x3), not 12+24+36 */
-    cr_expect_str_eq(fbd_reason(fbc_census_dump(c, 0)), "exit");
-    fbc_census_free(c);
+    cr_expect_str_eq(fbd_reason(fbm_census_dump(c, 0)), "exit");
+    fbm_census_free(c);
 }
 
 Test(census, order_of_loading_does_not_matter)
 {
-    fbc_census *c = fbc_census_new();
+    fbm_census *c = fbm_census_new();
     char *paths[] = {DATA "/snapshots/fbcount.lenet.500.3.json",
                      DATA "/snapshots/fbcount.lenet.500.1.json"};
-    cr_assert_eq(fbc_census_load(c, paths, 2, err, sizeof err), FBD_OK, "%s", err);
-    cr_expect_eq(fbd_seq(fbc_census_dump(c, 0)), 3);
-    fbc_census_free(c);
+    cr_assert_eq(fbm_census_load(c, paths, 2, err, sizeof err), FBD_OK, "%s", err);
+    cr_expect_eq(fbd_seq(fbm_census_dump(c, 0)), 3);
+    fbm_census_free(c);
 }
 
 Test(census, site_stack_and_shape_views)
 {
-    fbc_census *c = load(DATA "/run1");
+    fbm_census *c = load(DATA "/run1");
     size_t n;
-    const fbc_row *r = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_SITE, FBC_SORT_COUNT, &n);
+    const fbm_row *r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_SITE, FBM_SORT_COUNT, &n);
     cr_assert_eq(n, 3);
     cr_expect_str_eq(r[0].key, "conv_backward (lenet.c:88)"); /* 10 calls, 4 KiB beats train_step's 3 */
-    r = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_STACK, FBC_SORT_BYTES, &n);
+    r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_STACK, FBM_SORT_BYTES, &n);
     cr_assert_eq(n, 3);
     cr_expect_eq(r[0].nframes, 5);
     cr_expect_str_eq(r[0].frames[0], "main");
     cr_expect_str_eq(r[0].frames[4], "host_result");
-    r = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_SHAPE, FBC_SORT_COUNT, &n);
+    r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_SHAPE, FBM_SORT_COUNT, &n);
     cr_assert_eq(n, 2);
     cr_expect_str_eq(r[0].key, "vkt_dot f32[16x32]");
     cr_expect_not(r[0].has_bytes);
-    r = fbc_census_rows(c, FBD_HOST, FBC_BY_OP, FBC_SORT_BYTES, &n);
+    r = fbm_census_rows(c, FBD_HOST, FBM_BY_OP, FBM_SORT_BYTES, &n);
     cr_assert_eq(n, 1);
     cr_expect_eq(r[0].count, 6);
-    cr_expect_not_null(fbc_census_find(c, FBD_FALLBACK, FBC_BY_OP, "vkt_conv"));
-    cr_expect_null(fbc_census_find(c, FBD_FALLBACK, FBC_BY_OP, "vkt_sort"));
-    fbc_census_free(c);
+    cr_expect_not_null(fbm_census_find(c, FBD_FALLBACK, FBM_BY_OP, "vkt_conv"));
+    cr_expect_null(fbm_census_find(c, FBD_FALLBACK, FBM_BY_OP, "vkt_sort"));
+    fbm_census_free(c);
 }
 
 Test(census, a_bad_file_in_a_directory_stops_the_load)
@@ -101,24 +101,24 @@ Test(census, a_bad_file_in_a_directory_stops_the_load)
     FILE *f = fopen(p, "w");
     fputs("{\"schema\":\"fbcount/1\",", f);
     fclose(f);
-    fbc_census *c = fbc_census_new();
+    fbm_census *c = fbm_census_new();
     char *paths[] = {dir};
-    fbd_status st = fbc_census_load(c, paths, 1, err, sizeof err);
+    fbd_status st = fbm_census_load(c, paths, 1, err, sizeof err);
     unlink(p);
     rmdir(dir);
     cr_expect_eq(st, FBD_EINVALID);
     cr_expect(strstr(err, "a.json: line 1: truncated") != NULL, "%s", err);
-    fbc_census_free(c);
+    fbm_census_free(c);
 }
 
 Test(census, frame_labels)
 {
     char b[64];
     fbd_frame f = {.module = "/usr/lib/libvkt.so", .offset = 0x1f30, .has_offset = true};
-    fbc_frame_label(&f, b, sizeof b);
+    fbm_frame_label(&f, b, sizeof b);
     cr_expect_str_eq(b, "libvkt.so+0x1f30");
     f.symbol = "vkt_dot";
-    fbc_frame_label(&f, b, sizeof b);
+    fbm_frame_label(&f, b, sizeof b);
     cr_expect_str_eq(b, "vkt_dot");
 }
 
@@ -164,21 +164,23 @@ Test(allow, file_format)
     FILE *f = fdopen(fd, "w");
     fputs("# expected fallbacks\n\n  vkt_sort   # no sort shader yet\nvkt_conv\n", f);
     fclose(f);
-    fba_list *l = fba_load(path, err, sizeof err);
+    bool unreadable;
+    fbr_allow *l = fbr_allow_load(path, NULL, NULL, err, sizeof err, &unreadable);
     cr_assert_not_null(l, "%s", err);
-    cr_expect(fba_allows(l, "vkt_sort"));
-    cr_expect(fba_allows(l, "vkt_conv"));
-    cr_expect_not(fba_allows(l, "vkt_dot"));
-    cr_expect_str_eq(fba_reason(l, "vkt_sort"), "no sort shader yet");
-    fba_free(l);
+    cr_expect(fbr_allow_has(l, "vkt_sort"));
+    cr_expect(fbr_allow_has(l, "vkt_conv"));
+    cr_expect_not(fbr_allow_has(l, "vkt_dot"));
+    cr_expect_str_eq(fbr_allow_reason(l, "vkt_sort"), "no sort shader yet");
+    fbr_allow_free(l);
     f = fopen(path, "w");
     fputs("vkt_sort vkt_dot\n", f);
     fclose(f);
-    l = fba_load(path, err, sizeof err);
+    l = fbr_allow_load(path, NULL, NULL, err, sizeof err, &unreadable);
     unlink(path);
     cr_expect_null(l);
     cr_expect(strstr(err, "line 1: expected one op name") != NULL, "%s", err);
-    cr_expect_null(fba_load("/nonexistent/allow", err, sizeof err));
+    cr_expect_null(fbr_allow_load("/nonexistent/allow", NULL, NULL, err, sizeof err, &unreadable));
+    cr_expect(unreadable);
 }
 
 Test(census, very_deep_stacks_are_cut_to_the_innermost_frames)
@@ -197,16 +199,16 @@ Test(census, very_deep_stacks_are_cut_to_the_innermost_frames)
     fbd_dump *d = fbd_load_buffer(buf, k, "deep.json", &st, err, sizeof err);
     free(buf);
     cr_assert_not_null(d, "%s", err);
-    fbc_census *c = fbc_census_new();
-    cr_assert_eq(fbc_census_add(c, d), 0);
+    fbm_census *c = fbm_census_new();
+    cr_assert_eq(fbm_census_add(c, d), 0);
     size_t n;
-    const fbc_row *r = fbc_census_rows(c, FBD_FALLBACK, FBC_BY_STACK, FBC_SORT_BYTES, &n);
+    const fbm_row *r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_STACK, FBM_SORT_BYTES, &n);
     cr_assert_eq(n, 1);
-    cr_expect_eq(r[0].nframes, FBC_MAX_FRAMES);
-    cr_expect_str_eq(r[0].frames[FBC_MAX_FRAMES - 1], "f0"); /* innermost kept */
+    cr_expect_eq(r[0].nframes, FBM_MAX_FRAMES);
+    cr_expect_str_eq(r[0].frames[FBM_MAX_FRAMES - 1], "f0"); /* innermost kept */
     FILE *null = fopen("/dev/null", "w");
     cr_expect_eq(fbf_svg(null, c, false), 0);
     cr_expect_eq(fbf_folded(null, c, false), 0);
     fclose(null);
-    fbc_census_free(c);
+    fbm_census_free(c);
 }

@@ -1,9 +1,9 @@
-/* census.c - merge dumps: latest dump per process, then sums per op, site, stack, shape.
+/* merge.c - merge dumps: latest dump per process, then sums per op, site, stack, shape.
  *
  * Tables are uthash maps from a row key to an accumulating row, flattened into sorted
  * arrays once; a row's parts use a second map while accumulating.
  */
-#include "census.h"
+#include "merge.h"
 #include "text.h"
 
 #include <dirent.h>
@@ -30,19 +30,19 @@ typedef struct part_acc {
 
 typedef struct row_acc {
     char *key;
-    fbc_row row;
+    fbm_row row;
     part_acc *parts;
     UT_hash_handle hh;
 } row_acc;
 
 typedef struct {
     bool built;
-    fbc_row *rows;
+    fbm_row *rows;
     size_t n;
     row_acc *map;
 } table;
 
-struct fbc_census {
+struct fbm_census {
     proc_entry *procs;
     fbd_dump **order; /* kept dumps in insertion order */
     size_t ndumps, cap, added;
@@ -51,7 +51,7 @@ struct fbc_census {
     size_t nstrings, capstrings;
 };
 
-fbc_census *fbc_census_new(void) { return calloc(1, sizeof(fbc_census)); }
+fbm_census *fbm_census_new(void) { return calloc(1, sizeof(fbm_census)); }
 
 static void free_table(table *t)
 {
@@ -73,7 +73,7 @@ static void free_table(table *t)
     memset(t, 0, sizeof *t);
 }
 
-void fbc_census_free(fbc_census *c)
+void fbm_census_free(fbm_census *c)
 {
     if (!c)
         return;
@@ -107,7 +107,7 @@ static bool newer(const fbd_dump *a, const fbd_dump *b)
     return fbd_symbolized(a) && !fbd_symbolized(b);
 }
 
-int fbc_census_add(fbc_census *c, fbd_dump *d)
+int fbm_census_add(fbm_census *c, fbd_dump *d)
 {
     c->added++;
     size_t len = strlen(fbd_host(d)) + strlen(fbd_exe(d)) + 32;
@@ -167,20 +167,20 @@ static bool is_dump_name(const char *name)
     return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".json");
 }
 
-static fbd_status load_one(fbc_census *c, const char *path, char *err, size_t errlen)
+static fbd_status load_one(fbm_census *c, const char *path, char *err, size_t errlen)
 {
     fbd_status st;
     fbd_dump *d = fbd_load_file(path, &st, err, errlen);
     if (!d)
         return st;
-    if (fbc_census_add(c, d) != 0) {
+    if (fbm_census_add(c, d) != 0) {
         snprintf(err, errlen, "%s: out of memory", path);
         return FBD_EREAD;
     }
     return FBD_OK;
 }
 
-static fbd_status load_dir(fbc_census *c, const char *dir, char *err, size_t errlen)
+static fbd_status load_dir(fbm_census *c, const char *dir, char *err, size_t errlen)
 {
     DIR *dp = opendir(dir);
     if (!dp) {
@@ -225,7 +225,7 @@ static fbd_status load_dir(fbc_census *c, const char *dir, char *err, size_t err
     return st;
 }
 
-fbd_status fbc_census_load(fbc_census *c, char *const *paths, size_t n, char *err,
+fbd_status fbm_census_load(fbm_census *c, char *const *paths, size_t n, char *err,
                            size_t errlen)
 {
     for (size_t i = 0; i < n; i++) {
@@ -243,16 +243,16 @@ fbd_status fbc_census_load(fbc_census *c, char *const *paths, size_t n, char *er
     return FBD_OK;
 }
 
-size_t fbc_census_ndumps(const fbc_census *c) { return c->ndumps; }
-fbd_dump *fbc_census_dump(const fbc_census *c, size_t i) { return c->order[i]; }
+size_t fbm_census_ndumps(const fbm_census *c) { return c->ndumps; }
+fbd_dump *fbm_census_dump(const fbm_census *c, size_t i) { return c->order[i]; }
 
 /* Counts are capped at 2^53 each, so sums of a sane number of dumps cannot overflow;
  * saturate anyway so that no input can wrap a total. */
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
 
-fbc_summary fbc_census_summary(const fbc_census *c)
+fbm_summary fbm_census_summary(const fbm_census *c)
 {
-    fbc_summary s = {.dumps = c->ndumps, .processes = c->ndumps,
+    fbm_summary s = {.dumps = c->ndumps, .processes = c->ndumps,
                      .superseded = c->added - c->ndumps};
     for (size_t i = 0; i < c->ndumps; i++) {
         fbd_total t = fbd_totals(c->order[i]);
@@ -290,7 +290,7 @@ static void frame_label_raw(const fbd_frame *f, char *buf, size_t len)
     }
 }
 
-void fbc_frame_label(const fbd_frame *f, char *buf, size_t len)
+void fbm_frame_label(const fbd_frame *f, char *buf, size_t len)
 {
     frame_label_raw(f, buf, len);
     /* A label that filled the buffer may end inside a character. */
@@ -313,7 +313,7 @@ static void site_label(const fbd_site *s, char *buf, size_t len)
         fbx_utf8_truncate(buf, strlen(buf) - 1);
 }
 
-static const char *keep(fbc_census *c, char *s)
+static const char *keep(fbm_census *c, char *s)
 {
     if (!s)
         return NULL;
@@ -374,14 +374,14 @@ static void acc_add(row_acc *r, uint64_t count, uint64_t bytes, uint64_t max_byt
         r->row.max_bytes = max_bytes;
 }
 
-static int build_ops(table *t, const fbd_dump *d, fbd_kind kind, fbc_by by)
+static int build_ops(table *t, const fbd_dump *d, fbd_kind kind, fbm_by by)
 {
     size_t n;
     const fbd_op *ops = fbd_ops(d, kind, &n);
     char key[512];
     for (size_t i = 0; i < n; i++) {
         const fbd_op *o = &ops[i];
-        if (by == FBC_BY_OP) {
+        if (by == FBM_BY_OP) {
             row_acc *r = acc_row(t, o->op, kind);
             if (!r)
                 return -1;
@@ -389,7 +389,7 @@ static int build_ops(table *t, const fbd_dump *d, fbd_kind kind, fbc_by by)
             for (size_t s = 0; s < o->nsites; s++)
                 if (acc_part(r, o->sites[s].site, o->sites[s].count, o->sites[s].bytes))
                     return -1;
-        } else if (by == FBC_BY_SITE) {
+        } else if (by == FBM_BY_SITE) {
             for (size_t s = 0; s < o->nsites; s++) {
                 site_label(&o->sites[s], key, sizeof key);
                 row_acc *r = acc_row(t, key, kind);
@@ -421,7 +421,7 @@ static int build_ops(table *t, const fbd_dump *d, fbd_kind kind, fbc_by by)
 
 /* Stack rows merge across processes by their frame labels, since addresses differ
  * between runs; the key is kind, op, site and the labels. */
-static int build_stacks(fbc_census *c, table *t, const fbd_dump *d, fbd_kind kind)
+static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kind)
 {
     size_t n;
     const fbd_stack *st = fbd_stacks(d, &n);
@@ -433,10 +433,10 @@ static int build_stacks(fbc_census *c, table *t, const fbd_dump *d, fbd_kind kin
         if (!key)
             return -1;
         int w = snprintf(key, cap, "%s @ %s", st[i].op, st[i].site);
-        size_t keep_n = st[i].nframes < FBC_MAX_FRAMES ? st[i].nframes : FBC_MAX_FRAMES;
+        size_t keep_n = st[i].nframes < FBM_MAX_FRAMES ? st[i].nframes : FBM_MAX_FRAMES;
         for (size_t f = keep_n; f-- > 0 && w > 0 && (size_t)w < cap;) {
             char lab[256];
-            fbc_frame_label(&st[i].frames[f], lab, sizeof lab);
+            fbm_frame_label(&st[i].frames[f], lab, sizeof lab);
             fbx_utf8_truncate(lab, 60);
             w += snprintf(key + w, cap - w, "%s%s", f + 1 == keep_n ? ": " : ";", lab);
         }
@@ -446,14 +446,14 @@ static int build_stacks(fbc_census *c, table *t, const fbd_dump *d, fbd_kind kin
             return -1;
         acc_add(r, st[i].count, st[i].bytes, st[i].max_bytes);
         if (!r->row.frames && st[i].nframes) {
-            size_t keep_n = st[i].nframes < FBC_MAX_FRAMES ? st[i].nframes : FBC_MAX_FRAMES;
+            size_t keep_n = st[i].nframes < FBM_MAX_FRAMES ? st[i].nframes : FBM_MAX_FRAMES;
             r->row.frames = calloc(keep_n, sizeof *r->row.frames);
             if (!r->row.frames)
                 return -1;
             r->row.nframes = keep_n;
             for (size_t f = 0; f < keep_n; f++) {
                 char lab[256];
-                fbc_frame_label(&st[i].frames[keep_n - 1 - f], lab, sizeof lab);
+                fbm_frame_label(&st[i].frames[keep_n - 1 - f], lab, sizeof lab);
                 if (!(r->row.frames[f] = keep(c, strdup(lab))))
                     return -1;
             }
@@ -464,15 +464,15 @@ static int build_stacks(fbc_census *c, table *t, const fbd_dump *d, fbd_kind kin
     return 0;
 }
 
-static fbc_sort g_sort;
+static fbm_sort g_sort;
 
 static int cmp_row(const void *pa, const void *pb)
 {
-    const fbc_row *a = pa, *b = pb;
-    uint64_t ka = g_sort == FBC_SORT_BYTES ? a->bytes : a->count;
-    uint64_t kb = g_sort == FBC_SORT_BYTES ? b->bytes : b->count;
-    uint64_t la = g_sort == FBC_SORT_BYTES ? a->count : a->bytes;
-    uint64_t lb = g_sort == FBC_SORT_BYTES ? b->count : b->bytes;
+    const fbm_row *a = pa, *b = pb;
+    uint64_t ka = g_sort == FBM_SORT_BYTES ? a->bytes : a->count;
+    uint64_t kb = g_sort == FBM_SORT_BYTES ? b->bytes : b->count;
+    uint64_t la = g_sort == FBM_SORT_BYTES ? a->count : a->bytes;
+    uint64_t lb = g_sort == FBM_SORT_BYTES ? b->count : b->bytes;
     if (ka != kb)
         return ka < kb ? 1 : -1;
     if (la != lb)
@@ -482,16 +482,16 @@ static int cmp_row(const void *pa, const void *pb)
 
 static int cmp_part(const void *pa, const void *pb)
 {
-    const fbc_part *a = pa, *b = pb;
+    const fbm_part *a = pa, *b = pb;
     if (a->count != b->count)
         return a->count < b->count ? 1 : -1;
     return strcmp(a->name, b->name);
 }
 
-static int build_table(fbc_census *c, table *t, fbd_kind kind, fbc_by by)
+static int build_table(fbm_census *c, table *t, fbd_kind kind, fbm_by by)
 {
     for (size_t i = 0; i < c->ndumps; i++) {
-        int rc = by == FBC_BY_STACK ? build_stacks(c, t, c->order[i], kind)
+        int rc = by == FBM_BY_STACK ? build_stacks(c, t, c->order[i], kind)
                                     : build_ops(t, c->order[i], kind, by);
         if (rc)
             return -1;
@@ -510,7 +510,7 @@ static int build_table(fbc_census *c, table *t, fbd_kind kind, fbc_by by)
                 return -1;
             part_acc *p, *ptmp;
             HASH_ITER(hh, r->parts, p, ptmp) {
-                r->row.parts[j++] = (fbc_part){p->name, p->count, p->bytes};
+                r->row.parts[j++] = (fbm_part){p->name, p->count, p->bytes};
             }
             r->row.nparts = np;
             qsort(r->row.parts, np, sizeof *r->row.parts, cmp_part);
@@ -522,7 +522,7 @@ static int build_table(fbc_census *c, table *t, fbd_kind kind, fbc_by by)
     return 0;
 }
 
-const fbc_row *fbc_census_rows(fbc_census *c, fbd_kind kind, fbc_by by, fbc_sort sort,
+const fbm_row *fbm_census_rows(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort,
                                size_t *n)
 {
     table *t = &c->tables[kind][by];
@@ -537,11 +537,11 @@ const fbc_row *fbc_census_rows(fbc_census *c, fbd_kind kind, fbc_by by, fbc_sort
     return t->rows;
 }
 
-const fbc_row *fbc_census_find(fbc_census *c, fbd_kind kind, fbc_by by, const char *key)
+const fbm_row *fbm_census_find(fbm_census *c, fbd_kind kind, fbm_by by, const char *key)
 {
     size_t n;
     table *t = &c->tables[kind][by];
-    if (!t->built && !fbc_census_rows(c, kind, by, FBC_SORT_BYTES, &n))
+    if (!t->built && !fbm_census_rows(c, kind, by, FBM_SORT_BYTES, &n))
         return NULL;
     row_acc *r;
     HASH_FIND_STR(t->map, key, r);

@@ -1,0 +1,131 @@
+/* attrib.c - see attrib.h. */
+#include "attrib.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int fbr_names_parse(const char *value, const char *def, fbr_names *out)
+{
+    memset(out, 0, sizeof *out);
+    const char *src = value ? value : def;
+    int rc = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        out->storage = strdup(src);
+        out->n = 0;
+        bool bad = !out->storage;
+        for (char *p = out->storage; p && *p && !bad;) {
+            char *comma = strchr(p, ',');
+            if (comma)
+                *comma = '\0';
+            while (*p == ' ' || *p == '\t')
+                p++;
+            size_t len = strlen(p);
+            while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+                p[--len] = '\0';
+            if (len) {
+                if (out->n == FBR_MAX_NAMES)
+                    bad = true;
+                else
+                    out->name[out->n++] = p;
+            }
+            if (!comma)
+                break;
+            p = comma + 1;
+        }
+        if (!bad && out->n > 0)
+            return rc;
+        free(out->storage);
+        out->storage = NULL;
+        out->n = 0;
+        rc = -1;
+        if (src == def)
+            break;
+        src = def;
+    }
+    return -1;
+}
+
+void fbr_names_free(fbr_names *n)
+{
+    free(n->storage);
+    n->storage = NULL;
+    n->n = 0;
+}
+
+bool fbr_is_op(const char *symbol, const fbr_names *prefixes)
+{
+    for (int i = 0; symbol && i < prefixes->n; i++)
+        if (!strncmp(symbol, prefixes->name[i], strlen(prefixes->name[i])))
+            return true;
+    return false;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+bool fbr_module_is_interpreter(const char *path)
+{
+    if (!path)
+        return false;
+    const char *b = base_name(path);
+    static const char *const starts[] = {"libffi.so", "_ctypes.", "_cffi_backend.", "libpython"};
+    for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
+        if (!strncmp(b, starts[i], strlen(starts[i])))
+            return true;
+    /* The interpreter itself: python, python3, python3.11, python3.11d; not python_tool. */
+    if (strncmp(b, "python", 6))
+        return false;
+    for (b += 6; *b; b++)
+        if (!((*b >= '0' && *b <= '9') || *b == '.' || *b == 'd' || *b == 'm' || *b == 'u'))
+            return false;
+    return true;
+}
+
+bool fbr_py_in_package(const char *file, const fbr_names *packages)
+{
+    if (!file)
+        return false;
+    for (int i = 0; i < packages->n; i++) {
+        const char *pkg = packages->name[i];
+        size_t len = strlen(pkg);
+        for (const char *p = file; (p = strstr(p, pkg)); p++) {
+            bool starts = p == file || p[-1] == '/';
+            if (starts && p[len] == '/')
+                return true; /* .../vkt/ops.py */
+            if (starts && !strcmp(p + len, ".py"))
+                return true; /* .../vkt.py */
+        }
+    }
+    return false;
+}
+
+void fbr_attribute(size_t n, fbr_native_at at, void *ctx, const fbr_pyframe *py, size_t npy,
+                   const fbr_names *prefixes, const fbr_names *py_backend, fbr_attrib *out)
+{
+    out->op = out->site = out->py_site = -1;
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        if (fbr_is_op(at(ctx, i)->symbol, prefixes)) {
+            out->op = (long)i;
+            break;
+        }
+    size_t from = out->op >= 0 ? (size_t)out->op : 0;
+    long mod = at(ctx, from)->module;
+    for (size_t j = from + 1; j < n; j++) {
+        const fbr_native *f = at(ctx, j);
+        if (f->module == mod)
+            continue;
+        out->site = (long)j;
+        if (fbr_module_is_interpreter(f->path))
+            for (size_t k = 0; k < npy; k++)
+                if (!fbr_py_in_package(py[k].file, py_backend)) {
+                    out->py_site = (long)k;
+                    break;
+                }
+        return;
+    }
+}

@@ -1,0 +1,74 @@
+/* attrib.h - which op a recorded stack belongs to and which code called it: the rule the
+ * shim applies when it writes a dump and the command applies when it symbolizes one later.
+ *
+ *   op   = the innermost native frame whose function name starts with an op prefix
+ *          (FBCOUNT_OP_PREFIX, default "vkt_");
+ *   site = the first native frame outward from the op that lies outside the op's module
+ *          (without an op: outside the module of the innermost frame), unless that frame
+ *          belongs to an FFI layer or an interpreter (libffi, _ctypes, cffi's backend,
+ *          libpython, the python executable): then the innermost Python frame outside the
+ *          backend's own Python packages (FBCOUNT_PY_BACKEND, default "vkt"), when the
+ *          stack carries Python frames.
+ */
+#ifndef FBR_ATTRIB_H
+#define FBR_ATTRIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define FBR_DEFAULT_OP_PREFIX "vkt_"
+#define FBR_DEFAULT_PY_BACKEND "vkt"
+#define FBR_MAX_NAMES 16
+#define FBR_UNKNOWN "(unknown)"
+
+/* A list of names from a comma-separated value: op prefixes, or Python packages. */
+typedef struct {
+    int n;
+    const char *name[FBR_MAX_NAMES];
+    char *storage;
+} fbr_names;
+
+/* Parses value ("vkt_, mylib_"; blanks around names are dropped, empty names skipped) into
+ * out. Returns 0, or -1 when it is not a list of 1..16 names: out then holds def alone.
+ * A NULL value gives def. Free with fbr_names_free. */
+int fbr_names_parse(const char *value, const char *def, fbr_names *out);
+void fbr_names_free(fbr_names *n);
+
+/* Whether symbol starts with one of the op prefixes. */
+bool fbr_is_op(const char *symbol, const fbr_names *prefixes);
+
+/* Whether the module at path is an FFI layer or a Python interpreter, whose frames stand
+ * for the Python code that called through them. */
+bool fbr_module_is_interpreter(const char *path);
+
+/* Whether a Python source file belongs to one of the packages (a directory component named
+ * like the package, or the module file <package>.py). */
+bool fbr_py_in_package(const char *file, const fbr_names *packages);
+
+/* A native frame as attribution needs it. module: an id shared by the frames of one
+ * module, -1 when unknown; path: that module's file, NULL when unknown. */
+typedef struct {
+    const char *symbol;
+    long module;
+    const char *path;
+} fbr_native;
+
+/* Native frame i (innermost first); names may be looked up lazily, only as far as asked. */
+typedef const fbr_native *(*fbr_native_at)(void *ctx, size_t i);
+
+typedef struct {
+    const char *file, *function;
+    long line;
+} fbr_pyframe;
+
+typedef struct {
+    long op;      /* native frame of the op, -1 when no frame is an op */
+    long site;    /* native frame of the site, -1 when none lies outside the module */
+    long py_site; /* Python frame of the site (innermost first), -1 when not Python */
+} fbr_attrib;
+
+/* Attributes a stack of n native frames and npy Python frames (innermost first). */
+void fbr_attribute(size_t n, fbr_native_at at, void *ctx, const fbr_pyframe *py, size_t npy,
+                   const fbr_names *prefixes, const fbr_names *py_backend, fbr_attrib *out);
+
+#endif

@@ -1,0 +1,287 @@
+/* The rules both halves share: the allow-file grammar, reading a file that may be anything,
+ * attribution, name lists and census signals. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "allow.h"
+#include "attrib.h"
+#include "readfile.h"
+#include "signals.h"
+
+static int warned;
+static long warned_line;
+
+static void count_warn(void *ctx, long line, const char *op)
+{
+    (void)ctx;
+    (void)op;
+    warned++;
+    warned_line = line;
+}
+
+static fbr_allow *parse(const char *text, char *err)
+{
+    warned = 0;
+    return fbr_allow_parse(text, strlen(text), count_warn, NULL, err, 256);
+}
+
+Test(allow, entries_comments_reasons)
+{
+    char err[256];
+    fbr_allow *a = parse("# header\n\n  vkt_dot   # no GEMM for u8\r\nvkt_sort#why\n"
+                         "\t vkt_conv \t# tab\nvkt_dot # again\n", err);
+    cr_assert_not_null(a, "%s", err);
+    cr_expect_eq(fbr_allow_count(a), 3);
+    cr_expect(fbr_allow_has(a, "vkt_dot"));
+    cr_expect(fbr_allow_has(a, "vkt_sort"));
+    cr_expect(fbr_allow_has(a, "vkt_conv"));
+    cr_expect(!fbr_allow_has(a, "vkt"));
+    cr_expect_str_eq(fbr_allow_reason(a, "vkt_dot"), "no GEMM for u8");
+    cr_expect_str_eq(fbr_allow_reason(a, "vkt_conv"), "tab");
+    cr_expect_eq(warned, 0);
+    fbr_allow_free(a);
+}
+
+Test(allow, missing_reason_warns_and_allows)
+{
+    char err[256];
+    fbr_allow *a = parse("vkt_dot # ok\nvkt_sort\nvkt_pad #   \n", err);
+    cr_assert_not_null(a, "%s", err);
+    cr_expect(fbr_allow_has(a, "vkt_sort"));
+    cr_expect(fbr_allow_has(a, "vkt_pad"));
+    cr_expect_eq(warned, 2);
+    cr_expect_eq(warned_line, 3);
+    fbr_allow_free(a);
+}
+
+Test(allow, bad_lines_reject_the_file)
+{
+    static const char *bad[] = {
+        "vkt_dot extra words # why\n",
+        "vkt_dot\tvkt_sort\n",
+        "ok # fine\nvkt_a vkt_b\n",
+        "vkt_dot\x1b[2J # escape\n",
+        "vkt_dot # bell \a\n",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char err[256];
+        fbr_allow *a = parse(bad[i], err);
+        cr_expect_null(a, "accepted bad file %zu", i);
+        cr_expect(strncmp(err, "line ", 5) == 0, "message '%s'", err);
+        fbr_allow_free(a);
+    }
+    char err[256];
+    cr_expect_null(fbr_allow_parse("vkt_dot\0 # x\n", 13, NULL, NULL, err, sizeof err));
+    cr_expect(strstr(err, "NUL") != NULL);
+    char *long_line = malloc(FBR_ALLOW_MAX_LINE + 10);
+    memset(long_line, 'a', FBR_ALLOW_MAX_LINE + 5);
+    long_line[FBR_ALLOW_MAX_LINE + 5] = '\0';
+    cr_expect_null(parse(long_line, err));
+    free(long_line);
+    char op[300];
+    memset(op, 'v', 290);
+    strcpy(op + 290, " # r\n");
+    cr_expect_null(parse(op, err));
+}
+
+Test(allow, empty_and_null)
+{
+    char err[256];
+    fbr_allow *a = parse("", err);
+    cr_assert_not_null(a);
+    cr_expect_eq(fbr_allow_count(a), 0);
+    fbr_allow_free(a);
+    cr_expect(!fbr_allow_has(NULL, "vkt_dot"));
+    cr_expect_str_eq(fbr_allow_reason(NULL, "vkt_dot"), "");
+}
+
+Test(readfile, refuses_what_is_not_a_regular_file)
+{
+    size_t len;
+    errno = 0;
+    cr_expect_null(fbr_read_file("/dev/zero", 1 << 20, &len));
+    cr_expect_eq(errno, EINVAL);
+    cr_expect_null(fbr_read_file("/dev/urandom", 1 << 20, &len));
+    cr_expect_null(fbr_read_file("/tmp", 1 << 20, &len));
+    cr_expect_eq(errno, EINVAL);
+    char fifo[] = "/tmp/fbr-fifo-XXXXXX";
+    int fd = mkstemp(fifo);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    unlink(fifo);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    cr_expect_null(fbr_read_file(fifo, 1 << 20, &len)); /* returns at once: no writer awaited */
+    cr_expect_eq(errno, EINVAL);
+    unlink(fifo);
+    cr_expect_null(fbr_read_file("/nonexistent/allow.txt", 1 << 20, &len));
+    cr_expect_eq(errno, ENOENT);
+    char buf[128];
+    cr_expect_str_eq(fbr_read_error(EINVAL, 1 << 20, buf, sizeof buf), "not a regular file");
+    cr_expect_str_eq(fbr_read_error(EFBIG, 1 << 20, buf, sizeof buf),
+                     "larger than 1 MiB (the most read)");
+}
+
+Test(readfile, size_cap_and_content)
+{
+    char path[] = "/tmp/fbr-read-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    cr_assert_eq(write(fd, "0123456789", 10), 10);
+    close(fd);
+    size_t len = 0;
+    char *s = fbr_read_file(path, 10, &len);
+    cr_assert_not_null(s);
+    cr_expect_eq(len, 10);
+    cr_expect_str_eq(s, "0123456789");
+    free(s);
+    errno = 0;
+    cr_expect_null(fbr_read_file(path, 9, &len));
+    cr_expect_eq(errno, EFBIG);
+    char err[256];
+    bool unreadable;
+    cr_expect_null(fbr_allow_load("/dev/zero", NULL, NULL, err, sizeof err, &unreadable));
+    cr_expect(unreadable);
+    cr_expect_str_eq(err, "/dev/zero: not a regular file");
+    unlink(path);
+}
+
+typedef struct {
+    fbr_native *frames;
+    size_t asked; /* the highest index looked at, + 1 */
+} stack;
+
+static const fbr_native *at(void *ctx, size_t i)
+{
+    stack *s = ctx;
+    if (i + 1 > s->asked)
+        s->asked = i + 1;
+    return &s->frames[i];
+}
+
+Test(attrib, op_and_native_site)
+{
+    fbr_names pre, py;
+    fbr_names_parse(NULL, FBR_DEFAULT_OP_PREFIX, &pre);
+    fbr_names_parse(NULL, FBR_DEFAULT_PY_BACKEND, &py);
+    fbr_native f[] = {{"host_result", 1, "/lib/libvkt.so"},  {"dot_fallback", 1, "/lib/libvkt.so"},
+                      {"vkt_dot", 1, "/lib/libvkt.so"},      {"train_step", 2, "/bin/app"},
+                      {"main", 2, "/bin/app"},               {"__libc_start_main", 3, "/lib/libc.so.6"}};
+    stack s = {f, 0};
+    fbr_attrib a;
+    fbr_attribute(6, at, &s, NULL, 0, &pre, &py, &a);
+    cr_expect_eq(a.op, 2);
+    cr_expect_eq(a.site, 3);
+    cr_expect_eq(a.py_site, -1);
+    cr_expect_eq(s.asked, 4, "looked at %zu frames: names are needed only as far as the site", s.asked);
+    fbr_names_free(&pre);
+    fbr_names_free(&py);
+}
+
+Test(attrib, no_op_site_outside_first_module)
+{
+    fbr_names pre, py;
+    fbr_names_parse(NULL, FBR_DEFAULT_OP_PREFIX, &pre);
+    fbr_names_parse(NULL, FBR_DEFAULT_PY_BACKEND, &py);
+    fbr_native f[] = {{"host_result", 1, "/lib/libb.so"}, {NULL, 1, "/lib/libb.so"},
+                      {"caller", 2, "/bin/app"}};
+    stack s = {f, 0};
+    fbr_attrib a;
+    fbr_attribute(3, at, &s, NULL, 0, &pre, &py, &a);
+    cr_expect_eq(a.op, -1);
+    cr_expect_eq(a.site, 2);
+    fbr_native g[] = {{"vkt_dot", 1, "/lib/libvkt.so"}, {"helper", 1, "/lib/libvkt.so"}};
+    stack t = {g, 0};
+    fbr_attribute(2, at, &t, NULL, 0, &pre, &py, &a);
+    cr_expect_eq(a.op, 0);
+    cr_expect_eq(a.site, -1);
+    fbr_names_free(&pre);
+    fbr_names_free(&py);
+}
+
+Test(attrib, python_site_skips_backend_package)
+{
+    fbr_names pre, py;
+    fbr_names_parse("vkt_", FBR_DEFAULT_OP_PREFIX, &pre);
+    fbr_names_parse("vkt", FBR_DEFAULT_PY_BACKEND, &py);
+    fbr_native f[] = {{"host_result", 1, "/usr/lib/libvkt.so.0"},
+                      {"vkt_dot", 1, "/usr/lib/libvkt.so.0"},
+                      {"ffi_call_unix64", 2, "/usr/lib/x86_64-linux-gnu/libffi.so.8"},
+                      {"_PyEval_EvalFrameDefault", 3, "/usr/bin/python3.11"}};
+    fbr_pyframe p[] = {{"/usr/lib/python3/dist-packages/vkt/ops.py", "dot", 120},
+                       {"/usr/lib/python3/dist-packages/vkt.py", "wrap", 3},
+                       {"/home/u/test_model.py", "test_step", 14},
+                       {"/home/u/test_model.py", "<module>", 30}};
+    stack s = {f, 0};
+    fbr_attrib a;
+    fbr_attribute(4, at, &s, p, 4, &pre, &py, &a);
+    cr_expect_eq(a.op, 1);
+    cr_expect_eq(a.site, 2);
+    cr_expect_eq(a.py_site, 2);
+    /* A C site is not replaced by Python frames. */
+    f[2] = (fbr_native){"train_step", 4, "/home/u/ext.so"};
+    fbr_attribute(4, at, &s, p, 4, &pre, &py, &a);
+    cr_expect_eq(a.py_site, -1);
+    cr_expect(!fbr_py_in_package("/home/u/vktools/x.py", &py));
+    cr_expect(!fbr_py_in_package("/home/u/myvkt/x.py", &py));
+    fbr_names_free(&pre);
+    fbr_names_free(&py);
+}
+
+Test(attrib, interpreter_modules)
+{
+    cr_expect(fbr_module_is_interpreter("/usr/lib/x86_64-linux-gnu/libffi.so.8"));
+    cr_expect(fbr_module_is_interpreter("/usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so"));
+    cr_expect(fbr_module_is_interpreter("/usr/lib/python3/dist-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so"));
+    cr_expect(fbr_module_is_interpreter("/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"));
+    cr_expect(fbr_module_is_interpreter("/usr/bin/python3.11"));
+    cr_expect(fbr_module_is_interpreter("/usr/bin/python3"));
+    cr_expect(!fbr_module_is_interpreter("/usr/bin/python_tool"));
+    cr_expect(!fbr_module_is_interpreter("/bin/app"));
+    cr_expect(!fbr_module_is_interpreter(NULL));
+}
+
+Test(names, parse)
+{
+    fbr_names n;
+    cr_expect_eq(fbr_names_parse(" vkt_ , mylib_,, ", "vkt_", &n), 0);
+    cr_expect_eq(n.n, 2);
+    cr_expect_str_eq(n.name[1], "mylib_");
+    fbr_names_free(&n);
+    cr_expect_eq(fbr_names_parse(" , ", "vkt_", &n), -1);
+    cr_expect_eq(n.n, 1);
+    cr_expect_str_eq(n.name[0], "vkt_");
+    fbr_names_free(&n);
+    cr_expect_eq(fbr_names_parse("a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q", "vkt_", &n), -1);
+    cr_expect_str_eq(n.name[0], "vkt_");
+    fbr_names_free(&n);
+}
+
+Test(signals, census_signals)
+{
+    int s = -1;
+    cr_expect_eq(fbr_signal_parse("USR1", &s), 0);
+    cr_expect_eq(s, SIGUSR1);
+    cr_expect_eq(fbr_signal_parse("sigusr2", &s), 0);
+    cr_expect_eq(s, SIGUSR2);
+    cr_expect_eq(fbr_signal_parse("none", &s), 0);
+    cr_expect_eq(s, 0);
+    cr_expect_eq(fbr_signal_parse("RTMIN+2", &s), 0);
+    cr_expect_eq(s, SIGRTMIN + 2);
+    cr_expect_eq(fbr_signal_parse("10", &s), 0);
+    cr_expect_eq(s, 10);
+    static const char *refused[] = {"TERM", "INT", "HUP", "QUIT", "ALRM", "PIPE", "SIGSEGV",
+                                    "KILL", "15", "TSTP", "CONT", "CHLD", "XCPU", "-1", "",
+                                    "USR1x", "RTMIN-1", "99"};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        cr_expect_eq(fbr_signal_parse(refused[i], &s), -1, "accepted %s", refused[i]);
+    cr_expect_str_eq(fbr_signal_name(SIGTERM), "SIGTERM");
+    cr_expect_str_eq(fbr_signal_name(SIGRTMIN + 3), "SIGRTMIN+3");
+    cr_expect_str_eq(fbr_signal_name(0), "SIG?");
+}
