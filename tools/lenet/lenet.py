@@ -8,7 +8,7 @@ rendering runs in float32 in C's order of operations. The training step issues
 the same libvkt ops as lenet.c's train_step, so a seed gives vkt-lenet's loss curve.
 
 usage: lenet.py [--batch N] [--steps N] [--seed N] [--lr X] [--act tanh|relu]
-                [--device SEL] [--print-every N] [--warmup N] [--stats]
+                [--device SEL] [--print-every N] [--warmup N] [--warm-ms MS] [--stats]
 (the options, output and exit status of vkt-lenet)
 """
 import argparse
@@ -240,12 +240,14 @@ def main(argv=None):
     ap.add_argument("--device", help="Vulkan device index or name substring (as VKT_DEVICE)")
     ap.add_argument("--print-every", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=1, help="first steps left out of the mean step time")
+    ap.add_argument("--warm-ms", type=int, default=0,
+                    help="before step 0, train untimed for MS milliseconds on the first batch (a GPU's clocks)")
     ap.add_argument("--stats", action="store_true", help="print how each op ran at the end")
     args = ap.parse_args(argv)
     if not 1 <= args.batch <= 1 << 16 or args.steps < 0 or args.print_every < 1 or args.warmup < 0 \
-            or not 0 <= args.seed <= 1 << 40 or not 0 < args.lr < 100:
+            or not 0 <= args.seed <= 1 << 40 or not 0 < args.lr < 100 or not 0 <= args.warm_ms <= 600000:
         ap.error("out of range: --batch 1..65536, --steps >= 0, --print-every >= 1, --warmup >= 0, "
-                 "--seed 0..2^40, --lr in (0, 100)")
+                 "--seed 0..2^40, --lr in (0, 100), --warm-ms 0..600000")
     try:
         ctx = vkt.Context(args.device)
         model = LeNet(ctx, args.act, args.seed, args.lr)
@@ -254,6 +256,17 @@ def main(argv=None):
         return 2
     print(f"device: {ctx.device_name}, batch {args.batch}, {args.steps} steps, {args.act}, lr {args.lr:g}")
     rng = Rng(rng_seed(args.seed))
+    if args.warm_ms > 0:
+        images, onehot, _ = digits_batch(Rng(rng.state), args.batch)  # the training batches stay the same
+        n, t0 = 0, time.perf_counter()
+        while (time.perf_counter() - t0) * 1e3 < args.warm_ms:
+            try:
+                model.step(images, onehot, want_loss=False)
+            except vkt.Error as e:
+                print(f"lenet.py: warm-up step {n}: {e}", file=sys.stderr)
+                return 2
+            n += 1
+        print(f"warm-up: {n} untimed steps in {(time.perf_counter() - t0) * 1e3:.0f} ms")
     first = last = math.nan
     timed_ms, timed = 0.0, 0
     for step in range(args.steps):

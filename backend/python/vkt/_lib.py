@@ -148,6 +148,9 @@ for _name in WINDOW_OPS:
 _lock = threading.Lock()
 _lib = None
 _path = None
+# The declared functions by name, filled when the library loads: an op has a tensor, hence a
+# context, hence a loaded library, so op wrappers look their function up here directly.
+F = {}
 
 
 def _load():
@@ -171,6 +174,7 @@ def _load():
             raise Error(f"{path} has no {name}: not the libvkt this package was built for") from None
         fn.restype = res
         fn.argtypes = args
+        F[name] = fn
     return lib, path
 
 

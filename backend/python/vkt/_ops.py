@@ -11,6 +11,7 @@ import numbers
 import operator
 
 from . import _lib
+from ._lib import F as _F
 from ._lib import Error
 from ._tensor import _CODE, Context, Tensor, dtype_name
 
@@ -58,17 +59,41 @@ def _like(*xs):
     return None
 
 
+def _pair(a, b):
+    """(ctx, a, b) for a binary op's operands, numbers taking the tensor's type."""
+    if type(a) is Tensor and type(b) is Tensor and a._ctx is b._ctx:
+        return a._ctx, a, b
+    ctx = _ctx_of(a, b)
+    like = _like(a, b)
+    return ctx, _operand(a, ctx, like), _operand(b, ctx, like)
+
+
+# C arrays of axes and shapes, by value: libvkt only reads them, so one array serves every
+# call that passes the same ints (a model passes the same few again and again).
+_ARRAYS = {}
+
+
 def _ints(values, what, ctype=ctypes.c_int):
-    """A C array of the ints in values (None stays None, for NULL)."""
+    """(C array, count) of the ints in values (None stays None, for NULL)."""
     if values is None:
         return None, 0
-    if isinstance(values, numbers.Integral):
-        values = (values,)
+    if type(values) is not tuple:
+        values = (values,) if isinstance(values, numbers.Integral) else tuple(values)
+    key = (ctype, values)
     try:
-        vals = [operator.index(v) for v in values]
-    except TypeError:
-        raise Error(f"{what} must be integers, got {values!r}") from None
-    return (ctype * builtins.max(len(vals), 1))(*vals), len(vals)
+        arr = _ARRAYS.get(key)
+    except TypeError:  # unhashable elements: refused below
+        arr = None
+    if arr is None:
+        try:
+            vals = [operator.index(v) for v in values]
+        except TypeError:
+            raise Error(f"{what} must be integers, got {values!r}") from None
+        arr = (ctype * builtins.max(len(vals), 1))(*vals)
+        # Only exact ints as keys: 1.0 hashes like 1 and must still be refused.
+        if len(_ARRAYS) < 4096 and builtins.all(type(v) is int for v in values):
+            _ARRAYS[key] = arr
+    return arr, len(values)
 
 
 def _i64(values, what):
@@ -113,9 +138,9 @@ def _unary(name):
     fn_name = "vkt_" + name
 
     def op(x):
-        ctx = _ctx_of(x)
-        x = _operand(x, ctx)
-        return ctx._call(getattr(_lib.lib(), fn_name), x._handle())
+        if type(x) is not Tensor:
+            _ctx_of(x)  # raises: only a tensor names the context
+        return x._ctx._call(_F[fn_name], x._h)
 
     return _named(op, name, f"Elementwise {name} (vkt_{name}, Nx.{name}).")
 
@@ -124,11 +149,13 @@ def _binary(name):
     fn_name = "vkt_" + name
 
     def op(a, b):
+        if type(a) is Tensor and type(b) is Tensor and a._ctx is b._ctx:
+            return a._ctx._call(_F[fn_name], a._h, b._h)  # the common case, kept short
         ctx = _ctx_of(a, b)
         like = _like(a, b)
         a = _operand(a, ctx, like)
         b = _operand(b, ctx, like)
-        return ctx._call(getattr(_lib.lib(), fn_name), a._handle(), b._handle())
+        return ctx._call(_F[fn_name], a._h, b._h)
 
     return _named(op, name, f"Elementwise {name} with broadcasting (vkt_{name}, Nx.{name}).")
 
@@ -145,7 +172,7 @@ def select(pred, on_true, on_false):
     pred = _operand(pred, ctx, "u8")
     on_true = _operand(on_true, ctx, like)
     on_false = _operand(on_false, ctx, like)
-    return ctx._call(_lib.lib().vkt_select, pred._handle(), on_true._handle(), on_false._handle())
+    return ctx._call(_F["vkt_select"], pred._handle(), on_true._handle(), on_false._handle())
 
 
 def clip(x, min, max):  # noqa: A002 - Nx.clip's names
@@ -155,13 +182,13 @@ def clip(x, min, max):  # noqa: A002 - Nx.clip's names
     x = _operand(x, ctx, like)
     lo = _operand(min, ctx, x.dtype)
     hi = _operand(max, ctx, x.dtype)
-    return ctx._call(_lib.lib().vkt_clip, x._handle(), lo._handle(), hi._handle())
+    return ctx._call(_F["vkt_clip"], x._handle(), lo._handle(), hi._handle())
 
 
 def as_type(x, dtype):
     """x converted to dtype (Nx.as_type: floats to integers truncate and saturate)."""
     ctx = _ctx_of(x)
-    return ctx._call(_lib.lib().vkt_as_type, x._handle(), _CODE[dtype_name(dtype)])
+    return ctx._call(_F["vkt_as_type"], x._handle(), _CODE[dtype_name(dtype)])
 
 
 # ---- reductions --------------------------------------------------------------------
@@ -171,9 +198,8 @@ def _reduce(name):
 
     def op(x, axes=None, keep_axes=False):
         ctx = _ctx_of(x)
-        x = _operand(x, ctx)
-        arr, n = _ints(_axes_list(axes), "axes")
-        return ctx._call(getattr(_lib.lib(), fn_name), x._handle(), arr, n, bool(keep_axes))
+        arr, n = _ints(axes, "axes")
+        return ctx._call(_F[fn_name], x._h, arr, n, bool(keep_axes))
 
     return _named(op, name, (f"{name} over axes (all axes when None; an int or a list), keeping them as size 1 "
                   f"with keep_axes (vkt_{name}, Nx.{name})."))
@@ -194,7 +220,7 @@ def _arg(name):
         ctx = _ctx_of(x)
         x = _operand(x, ctx)
         ax = _lib.ALL_AXES if axis is None else operator.index(axis)
-        return ctx._call(getattr(_lib.lib(), fn_name), x._handle(), ax, bool(keep_axis))
+        return ctx._call(_F[fn_name], x._handle(), ax, bool(keep_axis))
 
     return _named(op, name, (f"Index (s32) of the first {name[3:]}imum along axis, or over the flattened tensor "
                   f"when axis is None (vkt_{name}, Nx.{name})."))
@@ -209,29 +235,29 @@ argmin = _arg("argmin")
 def reshape(x, shape):
     """x with a new shape of the same size (a view); one dimension may be -1 (inferred)."""
     ctx = _ctx_of(x)
-    if isinstance(shape, numbers.Integral):
-        shape = (shape,)
-    dims = [operator.index(d) for d in shape]
-    if dims.count(-1) == 1:
+    if type(shape) is not tuple:
+        shape = (shape,) if isinstance(shape, numbers.Integral) else tuple(shape)
+    if -1 in shape:
+        dims = [operator.index(d) for d in shape]
         rest = 1
         for d in dims:
             rest *= d if d != -1 else 1
-        size = x.size
-        if rest == 0 or size % rest:
-            raise Error(f"cannot reshape {x.shape} to {tuple(shape)}", _lib.ESHAPE)
-        dims[dims.index(-1)] = size // rest
-    arr, n = _i64(dims, "shape")
-    return ctx._call(_lib.lib().vkt_reshape, x._handle(), arr, n)
+        if dims.count(-1) > 1 or rest == 0 or x.size % rest:
+            raise Error(f"cannot reshape {x.shape} to {shape}", _lib.ESHAPE)
+        dims[dims.index(-1)] = x.size // rest
+        shape = tuple(dims)
+    arr, n = _i64(shape, "shape")
+    return ctx._call(_F["vkt_reshape"], x._h, arr, n)
 
 
 def transpose(x, axes=None):
     """Output axis i is x's axis axes[i]; None reverses the axes (Nx.transpose)."""
     ctx = _ctx_of(x)
     axes = _axes_list(axes)
-    if axes is not None and len(axes) != len(x.shape):
-        raise Error(f"transpose: {len(axes)} axes given for rank {len(x.shape)}", _lib.EAXIS)
+    if axes is not None and len(axes) != x._rank():
+        raise Error(f"transpose: {len(axes)} axes given for rank {x._rank()}", _lib.EAXIS)
     arr, _ = _ints(axes, "axes")
-    return ctx._call(_lib.lib().vkt_transpose, x._handle(), arr)
+    return ctx._call(_F["vkt_transpose"], x._handle(), arr)
 
 
 def broadcast(x, shape, axes=None):
@@ -240,26 +266,26 @@ def broadcast(x, shape, axes=None):
     x = _operand(x, ctx)
     sarr, rank = _i64(shape, "shape")
     axes = _axes_list(axes)
-    if axes is not None and len(axes) != len(x.shape):
-        raise Error(f"broadcast: {len(axes)} axes given for rank {len(x.shape)}", _lib.EAXIS)
+    if axes is not None and len(axes) != x._rank():
+        raise Error(f"broadcast: {len(axes)} axes given for rank {x._rank()}", _lib.EAXIS)
     aarr, _ = _ints(axes, "axes")
-    return ctx._call(_lib.lib().vkt_broadcast, x._handle(), sarr, rank, aarr)
+    return ctx._call(_F["vkt_broadcast"], x._handle(), sarr, rank, aarr)
 
 
 def slice(x, start_indices, lengths, strides=1):  # noqa: A001 - Nx's name
     """x[start : start + length : stride] per axis; starts clamp so the window fits (Nx.slice)."""
     ctx = _ctx_of(x)
-    rank = len(x.shape)
+    rank = x._rank()
     start = _per_axis(start_indices, rank, "start_indices", 0)
     lens = _per_axis(lengths, rank, "lengths", 0)
     st = _per_axis(strides, rank, "strides", 1)
-    return ctx._call(_lib.lib().vkt_slice, x._handle(), _i64(start, "")[0], _i64(lens, "")[0], _i64(st, "")[0])
+    return ctx._call(_F["vkt_slice"], x._handle(), _i64(start, "")[0], _i64(lens, "")[0], _i64(st, "")[0])
 
 
 def pad(x, value, config):
     """x padded per axis by config's (lo, hi) or (lo, hi, interior), with value (Nx.pad)."""
     ctx = _ctx_of(x)
-    rank = len(x.shape)
+    rank = x._rank()
     config = list(config)
     if len(config) != rank:
         raise Error(f"pad: {len(config)} axis configurations for rank {rank}", _lib.ESHAPE)
@@ -272,16 +298,16 @@ def pad(x, value, config):
         hi.append(c[1])
         interior.append(c[2] if len(c) == 3 else 0)
     v = _operand(value, ctx, x.dtype)
-    return ctx._call(_lib.lib().vkt_pad, x._handle(), v._handle(), _i64(lo, "lo")[0], _i64(hi, "hi")[0],
+    return ctx._call(_F["vkt_pad"], x._handle(), v._handle(), _i64(lo, "lo")[0], _i64(hi, "hi")[0],
                      _i64(interior, "interior")[0])
 
 
 def reverse(x, axes=None):
     """x reversed along axes (every axis when None) (Nx.reverse)."""
     ctx = _ctx_of(x)
-    axes = list(range(len(x.shape))) if axes is None else _axes_list(axes)
+    axes = list(range(x._rank())) if axes is None else _axes_list(axes)
     arr, n = _ints(axes, "axes")
-    return ctx._call(_lib.lib().vkt_reverse, x._handle(), arr, n)
+    return ctx._call(_F["vkt_reverse"], x._handle(), arr, n)
 
 
 def concatenate(tensors, axis=0):
@@ -293,7 +319,7 @@ def concatenate(tensors, axis=0):
     like = _like(*tensors)
     ts = [_operand(t, ctx, like) for t in tensors]
     arr = (ctypes.c_void_p * len(ts))(*[t._handle() for t in ts])
-    return ctx._call(_lib.lib().vkt_concatenate, arr, len(ts), operator.index(axis))
+    return ctx._call(_F["vkt_concatenate"], arr, len(ts), operator.index(axis))
 
 
 def gather(x, indices, axes=None):
@@ -305,22 +331,18 @@ def gather(x, indices, axes=None):
     if axes is not None and (not idx.shape or len(axes) != idx.shape[-1]):
         raise Error(f"gather: {len(axes)} axes for indices of shape {idx.shape}", _lib.EAXIS)
     arr, _ = _ints(axes, "axes")
-    return ctx._call(_lib.lib().vkt_gather, x._handle(), idx._handle(), arr)
+    return ctx._call(_F["vkt_gather"], x._handle(), idx._handle(), arr)
 
 
 # ---- contraction and sorting ---------------------------------------------------------------
 
 def _dot(a, ca, ba, b, cb, bb):
-    ctx = _ctx_of(a, b)
-    like = _like(a, b)
-    a = _operand(a, ctx, like)
-    b = _operand(b, ctx, like)
-    ca, cb, ba, bb = (_axes_list(v, "dot axes") or [] for v in (ca, cb, ba, bb))
-    if len(ca) != len(cb) or len(ba) != len(bb):
-        raise Error(f"dot: {len(ca)} and {len(cb)} contracting axes, {len(ba)} and {len(bb)} batch axes: "
+    ctx, a, b = _pair(a, b)
+    (ca, nca), (ba, nba), (cb, ncb), (bb, nbb) = (_ints(() if v is None else v, "dot axes") for v in (ca, ba, cb, bb))
+    if nca != ncb or nba != nbb:
+        raise Error(f"dot: {nca} and {ncb} contracting axes, {nba} and {nbb} batch axes: "
                     "each side needs as many as the other", _lib.EAXIS)
-    return ctx._call(_lib.lib().vkt_dot, a._handle(), _ints(ca, "")[0], _ints(ba, "")[0], b._handle(),
-                     _ints(cb, "")[0], _ints(bb, "")[0], len(ca), len(ba))
+    return ctx._call(_F["vkt_dot"], a._h, ca, ba, b._h, cb, bb, nca, nba)
 
 
 def dot(a, *args):
@@ -332,12 +354,8 @@ def dot(a, *args):
     a's free axes, then b's (numpy.dot). With axes, the result holds the batch axes,
     then a's free axes, then b's."""
     if len(args) == 1:
-        b = args[0]
-        ctx = _ctx_of(a, b)
-        like = _like(a, b)
-        a = _operand(a, ctx, like)
-        b = _operand(b, ctx, like)
-        ra, rb = len(a.shape), len(b.shape)
+        ctx, a, b = _pair(a, args[0])
+        ra, rb = a._rank(), b._rank()
         if ra == 0 or rb == 0:
             return _ELEMENTWISE["multiply"](a, b)
         return _dot(a, [ra - 1], [], b, [0 if rb == 1 else rb - 2], [])
@@ -350,11 +368,8 @@ def dot(a, *args):
 
 def matmul(a, b):
     """The @ operator: numpy.matmul's rules on vkt_dot (vectors are promoted, batch axes broadcast)."""
-    ctx = _ctx_of(a, b)
-    like = _like(a, b)
-    a = _operand(a, ctx, like)
-    b = _operand(b, ctx, like)
-    ra, rb = len(a.shape), len(b.shape)
+    ctx, a, b = _pair(a, b)
+    ra, rb = a._rank(), b._rank()
     if ra == 0 or rb == 0:
         raise Error("matmul: operands must not be scalars (use *)", _lib.ESHAPE)
     if ra == 1 or rb == 1 or (ra == 2 and rb == 2):
@@ -386,13 +401,13 @@ def _direction(direction):
 def sort(x, axis=0, direction="asc"):
     """x sorted along axis, stably; NaN last ascending, first descending (Nx.sort)."""
     ctx = _ctx_of(x)
-    return ctx._call(_lib.lib().vkt_sort, _operand(x, ctx)._handle(), operator.index(axis), _direction(direction))
+    return ctx._call(_F["vkt_sort"], _operand(x, ctx)._handle(), operator.index(axis), _direction(direction))
 
 
 def argsort(x, axis=0, direction="asc"):
     """The stable indices (s32) that sort x along axis (Nx.argsort)."""
     ctx = _ctx_of(x)
-    return ctx._call(_lib.lib().vkt_argsort, _operand(x, ctx)._handle(), operator.index(axis),
+    return ctx._call(_F["vkt_argsort"], _operand(x, ctx)._handle(), operator.index(axis),
                      _direction(direction))
 
 
@@ -428,12 +443,9 @@ def conv(input, kernel, strides=1, padding="valid", input_dilation=1, kernel_dil
          output_permutation=None):
     """Nx.conv: an N-d cross-correlation of input [batch, features, spatial...] with kernel
     [out_features, in_features / groups, spatial...], with Nx's options and defaults."""
-    ctx = _ctx_of(input, kernel)
-    like = _like(input, kernel)
-    x = _operand(input, ctx, like)
-    k = _operand(kernel, ctx, like)
-    rank = len(x.shape)
-    if rank < 3 or rank > _lib.MAX_RANK or len(k.shape) != rank:
+    ctx, x, k = _pair(input, kernel)
+    rank = x._rank()
+    if rank < 3 or rank > _lib.MAX_RANK or k._rank() != rank:
         raise Error(f"conv: input and kernel need one rank from 3 to {_lib.MAX_RANK}, got shapes "
                     f"{x.shape} and {k.shape}", _lib.ESHAPE)
     n = rank - 2
@@ -457,11 +469,11 @@ def conv(input, kernel, strides=1, padding="valid", input_dilation=1, kernel_dil
     lo, hi = _padding(padding, n, sizes, "conv")
     o.padding_lo[:n] = lo
     o.padding_hi[:n] = hi
-    return ctx._call(_lib.lib().vkt_conv, x._handle(), k._handle(), ctypes.byref(o))
+    return ctx._call(_F["vkt_conv"], x._handle(), k._handle(), ctypes.byref(o))
 
 
 def _window_opts(x, window, strides, padding, dilations, what):
-    rank = len(x.shape)
+    rank = x._rank()
     win = _per_axis(window, rank, "window_dimensions", 1)
     o = _lib.WindowOpts()
     o.strides[:rank] = _per_axis(strides, rank, "strides", 1)
@@ -479,7 +491,7 @@ def _window(name):
         ctx = _ctx_of(x)
         x = _operand(x, ctx)
         win, o = _window_opts(x, window_dimensions, strides, padding, window_dilations, name)
-        return ctx._call(getattr(_lib.lib(), fn_name), x._handle(), win, ctypes.byref(o))
+        return ctx._call(_F[fn_name], x._handle(), win, ctypes.byref(o))
 
     return _named(op, name, (f"Nx.{name}: reduces every window of shape window_dimensions (strides 1, 'valid' "
                   f"padding and dilations 1 by default; padding takes the reduction's identity)."))
@@ -500,7 +512,7 @@ def _scatter(name):
         src = _operand(source, ctx, x.dtype)
         init = _operand(init_value, ctx, x.dtype)
         win, o = _window_opts(x, window_dimensions, strides, padding, 1, name)
-        return ctx._call(getattr(_lib.lib(), fn_name), x._handle(), src._handle(), init._handle(), win,
+        return ctx._call(_F[fn_name], x._handle(), src._handle(), init._handle(), win,
                          ctypes.byref(o))
 
     return _named(op, name, (f"Nx.{name}: adds each window's source value at its first {name[15:]}imum, into a "
@@ -564,7 +576,7 @@ def stats():
 
 def stats_reset():
     """Zeroes libvkt's per-op counters."""
-    _lib.lib().vkt_stats_reset()
+    _F["vkt_stats_reset"]()
 
 
 def op_names():
@@ -579,7 +591,7 @@ def op_support(op, dtype):
     if op not in names:
         raise Error(f"no op {op!r} in the support matrix")
     reason = ctypes.c_char_p()
-    s = _lib.lib().vkt_op_support(names.index(op), _CODE[dtype_name(dtype)], ctypes.byref(reason))
+    s = _F["vkt_op_support"](names.index(op), _CODE[dtype_name(dtype)], ctypes.byref(reason))
     return ("native", "fallback", "undefined")[s], (reason.value or b"").decode()
 
 

@@ -3,7 +3,9 @@
 A tensor keeps its context alive; closing a context frees every tensor still
 alive on it, after which those tensors refuse to be used (vkt.Error) instead
 of touching freed memory. A context is not thread-safe in C, so every call on
-it holds the context's lock.
+it holds the context's lock. A tensor that Python collects is queued and freed
+by the next call that holds the lock (at the latest by close): its __del__ may
+run on any thread, and this keeps the lock out of it.
 """
 import atexit
 import ctypes
@@ -25,6 +27,7 @@ _RESIDENCY = ("device", "host")
 _S32_MIN, _S32_MAX = -2**31, 2**31 - 1
 
 _open_contexts = weakref.WeakSet()
+_new = object.__new__
 
 
 def dtype_name(dtype):
@@ -99,12 +102,15 @@ class Context:
     manager, or call close(); it is closed at interpreter exit otherwise.
     """
 
-    __slots__ = ("_h", "_lock", "_live", "__weakref__")
+    __slots__ = ("_h", "_lock", "_live", "_pending", "_out", "_outref", "__weakref__")
 
     def __init__(self, device=None):
         self._h = None
         self._lock = threading.RLock()
-        self._live = set()
+        self._live = set()     # handles of the tensors made here and not freed yet
+        self._pending = []     # handles whose tensors Python collected, to free under the lock
+        self._out = ctypes.c_void_p()
+        self._outref = ctypes.byref(self._out)
         if device is not None and (isinstance(device, bool) or not isinstance(device, (str, numbers.Integral))):
             raise Error(f"device must be an index or a name, got {device!r}")
         lib = _lib.lib()
@@ -132,9 +138,19 @@ class Context:
             for t in self._live:
                 lib.vkt_tensor_free(t)
             self._live.clear()
+            self._pending.clear()
             self._h = None
             lib.vkt_ctx_destroy(h)
         _open_contexts.discard(self)
+
+    def _drain(self):
+        """Frees the tensors Python collected (the lock held)."""
+        free, live, pending = _lib.F["vkt_tensor_free"], self._live, self._pending
+        while pending:
+            h = pending.pop()
+            if h in live:
+                live.remove(h)
+                free(h)
 
     def __del__(self):
         try:
@@ -153,21 +169,33 @@ class Context:
         return self._h is None
 
     def _call(self, fn, *args):
-        """Runs one libvkt call that makes a tensor (its last argument, added here)."""
-        out = ctypes.c_void_p()
+        """Runs one libvkt call that makes a tensor (its last argument, added here). The
+        hot path of every op: keep it short."""
         with self._lock:
             if self._h is None:
                 raise Error("the context is closed", _lib.ECTX)
-            status = fn(*args, ctypes.byref(out))
+            if self._pending:
+                self._drain()
+            out = self._out
+            out.value = None
+            status = fn(*args, self._outref)
             if status:
                 raise _lib.error(status)
             h = out.value
+            if h is None:
+                raise Error("libvkt returned no tensor", _lib.EINVAL)
             self._live.add(h)
-        return Tensor._wrap(self, h)
+        t = _new(Tensor)
+        t._h = h
+        t._ctx = self
+        t._shape = t._dtype = None
+        return t
 
     def _status(self, fn, *args):
         with self._lock:
             status = fn(self._handle(), *args)
+            if self._pending:
+                self._drain()
             if status < 0:
                 raise _lib.error(status)
             return status
@@ -277,17 +305,12 @@ class Tensor:
         return t
 
     def __del__(self):
-        h, self._h = getattr(self, "_h", None), None
-        ctx = getattr(self, "_ctx", None)
-        if not h or ctx is None:
-            return
         try:
-            with ctx._lock:
-                if ctx._h is not None and h in ctx._live:
-                    ctx._live.discard(h)
-                    _lib.lib().vkt_tensor_free(h)
-        except Exception:  # noqa: BLE001 - interpreter teardown: the context frees it
-            pass
+            h = self._h
+        except AttributeError:  # never made: Tensor() refused
+            return
+        if h is not None:
+            self._ctx._pending.append(h)  # atomic; the context frees it under its lock
 
     def _handle(self):
         if self._h is None or self._ctx._h is None:
@@ -319,9 +342,16 @@ class Tensor:
                 d = self._dtype = _lib.DTYPES[_lib.lib().vkt_tensor_dtype(self._handle())]
         return d
 
+    def _rank(self):
+        s = self._shape
+        if s is not None:
+            return len(s)
+        with self._ctx._lock:
+            return _lib.F["vkt_tensor_rank"](self._handle())
+
     @property
     def ndim(self):
-        return len(self.shape)
+        return self._rank()
 
     rank = ndim
 
