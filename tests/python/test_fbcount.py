@@ -45,6 +45,7 @@ def test_counts_are_exact(ctx, mats):
     assert c.total == 5
     assert c.bytes == 3 * 3 * 5 * 4 + 3 * 4 * 4 + 4 * 5 * 4
     assert c.host_total == 0
+    assert c.ns > 0 and c.ops["vkt_sort"] == fbcount.OpCount(2, 48 + 80, 80)
 
 
 def test_a_clean_block_counts_nothing(ctx, mats):

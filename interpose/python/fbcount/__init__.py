@@ -60,7 +60,7 @@ class Census:
     host_ops: op name -> OpCount; sites and host_sites: Site entries, most bytes first."""
 
     def __init__(self):
-        self._n = [0, 0, 0, 0]    # fallbacks, their bytes, host-resident ops, their bytes
+        self._n = [0, 0, 0, 0, 0]  # fallbacks, their bytes, host-resident ops, their bytes, fallback ns
         self._ops = [{}, {}]      # op -> [count, bytes, max_bytes]
         self._sites = [{}, {}]    # (op, function, file, line) -> [count, bytes]
         self._text = None         # the library's report, where the census could not be read as JSON
@@ -91,6 +91,7 @@ class Census:
         lib.fbcount_census_json(ptr, buf, len(buf))
         doc = json.loads(buf.value.decode("utf-8", "replace"))
         self._n[3] += doc.get("total", {}).get("host_bytes", 0)
+        self._n[4] += doc.get("total", {}).get("ns", 0)
         for kind, key in ((0, "ops"), (1, "host_ops")):
             for o in doc.get(key, []):
                 e = self._ops[kind].setdefault(o["op"], [0, 0, 0])
@@ -128,6 +129,12 @@ class Census:
     def host_bytes(self):
         self._sync()
         return self._n[3]
+
+    @property
+    def ns(self):
+        """Time the fallbacks took, in nanoseconds, where the library measures it (else 0)."""
+        self._sync()
+        return self._n[4]
 
     def _need_ops(self):
         self._sync()
