@@ -149,7 +149,8 @@ class Census:
 
     def _site_list(self, kind):
         self._need_ops()
-        items = sorted(self._sites[kind].items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0][0], kv[0][1:]))
+        items = sorted(self._sites[kind].items(),
+                       key=lambda kv: (-kv[1][1], -kv[1][0], kv[0][0], kv[0][1], kv[0][2] or "", kv[0][3] or 0))
         return [Site(op, fn, f, ln, c, b) for (op, fn, f, ln), (c, b) in items]
 
     @property
@@ -267,9 +268,9 @@ class count(Census):  # noqa: N801 - used as a function: `with fbcount.count() a
 
     def _check_innermost(self, what):
         if threading.get_ident() != self._thread:
-            raise Error(f"a count is {what} on the thread that opened it")
+            raise Error(f"a count must be {what} on the thread that opened it")
         if _local.__dict__.get("stack", [None])[-1] is not self:
-            raise Error(f"counts are {what} innermost first")
+            raise Error(f"counts must be {what} innermost first")
 
     def _sync(self):
         """Inside the block: takes what was counted so far into this census and goes on."""
