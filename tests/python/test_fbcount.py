@@ -5,11 +5,13 @@ PyDLL callers of libvkt. Runs with libfbcount loaded by the package and again pr
 import ctypes
 import json
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
 import pytest
-from conftest import native_disabled
+from conftest import native_disabled, path_of
 
 import fbcount
 import vkt
@@ -210,3 +212,30 @@ def test_ctypes_callers(ctx, loader):
     lib.vkt_ctx_destroy(h)
     assert (c.total, c.bytes) == (2, 64)
     assert [(s.op, s.where, s.count) for s in c.sites] == [("vkt_sort", f"{HERE}:{line_of('ctypes')}", 2)]
+
+
+LATE = """
+import numpy as np, vkt
+ctx = vkt.Context()                      # libvkt loads before libfbcount
+ctx.set_native_disable("dot")
+a = ctx.tensor(np.ones((2, 2), np.float32))
+import fbcount
+try:
+    with fbcount.count() as c:
+        vkt.dot(a, a)
+    print("counted", c.total)
+except fbcount.Error as e:
+    print("refused", e)
+"""
+
+
+@pytest.mark.parametrize("preload", [False, True], ids=["imported-late", "preloaded"])
+def test_a_backend_loaded_before_the_census_is_refused_not_counted_as_zero(preload):
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    if preload:
+        env["LD_PRELOAD"] = path_of("SHIM")
+    out = subprocess.run([sys.executable, "-c", LATE], env=env, capture_output=True, text=True, timeout=120).stdout
+    if preload:
+        assert out.strip() == "counted 1", out
+    else:
+        assert out.startswith("refused") and "libvkt" in out and "loaded before libfbcount" in out, out
