@@ -76,10 +76,9 @@ uint64_t fbc_now_ns(void); /* CLOCK_MONOTONIC; async-signal-safe */
  * new descriptor, or fd itself when there is none free up there. */
 #define FBC_FD_FLOOR 600
 int fbc_fd_lift(int fd);
-/* A pipe, both ends lifted, close-on-exec, the write end non-blocking. 0 or -1. */
-int fbc_fd_pipe(int fds[2]);
-/* Whether fd is still the same open file as when it was made (st_dev/st_ino kept by caller). */
-bool fbc_fd_same(int fd, unsigned long long dev, unsigned long long ino);
+/* pipe2 as the kernel has it: the shim interposes pipe2 (for libunwind's calls), and its own
+ * pipes must not go through that. 0 or -1. */
+int fbc_pipe2(int fds[2], int flags);
 
 /* ---- writer.c: a JSON/text writer onto a file descriptor, async-signal-safe ---------- */
 typedef struct {

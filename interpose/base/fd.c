@@ -3,6 +3,7 @@
  * reused: a write meant for the census pipe would land in its file. */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -18,20 +19,7 @@ int fbc_fd_lift(int fd)
     return high;
 }
 
-int fbc_fd_pipe(int fds[2])
+int fbc_pipe2(int fds[2], int flags)
 {
-    if (pipe2(fds, O_CLOEXEC) != 0)
-        return -1;
-    fds[0] = fbc_fd_lift(fds[0]);
-    fds[1] = fbc_fd_lift(fds[1]);
-    int fl = fcntl(fds[1], F_GETFL);
-    fcntl(fds[1], F_SETFL, fl | O_NONBLOCK); /* a signal handler writes it: never block */
-    return 0;
-}
-
-bool fbc_fd_same(int fd, unsigned long long dev, unsigned long long ino)
-{
-    struct stat st;
-    return fd >= 0 && fstat(fd, &st) == 0 && (unsigned long long)st.st_dev == dev &&
-           (unsigned long long)st.st_ino == ino;
+    return (int)syscall(SYS_pipe2, fds, flags);
 }

@@ -10,6 +10,7 @@
 
 #include "dump.h"
 #include "fields.h"
+#include "signals.h"
 
 pthread_mutex_t fbc_dump_lock = PTHREAD_MUTEX_INITIALIZER;
 #define BIG_BUF (1 << 20)
@@ -334,7 +335,16 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
     if (!req->always && !fbc_cfg.all_processes && !fbc_backend_seen())
         return 0;
     int rc = 0;
-    char landed[2200] = "";
+    char landed[2200] = "", extra[1024];
+    snprintf(extra, sizeof extra, "%s", req->extra_json ? req->extra_json : "");
+    if (req->signal) {
+        size_t n = strlen(extra);
+        snprintf(extra + n, sizeof extra - n, "," FBR_KEY(FBR_SIGNAL) "%d," FBR_KEY(FBR_SIGNAL_NAME) "\"%s\"",
+                 req->signal, fbr_signal_name(req->signal));
+    }
+    fbc_dump_req with = *req;
+    with.extra_json = extra;
+    req = &with;
     sigset_t old;
     bool was_pending;
     xfsz_block(&old, &was_pending);

@@ -109,6 +109,14 @@ void fbc_capture_init(void);
 typedef enum { FBC_UNWIND_AUTO, FBC_UNWIND_FP, FBC_UNWIND_STEP, FBC_UNWIND_BACKTRACE } fbc_unwinder;
 int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max);
 
+/* ---- unwpipe.c: libunwind's memory-validation pipe ---------------------------------- */
+/* libunwind made a pipe (its pipe2, interposed): its ends are moved above the shim's floor
+ * and remembered. */
+void fbc_unwpipe_adopt(int fds[2]);
+/* Whether libunwind may run now: its pipe is intact (re-made where the program closed it);
+ * false when the program has reused one of its numbers. */
+bool fbc_unwpipe_ready(void);
+
 /* ---- scope.c: the in-process censuses open on a thread or on the process ------------- */
 typedef struct fbc_scope {
     fbc_table table;
