@@ -204,7 +204,7 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
     unsigned n = e->nframes < FBC_MAX_DEPTH ? e->nframes : FBC_MAX_DEPTH;
     unsigned npy = e->npy < FBC_MAX_PY ? e->npy : FBC_MAX_PY;
     for (unsigned k = 0; k < npy; k++) {
-        const fbc_pyframe *f = (const fbc_pyframe *)e->frames[e->nframes + k];
+        const fbc_pyframe *f = (const fbc_pyframe *)(e->frames[e->nframes + k] & ~(uintptr_t)1);
         py[k] = (fbr_pyframe){f->file, f->function, f->line};
     }
     walk w = {e, infos, natives, 0};

@@ -31,7 +31,7 @@ enum {
     OWNED_BY_GENERATOR = 1,
     OB_TYPE = 8,
     CO_FILENAME = 112,
-    CO_QUALNAME = 128,
+    CO_NAME = 120,      /* the function's name, as py-spy and memray show it */
     CO_FIRSTTRACEABLE = 168,
     CO_CODE = 184,      /* co_code_adaptive: the instructions */
     STR_LENGTH = 16,
@@ -150,7 +150,7 @@ static interned *table;
 static const fbc_pyframe *intern(const void *code, int line)
 {
     const void *file = AT(code, CO_FILENAME, const void *);
-    const void *name = AT(code, CO_QUALNAME, const void *);
+    const void *name = AT(code, CO_NAME, const void *);
     interned probe, *e;
     memset(&probe.key, 0, sizeof probe.key);
     probe.key.code = code;
