@@ -74,6 +74,7 @@ fbc_recorded fbc_record(fbc_kind kind, const void *out, size_t nbytes, uintptr_t
             pthread_mutex_unlock(&s->lock);
         }
         if (r.fresh) {
+            __atomic_add_fetch(&fbc_stacks_made, 1, __ATOMIC_RELAXED);
             pthread_mutex_lock(&fbc_global_lock);
             fbc_modmap_refresh(); /* a crash dump must be able to place every frame */
             pthread_mutex_unlock(&fbc_global_lock);
