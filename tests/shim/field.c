@@ -39,6 +39,18 @@ SITE static void site_b(int n)
         vkt_add(&t32, 64);
 }
 
+/* Inlined into its caller at -O2: the census must still show it, at its own line. */
+static inline __attribute__((always_inline)) void helper_inlined(int n)
+{
+    for (int i = 0; i < n; i++)
+        vkt_dot(&t32, 64); /* the inlined call */
+}
+
+SITE static void site_inl(int n)
+{
+    helper_inlined(n);
+}
+
 static void nap(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -183,6 +195,10 @@ int main(int argc, char **argv)
         kill(getpid(), SIGTERM);
         nap(5000);
         return 9;
+    }
+    if (!strcmp(cmd, "inline")) { /* n fallbacks from a function inlined into site_inl */
+        site_inl(n);
+        return 0;
     }
     if (!strcmp(cmd, "sleepy")) { /* n fallbacks, arg ms asleep, exit 0 */
         site_a(n);

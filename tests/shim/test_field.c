@@ -468,3 +468,30 @@ Test(field, terminating_signals_are_refused_as_the_census_signal)
     json_t *d = one_dump("signal");
     json_decref(d);
 }
+
+Test(field, an_inlined_function_is_a_frame_and_the_site)
+{
+    result r;
+    const char *argv[] = {SHIM_FIELD, "inline", "3", NULL};
+    run(&r, true, quiet, argv);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    json_t *d = one_dump("exit");
+    cr_assert_eq(site_count(d, "vkt_dot", "helper_inlined"), 3, "the inlined helper is the site");
+    json_t *st = json_array_get(json_object_get(d, "stacks"), 0);
+    bool inlined = false, caller = false;
+    for (size_t i = 0; i < json_array_size(json_object_get(st, "frames")); i++) {
+        json_t *f = frame(d, st, i);
+        const char *sym = json_string_value(json_object_get(f, "symbol"));
+        if (sym && !strcmp(sym, "helper_inlined")) {
+            inlined = json_is_true(json_object_get(f, "inlined"));
+            const char *file = json_string_value(json_object_get(f, "file"));
+            cr_assert(file && file[0] == '/' && strstr(file, "tests/shim/field.c"),
+                      "an absolute source path: %s", file);
+        }
+        if (sym && !strcmp(sym, "site_inl"))
+            caller = !json_is_true(json_object_get(f, "inlined")) &&
+                     json_integer_value(json_object_get(f, "line")) > 0;
+    }
+    cr_assert(inlined && caller, "helper_inlined (inlined) then site_inl at the call line");
+    json_decref(d);
+}
