@@ -14,16 +14,10 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from verdict import done, expect  # noqa: E402
+
 FB, SHIM, PROG = (os.path.abspath(a) for a in sys.argv[1:4])
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-
-
 mpirun = shutil.which("mpirun")
 if not mpirun:
     print("FAIL: mpirun is not installed (tools/deps/test-mpi.txt: openmpi-bin)")
@@ -65,7 +59,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("mpi: all checks passed")
+done("mpi")

@@ -19,17 +19,9 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import census  # noqa: E402
+from verdict import done, expect  # noqa: E402
 
 FB, EXPORT, SHIM, APP = sys.argv[1:5]
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
 def sh(*args, **kw):
     return subprocess.run(list(args), capture_output=True, text=True, timeout=120, **kw)
 
@@ -297,7 +289,4 @@ try:
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("pprof: all checks passed")
+done("pprof")

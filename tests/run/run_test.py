@@ -26,15 +26,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
+from verdict import done, expect  # noqa: E402
+
 FB, SHIM, PROG, LENET = (os.path.abspath(a) for a in sys.argv[1:5])
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what, flush=True)
-    return cond
 
 
 def clean_env(**kw):
@@ -392,7 +387,4 @@ finally:
     os.chdir("/")
     shutil.rmtree(tmp, ignore_errors=True)
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
-print("run: all checks passed")
+done("run")
