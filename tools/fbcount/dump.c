@@ -292,16 +292,29 @@ static void read_ops(vctx *c, json_t *root, const char *key, fbd_kind kind)
     }
 }
 
-static void read_frames(vctx *c, json_t *arr, fbd_stack *st)
+/* A stack's frames are objects, or indices into the dump's "frame_table" (each distinct frame
+ * written once): an index is read as the object it names. */
+static void read_frames(vctx *c, json_t *arr, fbd_stack *st, json_t *table)
 {
     st->nframes = json_array_size(arr);
     fbd_frame *f = alloc(c, st->nframes, sizeof *f);
     st->frames = f;
     for (size_t i = 0; i < st->nframes && !c->failed; i++) {
-        json_t *e;
-        if (!element(c, arr, i, ".frames", &e))
-            return;
+        json_t *e = json_array_get(arr, i);
         size_t o = push(c, ".frames[%zu]", i);
+        if (json_is_integer(e)) {
+            json_int_t k = json_integer_value(e);
+            if (!table || k < 0 || (size_t)k >= json_array_size(table)) {
+                fail(c, "frame %lld is not in frame_table (%zu entries)", (long long)k,
+                     table ? json_array_size(table) : 0);
+                return;
+            }
+            e = json_array_get(table, (size_t)k);
+        }
+        if (!json_is_object(e)) {
+            fail(c, "expected an object or a frame_table index, got %s", type_name(e));
+            return;
+        }
         f[i].symbol = get_str(c, e, "symbol", false);
         f[i].module = get_str(c, e, "module", false);
         f[i].file = get_str(c, e, "file", false);
@@ -314,6 +327,7 @@ static void read_frames(vctx *c, json_t *arr, fbd_stack *st)
 
 static void read_stacks(vctx *c, json_t *root)
 {
+    json_t *table = get_array(c, root, "frame_table", false);
     json_t *arr = get_array(c, root, "stacks", true);
     size_t n = arr ? json_array_size(arr) : 0;
     fbd_stack *st = alloc(c, n, sizeof *st);
@@ -339,7 +353,7 @@ static void read_stacks(vctx *c, json_t *root)
         st[i].max_bytes = get_count(c, e, "max_bytes", false);
         json_t *frames = get_array(c, e, "frames", true);
         if (frames)
-            read_frames(c, frames, &st[i]);
+            read_frames(c, frames, &st[i], table);
         pop(c, o);
     }
 }
