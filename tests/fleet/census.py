@@ -78,6 +78,23 @@ def dump(pid, stacks, exe="/opt/app/train", host="box", rank=None, seq=1, reason
     return d
 
 
+def tabled(d):
+    """The same dump with each distinct frame written once, in frame_table, and stacks naming
+    frames by index, as the shim writes them."""
+    table, index = [], {}
+    for s in d["stacks"]:
+        ids = []
+        for f in s["frames"]:
+            key = json.dumps(f, sort_keys=True)
+            if key not in index:
+                index[key] = len(table)
+                table.append(f)
+            ids.append(index[key])
+        s["frames"] = ids
+    d["frame_table"] = table
+    return d
+
+
 def write(directory, d):
     os.makedirs(directory, exist_ok=True)
     p = d["process"]
@@ -120,6 +137,8 @@ def sample_census(directory):
         ]
         d = dump(pid, stacks, rank=rank, modules=MODULES,
                  backend={"native": 100, "fallback": 12 * scale, "host": 3 * scale})
+        if rank == 1:
+            d = tabled(d)
         write(directory, d)
         dumps.append(d)
     return dumps

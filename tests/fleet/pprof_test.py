@@ -161,7 +161,8 @@ def check_census(name, directory, lines):
         for s in d["stacks"]:
             if s["kind"] != "fallback" or not s["count"]:
                 continue
-            fr = tuple(frame_text(f, lines) for f in s["frames"])
+            fr = tuple(frame_text(d["frame_table"][f] if isinstance(f, int) else f, lines)
+                       for f in s["frames"])
             want_traces[(d["process"]["pid"], s["op"], s["site"], s["count"], fr)] += 1
     got_traces = collections.Counter()
     args = ["-traces", "-sample_index=fallbacks"] + (["-lines"] if lines else [])
@@ -185,7 +186,9 @@ def check_census(name, directory, lines):
                f"{name}: rank label {s['labels'].get('rank')} for pid {pid} (dump: {r})")
         expect(s["labels"].get("host") == dumps[0]["process"]["host"], f"{name}: host label")
     modules = {m["path"]: m.get("build_id") for d in dumps for m in d.get("modules", [])}
-    used = {f["module"] for d in dumps for s in d["stacks"] for f in s["frames"] if "module" in f}
+    used = {f["module"] for d in dumps for s in d["stacks"]
+            for f in (d["frame_table"][x] if isinstance(x, int) else x for x in s["frames"])
+            if "module" in f}
     for path in used:
         line = [m for m in maps if " %s " % path in m + " "]
         expect(len(line) == 1, f"{name}: mapping of {path}: {line}")

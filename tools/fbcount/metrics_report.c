@@ -8,10 +8,6 @@
 #include "fields.h"
 #include "metrics.h"
 
-#ifndef FBR_NS
-#define FBR_NS "ns"
-#endif
-
 static int to_file(void *ctx, const char *buf, size_t len)
 {
     return fwrite(buf, 1, len, ctx) == len ? 0 : 1;

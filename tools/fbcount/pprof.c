@@ -26,17 +26,6 @@
 #include "fields.h"
 #include "profile.pb-c.h"
 
-/* Field names of newer shims, until fields.h carries them all. */
-#ifndef FBR_NS
-#define FBR_NS "ns"
-#endif
-#ifndef FBR_INLINED
-#define FBR_INLINED "inlined"
-#endif
-#ifndef FBR_PYTHON
-#define FBR_PYTHON "python"
-#endif
-
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__Sample pb_sample;
 typedef Perftools__Profiles__Label pb_label;
@@ -254,6 +243,16 @@ static uint64_t mapping_id(builder *b, const char *path, const char *build_id)
 static json_t *stack_json(fbd_dump *d, size_t i)
 {
     return json_array_get(json_object_get(fbd_json(d), FBR_STACKS), i);
+}
+
+/* A stack's frame k: an object, or an index into the dump's frame_table. */
+static json_t *frame_json(fbd_dump *d, json_t *frames, size_t k)
+{
+    json_t *f = json_array_get(frames, k);
+    if (json_is_integer(f))
+        f = json_array_get(json_object_get(fbd_json(d), FBR_FRAME_TABLE),
+                           (size_t)json_integer_value(f));
+    return f;
 }
 
 static uint64_t json_u64(json_t *o, const char *key)
@@ -502,7 +501,7 @@ static void add_dump(builder *b, fbd_dump *d)
         ids.n = 0;
         size_t ng = 0;
         for (size_t k = 0; k < st[i].nframes && !b->oom; k++) {
-            json_t *one = json_array_get(fj, k);
+            json_t *one = frame_json(d, fj, k);
             bool python = json_flag(one, FBR_PYTHON), inlined = json_flag(one, FBR_INLINED);
             frame_rec *r = frame_of(b, &st[i].frames[k], python, inlined && !python, mods, nmods);
             if (!r)
