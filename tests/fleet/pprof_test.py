@@ -8,6 +8,7 @@ under the shim. Also the writer's refusals and its atomic, no-follow output.
 usage: pprof_test.py FBCOUNT FLEET_EXPORT SHIM_LIB SHIM_APP
 """
 import collections
+import gzip
 import json
 import os
 import pty
@@ -56,6 +57,35 @@ def top_total(path, index, focus=None):
     if not focus:
         expect(m.group(1) == m.group(2), f"-top {index}: nodes left out:\n{out}")
     return int(m.group(1))
+
+
+def top_fields(path):
+    """How many times each top-level field of the Profile message occurs, read from the wire
+    format itself (go tool pprof merges equal locations on reading, hiding duplicates)."""
+    data = gzip.open(path).read()
+    counts, i = collections.Counter(), 0
+
+    def varint():
+        nonlocal i
+        v = shift = 0
+        while True:
+            b = data[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v
+    while i < len(data):
+        tag = varint()
+        counts[tag >> 3] += 1
+        if tag & 7 == 0:
+            varint()
+        elif tag & 7 == 2:
+            n = varint()
+            i += n
+        else:
+            raise ValueError("unexpected wire type %d" % (tag & 7))
+    return counts
 
 
 def parse_raw(path):
@@ -175,6 +205,21 @@ def check_census(name, directory, lines):
            f"\n  only in dumps: {list((want_traces - got_traces).items())[:3]}")
 
     samples, locs, maps = parse_raw(prof)
+    # one location per distinct frame (its address within its module: not the ip, which
+    # differs between processes), inlined frames sharing their caller's
+    groups = set()
+    for d in dumps:
+        for s in d["stacks"]:
+            group = []
+            for x in s["frames"]:
+                f = d["frame_table"][x] if isinstance(x, int) else x
+                group.append(json.dumps({k: v for k, v in f.items() if k != "ip"}, sort_keys=True))
+                if not f.get("inlined"):
+                    groups.add(tuple(group))
+                    group = []
+    fields = top_fields(prof)
+    expect(fields[4] == len(groups), f"{name}: {fields[4]} locations for {len(groups)} distinct frames")
+    expect(fields[2] == sum(len(d["stacks"]) for d in dumps), f"{name}: {fields[2]} samples")
     expect(len(samples) == sum(len(d["stacks"]) for d in dumps),
            f"{name}: {len(samples)} samples for {sum(len(d['stacks']) for d in dumps)} stacks")
     ranks = {d["process"]["pid"]: d["process"].get("rank") for d in dumps}

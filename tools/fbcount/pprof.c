@@ -172,7 +172,7 @@ typedef struct {
     vec locs;      /* location_rec */
     vec lines;     /* uint64_t[2]: function, line */
     vec labs;      /* pb_label * */
-    keybuf key;
+    keybuf key, fkey, lkey; /* keys of mappings, frames and inline groups */
     bool oom, any_time, any_untimed;
     int64_t earliest_ns;
     uint64_t exe; /* string index of the first dump's executable: its mapping goes first */
@@ -245,13 +245,15 @@ static json_t *stack_json(fbd_dump *d, size_t i)
     return json_array_get(json_object_get(fbd_json(d), FBR_STACKS), i);
 }
 
-/* A stack's frame k: an object, or an index into the dump's frame_table. */
-static json_t *frame_json(fbd_dump *d, json_t *frames, size_t k)
+/* A stack's frame k: an object, or an index into the dump's frame_table (*idx set then). */
+static json_t *frame_json(json_t *frames, json_t *table, size_t k, size_t *idx)
 {
     json_t *f = json_array_get(frames, k);
-    if (json_is_integer(f))
-        f = json_array_get(json_object_get(fbd_json(d), FBR_FRAME_TABLE),
-                           (size_t)json_integer_value(f));
+    *idx = SIZE_MAX;
+    if (json_is_integer(f) && json_integer_value(f) >= 0) {
+        *idx = (size_t)json_integer_value(f);
+        f = json_array_get(table, *idx);
+    }
     return f;
 }
 
@@ -285,36 +287,41 @@ static const fbd_module *find_module(const fbd_module *mods, size_t n, const cha
     return NULL;
 }
 
-static frame_rec *frame_of(builder *b, const fbd_frame *f, bool python, bool inlined,
-                           const fbd_module *mods, size_t nmods)
+#define NO_FRAME SIZE_MAX
+
+static frame_rec *frec(builder *b, size_t i) { return &((frame_rec *)b->frecs.v)[i]; }
+
+/* The index of frame f's record, made on first sight; NO_FRAME when out of memory. Records are
+ * named by index: the array moves as it grows. */
+static size_t frame_of(builder *b, const fbd_frame *f, bool python, bool inlined,
+                       const fbd_module *mods, size_t nmods)
 {
     const fbd_module *m = python ? NULL : find_module(mods, nmods, f->module);
     uint64_t offset = f->has_offset ? f->offset : f->has_ip ? f->ip : 0;
-    b->key.n = 0;
-    key_u64(&b->key, (uint64_t)python | (uint64_t)inlined << 1);
-    key_str(&b->key, python ? NULL : f->module);
-    key_str(&b->key, m ? m->build_id : NULL);
-    key_u64(&b->key, python ? 0 : offset);
-    key_str(&b->key, f->symbol);
-    key_str(&b->key, f->file);
-    key_u64(&b->key, (uint64_t)f->line);
-    if (b->key.oom) {
+    keybuf *k = &b->fkey;
+    k->n = 0;
+    key_u64(k, (uint64_t)python | (uint64_t)inlined << 1);
+    key_str(k, python ? NULL : f->module);
+    key_str(k, m ? m->build_id : NULL);
+    key_u64(k, python ? 0 : offset);
+    key_str(k, f->symbol);
+    key_str(k, f->file);
+    key_u64(k, (uint64_t)f->line);
+    if (k->oom) {
         b->oom = true;
-        return NULL;
+        return NO_FRAME;
     }
-    entry *e = table_find(&b->frames, b->key.b, b->key.n);
+    entry *e = table_find(&b->frames, k->b, k->n);
     if (e)
-        return &((frame_rec *)b->frecs.v)[e->id];
+        return e->id;
     frame_rec r = {0};
     r.python = python;
     r.inlined = inlined;
     r.line = f->line > 0 ? f->line : 0;
-    if (!python && f->module) {
+    if (!python && f->module)
         r.mapping = mapping_id(b, f->module, m ? m->build_id : NULL);
+    if (!python)
         r.offset = offset;
-    } else if (!python) {
-        r.offset = offset;
-    }
     if (f->symbol)
         r.function = function_id(b, f->symbol, f->file, python);
     if (r.mapping) {
@@ -328,56 +335,56 @@ static frame_rec *frame_of(builder *b, const fbd_frame *f, bool python, bool inl
         mr->any_inline |= inlined;
     }
     frame_rec *slot = vec_push(&b->frecs);
-    if (!slot || !table_add(&b->frames, b->key.b, b->key.n, b->frecs.n - 1)) {
+    if (!slot || !table_add(&b->frames, k->b, k->n, b->frecs.n - 1)) {
         b->oom = true;
-        return NULL;
+        return NO_FRAME;
     }
     *slot = r;
-    return slot;
+    return b->frecs.n - 1;
 }
 
-/* The location of frames fr[0..n): an outer frame and the frames inlined into it (innermost
- * first), or one Python or native frame. */
-static uint64_t location_of(builder *b, frame_rec **fr, size_t n)
+/* The location of frames fr[0..n) (record indices): an outer frame and the frames inlined
+ * into it (innermost first), or one Python or native frame. */
+static uint64_t location_of(builder *b, const size_t *fr, size_t n)
 {
-    if (n == 1 && fr[0]->location)
-        return fr[0]->location;
-    uint64_t id;
+    if (n == 1 && frec(b, fr[0])->location)
+        return frec(b, fr[0])->location;
+    keybuf *k = &b->lkey;
     if (n > 1) {
-        b->key.n = 0;
+        k->n = 0;
         for (size_t i = 0; i < n; i++)
-            key_u64(&b->key, (uint64_t)(fr[i] - (frame_rec *)b->frecs.v));
-        if (b->key.oom) {
+            key_u64(k, fr[i]);
+        if (k->oom) {
             b->oom = true;
             return 0;
         }
-        entry *e = table_find(&b->locations, b->key.b, b->key.n);
+        entry *e = table_find(&b->locations, k->b, k->n);
         if (e)
             return e->id;
     }
-    frame_rec *outer = fr[n - 1];
     location_rec *l = vec_push(&b->locs);
     if (!l) {
         b->oom = true;
         return 0;
     }
-    id = b->locs.n;
+    uint64_t id = b->locs.n;
+    const frame_rec *outer = frec(b, fr[n - 1]);
     *l = (location_rec){outer->mapping, outer->offset, b->lines.n, 0};
     for (size_t i = 0; i < n; i++) {
-        if (!fr[i]->function)
+        if (!frec(b, fr[i])->function)
             continue;
         uint64_t *ln = vec_push(&b->lines);
         if (!ln) {
             b->oom = true;
             return 0;
         }
-        ln[0] = fr[i]->function;
-        ln[1] = (uint64_t)fr[i]->line;
+        ln[0] = frec(b, fr[i])->function;
+        ln[1] = (uint64_t)frec(b, fr[i])->line;
         l->nlines++;
     }
     if (n == 1)
-        outer->location = id;
-    else if (!table_add(&b->locations, b->key.b, b->key.n, id))
+        frec(b, fr[0])->location = id;
+    else if (!table_add(&b->locations, k->b, k->n, id))
         b->oom = true;
     return id;
 }
@@ -493,22 +500,37 @@ static void add_dump(builder *b, fbd_dump *d)
     if (fbd_exe(d) && *fbd_exe(d))
         proc[nproc++] = label_of(b, "exe", base_name(fbd_exe(d)));
 
+    /* A frame named by its index in the dump's frame_table is resolved once per dump. */
+    json_t *table = json_object_get(fbd_json(d), FBR_FRAME_TABLE);
+    size_t ntable = json_array_size(table);
+    size_t *by_index = ntable ? malloc(ntable * sizeof *by_index) : NULL;
+    for (size_t k = 0; by_index && k < ntable; k++)
+        by_index[k] = NO_FRAME;
+    if (ntable && !by_index)
+        b->oom = true;
     vec ids = {.size = sizeof(uint64_t)};
-    frame_rec *group[MAX_INLINE];
+    size_t group[MAX_INLINE];
     for (size_t i = 0; i < nstacks && !b->oom && !b->sink->failed; i++) {
         json_t *sj = stack_json(d, i);
         json_t *fj = json_object_get(sj, FBR_FRAMES);
         ids.n = 0;
         size_t ng = 0;
         for (size_t k = 0; k < st[i].nframes && !b->oom; k++) {
-            json_t *one = frame_json(d, fj, k);
-            bool python = json_flag(one, FBR_PYTHON), inlined = json_flag(one, FBR_INLINED);
-            frame_rec *r = frame_of(b, &st[i].frames[k], python, inlined && !python, mods, nmods);
-            if (!r)
+            size_t idx, r;
+            json_t *one = frame_json(fj, table, k, &idx);
+            if (idx < ntable && by_index[idx] != NO_FRAME) {
+                r = by_index[idx];
+            } else {
+                bool python = json_flag(one, FBR_PYTHON), inlined = json_flag(one, FBR_INLINED);
+                r = frame_of(b, &st[i].frames[k], python, inlined && !python, mods, nmods);
+                if (idx < ntable)
+                    by_index[idx] = r;
+            }
+            if (r == NO_FRAME)
                 break;
             group[ng++] = r;
             /* An inlined frame waits for the frame it was inlined into. */
-            if (r->inlined && ng < MAX_INLINE && k + 1 < st[i].nframes)
+            if (frec(b, r)->inlined && ng < MAX_INLINE && k + 1 < st[i].nframes)
                 continue;
             uint64_t *slot = vec_push(&ids);
             if (!slot) {
@@ -547,6 +569,7 @@ static void add_dump(builder *b, fbd_dump *d)
         perftools__profiles__profile__pack_to_buffer(&p, &b->sink->base);
     }
     free(ids.v);
+    free(by_index);
 }
 
 /* ---- the tables, after the samples -------------------------------------------------- */
@@ -696,6 +719,8 @@ static void builder_free(builder *b)
     free(b->lines.v);
     free(b->labs.v);
     free(b->key.b);
+    free(b->fkey.b);
+    free(b->lkey.b);
 }
 
 fbpp_status fbpp_write_fd(fbm_census *c, int fd, const char *name, char *err, size_t errlen)
