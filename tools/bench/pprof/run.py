@@ -102,13 +102,16 @@ def main():
             r["ratio"] = round(r["pprof_bytes"] / r["dump_bytes"], 4)
             rows.append(r)
             os.remove(dump)
-    machine = "%s, %d cores, %s" % (platform.processor() or platform.machine(), os.cpu_count(),
-                                    platform.platform())
-    print("%10s %12s %9s %9s %8s %12s %7s %10s" % ("stacks", "dump", "load s", "write s",
-                                                   "target", "pprof", "ratio", "max rss"))
+    machine = ("%s, %d cores, %s, load average %.1f (a machine shared with other work: the "
+               "CPU figures count this process alone)"
+               % (platform.processor() or platform.machine(), os.cpu_count(),
+                  platform.platform(), os.getloadavg()[0]))
+    print("%10s %12s %9s %9s %9s %8s %12s %7s %10s" % ("stacks", "dump", "load s", "write s",
+                                                       "write cpu", "target", "pprof", "ratio",
+                                                       "max rss"))
     for r in rows:
-        print("%10d %10.1fMB %9.3f %9.3f %8s %10.2fMB %7.3f %8dMB" % (
-            r["stacks"], r["dump_bytes"] / 1e6, r["load_s"], r["write_s"],
+        print("%10d %10.1fMB %9.3f %9.3f %9.3f %8s %10.2fMB %7.3f %8dMB" % (
+            r["stacks"], r["dump_bytes"] / 1e6, r["load_s"], r["write_s"], r["write_cpu_s"],
             r["target_s"] or "-", r["pprof_bytes"] / 1e6, r["ratio"], r["max_rss_kib"] // 1024))
     for r in rows:
         print(json.dumps(r))
@@ -126,13 +129,16 @@ def main():
                     "*write* is `fbpp_write` alone (what `report --format pprof` adds to loading "
                     "the census); *load* is the dump reader and merger; *max rss* the peak of "
                     "the whole run, reader included.\n\n")
-            f.write("| stacks | dump | load | write | target | pprof | pprof/dump | max rss |\n")
+            f.write("| stacks | dump | load (cpu) | write (cpu) | target | pprof | pprof/dump | "
+                    "max rss |\n")
             f.write("|---:|---:|---:|---:|---:|---:|---:|---:|\n")
             for r in rows:
-                f.write("| %d | %.1f MB | %.3f s | %.3f s | %s | %.2f MB | %.3f | %d MB |\n" % (
-                    r["stacks"], r["dump_bytes"] / 1e6, r["load_s"], r["write_s"],
-                    "%g s" % r["target_s"] if r["target_s"] else "-", r["pprof_bytes"] / 1e6,
-                    r["ratio"], r["max_rss_kib"] // 1024))
+                f.write("| %d | %.1f MB | %.3f s (%.3f) | %.3f s (%.3f) | %s | %.2f MB | %.3f | "
+                        "%d MB |\n" % (
+                            r["stacks"], r["dump_bytes"] / 1e6, r["load_s"], r["load_cpu_s"],
+                            r["write_s"], r["write_cpu_s"],
+                            "%g s" % r["target_s"] if r["target_s"] else "-",
+                            r["pprof_bytes"] / 1e6, r["ratio"], r["max_rss_kib"] // 1024))
 
 
 if __name__ == "__main__":
