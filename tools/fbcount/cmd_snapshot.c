@@ -1,9 +1,14 @@
 /* cmd_snapshot.c - fbcount snapshot: a live census of a running process.
  *
- * Rather than re-expanding the process's FBCOUNT_OUTPUT template (its %e, %h and the
- * .<n> rule), we watch the template's directory and take the first new or rewritten dump
- * whose process.pid is the target's: the shim renames dumps into place, so a dump that
- * appears is complete.
+ * A signal is sent only to a process that runs the shim and catches its census signal
+ * (shim.h, fbs_probe): the census signal's default action ends a process, so a snapshot of
+ * the wrong pid must not kill it. Given the pid of an `fbcount run` supervisor, the
+ * processes below it that run the shim are asked instead.
+ *
+ * Rather than re-expanding each process's FBCOUNT_OUTPUT template (its %e, %h and the .<n>
+ * rule), we watch the template's directory and take the first new or rewritten dump whose
+ * process.pid is the target's: the shim renames dumps into place, so a dump that appears is
+ * complete.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,15 +23,21 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "shim.h"
+#include "signals.h"
 #include "table.h"
 
 static const char help[] =
     "usage: fbcount snapshot [options] PID\n\n"
-    "Sends the census signal to a process running under libfbcount.so, waits for the\n"
-    "snapshot dump it writes, and prints its report. The dump directory comes from the\n"
-    "process's FBCOUNT_OUTPUT (read from /proc/PID/environ, relative to /proc/PID/cwd).\n\n"
+    "Asks a process running under libfbcount.so for a census (its census signal), waits\n"
+    "for the snapshot dump it writes, and prints its report. The signal is sent only when\n"
+    "/proc shows that PID maps libfbcount and catches the signal its FBCOUNT_SIGNAL names\n"
+    "(USR1 by default); otherwise nothing is sent and the exit status is 7. Given the pid\n"
+    "of an `fbcount run`, every process that run watches and that runs the shim is asked.\n"
+    "The dump directory comes from each process's FBCOUNT_OUTPUT (read from\n"
+    "/proc/PID/environ, relative to /proc/PID/cwd).\n\n"
     "  --timeout S     seconds to wait (default 5; fractions allowed)\n"
-    "  --signal SIG    signal name or number (default USR1, as FBCOUNT_SIGNAL)\n"
+    "  --signal SIG    send only if SIG is the process's census signal (a check)\n"
     "  --dir DIR       look for the dump in DIR instead\n"
     "  -h, --help      this text\n\n";
 
@@ -35,48 +46,31 @@ typedef struct seen {
     struct timespec mtime;
 } seen;
 
-static int parse_signal(const char *s)
-{
-    static const struct { const char *name; int sig; } sigs[] = {
-        {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"INT", SIGINT},
-        {"QUIT", SIGQUIT}, {"TERM", SIGTERM}, {"WINCH", SIGWINCH}};
-    if (!strncasecmp(s, "SIG", 3))
-        s += 3;
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        if (!strcasecmp(s, sigs[i].name))
-            return sigs[i].sig;
-    char *end;
-    long v = strtol(s, &end, 10);
-    return *s && !*end && v > 0 && v < NSIG ? (int)v : -1;
-}
+/* A process asked for a snapshot, and where its dump will appear. */
+typedef struct {
+    pid_t pid;
+    char dir[PATH_MAX + 64];
+    seen *before;
+    size_t nbefore;
+    bool got;
+} target;
 
 /* Reads /proc/PID/environ for FBCOUNT_OUTPUT and turns its directory into an absolute
  * path through /proc/PID/cwd. */
 static int find_dir(long pid, char *dir, size_t len)
 {
-    char path[64], buf[65536];
-    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *tmpl = "fbcount.%e.%p.json";
-    for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
-        if (!strncmp(buf + i, "FBCOUNT_OUTPUT=", 15))
-            tmpl = buf + i + 15;
+    char tmpl[PATH_MAX];
+    if (!fbs_environ((pid_t)pid, "FBCOUNT_OUTPUT", tmpl, sizeof tmpl))
+        snprintf(tmpl, sizeof tmpl, "fbcount.%%e.%%p.json");
     if (!strcmp(tmpl, "none"))
         return -2;
-    char t[PATH_MAX];
-    snprintf(t, sizeof t, "%s", tmpl);
-    char *slash = strrchr(t, '/');
+    char *slash = strrchr(tmpl, '/');
     const char *d = ".";
-    if (slash == t)
+    if (slash == tmpl)
         d = "/";
     else if (slash) {
         *slash = '\0';
-        d = t;
+        d = tmpl;
     }
     char joined[PATH_MAX + 64];
     if (d[0] == '/')
@@ -133,13 +127,76 @@ static bool changed(const seen *before, size_t nb, const seen *e)
     return true;
 }
 
+/* Looks in t's directory for a new dump of t's process; adds it to c. */
+static void look(target *t, fbm_census *c)
+{
+    size_t na;
+    seen *after = scan(t->dir, &na);
+    for (size_t i = 0; i < na && !t->got; i++) {
+        if (!changed(t->before, t->nbefore, &after[i]))
+            continue;
+        char p[PATH_MAX + 256], err[512];
+        snprintf(p, sizeof p, "%s/%s", t->dir, after[i].name);
+        fbd_status st;
+        fbd_dump *d = fbd_load_file(p, &st, err, sizeof err);
+        if (!d || fbd_pid(d) != t->pid) {
+            fbd_free(d);
+            continue;
+        }
+        printf("fbcount: snapshot of process %ld: %s\n", (long)t->pid, p);
+        if (fbm_census_add(c, d) == 0)
+            t->got = true;
+    }
+    free_seen(after, na);
+}
+
+/* The processes to ask: pid itself when it runs the shim, else those an `fbcount run`
+ * supervisor watches. Returns the count, or -1 after an error line (exit 7). */
+static long pick(long pid, target **out)
+{
+    int sig;
+    char why[512];
+    *out = NULL;
+    if (fbs_probe((pid_t)pid, &sig, why, sizeof why) == 0) {
+        *out = calloc(1, sizeof **out);
+        if (!*out)
+            return -1;
+        (*out)->pid = (pid_t)pid;
+        return 1;
+    }
+    if (errno == ESRCH) {
+        fbx_error("snapshot", "process %ld: no such process", pid);
+        return -1;
+    }
+    if (!fbs_is_supervisor((pid_t)pid)) {
+        fbx_error("snapshot", "process %ld %s: nothing sent (a census signal would end it)",
+                  pid, why);
+        return -1;
+    }
+    size_t n, k = 0;
+    pid_t *d = fbs_descendants((pid_t)pid, &n);
+    target *t = calloc(n ? n : 1, sizeof *t);
+    for (size_t i = 0; t && i < n; i++)
+        if (fbs_probe(d[i], &sig, why, sizeof why) == 0)
+            t[k++].pid = d[i];
+    free(d);
+    if (!k) {
+        fbx_error("snapshot", "process %ld is an fbcount run; none of the %zu processes it "
+                  "watches runs libfbcount.so yet: nothing sent", pid, n);
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return (long)k;
+}
+
 int fbx_snapshot(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"timeout", required_argument, 0, 't'}, {"signal", required_argument, 0, 's'},
         {"dir", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
     double timeout = 5.0;
-    int sig = SIGUSR1, opt;
+    int want = 0, opt;
     const char *dir_opt = NULL;
     optind = 1;
     opterr = 0;
@@ -154,8 +211,9 @@ int fbx_snapshot(int argc, char **argv)
             }
             break;
         case 's':
-            if ((sig = parse_signal(optarg)) < 0) {
-                fbx_error("snapshot", "--signal: unknown signal '%s'", optarg);
+            if (fbr_signal_parse(optarg, &want) != 0 || want == 0) {
+                fbx_error("snapshot", "--signal: '%s' is not a census signal (USR1, USR2, "
+                          "WINCH, URG or a real-time signal)", optarg);
                 return FBX_USAGE;
             }
             break;
@@ -169,70 +227,64 @@ int fbx_snapshot(int argc, char **argv)
     }
     char *end;
     long pid = optind + 1 == argc ? strtol(argv[optind], &end, 10) : 0;
-    if (optind + 1 != argc || *end || pid <= 0) {
+    if (optind + 1 != argc || *end || pid <= 0 || pid > INT_MAX) {
         fbx_error("snapshot", "expected one PID (try --help)");
         return FBX_USAGE;
     }
-    char dir[PATH_MAX + 64];
-    if (dir_opt) {
-        snprintf(dir, sizeof dir, "%s", dir_opt);
-    } else {
-        int r = find_dir(pid, dir, sizeof dir);
-        if (r == -2) {
-            fbx_error("snapshot", "process %ld has FBCOUNT_OUTPUT=none: it writes no dumps", pid);
-            return FBX_PROCESS;
-        }
-        if (r != 0) {
-            fbx_error("snapshot", "process %ld: cannot read its environment: %s", pid,
-                      strerror(errno));
-            return FBX_PROCESS;
-        }
-    }
-    size_t nb;
-    seen *before = scan(dir, &nb);
-    if (kill((pid_t)pid, sig) != 0) {
-        fbx_error("snapshot", "cannot signal process %ld: %s", pid, strerror(errno));
-        free_seen(before, nb);
+    target *t;
+    long n = pick(pid, &t);
+    if (n < 0)
         return FBX_PROCESS;
+    int code = FBX_OK;
+    size_t sent = 0;
+    for (long i = 0; i < n; i++) {
+        if (dir_opt) {
+            snprintf(t[i].dir, sizeof t[i].dir, "%s", dir_opt);
+        } else if (find_dir(t[i].pid, t[i].dir, sizeof t[i].dir) == -2) {
+            fbx_error("snapshot", "process %ld has FBCOUNT_OUTPUT=none: it writes no dumps",
+                      (long)t[i].pid);
+            t[i].got = true; /* nothing to wait for */
+            code = FBX_PROCESS;
+            continue;
+        }
+        t[i].before = scan(t[i].dir, &t[i].nbefore);
+        int sig;
+        char why[512];
+        if (fbs_signal(t[i].pid, want, &sig, why, sizeof why) != 0) {
+            fbx_error("snapshot", "process %ld %s: nothing sent", (long)t[i].pid, why);
+            t[i].got = true;
+            code = FBX_PROCESS;
+            continue;
+        }
+        sent++;
     }
+    fbm_census *c = fbm_census_new();
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    int code = FBX_TIMEOUT;
-    for (;;) {
-        size_t na;
-        seen *after = scan(dir, &na);
-        for (size_t i = 0; i < na && code == FBX_TIMEOUT; i++) {
-            if (!changed(before, nb, &after[i]))
-                continue;
-            char p[PATH_MAX + 256], err[512];
-            snprintf(p, sizeof p, "%s/%s", dir, after[i].name);
-            fbd_status st;
-            fbd_dump *d = fbd_load_file(p, &st, err, sizeof err);
-            if (!d || fbd_pid(d) != pid) {
-                fbd_free(d);
-                continue;
+    for (bool waiting = sent > 0 && c; waiting;) {
+        waiting = false;
+        for (long i = 0; i < n; i++)
+            if (!t[i].got) {
+                look(&t[i], c);
+                waiting |= !t[i].got;
             }
-            fbm_census *c = fbm_census_new();
-            if (c && fbm_census_add(c, d) == 0) {
-                printf("fbcount: snapshot of process %ld: %s\n", pid, p);
-                fbt_text(stdout, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
-                code = FBX_OK;
-            }
-            fbm_census_free(c);
-        }
-        free_seen(after, na);
         clock_gettime(CLOCK_MONOTONIC, &now);
         double el = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-        if (code != FBX_TIMEOUT || el >= timeout)
+        if (!waiting || el >= timeout)
             break;
-        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH && el > 0.5)
-            break; /* gone: a late dump is still looked for once above */
         usleep(50000);
     }
-    free_seen(before, nb);
-    if (code == FBX_TIMEOUT)
-        fbx_error("snapshot", "no new dump of process %ld appeared in %s within %g s (is "
-                  "libfbcount.so preloaded, and FBCOUNT_SIGNAL left at its default?)", pid, dir,
-                  timeout);
+    for (long i = 0; i < n; i++) {
+        if (!t[i].got) {
+            fbx_error("snapshot", "no new dump of process %ld appeared in %s within %g s",
+                      (long)t[i].pid, t[i].dir, timeout);
+            code = FBX_TIMEOUT;
+        }
+        free_seen(t[i].before, t[i].nbefore);
+    }
+    if (c && fbm_census_ndumps(c) > 0)
+        fbt_text(stdout, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
+    fbm_census_free(c);
+    free(t);
     return code;
 }

@@ -1,8 +1,11 @@
-/* shim.h - finding libfbcount.so for fbcount run. */
+/* shim.h - finding libfbcount.so for fbcount run, and telling whether a running process runs
+ * it, so that no fbcount command sends a signal to a process that would die of it. */
 #ifndef FBCOUNT_SHIM_H
 #define FBCOUNT_SHIM_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* meson passes <prefix>/<libdir>/libfbcount.so; this default serves other builds. */
 #ifndef FBCOUNT_SHIM_INSTALLED
@@ -13,5 +16,27 @@
  * next to this binary (<dir>/../../interpose/libfbcount.so), else the installed path.
  * Returns 0, or -1 with the places tried written into buf. */
 int fbs_find(char *buf, size_t len);
+
+/* Whether pid runs the shim and catches its census signal: /proc/PID/maps maps libfbcount,
+ * FBCOUNT_SIGNAL in /proc/PID/environ names the signal as the shim reads it (USR1 when
+ * unset or refused), and that signal's bit is set in SigCgt of /proc/PID/status. Returns 0
+ * with *sig set, or -1 with why ("does not run libfbcount.so", ...) and errno ESRCH when
+ * there is no such process. */
+int fbs_probe(pid_t pid, int *sig, char *why, size_t len);
+
+/* Sends pid its census signal when fbs_probe allows it (and, when want > 0, that signal is
+ * want), through a pidfd opened before the checks, so that a pid reused meanwhile is not
+ * hit. Returns 0 with *sent set, or -1 with why; nothing is sent then. */
+int fbs_signal(pid_t pid, int want, int *sent, char *why, size_t len);
+
+/* The live descendants of pid (its children, theirs, ...), read from /proc. Returns a
+ * malloc'ed array and its length in *n; NULL with *n == 0 when there are none. */
+pid_t *fbs_descendants(pid_t pid, size_t *n);
+
+/* Whether pid is an `fbcount run` supervisor (its command line is fbcount run ...). */
+bool fbs_is_supervisor(pid_t pid);
+
+/* The value of name in /proc/PID/environ, copied into buf; false when absent or unreadable. */
+bool fbs_environ(pid_t pid, const char *name, char *buf, size_t len);
 
 #endif

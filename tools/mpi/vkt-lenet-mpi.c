@@ -1,0 +1,262 @@
+/* vkt-lenet-mpi - LeNet-5 trained data-parallel over MPI ranks with libvkt, the workload of
+ * fbcount's MPI walk-through: `fbcount run -- mpirun -np 3 vkt-lenet-mpi` collects one
+ * census per rank, and the ranks differ where their work differs.
+ *
+ * Each epoch deals the data set's batches to the ranks in turn; every round, each rank takes
+ * one SGD step on its batch and the ranks average their parameters with one MPI_Allreduce,
+ * weighted by batch size. All ranks start from the same parameters, so for plain SGD this is
+ * the step on the averaged gradient: mean_r(p - lr g_r) = p - lr mean_r(g_r).
+ *
+ * The data set need not divide into batches: the last batch is short, and its rank takes
+ * another path with it. A short batch's gradient is noisier, so its update is clipped to a
+ * norm (--clip) computed on the GPU, sqrt(sum(pow(update, 2))): the pow exists on that rank
+ * only, so a backend without a native pow (VKT_NATIVE_DISABLE=pow) falls back there and
+ * nowhere else.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "digits.h"
+#include "lenet.h"
+#include "rng.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: vkt-lenet-mpi [--batch N] [--samples N] [--epochs N] [--seed N] [--lr X]\n"
+               "                     [--clip X]\n"
+               "Trains LeNet-5 data-parallel over the MPI ranks (run it under mpirun).\n"
+               "  --batch N     images per batch (default 16)\n"
+               "  --samples N   images per epoch, dealt to the ranks in batches (default 183:\n"
+               "                with 3 ranks, 11 full batches and one of 7, on rank 2)\n"
+               "  --epochs N    passes over the data set (default 1)\n"
+               "  --seed N      data and initialisation seed (default 1)\n"
+               "  --lr X        SGD learning rate (default 0.05)\n"
+               "  --clip X      largest update norm of a short batch (default 0.5)\n"
+               "Exit status: 0, 2 on errors.\n");
+}
+
+static int parse_long(const char *s, const char *flag, long lo, long hi, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "vkt-lenet-mpi: %s expects an integer in [%ld, %ld], got '%s'\n", flag,
+                lo, hi, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *s, const char *flag, double *out)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || !(v > 0 && v < 1e6)) {
+        fprintf(stderr, "vkt-lenet-mpi: %s expects a positive number, got '%s'\n", flag, s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* All parameters in one host buffer, in lenet's order. */
+static size_t total_numel(void)
+{
+    size_t n = 0;
+    for (int i = 0; i < LENET_PARAMS; i++)
+        n += lenet_param_numel(i);
+    return n;
+}
+
+static int read_params(lenet *m, float *buf)
+{
+    for (int i = 0; i < LENET_PARAMS; i++) {
+        if (lenet_param_read(m, i, buf, lenet_param_numel(i)) != VKT_OK)
+            return -1;
+        buf += lenet_param_numel(i);
+    }
+    return 0;
+}
+
+static int write_params(lenet *m, const float *buf)
+{
+    for (int i = 0; i < LENET_PARAMS; i++) {
+        if (lenet_param_write(m, i, buf, lenet_param_numel(i)) != VKT_OK)
+            return -1;
+        buf += lenet_param_numel(i);
+    }
+    return 0;
+}
+
+/* A site keeps its name in the census: no inlining, and no specialised clone of gcc's
+ * (clip_update.constprop.0). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define SITE __attribute__((noinline, noclone))
+#else
+#define SITE __attribute__((noinline))
+#endif
+
+/* The short batch's path: the update's L2 norm on the GPU, as a framework computes it
+ * (update.pow(2).sum().sqrt()), and the update scaled down to clip when longer. */
+SITE static int clip_update(vkt_ctx *ctx, const float *before, float *after,
+                                                 size_t n, double clip, double *norm)
+{
+    float *delta = malloc(n * sizeof *delta);
+    vkt_tensor *d = NULL, *two = NULL, *sq = NULL, *sum = NULL;
+    int rc = -1;
+    if (!delta)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        delta[i] = after[i] - before[i];
+    int64_t shape[1] = {(int64_t)n};
+    float total = 0;
+    if (vkt_tensor_from_host(ctx, VKT_F32, shape, 1, delta, &d) == VKT_OK &&
+        vkt_full(ctx, VKT_F32, NULL, 0, 2.0, &two) == VKT_OK && vkt_pow(d, two, &sq) == VKT_OK &&
+        vkt_sum(sq, NULL, 0, false, &sum) == VKT_OK &&
+        vkt_tensor_read(sum, &total, sizeof total) == VKT_OK) {
+        *norm = sqrt((double)total);
+        if (*norm > clip)
+            for (size_t i = 0; i < n; i++)
+                after[i] = before[i] + (float)(delta[i] * (clip / *norm));
+        rc = 0;
+    }
+    vkt_tensor_free(d);
+    vkt_tensor_free(two);
+    vkt_tensor_free(sq);
+    vkt_tensor_free(sum);
+    free(delta);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    long batch = 16, samples = 183, epochs = 1, seed = 1;
+    double lr = 0.05, clip = 0.5;
+    static const struct option opts[] = {
+        {"batch", required_argument, 0, 'b'}, {"samples", required_argument, 0, 'n'},
+        {"epochs", required_argument, 0, 'e'}, {"seed", required_argument, 0, 's'},
+        {"lr", required_argument, 0, 'l'}, {"clip", required_argument, 0, 'c'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int o;
+    opterr = 0;
+    while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int bad = 0;
+        switch (o) {
+        case 'b': bad = parse_long(optarg, "--batch", 1, 4096, &batch); break;
+        case 'n': bad = parse_long(optarg, "--samples", 1, 1 << 24, &samples); break;
+        case 'e': bad = parse_long(optarg, "--epochs", 1, 1 << 20, &epochs); break;
+        case 's': bad = parse_long(optarg, "--seed", 0, 1L << 40, &seed); break;
+        case 'l': bad = parse_double(optarg, "--lr", &lr); break;
+        case 'c': bad = parse_double(optarg, "--clip", &clip); break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "vkt-lenet-mpi: unknown or incomplete option '%s' (see --help)\n",
+                    argv[optind - 1]);
+            return 2;
+        }
+        if (bad)
+            return 2;
+    }
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+        fprintf(stderr, "vkt-lenet-mpi: MPI_Init failed\n");
+        return 2;
+    }
+    int rank, size, status = 2;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    vkt_ctx *ctx = NULL;
+    lenet *m = NULL;
+    size_t np = total_numel();
+    float *images = malloc((size_t)batch * DIGITS_SIDE * DIGITS_SIDE * sizeof *images);
+    float *onehot = malloc((size_t)batch * DIGITS_CLASSES * sizeof *onehot);
+    float *before = malloc(np * sizeof *before), *after = malloc(np * sizeof *after);
+    float *sum = malloc(np * sizeof *sum);
+    if (!images || !onehot || !before || !after || !sum) {
+        fprintf(stderr, "vkt-lenet-mpi: rank %d: out of memory\n", rank);
+        goto done;
+    }
+    if (vkt_ctx_create(NULL, &ctx) != VKT_OK ||
+        lenet_create(ctx, LENET_TANH, (uint64_t)seed, lr, &m) != VKT_OK) {
+        fprintf(stderr, "vkt-lenet-mpi: rank %d: %s\n", rank, ctx ? lenet_error() : vkt_last_error());
+        goto done;
+    }
+    /* One starting point for every rank: rank 0's parameters. */
+    if (read_params(m, before) != 0)
+        goto done;
+    MPI_Bcast(before, (int)np, MPI_FLOAT, 0, MPI_COMM_WORLD);
+    if (write_params(m, before) != 0)
+        goto done;
+    if (rank == 0)
+        printf("device: %s, %d ranks, batch %ld, %ld samples an epoch, %ld epoch%s\n",
+               vkt_ctx_device_name(ctx), size, batch, samples, epochs, epochs == 1 ? "" : "s");
+    uint64_t rng = rng_seed((uint64_t)seed * 1000003u + (uint64_t)rank);
+    long full = samples / batch, rest = samples % batch;
+    long nbatches = full + (rest > 0), rounds = (nbatches + size - 1) / size;
+    long steps = 0, last_n = 0, clipped = 0;
+    for (long e = 0; e < epochs; e++) {
+        for (long r = 0; r < rounds; r++) {
+            long b = r * size + rank; /* this rank's batch of the round, if any */
+            long n = b < full ? batch : b == full && rest ? rest : 0;
+            float loss = NAN;
+            if (n > 0) {
+                digits_batch(&rng, (int)n, images, onehot, NULL);
+                if (read_params(m, before) != 0 ||
+                    lenet_step(m, images, onehot, (int)n, &loss) != VKT_OK ||
+                    read_params(m, after) != 0) {
+                    fprintf(stderr, "vkt-lenet-mpi: rank %d: %s\n", rank, lenet_error());
+                    goto done;
+                }
+                if (n != batch) {
+                    double norm = 0;
+                    if (clip_update(ctx, before, after, np, clip, &norm) != 0) {
+                        fprintf(stderr, "vkt-lenet-mpi: rank %d: %s\n", rank, vkt_last_error());
+                        goto done;
+                    }
+                    clipped += norm > clip;
+                }
+                steps++;
+                last_n = n;
+            } else {
+                if (read_params(m, after) != 0)
+                    goto done;
+            }
+            for (size_t i = 0; i < np; i++)
+                after[i] *= (float)n;
+            long total_n = 0;
+            float loss_sum = n > 0 ? loss * (float)n : 0, global_loss = 0;
+            MPI_Allreduce(after, sum, (int)np, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(&n, &total_n, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+            MPI_Allreduce(&loss_sum, &global_loss, 1, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+            for (size_t i = 0; i < np; i++)
+                sum[i] /= (float)total_n;
+            if (write_params(m, sum) != 0)
+                goto done;
+            if (rank == 0)
+                printf("epoch %ld round %ld: %ld images, loss %.4f\n", e, r, total_n,
+                       global_loss / (float)total_n);
+        }
+    }
+    fflush(stdout);
+    MPI_Barrier(MPI_COMM_WORLD);
+    printf("rank %d: %ld steps, last batch %ld images%s\n", rank, steps, last_n,
+           last_n && last_n != batch ? " (short: its update clipped on the GPU)" : "");
+    fflush(stdout);
+    status = 0;
+done:
+    lenet_free(m);
+    vkt_ctx_destroy(ctx);
+    free(images);
+    free(onehot);
+    free(before);
+    free(after);
+    free(sum);
+    if (status != 0)
+        MPI_Abort(MPI_COMM_WORLD, status);
+    MPI_Finalize();
+    return status;
+}
