@@ -87,4 +87,18 @@
 #define FBR_BUILD_ID "build_id"
 #define FBR_SIZE "size"
 
+/* Additions of the census-id, time, rank and Python-frame changes (all optional in a dump). */
+#define FBR_PARENT_ID "parent_id"     /* process: the census that forked or exec'ed this one */
+#define FBR_START_TIME "start_time"   /* process: UTC ISO 8601 */
+#define FBR_ELAPSED_NS "elapsed_ns"   /* process: wall time from its start to this dump */
+#define FBR_NS "ns"                   /* total, ops, sites, stacks: time summed, ns */
+#define FBR_MAX_NS "max_ns"           /* ops, stacks: the longest one */
+#define FBR_HOST_NS "host_ns"         /* total: time of host-resident ops */
+#define FBR_TIMING "timing"           /* config: "fallback" or "host_result" */
+#define FBR_TIMING_FALLBACK "fallback"
+#define FBR_TIMING_HOST_RESULT "host_result"
+#define FBR_INLINED "inlined"         /* frames: inlined into the next frame (same ip) */
+#define FBR_PYTHON "python"           /* frames and sites: a Python frame (file, line) */
+#define FBR_DEMANGLED "demangled"     /* the command's JSON: a C++ name as written */
+
 #endif

@@ -13,10 +13,12 @@ fuzzer=${2:-}
 if [ -z "$fuzzer" ]; then
     fuzzer=$work/fuzz-dump
     src=$top/tools/fbcount
+    rules=$top/rules
     clang -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
-        -fno-sanitize-recover=undefined -I"$src" "$here/fuzz_dump.c" "$src/dump.c" \
+        -fno-sanitize-recover=undefined -I"$src" -I"$rules" "$here/fuzz_dump.c" "$src/dump.c" \
         "$src/merge.c" "$src/units.c" "$src/table.c" "$src/flame.c" "$src/text.c" \
-        $(pkg-config --cflags --libs jansson) -lm -o "$fuzzer"
+        "$src/pool.c" "$src/names.c" "$rules/readfile.c" "$rules/signals.c" \
+        $(pkg-config --cflags --libs jansson) -lstdc++ -lm -o "$fuzzer"
 fi
 mkdir -p "$work/corpus" "$work/seeds" fuzz-artifacts
 find "$top/tests/cmd/data" -name '*.json' -exec cp {} "$work/seeds/" \;
