@@ -211,12 +211,21 @@ static void print_table(FILE *out, fbm_census *c, fbd_kind kind, const fbt_opts 
     if (time)
         cols[k++] = (fbt_col){o->raw ? "NS" : "TIME", true, false};
     cols[k++] = (fbt_col){o->by == FBM_BY_OP ? "SITES" : o->by == FBM_BY_STACK
-                          ? "FRAMES (outermost first)" : o->by == FBM_BY_SHAPE ? "" : o->by ==
-                          FBM_BY_SITE ? "OPS" : "OPS", false, true};
+                          ? (o->raw ? "FRAMES" : "FRAMES (outermost first)")
+                          : o->by == FBM_BY_SHAPE ? "" : "OPS", false, true};
     table_ctx t = {rows, o, time};
     if (o->raw) {
-        /* Raw rows say which table they belong to, so one stream holds both. */
+        /* Raw rows say which table they belong to, so one stream holds both; the heading
+         * comes once, before the fallbacks. */
         fbt_opts ro = *o;
+        if (!o->noheadings && kind == FBD_FALLBACK) {
+            fputs("KIND", out);
+            for (int j = 0; j < k; j++) {
+                char e[256];
+                fprintf(out, " %s", fbx_escape(cols[j].title, e, sizeof e, 1));
+            }
+            fputc('\n', out);
+        }
         for (size_t i = 0; i < shown; i++) {
             fputs(kind == FBD_HOST ? "host_op " : "fallback ", out);
             ro.noheadings = true;
