@@ -46,15 +46,10 @@ typedef struct {
     fbm_row *rows;
     size_t n, cap;
     row_acc *map;
+    fbp_map *stack_rows; /* interned stack key -> row index + 1 */
     fbm_sort sorted; /* the order rows are in, valid when sorted_ok */
     bool sorted_ok;
 } table;
-
-typedef struct label_entry {
-    const fbd_frame *frame;
-    const char *label;
-    UT_hash_handle hh;
-} label_entry;
 
 enum { W_RANK, W_PID, W_HOST, W_EXE, W_N };
 
@@ -66,14 +61,18 @@ struct fbm_census {
     size_t nwhere[W_N];
     fbm_frames frames;
     fbp_pool *pool;
-    label_entry *labels;
+    fbp_map *labels;  /* frame -> its label */
+    fbp_map *interned; /* a dump's string -> the census's copy */
     table tables[2][FBM_NBY];
 };
 
 fbm_census *fbm_census_new(void)
 {
     fbm_census *c = calloc(1, sizeof(fbm_census));
-    if (c && !(c->pool = fbp_new())) {
+    if (c && (!(c->pool = fbp_new()) || !(c->labels = fbp_map_new()) ||
+              !(c->interned = fbp_map_new()))) {
+        fbp_free(c->pool);
+        fbp_map_free(c->labels);
         free(c);
         return NULL;
     }
@@ -95,6 +94,7 @@ static void free_table(table *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->rows[i].parts);
     free(t->rows);
+    fbp_map_free(t->stack_rows);
     memset(t, 0, sizeof *t);
 }
 
@@ -119,7 +119,8 @@ void fbm_census_free(fbm_census *c)
         fbd_free(c->order[i]);
     free(c->order);
     free_tables(c);
-    HASH_CLEAR(hh, c->labels);
+    fbp_map_free(c->labels);
+    fbp_map_free(c->interned);
     for (int w = 0; w < W_N; w++) {
         for (size_t i = 0; i < c->nwhere[w]; i++)
             free(c->where[w][i]);
@@ -160,7 +161,8 @@ void fbm_census_set_frames(fbm_census *c, fbm_frames mode)
         return;
     c->frames = mode;
     free_tables(c);
-    HASH_CLEAR(hh, c->labels);
+    fbp_map_free(c->labels);
+    c->labels = fbp_map_new();
 }
 
 static bool matches(const fbm_census *c, const fbd_dump *d)
@@ -219,9 +221,16 @@ int fbm_census_add(fbm_census *c, fbd_dump *d)
         fbd_free(d);
         return 0;
     }
-    /* Built tables and frame labels point into dumps that this one may replace. */
+    /* Built tables and the caches point into dumps that this one may replace. */
     free_tables(c);
-    HASH_CLEAR(hh, c->labels);
+    fbp_map_free(c->labels);
+    fbp_map_free(c->interned);
+    c->labels = fbp_map_new();
+    c->interned = fbp_map_new();
+    if (!c->labels || !c->interned) {
+        fbd_free(d);
+        return -1;
+    }
     char *key = census_key(d);
     if (!key) {
         fbd_free(d);
@@ -445,18 +454,22 @@ void fbm_frame_label(const fbd_frame *f, fbm_frames mode, char *buf, size_t len)
 /* The interned label of a frame, computed once per distinct frame. */
 static const char *label_of(fbm_census *c, const fbd_frame *f)
 {
-    label_entry *e;
-    HASH_FIND_PTR(c->labels, &f, e);
-    if (e)
-        return e->label;
+    void **v = fbp_map_at(c->labels, f);
+    if (!v || *v)
+        return v ? *v : NULL;
     char buf[1024];
     fbm_frame_label(f, c->frames, buf, sizeof buf);
-    e = fbp_alloc(c->pool, sizeof *e);
-    if (!e || !(e->label = fbp_str(c->pool, buf, strlen(buf))))
-        return NULL;
-    e->frame = f;
-    HASH_ADD_PTR(c->labels, frame, e);
-    return e->label;
+    return *v = (void *)fbp_str(c->pool, buf, strlen(buf));
+}
+
+/* The census's copy of a string interned in a dump's pool: by address, without hashing
+ * the text again for every stack that names it. */
+static const char *census_str(fbm_census *c, const char *s)
+{
+    void **v = fbp_map_at(c->interned, s);
+    if (!v || *v)
+        return v ? *v : NULL;
+    return *v = (void *)fbp_str(c->pool, s, strlen(s));
 }
 
 static const char *keep(fbm_census *c, const char *s)
@@ -481,14 +494,9 @@ static const char *site_name(fbm_census *c, const fbd_site *s, bool with_line)
     return keep(c, buf);
 }
 
-/* The row for key (keylen bytes), created with name when new. */
-static fbm_row *acc_row(table *t, const void *key, size_t keylen, const char *name,
-                        fbd_kind kind)
+/* A new row at the end of t, named name; its accumulator (parts) is r. */
+static fbm_row *push_row(table *t, const char *name, fbd_kind kind, row_acc *r)
 {
-    row_acc *r;
-    HASH_FIND(hh, t->map, key, keylen, r);
-    if (r)
-        return &t->rows[r->index];
     if (t->n == t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 16;
         fbm_row *rows = realloc(t->rows, cap * sizeof *rows);
@@ -497,12 +505,8 @@ static fbm_row *acc_row(table *t, const void *key, size_t keylen, const char *na
         t->rows = rows;
         t->cap = cap;
     }
-    if (!name || !(r = calloc(1, sizeof *r + keylen)))
+    if (!name)
         return NULL;
-    memcpy(r->key, key, keylen);
-    r->keylen = keylen;
-    r->index = t->n;
-    HASH_ADD_KEYPTR(hh, t->map, r->key, keylen, r);
     fbm_row *row = &t->rows[t->n++];
     memset(row, 0, sizeof *row);
     row->key = name;
@@ -511,6 +515,34 @@ static fbm_row *acc_row(table *t, const void *key, size_t keylen, const char *na
     row->rank = -1;
     row->priv = r;
     return row;
+}
+
+/* The row for key (keylen bytes), created with name when new. */
+static fbm_row *acc_row(table *t, const void *key, size_t keylen, const char *name,
+                        fbd_kind kind)
+{
+    row_acc *r;
+    HASH_FIND(hh, t->map, key, keylen, r);
+    if (r)
+        return &t->rows[r->index];
+    if (!name || !(r = calloc(1, sizeof *r + keylen)))
+        return NULL;
+    memcpy(r->key, key, keylen);
+    r->keylen = keylen;
+    r->index = t->n;
+    fbm_row *row = push_row(t, name, kind, r);
+    if (!row) {
+        free(r);
+        return NULL;
+    }
+    HASH_ADD_KEYPTR(hh, t->map, r->key, keylen, r);
+    return row;
+}
+
+/* A stack row: found through t->stack_rows, so no accumulator. */
+static fbm_row *new_row(table *t, const char *name, fbd_kind kind)
+{
+    return push_row(t, name, kind, NULL);
 }
 
 static int acc_part(fbm_row *row, const char *name, const char *raw, const char *file,
@@ -683,7 +715,7 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
         if (st[i].kind != kind)
             continue;
         size_t keep_n = st[i].nframes < FBM_MAX_FRAMES ? st[i].nframes : FBM_MAX_FRAMES;
-        const char *op = keep(c, st[i].op), *site = keep(c, st[i].site);
+        const char *op = census_str(c, st[i].op), *site = census_str(c, st[i].site);
         if (!op || !site)
             return -1;
         key[0] = (void *)(uintptr_t)kind;
@@ -693,20 +725,24 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
             if (!(key[3 + f] = label_of(c, st[i].frames[keep_n - 1 - f])))
                 return -1;
         size_t keylen = (3 + keep_n) * sizeof key[0];
-        row_acc *found;
-        HASH_FIND(hh, t->map, key, keylen, found);
-        const char *rowname = NULL;
-        if (!found) {
-            char sname[600];
-            snprintf(name, sizeof name, "%s @ %s", op, fbn_display(site, sname, sizeof sname));
-            rowname = keep(c, name);
+        /* The interned key stands for the stack; a map from it finds the row, with one
+         * probe each instead of a chain of full-key compares. */
+        const void *ik = fbp_intern(c->pool, key, keylen);
+        void **slot = ik ? fbp_map_at(t->stack_rows, ik) : NULL;
+        if (!slot)
+            return -1;
+        if (*slot) {
+            fbm_row *r = &t->rows[(uintptr_t)*slot - 1];
+            acc_add(r, st[i].count, st[i].bytes, st[i].max_bytes, st[i].ns, st[i].max_ns);
+            continue;
         }
-        fbm_row *r = acc_row(t, key, keylen, found ? "" : rowname, kind);
+        char sname[600];
+        snprintf(name, sizeof name, "%s @ %s", op, fbn_display(site, sname, sizeof sname));
+        fbm_row *r = new_row(t, keep(c, name), kind);
         if (!r)
             return -1;
+        *slot = (void *)(uintptr_t)t->n;
         acc_add(r, st[i].count, st[i].bytes, st[i].max_bytes, st[i].ns, st[i].max_ns);
-        if (found)
-            continue;
         r->op = op;
         r->site = site;
         r->nframes = keep_n;
@@ -762,6 +798,8 @@ static int cmp_part(const void *pa, const void *pb)
 
 static int build_table(fbm_census *c, table *t, fbd_kind kind, fbm_by by)
 {
+    if (by == FBM_BY_STACK && !(t->stack_rows = fbp_map_new()))
+        return -1;
     for (size_t i = 0; i < c->ndumps; i++) {
         int rc = by == FBM_BY_STACK ? build_stacks(c, t, c->order[i], kind)
                  : by >= FBM_BY_RANK ? build_procs(c, t, c->order[i], kind, by)
@@ -771,6 +809,8 @@ static int build_table(fbm_census *c, table *t, fbd_kind kind, fbm_by by)
     }
     for (size_t i = 0; i < t->n; i++) {
         row_acc *r = t->rows[i].priv;
+        if (!r)
+            continue;
         size_t np = HASH_COUNT(r->parts), j = 0;
         if (!np)
             continue;
@@ -805,7 +845,8 @@ const fbm_row *fbm_census_rows(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort
         if (t->n)
             qsort(t->rows, t->n, sizeof *t->rows, cmp_row);
         for (size_t i = 0; i < t->n; i++)
-            ((row_acc *)t->rows[i].priv)->index = i;
+            if (t->rows[i].priv)
+                ((row_acc *)t->rows[i].priv)->index = i;
         t->sorted = sort;
         t->sorted_ok = true;
     }

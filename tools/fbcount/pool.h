@@ -28,6 +28,17 @@ const char *fbp_str(fbp_pool *p, const char *s, size_t len);
  * same pointer for equal records. NULL when out of memory. */
 const void *fbp_intern(fbp_pool *p, const void *rec, size_t len);
 
+/* A map from pointers to pointers, open-addressed (a million distinct frames are looked
+ * up by address while a census is merged). */
+typedef struct fbp_map fbp_map;
+
+fbp_map *fbp_map_new(void);
+void fbp_map_free(fbp_map *m);
+
+/* The value slot for key (NULL when new, for the caller to fill); NULL when out of
+ * memory. key must not be NULL. */
+void **fbp_map_at(fbp_map *m, const void *key);
+
 /* Bytes the pool holds, for benchmarks. */
 size_t fbp_bytes(const fbp_pool *p);
 
