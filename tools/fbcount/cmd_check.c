@@ -206,10 +206,10 @@ int fbx_check(int argc, char **argv)
             json_object_set_new(limits, "max_bytes", json_integer((json_int_t)max_bytes));
         if (have_time)
             json_object_set_new(limits, "max_ns", json_integer((json_int_t)max_ns));
-        o = json_pack("{s:s,s:b,s:I,s:b,s:o,s:{s:I,s:I},s:O}", FBR_SCHEMA, "fbcount-check/1",
+        o = json_pack("{s:s,s:b,s:I,s:b,s:o,s:{s:I,s:I,s:O}}", FBR_SCHEMA, "fbcount-check/1",
                       "ok", !over, "dumps", (json_int_t)fbm_census_ndumps(c), "host", host,
                       "limits", limits, "not_allowed", FBR_COUNT, (json_int_t)s.count,
-                      FBR_BYTES, (json_int_t)s.bytes, "ops", bad ? bad : json_array());
+                      FBR_BYTES, (json_int_t)s.bytes, FBR_OPS, bad);
         if (o && time)
             json_object_set_new(json_object_get(o, "not_allowed"), FBR_NS,
                                 json_integer((json_int_t)s.ns));
