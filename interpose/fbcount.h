@@ -31,9 +31,16 @@ fbcount_census *fbcount_count(void (*fn)(void *), void *arg);
 void fbcount_scope_begin(void);
 fbcount_census *fbcount_scope_end(void);
 
-/* Number of fallbacks in c, and the bytes their results carried off the GPU. */
+/* A scope over the whole process: every thread's fallbacks until fbcount_scope_end_all
+ * (one such scope at a time). Returns 0, or -1 when one is already open or out of memory. */
+int fbcount_scope_begin_all(void);
+fbcount_census *fbcount_scope_end_all(void);
+
+/* Number of fallbacks in c, the bytes their results carried off the GPU, and the time they
+ * took (nanoseconds: from the fallback's start, as the backend reports it, to its result). */
 uint64_t fbcount_census_total(const fbcount_census *c);
 uint64_t fbcount_census_bytes(const fbcount_census *c);
+uint64_t fbcount_census_ns(const fbcount_census *c);
 
 /* Fallbacks (count, bytes) attributed to one op, e.g. "vkt_dot"; 0 when it never fell back.
  * The first query symbolizes the census' stacks. */
@@ -48,6 +55,12 @@ uint64_t fbcount_census_host_op_count(fbcount_census *c, const char *op);
  * buffer form returns the length the whole text needs, like snprintf; -1 on error. */
 int fbcount_census_format(fbcount_census *c, FILE *out);
 int fbcount_census_format_buf(fbcount_census *c, char *buf, size_t cap);
+
+/* c as JSON with the dump format's names (interpose/dump-format.md): {"total": {...},
+ * "ops": [...], "host_ops": [...]}, each op with its shapes and its sites (file and line where
+ * known, "python": true for a line of Python). Returns the length the whole text needs, like
+ * snprintf; -1 on error. */
+int fbcount_census_json(fbcount_census *c, char *buf, size_t cap);
 
 /* Frees c; NULL is fine. */
 void fbcount_census_free(fbcount_census *c);

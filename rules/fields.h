@@ -25,6 +25,7 @@
 #define FBR_HOST_OPS "host_ops"
 #define FBR_STACKS "stacks"
 #define FBR_MODULES "modules"
+#define FBR_FRAME_TABLE "frame_table" /* distinct frames; stacks name them by index */
 #define FBR_EXEC "exec"   /* true in the dump written just before an exec */
 #define FBR_ABORT "abort" /* FBCOUNT_MODE=abort: the op and site that stopped the program */
 
@@ -43,17 +44,26 @@
 #define FBR_EXE "exe"
 #define FBR_ARGV "argv"
 #define FBR_ID "id" /* one census: random, new in every process image (fork and exec) */
+#define FBR_PARENT_ID "parent_id"
 #define FBR_RANK "rank"
+#define FBR_START_TIME "start_time"
+#define FBR_ELAPSED_NS "elapsed_ns"
 
 /* config */
 #define FBR_MODE "mode"
 #define FBR_DEPTH "depth"
 #define FBR_OP_PREFIX "op_prefix"
 #define FBR_PY_BACKEND "py_backend"
+#define FBR_TIMING "timing" /* "fallback" (from libvkt's start) or "host_result" (inside it) */
+#define FBR_TIMING_FALLBACK "fallback"
+#define FBR_TIMING_HOST_RESULT "host_result"
 
 /* total (also FBR_BYTES, FBR_MAX_BYTES, FBR_HOST_OPS, FBR_STACKS) */
 #define FBR_FALLBACKS "fallbacks"
 #define FBR_HOST_BYTES "host_bytes"
+#define FBR_NS "ns"
+#define FBR_MAX_NS "max_ns"
+#define FBR_HOST_NS "host_ns"
 
 /* backend: libvkt's own counters */
 #define FBR_NATIVE "native"
@@ -82,23 +92,14 @@
 #define FBR_OFFSET "offset"
 #define FBR_FILE "file"
 #define FBR_LINE "line"
+#define FBR_INLINED "inlined" /* a frame inlined into the next one (same ip) */
+#define FBR_PYTHON "python"   /* a Python frame or site: file, function (symbol), line */
 #define FBR_PATH "path"
 #define FBR_BASE "base"
 #define FBR_BUILD_ID "build_id"
 #define FBR_SIZE "size"
 
-/* Additions of the census-id, time, rank and Python-frame changes (all optional in a dump). */
-#define FBR_PARENT_ID "parent_id"     /* process: the census that forked or exec'ed this one */
-#define FBR_START_TIME "start_time"   /* process: UTC ISO 8601 */
-#define FBR_ELAPSED_NS "elapsed_ns"   /* process: wall time from its start to this dump */
-#define FBR_NS "ns"                   /* total, ops, sites, stacks: time summed, ns */
-#define FBR_MAX_NS "max_ns"           /* ops, stacks: the longest one */
-#define FBR_HOST_NS "host_ns"         /* total: time of host-resident ops */
-#define FBR_TIMING "timing"           /* config: "fallback" or "host_result" */
-#define FBR_TIMING_FALLBACK "fallback"
-#define FBR_TIMING_HOST_RESULT "host_result"
-#define FBR_INLINED "inlined"         /* frames: inlined into the next frame (same ip) */
-#define FBR_PYTHON "python"           /* frames and sites: a Python frame (file, line) */
+/* The command's own JSON. */
 #define FBR_DEMANGLED "demangled"     /* the command's JSON: a C++ name as written */
 
 #endif

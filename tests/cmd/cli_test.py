@@ -191,6 +191,28 @@ code, o, err = run("report", sig)
 expect("1 process ended by SIGTERM" in o, "signal dump shown:\n" + o)
 expect("1 process left only a checkpoint" in o, "checkpoint dump shown:\n" + o)
 
+# frames written once in "frame_table" (after the stacks) read as the frames they name
+ft = copy.deepcopy(BASE)
+table = []
+for st in ft["stacks"]:
+    idx = []
+    for f in st["frames"]:
+        if f not in table:
+            table.append(f)
+        idx.append(table.index(f))
+    st["frames"] = idx
+ft["frame_table"] = table
+ftp = os.path.join(folder("ftable"), "t.json")
+json.dump(ft, open(ftp, "w"))
+a = run("report", "--by", "stack", "--format", "json", ftp)[1]
+b = run("report", "--by", "stack", "--format", "json", one)[1]
+expect(json.loads(a)["fallbacks"] == json.loads(b)["fallbacks"], "frame_table stacks differ")
+ft["stacks"][0]["frames"][0] = len(table)
+json.dump(ft, open(ftp, "w"))
+code, _, err = run("report", ftp)
+expect(code == 4 and f"stacks[0].frames[0]: frame {len(table)} is not in frame_table" in err,
+       f"frame_table index out of range: {code} {err}")
+
 # --- issue 12: times, ranks, hosts, filters --------------------------------------------
 timed = folder("timed")
 for rank in range(3):

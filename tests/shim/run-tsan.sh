@@ -14,7 +14,10 @@ trap 'rm -rf "$work"' EXIT
 flags="-std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=thread -fno-omit-frame-pointer -fno-optimize-sibling-calls"
 # shellcheck disable=SC2086
 $cc $flags -fPIC -shared -fvisibility=hidden -DFBC_NO_SIGACTION_WRAPPER -I"$top/interpose" \
-    "$top"/interpose/*.c $(pkg-config --cflags --libs libunwind libdw) -ldl -lpthread \
+    -I"$top/interpose/hooks" -I"$top/interpose/triggers" -I"$top/interpose/dump" \
+    -I"$top/interpose/record" -I"$top/interpose/base" -I"$top/rules" \
+    "$top"/interpose/*/*.c "$top"/rules/*.c $(pkg-config --cflags --libs libunwind libdw) \
+    -ldl -lpthread -lm \
     -o "$work/libfbcount.so"
 # shellcheck disable=SC2086
 $cc $flags -fPIC -shared -fvisibility=hidden "$here/fakevkt.c" -o "$work/libfakevkt.so"

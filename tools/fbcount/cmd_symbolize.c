@@ -217,6 +217,25 @@ static void tidy_ops(json_t *ops)
         }
 }
 
+/* Writes each frame_table index in the stacks out as a copy of the frame it names, so every
+ * frame can be symbolized in place; the table is dropped. */
+static void expand_frame_table(json_t *root)
+{
+    json_t *table = json_object_get(root, "frame_table"), *st, *fr;
+    size_t i, j;
+    if (!json_is_array(table))
+        return;
+    json_array_foreach(json_object_get(root, "stacks"), i, st) {
+        json_t *frames = json_object_get(st, "frames");
+        json_array_foreach(frames, j, fr) {
+            if (json_is_integer(fr))
+                json_array_set_new(frames, j, json_deep_copy(json_array_get(
+                                                  table, (size_t)json_integer_value(fr))));
+        }
+    }
+    json_object_del(root, "frame_table");
+}
+
 /* Symbolizes every frame in place; returns the number of frames resolved. */
 static size_t symbolize(fbd_dump *d, json_t *root, const modtab *t)
 {
@@ -371,6 +390,7 @@ int fbx_symbolize(int argc, char **argv)
         json_decref(root);
         return FBX_SYMBOLS;
     }
+    expand_frame_table(root);
     size_t resolved = symbolize(d, root, &t);
     close_modules(&t);
     fbd_free(d);

@@ -9,6 +9,7 @@
 #include "dump.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +38,7 @@ struct fbd_dump {
     size_t nops[2];
     fbd_stack *stacks;
     size_t nstacks, capstacks;
-    bool seen_stacks;
+    bool seen_stacks, tagged; /* tagged: some frames are frame_table indices */
     fbd_module *modules;
     size_t nmodules;
 };
@@ -316,31 +317,86 @@ static void read_ops(vctx *c, json_t *root, const char *key, fbd_kind kind)
     }
 }
 
+/* One frame object, validated and interned; NULL on error. */
+static const fbd_frame *intern_frame(vctx *c, json_t *e)
+{
+    fbd_frame fr;
+    memset(&fr, 0, sizeof fr); /* padding too: frames are interned bytewise */
+    fr.symbol = intern(c, get_str(c, e, FBR_SYMBOL, false));
+    fr.module = intern(c, get_str(c, e, FBR_MODULE, false));
+    fr.file = intern(c, get_str(c, e, FBR_FILE, false));
+    fr.line = (long)get_count(c, e, FBR_LINE, false);
+    fr.ip = get_hex(c, e, FBR_IP, &fr.has_ip);
+    fr.offset = get_hex(c, e, FBR_OFFSET, &fr.has_offset);
+    fr.inlined = get_bool(c, e, FBR_INLINED);
+    fr.python = get_bool(c, e, FBR_PYTHON);
+    if (c->failed)
+        return NULL;
+    const fbd_frame *f = fbp_intern(c->d->pool, &fr, sizeof fr);
+    if (!f)
+        fail(c, "out of memory");
+    return f;
+}
+
+/* A frame given as an index into "frame_table", which the shim writes after the stacks:
+ * kept as an odd tagged value until the table has been read (resolve_frames). */
+#define TAGGED(k) ((const fbd_frame *)(uintptr_t)(((uintptr_t)(k) << 1) | 1))
+#define IS_TAGGED(p) (((uintptr_t)(p)) & 1)
+#define TAG_INDEX(p) ((size_t)((uintptr_t)(p) >> 1))
+
+/* A stack's frames are objects, or indices into the dump's "frame_table" (each distinct
+ * frame written once). */
 static void read_frames(vctx *c, json_t *arr, fbd_stack *st)
 {
     st->nframes = json_array_size(arr);
     const fbd_frame **f = alloc(c, st->nframes, sizeof *f);
     st->frames = f;
     for (size_t i = 0; i < st->nframes && !c->failed; i++) {
-        json_t *e;
-        if (!element(c, arr, i, "." FBR_FRAMES, &e))
-            return;
+        json_t *e = json_array_get(arr, i);
         size_t o = push(c, "." FBR_FRAMES "[%zu]", i);
-        fbd_frame fr;
-        memset(&fr, 0, sizeof fr); /* padding too: frames are interned bytewise */
-        fr.symbol = intern(c, get_str(c, e, FBR_SYMBOL, false));
-        fr.module = intern(c, get_str(c, e, FBR_MODULE, false));
-        fr.file = intern(c, get_str(c, e, FBR_FILE, false));
-        fr.line = (long)get_count(c, e, FBR_LINE, false);
-        fr.ip = get_hex(c, e, FBR_IP, &fr.has_ip);
-        fr.offset = get_hex(c, e, FBR_OFFSET, &fr.has_offset);
-        fr.inlined = get_bool(c, e, FBR_INLINED);
-        fr.python = get_bool(c, e, FBR_PYTHON);
+        if (json_is_integer(e)) {
+            json_int_t k = json_integer_value(e);
+            if (k < 0 || (uint64_t)k > FBD_MAX_COUNT)
+                fail(c, "frame index %lld is out of range", (long long)k);
+            f[i] = TAGGED(k);
+            c->d->tagged = true;
+        } else if (!json_is_object(e)) {
+            fail(c, "expected an object or a frame_table index, got %s", type_name(e));
+        } else {
+            f[i] = intern_frame(c, e);
+        }
         pop(c, o);
-        if (c->failed)
+    }
+}
+
+/* Replaces frame_table indices with the frames they name, once the table is read. */
+static void resolve_frames(vctx *c)
+{
+    fbd_dump *d = c->d;
+    json_t *table = get_array(c, d->root, FBR_FRAME_TABLE, false);
+    size_t n = table ? json_array_size(table) : 0;
+    const fbd_frame **resolved = alloc(c, n, sizeof *resolved);
+    for (size_t i = 0; i < n && !c->failed; i++) {
+        json_t *e;
+        if (!element(c, table, i, FBR_FRAME_TABLE, &e))
             return;
-        if (!(f[i] = fbp_intern(c->d->pool, &fr, sizeof fr)))
-            fail(c, "out of memory");
+        size_t o = push(c, FBR_FRAME_TABLE "[%zu]", i);
+        resolved[i] = intern_frame(c, e);
+        pop(c, o);
+    }
+    for (size_t s = 0; s < d->nstacks && !c->failed; s++) {
+        const fbd_frame **f = (const fbd_frame **)d->stacks[s].frames;
+        for (size_t i = 0; i < d->stacks[s].nframes && !c->failed; i++) {
+            if (!IS_TAGGED(f[i]))
+                continue;
+            if (TAG_INDEX(f[i]) >= n) {
+                size_t o = push(c, FBR_STACKS "[%zu]." FBR_FRAMES "[%zu]", s, i);
+                fail(c, "frame %zu is not in frame_table (%zu entries)", TAG_INDEX(f[i]), n);
+                pop(c, o);
+                return;
+            }
+            f[i] = resolved[TAG_INDEX(f[i])];
+        }
     }
 }
 
@@ -818,6 +874,8 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
         read_ops(&c, root, FBR_HOST_OPS, FBD_HOST);
         if (!d->seen_stacks)
             field(&c, root, FBR_STACKS, true);
+        if (d->tagged)
+            resolve_frames(&c);
         read_modules(&c, root);
     }
     if (c.failed) {

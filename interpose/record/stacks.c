@@ -1,6 +1,6 @@
-/* table.c - stacks deduplicated by hash (uthash), each with its count, total and largest
- * bytes and the result shapes seen. Entries are also chained in insertion order and never
- * change their frames, so a crash handler can walk them without the lock. */
+/* stacks.c - stacks deduplicated by hash (uthash), each with its count, total and largest
+ * bytes and time, and the result shapes seen. Entries are also chained in insertion order
+ * and never change their frames, so a crash handler can walk them without the lock. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,15 +8,15 @@
 
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = fbc_hash_words((keyptr), (keylen)))
 
-#include "shim.h"
+#include "record.h"
 
-_Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 8, "entry key layout");
-_Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 8, "event key layout");
+_Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 16, "entry key layout");
+_Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 16, "event key layout");
 _Static_assert(offsetof(fbc_entry, kind) % 8 == 0, "entry key alignment");
 
-static size_t key_len(uint32_t nframes)
+size_t fbc_key_len(uint32_t nframes, uint32_t npy)
 {
-    return 2 * sizeof(uint32_t) + nframes * sizeof(uintptr_t);
+    return 4 * sizeof(uint32_t) + (size_t)(nframes + npy) * sizeof(uintptr_t);
 }
 
 static void add_shape(fbc_entry *e, const fbc_shape *s)
@@ -44,16 +44,17 @@ static void add_shape(fbc_entry *e, const fbc_shape *s)
 fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh)
 {
     fbc_entry *e = NULL;
-    size_t klen = key_len(ev->nframes);
+    size_t klen = fbc_key_len(ev->nframes, ev->npy), nwords = ev->nframes + ev->npy;
     HASH_FIND(hh, t->hash, &ev->kind, klen, e);
     *fresh = false;
     if (!e) {
-        e = calloc(1, sizeof *e + ev->nframes * sizeof(uintptr_t));
+        e = calloc(1, sizeof *e + nwords * sizeof(uintptr_t));
         if (!e)
             return NULL;
         e->kind = ev->kind;
         e->nframes = ev->nframes;
-        memcpy(e->frames, ev->frames, ev->nframes * sizeof(uintptr_t));
+        e->npy = ev->npy;
+        memcpy(e->frames, ev->frames, nwords * sizeof(uintptr_t));
         HASH_ADD_KEYPTR(hh, t->hash, &e->kind, klen, e);
         if (t->tail)
             __atomic_store_n(&t->tail->next, e, __ATOMIC_RELEASE);
@@ -68,6 +69,9 @@ fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh)
     __atomic_store_n(&e->bytes, e->bytes + ev->nbytes, __ATOMIC_RELAXED);
     if (ev->nbytes > e->max_bytes)
         __atomic_store_n(&e->max_bytes, (uint64_t)ev->nbytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->ns, e->ns + ev->ns, __ATOMIC_RELAXED);
+    if (ev->ns > e->max_ns)
+        __atomic_store_n(&e->max_ns, ev->ns, __ATOMIC_RELAXED);
     if (ev->has_shape)
         add_shape(e, &ev->shape);
     return e;

@@ -5,7 +5,7 @@
 #include <link.h>
 #include <string.h>
 
-#include "shim.h"
+#include "base.h"
 
 #define MAX_MODULES 1024
 #define ARENA (256 * 1024)
@@ -16,6 +16,7 @@ static char arena[ARENA];
 static size_t arena_used;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long seen_adds, seen_subs;
+static unsigned generation;
 static uintptr_t self_start, self_end;
 
 static void build_id(const struct dl_phdr_info *info, char out[41])
@@ -53,8 +54,8 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
         *first = 0;
         if (info->dlpi_adds == seen_adds && info->dlpi_subs == seen_subs && nmods)
             return 1; /* nothing loaded or unloaded since the last look */
-        if (info->dlpi_subs != seen_subs && nmods)
-            fbc_capture_forget(); /* new code may now sit where verified code was */
+        if (info->dlpi_subs != seen_subs && nmods) /* new code may sit where old code was */
+            __atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
         seen_adds = info->dlpi_adds;
         seen_subs = info->dlpi_subs;
     }
@@ -103,13 +104,10 @@ void fbc_modmap_refresh(void)
     int first = 1;
     dl_iterate_phdr(visit, &first);
     if (!self_start) {
-        Dl_info di;
-        if (dladdr((void *)fbc_modmap_refresh, &di)) {
-            long i = fbc_modmap_find((uintptr_t)fbc_modmap_refresh);
-            if (i >= 0) {
-                self_start = mods[i].start;
-                self_end = mods[i].end;
-            }
+        long i = fbc_modmap_find((uintptr_t)fbc_modmap_refresh);
+        if (i >= 0) {
+            self_start = mods[i].start;
+            self_end = mods[i].end;
         }
     }
     pthread_mutex_unlock(&lock);
@@ -134,13 +132,19 @@ long fbc_modmap_find(uintptr_t ip)
     return -1;
 }
 
+unsigned fbc_modmap_generation(void)
+{
+    return __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
+}
+
 void fbc_modmap_self(uintptr_t *start, uintptr_t *end)
 {
     *start = self_start;
     *end = self_end;
 }
 
-/* fork: the child inherits the mappings, so the map stays; only the lock is taken around it. */
+/* fork: the child inherits the mappings, so the map stays; only the lock is taken around it,
+ * and unlocked by both sides (1), or made anew in a child of a fork that ran no handlers (2). */
 void fbc_modmap_fork(int phase)
 {
     if (phase == 0)

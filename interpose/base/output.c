@@ -1,12 +1,17 @@
 /* output.c - dump file names from the FBCOUNT_OUTPUT template and atomic writes: a
- * temporary created with O_EXCL|O_NOFOLLOW in the same directory, renamed into place.
+ * temporary created with O_EXCL|O_NOFOLLOW in the same directory, renamed into place. A dump
+ * only ever lands where nothing is, or on an earlier state of its own census: never on a
+ * device, a directory, a symlink or another process's file (renameat2's RENAME_NOREPLACE).
  * Async-signal-safe: the crash handler names and writes its file with these too. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "base.h"
 
 int fbc_seq;
 char fbc_output_tmpl[1024];
@@ -44,8 +49,11 @@ static void put_num(sbuf *b, uint64_t v)
     put(b, d, fbc_fmt_u64(d, v));
 }
 
-bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap)
+/* seq 0 names the checkpoint file ("checkpoint" for %n). */
+static bool expand(const char *tmpl, int seq, char *out, size_t cap, bool *toolong)
 {
+    if (toolong)
+        *toolong = false;
     if (!tmpl[0] || cap < 2)
         return false;
     sbuf b = {out, cap, false};
@@ -60,7 +68,20 @@ bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap)
         case 'p': put_num(&b, (uint64_t)fbc_proc.pid); has_p = true; break;
         case 'h': put_str(&b, fbc_proc.host); break;
         case 'e': put_str(&b, fbc_proc.name); break;
-        case 'n': put_num(&b, (uint64_t)seq); has_n = true; break;
+        case 'n':
+            if (seq > 0)
+                put_num(&b, (uint64_t)seq);
+            else
+                put_str(&b, "checkpoint");
+            has_n = true;
+            break;
+        case 'r':
+            if (fbc_proc.rank >= 0)
+                put_num(&b, (uint64_t)fbc_proc.rank);
+            else
+                put(&b, "-", 1);
+            break;
+        case 'i': put(&b, fbc_proc.id, 8); break;
         default: put(&b, t, 1); break;
         }
     }
@@ -76,13 +97,16 @@ bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap)
     if (!has_n && seq > 1) {
         put(&e, ".", 1);
         put_num(&e, (uint64_t)seq);
+    } else if (!has_n && seq == 0) {
+        put_str(&e, ".checkpoint");
     }
-    if (b.overflow)
-        return false;
     size_t len = (size_t)(b.p - out), elen = (size_t)(e.p - extra);
+    if (b.overflow || len + elen + 1 > cap) {
+        if (toolong)
+            *toolong = true;
+        return false;
+    }
     if (elen) {
-        if (len + elen + 1 > cap)
-            return false;
         size_t base = 0, dot = len;
         for (size_t i = 0; i < len; i++)
             if (out[i] == '/')
@@ -100,33 +124,60 @@ bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap)
     return true;
 }
 
+bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap, bool *toolong)
+{
+    return expand(tmpl, seq > 0 ? seq : 1, out, cap, toolong);
+}
+
+bool fbc_output_checkpoint_path(const char *tmpl, char *out, size_t cap)
+{
+    return expand(tmpl, 0, out, cap, NULL);
+}
+
 int fbc_output_open(const char *path, char *tmp, size_t cap)
 {
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errno = EEXIST; /* /dev/null, a directory, a symlink: never renamed over */
+        return -1;
+    }
     sbuf b = {tmp, cap, false};
     tmp[0] = '\0';
     put_str(&b, path);
     put_str(&b, ".tmp.");
-    put_num(&b, (uint64_t)fbc_proc.pid);
+    put(&b, fbc_proc.id, 8); /* pids repeat across pid namespaces; census ids do not */
     if (b.overflow) {
         errno = ENAMETOOLONG;
         return -1;
     }
     for (int attempt = 0; attempt < 2; attempt++) {
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-        unlink(tmp); /* a leftover of a process that died mid-dump with this pid */
+        if (fd >= 0)
+            return fbc_fd_lift(fd);
+        if (errno != EEXIST)
+            return -1;
+        unlink(tmp); /* a leftover of this census's own dump cut short by a crash */
     }
     return -1;
 }
 
-int fbc_output_commit(int fd, const char *tmp, const char *path, bool ok)
+int fbc_output_commit(int fd, const char *tmp, const char *path, bool ok, bool replace)
 {
     int saved = 0;
     if (close(fd) != 0)
         ok = false;
-    if (ok && rename(tmp, path) == 0)
+    if (ok && replace && rename(tmp, path) == 0)
         return 0;
+    /* glibc 2.36 has renameat2, but through the system call it is the same on every libc. */
+    if (ok && !replace) {
+        if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+            return 0;
+        /* A file system without the flag: link(2) refuses an existing name just as well. */
+        if ((errno == EINVAL || errno == ENOSYS) && link(tmp, path) == 0) {
+            unlink(tmp);
+            return 0;
+        }
+    }
     saved = errno;
     unlink(tmp);
     errno = saved;

@@ -14,13 +14,14 @@
 #include <libunwind.h>
 #include <pthread.h>
 
-#include "shim.h"
+#include "record.h"
 
 /* Verdicts per return address: pc << 1 | good, inserted once, never changed (until a module
  * is unloaded). Lock-free: a reader sees a slot empty or complete. */
 #define VERDICTS 8192
 static uintptr_t verdict[VERDICTS];
 static unsigned nverdicts;
+static unsigned generation; /* the module map's, when the verdicts were last valid */
 
 enum { V_UNKNOWN, V_GOOD, V_BAD };
 static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi);
@@ -67,7 +68,8 @@ static void learn(uintptr_t pc, bool good)
     }
 }
 
-void fbc_capture_forget(void)
+/* A module went away: its return addresses prove nothing now. */
+static void forget(void)
 {
     for (size_t i = 0; i < VERDICTS; i++)
         __atomic_store_n(&verdict[i], 0, __ATOMIC_RELEASE);
@@ -97,6 +99,8 @@ static bool stack_bounds(void)
 /* The full libunwind walk; learns a verdict for every frame it steps through. */
 static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
 {
+    if (!fbc_unwpipe_ready())
+        return 0;
     unw_context_t ctx;
     unw_cursor_t cur;
     if (unw_getcontext(&ctx) < 0 || unw_init_local(&cur, &ctx) < 0)
@@ -185,6 +189,11 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
 {
     void *buf[FBC_MAX_DEPTH + 16];
     uintptr_t lo, hi;
+    unsigned g = fbc_modmap_generation();
+    if (__builtin_expect(g != __atomic_load_n(&generation, __ATOMIC_RELAXED), 0)) {
+        forget();
+        __atomic_store_n(&generation, g, __ATOMIC_RELAXED);
+    }
     fbc_modmap_self(&lo, &hi);
     if (max <= 0)
         return 0;
@@ -197,6 +206,8 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
         return slow_walk(frames, max, lo, hi);
     /* Four frames of this library sit above the caller (capture, record, the slow path, the
      * wrapper); every frame walked costs, so ask for no more than that. */
+    if (!fbc_unwpipe_ready())
+        return 0;
     int n = unw_backtrace(buf, max + 4);
     int skip = 0;
     while (skip < n && (uintptr_t)buf[skip] >= lo && (uintptr_t)buf[skip] < hi)

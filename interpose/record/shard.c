@@ -10,7 +10,7 @@
  * never move, so the crash handler walks it without a lock. */
 #include <stdlib.h>
 
-#include "shim.h"
+#include "record.h"
 
 pthread_mutex_t fbc_global_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -78,6 +78,16 @@ size_t fbc_shards_stacks(void)
     return n;
 }
 
+uint64_t fbc_shards_events(void)
+{
+    uint64_t n = 0;
+    for (fbc_shard *s = fbc_shards_first(); s; s = s->next)
+        for (const fbc_entry *e = __atomic_load_n(&s->table.head, __ATOMIC_ACQUIRE); e;
+             e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE))
+            n += __atomic_load_n(&e->count, __ATOMIC_RELAXED);
+    return n;
+}
+
 void fbc_shards_fork(int phase)
 {
     for (fbc_shard *s = fbc_shards_first(); s; s = s->next) {
@@ -88,9 +98,18 @@ void fbc_shards_fork(int phase)
         } else {
             /* The child's only thread keeps its shard, emptied; the others' threads are gone. */
             fbc_table_clear(&s->table);
-            pthread_mutex_init(&s->lock, NULL);
+            pthread_mutex_unlock(&s->lock);
             if (s != fbc_t.shard)
                 __atomic_store_n(&s->in_use, 0, __ATOMIC_RELAXED);
         }
     }
+}
+
+void fbc_shards_abandon(void)
+{
+    /* Their memory is the parent's counts, copied: unreachable now, and freeing it could
+     * take a malloc lock another parent thread held at the fork. */
+    __atomic_store_n(&shards, NULL, __ATOMIC_RELEASE);
+    fbc_t.shard = NULL;
+    pthread_mutex_init(&fbc_global_lock, NULL);
 }

@@ -4,8 +4,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "report.h"
+#include "dump.h"
+#include "fields.h"
 
 static fbc_rop *op_for(fbc_report *r, fbc_kind k, const char *name)
 {
@@ -21,21 +23,23 @@ static fbc_rop *op_for(fbc_report *r, fbc_kind k, const char *name)
     return o;
 }
 
-static void add_site(fbc_rop *o, const fbc_attrib *a, uint64_t count, uint64_t bytes)
+static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
 {
     for (size_t i = 0; i < o->nsites; i++)
         if (!strcmp(o->sites[i].site, a->site) && o->sites[i].line == a->site_line &&
             (o->sites[i].file == a->site_file ||
              (o->sites[i].file && a->site_file && !strcmp(o->sites[i].file, a->site_file)))) {
-            o->sites[i].count += count;
-            o->sites[i].bytes += bytes;
+            o->sites[i].count += s->count;
+            o->sites[i].bytes += s->bytes;
+            o->sites[i].ns += s->ns;
             return;
         }
     fbc_rsite *g = realloc(o->sites, (o->nsites + 1) * sizeof *g);
     if (!g)
         return;
     o->sites = g;
-    g[o->nsites++] = (fbc_rsite){a->site, a->site_file, a->site_module, a->site_line, count, bytes};
+    g[o->nsites++] = (fbc_rsite){a->site,        a->site_file, a->site_module, a->site_line,
+                                 a->site_python, s->count,     s->bytes,       s->ns};
 }
 
 static void add_shape(fbc_rop *o, const fbc_shape *s)
@@ -75,13 +79,14 @@ static int site_weight(const void *a, const void *b)
 
 static void read_backend(fbc_report *r)
 {
-    if (!fbc_vkt_get()->stats)
+    const fbc_backend *b = fbc_backend_get();
+    if (!b->stats)
         return;
-    size_t n = fbc_vkt_get()->stats(NULL, 0);
+    size_t n = b->stats(NULL, 0);
     fbc_stats_entry *e = calloc(n + 1, sizeof *e);
     if (!e)
         return;
-    n = fbc_vkt_get()->stats(e, n);
+    n = b->stats(e, n);
     for (size_t i = 0; i < n; i++) {
         r->native += e[i].native;
         r->fallback += e[i].fallback;
@@ -100,6 +105,7 @@ typedef struct {
 
 typedef struct {
     seen_stack *hash, *nodes;
+    size_t cap; /* room in nodes and in the report's stacks */
 } merger;
 
 static void merger_free(merger *m)
@@ -111,13 +117,16 @@ static void merger_free(merger *m)
 /* Copies t's stacks into r, adding a stack seen before onto its first copy. The caller holds
  * whatever lock guards t for the whole build, so r->stacks, sized from the tables' counts,
  * has room for every stack of every table. */
-static void copy_table(fbc_report *r, const fbc_table *t, merger *m)
+static void copy_table(fbc_report *r, const fbc_table *t, merger *m, bool locked)
 {
-    for (const fbc_entry *e = t->head; e; e = e->next) {
-        size_t klen = 2 * sizeof(uint32_t) + e->nframes * sizeof(uintptr_t);
+    for (const fbc_entry *e = __atomic_load_n(&t->head, __ATOMIC_ACQUIRE); e;
+         e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE)) {
+        size_t klen = fbc_key_len(e->nframes, e->npy);
         unsigned hv = fbc_hash_words(&e->kind, klen);
         seen_stack *f = NULL;
         HASH_FIND_BYHASHVALUE(hh, m->hash, &e->kind, klen, hv, f);
+        if (!f && r->nstacks == m->cap)
+            break; /* a table that grew while read without its lock: the rest is newer */
         fbc_rstack *s = f ? &r->stacks[f->idx] : &r->stacks[r->nstacks];
         if (!f) {
             seen_stack *node = &m->nodes[r->nstacks];
@@ -125,10 +134,16 @@ static void copy_table(fbc_report *r, const fbc_table *t, merger *m)
             HASH_ADD_KEYPTR_BYHASHVALUE(hh, m->hash, &e->kind, klen, hv, node);
             s->e = e;
         }
-        s->count += e->count;
-        s->bytes += e->bytes;
-        s->max_bytes = e->max_bytes > s->max_bytes ? e->max_bytes : s->max_bytes;
-        if (e->nshapes) {
+        /* Without the lock (a shard a signal left locked) the counters are read atomically,
+         * as the crash dump reads them, and the shapes, reallocated in place, are left. */
+        uint64_t mb = __atomic_load_n(&e->max_bytes, __ATOMIC_RELAXED);
+        uint64_t mn = __atomic_load_n(&e->max_ns, __ATOMIC_RELAXED);
+        s->count += __atomic_load_n(&e->count, __ATOMIC_RELAXED);
+        s->bytes += __atomic_load_n(&e->bytes, __ATOMIC_RELAXED);
+        s->ns += __atomic_load_n(&e->ns, __ATOMIC_RELAXED);
+        s->max_bytes = mb > s->max_bytes ? mb : s->max_bytes;
+        s->max_ns = mn > s->max_ns ? mn : s->max_ns;
+        if (locked && e->nshapes) {
             fbc_shape *g = realloc(s->shapes, (s->nshapes + e->nshapes) * sizeof *g);
             if (g) {
                 memcpy(g + s->nshapes, e->shapes, e->nshapes * sizeof *g);
@@ -142,7 +157,7 @@ static void copy_table(fbc_report *r, const fbc_table *t, merger *m)
 static fbc_report *report_new(size_t nstacks, merger *m)
 {
     fbc_report *r = calloc(1, sizeof *r);
-    *m = (merger){0};
+    *m = (merger){.cap = nstacks};
     if (r && (r->stacks = calloc(nstacks + 1, sizeof *r->stacks)) &&
         (m->nodes = calloc(nstacks + 1, sizeof *m->nodes)))
         return r;
@@ -160,27 +175,54 @@ fbc_report *fbc_report_build(const fbc_table *t)
     fbc_report *r = report_new(t->n, &m);
     if (!r)
         return NULL;
-    copy_table(r, t, &m);
+    copy_table(r, t, &m, true);
     merger_free(&m);
     return attribute(r);
 }
 
-fbc_report *fbc_report_build_process(void)
+/* Takes s's lock, or gives up after 50 ms when not patient. */
+static bool lock_shard(fbc_shard *s, bool patient)
+{
+    if (patient) {
+        pthread_mutex_lock(&s->lock);
+        return true;
+    }
+    for (int i = 0; i < 50; i++) {
+        if (pthread_mutex_trylock(&s->lock) == 0)
+            return true;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+    return false;
+}
+
+fbc_report *fbc_report_build_process(bool patient)
 {
     /* Every shard is held while it is copied, so the report is one instant of the census; the
      * copy is short, and a recording thread only ever holds its own shard's lock. */
     fbc_shard *head = fbc_shards_first(); /* shards are only ever added in front of it */
-    size_t n = 0;
-    for (fbc_shard *s = head; s; s = s->next) {
-        pthread_mutex_lock(&s->lock);
-        n += s->table.n;
+    size_t n = 0, nshards = 0;
+    for (fbc_shard *s = head; s; s = s->next)
+        nshards++;
+    bool *held = calloc(nshards + 1, sizeof *held);
+    if (!held)
+        return NULL;
+    size_t i = 0;
+    for (fbc_shard *s = head; s; s = s->next, i++) {
+        held[i] = lock_shard(s, patient);
+        /* Unlocked, the count is only an upper bound of what the copy will see: entries are
+         * published before they are counted in n, so read n after walking. */
+        n += __atomic_load_n(&s->table.n, __ATOMIC_ACQUIRE);
     }
     merger m;
-    fbc_report *r = report_new(n, &m);
-    for (fbc_shard *s = head; s && r; s = s->next)
-        copy_table(r, &s->table, &m);
-    for (fbc_shard *s = head; s; s = s->next)
-        pthread_mutex_unlock(&s->lock);
+    fbc_report *r = report_new(n + 64, &m);
+    i = 0;
+    for (fbc_shard *s = head; s && r; s = s->next, i++)
+        copy_table(r, &s->table, &m, held[i]);
+    i = 0;
+    for (fbc_shard *s = head; s; s = s->next, i++)
+        if (held[i])
+            pthread_mutex_unlock(&s->lock);
+    free(held);
     if (!r)
         return NULL;
     merger_free(&m);
@@ -197,18 +239,20 @@ static fbc_report *attribute(fbc_report *r)
     for (size_t i = 0; i < r->nstacks; i++) {
         fbc_rstack *s = &r->stacks[i];
         fbc_kind k = (fbc_kind)s->e->kind;
-        unsigned n = s->e->nframes < FBC_MAX_DEPTH ? s->e->nframes : FBC_MAX_DEPTH;
-        fbc_attribute(s->e->frames, n, infos, &s->a);
+        fbc_attribute(s->e, infos, &s->a);
         r->total[k] += s->count;
         r->bytes[k] += s->bytes;
+        r->ns[k] += s->ns;
         r->max[k] = s->max_bytes > r->max[k] ? s->max_bytes : r->max[k];
         fbc_rop *o = op_for(r, k, s->a.op);
         if (!o)
             continue;
         o->count += s->count;
         o->bytes += s->bytes;
+        o->ns += s->ns;
         o->max_bytes = s->max_bytes > o->max_bytes ? s->max_bytes : o->max_bytes;
-        add_site(o, &s->a, s->count, s->bytes);
+        o->max_ns = s->max_ns > o->max_ns ? s->max_ns : o->max_ns;
+        add_site(o, &s->a, s);
         for (size_t j = 0; j < s->nshapes; j++)
             add_shape(o, &s->shapes[j]);
     }
@@ -250,11 +294,6 @@ void fbc_report_free(fbc_report *r)
     free(r);
 }
 
-uint64_t fbc_report_total(const fbc_report *r, fbc_kind k, bool bytes)
-{
-    return bytes ? r->bytes[k] : r->total[k];
-}
-
 uint64_t fbc_report_op(const fbc_report *r, fbc_kind k, const char *op, bool bytes)
 {
     fbc_rop *o;
@@ -277,7 +316,7 @@ void fbc_fmt_bytes(uint64_t b, char *out, size_t cap)
         snprintf(out, cap, "%.1f %s", v, unit[u]);
 }
 
-static void site_text(const fbc_rsite *s, char *out, size_t cap)
+void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 {
     if (s->file && s->line > 0) {
         const char *slash = strrchr(s->file, '/');
@@ -299,14 +338,14 @@ void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top
             const fbc_rop *o = r->ops[k][i];
             char b[32], site[512];
             fbc_fmt_bytes(o->bytes, b, sizeof b);
-            site_text(&o->sites[0], site, sizeof site);
+            fbc_site_text(&o->sites[0], site, sizeof site);
             fprintf(out, "%s  %-24s %8" PRIu64 " %11s  at %s", indent, o->op, o->count, b,
                     o->nsites ? site : "(unknown)");
             if (o->nsites > 1)
                 fprintf(out, " and %zu more site%s", o->nsites - 1, o->nsites > 2 ? "s" : "");
             fputc('\n', out);
             for (size_t j = 1; j < o->nsites && j < 4 && top <= 0; j++) {
-                site_text(&o->sites[j], site, sizeof site);
+                fbc_site_text(&o->sites[j], site, sizeof site);
                 fprintf(out, "%s  %-24s %8" PRIu64 "              at %s\n", indent, "", o->sites[j].count,
                         site);
             }
@@ -314,4 +353,91 @@ void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top
         if (top > 0 && (int)r->nops[k] > top)
             fprintf(out, "%s  ... and %zu more ops\n", indent, r->nops[k] - (size_t)top);
     }
+}
+
+static const char *dtype_name(int dtype, char *buf, size_t cap)
+{
+    const fbc_backend *b = fbc_backend_get();
+    const char *n = b->dtype_name ? b->dtype_name(dtype) : NULL;
+    if (n)
+        return n;
+    snprintf(buf, cap, "dtype%d", dtype);
+    return buf;
+}
+
+static void json_shapes(fbc_writer *w, const fbc_rop *o)
+{
+    fbc_w_str(w, "," FBR_KEY(FBR_SHAPES) "[");
+    for (size_t j = 0; j < o->nshapes; j++) {
+        char buf[32];
+        fbc_w_str(w, j ? ",{" FBR_KEY(FBR_DTYPE) : "{" FBR_KEY(FBR_DTYPE));
+        fbc_w_json(w, dtype_name(o->shapes[j].dtype, buf, sizeof buf));
+        fbc_w_str(w, "," FBR_KEY(FBR_SHAPE) "[");
+        for (int d = 0; d < o->shapes[j].rank; d++) {
+            if (d)
+                fbc_w_raw(w, ",", 1);
+            fbc_w_i64(w, o->shapes[j].dims[d]);
+        }
+        fbc_w_num(w, "]," FBR_KEY(FBR_COUNT), o->shapes[j].count);
+        fbc_w_raw(w, "}", 1);
+    }
+    fbc_w_raw(w, "]", 1);
+}
+
+static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes)
+{
+    fbc_w_str(w, k == FBC_HOST ? "," FBR_KEY(FBR_HOST_OPS) "[" : "," FBR_KEY(FBR_OPS) "[");
+    for (size_t i = 0; i < r->nops[k]; i++) {
+        const fbc_rop *o = r->ops[k][i];
+        fbc_w_str(w, i ? ",{" FBR_KEY(FBR_OP) : "{" FBR_KEY(FBR_OP));
+        fbc_w_json(w, o->op);
+        fbc_w_num(w, "," FBR_KEY(FBR_COUNT), o->count);
+        fbc_w_num(w, "," FBR_KEY(FBR_BYTES), o->bytes);
+        fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), o->max_bytes);
+        fbc_w_num(w, "," FBR_KEY(FBR_NS), o->ns);
+        fbc_w_num(w, "," FBR_KEY(FBR_MAX_NS), o->max_ns);
+        if (shapes)
+            json_shapes(w, o);
+        fbc_w_str(w, "," FBR_KEY(FBR_SITES) "[");
+        for (size_t j = 0; j < o->nsites; j++) {
+            const fbc_rsite *s = &o->sites[j];
+            fbc_w_str(w, j ? ",{" FBR_KEY(FBR_SITE) : "{" FBR_KEY(FBR_SITE));
+            fbc_w_json(w, s->site);
+            if (s->file) {
+                fbc_w_str(w, "," FBR_KEY(FBR_FILE));
+                fbc_w_json(w, s->file);
+                if (s->line > 0) {
+                    fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)s->line);
+                }
+            }
+            if (s->python)
+                fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
+            if (s->module) {
+                fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
+                fbc_w_json(w, s->module);
+            }
+            fbc_w_num(w, "," FBR_KEY(FBR_COUNT), s->count);
+            fbc_w_num(w, "," FBR_KEY(FBR_BYTES), s->bytes);
+            fbc_w_num(w, "," FBR_KEY(FBR_NS), s->ns);
+            fbc_w_raw(w, "}", 1);
+        }
+        fbc_w_str(w, "]}");
+    }
+    fbc_w_raw(w, "]", 1);
+}
+
+void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes)
+{
+    fbc_w_str(w, FBR_KEY(FBR_TOTAL) "{" FBR_KEY(FBR_FALLBACKS));
+    fbc_w_u64(w, r->total[FBC_FALLBACK]);
+    fbc_w_num(w, "," FBR_KEY(FBR_BYTES), r->bytes[FBC_FALLBACK]);
+    fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), r->max[FBC_FALLBACK]);
+    fbc_w_num(w, "," FBR_KEY(FBR_NS), r->ns[FBC_FALLBACK]);
+    fbc_w_num(w, "," FBR_KEY(FBR_HOST_OPS), r->total[FBC_HOST]);
+    fbc_w_num(w, "," FBR_KEY(FBR_HOST_BYTES), r->bytes[FBC_HOST]);
+    fbc_w_num(w, "," FBR_KEY(FBR_HOST_NS), r->ns[FBC_HOST]);
+    fbc_w_num(w, "," FBR_KEY(FBR_STACKS), r->nstacks);
+    fbc_w_raw(w, "}", 1);
+    json_ops(w, r, FBC_FALLBACK, shapes);
+    json_ops(w, r, FBC_HOST, shapes);
 }

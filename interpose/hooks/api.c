@@ -1,50 +1,65 @@
-/* census.c - the in-process API (fbcount.h): scopes that record one thread, queries on what
- * they saw, the assertion helper, and dumps on demand. */
+/* api.c - the in-process API (fbcount.h): scopes that record one thread or the whole process,
+ * queries on what they saw, the assertion helper, and dumps on demand. Reports are built on a
+ * thread with a full stack (fbc_run_big): the caller's may be small. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fbcount.h"
-#include "report.h"
+#include "fields.h"
+#include "hooks.h"
 
 struct fbcount_census {
-    fbc_table table;            /* touched only by the owning thread while open */
-    struct fbcount_census *up;  /* the enclosing scope */
-    fbc_report *report;         /* built at the first query by op */
-    uint64_t total[2], bytes[2];
+    fbc_scope *scope;
+    fbc_report *report; /* built at the first query by op */
 };
 
 static fbcount_fail_hook fail_hook;
 
-void fbc_census_add(struct fbcount_census *c, const fbc_event *ev)
+static fbcount_census *wrap(fbc_scope *s)
 {
-    for (; c; c = c->up) {
-        bool fresh;
-        fbc_table_add(&c->table, ev, &fresh);
-        c->total[ev->kind]++;
-        c->bytes[ev->kind] += ev->nbytes;
+    if (!s)
+        return NULL;
+    fbcount_census *c = calloc(1, sizeof *c);
+    if (!c) {
+        fbc_scope_free(s);
+        return NULL;
     }
+    c->scope = s;
+    return c;
 }
 
 FBC_EXPORT void fbcount_scope_begin(void)
 {
     fbc_init();
-    fbcount_census *c = calloc(1, sizeof *c);
-    if (!c)
+    if (!fbc_scope_push())
         return; /* out of memory: nothing is recorded for this scope */
-    c->up = fbc_t.scope;
-    fbc_t.scope = c;
     fbc_t.state = FBC_T_ON;
 }
 
 FBC_EXPORT fbcount_census *fbcount_scope_end(void)
 {
-    fbcount_census *c = fbc_t.scope;
-    if (!c)
+    fbc_scope *s = fbc_scope_pop();
+    if (!s)
         return NULL;
-    fbc_t.scope = c->up;
-    c->up = NULL;
     fbc_t.state = FBC_T_UNSET; /* decided again at the next event */
-    return c;
+    return wrap(s);
+}
+
+FBC_EXPORT int fbcount_scope_begin_all(void)
+{
+    fbc_init();
+    if (!fbc_scope_open_all())
+        return -1;
+    fbc_wrap_slow(true); /* threads that do not record must still see the event */
+    return 0;
+}
+
+FBC_EXPORT fbcount_census *fbcount_scope_end_all(void)
+{
+    fbc_scope *s = fbc_scope_close_all();
+    if (s)
+        fbc_wrap_slow(false);
+    return wrap(s);
 }
 
 FBC_EXPORT fbcount_census *fbcount_count(void (*fn)(void *), void *arg)
@@ -54,26 +69,37 @@ FBC_EXPORT fbcount_census *fbcount_count(void (*fn)(void *), void *arg)
     return fbcount_scope_end();
 }
 
+static void build(void *arg)
+{
+    fbcount_census *c = arg;
+    c->report = fbc_report_build(&c->scope->table);
+}
+
 static fbc_report *report(fbcount_census *c)
 {
     if (!c->report)
-        c->report = fbc_report_build(&c->table);
+        fbc_run_big(build, c);
     return c->report;
 }
 
 FBC_EXPORT uint64_t fbcount_census_total(const fbcount_census *c)
 {
-    return c ? c->total[FBC_FALLBACK] : 0;
+    return c ? c->scope->total[FBC_FALLBACK] : 0;
 }
 
 FBC_EXPORT uint64_t fbcount_census_bytes(const fbcount_census *c)
 {
-    return c ? c->bytes[FBC_FALLBACK] : 0;
+    return c ? c->scope->bytes[FBC_FALLBACK] : 0;
+}
+
+FBC_EXPORT uint64_t fbcount_census_ns(const fbcount_census *c)
+{
+    return c ? c->scope->ns[FBC_FALLBACK] : 0;
 }
 
 FBC_EXPORT uint64_t fbcount_census_host_total(const fbcount_census *c)
 {
-    return c ? c->total[FBC_HOST] : 0;
+    return c ? c->scope->total[FBC_HOST] : 0;
 }
 
 FBC_EXPORT uint64_t fbcount_census_op_count(fbcount_census *c, const char *op)
@@ -102,12 +128,25 @@ FBC_EXPORT int fbcount_census_format(fbcount_census *c, FILE *out)
     if (!r)
         return -1;
     char b[32];
-    fbc_fmt_bytes(c->bytes[FBC_FALLBACK], b, sizeof b);
+    fbc_fmt_bytes(c->scope->bytes[FBC_FALLBACK], b, sizeof b);
+    const uint64_t *t = c->scope->total;
     int n = fprintf(out, "%llu fallback%s (%s left the GPU), %llu host-resident op%s\n",
-                    (unsigned long long)c->total[FBC_FALLBACK], c->total[FBC_FALLBACK] == 1 ? "" : "s",
-                    b, (unsigned long long)c->total[FBC_HOST], c->total[FBC_HOST] == 1 ? "" : "s");
+                    (unsigned long long)t[FBC_FALLBACK], t[FBC_FALLBACK] == 1 ? "" : "s", b,
+                    (unsigned long long)t[FBC_HOST], t[FBC_HOST] == 1 ? "" : "s");
     fbc_report_text(r, out, "", 0);
     return n < 0 || ferror(out) ? -1 : 0;
+}
+
+/* Copies text into buf like snprintf: the length the whole text needs, -1 on error. */
+static int copy_out(int rc, char *text, size_t len, char *buf, size_t cap)
+{
+    if (rc == 0 && buf && cap) {
+        size_t n = len < cap - 1 ? len : cap - 1;
+        memcpy(buf, text, n);
+        buf[n] = '\0';
+    }
+    free(text);
+    return rc == 0 ? (int)len : -1;
 }
 
 FBC_EXPORT int fbcount_census_format_buf(fbcount_census *c, char *buf, size_t cap)
@@ -119,10 +158,34 @@ FBC_EXPORT int fbcount_census_format_buf(fbcount_census *c, char *buf, size_t ca
         return -1;
     int rc = fbcount_census_format(c, f);
     fclose(f);
-    if (rc == 0 && buf && cap)
-        snprintf(buf, cap, "%s", text);
-    free(text);
-    return rc == 0 ? (int)len : -1;
+    return copy_out(rc, text, len, buf, cap);
+}
+
+static bool to_stream(void *ctx, const char *p, size_t n)
+{
+    return fwrite(p, 1, n, ctx) == n;
+}
+
+FBC_EXPORT int fbcount_census_json(fbcount_census *c, char *buf, size_t cap)
+{
+    fbc_report *r = c ? report(c) : NULL;
+    if (!r)
+        return -1;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return -1;
+    char chunk[16384];
+    fbc_writer w;
+    fbc_w_init_sink(&w, chunk, sizeof chunk, to_stream, f);
+    fputc('{', f);
+    fbc_report_json(&w, r, true);
+    fbc_w_flush(&w);
+    fputs("}", f);
+    int rc = w.failed || ferror(f) ? -1 : 0;
+    fclose(f);
+    return copy_out(rc, text, len, buf, cap);
 }
 
 FBC_EXPORT void fbcount_census_free(fbcount_census *c)
@@ -130,14 +193,15 @@ FBC_EXPORT void fbcount_census_free(fbcount_census *c)
     if (!c)
         return;
     fbc_report_free(c->report);
-    fbc_table_clear(&c->table);
+    fbc_scope_free(c->scope);
     free(c);
 }
 
 FBC_EXPORT int fbcount_dump(const char *path)
 {
     fbc_init();
-    return fbc_dump_process("api", path, NULL);
+    fbc_dump_req req = {.reason = FBR_REASON_API, .path = path, .always = true, .patient = true};
+    return fbc_dump_write(&req, NULL, NULL, 0);
 }
 
 FBC_EXPORT void fbcount_set_fail_hook(fbcount_fail_hook hook)

@@ -1,13 +1,16 @@
 /* modes.c - FBCOUNT_MODE=warn and abort: the first time an (op, site) pair falls back, print
  * the op, the site and a short stack; in abort mode, write the census and abort unless the op
- * is in FBCOUNT_ALLOW. Runs only for a stack seen for the first time, so symbolizing here
- * does not touch the counting path of repeated fallbacks. */
+ * is allowed (FBCOUNT_ALLOW). Runs only for a stack seen for the first time, so repeated
+ * fallbacks never come here. Symbolizing needs more stack than a program's thread may have
+ * (16-128 KiB threads died of it): the work runs on the dumper thread while the recording
+ * thread waits. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "report.h"
+#include "fields.h"
+#include "hooks.h"
 
 typedef struct {
     UT_hash_handle hh;
@@ -38,19 +41,35 @@ static bool first_time(const char *op, const char *site)
     return fresh;
 }
 
-void fbc_mode_check(const fbc_entry *e)
+typedef struct {
+    const fbc_entry *e;
+    bool stop;
+    char extra[600];
+} check;
+
+/* Kept to characters JSON takes unescaped: the extra member is pasted into the dump. */
+static void json_safe(char *s)
 {
+    for (char *p = s; *p; p++)
+        if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80)
+            *p = '_';
+}
+
+static void run_check(void *arg)
+{
+    check *c = arg;
+    const fbc_entry *e = c->e;
     fbc_frame_info infos[FBC_MAX_DEPTH];
     fbc_attrib a;
     char *text = NULL;
     size_t len = 0;
     pthread_mutex_lock(&fbc_sym_lock);
-    unsigned named = fbc_attribute(e->frames, e->nframes, infos, &a);
+    unsigned named = fbc_attribute(e, infos, &a);
     for (unsigned i = named; i < e->nframes && i < 8; i++)
         fbc_symbolize(e->frames[i], i == 0, &infos[i]); /* the short stack printed below */
     bool fresh = first_time(a.op, a.site);
-    bool stop = fbc_cfg.mode == FBC_MODE_ABORT && !fbc_allowed(a.op);
-    FILE *f = fresh || stop ? open_memstream(&text, &len) : NULL;
+    c->stop = fbc_cfg.mode == FBC_MODE_ABORT && !fbc_allowed(a.op);
+    FILE *f = fresh || c->stop ? open_memstream(&text, &len) : NULL;
     if (f) {
         fprintf(f, "fbcount: fallback: %s at %s", a.op, a.site);
         if (a.site_file && a.site_line > 0)
@@ -62,22 +81,20 @@ void fbc_mode_check(const fbc_entry *e)
             fprintf(f, "fbcount:   #%u %s (%s+0x%lx)\n", i, infos[i].symbol ? infos[i].symbol : "??",
                     slash ? slash + 1 : mod, (unsigned long)infos[i].offset);
         }
-        if (stop)
+        if (c->stop)
             fprintf(f, "fbcount: FBCOUNT_MODE=abort: %s is not allowed (FBCOUNT_ALLOW); aborting\n",
                     a.op);
         fclose(f);
     }
-    char extra[600] = "", op[201], site[201];
-    if (stop) {
+    if (c->stop) {
+        char op[201], site[201];
         snprintf(op, sizeof op, "%s", a.op);
         snprintf(site, sizeof site, "%s", a.site);
-        for (char *p = op; *p; p++) /* kept to characters JSON takes unescaped */
-            if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80)
-                *p = '_';
-        for (char *p = site; *p; p++)
-            if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80)
-                *p = '_';
-        snprintf(extra, sizeof extra, ",\"abort\":{\"op\":\"%s\",\"site\":\"%s\"}", op, site);
+        json_safe(op);
+        json_safe(site);
+        snprintf(c->extra, sizeof c->extra,
+                 "," FBR_KEY(FBR_ABORT) "{" FBR_KEY(FBR_OP) "\"%s\"," FBR_KEY(FBR_SITE) "\"%s\"}",
+                 op, site);
     }
     pthread_mutex_unlock(&fbc_sym_lock);
     for (size_t off = 0; text && off < len;) {
@@ -87,19 +104,43 @@ void fbc_mode_check(const fbc_entry *e)
         off += (size_t)k;
     }
     free(text);
-    if (stop) {
-        fbc_dump_process("exit", NULL, extra);
-        __atomic_store_n(&fbc_crash_done, 1, __ATOMIC_RELEASE); /* no second dump on SIGABRT */
-        abort();
+    if (c->stop) {
+        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .extra_json = c->extra, .patient = true};
+        fbc_dump_write(&req, NULL, NULL, 0);
+        fbc_final_mark(); /* no second dump on SIGABRT, nor at exit */
     }
 }
 
-void fbc_modes_after_fork(void)
+void fbc_mode_check(const fbc_entry *e)
+{
+    check c = {.e = e};
+    fbc_run_big(run_check, &c);
+    if (c.stop)
+        abort();
+}
+
+static void prepare(void)
+{
+    pthread_mutex_lock(&seen_lock);
+}
+
+static void parent(void)
+{
+    pthread_mutex_unlock(&seen_lock);
+}
+
+/* The child warns anew: its census starts empty. */
+static void child(void)
 {
     pair *p, *t;
     HASH_ITER(hh, seen, p, t) {
         HASH_DEL(seen, p);
         free(p);
     }
-    pthread_mutex_init(&seen_lock, NULL);
+    pthread_mutex_unlock(&seen_lock);
+}
+
+void fbc_modes_register(void)
+{
+    pthread_atfork(prepare, parent, child);
 }

@@ -6,7 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "base.h"
 
 void fbc_w_init(fbc_writer *w, int fd, char *buf, size_t cap)
 {
@@ -15,19 +15,39 @@ void fbc_w_init(fbc_writer *w, int fd, char *buf, size_t cap)
     w->cap = cap;
     w->len = 0;
     w->failed = false;
+    w->written = 0;
+    w->sink = NULL;
+    w->ctx = NULL;
+}
+
+void fbc_w_init_sink(fbc_writer *w, char *buf, size_t cap,
+                     bool (*sink)(void *ctx, const char *p, size_t n), void *ctx)
+{
+    fbc_w_init(w, -1, buf, cap);
+    w->sink = sink;
+    w->ctx = ctx;
 }
 
 void fbc_w_flush(fbc_writer *w)
 {
+    if (w->sink) {
+        if (w->len && !w->failed && !w->sink(w->ctx, w->buf, w->len))
+            w->failed = true;
+        w->written += w->len;
+        w->len = 0;
+        return;
+    }
     size_t off = 0;
     while (off < w->len && !w->failed) {
         ssize_t n = write(w->fd, w->buf + off, w->len - off);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n <= 0)
+        if (n <= 0) {
             w->failed = true;
-        else
+        } else {
             off += (size_t)n;
+            w->written += (uint64_t)n;
+        }
     }
     w->len = 0;
 }
@@ -122,6 +142,12 @@ void fbc_w_u64(fbc_writer *w, uint64_t v)
     fbc_w_raw(w, b, fbc_fmt_u64(b, v));
 }
 
+void fbc_w_num(fbc_writer *w, const char *key, uint64_t v)
+{
+    fbc_w_str(w, key);
+    fbc_w_u64(w, v);
+}
+
 void fbc_w_i64(fbc_writer *w, int64_t v)
 {
     if (v < 0) {
@@ -150,11 +176,9 @@ void fbc_w_hex(fbc_writer *w, uint64_t v)
 
 /* Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm): gmtime_r is not
  * async-signal-safe. */
-void fbc_fmt_time(char out[21])
+void fbc_fmt_time(char out[21], uint64_t unix_s)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t t = ts.tv_sec, days = t / 86400, sec = t % 86400;
+    int64_t t = (int64_t)unix_s, days = t / 86400, sec = t % 86400;
     int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
     int64_t doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
     int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);

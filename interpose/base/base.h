@@ -1,0 +1,169 @@
+/* base.h - the bottom layer of libfbcount: configuration, facts about the process, file names
+ * and atomic writes, the async-signal-safe writer, the module map, descriptors and the
+ * backend's accessors. Nothing here calls a layer above (interpose/meson.build lists the
+ * order: hooks -> triggers -> dump -> record -> base -> rules).
+ *
+ * Prefix fbc_ for internal names (hidden by -fvisibility=hidden); fbcount_ for the public API.
+ */
+#ifndef FBC_BASE_H
+#define FBC_BASE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allow.h"
+#include "attrib.h"
+
+#define FBC_EXPORT __attribute__((visibility("default")))
+#define FBC_MAX_DEPTH 256
+
+/* ---- config.c: the FBCOUNT_ environment, read once ---------------------------------- */
+typedef enum { FBC_MODE_COUNT, FBC_MODE_WARN, FBC_MODE_ABORT } fbc_mode;
+
+typedef struct {
+    bool enabled;        /* process-wide recording (FBCOUNT; default: on when preloaded) */
+    bool all_processes;  /* FBCOUNT_ALL_PROCESSES: dump even without a backend */
+    int depth;           /* FBCOUNT_DEPTH */
+    fbr_names prefixes;  /* FBCOUNT_OP_PREFIX */
+    fbr_names py_backend; /* FBCOUNT_PY_BACKEND */
+    char output[1024];   /* FBCOUNT_OUTPUT template; "" means none */
+    char metrics[1024];  /* FBCOUNT_METRICS path; "" means none */
+    char run_log[1024];  /* FBCOUNT_RUN_LOG: set by `fbcount run` */
+    int signal;          /* FBCOUNT_SIGNAL; 0 means none */
+    int interval_ms;     /* FBCOUNT_INTERVAL; 0 means no checkpoints */
+    int signal_wait_ms;  /* FBCOUNT_SIGNAL_WAIT */
+    fbc_mode mode;       /* FBCOUNT_MODE */
+    bool quiet;          /* FBCOUNT_QUIET */
+    fbr_allow *allow;    /* FBCOUNT_ALLOW; NULL allows nothing */
+} fbc_config;
+
+extern fbc_config fbc_cfg;
+/* Reads the environment (secure_getenv: nothing under AT_SECURE). Each bad value is named in
+ * one warning and its default is used. */
+void fbc_config_load(bool preloaded);
+bool fbc_allowed(const char *op);
+const char *fbc_mode_name(fbc_mode m);
+/* One line on stderr, "fbcount: ..."; one write(2), never stdio. */
+void fbc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- process.c: facts about this process, cached so a signal handler can use them ----- */
+typedef struct {
+    int pid, ppid;
+    char host[256];
+    char exe[4096];
+    char name[256];     /* %e */
+    char argv[16384];   /* NUL-separated, from /proc/self/cmdline */
+    size_t argv_len;
+    char id[33];        /* this census: random hex, new in every process image */
+    char parent_id[33]; /* the census a fork child came from; "" otherwise */
+    long rank;          /* MPI/Slurm rank, -1 when none */
+    char start_time[21]; /* UTC, ISO 8601 */
+    uint64_t start_ns;  /* CLOCK_MONOTONIC at start */
+    bool forked;        /* a fork child: its file name must differ from the parent's */
+} fbc_process;
+
+extern fbc_process fbc_proc;
+void fbc_process_load(void);
+/* A fork child: new pid and census id, the parent's id kept as parent_id. Allocation-free. */
+void fbc_process_forked(void);
+uint64_t fbc_now_ns(void); /* CLOCK_MONOTONIC; async-signal-safe */
+
+/* ---- fd.c: the shim's own descriptors, kept out of the application's way ------------- */
+/* Moves fd to the lowest free descriptor at or above FBC_FD_FLOOR (close-on-exec) and closes
+ * the original: a program that closes or reuses low descriptors never meets ours. Returns the
+ * new descriptor, or fd itself when there is none free up there. */
+#define FBC_FD_FLOOR 600
+int fbc_fd_lift(int fd);
+/* pipe2 as the kernel has it: the shim interposes pipe2 (for libunwind's calls), and its own
+ * pipes must not go through that. 0 or -1. */
+int fbc_pipe2(int fds[2], int flags);
+
+/* ---- writer.c: a JSON/text writer onto a file descriptor, async-signal-safe ---------- */
+typedef struct {
+    int fd;
+    char *buf;
+    size_t cap, len;
+    bool failed;
+    uint64_t written; /* bytes handed on so far */
+    bool (*sink)(void *ctx, const char *p, size_t n); /* instead of write(2), when set */
+    void *ctx;
+} fbc_writer;
+
+void fbc_w_init(fbc_writer *w, int fd, char *buf, size_t cap);
+/* A writer that hands its full buffers to sink (false: failed) instead of a descriptor. */
+void fbc_w_init_sink(fbc_writer *w, char *buf, size_t cap,
+                     bool (*sink)(void *ctx, const char *p, size_t n), void *ctx);
+void fbc_w_raw(fbc_writer *w, const char *s, size_t n);
+void fbc_w_str(fbc_writer *w, const char *s);
+void fbc_w_json(fbc_writer *w, const char *s);       /* quoted, escaped, valid UTF-8 */
+void fbc_w_u64(fbc_writer *w, uint64_t v);
+void fbc_w_num(fbc_writer *w, const char *key, uint64_t v); /* key (e.g. ",\"count\":"), then v */
+void fbc_w_i64(fbc_writer *w, int64_t v);
+void fbc_w_hex(fbc_writer *w, uint64_t v);          /* "0x..." quoted */
+void fbc_w_flush(fbc_writer *w);
+size_t fbc_fmt_u64(char *out, uint64_t v);          /* no NUL; returns length */
+void fbc_fmt_time(char out[21], uint64_t unix_s);   /* UTC ISO 8601, NUL-terminated */
+
+/* ---- output.c: file names and atomic writes, async-signal-safe --------------------- */
+extern int fbc_seq;                                 /* dumps taken so far (atomic) */
+extern char fbc_output_tmpl[1024];                  /* the template in use (may fall back) */
+/* Expands the template for dump number seq into out (%p %h %e %n %r %i %%); a name without
+ * %n gets ".<seq>" before its extension from the second dump on. false when no file is
+ * wanted or the name does not fit (*toolong set then). */
+bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap, bool *toolong);
+/* The checkpoint file of this process: the name of dump 0 with "checkpoint" for %n. */
+bool fbc_output_checkpoint_path(const char *tmpl, char *out, size_t cap);
+/* Creates a fresh temporary next to path, never through a symlink; -1 with errno on
+ * failure. Refuses (EEXIST) when path exists and is not a regular file. */
+int fbc_output_open(const char *path, char *tmp, size_t cap);
+/* Closes fd and renames tmp to path when ok. replace: path may be replaced (a later state
+ * of this census); otherwise an existing file is kept and -1 with EEXIST returned. 0 or -1. */
+int fbc_output_commit(int fd, const char *tmp, const char *path, bool ok, bool replace);
+
+/* ---- modmap.c: the loaded modules, append-only so a crash handler can read them -------- */
+typedef struct {
+    uintptr_t base, start, end; /* dlpi_addr and the span of the PT_LOAD segments */
+    const char *path;
+    char build_id[41];
+    bool file;                  /* a real file (not the vdso) */
+} fbc_module;
+
+void fbc_modmap_refresh(void);
+size_t fbc_modmap_count(void);                /* async-signal-safe */
+const fbc_module *fbc_modmap_at(size_t i);    /* async-signal-safe */
+long fbc_modmap_find(uintptr_t ip);           /* index or -1; async-signal-safe */
+void fbc_modmap_self(uintptr_t *start, uintptr_t *end); /* this library's span */
+/* Bumped whenever a module was unloaded: addresses may now hold other code. */
+unsigned fbc_modmap_generation(void);
+void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 anew */
+
+/* ---- backend.c: the backend's optional accessors (libvkt's), found by name ---------- */
+typedef struct {
+    const char *op;
+    uint64_t native, fallback, host;
+} fbc_stats_entry; /* vkt_stats_entry, as libvkt lays it out */
+
+typedef struct {
+    int (*rank)(const void *t);
+    const int64_t *(*shape)(const void *t);
+    int (*dtype)(const void *t);
+    const char *(*dtype_name)(int dtype);
+    size_t (*stats)(fbc_stats_entry *entries, size_t cap);
+    uint64_t (*started_ns)(void); /* when this thread's current fallback began; 0 unknown */
+} fbc_backend;
+
+/* Looks the accessors up next to the definition fn (the first backend seen wins) and
+ * publishes them. */
+void fbc_backend_find(const void *fn);
+/* The accessors; every member NULL until a backend was seen. */
+const fbc_backend *fbc_backend_get(void);
+/* Whether a backend was seen: the process resolved a host_result definition. */
+bool fbc_backend_seen(void);
+/* Looks for a module other than the shim defining host_result among those loaded (a backend
+ * dlopen-ed with RTLD_LOCAL that never fell back): true, and its accessors found, when there
+ * is one. */
+bool fbc_backend_scan(void);
+
+#endif

@@ -1,0 +1,210 @@
+/* config.c - the FBCOUNT_ environment. A bad value is named in one warning and the default is
+ * used: the program under the shim must never fail because of it. Variables are read with
+ * secure_getenv: in a setuid or setgid program (AT_SECURE) they are all ignored, so another
+ * user cannot make it write files as its owner. */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "base.h"
+#include "signals.h"
+
+#define DEFAULT_OUTPUT "fbcount.%e.%p.json"
+
+fbc_config fbc_cfg = {.depth = 64, .output = DEFAULT_OUTPUT, .signal = SIGUSR1,
+                      .signal_wait_ms = 2000};
+
+void fbc_warn(const char *fmt, ...)
+{
+    char line[1024] = "fbcount: ";
+    size_t p = strlen(line);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line + p, sizeof line - p - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    size_t len = p + ((size_t)n < sizeof line - p - 2 ? (size_t)n : sizeof line - p - 2);
+    line[len++] = '\n';
+    /* One write, so lines from several threads or processes do not interleave. */
+    if (write(2, line, len) < 0)
+        return;
+}
+
+const char *fbc_mode_name(fbc_mode m)
+{
+    return m == FBC_MODE_WARN ? "warn" : m == FBC_MODE_ABORT ? "abort" : "count";
+}
+
+static const char *env(const char *name)
+{
+    return secure_getenv(name);
+}
+
+static bool parse_bool(const char *var, bool def)
+{
+    const char *v = env(var);
+    if (!v)
+        return def;
+    if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcasecmp(v, "true"))
+        return true;
+    if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcasecmp(v, "false"))
+        return false;
+    fbc_warn("%s=%.64s is not 0 or 1; using %d", var, v, def);
+    return def;
+}
+
+static void parse_depth(void)
+{
+    const char *v = env("FBCOUNT_DEPTH");
+    if (!v)
+        return;
+    char *end;
+    errno = 0;
+    long d = strtol(v, &end, 10);
+    if (errno || end == v || *end || d < 2 || d > FBC_MAX_DEPTH) {
+        fbc_warn("FBCOUNT_DEPTH=%.64s is not a stack depth (2..%d); using 64", v, FBC_MAX_DEPTH);
+        return;
+    }
+    fbc_cfg.depth = (int)d;
+}
+
+/* Seconds as a decimal number in [lo, hi], in milliseconds; def when unset or bad. */
+static int parse_seconds(const char *var, double lo, double hi, int def, const char *what)
+{
+    const char *v = env(var);
+    if (!v)
+        return def;
+    char *end;
+    errno = 0;
+    double s = strtod(v, &end);
+    if (errno || end == v || *end || !isfinite(s) || s < lo || s > hi) {
+        fbc_warn("%s=%.64s is not %s (seconds, %g to %g); using %s", var, v, what, lo, hi,
+                 def ? "the default" : "none");
+        return def;
+    }
+    return (int)(s * 1000 + 0.5);
+}
+
+static void parse_names(const char *var, const char *def, fbr_names *out)
+{
+    const char *v = env(var);
+    if (fbr_names_parse(v, def, out) != 0 && v)
+        fbc_warn("%s=%.64s is not a list of 1..%d names; using %s", var, v, FBR_MAX_NAMES, def);
+}
+
+/* A path template: %p %h %e %n %r %i %% only, short enough to expand. */
+static void parse_output(void)
+{
+    const char *v = env("FBCOUNT_OUTPUT");
+    if (!v)
+        return;
+    if (!strcmp(v, "none")) {
+        fbc_cfg.output[0] = '\0';
+        return;
+    }
+    bool ok = *v && strlen(v) < sizeof fbc_cfg.output - 64;
+    for (const char *p = v; ok && *p; p++)
+        if (*p == '%') {
+            p++;
+            ok = *p && strchr("phenri%", *p);
+        }
+    if (!ok) {
+        fbc_warn("FBCOUNT_OUTPUT=%.64s is not a path template (%%p %%h %%e %%n %%r %%i %%%%) of "
+                 "at most %zu bytes, or 'none'; using %s", v, sizeof fbc_cfg.output - 65,
+                 DEFAULT_OUTPUT);
+        return;
+    }
+    strcpy(fbc_cfg.output, v);
+}
+
+static void parse_path(const char *var, char *out, size_t cap)
+{
+    const char *v = env(var);
+    if (!v || !*v)
+        return;
+    if (strlen(v) >= cap) {
+        fbc_warn("%s is longer than %zu bytes; ignored", var, cap - 1);
+        return;
+    }
+    strcpy(out, v);
+}
+
+static void parse_signal(void)
+{
+    const char *v = env("FBCOUNT_SIGNAL");
+    int sig;
+    if (!v)
+        return;
+    if (fbr_signal_parse(v, &sig) == 0) {
+        fbc_cfg.signal = sig;
+        return;
+    }
+    fbc_warn("FBCOUNT_SIGNAL=%.64s is not a census signal (USR1, USR2, WINCH, URG, RTMIN+N, a "
+             "number of one of them, or none; signals that end or stop a program keep their "
+             "meaning); using USR1", v);
+}
+
+static void parse_mode(void)
+{
+    const char *v = env("FBCOUNT_MODE");
+    if (!v)
+        return;
+    if (!strcmp(v, "count"))
+        fbc_cfg.mode = FBC_MODE_COUNT;
+    else if (!strcmp(v, "warn"))
+        fbc_cfg.mode = FBC_MODE_WARN;
+    else if (!strcmp(v, "abort"))
+        fbc_cfg.mode = FBC_MODE_ABORT;
+    else
+        fbc_warn("FBCOUNT_MODE=%.64s is not count, warn or abort; using count", v);
+}
+
+static void no_reason(void *ctx, long line, const char *op)
+{
+    fbc_warn("FBCOUNT_ALLOW=%.200s line %ld: '%.64s' has no reason (write '%.64s  # why')",
+             (const char *)ctx, line, op, op);
+}
+
+/* The grammar and the file checks are the command's too (rules/allow.h): a FIFO, a device or
+ * a directory is refused without blocking, and a bad line allows nothing. */
+static void parse_allow(void)
+{
+    const char *v = env("FBCOUNT_ALLOW");
+    if (!v)
+        return;
+    char err[600];
+    bool unreadable;
+    fbc_cfg.allow = fbr_allow_load(v, no_reason, (void *)v, err, sizeof err, &unreadable);
+    if (!fbc_cfg.allow)
+        fbc_warn("FBCOUNT_ALLOW=%.500s; allowing nothing", err);
+}
+
+void fbc_config_load(bool preloaded)
+{
+    fbc_cfg.enabled = parse_bool("FBCOUNT", preloaded);
+    fbc_cfg.all_processes = parse_bool("FBCOUNT_ALL_PROCESSES", false);
+    parse_depth();
+    parse_names("FBCOUNT_OP_PREFIX", FBR_DEFAULT_OP_PREFIX, &fbc_cfg.prefixes);
+    parse_names("FBCOUNT_PY_BACKEND", FBR_DEFAULT_PY_BACKEND, &fbc_cfg.py_backend);
+    parse_output();
+    parse_path("FBCOUNT_METRICS", fbc_cfg.metrics, sizeof fbc_cfg.metrics);
+    parse_path("FBCOUNT_RUN_LOG", fbc_cfg.run_log, sizeof fbc_cfg.run_log);
+    parse_signal();
+    fbc_cfg.interval_ms = parse_seconds("FBCOUNT_INTERVAL", 0.1, 86400, 0, "an interval");
+    fbc_cfg.signal_wait_ms = parse_seconds("FBCOUNT_SIGNAL_WAIT", 0, 60, 2000, "a wait");
+    parse_mode();
+    fbc_cfg.quiet = parse_bool("FBCOUNT_QUIET", false);
+    parse_allow();
+}
+
+bool fbc_allowed(const char *op)
+{
+    return fbr_allow_has(fbc_cfg.allow, op);
+}

@@ -1,0 +1,139 @@
+/* dump.h - a census made readable: names for addresses (symbolize.c), attribution to an op
+ * and a site (rules/attrib.h), the attributed report (report.c), and the fbcount/1 files:
+ * the full dump (write.c), the emergency dump a fatal signal writes (emergency.c) and the
+ * exit summary (summary.c). Uses record/ and base/; never called from the counting path or
+ * from a signal handler, except emergency.c. */
+#ifndef FBC_DUMP_H
+#define FBC_DUMP_H
+
+#include <stdio.h>
+
+#include "record.h"
+
+/* ---- symbolize.c: names for addresses -------------------------------------------------- */
+typedef struct {
+    const char *symbol; /* NULL when unknown */
+    const char *file;
+    int line;
+    long module;        /* fbc_modmap index or -1 */
+    uintptr_t offset;
+} fbc_frame_info;
+
+typedef struct {
+    const char *op, *site;       /* never NULL: "(unknown)" */
+    const char *site_file, *site_module;
+    int site_line;
+    bool site_python;            /* the site is a line of Python code */
+} fbc_attrib;
+
+/* Callers hold fbc_sym_lock; the strings live as long as the process. first: the innermost
+ * frame, looked up as is (the others at ip - 1, inside the call). */
+void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out);
+/* Adds file:line to a frame (a line table can take 0.4 s to load: only where needed). */
+void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out);
+/* Attributes entry e (rules/attrib.h), naming its frames only as far as needed; infos has
+ * room for e->nframes. Returns how many leading infos were filled. */
+unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out);
+extern pthread_mutex_t fbc_sym_lock;
+
+/* ---- framecache.c: each distinct frame's JSON, formatted once per dump ----------------- */
+typedef struct fbc_framecache fbc_framecache;
+fbc_framecache *fbc_fc_new(void);   /* NULL when out of memory */
+void fbc_fc_free(fbc_framecache *c);
+/* The index of ip's first frame object in the dump's frame table, naming and formatting it
+ * the first time (taking fbc_sym_lock); *count frames follow from there (an inlined chain).
+ * -1 when out of memory. */
+long fbc_fc_index(fbc_framecache *c, uintptr_t ip, bool first, uint32_t *count);
+/* The same for a Python frame (one entry). */
+long fbc_fc_python(fbc_framecache *c, const fbc_pyframe *f);
+/* Whether the frame at index is CPython's evaluation loop (_PyEval_EvalFrameDefault), in
+ * whose place a stack's Python frames are merged. */
+bool fbc_fc_is_eval(const fbc_framecache *c, long index);
+/* The frame table's JSON array text, in index order; NULL when out of memory. */
+const char *fbc_fc_text(fbc_framecache *c, size_t *len);
+
+/* ---- report.c: a census symbolized and attributed ---------------------------------- */
+typedef struct {
+    const char *site, *file, *module;
+    int line;
+    bool python;
+    uint64_t count, bytes, ns;
+} fbc_rsite;
+
+typedef struct fbc_rop {
+    UT_hash_handle hh;
+    const char *op;
+    uint64_t count, bytes, max_bytes, ns, max_ns;
+    fbc_rsite *sites;
+    size_t nsites;
+    fbc_shape *shapes;
+    size_t nshapes;
+} fbc_rop;
+
+typedef struct {
+    const fbc_entry *e; /* frames are immutable; counts below are the copy taken under the lock */
+    uint64_t count, bytes, max_bytes, ns, max_ns;
+    fbc_shape *shapes;
+    size_t nshapes;
+    fbc_attrib a;
+} fbc_rstack;
+
+typedef struct fbc_report {
+    fbc_rstack *stacks;
+    size_t nstacks;
+    fbc_rop *ophash[2];
+    fbc_rop **ops[2]; /* sorted by bytes, then count */
+    size_t nops[2];
+    uint64_t total[2], bytes[2], max[2], ns[2];
+    bool has_backend; /* libvkt's counters, read when the census was copied */
+    uint64_t native, fallback, host;
+} fbc_report;
+
+/* The report of one table the caller owns (a scope). NULL when out of memory. */
+fbc_report *fbc_report_build(const fbc_table *t);
+/* The report of the process census, every shard merged. patient: wait for each shard's lock
+ * (false: a shard whose lock stays held for 50 ms, e.g. by a thread a termination signal
+ * interrupted mid-event, is copied without it, shapes left out). */
+fbc_report *fbc_report_build_process(bool patient);
+void fbc_report_free(fbc_report *r);
+uint64_t fbc_report_op(const fbc_report *r, fbc_kind k, const char *op, bool bytes);
+/* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
+void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
+void fbc_fmt_bytes(uint64_t b, char *out, size_t cap);
+/* A site as people read it: "train_step (lenet.c:187)". */
+void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
+/* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no
+ * braces around them); shapes: with each op's result shapes. */
+void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes);
+
+/* ---- write.c: the fbcount/1 dump of the process census ---------------------------- */
+typedef struct {
+    const char *reason;     /* FBR_REASON_* */
+    const char *path;       /* an explicit file (fbcount_dump), or NULL for the template's */
+    const char *extra_json; /* inserted after the totals, e.g. ",\"exec\":true" */
+    int signal;             /* a signal dump's signal, or 0 */
+    bool checkpoint;        /* write the checkpoint file, replacing the last one */
+    bool always;            /* even in a process that never used a backend (fbcount_dump) */
+    bool patient;           /* see fbc_report_build_process */
+} fbc_dump_req;
+
+/* Writes a dump of the process census. Returns 0 or -1 (with a warning on stderr). keep:
+ * when not NULL, receives the report (free it), and written the path (cap bytes). */
+int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, size_t cap);
+/* Removes the checkpoint file once a final dump supersedes it. */
+void fbc_dump_drop_checkpoint(void);
+extern pthread_mutex_t fbc_dump_lock;
+/* The parts every dump has before its census, and the module list: shared with the
+ * emergency dump, so async-signal-safe. */
+void fbc_dump_head(fbc_writer *w, const char *reason, int seq);
+void fbc_dump_modules(fbc_writer *w);
+
+/* ---- emergency.c: the dump a fatal signal writes, from its handler ------------------ */
+/* Every recorded stack as raw frames (module + offset later), without a lock or an
+ * allocation. Writes one line on stderr naming the file. */
+void fbc_dump_emergency(int sig);
+
+/* ---- summary.c: the lines a final dump prints on stderr ---------------------------- */
+void fbc_dump_summary(const fbc_report *r, const char *path, int signal);
+
+#endif

@@ -1,0 +1,126 @@
+/* emergency.c - the dump a fatal signal writes from its handler: the recorded stacks as raw
+ * frames (module + offset) and the module map, written with write(2) from static buffers.
+ * Nothing here allocates, locks or uses stdio, and it needs little stack (an application's
+ * alternate signal stack may be the legacy 8 KiB); `fbcount symbolize` names the frames
+ * afterwards. The trigger (triggers/crash.c) makes sure only one thread writes it. */
+#include <string.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "fields.h"
+#include "signals.h"
+
+static char cbuf[1 << 16];
+static char path[2048], tmp[2200];
+
+static void write_unknown_op(fbc_writer *w, const char *key, const uint64_t v[4])
+{
+    fbc_w_str(w, key);
+    if (v[0]) {
+        fbc_w_num(w, "{" FBR_KEY(FBR_OP) "\"" FBR_UNKNOWN "\"," FBR_KEY(FBR_COUNT), v[0]);
+        fbc_w_num(w, "," FBR_KEY(FBR_BYTES), v[1]);
+        fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), v[2]);
+        fbc_w_num(w, "," FBR_KEY(FBR_NS), v[3]);
+        fbc_w_str(w, "," FBR_KEY(FBR_SHAPES) "[]," FBR_KEY(FBR_SITES) "[]}");
+    }
+    fbc_w_raw(w, "]", 1);
+}
+
+/* Every recorded stack, shard by shard, without a lock: lists only grow at one end and
+ * entries never move. A stack recorded by two threads is listed twice; readers merge it. */
+#define FOR_EACH_ENTRY(e)                                                                      \
+    for (fbc_shard *sh_ = fbc_shards_first(); sh_; sh_ = sh_->next)                           \
+        for (fbc_entry *e = __atomic_load_n(&sh_->table.head, __ATOMIC_ACQUIRE); e;            \
+             e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE))
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static void write_entry(fbc_writer *w, const fbc_entry *e, bool first)
+{
+    fbc_w_str(w, first ? "{" FBR_KEY(FBR_KIND) : ",{" FBR_KEY(FBR_KIND));
+    fbc_w_str(w, e->kind == FBC_HOST ? "\"" FBR_KIND_HOST "\"" : "\"" FBR_KIND_FALLBACK "\"");
+    fbc_w_num(w, "," FBR_KEY(FBR_OP) "\"" FBR_UNKNOWN "\"," FBR_KEY(FBR_SITE) "\"" FBR_UNKNOWN
+                 "\"," FBR_KEY(FBR_COUNT), LOAD(e->count));
+    fbc_w_num(w, "," FBR_KEY(FBR_BYTES), LOAD(e->bytes));
+    fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), LOAD(e->max_bytes));
+    fbc_w_num(w, "," FBR_KEY(FBR_NS), LOAD(e->ns));
+    fbc_w_num(w, "," FBR_KEY(FBR_MAX_NS), LOAD(e->max_ns));
+    fbc_w_str(w, "," FBR_KEY(FBR_FRAMES) "[");
+    for (uint32_t f = 0; f < e->nframes; f++) {
+        fbc_w_str(w, f ? ",{" FBR_KEY(FBR_IP) : "{" FBR_KEY(FBR_IP));
+        fbc_w_hex(w, e->frames[f]);
+        long mi = fbc_modmap_find(e->frames[f]);
+        if (mi >= 0) {
+            const fbc_module *mod = fbc_modmap_at((size_t)mi);
+            fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
+            fbc_w_json(w, mod->path);
+            fbc_w_str(w, "," FBR_KEY(FBR_OFFSET));
+            fbc_w_hex(w, e->frames[f] - mod->base);
+        }
+        fbc_w_raw(w, "}", 1);
+    }
+    /* Python frames were interned at record time; their strings live as long as the process. */
+    for (uint32_t k = 0; k < e->npy; k++) {
+        const fbc_pyframe *p = (const fbc_pyframe *)(e->frames[e->nframes + k] & ~(uintptr_t)1);
+        fbc_w_str(w, e->nframes || k ? ",{" FBR_KEY(FBR_PYTHON) "true," FBR_KEY(FBR_SYMBOL)
+                                     : "{" FBR_KEY(FBR_PYTHON) "true," FBR_KEY(FBR_SYMBOL));
+        fbc_w_json(w, p->function);
+        fbc_w_str(w, "," FBR_KEY(FBR_FILE));
+        fbc_w_json(w, p->file);
+        fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)(p->line > 0 ? p->line : 0));
+        fbc_w_raw(w, "}", 1);
+    }
+    fbc_w_str(w, "]}");
+}
+
+void fbc_dump_emergency(int sig)
+{
+    int seq = __atomic_add_fetch(&fbc_seq, 1, __ATOMIC_RELAXED);
+    if (!fbc_output_path(fbc_output_tmpl, seq, path, sizeof path, NULL))
+        return;
+    int fd = fbc_output_open(path, tmp, sizeof tmp);
+    if (fd < 0)
+        return;
+    uint64_t v[2][4] = {{0}}, stacks = 0;
+    FOR_EACH_ENTRY(e) {
+        int k = e->kind == FBC_HOST;
+        uint64_t mb = LOAD(e->max_bytes);
+        v[k][0] += LOAD(e->count);
+        v[k][1] += LOAD(e->bytes);
+        v[k][2] = mb > v[k][2] ? mb : v[k][2];
+        v[k][3] += LOAD(e->ns);
+        stacks++;
+    }
+    fbc_writer w;
+    fbc_w_init(&w, fd, cbuf, sizeof cbuf);
+    fbc_dump_head(&w, FBR_REASON_CRASH, seq);
+    fbc_w_num(&w, "," FBR_KEY(FBR_SIGNAL), (uint64_t)sig);
+    fbc_w_str(&w, "," FBR_KEY(FBR_SIGNAL_NAME));
+    fbc_w_json(&w, fbr_signal_name(sig));
+    fbc_w_num(&w, "," FBR_KEY(FBR_SYMBOLIZED) "false," FBR_KEY(FBR_TOTAL) "{" FBR_KEY(FBR_FALLBACKS), v[0][0]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_BYTES), v[0][1]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_MAX_BYTES), v[0][2]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_NS), v[0][3]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_HOST_OPS), v[1][0]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_HOST_BYTES), v[1][1]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_HOST_NS), v[1][3]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_STACKS), stacks);
+    fbc_w_str(&w, "}," FBR_KEY(FBR_BACKEND) "null");
+    write_unknown_op(&w, "," FBR_KEY(FBR_OPS) "[", v[0]);
+    write_unknown_op(&w, "," FBR_KEY(FBR_HOST_OPS) "[", v[1]);
+    fbc_w_str(&w, "," FBR_KEY(FBR_STACKS) "[");
+    bool first = true;
+    FOR_EACH_ENTRY(e) {
+        write_entry(&w, e, first);
+        first = false;
+    }
+    fbc_w_raw(&w, "]", 1);
+    fbc_dump_modules(&w);
+    fbc_w_str(&w, "}\n");
+    fbc_w_flush(&w);
+    if (fbc_output_commit(fd, tmp, path, !w.failed, false) != 0)
+        return;
+    static const char msg1[] = "fbcount: fatal signal; census written to ";
+    if (write(2, msg1, sizeof msg1 - 1) > 0 && write(2, path, strlen(path)) > 0)
+        (void)!write(2, "\n", 1);
+}

@@ -1,0 +1,229 @@
+/* framecache.c - the frame table of one dump: each distinct frame's JSON object once, stacks
+ * naming frames by index. Ten thousand stacks of twenty frames hold a few hundred distinct
+ * frames; a frame object written in full at every use made a dump of 65,536 stacks 284 MB,
+ * larger than a reader accepts. Naming and formatting each frame once is also most of what
+ * makes a snapshot fast. A return address whose function was inlined into others takes
+ * several consecutive entries (innermost first), a Python frame one. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dump.h"
+#include "fields.h"
+
+typedef struct {
+    uintptr_t key; /* ip * 2 + first; a Python frame's address | 1 << 63 */
+    uint32_t index, count;
+    bool used;
+} slot;
+
+struct fbc_framecache {
+    slot *slots;
+    size_t cap, n; /* cap a power of two, at most half full */
+    char *text;    /* "[{...},{...}" while open; "]" added by fbc_fc_text */
+    size_t len, tcap;
+    uint32_t entries;
+    bool failed;
+    unsigned char *eval; /* per entry: CPython's evaluation loop */
+    size_t ecap;
+};
+
+fbc_framecache *fbc_fc_new(void)
+{
+    fbc_framecache *c = calloc(1, sizeof *c);
+    if (c && !(c->slots = calloc(c->cap = 1024, sizeof *c->slots))) {
+        free(c);
+        return NULL;
+    }
+    return c;
+}
+
+void fbc_fc_free(fbc_framecache *c)
+{
+    if (!c)
+        return;
+    free(c->slots);
+    free(c->text);
+    free(c->eval);
+    free(c);
+}
+
+static size_t slot_of(const fbc_framecache *c, uintptr_t key)
+{
+    uint64_t h = (uint64_t)key * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (c->cap - 1);
+}
+
+static bool grow(fbc_framecache *c)
+{
+    slot *old = c->slots;
+    size_t ocap = c->cap;
+    slot *s = calloc(ocap * 2, sizeof *s);
+    if (!s)
+        return false;
+    c->slots = s;
+    c->cap = ocap * 2;
+    for (size_t i = 0; i < ocap; i++) {
+        if (!old[i].used)
+            continue;
+        size_t j = slot_of(c, old[i].key);
+        while (s[j].used)
+            j = (j + 1) & (c->cap - 1);
+        s[j] = old[i];
+    }
+    free(old);
+    return true;
+}
+
+/* Appends an entry's JSON (from a memory writer) to the table text. */
+static void append(fbc_framecache *c, const char *s, size_t n)
+{
+    if (c->failed)
+        return;
+    if (c->len + n + 2 > c->tcap) {
+        size_t cap = c->tcap ? c->tcap : 65536;
+        while (c->len + n + 2 > cap)
+            cap *= 2;
+        char *t = realloc(c->text, cap);
+        if (!t) {
+            c->failed = true;
+            return;
+        }
+        c->text = t;
+        c->tcap = cap;
+    }
+    c->text[c->len++] = c->entries ? ',' : '[';
+    memcpy(c->text + c->len, s, n);
+    c->len += n;
+    c->entries++;
+}
+
+static void mark_eval(fbc_framecache *c, uint32_t index)
+{
+    if (index >= c->ecap) {
+        size_t cap = c->ecap ? c->ecap : 64;
+        while (cap <= index)
+            cap *= 2;
+        unsigned char *e = realloc(c->eval, cap);
+        if (!e)
+            return; /* the frame is then written as a native frame */
+        memset(e + c->ecap, 0, cap - c->ecap);
+        c->eval = e;
+        c->ecap = cap;
+    }
+    c->eval[index] = 1;
+}
+
+bool fbc_fc_is_eval(const fbc_framecache *c, long index)
+{
+    return index >= 0 && (size_t)index < c->ecap && c->eval[index];
+}
+
+static void format_native(fbc_writer *w, uintptr_t ip, const fbc_frame_info *fi)
+{
+    fbc_w_str(w, "{" FBR_KEY(FBR_IP));
+    fbc_w_hex(w, ip);
+    if (fi->symbol) {
+        fbc_w_str(w, "," FBR_KEY(FBR_SYMBOL));
+        fbc_w_json(w, fi->symbol);
+    }
+    if (fi->module >= 0) {
+        fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
+        fbc_w_json(w, fbc_modmap_at((size_t)fi->module)->path);
+        fbc_w_str(w, "," FBR_KEY(FBR_OFFSET));
+        fbc_w_hex(w, fi->offset);
+    }
+    if (fi->file) {
+        fbc_w_str(w, "," FBR_KEY(FBR_FILE));
+        fbc_w_json(w, fi->file);
+        if (fi->line > 0) {
+            fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)fi->line);
+        }
+    }
+    fbc_w_raw(w, "}", 1);
+}
+
+static slot *find(fbc_framecache *c, uintptr_t key, size_t *at)
+{
+    size_t i = slot_of(c, key);
+    for (; c->slots[i].used; i = (i + 1) & (c->cap - 1))
+        if (c->slots[i].key == key)
+            return &c->slots[i];
+    *at = i;
+    return NULL;
+}
+
+static long remember(fbc_framecache *c, size_t at, uintptr_t key, uint32_t index, uint32_t count)
+{
+    if (c->failed)
+        return -1;
+    c->slots[at] = (slot){key, index, count, true};
+    if (++c->n * 2 > c->cap && !grow(c))
+        c->failed = true; /* the table stays correct but can take no more */
+    return index;
+}
+
+long fbc_fc_index(fbc_framecache *c, uintptr_t ip, bool first, uint32_t *count)
+{
+    uintptr_t key = ip * 2 + first;
+    size_t at;
+    slot *s = find(c, key, &at);
+    if (s) {
+        *count = s->count;
+        return s->index;
+    }
+    fbc_frame_info fi;
+    pthread_mutex_lock(&fbc_sym_lock);
+    fbc_symbolize_line(ip, first, &fi);
+    pthread_mutex_unlock(&fbc_sym_lock);
+    char buf[8192];
+    fbc_writer mem;
+    fbc_w_init(&mem, -1, buf, sizeof buf);
+    format_native(&mem, ip, &fi);
+    if (mem.failed || mem.len == sizeof buf) { /* an absurdly long name: keep the address */
+        fbc_frame_info bare = {.module = -1};
+        fbc_w_init(&mem, -1, buf, sizeof buf);
+        format_native(&mem, ip, &bare);
+    }
+    uint32_t index = c->entries;
+    append(c, buf, mem.len);
+    if (fi.symbol && !strcmp(fi.symbol, "_PyEval_EvalFrameDefault"))
+        mark_eval(c, index);
+    *count = 1;
+    return remember(c, at, key, index, 1);
+}
+
+long fbc_fc_python(fbc_framecache *c, const fbc_pyframe *f)
+{
+    uintptr_t key = (uintptr_t)f | (uintptr_t)1 << 63;
+    size_t at;
+    slot *s = find(c, key, &at);
+    if (s)
+        return s->index;
+    char buf[8192];
+    fbc_writer mem;
+    fbc_w_init(&mem, -1, buf, sizeof buf);
+    fbc_w_str(&mem, "{" FBR_KEY(FBR_PYTHON) "true," FBR_KEY(FBR_SYMBOL));
+    fbc_w_json(&mem, f->function);
+    fbc_w_str(&mem, "," FBR_KEY(FBR_FILE));
+    fbc_w_json(&mem, f->file);
+    fbc_w_num(&mem, "," FBR_KEY(FBR_LINE), (uint64_t)(f->line > 0 ? f->line : 0));
+    fbc_w_raw(&mem, "}", 1);
+    if (mem.failed || mem.len == sizeof buf)
+        return -1;
+    uint32_t index = c->entries;
+    append(c, buf, mem.len);
+    return remember(c, at, key, index, 1);
+}
+
+const char *fbc_fc_text(fbc_framecache *c, size_t *len)
+{
+    if (c->failed)
+        return NULL;
+    if (!c->entries) {
+        *len = 2;
+        return "[]";
+    }
+    c->text[c->len] = ']'; /* append keeps room for it */
+    *len = c->len + 1;
+    return c->text;
+}

@@ -1,0 +1,49 @@
+/* summary.c - the few lines a final dump prints on stderr (unless FBCOUNT_QUIET): totals,
+ * the share of ops that stayed native, the heaviest ops with their sites, and the file. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "dump.h"
+#include "signals.h"
+
+void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        return;
+    char where[2200] = "";
+    if (path && *path)
+        snprintf(where, sizeof where, " (census: %s)", path);
+    char on[64] = "";
+    if (signal)
+        snprintf(on, sizeof on, "%s: ", fbr_signal_name(signal));
+    uint64_t n = r->total[FBC_FALLBACK];
+    if (n == 0 && r->total[FBC_HOST] == 0) {
+        fprintf(f, "fbcount: %s0 fallbacks%s\n", on, where);
+    } else {
+        char b[32], m[32];
+        fbc_fmt_bytes(r->bytes[FBC_FALLBACK], b, sizeof b);
+        fbc_fmt_bytes(r->max[FBC_FALLBACK], m, sizeof m);
+        fprintf(f, "fbcount: %s%" PRIu64 " fallback%s, %s left the GPU (largest %s); %" PRIu64
+                   " host-resident op%s",
+                on, n, n == 1 ? "" : "s", b, m, r->total[FBC_HOST],
+                r->total[FBC_HOST] == 1 ? "" : "s");
+        uint64_t all = r->native + r->fallback + r->host;
+        if (r->has_backend && all)
+            fprintf(f, "; %.1f%% of %" PRIu64 " ops stayed native",
+                    100.0 * (double)r->native / (double)all, all);
+        fprintf(f, "%s\n", where);
+        fbc_report_text(r, f, "fbcount: ", 5);
+    }
+    fclose(f);
+    for (size_t off = 0; off < len;) {
+        ssize_t k = write(2, text + off, len - off);
+        if (k <= 0)
+            break;
+        off += (size_t)k;
+    }
+    free(text);
+}

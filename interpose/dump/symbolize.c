@@ -1,0 +1,231 @@
+/* symbolize.c - function, file and line for an address (elfutils libdwfl, reading the module
+ * files at their load bases), and the attribution of a stack to an op and a site by the rule
+ * the command applies too (rules/attrib.h). Only dumps and the warn/abort modes come here,
+ * on the dumper thread or at exit, never the counting path or a signal handler. */
+#include <elfutils/libdwfl.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dump.h"
+
+pthread_mutex_t fbc_sym_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef struct {
+    uintptr_t key; /* ip * 2 + first: the first frame is looked up as is, the others at ip - 1 */
+    fbc_frame_info info;
+    bool lines;    /* file:line looked up (sites only: a line table can take 0.4 s to load) */
+    UT_hash_handle hh;
+} cached;
+
+typedef struct {
+    UT_hash_handle hh;
+    char s[];
+} interned;
+
+/* Separate debug information, from the local build-id tree only. elfutils' standard lookup
+ * loads libdebuginfod and initializes curl and a TLS library inside the watched program -
+ * at exit, after the program's own atexit handlers have torn OpenSSL down, that crashed -
+ * and may reach the network: the shim must do neither. */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+                          const char *file_name, const char *debuglink_file,
+                          GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+    (void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file;
+    (void)debuglink_crc;
+    const unsigned char *id;
+    GElf_Addr vaddr;
+    int n = dwfl_module_build_id(mod, &id, &vaddr);
+    if (n < 2)
+        return -1;
+    char path[256] = "/usr/lib/debug/.build-id/";
+    size_t len = strlen(path);
+    static const char hex[] = "0123456789abcdef";
+    for (int i = 0; i < n && len + 8 < sizeof path; i++) {
+        path[len++] = hex[id[i] >> 4];
+        path[len++] = hex[id[i] & 15];
+        if (i == 0)
+            path[len++] = '/';
+    }
+    snprintf(path + len, sizeof path - len, ".debug");
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0)
+        *debuginfo_file_name = strdup(path);
+    return fd;
+}
+
+static const Dwfl_Callbacks callbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+};
+
+static Dwfl *dwfl;
+static Dwfl_Module *dmods[1024];
+static unsigned char reported[1024];
+static cached *cache;
+static interned *strings;
+
+static const char *intern(const char *s)
+{
+    if (!s)
+        return NULL;
+    interned *e;
+    size_t len = strlen(s);
+    HASH_FIND(hh, strings, s, len, e);
+    if (e)
+        return e->s;
+    e = malloc(sizeof *e + len + 1);
+    if (!e)
+        return NULL;
+    memcpy(e->s, s, len + 1);
+    HASH_ADD_KEYPTR(hh, strings, e->s, len, e);
+    return e->s;
+}
+
+static Dwfl_Module *module(long i)
+{
+    if (i < 0 || i >= 1024)
+        return NULL;
+    if (reported[i])
+        return dmods[i];
+    reported[i] = 1;
+    const fbc_module *m = fbc_modmap_at((size_t)i);
+    if (!m->file)
+        return NULL;
+    if (!dwfl && !(dwfl = dwfl_begin(&callbacks)))
+        return NULL;
+    const char *base = strrchr(m->path, '/');
+    dwfl_report_begin_add(dwfl);
+    dmods[i] = dwfl_report_elf(dwfl, base ? base + 1 : m->path, m->path, -1, m->base, false);
+    dwfl_report_end(dwfl, NULL, NULL);
+    return dmods[i];
+}
+
+static cached *lookup(uintptr_t ip, bool first, fbc_frame_info *out)
+{
+    uintptr_t key = ip * 2 + first;
+    cached *c;
+    HASH_FIND(hh, cache, &key, sizeof key, c);
+    if (c) {
+        *out = c->info;
+        return c;
+    }
+    memset(out, 0, sizeof *out);
+    out->module = fbc_modmap_find(ip);
+    out->offset = out->module >= 0 ? ip - fbc_modmap_at((size_t)out->module)->base : ip;
+    Dwfl_Module *m = module(out->module);
+    if (m) {
+        Dwarf_Addr addr = first ? ip : ip - 1;
+        GElf_Off off;
+        GElf_Sym sym;
+        out->symbol = intern(dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL));
+    }
+    c = malloc(sizeof *c);
+    if (c) {
+        c->key = key;
+        c->info = *out;
+        c->lines = false;
+        HASH_ADD(hh, cache, key, sizeof key, c);
+    }
+    return c;
+}
+
+void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out)
+{
+    lookup(ip, first, out);
+}
+
+void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out)
+{
+    cached *c = lookup(ip, first, out);
+    if (c && c->lines) {
+        *out = c->info;
+        return;
+    }
+    Dwfl_Module *m = module(out->module);
+    if (m) {
+        Dwfl_Line *line = dwfl_module_getsrc(m, first ? ip : ip - 1);
+        int lineno = 0;
+        const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+        if (src) {
+            out->file = intern(src);
+            out->line = lineno;
+        }
+    }
+    if (c) {
+        c->info = *out;
+        c->lines = true;
+    }
+}
+
+static const char *unnamed(const fbc_frame_info *f)
+{
+    if (f->symbol)
+        return f->symbol;
+    if (f->module < 0)
+        return "(unknown)";
+    const char *path = fbc_modmap_at((size_t)f->module)->path, *slash = strrchr(path, '/');
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s+0x%lx", slash ? slash + 1 : path, (unsigned long)f->offset);
+    const char *s = intern(buf);
+    return s ? s : "(unknown)";
+}
+
+/* The lazy frame accessor rules/attrib.h walks: names a frame the first time it is asked. */
+typedef struct {
+    const fbc_entry *e;
+    fbc_frame_info *infos;
+    fbr_native *natives;
+    unsigned named;
+} walk;
+
+static const fbr_native *native_at(void *ctx, size_t i)
+{
+    walk *w = ctx;
+    while (w->named <= i) {
+        unsigned j = w->named++;
+        fbc_symbolize(w->e->frames[j], j == 0, &w->infos[j]);
+        long m = w->infos[j].module;
+        w->natives[j] = (fbr_native){w->infos[j].symbol, m,
+                                     m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL};
+    }
+    return &w->natives[i];
+}
+
+unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out)
+{
+    /* Frames are named only as far as the op and its site need: a stack's outer frames
+     * cost lookups (ten thousand stacks, a snapshot) and say nothing about attribution. */
+    fbr_native natives[FBC_MAX_DEPTH];
+    fbr_pyframe py[FBC_MAX_PY];
+    unsigned n = e->nframes < FBC_MAX_DEPTH ? e->nframes : FBC_MAX_DEPTH;
+    unsigned npy = e->npy < FBC_MAX_PY ? e->npy : FBC_MAX_PY;
+    for (unsigned k = 0; k < npy; k++) {
+        const fbc_pyframe *f = (const fbc_pyframe *)e->frames[e->nframes + k];
+        py[k] = (fbr_pyframe){f->file, f->function, f->line};
+    }
+    walk w = {e, infos, natives, 0};
+    fbr_attrib a;
+    fbr_attribute(n, native_at, &w, py, npy, &fbc_cfg.prefixes, &fbc_cfg.py_backend, &a);
+    memset(out, 0, sizeof *out);
+    out->op = out->site = FBR_UNKNOWN;
+    if (a.op >= 0)
+        out->op = infos[a.op].symbol;
+    if (a.py_site >= 0) {
+        out->site = py[a.py_site].function ? py[a.py_site].function : FBR_UNKNOWN;
+        out->site_file = py[a.py_site].file;
+        out->site_line = (int)py[a.py_site].line;
+        out->site_python = true;
+    } else if (a.site >= 0) {
+        fbc_frame_info *f = &infos[a.site];
+        fbc_symbolize_line(e->frames[a.site], false, f);
+        out->site = unnamed(f);
+        out->site_file = f->file;
+        out->site_line = f->line;
+        out->site_module = f->module >= 0 ? fbc_modmap_at((size_t)f->module)->path : NULL;
+    }
+    return w.named;
+}

@@ -1,0 +1,127 @@
+/* init.c - start-up and arming. At load the shim only reads its configuration: a process that
+ * never uses a backend gets no signal handler, no thread and no dump from it. Recording is on
+ * for the whole process when the library is preloaded (FBCOUNT=0 turns it off; FBCOUNT=1 turns
+ * it on when linked in); otherwise only in-process scopes record. The first event arms the
+ * triggers: the dumper thread, the census, termination and crash signals, the exit dump. */
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hooks.h"
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_once_t arm_once = PTHREAD_ONCE_INIT;
+
+static bool preloaded(void)
+{
+    Dl_info di;
+    const char *pre = getenv("LD_PRELOAD");
+    if (!pre || !dladdr((void *)fbc_init, &di) || !di.dli_fname)
+        return false;
+    const char *base = strrchr(di.dli_fname, '/');
+    base = base ? base + 1 : di.dli_fname;
+    /* Entries are separated by spaces or colons; match whole entries by their last part. */
+    size_t bl = strlen(base);
+    for (const char *p = pre; *p;) {
+        size_t n = strcspn(p, " :");
+        const char *slash = p + n;
+        while (slash > p && slash[-1] != '/')
+            slash--;
+        if ((size_t)(p + n - slash) == bl && !memcmp(slash, base, bl))
+            return true;
+        p += n;
+        p += strspn(p, " :");
+    }
+    return false;
+}
+
+/* One line per process that loads the shim, for `fbcount run`'s "N processes watched". */
+static void log_process(void)
+{
+    if (!fbc_cfg.run_log[0])
+        return;
+    int fd = open(fbc_cfg.run_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return;
+    char line[4200];
+    int n = snprintf(line, sizeof line, "%s %d %s\n", fbc_proc.id, fbc_proc.pid, fbc_proc.exe);
+    if (n > 0)
+        (void)!write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    close(fd);
+}
+
+static void init_once(void)
+{
+    fbc_process_load();
+    fbc_config_load(preloaded());
+    snprintf(fbc_output_tmpl, sizeof fbc_output_tmpl, "%s", fbc_cfg.output);
+    fbc_capture_init();
+    fbc_modmap_refresh();
+    fbc_fork_register();
+    fbc_modes_register();
+    log_process();
+    if (fbc_cfg.enabled)
+        __atomic_store_n(&fbc_process_on, true, __ATOMIC_RELEASE);
+}
+
+/* A backend linked into the program is armed for at start, so that a run that never falls
+ * back still answers a snapshot, Ctrl-C or SIGTERM with its census (of zero). */
+static void arm_if_linked(void)
+{
+    void *f = dlsym(RTLD_NEXT, "host_result");
+    if (!f)
+        return;
+    fbc_backend_find(f);
+    fbc_arm();
+}
+
+void fbc_init(void)
+{
+    pthread_once(&once, init_once);
+}
+
+static void at_exit(void)
+{
+    fbc_final_dump(NULL);
+}
+
+static void arm_once_(void)
+{
+    fbc_snapshot_install();
+    fbc_terminate_install();
+    fbc_crash_install();
+    /* Registered now, once main runs: it runs before the libraries' destructors, while the
+     * backend is still whole; the destructor below catches anything recorded later. */
+    atexit(at_exit);
+}
+
+void fbc_arm(void)
+{
+    if (!__atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE))
+        return;
+    pthread_once(&arm_once, arm_once_);
+    if (!fbc_dumper_running())
+        fbc_dumper_start(); /* also in a fork child, whose parent's thread did not follow it */
+}
+
+void fbc_thread_decide(void)
+{
+    fbc_init();
+    bool on = __atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE);
+    fbc_t.state = on || fbc_t.scope ? FBC_T_ON : FBC_T_OFF;
+    if (on)
+        fbc_crash_altstack();
+}
+
+__attribute__((constructor)) static void fbc_start(void)
+{
+    fbc_init();
+    arm_if_linked();
+}
+
+__attribute__((destructor)) static void fbc_stop(void)
+{
+    fbc_final_dump(NULL);
+}

@@ -1,0 +1,165 @@
+/* record.h - recording: the stack of each event (capture.c), the result's shape, and the
+ * counts, in per-thread shards of the process census (shard.c, stacks.c) and in the scopes
+ * open on the thread or the process (scope.c). Raw addresses only: names are found at dump
+ * time (dump/). Uses base/ only. */
+#ifndef FBC_RECORD_H
+#define FBC_RECORD_H
+
+#include <uthash.h>
+
+#include "base.h"
+
+#define FBC_MAX_SHAPES 8 /* distinct result shapes kept per stack; more are counted, not listed */
+#define FBC_MAX_RANK 8
+
+typedef enum { FBC_FALLBACK = 0, FBC_HOST = 1 } fbc_kind;
+
+typedef struct {
+    int dtype, rank;
+    int64_t dims[FBC_MAX_RANK];
+    uint64_t count;
+} fbc_shape;
+
+/* A stack deduplicated by its key: kind, nframes, npy, then nframes native return addresses
+ * followed by npy interned Python frames (fbc_pyframe pointers), innermost first. */
+typedef struct fbc_entry {
+    UT_hash_handle hh;
+    struct fbc_entry *next; /* publication order, walked without the lock by the crash dump */
+    uint64_t count, bytes, max_bytes, ns, max_ns;
+    fbc_shape *shapes;
+    size_t nshapes;
+    uint32_t kind, nframes, npy, pad_; /* the key starts at kind (no padding inside it) */
+    uintptr_t frames[];
+} fbc_entry;
+
+typedef struct {
+    fbc_entry *hash;
+    fbc_entry *head, *tail;
+    size_t n;
+} fbc_table;
+
+/* A Python frame, interned for the life of the process (pyframes.c). */
+typedef struct {
+    const char *file, *function;
+    int line;
+} fbc_pyframe;
+
+#define FBC_MAX_PY 128
+
+/* A captured event, ready to be counted. */
+typedef struct {
+    uint32_t kind, nframes, npy, pad_;
+    uintptr_t frames[FBC_MAX_DEPTH + FBC_MAX_PY];
+    size_t nbytes;
+    uint64_t ns;
+    bool has_shape;
+    fbc_shape shape;
+} fbc_event;
+
+/* ---- stacks.c: stacks deduplicated by hash -------------------------------------------- */
+/* Counts ev in t; returns the entry, *fresh set when the stack was new. NULL when out of
+ * memory. The caller holds whatever lock guards t. */
+fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh);
+void fbc_table_clear(fbc_table *t);
+/* The key's length in bytes for a stack of nframes + npy words. */
+size_t fbc_key_len(uint32_t nframes, uint32_t npy);
+
+/* The word hash of a stack key: several times faster than uthash's byte-wise default on
+ * 64-frame keys, and it runs on every recorded event. */
+static inline unsigned fbc_hash_words(const void *key, size_t len)
+{
+    const uint64_t *w = key;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ len;
+    for (size_t i = 0; i < len / 8; i++) {
+        h ^= w[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    return (unsigned)(h ^ (h >> 29));
+}
+
+/* ---- shard.c: the process census, one table per recording thread -------------------- */
+typedef struct fbc_shard {
+    fbc_table table;        /* written by its thread under lock; read by dumps under lock */
+    pthread_mutex_t lock;
+    struct fbc_shard *next; /* the list only grows at its head; walked lock-free by crashes */
+    int in_use;             /* claimed by a live thread (atomic) */
+} fbc_shard;
+
+/* Guards the shard list's growth and the module map's refresh. */
+extern pthread_mutex_t fbc_global_lock;
+
+/* The calling thread's shard, taking over one a finished thread left or making one; NULL
+ * when out of memory. Also stored in fbc_t.shard. */
+fbc_shard *fbc_shard_claim(void);
+fbc_shard *fbc_shards_first(void);     /* async-signal-safe walk start */
+size_t fbc_shards_stacks(void);        /* distinct stacks over all shards (with duplicates) */
+uint64_t fbc_shards_events(void);      /* events counted so far (relaxed, lock-free) */
+/* 0 prepare (locks all), 1 parent (unlocks), 2 child (empties, unlocks). */
+void fbc_shards_fork(int phase);
+/* A child of a fork that ran no fork handlers (_Fork): the parent's shards are left behind,
+ * unlocked or not, and the child starts an empty list. Allocation- and lock-free. */
+void fbc_shards_abandon(void);
+
+/* ---- capture.c: return addresses of the current stack --------------------------------- */
+int fbc_capture(uintptr_t *frames, int max);
+void fbc_capture_init(void);
+/* The capture by one chosen method, for tests: AUTO is fbc_capture; FP the frame-pointer walk
+ * alone (-1 where it declines); STEP libunwind's unw_step walk; BACKTRACE unw_backtrace. */
+typedef enum { FBC_UNWIND_AUTO, FBC_UNWIND_FP, FBC_UNWIND_STEP, FBC_UNWIND_BACKTRACE } fbc_unwinder;
+int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max);
+
+/* ---- unwpipe.c: libunwind's memory-validation pipe ---------------------------------- */
+/* libunwind made a pipe (its pipe2, interposed): its ends are moved above the shim's floor
+ * and remembered. */
+void fbc_unwpipe_adopt(int fds[2]);
+/* Whether libunwind may run now: its pipe is intact (re-made where the program closed it);
+ * false when the program has reused one of its numbers. */
+bool fbc_unwpipe_ready(void);
+
+/* ---- scope.c: the in-process censuses open on a thread or on the process ------------- */
+typedef struct fbc_scope {
+    fbc_table table;
+    struct fbc_scope *up; /* the enclosing scope of the same thread */
+    uint64_t total[2], bytes[2], ns[2];
+    bool all_threads;
+} fbc_scope;
+
+/* Opens a scope on the calling thread (NULL when out of memory); closes the innermost one. */
+fbc_scope *fbc_scope_push(void);
+fbc_scope *fbc_scope_pop(void);
+/* The process-wide scope: every thread's events, until ended. NULL/-1 when one is open. */
+fbc_scope *fbc_scope_open_all(void);
+fbc_scope *fbc_scope_close_all(void);
+void fbc_scope_free(fbc_scope *s);
+bool fbc_scope_any_all(void); /* a process-wide scope is open (relaxed) */
+/* Counts ev in every scope open on this thread and in the process-wide one. */
+void fbc_scope_add(const fbc_event *ev);
+/* 0 prepare (takes the process-wide scope's lock), 1 parent and child after it, 2 anew. */
+void fbc_scope_fork(int phase);
+
+/* ---- record.c: one event ------------------------------------------------------------ */
+enum { FBC_T_UNSET = 0, FBC_T_OFF = 1, FBC_T_ON = 2 };
+
+typedef struct {
+    int state;                /* the one read the wrappers make when recording is off */
+    int busy;                 /* recursion guard */
+    struct fbc_scope *scope;  /* innermost scope open on this thread */
+    struct fbc_shard *shard;  /* this thread's part of the process census */
+} fbc_thread;
+
+extern __thread fbc_thread fbc_t __attribute__((tls_model("initial-exec")));
+extern bool fbc_process_on; /* process-wide recording */
+
+/* What an event left in the process census: its entry, and whether its stack was new. */
+typedef struct {
+    fbc_entry *entry;
+    bool fresh;
+} fbc_recorded;
+
+/* Captures the stack (fn: the backend's own entry, the innermost frame) and the result's
+ * shape, and counts the event, with its duration ns, in the process census (when on) and in
+ * every scope open on this thread and on the process. */
+fbc_recorded fbc_record(fbc_kind kind, const void *out, size_t nbytes, uintptr_t fn, uint64_t ns);
+
+#endif

@@ -1,0 +1,160 @@
+/* dumper.c - the one thread that writes dumps: snapshots the census signal asks for, the
+ * final dump a termination signal asks for, checkpoints every FBCOUNT_INTERVAL, and work
+ * that needs a full stack (symbolizing for the warn and abort modes and the in-process API).
+ *
+ * Handlers wake it with sem_post, the one waking call POSIX allows in a signal handler; no
+ * pipe, so a daemon that closes every descriptor cannot cut it off or have its own file
+ * written into. It starts only once the process uses a backend: a process that never does
+ * (a shell, `ls`, a setuid helper under `fbcount run`) runs no thread of the shim's, and
+ * glibc's setuid broadcast reaches this thread like any other (its mask leaves glibc's own
+ * signals open). */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "triggers.h"
+
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
+static struct {
+    void (*fn)(void *);
+    void *arg;
+    int state; /* 0 free, 1 queued, 2 done */
+} job;
+
+static void serve_job(void)
+{
+    pthread_mutex_lock(&job_lock);
+    if (job.state == 1) {
+        pthread_mutex_unlock(&job_lock);
+        job.fn(job.arg);
+        pthread_mutex_lock(&job_lock);
+        job.state = 2;
+        pthread_cond_broadcast(&job_cond);
+    }
+    pthread_mutex_unlock(&job_lock);
+}
+
+static uint64_t last_events = (uint64_t)-1;
+
+static void checkpoint(void)
+{
+    uint64_t n = fbc_shards_events();
+    if (n == last_events || fbc_final_done())
+        return; /* nothing new since the last one: the file on disk is still current */
+    last_events = n;
+    fbc_dump_req req = {.reason = "checkpoint", .checkpoint = true, .patient = true};
+    fbc_dump_write(&req, NULL, NULL, 0);
+}
+
+static void *loop(void *arg)
+{
+    (void)arg;
+    uint64_t next = fbc_cfg.interval_ms ? fbc_now_ns() + (uint64_t)fbc_cfg.interval_ms * 1000000u : 0;
+    for (;;) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        uint64_t until = next ? next : now + 3600ull * 1000000000u;
+        if (until > now) {
+            uint64_t d = until - now;
+            ts.tv_sec += (time_t)(d / 1000000000u);
+            ts.tv_nsec += (long)(d % 1000000000u);
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            fbc_req_wait(&ts);
+        }
+        int sig = __atomic_load_n(&fbc_req_terminate, __ATOMIC_ACQUIRE);
+        if (sig && !__atomic_load_n(&fbc_terminate_done, __ATOMIC_ACQUIRE)) {
+            fbc_terminate_serve(sig);
+            continue;
+        }
+        serve_job();
+        fbc_snapshot_serve();
+        if (next && fbc_now_ns() >= next) {
+            checkpoint();
+            next = fbc_now_ns() + (uint64_t)fbc_cfg.interval_ms * 1000000u;
+        }
+    }
+    return NULL;
+}
+
+void fbc_dumper_start(void)
+{
+    if (!fbc_req_open())
+        return;
+    sigset_t all, old;
+    sigfillset(&all); /* glibc keeps its own (cancellation, setxid) open */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int rc = pthread_create(&t, &at, loop, NULL);
+    pthread_attr_destroy(&at);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        fbc_req_close();
+        fbc_warn("no dumper thread (%s): snapshots, checkpoints and termination dumps are off",
+                 strerror(rc));
+        return;
+    }
+    pthread_setname_np(t, "fbcount");
+}
+
+typedef struct {
+    void (*fn)(void *);
+    void *arg;
+} big_call;
+
+static void *run_call(void *p)
+{
+    big_call *c = p;
+    c->fn(c->arg);
+    return NULL;
+}
+
+void fbc_run_big(void (*fn)(void *), void *arg)
+{
+    if (!fbc_dumper_running()) {
+        /* No dumper (a scope in a process that never preloaded the shim): a thread of its
+         * own, with the default stack, for this one call. */
+        big_call c = {fn, arg};
+        pthread_t t;
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int rc = pthread_create(&t, NULL, run_call, &c);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc == 0)
+            pthread_join(t, NULL);
+        else
+            fn(arg);
+        return;
+    }
+    pthread_mutex_lock(&job_lock);
+    while (job.state != 0)
+        pthread_cond_wait(&job_cond, &job_lock);
+    job.fn = fn;
+    job.arg = arg;
+    job.state = 1;
+    pthread_mutex_unlock(&job_lock);
+    fbc_dumper_wake();
+    pthread_mutex_lock(&job_lock);
+    while (job.state != 2)
+        pthread_cond_wait(&job_cond, &job_lock);
+    job.state = 0;
+    pthread_cond_broadcast(&job_cond);
+    pthread_mutex_unlock(&job_lock);
+}
+
+void fbc_dumper_after_fork(void)
+{
+    fbc_req_after_fork();
+    pthread_mutex_init(&job_lock, NULL);
+    pthread_cond_init(&job_cond, NULL);
+    job.state = 0;
+    last_events = (uint64_t)-1;
+}

@@ -1,0 +1,53 @@
+/* requests.c - what signal handlers ask of the dumper thread, and how they wake it: counters
+ * and flags handlers write with atomics, and a semaphore, whose sem_post is the one waking
+ * call POSIX allows in a signal handler. No pipe: a daemon that closes every descriptor can
+ * neither cut the dumper off nor have its own file written into by a handler. */
+#include <errno.h>
+#include <semaphore.h>
+
+#include "triggers.h"
+
+unsigned fbc_req_snapshot;
+int fbc_req_terminate;
+int fbc_terminate_done;
+
+static sem_t wake;
+static int open_; /* the dumper is starting or running (atomic) */
+
+bool fbc_req_open(void)
+{
+    int no = 0;
+    if (!__atomic_compare_exchange_n(&open_, &no, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return false;
+    sem_init(&wake, 0, 0);
+    return true;
+}
+
+void fbc_req_close(void)
+{
+    __atomic_store_n(&open_, 0, __ATOMIC_RELEASE);
+}
+
+void fbc_dumper_wake(void)
+{
+    if (__atomic_load_n(&open_, __ATOMIC_ACQUIRE))
+        sem_post(&wake);
+}
+
+bool fbc_dumper_running(void)
+{
+    return __atomic_load_n(&open_, __ATOMIC_ACQUIRE) != 0;
+}
+
+void fbc_req_wait(const struct timespec *until)
+{
+    while (sem_clockwait(&wake, CLOCK_MONOTONIC, until) != 0 && errno == EINTR)
+        ;
+}
+
+void fbc_req_after_fork(void)
+{
+    __atomic_store_n(&open_, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&fbc_req_terminate, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&fbc_terminate_done, 0, __ATOMIC_RELEASE);
+}

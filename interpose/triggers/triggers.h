@@ -1,0 +1,85 @@
+/* triggers.h - when a census is written: at exit, before an exec, on a termination signal, on
+ * the census signal (a snapshot), every FBCOUNT_INTERVAL (a checkpoint), on a fatal signal,
+ * and what a fork does to it. Dumps are written by one dumper thread, started once the
+ * process uses a backend; signal handlers only wake it. Uses dump/, record/ and base/. */
+#ifndef FBC_TRIGGERS_H
+#define FBC_TRIGGERS_H
+
+#include <signal.h>
+
+#include "dump.h"
+
+/* ---- chain.c: the signals the shim handles, and the application's view of them --------- */
+/* The real sigaction (the next definition after the shim); NULL when it cannot be found. */
+int fbc_sig_real(int sig, const struct sigaction *act, struct sigaction *old);
+bool fbc_sig_ready(void);
+/* Installs handler for sig as the shim's, recording what was there as the application's
+ * action. census: the application's own actions are never installed, only called by the
+ * handler (fbc_sig_call_app); otherwise the shim steps aside while the application's action
+ * is anything but the default. Returns 0, or -1 when sig was not the default (termination
+ * signals) or cannot be handled. */
+int fbc_sig_take(int sig, void (*handler)(int, siginfo_t *, void *), bool census);
+/* The application's sigaction(): on a signal the shim took, its view is kept and reported
+ * back; others go to the real one. Returns 1 (done), -1 (failed, errno set), or 0 when the
+ * real sigaction cannot be found. */
+int fbc_sig_app_action(int sig, const struct sigaction *act, struct sigaction *old);
+/* Runs the application's handler for sig with the arguments the kernel gave. */
+void fbc_sig_call_app(int sig, siginfo_t *si, void *uc);
+/* Ends the process by sig as its default action would (core dump included): the default
+ * restored, sig unblocked and raised. Async-signal-safe; returns only if sig does not kill. */
+void fbc_sig_die(int sig);
+
+/* ---- requests.c: what handlers ask of the dumper, and its wake-up ---------------------- */
+extern unsigned fbc_req_snapshot; /* snapshots asked for so far */
+extern int fbc_req_terminate;     /* a termination signal's number, 0 when none */
+extern int fbc_terminate_done;    /* its dump is written (or given up) */
+bool fbc_req_open(void);          /* marks the dumper as starting; false if it already is */
+void fbc_req_close(void);         /* it could not start */
+bool fbc_dumper_running(void);
+void fbc_dumper_wake(void);       /* async-signal-safe */
+void fbc_req_wait(const struct timespec *until); /* the dumper's sleep (CLOCK_MONOTONIC) */
+void fbc_req_after_fork(void);
+
+/* ---- dumper.c: the one thread that writes dumps ---------------------------------------- */
+/* Starts it (once; safe to call again). Called when the process first uses a backend: a
+ * process that never does runs no thread of the shim's. */
+void fbc_dumper_start(void);
+/* Runs fn(arg) on a thread with a full stack (the dumper, or a thread made for it) and
+ * waits: symbolizing needs more stack than an application thread may have. */
+void fbc_run_big(void (*fn)(void *), void *arg);
+/* Fork: the child has no dumper thread; it starts one when it uses a backend. */
+void fbc_dumper_after_fork(void);
+
+/* ---- snapshot.c: the census signal ----------------------------------------------------- */
+void fbc_snapshot_install(void);
+/* Serves snapshot requests (the dumper's loop, and the exit path for one asked just before). */
+void fbc_snapshot_serve(void);
+void fbc_snapshot_drain(void);
+void fbc_snapshot_after_fork(void);
+
+/* ---- terminate.c: termination signals whose action is the default ----------------------- */
+void fbc_terminate_install(void);
+/* The dumper's part: the final dump for signal sig, then the handler is released. */
+void fbc_terminate_serve(int sig);
+
+/* ---- crash.c: fatal signals ------------------------------------------------------------- */
+void fbc_crash_install(void);
+/* An alternate signal stack for the calling thread, where it has none (a stack overflow
+ * must still reach the crash handler). */
+void fbc_crash_altstack(void);
+
+/* ---- final.c: the census's last state, at exit or before an exec ------------------------ */
+/* Writes the final dump once (reason exit; extra: e.g. the exec marker) and its summary;
+ * later calls write again only when something was recorded since (a fallback in a late
+ * atexit handler or a library destructor). */
+void fbc_final_dump(const char *extra);
+bool fbc_final_done(void); /* the final dump was written (by exit, a signal or abort mode) */
+void fbc_final_mark(void);  /* another path wrote the final dump */
+void fbc_final_after_fork(void);
+
+/* ---- fork.c: the census across fork ---------------------------------------------------- */
+void fbc_fork_register(void);
+/* The child of a fork that ran no handlers (_Fork): starts an empty census of its own. */
+void fbc_fork_child_bare(void);
+
+#endif
