@@ -5,7 +5,9 @@
 
 #include "cli.h"
 #include "flame.h"
+#include "metrics_report.h"
 #include "output.h"
+#include "pprof.h"
 #include "table.h"
 #include "units.h"
 
@@ -24,11 +26,14 @@ static const char help[] =
     "                             combine fields\n"
     "  --frames func|line         name stack frames by function (default), or by function\n"
     "                             and call line, one frame per line: 'step (a.c:187)'\n"
-    "  --format text|json|folded|svg\n"
+    "  --format text|json|folded|svg|pprof|openmetrics\n"
     "                             text: tables of fallbacks and host-resident ops;\n"
     "                             json: the same as one object (fbcount-report/1);\n"
     "                             folded: collapsed stacks for flamegraph.pl, speedscope,\n"
-    "                             inferno; svg: a self-contained interactive flame graph\n"
+    "                             inferno; svg: a self-contained interactive flame graph;\n"
+    "                             pprof: gzip-compressed profile.proto for go tool pprof,\n"
+    "                             Pyroscope, Parca, Grafana (needs -o or a redirect);\n"
+    "                             openmetrics: counters for Prometheus\n"
     "  --weight count|bytes|time  folded/svg frame width (default count)\n"
     "  --raw                      text: one line per row, fields separated by a space,\n"
     "                             exact numbers, names escaped (\\x20 for a space)\n"
@@ -55,7 +60,7 @@ int fbx_report(int argc, char **argv)
 {
     static const char *bys[] = {"op", "site", "stack", "shape", "rank", "host", "process"};
     static const char *sorts[] = {"bytes", "count", "time"};
-    static const char *formats[] = {"text", "json", "folded", "svg"};
+    static const char *formats[] = {"text", "json", "folded", "svg", "pprof", "openmetrics"};
     static const char *weights[] = {"count", "bytes", "time"};
     static const char *frames[] = {"func", "line"};
     static const struct option longopts[] = {
@@ -82,7 +87,7 @@ int fbx_report(int argc, char **argv)
         switch (opt) {
         case 'b': by = pick("report", "--by", optarg, bys, 7); break;
         case 's': sort = pick("report", "--sort", optarg, sorts, 3); break;
-        case 'f': format = pick("report", "--format", optarg, formats, 4); break;
+        case 'f': format = pick("report", "--format", optarg, formats, 6); break;
         case 'w': weight = pick("report", "--weight", optarg, weights, 3); break;
         case 'F': frame = pick("report", "--frames", optarg, frames, 2); break;
         case 'o': output = optarg; break;
@@ -138,8 +143,18 @@ int fbx_report(int argc, char **argv)
         fbm_census_free(c);
         return code;
     }
-    fbo_file out;
     char err[512];
+    if (format == 4) {
+        /* Binary: written (atomically, never to a terminal) by the profile's own writer. */
+        fbpp_status ps = fbpp_write(c, output, err, sizeof err);
+        fbm_census_free(c);
+        if (ps != FBPP_OK) {
+            fbx_error("report", "%s", err);
+            return ps == FBPP_ETTY ? FBX_USAGE : FBX_WRITE;
+        }
+        return FBX_OK;
+    }
+    fbo_file out;
     if (fbo_open(&out, output, err, sizeof err) != 0) {
         fbx_error("report", "%s", err);
         fbm_census_free(c);
@@ -157,6 +172,8 @@ int fbx_report(int argc, char **argv)
         json_decref(j);
     } else if (format == 2) {
         rc = fbf_folded(out.f, c, (fbf_weight)weight);
+    } else if (format == 5) {
+        rc = fbom_write(c, out.f);
     } else {
         rc = fbf_svg(out.f, c, (fbf_weight)weight);
     }
