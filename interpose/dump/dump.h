@@ -140,6 +140,10 @@ void fbc_dump_modules(fbc_writer *w);
  * allocation. Writes one line on stderr naming the file. */
 void fbc_dump_emergency(int sig);
 
+/* ---- metrics.c: FBCOUNT_METRICS ----------------------------------------------------- */
+/* Rewrites the metrics file (when FBCOUNT_METRICS names one) from r. */
+void fbc_metrics_write(const fbc_report *r);
+
 /* ---- summary.c: the lines a final dump prints on stderr ---------------------------- */
 void fbc_dump_summary(const fbc_report *r, const char *path, int signal);
 

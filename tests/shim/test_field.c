@@ -495,3 +495,28 @@ Test(field, an_inlined_function_is_a_frame_and_the_site)
     cr_assert(inlined && caller, "helper_inlined (inlined) then site_inl at the call line");
     json_decref(d);
 }
+
+Test(field, metrics_file_written_or_one_warning)
+{
+    char var[200], path[160];
+    snprintf(path, sizeof path, "%s/m.prom", tmpdir);
+    snprintf(var, sizeof var, "FBCOUNT_METRICS=%s", path);
+    result r;
+    const char *argv[] = {SHIM_FIELD, "count", "4", NULL};
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", var, NULL}, argv);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "the metrics file");
+    char text[8192] = "";
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    cr_assert(strstr(text, "fbcount_fallbacks_total{op=\"vkt_dot\",site=\"site_a\""), "%s", text);
+    cr_assert(strstr(text, "} 4\n"), "%s", text);
+    cr_assert(n > 6 && !strcmp(text + n - 6, "# EOF\n"), "%s", text);
+    const char *bad[] = {SHIM_FIELD, "count", "2", NULL};
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", "FBCOUNT_METRICS=/nonexistent/m.prom", NULL},
+        bad);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    cr_assert_eq(lines(r.err, "FBCOUNT_METRICS"), 1, "%s", r.err);
+}
