@@ -99,4 +99,7 @@
 #define FBR_BUILD_ID "build_id"
 #define FBR_SIZE "size"
 
+/* The command's own JSON. */
+#define FBR_DEMANGLED "demangled"     /* the command's JSON: a C++ name as written */
+
 #endif

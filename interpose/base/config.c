@@ -197,7 +197,7 @@ void fbc_config_load(bool preloaded)
     parse_path("FBCOUNT_METRICS", fbc_cfg.metrics, sizeof fbc_cfg.metrics);
     parse_path("FBCOUNT_RUN_LOG", fbc_cfg.run_log, sizeof fbc_cfg.run_log);
     parse_signal();
-    fbc_cfg.interval_ms = parse_seconds("FBCOUNT_INTERVAL", 0.1, 86400, 0, "an interval");
+    fbc_cfg.interval_ms = parse_seconds("FBCOUNT_INTERVAL", 0.01, 86400, 0, "an interval");
     fbc_cfg.signal_wait_ms = parse_seconds("FBCOUNT_SIGNAL_WAIT", 0, 60, 2000, "a wait");
     parse_mode();
     fbc_cfg.quiet = parse_bool("FBCOUNT_QUIET", false);

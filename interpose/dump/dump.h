@@ -13,11 +13,14 @@
 /* ---- symbolize.c: names for addresses -------------------------------------------------- */
 typedef struct {
     const char *symbol; /* NULL when unknown */
-    const char *file;
+    const char *file;   /* absolute where the compilation directory is known */
     int line;
     long module;        /* fbc_modmap index or -1 */
     uintptr_t offset;
+    bool inlined;       /* a function inlined into the next frame of its chain */
 } fbc_frame_info;
+
+#define FBC_MAX_INLINE 16
 
 typedef struct {
     const char *op, *site;       /* never NULL: "(unknown)" */
@@ -31,6 +34,10 @@ typedef struct {
 void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out);
 /* Adds file:line to a frame (a line table can take 0.4 s to load: only where needed). */
 void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out);
+/* The frames at ip, innermost first: the functions inlined there (each at its line), then
+ * the function the symbol table names (at the line that called the innermost). Fills at
+ * most max; returns how many (1 where nothing was inlined). */
+int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max);
 /* Attributes entry e (rules/attrib.h), naming its frames only as far as needed; infos has
  * room for e->nframes. Returns how many leading infos were filled. */
 unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out);
@@ -132,6 +139,10 @@ void fbc_dump_modules(fbc_writer *w);
 /* Every recorded stack as raw frames (module + offset later), without a lock or an
  * allocation. Writes one line on stderr naming the file. */
 void fbc_dump_emergency(int sig);
+
+/* ---- metrics.c: FBCOUNT_METRICS ----------------------------------------------------- */
+/* Rewrites the metrics file (when FBCOUNT_METRICS names one) from r. */
+void fbc_metrics_write(const fbc_report *r);
 
 /* ---- summary.c: the lines a final dump prints on stderr ---------------------------- */
 void fbc_dump_summary(const fbc_report *r, const char *path, int signal);

@@ -139,6 +139,8 @@ static void format_native(fbc_writer *w, uintptr_t ip, const fbc_frame_info *fi)
             fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)fi->line);
         }
     }
+    if (fi->inlined)
+        fbc_w_str(w, "," FBR_KEY(FBR_INLINED) "true");
     fbc_w_raw(w, "}", 1);
 }
 
@@ -171,25 +173,28 @@ long fbc_fc_index(fbc_framecache *c, uintptr_t ip, bool first, uint32_t *count)
         *count = s->count;
         return s->index;
     }
-    fbc_frame_info fi;
+    fbc_frame_info chain[FBC_MAX_INLINE];
     pthread_mutex_lock(&fbc_sym_lock);
-    fbc_symbolize_line(ip, first, &fi);
+    int n = fbc_symbolize_chain(ip, first, chain, FBC_MAX_INLINE);
     pthread_mutex_unlock(&fbc_sym_lock);
-    char buf[8192];
-    fbc_writer mem;
-    fbc_w_init(&mem, -1, buf, sizeof buf);
-    format_native(&mem, ip, &fi);
-    if (mem.failed || mem.len == sizeof buf) { /* an absurdly long name: keep the address */
-        fbc_frame_info bare = {.module = -1};
-        fbc_w_init(&mem, -1, buf, sizeof buf);
-        format_native(&mem, ip, &bare);
-    }
     uint32_t index = c->entries;
-    append(c, buf, mem.len);
-    if (fi.symbol && !strcmp(fi.symbol, "_PyEval_EvalFrameDefault"))
+    for (int k = 0; k < n; k++) {
+        char buf[8192];
+        fbc_writer mem;
+        fbc_w_init(&mem, -1, buf, sizeof buf);
+        format_native(&mem, ip, &chain[k]);
+        if (mem.failed || mem.len == sizeof buf) { /* an absurdly long name: keep the address */
+            fbc_frame_info bare = {.module = -1};
+            fbc_w_init(&mem, -1, buf, sizeof buf);
+            format_native(&mem, ip, &bare);
+        }
+        append(c, buf, mem.len);
+    }
+    const char *outer = chain[n - 1].symbol;
+    if (n == 1 && outer && !strcmp(outer, "_PyEval_EvalFrameDefault"))
         mark_eval(c, index);
-    *count = 1;
-    return remember(c, at, key, index, 1);
+    *count = (uint32_t)n;
+    return remember(c, at, key, index, (uint32_t)n);
 }
 
 long fbc_fc_python(fbc_framecache *c, const fbc_pyframe *f)

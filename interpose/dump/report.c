@@ -1,6 +1,7 @@
 /* report.c - a census symbolized and attributed: stacks with their op and site, ops with
  * their sites and shapes, sorted by bytes then count. Dumps, the exit summary and the
  * in-process API all read censuses through this. */
+#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,14 +317,42 @@ void fbc_fmt_bytes(uint64_t b, char *out, size_t cap)
         snprintf(out, cap, "%.1f %s", v, unit[u]);
 }
 
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+/* A C++ name as it was written, by the demangler of the C++ runtime the program has loaded
+ * (a C program has no C++ names, and needs none); name itself otherwise. free() the result
+ * when it differs from name. */
+static const char *demangled(const char *name)
+{
+    static demangle_fn fn;
+    static int looked;
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return name;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        memcpy(&fn, &p, sizeof p);
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    int status = -1;
+    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (status != 0) {
+        free(d);
+        return name;
+    }
+    return d;
+}
+
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 {
+    const char *name = demangled(s->site);
     if (s->file && s->line > 0) {
         const char *slash = strrchr(s->file, '/');
-        snprintf(out, cap, "%s (%s:%d)", s->site, slash ? slash + 1 : s->file, s->line);
+        snprintf(out, cap, "%s (%s:%d)", name, slash ? slash + 1 : s->file, s->line);
     } else {
-        snprintf(out, cap, "%s", s->site);
+        snprintf(out, cap, "%s", name);
     }
+    if (name != s->site)
+        free((void *)name);
 }
 
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top)

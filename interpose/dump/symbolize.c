@@ -2,6 +2,8 @@
  * files at their load bases), and the attribution of a stack to an op and a site by the rule
  * the command applies too (rules/attrib.h). Only dumps and the warn/abort modes come here,
  * on the dumper thread or at exit, never the counting path or a signal handler. */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -138,6 +140,50 @@ void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out)
     lookup(ip, first, out);
 }
 
+/* A source file as the line table names it, made absolute against the compilation
+ * directory ("../tests/app.c" compiled in /src/build is /src/tests/app.c): the name must not
+ * depend on where the dump is read. "." and ".." components are folded. */
+static const char *source_path(const char *file, const char *comp_dir)
+{
+    if (!file)
+        return NULL;
+    if (file[0] == '/' || !comp_dir || !*comp_dir)
+        return intern(file);
+    char joined[4096], out[4096];
+    snprintf(joined, sizeof joined, "%s/%s", comp_dir, file);
+    size_t o = 0;
+    for (const char *p = joined; *p;) {
+        const char *end = strchr(p, '/');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if ((n == 1 && p[0] == '.') || n == 0) {
+            /* nothing */
+        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (o > 0 && out[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+        } else if (o + n + 2 < sizeof out) {
+            out[o++] = '/';
+            memcpy(out + o, p, n);
+            o += n;
+        }
+        p += n + (end ? 1 : 0);
+    }
+    out[o] = '\0';
+    return intern(o ? out : "/");
+}
+
+static void line_of(Dwfl_Module *m, Dwarf_Addr addr, fbc_frame_info *out)
+{
+    Dwfl_Line *line = dwfl_module_getsrc(m, addr);
+    int lineno = 0;
+    const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    if (src) {
+        out->file = source_path(src, dwfl_line_comp_dir(line));
+        out->line = lineno;
+    }
+}
+
 void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out)
 {
     cached *c = lookup(ip, first, out);
@@ -146,19 +192,94 @@ void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out)
         return;
     }
     Dwfl_Module *m = module(out->module);
-    if (m) {
-        Dwfl_Line *line = dwfl_module_getsrc(m, first ? ip : ip - 1);
-        int lineno = 0;
-        const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-        if (src) {
-            out->file = intern(src);
-            out->line = lineno;
-        }
-    }
+    if (m)
+        line_of(m, first ? ip : ip - 1, out);
     if (c) {
         c->info = *out;
         c->lines = true;
     }
+}
+
+/* The name a DIE has in the symbol table's terms: the linkage (mangled) name where it has
+ * one, from its abstract origin for an inlined instance. */
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *n = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+        n = dwarf_formstring(&a);
+    if (!n && dwarf_attr_integrate(die, DW_AT_name, &a))
+        n = dwarf_formstring(&a);
+    return n;
+}
+
+/* Inlined chains, per (ip, first), looked up once. */
+typedef struct {
+    uintptr_t key;
+    int n;
+    fbc_frame_info f[FBC_MAX_INLINE];
+    UT_hash_handle hh;
+} chain;
+
+static chain *chains;
+
+int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
+{
+    uintptr_t key = ip * 2 + first;
+    chain *c;
+    HASH_FIND(hh, chains, &key, sizeof key, c);
+    if (!c && (c = calloc(1, sizeof *c))) {
+        c->key = key;
+        fbc_symbolize_line(ip, first, &c->f[0]);
+        fbc_frame_info real = c->f[0];
+        c->n = 1;
+        Dwfl_Module *m = module(real.module);
+        Dwarf_Addr bias, addr = first ? ip : ip - 1;
+        Dwarf_Die *cu = m ? dwfl_module_addrdie(m, addr, &bias) : NULL;
+        Dwarf_Die *scopes = NULL;
+        int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+        Dwarf_Files *files = NULL;
+        size_t nfiles = 0;
+        const char *comp_dir = NULL;
+        Dwarf_Attribute cd;
+        if (cu && dwarf_attr(cu, DW_AT_comp_dir, &cd))
+            comp_dir = dwarf_formstring(&cd);
+        if (cu)
+            dwarf_getsrcfiles(cu, &files, &nfiles);
+        /* Innermost first: each inlined instance is a frame named after its function, at the
+         * line inside it; its call site is the line of the frame that called it. */
+        for (int i = 0; i < ns && c->n < FBC_MAX_INLINE; i++) {
+            if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+                continue;
+            fbc_frame_info *inl = &c->f[c->n - 1];
+            inl->symbol = intern(die_name(&scopes[i]));
+            inl->inlined = true;
+            fbc_frame_info *next = &c->f[c->n++];
+            *next = real;
+            next->inlined = false;
+            next->file = NULL;
+            next->line = 0;
+            Dwarf_Attribute a;
+            Dwarf_Word fi = 0, li = 0;
+            if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &fi) == 0 && files &&
+                fi < nfiles)
+                next->file = source_path(dwarf_filesrc(files, fi, NULL, NULL), comp_dir);
+            if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &li) == 0)
+                next->line = (int)li;
+        }
+        free(scopes);
+        /* The outermost is the function the symbol table names, at the innermost call. */
+        c->f[c->n - 1].symbol = real.symbol;
+        HASH_ADD(hh, chains, key, sizeof key, c);
+    }
+    if (!c) {
+        fbc_symbolize_line(ip, first, out);
+        return 1;
+    }
+    int n = c->n < max ? c->n : max;
+    memcpy(out, c->f, (size_t)n * sizeof *out);
+    return n;
 }
 
 static const char *unnamed(const fbc_frame_info *f)
@@ -204,7 +325,7 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
     unsigned n = e->nframes < FBC_MAX_DEPTH ? e->nframes : FBC_MAX_DEPTH;
     unsigned npy = e->npy < FBC_MAX_PY ? e->npy : FBC_MAX_PY;
     for (unsigned k = 0; k < npy; k++) {
-        const fbc_pyframe *f = (const fbc_pyframe *)e->frames[e->nframes + k];
+        const fbc_pyframe *f = (const fbc_pyframe *)(e->frames[e->nframes + k] & ~(uintptr_t)1);
         py[k] = (fbr_pyframe){f->file, f->function, f->line};
     }
     walk w = {e, infos, natives, 0};
@@ -220,8 +341,11 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
         out->site_line = (int)py[a.py_site].line;
         out->site_python = true;
     } else if (a.site >= 0) {
-        fbc_frame_info *f = &infos[a.site];
-        fbc_symbolize_line(e->frames[a.site], false, f);
+        /* The innermost function at that address: a helper inlined into its caller is the
+         * code that called the op, at its own line. */
+        fbc_frame_info chain[FBC_MAX_INLINE];
+        fbc_symbolize_chain(e->frames[a.site], false, chain, FBC_MAX_INLINE);
+        fbc_frame_info *f = &chain[0];
         out->site = unnamed(f);
         out->site_file = f->file;
         out->site_line = f->line;

@@ -365,6 +365,7 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
     } else {
         rc = write_templated(req, r, seq, landed, sizeof landed) == -1 ? -1 : 0;
     }
+    fbc_metrics_write(r);
     pthread_mutex_unlock(&fbc_dump_lock);
     xfsz_restore(&old, was_pending);
     if (written && cap)

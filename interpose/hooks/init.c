@@ -121,7 +121,21 @@ __attribute__((constructor)) static void fbc_start(void)
     arm_if_linked();
 }
 
+int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
+
+static void at_last(void *arg)
+{
+    (void)arg;
+    fbc_final_dump(NULL);
+}
+
+/* Library destructors run in the reverse order of their constructors, and this one may run
+ * before a library that still falls back in its own. An exit handler registered while the
+ * destructors run, and tied to no library (atexit() would tie it to this one, and run it
+ * with this library's destructors), is run by exit() after all of them: the census's very
+ * last state. */
 __attribute__((destructor)) static void fbc_stop(void)
 {
     fbc_final_dump(NULL);
+    __cxa_atexit(at_last, NULL, NULL);
 }

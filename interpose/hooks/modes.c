@@ -71,10 +71,10 @@ static void run_check(void *arg)
     c->stop = fbc_cfg.mode == FBC_MODE_ABORT && !fbc_allowed(a.op);
     FILE *f = fresh || c->stop ? open_memstream(&text, &len) : NULL;
     if (f) {
-        fprintf(f, "fbcount: fallback: %s at %s", a.op, a.site);
-        if (a.site_file && a.site_line > 0)
-            fprintf(f, " (%s:%d)", a.site_file, a.site_line);
-        fputc('\n', f);
+        fbc_rsite site = {.site = a.site, .file = a.site_file, .line = a.site_line};
+        char where[1024];
+        fbc_site_text(&site, where, sizeof where);
+        fprintf(f, "fbcount: fallback: %s at %s\n", a.op, where);
         for (uint32_t i = 0; i < e->nframes && i < 8; i++) {
             const char *mod = infos[i].module >= 0 ? fbc_modmap_at((size_t)infos[i].module)->path : "?";
             const char *slash = strrchr(mod, '/');

@@ -19,6 +19,7 @@
 /* Verdicts per return address: pc << 1 | good, inserted once, never changed (until a module
  * is unloaded). Lock-free: a reader sees a slot empty or complete. */
 #define VERDICTS 8192
+#define CRAMPED (64 * 1024) /* stack left below which libunwind is not called */
 static uintptr_t verdict[VERDICTS];
 static unsigned nverdicts;
 static unsigned generation; /* the module map's, when the verdicts were last valid */
@@ -160,6 +161,11 @@ __attribute__((noinline)) static int walk(fbc_unwinder how, uintptr_t *frames, i
     if (!stack_bounds())
         return -1;
     const uintptr_t *fp = __builtin_frame_address(0); /* this frame: standard by construction */
+    /* A thread with little stack left (a 16 KiB thread's stack holds its TLS too) cannot
+     * afford libunwind's walk, which takes several KiB: the frame-pointer chain is followed
+     * without verdicts there. Its reads stay inside the stack and move outward, so a frame
+     * without a frame pointer can only cut the stack short or skip callers, never fault. */
+    bool cramped = (uintptr_t)fp - stack_lo < CRAMPED;
     int n = 0, v = V_UNKNOWN;
     bool inside = true;
     for (;;) {
@@ -175,19 +181,44 @@ __attribute__((noinline)) static int walk(fbc_unwinder how, uintptr_t *frames, i
             if (n == max)
                 return n;
         }
-        if ((v = lookup(pc)) != V_GOOD || next <= fp)
+        if ((!cramped && (v = lookup(pc)) != V_GOOD) || next <= fp)
             break; /* outward only: no loop, no wrong turn into older frames */
         fp = next;
     }
+    if (cramped)
+        return n;
     if (how == FBC_UNWIND_AUTO && v == V_UNKNOWN &&
         __atomic_load_n(&nverdicts, __ATOMIC_RELAXED) < VERDICTS / 2)
         return slow_walk(frames, max, lo, hi);
     return -1;
 }
 
-int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
+/* libunwind's own fast path, with its per-thread cache; kept out of line so its buffer is
+ * on the stack only when it runs. */
+__attribute__((noinline)) static int backtrace_walk(uintptr_t *frames, int max, uintptr_t lo,
+                                                    uintptr_t hi)
 {
     void *buf[FBC_MAX_DEPTH + 16];
+    if (CAPTURE_NO_BACKTRACE)
+        return slow_walk(frames, max, lo, hi);
+    if (!fbc_unwpipe_ready())
+        return 0;
+    /* Four frames of this library sit above the caller (capture, record, the slow path, the
+     * wrapper); every frame walked costs, so ask for no more than that. */
+    int n = unw_backtrace(buf, max + 4);
+    int skip = 0;
+    while (skip < n && (uintptr_t)buf[skip] >= lo && (uintptr_t)buf[skip] < hi)
+        skip++;
+    if (n - skip < 1)
+        return slow_walk(frames, max, lo, hi);
+    int m = n - skip < max ? n - skip : max;
+    for (int i = 0; i < m; i++)
+        frames[i] = (uintptr_t)buf[skip + i];
+    return m;
+}
+
+int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
+{
     uintptr_t lo, hi;
     unsigned g = fbc_modmap_generation();
     if (__builtin_expect(g != __atomic_load_n(&generation, __ATOMIC_RELAXED), 0)) {
@@ -202,22 +233,7 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
         if (n >= 0 || how != FBC_UNWIND_AUTO)
             return n;
     }
-    if (CAPTURE_NO_BACKTRACE)
-        return slow_walk(frames, max, lo, hi);
-    /* Four frames of this library sit above the caller (capture, record, the slow path, the
-     * wrapper); every frame walked costs, so ask for no more than that. */
-    if (!fbc_unwpipe_ready())
-        return 0;
-    int n = unw_backtrace(buf, max + 4);
-    int skip = 0;
-    while (skip < n && (uintptr_t)buf[skip] >= lo && (uintptr_t)buf[skip] < hi)
-        skip++;
-    if (n - skip < 1)
-        return slow_walk(frames, max, lo, hi);
-    int m = n - skip < max ? n - skip : max;
-    for (int i = 0; i < m; i++)
-        frames[i] = (uintptr_t)buf[skip + i];
-    return m;
+    return backtrace_walk(frames, max, lo, hi);
 }
 
 int fbc_capture(uintptr_t *frames, int max)

@@ -109,6 +109,12 @@ void fbc_capture_init(void);
 typedef enum { FBC_UNWIND_AUTO, FBC_UNWIND_FP, FBC_UNWIND_STEP, FBC_UNWIND_BACKTRACE } fbc_unwinder;
 int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max);
 
+/* ---- pyframes.c: the calling thread's Python stack ------------------------------------ */
+/* Writes the calling thread's Python frames, innermost first, as interned fbc_pyframe
+ * pointers (bit 0: the frame a C-level evaluation began with) into out; returns how many.
+ * 0 outside Python, and for a Python it cannot read (named once in a warning). */
+int fbc_py_capture(uintptr_t *out, int max);
+
 /* ---- unwpipe.c: libunwind's memory-validation pipe ---------------------------------- */
 /* libunwind made a pipe (its pipe2, interposed): its ends are moved above the shim's floor
  * and remembered. */
@@ -150,6 +156,7 @@ typedef struct {
 
 extern __thread fbc_thread fbc_t __attribute__((tls_model("initial-exec")));
 extern bool fbc_process_on; /* process-wide recording */
+extern unsigned fbc_stacks_made; /* distinct stacks added to the process census (relaxed) */
 
 /* What an event left in the process census: its entry, and whether its stack was new. */
 typedef struct {

@@ -5,3 +5,4 @@
 
 __thread fbc_thread fbc_t __attribute__((tls_model("initial-exec")));
 bool fbc_process_on;
+unsigned fbc_stacks_made;

@@ -34,9 +34,15 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 bool fbc_sig_ready(void)
 {
     if (!__atomic_load_n(&real, __ATOMIC_ACQUIRE)) {
+#ifdef FBC_NO_SIGACTION_WRAPPER
+        /* A ThreadSanitizer build defines no sigaction of its own: the plain symbol is TSan's,
+         * which delivers a handler only where the thread is set up to run it. */
+        sigaction_fn f = sigaction;
+#else
         void *p = dlsym(RTLD_NEXT, "sigaction");
         sigaction_fn f;
         memcpy(&f, &p, sizeof f);
+#endif
         __atomic_store_n(&real, f, __ATOMIC_RELEASE);
     }
     return real != NULL;

@@ -14,6 +14,8 @@
 
 #include "triggers.h"
 
+#define WARM_NS (500ull * 1000000u) /* how often the dumper looks for stacks to name */
+
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t job_cond = PTHREAD_COND_INITIALIZER;
 static struct {
@@ -36,6 +38,27 @@ static void serve_job(void)
 }
 
 static uint64_t last_events = (uint64_t)-1;
+static unsigned warmed; /* fbc_stacks_made when the names were last looked up */
+
+/* Names new stacks ahead of need: a dump on SIGTERM (or a snapshot) then formats names it
+ * already has instead of reading line tables while the program waits to die. */
+static void warm(void)
+{
+    unsigned made = __atomic_load_n(&fbc_stacks_made, __ATOMIC_RELAXED);
+    if (made == warmed)
+        return;
+    warmed = made;
+    fbc_report *r = fbc_report_build_process(true);
+    for (size_t i = 0; r && i < r->nstacks; i++) {
+        const fbc_entry *e = r->stacks[i].e;
+        fbc_frame_info fi;
+        pthread_mutex_lock(&fbc_sym_lock);
+        for (uint32_t f = 0; f < e->nframes; f++)
+            fbc_symbolize_line(e->frames[f], f == 0, &fi); /* what the frame table will need */
+        pthread_mutex_unlock(&fbc_sym_lock);
+    }
+    fbc_report_free(r);
+}
 
 static void checkpoint(void)
 {
@@ -55,7 +78,9 @@ static void *loop(void *arg)
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-        uint64_t until = next ? next : now + 3600ull * 1000000000u;
+        uint64_t until = next ? next : now + WARM_NS;
+        if (until > now + WARM_NS)
+            until = now + WARM_NS;
         if (until > now) {
             uint64_t d = until - now;
             ts.tv_sec += (time_t)(d / 1000000000u);
@@ -77,6 +102,7 @@ static void *loop(void *arg)
             checkpoint();
             next = fbc_now_ns() + (uint64_t)fbc_cfg.interval_ms * 1000000u;
         }
+        warm();
     }
     return NULL;
 }
@@ -157,4 +183,5 @@ void fbc_dumper_after_fork(void)
     pthread_cond_init(&job_cond, NULL);
     job.state = 0;
     last_events = (uint64_t)-1;
+    warmed = 0;
 }

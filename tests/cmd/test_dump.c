@@ -73,9 +73,9 @@ Test(dump, loads_the_documented_example)
     cr_assert_eq(n, 4);
     cr_expect_eq(s[3].kind, FBD_HOST);
     cr_expect_eq(s[0].nframes, 5);
-    cr_expect(s[0].frames[0].has_offset);
-    cr_expect_eq(s[0].frames[0].offset, 0x1f30);
-    cr_expect_eq(s[0].frames[0].ip, 0x7f1234561f30ULL);
+    cr_expect(s[0].frames[0]->has_offset);
+    cr_expect_eq(s[0].frames[0]->offset, 0x1f30);
+    cr_expect_eq(s[0].frames[0]->ip, 0x7f1234561f30ULL);
     const fbd_module *m = fbd_modules(d, &n);
     cr_assert_eq(n, 2);
     cr_expect_eq(m[0].base, 0x7f1234560000ULL);

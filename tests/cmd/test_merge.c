@@ -78,8 +78,8 @@ Test(census, site_stack_and_shape_views)
     r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_STACK, FBM_SORT_BYTES, &n);
     cr_assert_eq(n, 3);
     cr_expect_eq(r[0].nframes, 5);
-    cr_expect_str_eq(r[0].frames[0], "main");
-    cr_expect_str_eq(r[0].frames[4], "host_result");
+    cr_expect_str_eq(r[0].labels[0], "main");
+    cr_expect_str_eq(r[0].labels[4], "host_result");
     r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_SHAPE, FBM_SORT_COUNT, &n);
     cr_assert_eq(n, 2);
     cr_expect_str_eq(r[0].key, "vkt_dot f32[16x32]");
@@ -115,10 +115,10 @@ Test(census, frame_labels)
 {
     char b[64];
     fbd_frame f = {.module = "/usr/lib/libvkt.so", .offset = 0x1f30, .has_offset = true};
-    fbm_frame_label(&f, b, sizeof b);
+    fbm_frame_label(&f, FBM_FRAMES_FUNC, b, sizeof b);
     cr_expect_str_eq(b, "libvkt.so+0x1f30");
     f.symbol = "vkt_dot";
-    fbm_frame_label(&f, b, sizeof b);
+    fbm_frame_label(&f, FBM_FRAMES_FUNC, b, sizeof b);
     cr_expect_str_eq(b, "vkt_dot");
 }
 
@@ -205,10 +205,10 @@ Test(census, very_deep_stacks_are_cut_to_the_innermost_frames)
     const fbm_row *r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_STACK, FBM_SORT_BYTES, &n);
     cr_assert_eq(n, 1);
     cr_expect_eq(r[0].nframes, FBM_MAX_FRAMES);
-    cr_expect_str_eq(r[0].frames[FBM_MAX_FRAMES - 1], "f0"); /* innermost kept */
+    cr_expect_str_eq(r[0].labels[FBM_MAX_FRAMES - 1], "f0"); /* innermost kept */
     FILE *null = fopen("/dev/null", "w");
-    cr_expect_eq(fbf_svg(null, c, false), 0);
-    cr_expect_eq(fbf_folded(null, c, false), 0);
+    cr_expect_eq(fbf_svg(null, c, FBF_COUNT), 0);
+    cr_expect_eq(fbf_folded(null, c, FBF_COUNT), 0);
     fclose(null);
     fbm_census_free(c);
 }

@@ -2,7 +2,8 @@
 # The shim's threading under ThreadSanitizer, in every test run: builds libfbcount, the fake
 # backend and the stress program with -fsanitize=thread in a temporary directory and runs the
 # stress program (threads recording in and out of scopes, two waves taking over each other's
-# census shards, a thread dumping all the while). A separate build because sanitizers are
+# census shards, a thread dumping all the while, census signals and checkpoints on the
+# dumper thread, process-wide scopes opened and closed). A separate build because sanitizers are
 # chosen per build, and a plain program because Criterion's test runner does not start under
 # TSan (Criterion issue #274).   usage: run-tsan.sh [CC]
 set -eu
@@ -24,6 +25,13 @@ $cc $flags -fPIC -shared -fvisibility=hidden "$here/fakevkt.c" -o "$work/libfake
 # shellcheck disable=SC2086
 $cc $flags -I"$top/interpose" -I"$here" "$here/stress.c" -L"$work" -lfbcount -lfakevkt \
     -Wl,-rpath,"$work" -lpthread -o "$work/stress"
-FBCOUNT=1 FBCOUNT_QUIET=1 FBCOUNT_OUTPUT=none TSAN_OPTIONS="halt_on_error=1 exitcode=66" \
-    "$work/stress"
-echo "run-tsan: the stress program ran clean under ThreadSanitizer"
+# Snapshots (the stress program's census signals) and checkpoints are written for real.
+mkdir "$work/dumps"
+FBCOUNT=1 FBCOUNT_QUIET=1 FBCOUNT_OUTPUT="$work/dumps/s.%n.json" FBCOUNT_INTERVAL=0.05 \
+    TSAN_OPTIONS="halt_on_error=1 exitcode=66" "$work/stress"
+written=$(find "$work/dumps" -name '*.json' | wc -l)
+if [ "$written" -lt 2 ]; then
+  echo "run-tsan: only $written dumps written: snapshots and checkpoints did not run" >&2
+  exit 1
+fi
+echo "run-tsan: the stress program ran clean under ThreadSanitizer ($written dumps written)"

@@ -1,10 +1,14 @@
 /* stress.c - many threads falling back, in and out of scopes, while another thread takes
  * process dumps: exact totals at the end. Two waves of threads, so the second takes over the
  * census shards the first left behind; the stack every worker shares must come out of the
- * dump as one stack holding all their counts. A plain program (no Criterion) so that it runs
- * under ThreadSanitizer, whose runtime and Criterion's workers do not mix.
+ * dump as one stack holding all their counts. Meanwhile a thread sends the census signal
+ * (snapshots on the dumper thread, with checkpoints when FBCOUNT_INTERVAL is set) and a thread
+ * opens and closes process-wide scopes. A plain program (no Criterion) so that it runs under
+ * ThreadSanitizer, whose runtime and Criterion's workers do not mix.
  * Needs FBCOUNT=1; exits 0 when every count is exact. */
 #include <pthread.h>
+#include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +56,46 @@ static void *dumper(void *arg)
     return NULL;
 }
 
+static void *signaler(void *arg)
+{
+    (void)arg;
+    while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+        kill(getpid(), SIGUSR1);
+        nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    }
+    return NULL;
+}
+
+/* Process-wide scopes, open and closed while the workers run: each must be consistent. */
+static void *scoper(void *arg)
+{
+    uint64_t *bad = arg;
+    while (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+        if (fbcount_scope_begin_all() != 0) {
+            (*bad)++;
+            break;
+        }
+        nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
+        fbcount_census *c = fbcount_scope_end_all();
+        uint64_t ops = fbcount_census_op_count(c, "vkt_dot") + fbcount_census_op_count(c, "vkt_add");
+        if (!c || ops != fbcount_census_total(c))
+            (*bad)++;
+        fbcount_census_free(c);
+    }
+    return NULL;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/fbcount-stress-XXXXXX", path[64];
     if (!mkdtemp(dir))
         return 1;
     snprintf(path, sizeof path, "%s/s.json", dir);
-    pthread_t th[THREADS], d;
-    uint64_t bad[THREADS] = {0};
+    pthread_t th[THREADS], d, sig, sc;
+    uint64_t bad[THREADS] = {0}, scope_bad = 0;
     pthread_create(&d, NULL, dumper, path);
+    pthread_create(&sig, NULL, signaler, NULL);
+    pthread_create(&sc, NULL, scoper, &scope_bad);
     uint64_t total_bad = 0;
     for (int wave = 0; wave < WAVES; wave++) {
         for (int i = 0; i < THREADS; i++)
@@ -73,6 +108,9 @@ int main(void)
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
     void *dr;
     pthread_join(d, &dr);
+    pthread_join(sig, NULL);
+    pthread_join(sc, NULL);
+    total_bad += scope_bad;
     uint64_t expect = 0;
     for (int r = 0; r < ROUNDS; r++)
         expect += 1 + r % 3 + 1; /* the scope's dots and the add outside it */

@@ -20,7 +20,9 @@ enum {
     FBX_SHIM = 5,      /* run: libfbcount.so not found */
     FBX_TIMEOUT = 6,   /* snapshot: no new dump in time */
     FBX_PROCESS = 7,   /* snapshot: no such process, or it cannot be signalled */
-    FBX_SYMBOLS = 8,   /* symbolize: a module could not be opened or written */
+    FBX_SYMBOLS = 8,   /* symbolize: the dump's modules cannot be read (out of memory) */
+    FBX_WRITE = 9,     /* the output cannot be written: a full disk, a closed pipe, -o
+                        * naming something other than a regular file */
     FBX_NOTFOUND = 127 /* run: the command cannot be executed (126 also, as in sh) */
 };
 
@@ -33,6 +35,25 @@ void fbx_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
 /* Loads paths into a new census. On failure prints the error and returns NULL with the
  * exit code in *code. */
 fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code);
+
+/* Loads paths into c (filters already set). Returns FBX_OK, or prints the error and
+ * returns the exit code. */
+int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n);
+
+/* Whether name is a folder name fbcount run makes: "fbcount-<pid>" or "fbcount-<pid>.<n>". */
+bool fbx_is_run_dir(const char *name);
+
+/* The census to read when none is named: the newest fbcount-* folder in the working
+ * directory (what fbcount run leaves), said on stderr. Writes its name into buf and returns
+ * 0, or prints why not and returns -1. */
+int fbx_default_dir(const char *cmd, char *buf, size_t len);
+
+/* Prints "fbcount VERSION" (what -V and --version print). */
+void fbx_version(void);
+
+/* Finishes the command: checks standard output for write errors. Returns code, or
+ * FBX_WRITE when something written to standard output did not arrive. */
+int fbx_finish(const char *cmd, int code);
 
 /* Subcommands: argc/argv start at the subcommand's name; each returns the exit code. */
 int fbx_run(int argc, char **argv);

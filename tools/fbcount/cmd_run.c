@@ -626,8 +626,8 @@ int fbx_run(int argc, char **argv)
         json_object_set_new(j, "used_backend", json_integer((json_int_t)with_dump));
         json_object_set_new(j, "still_running", still);
         json_object_set_new(j, "bad_dumps", json_incref(bad));
-        json_object_set_new(j, "census", c ? fbt_json(c, FBM_BY_OP, FBM_SORT_BYTES, 0)
-                                           : json_null());
+        fbt_opts o = {.by = FBM_BY_OP, .sort = FBM_SORT_BYTES};
+        json_object_set_new(j, "census", c ? fbt_json(c, &o) : json_null());
         if (write_json(json_file, j) != 0)
             fbx_error("run", "%s: cannot write the JSON result", json_file ? json_file : "stderr");
         json_decref(j);

@@ -7,23 +7,34 @@
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "cli.h"
+#include "output.h"
+#include "readfile.h"
 #include "table.h"
+#include "text.h"
 
 static const char help[] =
     "usage: fbcount symbolize [options] DUMP\n\n"
     "Resolves frames that have a module and offset but no symbol (crash dumps) to\n"
     "function and file:line with elfutils, re-attributes stacks whose op was unknown,\n"
     "writes the symbolized dump and prints its report.\n\n"
-    "  -o, --output OUT   where to write (default: DUMP with .sym.json for .json)\n"
+    "  -o, --output OUT   where to write (default: DUMP with .sym.json for .json); the\n"
+    "                     file is replaced atomically, never written through a link\n"
     "  -q, --quiet        do not print the report\n"
-    "  -h, --help         this text\n\n";
+    "  -V, --version      print the version\n"
+    "  -h, --help         this text\n\n"
+    "A module the dump names is read only when it is a regular file (a FIFO or a device\n"
+    "is refused with one line, and its frames stay raw).\n\n";
 
 typedef struct {
     Dwfl *dwfl;
@@ -62,12 +73,26 @@ static int open_modules(modtab *t, const fbd_dump *d)
         t->paths[i] = m[i].path;
         t->base[i] = m[i].base;
         t->size[i] = m[i].size;
+        char e1[1200];
+        fbx_escape(m[i].path, e1, sizeof e1, 0);
+        /* The dump names the file: open it ourselves, without blocking and only when it is a
+         * regular file, so a FIFO or a device named there cannot hang or feed us. */
+        int fd = open(m[i].path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        struct stat sb;
+        if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            fprintf(stderr, "fbcount: symbolize: %s: cannot open: %s (its frames stay raw)\n",
+                    e1, fd < 0 ? strerror(errno) : "not a regular file");
+            if (fd >= 0)
+                close(fd);
+            continue;
+        }
         /* Reported at 0 without p_vaddr: a dwfl address is then the file's vaddr plus
-         * the module's bias, and offsets relative to the load base are file vaddrs. */
-        Dwfl_Module *mod = dwfl_report_elf(t->dwfl, m[i].path, m[i].path, -1, 0, false);
+         * the module's bias, and offsets relative to the load base are file vaddrs.
+         * libdwfl owns fd from here. */
+        Dwfl_Module *mod = dwfl_report_elf(t->dwfl, m[i].path, m[i].path, fd, 0, false);
         if (!mod) {
             fprintf(stderr, "fbcount: symbolize: %s: cannot open: %s (its frames stay raw)\n",
-                    m[i].path, dwfl_errmsg(-1));
+                    e1, dwfl_errmsg(-1));
             continue;
         }
         const unsigned char *bits;
@@ -77,9 +102,10 @@ static int open_modules(modtab *t, const fbd_dump *d)
             char id[257];
             hex(bits, len, id);
             if (strcasecmp(id, m[i].build_id)) {
+                char e2[600];
                 fprintf(stderr, "fbcount: symbolize: %s: build id %s differs from the dump's "
                         "%s: the file changed since the crash (its frames stay raw)\n",
-                        m[i].path, id, m[i].build_id);
+                        e1, id, fbx_escape(m[i].build_id, e2, sizeof e2, 0));
                 continue;
             }
         }
@@ -191,10 +217,28 @@ static void tidy_ops(json_t *ops)
         }
 }
 
-/* Symbolizes every frame in place; returns the number of frames resolved. */
-static size_t symbolize(fbd_dump *d, const modtab *t)
+/* Writes each frame_table index in the stacks out as a copy of the frame it names, so every
+ * frame can be symbolized in place; the table is dropped. */
+static void expand_frame_table(json_t *root)
 {
-    json_t *root = fbd_json(d);
+    json_t *table = json_object_get(root, "frame_table"), *st, *fr;
+    size_t i, j;
+    if (!json_is_array(table))
+        return;
+    json_array_foreach(json_object_get(root, "stacks"), i, st) {
+        json_t *frames = json_object_get(st, "frames");
+        json_array_foreach(frames, j, fr) {
+            if (json_is_integer(fr))
+                json_array_set_new(frames, j, json_deep_copy(json_array_get(
+                                                  table, (size_t)json_integer_value(fr))));
+        }
+    }
+    json_object_del(root, "frame_table");
+}
+
+/* Symbolizes every frame in place; returns the number of frames resolved. */
+static size_t symbolize(fbd_dump *d, json_t *root, const modtab *t)
+{
     json_t *jstacks = json_object_get(root, "stacks");
     size_t nst, np, resolved = 0;
     const fbd_stack *st = fbd_stacks(d, &nst);
@@ -211,7 +255,7 @@ static size_t symbolize(fbd_dump *d, const modtab *t)
             continue;
         }
         for (size_t f = 0; f < st[s].nframes; f++) {
-            const fbd_frame *fr = &st[s].frames[f];
+            const fbd_frame *fr = st[s].frames[f];
             json_t *jf = json_array_get(jframes, f);
             uint64_t off = 0;
             long m = module_of(t, fr, &off);
@@ -275,6 +319,7 @@ int fbx_symbolize(int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
                                              {"quiet", no_argument, 0, 'q'},
+                                             {"version", no_argument, 0, 'V'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
     const char *out = NULL;
@@ -282,10 +327,11 @@ int fbx_symbolize(int argc, char **argv)
     int opt;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "ho:q", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1) {
         switch (opt) {
         case 'o': out = optarg; break;
         case 'q': quiet = true; break;
+        case 'V': fbx_version(); return fbx_finish("symbolize", FBX_OK);
         case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return FBX_OK;
         default:
             fbx_error("symbolize", "unknown or incomplete option '%s' (try --help)",
@@ -298,7 +344,7 @@ int fbx_symbolize(int argc, char **argv)
         return FBX_USAGE;
     }
     const char *in = argv[optind];
-    char outbuf[PATH_MAX], tmp[PATH_MAX + 16], err[512];
+    char outbuf[PATH_MAX], err[512];
     if (!out) {
         size_t l = strlen(in);
         if (l > 5 && !strcmp(in + l - 5, ".json"))
@@ -307,10 +353,33 @@ int fbx_symbolize(int argc, char **argv)
             snprintf(outbuf, sizeof outbuf, "%s.sym.json", in);
         out = outbuf;
     }
-    fbd_status st;
-    fbd_dump *d = fbd_load_file(in, &st, err, sizeof err);
-    if (!d) {
-        fbx_error("symbolize", "%s", err);
+    /* Validated by the reader; rewritten from the whole document, which the reader does
+     * not keep (it streams the stacks). */
+    size_t len = 0;
+    char *text = fbr_read_file(in, FBD_MAX_FILE_BYTES, &len);
+    fbd_status st = FBD_EREAD;
+    fbd_dump *d = NULL;
+    if (!text) {
+        int e = errno;
+        char why[128];
+        if (e == ENOENT || e == EACCES)
+            snprintf(err, sizeof err, "%s: cannot open: %s", in, strerror(e));
+        else
+            snprintf(err, sizeof err, "%s: %s", in,
+                     fbr_read_error(e, FBD_MAX_FILE_BYTES, why, sizeof why));
+        st = e == EFBIG ? FBD_EINVALID : FBD_EREAD;
+    } else {
+        d = fbd_load_buffer(text, len, in, &st, err, sizeof err);
+    }
+    json_error_t jerr;
+    json_t *root = d ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    free(text);
+    if (!d || !root) {
+        if (d)
+            snprintf(err, sizeof err, "%s: out of memory", in);
+        char e1[1200];
+        fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
+        fbd_free(d);
         return st == FBD_EREAD ? FBX_READ : FBX_INVALID;
     }
     modtab t = {0};
@@ -318,20 +387,30 @@ int fbx_symbolize(int argc, char **argv)
         fbx_error("symbolize", "out of memory");
         close_modules(&t);
         fbd_free(d);
+        json_decref(root);
         return FBX_SYMBOLS;
     }
-    size_t resolved = symbolize(d, &t);
+    expand_frame_table(root);
+    size_t resolved = symbolize(d, root, &t);
     close_modules(&t);
-    snprintf(tmp, sizeof tmp, "%s.tmp", out);
-    int rc = json_dump_file(fbd_json(d), tmp, JSON_INDENT(1));
     fbd_free(d);
-    if (rc != 0 || rename(tmp, out) != 0) {
-        fbx_error("symbolize", "%s: cannot write: %s", out, strerror(errno));
-        remove(tmp);
-        return FBX_SYMBOLS;
+    fbo_file o;
+    int rc = fbo_open(&o, out, err, sizeof err);
+    if (rc == 0) {
+        bool ok = json_dumpf(root, o.f, JSON_INDENT(1)) == 0;
+        rc = fbo_close(&o, ok, err, sizeof err);
+        if (!ok && rc == 0)
+            rc = -1;
     }
+    json_decref(root);
+    if (rc != 0) {
+        char e1[1200];
+        fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
+        return FBX_WRITE;
+    }
+    char e1[1200];
     fprintf(stderr, "fbcount: symbolize: %zu frame%s resolved; wrote %s\n", resolved,
-            resolved == 1 ? "" : "s", out);
+            resolved == 1 ? "" : "s", fbx_escape(out, e1, sizeof e1, 0));
     if (quiet)
         return FBX_OK;
     int code;
@@ -339,7 +418,8 @@ int fbx_symbolize(int argc, char **argv)
     fbm_census *c = fbx_load("symbolize", paths, 1, &code);
     if (!c)
         return code;
-    fbt_text(stdout, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
+    fbt_opts to = {.width = fbt_term_width(stdout)};
+    fbt_print_census(stdout, c, &to);
     fbm_census_free(c);
-    return FBX_OK;
+    return fbx_finish("symbolize", FBX_OK);
 }

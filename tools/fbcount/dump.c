@@ -1,31 +1,35 @@
-/* dump.c - load and validate one fbcount/1 dump with jansson.
+/* dump.c - load and validate one fbcount/1 dump with jansson, streaming the stacks.
  *
- * Strings point into the jansson document, which the dump keeps alive; arrays of rows are
- * allocated once per array and recorded so fbd_free() can release them. Validation errors
+ * A small scanner walks the top-level object and the stacks array; jansson parses and the
+ * validator checks each top-level value and each stack on its own, so a dump of a million
+ * stacks never exists as one JSON tree. Stack strings and frames are interned in the
+ * dump's pool; the other rows point into the kept top-level document. Validation errors
  * carry a JSON path ("ops[2].count") because jansson keeps no line numbers for values.
  */
 #include "dump.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+
+#include "fields.h"   /* rules/: the field names the shim writes */
+#include "readfile.h" /* rules/: regular files only, never blocking, capped */
+#include "signals.h"
+#include "pool.h"
 
 struct fbd_dump {
     char *path;
-    json_t *root;
-    void **allocs;
-    size_t nallocs, capallocs;
+    json_t *root; /* the top level without "stacks" */
+    fbp_pool *pool;
 
-    const char *reason, *exe, *host, *time;
-    int64_t pid;
+    const char *reason, *time, *signal_name, *timing;
+    fbd_process proc;
     uint64_t seq;
     int signal;
-    bool symbolized;
+    bool symbolized, has_time;
     fbd_total total;
     fbd_backend backend;
     const char **prefixes;
@@ -33,7 +37,8 @@ struct fbd_dump {
     fbd_op *ops[2];
     size_t nops[2];
     fbd_stack *stacks;
-    size_t nstacks;
+    size_t nstacks, capstacks;
+    bool seen_stacks, tagged; /* tagged: some frames are frame_table indices */
     fbd_module *modules;
     size_t nmodules;
 };
@@ -48,6 +53,8 @@ typedef struct {
     size_t errlen;
     bool failed;
 } vctx;
+
+static void fail(vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void fail(vctx *c, const char *fmt, ...)
 {
@@ -66,29 +73,29 @@ static void *alloc(vctx *c, size_t n, size_t size)
 {
     if (c->failed)
         return NULL;
-    if (n == 0)
-        n = 1;
-    fbd_dump *d = c->d;
-    if (d->nallocs == d->capallocs) {
-        size_t cap = d->capallocs ? d->capallocs * 2 : 16;
-        void **p = realloc(d->allocs, cap * sizeof *p);
-        if (!p) {
-            fail(c, "out of memory");
-            return NULL;
-        }
-        d->allocs = p;
-        d->capallocs = cap;
-    }
-    void *p = calloc(n, size);
-    if (!p) {
+    if (n && size > SIZE_MAX / n) {
         fail(c, "out of memory");
         return NULL;
     }
-    d->allocs[d->nallocs++] = p;
+    void *p = fbp_alloc(c->d->pool, n * size);
+    if (!p)
+        fail(c, "out of memory");
     return p;
 }
 
+static const char *intern(vctx *c, const char *s)
+{
+    if (!s || c->failed)
+        return s;
+    const char *r = fbp_str(c->d->pool, s, strlen(s));
+    if (!r)
+        fail(c, "out of memory");
+    return r;
+}
+
 /* Push a path component; returns the old length so pop() can restore it. */
+static size_t push(vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static size_t push(vctx *c, const char *fmt, ...)
 {
     size_t old = strlen(c->path);
@@ -139,6 +146,20 @@ static const char *get_str(vctx *c, json_t *obj, const char *key, bool required)
         return NULL;
     }
     return json_string_value(v);
+}
+
+static bool get_bool(vctx *c, json_t *obj, const char *key)
+{
+    json_t *v = field(c, obj, key, false);
+    if (!v || json_is_null(v))
+        return false;
+    if (!json_is_boolean(v)) {
+        size_t o = push(c, c->path[0] ? ".%s" : "%s", key);
+        fail(c, "expected a boolean, got %s", type_name(v));
+        pop(c, o);
+        return false;
+    }
+    return json_is_true(v);
 }
 
 static uint64_t get_count(vctx *c, json_t *obj, const char *key, bool required)
@@ -207,7 +228,7 @@ static json_t *get_object(vctx *c, json_t *obj, const char *key, bool required)
     return v;
 }
 
-/* Each array element must be an object; the callback fills one row. */
+/* Each array element must be an object. */
 static bool element(vctx *c, json_t *arr, size_t i, const char *key, json_t **out)
 {
     *out = json_array_get(arr, i);
@@ -227,15 +248,17 @@ static void read_sites(vctx *c, json_t *arr, fbd_op *op)
     op->sites = s;
     for (size_t i = 0; i < op->nsites && !c->failed; i++) {
         json_t *e;
-        if (!element(c, arr, i, ".sites", &e))
+        if (!element(c, arr, i, "." FBR_SITES, &e))
             return;
-        size_t o = push(c, ".sites[%zu]", i);
-        s[i].site = get_str(c, e, "site", true);
-        s[i].file = get_str(c, e, "file", false);
-        s[i].module = get_str(c, e, "module", false);
-        s[i].line = (long)get_count(c, e, "line", false);
-        s[i].count = get_count(c, e, "count", true);
-        s[i].bytes = get_count(c, e, "bytes", false);
+        size_t o = push(c, "." FBR_SITES "[%zu]", i);
+        s[i].site = get_str(c, e, FBR_SITE, true);
+        s[i].file = get_str(c, e, FBR_FILE, false);
+        s[i].module = get_str(c, e, FBR_MODULE, false);
+        s[i].line = (long)get_count(c, e, FBR_LINE, false);
+        s[i].python = get_bool(c, e, FBR_PYTHON);
+        s[i].count = get_count(c, e, FBR_COUNT, true);
+        s[i].bytes = get_count(c, e, FBR_BYTES, false);
+        s[i].ns = get_count(c, e, FBR_NS, false);
         pop(c, o);
     }
 }
@@ -247,19 +270,19 @@ static void read_shapes(vctx *c, json_t *arr, fbd_op *op)
     op->shapes = s;
     for (size_t i = 0; i < op->nshapes && !c->failed; i++) {
         json_t *e;
-        if (!element(c, arr, i, ".shapes", &e))
+        if (!element(c, arr, i, "." FBR_SHAPES, &e))
             return;
-        size_t o = push(c, ".shapes[%zu]", i);
-        s[i].dtype = get_str(c, e, "dtype", true);
-        s[i].count = get_count(c, e, "count", true);
-        json_t *dims = get_array(c, e, "shape", true);
+        size_t o = push(c, "." FBR_SHAPES "[%zu]", i);
+        s[i].dtype = get_str(c, e, FBR_DTYPE, true);
+        s[i].count = get_count(c, e, FBR_COUNT, true);
+        json_t *dims = get_array(c, e, FBR_SHAPE, true);
         s[i].ndims = dims ? json_array_size(dims) : 0;
         int64_t *dv = alloc(c, s[i].ndims, sizeof *dv);
         s[i].dims = dv;
         for (size_t k = 0; k < s[i].ndims && !c->failed; k++) {
             json_t *x = json_array_get(dims, k);
             if (!json_is_integer(x) || json_integer_value(x) < 0) {
-                size_t o2 = push(c, ".shape[%zu]", k);
+                size_t o2 = push(c, "." FBR_SHAPE "[%zu]", k);
                 fail(c, "expected a non-negative integer, got %s", type_name(x));
                 pop(c, o2);
             } else {
@@ -276,165 +299,257 @@ static void read_ops(vctx *c, json_t *root, const char *key, fbd_kind kind)
     size_t n = arr ? json_array_size(arr) : 0;
     fbd_op *ops = alloc(c, n, sizeof *ops);
     c->d->ops[kind] = ops;
-    c->d->nops[kind] = n;
+    c->d->nops[kind] = ops ? n : 0;
     for (size_t i = 0; i < n && !c->failed; i++) {
         json_t *e;
         if (!element(c, arr, i, key, &e))
             return;
         size_t o = push(c, "%s[%zu]", key, i);
-        ops[i].op = get_str(c, e, "op", true);
-        ops[i].count = get_count(c, e, "count", true);
-        ops[i].bytes = get_count(c, e, "bytes", true);
-        ops[i].max_bytes = get_count(c, e, "max_bytes", false);
-        read_shapes(c, get_array(c, e, "shapes", false), &ops[i]);
-        read_sites(c, get_array(c, e, "sites", false), &ops[i]);
+        ops[i].op = get_str(c, e, FBR_OP, true);
+        ops[i].count = get_count(c, e, FBR_COUNT, true);
+        ops[i].bytes = get_count(c, e, FBR_BYTES, true);
+        ops[i].max_bytes = get_count(c, e, FBR_MAX_BYTES, false);
+        ops[i].ns = get_count(c, e, FBR_NS, false);
+        ops[i].max_ns = get_count(c, e, FBR_MAX_NS, false);
+        read_shapes(c, get_array(c, e, FBR_SHAPES, false), &ops[i]);
+        read_sites(c, get_array(c, e, FBR_SITES, false), &ops[i]);
         pop(c, o);
     }
 }
 
-/* A stack's frames are objects, or indices into the dump's "frame_table" (each distinct frame
- * written once): an index is read as the object it names. */
-static void read_frames(vctx *c, json_t *arr, fbd_stack *st, json_t *table)
+/* One frame object, validated and interned; NULL on error. */
+static const fbd_frame *intern_frame(vctx *c, json_t *e)
+{
+    fbd_frame fr;
+    memset(&fr, 0, sizeof fr); /* padding too: frames are interned bytewise */
+    fr.symbol = intern(c, get_str(c, e, FBR_SYMBOL, false));
+    fr.module = intern(c, get_str(c, e, FBR_MODULE, false));
+    fr.file = intern(c, get_str(c, e, FBR_FILE, false));
+    fr.line = (long)get_count(c, e, FBR_LINE, false);
+    fr.ip = get_hex(c, e, FBR_IP, &fr.has_ip);
+    fr.offset = get_hex(c, e, FBR_OFFSET, &fr.has_offset);
+    fr.inlined = get_bool(c, e, FBR_INLINED);
+    fr.python = get_bool(c, e, FBR_PYTHON);
+    if (c->failed)
+        return NULL;
+    const fbd_frame *f = fbp_intern(c->d->pool, &fr, sizeof fr);
+    if (!f)
+        fail(c, "out of memory");
+    return f;
+}
+
+/* A frame given as an index into "frame_table", which the shim writes after the stacks:
+ * kept as an odd tagged value until the table has been read (resolve_frames). */
+#define TAGGED(k) ((const fbd_frame *)(uintptr_t)(((uintptr_t)(k) << 1) | 1))
+#define IS_TAGGED(p) (((uintptr_t)(p)) & 1)
+#define TAG_INDEX(p) ((size_t)((uintptr_t)(p) >> 1))
+
+/* A stack's frames are objects, or indices into the dump's "frame_table" (each distinct
+ * frame written once). */
+static void read_frames(vctx *c, json_t *arr, fbd_stack *st)
 {
     st->nframes = json_array_size(arr);
-    fbd_frame *f = alloc(c, st->nframes, sizeof *f);
+    const fbd_frame **f = alloc(c, st->nframes, sizeof *f);
     st->frames = f;
     for (size_t i = 0; i < st->nframes && !c->failed; i++) {
         json_t *e = json_array_get(arr, i);
-        size_t o = push(c, ".frames[%zu]", i);
+        size_t o = push(c, "." FBR_FRAMES "[%zu]", i);
         if (json_is_integer(e)) {
             json_int_t k = json_integer_value(e);
-            if (!table || k < 0 || (size_t)k >= json_array_size(table)) {
-                fail(c, "frame %lld is not in frame_table (%zu entries)", (long long)k,
-                     table ? json_array_size(table) : 0);
-                return;
-            }
-            e = json_array_get(table, (size_t)k);
-        }
-        if (!json_is_object(e)) {
+            if (k < 0 || (uint64_t)k > FBD_MAX_COUNT)
+                fail(c, "frame index %lld is out of range", (long long)k);
+            f[i] = TAGGED(k);
+            c->d->tagged = true;
+        } else if (!json_is_object(e)) {
             fail(c, "expected an object or a frame_table index, got %s", type_name(e));
-            return;
+        } else {
+            f[i] = intern_frame(c, e);
         }
-        f[i].symbol = get_str(c, e, "symbol", false);
-        f[i].module = get_str(c, e, "module", false);
-        f[i].file = get_str(c, e, "file", false);
-        f[i].line = (long)get_count(c, e, "line", false);
-        f[i].ip = get_hex(c, e, "ip", &f[i].has_ip);
-        f[i].offset = get_hex(c, e, "offset", &f[i].has_offset);
         pop(c, o);
     }
 }
 
-static void read_stacks(vctx *c, json_t *root)
+/* Replaces frame_table indices with the frames they name, once the table is read. */
+static void resolve_frames(vctx *c)
 {
-    json_t *table = get_array(c, root, "frame_table", false);
-    json_t *arr = get_array(c, root, "stacks", true);
-    size_t n = arr ? json_array_size(arr) : 0;
-    fbd_stack *st = alloc(c, n, sizeof *st);
-    c->d->stacks = st;
-    c->d->nstacks = n;
+    fbd_dump *d = c->d;
+    json_t *table = get_array(c, d->root, FBR_FRAME_TABLE, false);
+    size_t n = table ? json_array_size(table) : 0;
+    const fbd_frame **resolved = alloc(c, n, sizeof *resolved);
     for (size_t i = 0; i < n && !c->failed; i++) {
         json_t *e;
-        if (!element(c, arr, i, "stacks", &e))
+        if (!element(c, table, i, FBR_FRAME_TABLE, &e))
             return;
-        size_t o = push(c, "stacks[%zu]", i);
-        const char *kind = get_str(c, e, "kind", false);
-        if (kind && strcmp(kind, "fallback") && strcmp(kind, "host_op"))
-            fail(c, "kind: expected \"fallback\" or \"host_op\", got \"%.40s\"", kind);
-        st[i].kind = kind && !strcmp(kind, "host_op") ? FBD_HOST : FBD_FALLBACK;
-        st[i].op = get_str(c, e, "op", false);
-        st[i].site = get_str(c, e, "site", false);
-        if (!st[i].op)
-            st[i].op = "(unknown)";
-        if (!st[i].site)
-            st[i].site = "(unknown)";
-        st[i].count = get_count(c, e, "count", true);
-        st[i].bytes = get_count(c, e, "bytes", false);
-        st[i].max_bytes = get_count(c, e, "max_bytes", false);
-        json_t *frames = get_array(c, e, "frames", true);
-        if (frames)
-            read_frames(c, frames, &st[i], table);
+        size_t o = push(c, FBR_FRAME_TABLE "[%zu]", i);
+        resolved[i] = intern_frame(c, e);
         pop(c, o);
     }
+    for (size_t s = 0; s < d->nstacks && !c->failed; s++) {
+        const fbd_frame **f = (const fbd_frame **)d->stacks[s].frames;
+        for (size_t i = 0; i < d->stacks[s].nframes && !c->failed; i++) {
+            if (!IS_TAGGED(f[i]))
+                continue;
+            if (TAG_INDEX(f[i]) >= n) {
+                size_t o = push(c, FBR_STACKS "[%zu]." FBR_FRAMES "[%zu]", s, i);
+                fail(c, "frame %zu is not in frame_table (%zu entries)", TAG_INDEX(f[i]), n);
+                pop(c, o);
+                return;
+            }
+            f[i] = resolved[TAG_INDEX(f[i])];
+        }
+    }
+}
+
+/* One element of "stacks", already parsed on its own. */
+static void read_stack(vctx *c, json_t *e, size_t i)
+{
+    fbd_dump *d = c->d;
+    size_t o = push(c, FBR_STACKS "[%zu]", i);
+    if (!json_is_object(e)) {
+        fail(c, "expected an object, got %s", type_name(e));
+        pop(c, o);
+        return;
+    }
+    if (d->nstacks == d->capstacks) {
+        size_t cap = d->capstacks ? d->capstacks * 2 : 64;
+        fbd_stack *n = realloc(d->stacks, cap * sizeof *n);
+        if (!n) {
+            fail(c, "out of memory");
+            pop(c, o);
+            return;
+        }
+        d->stacks = n;
+        d->capstacks = cap;
+    }
+    fbd_stack *st = &d->stacks[d->nstacks];
+    memset(st, 0, sizeof *st);
+    const char *kind = get_str(c, e, FBR_KIND, false);
+    if (kind && strcmp(kind, FBR_KIND_FALLBACK) && strcmp(kind, FBR_KIND_HOST))
+        fail(c, "kind: expected \"fallback\" or \"host_op\", got \"%.40s\"", kind);
+    st->kind = kind && !strcmp(kind, FBR_KIND_HOST) ? FBD_HOST : FBD_FALLBACK;
+    st->op = intern(c, get_str(c, e, FBR_OP, false));
+    st->site = intern(c, get_str(c, e, FBR_SITE, false));
+    if (!st->op)
+        st->op = "(unknown)";
+    if (!st->site)
+        st->site = "(unknown)";
+    st->count = get_count(c, e, FBR_COUNT, true);
+    st->bytes = get_count(c, e, FBR_BYTES, false);
+    st->max_bytes = get_count(c, e, FBR_MAX_BYTES, false);
+    st->ns = get_count(c, e, FBR_NS, false);
+    st->max_ns = get_count(c, e, FBR_MAX_NS, false);
+    json_t *frames = get_array(c, e, FBR_FRAMES, true);
+    if (frames)
+        read_frames(c, frames, st);
+    pop(c, o);
+    if (!c->failed)
+        d->nstacks++;
 }
 
 static void read_modules(vctx *c, json_t *root)
 {
-    json_t *arr = get_array(c, root, "modules", false);
+    json_t *arr = get_array(c, root, FBR_MODULES, false);
     size_t n = arr ? json_array_size(arr) : 0;
     fbd_module *m = alloc(c, n, sizeof *m);
     c->d->modules = m;
-    c->d->nmodules = n;
+    c->d->nmodules = m ? n : 0;
     for (size_t i = 0; i < n && !c->failed; i++) {
         json_t *e;
-        if (!element(c, arr, i, "modules", &e))
+        if (!element(c, arr, i, FBR_MODULES, &e))
             return;
-        size_t o = push(c, "modules[%zu]", i);
+        size_t o = push(c, FBR_MODULES "[%zu]", i);
         bool has;
-        m[i].path = get_str(c, e, "path", true);
-        m[i].build_id = get_str(c, e, "build_id", false);
-        m[i].base = get_hex(c, e, "base", &has);
-        m[i].size = get_count(c, e, "size", false);
+        m[i].path = get_str(c, e, FBR_PATH, true);
+        m[i].build_id = get_str(c, e, FBR_BUILD_ID, false);
+        m[i].base = get_hex(c, e, FBR_BASE, &has);
+        m[i].size = get_count(c, e, FBR_SIZE, false);
         pop(c, o);
     }
+}
+
+static void read_process(vctx *c, json_t *root)
+{
+    fbd_process *p = &c->d->proc;
+    p->rank = -1;
+    json_t *o = get_object(c, root, FBR_PROCESS, true);
+    if (!o)
+        return;
+    size_t old = push(c, FBR_PROCESS);
+    p->pid = (int64_t)get_count(c, o, FBR_PID, true);
+    p->exe = get_str(c, o, FBR_EXE, true);
+    p->host = get_str(c, o, FBR_HOST, false);
+    p->id = get_str(c, o, FBR_ID, false);
+    p->parent_id = get_str(c, o, FBR_PARENT_ID, false);
+    p->start_time = get_str(c, o, FBR_START_TIME, false);
+    if (field(c, o, FBR_RANK, false) && !json_is_null(json_object_get(o, FBR_RANK)))
+        p->rank = (long)(get_count(c, o, FBR_RANK, false) & 0x7fffffff);
+    json_t *el = field(c, o, FBR_ELAPSED_NS, false);
+    if (el && !json_is_null(el)) {
+        p->elapsed_ns = get_count(c, o, FBR_ELAPSED_NS, false);
+        p->has_elapsed = true;
+    }
+    get_count(c, o, FBR_PPID, false);
+    get_array(c, o, FBR_ARGV, false);
+    pop(c, old);
+    if (!p->host)
+        p->host = "";
 }
 
 static void read_header(vctx *c, json_t *root)
 {
     fbd_dump *d = c->d;
-    const char *schema = get_str(c, root, "schema", true);
-    if (schema && strcmp(schema, "fbcount/1")) {
-        size_t o = push(c, "schema");
+    const char *schema = get_str(c, root, FBR_SCHEMA, true);
+    if (schema && strcmp(schema, FBR_SCHEMA_V1)) {
+        size_t o = push(c, FBR_SCHEMA);
         fail(c, "unsupported schema \"%.40s\" (this reader knows fbcount/1)", schema);
         pop(c, o);
     }
-    d->reason = get_str(c, root, "reason", true);
-    d->seq = get_count(c, root, "seq", true);
-    d->time = get_str(c, root, "time", false);
+    d->reason = get_str(c, root, FBR_REASON, true);
+    d->seq = get_count(c, root, FBR_SEQ, true);
+    d->time = get_str(c, root, FBR_TIME, false);
     if (!d->time)
         d->time = "";
-    json_t *p = get_object(c, root, "process", true);
-    if (p) {
-        size_t o = push(c, "process");
-        d->pid = (int64_t)get_count(c, p, "pid", true);
-        d->exe = get_str(c, p, "exe", true);
-        d->host = get_str(c, p, "host", false);
-        get_count(c, p, "ppid", false);
-        get_array(c, p, "argv", false);
-        pop(c, o);
-    }
-    if (!d->host)
-        d->host = "";
-    d->signal = (int)(get_count(c, root, "signal", false) & 0xff);
-    json_t *sym = field(c, root, "symbolized", false);
+    read_process(c, root);
+    d->signal = (int)(get_count(c, root, FBR_SIGNAL, false) & 0xff);
+    d->signal_name = get_str(c, root, FBR_SIGNAL_NAME, false);
+    json_t *sym = field(c, root, FBR_SYMBOLIZED, false);
     d->symbolized = true;
     if (sym && !json_is_boolean(sym))
         fail(c, "symbolized: expected a boolean, got %s", type_name(sym));
     else if (sym)
         d->symbolized = json_is_true(sym);
 
-    json_t *t = get_object(c, root, "total", true);
+    json_t *t = get_object(c, root, FBR_TOTAL, true);
     if (t) {
-        size_t o = push(c, "total");
-        d->total.fallbacks = get_count(c, t, "fallbacks", true);
-        d->total.bytes = get_count(c, t, "bytes", true);
-        d->total.host_ops = get_count(c, t, "host_ops", true);
-        d->total.max_bytes = get_count(c, t, "max_bytes", false);
-        d->total.host_bytes = get_count(c, t, "host_bytes", false);
-        get_count(c, t, "stacks", false);
+        size_t o = push(c, FBR_TOTAL);
+        d->total.fallbacks = get_count(c, t, FBR_FALLBACKS, true);
+        d->total.bytes = get_count(c, t, FBR_BYTES, true);
+        d->total.host_ops = get_count(c, t, FBR_HOST_OPS, true);
+        d->total.max_bytes = get_count(c, t, FBR_MAX_BYTES, false);
+        d->total.host_bytes = get_count(c, t, FBR_HOST_BYTES, false);
+        json_t *ns = field(c, t, FBR_NS, false);
+        d->has_time = ns && !json_is_null(ns);
+        d->total.ns = get_count(c, t, FBR_NS, false);
+        d->total.host_ns = get_count(c, t, FBR_HOST_NS, false);
+        get_count(c, t, FBR_STACKS, false);
         pop(c, o);
     }
-    json_t *b = get_object(c, root, "backend", false);
+    json_t *b = get_object(c, root, FBR_BACKEND, false);
     if (b) {
-        size_t o = push(c, "backend");
+        size_t o = push(c, FBR_BACKEND);
         d->backend.present = true;
-        d->backend.native = get_count(c, b, "native", true);
-        d->backend.fallback = get_count(c, b, "fallback", true);
-        d->backend.host = get_count(c, b, "host", true);
+        d->backend.native = get_count(c, b, FBR_NATIVE, true);
+        d->backend.fallback = get_count(c, b, FBR_FALLBACK, true);
+        d->backend.host = get_count(c, b, FBR_HOSTCOUNT, true);
         pop(c, o);
     }
-    json_t *cfg = get_object(c, root, "config", false);
-    json_t *pre = cfg ? json_object_get(cfg, "op_prefix") : NULL;
+    json_t *cfg = get_object(c, root, FBR_CONFIG, false);
+    if (cfg) {
+        size_t o = push(c, FBR_CONFIG);
+        d->timing = get_str(c, cfg, FBR_TIMING, false);
+        pop(c, o);
+    }
+    json_t *pre = cfg ? json_object_get(cfg, FBR_OP_PREFIX) : NULL;
     if (pre && !json_is_array(pre))
         fail(c, "config.op_prefix: expected an array, got %s", type_name(pre));
     size_t np = pre && json_is_array(pre) ? json_array_size(pre) : 0;
@@ -454,51 +569,276 @@ static void read_header(vctx *c, json_t *root)
     }
 }
 
-static fbd_dump *finish(fbd_dump *d, json_t *root, json_error_t *jerr, fbd_status *st,
-                        char *err, size_t errlen)
+/* --- the scanner: top-level keys and the stacks array ------------------------------------ */
+
+/* Duplicate keys are rejected so a dump cannot say two things about one field. */
+#define FBD_JSON_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
+
+typedef struct {
+    const char *b;
+    size_t len, pos;
+    int line;
+} scan;
+
+static bool json_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
+
+static void skip_space(scan *s)
 {
-    if (!root) {
-        *st = FBD_EINVALID;
-        if (json_error_code(jerr) == json_error_premature_end_of_input)
-            snprintf(err, errlen, "%s: line %d: truncated dump (%s); the writer probably died "
-                     "while writing it", d->path, jerr->line, jerr->text);
-        else if (json_error_code(jerr) == json_error_stack_overflow)
-            snprintf(err, errlen, "%s: line %d: nested too deeply (more than %d levels)",
-                     d->path, jerr->line, JSON_PARSER_MAX_DEPTH);
-        else if (json_error_code(jerr) == json_error_out_of_memory)
-            snprintf(err, errlen, "%s: out of memory while parsing", d->path);
+    while (s->pos < s->len && json_space(s->b[s->pos])) {
+        if (s->b[s->pos] == '\n')
+            s->line++;
+        s->pos++;
+    }
+}
+
+static void truncated(vctx *c, const scan *s)
+{
+    if (c->failed)
+        return;
+    c->failed = true;
+    snprintf(c->err, c->errlen, "%s: line %d: truncated dump (the file ends inside the "
+             "top-level object); the writer probably died while writing it", c->d->path,
+             s->line);
+}
+
+static void syntax(vctx *c, const scan *s, const char *what)
+{
+    if (c->failed)
+        return;
+    c->failed = true;
+    snprintf(c->err, c->errlen, "%s: line %d: not valid JSON: %s", c->d->path, s->line, what);
+}
+
+/* Finds the end of the value at s->pos without parsing it (jansson parses the slice
+ * afterwards): strings, brackets and the end of a scalar. Leaves s->pos at the end.
+ * false on a value that runs into the end of the file, or that nests too deeply. */
+static bool skip_value(vctx *c, scan *s)
+{
+    size_t depth = 0, i = s->pos;
+    const char *b = s->b;
+    while (i < s->len) {
+        char ch = b[i];
+        if (ch == '"') {
+            for (i++; i < s->len && b[i] != '"'; i++) {
+                if (b[i] == '\\')
+                    i++;
+                else if (b[i] == '\n')
+                    s->line++;
+            }
+            if (i >= s->len)
+                break;
+            i++;
+            if (depth == 0) {
+                s->pos = i;
+                return true;
+            }
+            continue;
+        }
+        if (ch == '{' || ch == '[') {
+            if (++depth > JSON_PARSER_MAX_DEPTH) {
+                c->failed = true;
+                snprintf(c->err, c->errlen, "%s: line %d: nested too deeply (more than %d "
+                         "levels)", c->d->path, s->line, JSON_PARSER_MAX_DEPTH);
+                return false;
+            }
+        } else if (ch == '}' || ch == ']') {
+            if (depth == 0)
+                break; /* the end of a scalar, at its container's closing bracket */
+            if (--depth == 0) {
+                s->pos = i + 1;
+                return true;
+            }
+        } else if (depth == 0 && (ch == ',' || ch == ':' || json_space(ch))) {
+            break;
+        }
+        if (ch == '\n')
+            s->line++;
+        i++;
+    }
+    if (i >= s->len && depth > 0) {
+        truncated(c, s);
+        return false;
+    }
+    s->pos = i;
+    return true;
+}
+
+/* Parses the value at s->pos with jansson; NULL (with the error set) when it is not JSON. */
+static json_t *parse_value(vctx *c, scan *s)
+{
+    size_t start = s->pos;
+    int line = s->line;
+    if (start >= s->len) {
+        truncated(c, s);
+        return NULL;
+    }
+    if (!skip_value(c, s))
+        return NULL;
+    if (s->pos == start) {
+        syntax(c, s, "a value was expected");
+        return NULL;
+    }
+    json_error_t e;
+    json_t *v = json_loadb(s->b + start, s->pos - start, FBD_JSON_FLAGS, &e);
+    if (!v && !c->failed) {
+        c->failed = true;
+        int at = line + (e.line > 0 ? e.line - 1 : 0);
+        if (json_error_code(&e) == json_error_out_of_memory)
+            snprintf(c->err, c->errlen, "%s: out of memory while parsing", c->d->path);
+        else if (json_error_code(&e) == json_error_stack_overflow)
+            snprintf(c->err, c->errlen, "%s: line %d: nested too deeply (more than %d levels)",
+                     c->d->path, at, JSON_PARSER_MAX_DEPTH);
+        else if (json_error_code(&e) == json_error_premature_end_of_input && s->pos == s->len)
+            snprintf(c->err, c->errlen, "%s: line %d: truncated dump (%s); the writer probably "
+                     "died while writing it", c->d->path, at, e.text);
         else
-            snprintf(err, errlen, "%s: line %d: not valid JSON: %s", d->path, jerr->line,
-                     jerr->text);
-        fbd_free(d);
-        return NULL;
+            snprintf(c->err, c->errlen, "%s: line %d: not valid JSON: %s", c->d->path, at,
+                     e.text);
     }
-    d->root = root;
-    vctx c = {.d = d, .err = err, .errlen = errlen};
-    if (!json_is_object(root)) {
-        fail(&c, "not a dump: the top level is %s, expected an object", type_name(root));
-    } else {
-        read_header(&c, root);
-        read_ops(&c, root, "ops", FBD_FALLBACK);
-        read_ops(&c, root, "host_ops", FBD_HOST);
-        read_stacks(&c, root);
-        read_modules(&c, root);
+    return v;
+}
+
+/* Expects ch (after blanks); the file ending first is a truncated dump. */
+static bool expect_char(vctx *c, scan *s, char ch, const char *what)
+{
+    skip_space(s);
+    if (s->pos >= s->len) {
+        truncated(c, s);
+        return false;
     }
-    if (c.failed) {
-        *st = FBD_EINVALID;
-        fbd_free(d);
-        return NULL;
+    if (s->b[s->pos] != ch) {
+        syntax(c, s, what);
+        return false;
     }
-    *st = FBD_OK;
-    return d;
+    s->pos++;
+    return true;
+}
+
+static void stream_stacks(vctx *c, scan *s)
+{
+    skip_space(s);
+    if (s->pos < s->len && s->b[s->pos] != '[') {
+        json_t *v = parse_value(c, s);
+        if (v)
+            fail(c, FBR_STACKS ": expected an array, got %s", type_name(v));
+        json_decref(v);
+        return;
+    }
+    if (!expect_char(c, s, '[', "'[' expected"))
+        return;
+    skip_space(s);
+    if (s->pos < s->len && s->b[s->pos] == ']') {
+        s->pos++;
+        return;
+    }
+    for (size_t i = 0; !c->failed; i++) {
+        skip_space(s);
+        json_t *e = parse_value(c, s);
+        if (!e)
+            return;
+        read_stack(c, e, i);
+        json_decref(e);
+        skip_space(s);
+        if (s->pos >= s->len) {
+            truncated(c, s);
+            return;
+        }
+        char ch = s->b[s->pos++];
+        if (ch == ']')
+            return;
+        if (ch != ',') {
+            s->pos--;
+            syntax(c, s, "',' or ']' expected in stacks");
+            return;
+        }
+    }
+}
+
+/* Walks the top-level object: each value but "stacks" is parsed whole and kept in d->root;
+ * "stacks" is streamed element by element. */
+static void scan_top(vctx *c, const char *buf, size_t len)
+{
+    fbd_dump *d = c->d;
+    scan s = {buf, len, 0, 1};
+    skip_space(&s);
+    if (s.pos < len && buf[s.pos] != '{') {
+        json_t *v = parse_value(c, &s);
+        if (v)
+            fail(c, "not a dump: the top level is %s, expected an object", type_name(v));
+        json_decref(v);
+        return;
+    }
+    if (!expect_char(c, &s, '{', "'{' expected"))
+        return;
+    if (!(d->root = json_object())) {
+        fail(c, "out of memory");
+        return;
+    }
+    for (bool first = true; !c->failed; first = false) {
+        skip_space(&s);
+        if (s.pos >= len) {
+            truncated(c, &s);
+            return;
+        }
+        if (buf[s.pos] == '}') {
+            s.pos++;
+            skip_space(&s);
+            if (s.pos < len)
+                syntax(c, &s, "end of file expected after the top-level object");
+            return;
+        }
+        if (!first && !expect_char(c, &s, ',', "',' or '}' expected"))
+            return;
+        skip_space(&s);
+        if (s.pos < len && buf[s.pos] != '"') {
+            syntax(c, &s, "string or '}' expected");
+            return;
+        }
+        json_t *k = parse_value(c, &s);
+        if (!k)
+            return;
+        if (!json_is_string(k)) {
+            json_decref(k);
+            syntax(c, &s, "string or '}' expected");
+            return;
+        }
+        char key[128];
+        snprintf(key, sizeof key, "%s", json_string_value(k));
+        bool dup = json_object_get(d->root, key) != NULL ||
+                   (!strcmp(key, FBR_STACKS) && d->seen_stacks);
+        json_decref(k);
+        if (dup) {
+            syntax(c, &s, "duplicate object key");
+            return;
+        }
+        if (!expect_char(c, &s, ':', "':' expected"))
+            return;
+        skip_space(&s);
+        if (!strcmp(key, FBR_STACKS)) {
+            d->seen_stacks = true;
+            stream_stacks(c, &s);
+            continue;
+        }
+        json_t *v = parse_value(c, &s);
+        if (!v)
+            return;
+        if (json_object_set_new(d->root, key, v) != 0)
+            fail(c, "out of memory");
+    }
 }
 
 static fbd_dump *new_dump(const char *name, fbd_status *st, char *err, size_t errlen)
 {
     fbd_dump *d = calloc(1, sizeof *d);
-    if (d)
+    if (d) {
         d->path = strdup(name);
-    if (!d || !d->path) {
+        d->pool = fbp_new();
+    }
+    if (!d || !d->path || !d->pool) {
+        if (d) {
+            free(d->path);
+            fbp_free(d->pool);
+        }
         free(d);
         *st = FBD_EREAD;
         snprintf(err, errlen, "%s: out of memory", name);
@@ -507,107 +847,102 @@ static fbd_dump *new_dump(const char *name, fbd_status *st, char *err, size_t er
     return d;
 }
 
-/* Duplicate keys are rejected so a dump cannot say two things about one field. */
-#define FBD_JSON_FLAGS (JSON_REJECT_DUPLICATES)
-
 fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_status *st,
                           char *err, size_t errlen)
 {
     fbd_dump *d = new_dump(name, st, err, errlen);
     if (!d)
         return NULL;
+    *st = FBD_EINVALID;
     if (len == 0) {
-        *st = FBD_EINVALID;
         snprintf(err, errlen, "%s: empty file, not a dump", name);
         fbd_free(d);
         return NULL;
     }
     if (len > FBD_MAX_FILE_BYTES) {
-        *st = FBD_EINVALID;
         snprintf(err, errlen, "%s: %zu bytes is larger than the %zu MiB a dump may have", name,
                  len, FBD_MAX_FILE_BYTES >> 20);
         fbd_free(d);
         return NULL;
     }
-    json_error_t jerr;
-    json_t *root = json_loadb(buf, len, FBD_JSON_FLAGS, &jerr);
-    return finish(d, root, &jerr, st, err, errlen);
+    vctx c = {.d = d, .err = err, .errlen = errlen};
+    scan_top(&c, buf, len);
+    if (!c.failed) {
+        json_t *root = d->root;
+        read_header(&c, root);
+        read_ops(&c, root, FBR_OPS, FBD_FALLBACK);
+        read_ops(&c, root, FBR_HOST_OPS, FBD_HOST);
+        if (!d->seen_stacks)
+            field(&c, root, FBR_STACKS, true);
+        if (d->tagged)
+            resolve_frames(&c);
+        read_modules(&c, root);
+    }
+    if (c.failed) {
+        fbd_free(d);
+        return NULL;
+    }
+    *st = FBD_OK;
+    return d;
 }
 
 fbd_dump *fbd_load_file(const char *path, fbd_status *st, char *err, size_t errlen)
 {
-    /* O_NONBLOCK so that a FIFO given by mistake is refused, not waited on. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat sb;
-    if (fd < 0) {
-        *st = FBD_EREAD;
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    size_t len = 0;
+    char *buf = fbr_read_file(path, FBD_MAX_FILE_BYTES, &len);
+    if (!buf) {
+        int e = errno;
+        char why[128];
+        /* Too large is a property of the content, like an invalid dump, not a failed read. */
+        *st = e == EFBIG ? FBD_EINVALID : FBD_EREAD;
+        if (e == ENOENT || e == EACCES || e == ELOOP || e == ENOTDIR)
+            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+        else if (e == EFBIG)
+            snprintf(err, errlen, "%s: larger than the %zu MiB a dump may have", path,
+                     FBD_MAX_FILE_BYTES >> 20);
+        else
+            snprintf(err, errlen, "%s: %s", path,
+                     fbr_read_error(e, FBD_MAX_FILE_BYTES, why, sizeof why));
         return NULL;
     }
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        *st = FBD_EREAD;
-        snprintf(err, errlen, "%s: not a regular file", path);
-        close(fd);
-        return NULL;
-    }
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        *st = FBD_EREAD;
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    fbd_dump *d = NULL;
-    if (sb.st_size == 0 || (uint64_t)sb.st_size > FBD_MAX_FILE_BYTES) {
-        char dummy = 0;
-        /* Reuse the buffer path's size checks and messages. */
-        d = fbd_load_buffer(&dummy, sb.st_size == 0 ? 0 : FBD_MAX_FILE_BYTES + 1, path, st,
-                            err, errlen);
-        fclose(f);
-        return d;
-    }
-    d = new_dump(path, st, err, errlen);
-    if (!d) {
-        fclose(f);
-        return NULL;
-    }
-    json_error_t jerr;
-    json_t *root = json_loadf(f, FBD_JSON_FLAGS, &jerr);
-    int rerr = ferror(f);
-    fclose(f);
-    if (!root && rerr) {
-        *st = FBD_EREAD;
-        snprintf(err, errlen, "%s: read error", path);
-        fbd_free(d);
-        return NULL;
-    }
-    return finish(d, root, &jerr, st, err, errlen);
+    fbd_dump *d = fbd_load_buffer(buf, len, path, st, err, errlen);
+    free(buf);
+    return d;
 }
 
 void fbd_free(fbd_dump *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->nallocs; i++)
-        free(d->allocs[i]);
-    free(d->allocs);
     json_decref(d->root);
+    fbp_free(d->pool);
+    free(d->stacks);
     free(d->path);
     free(d);
 }
 
 const char *fbd_path(const fbd_dump *d) { return d->path; }
 const char *fbd_reason(const fbd_dump *d) { return d->reason; }
-const char *fbd_exe(const fbd_dump *d) { return d->exe; }
-const char *fbd_host(const fbd_dump *d) { return d->host; }
+const char *fbd_exe(const fbd_dump *d) { return d->proc.exe; }
+const char *fbd_host(const fbd_dump *d) { return d->proc.host; }
 const char *fbd_time(const fbd_dump *d) { return d->time; }
-int64_t fbd_pid(const fbd_dump *d) { return d->pid; }
+int64_t fbd_pid(const fbd_dump *d) { return d->proc.pid; }
 uint64_t fbd_seq(const fbd_dump *d) { return d->seq; }
+const fbd_process *fbd_proc(const fbd_dump *d) { return &d->proc; }
 int fbd_signal(const fbd_dump *d) { return d->signal; }
 bool fbd_symbolized(const fbd_dump *d) { return d->symbolized; }
 fbd_total fbd_totals(const fbd_dump *d) { return d->total; }
 fbd_backend fbd_backend_stats(const fbd_dump *d) { return d->backend; }
+bool fbd_has_time(const fbd_dump *d) { return d->has_time; }
+const char *fbd_timing(const fbd_dump *d) { return d->timing; }
 json_t *fbd_json(fbd_dump *d) { return d->root; }
+
+const char *fbd_signal_name(const fbd_dump *d)
+{
+    if (d->signal_name)
+        return d->signal_name;
+    return d->signal ? fbr_signal_name(d->signal) : "";
+}
 
 const char *const *fbd_op_prefixes(const fbd_dump *d, size_t *n)
 {

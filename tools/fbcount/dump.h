@@ -2,7 +2,9 @@
  *
  * The reader validates the whole document up front so that every later stage can trust
  * it: a dump that loads has every required field with the right type and every count in
- * [0, 2^53]. Rows are plain records owned by the dump; they live until fbd_free().
+ * [0, 2^53]. It streams the stacks, the bulk of a large dump, one at a time and interns
+ * their frames and strings, so its memory follows the distinct frames, not the file.
+ * Rows are plain records owned by the dump; they live until fbd_free().
  */
 #ifndef FBCOUNT_DUMP_H
 #define FBCOUNT_DUMP_H
@@ -18,8 +20,10 @@ typedef struct fbd_dump fbd_dump;
 /* Why a load failed; the values double as the command's exit codes. */
 typedef enum { FBD_OK = 0, FBD_EREAD = 3, FBD_EINVALID = 4 } fbd_status;
 
-/* Largest dump the reader accepts, so a hostile file cannot exhaust memory. */
-#define FBD_MAX_FILE_BYTES ((size_t)256 << 20)
+/* Largest dump the reader accepts. The file is read whole, then its stacks are streamed
+ * out of it, so this bounds the reader's memory to about the file plus its distinct
+ * frames; the shim's dumps stay far below it. */
+#define FBD_MAX_FILE_BYTES ((size_t)2 << 30)
 /* Counts and byte totals are JSON numbers; above 2^53 they are no longer exact. */
 #define FBD_MAX_COUNT (UINT64_C(1) << 53)
 
@@ -28,7 +32,8 @@ typedef enum { FBD_FALLBACK = 0, FBD_HOST = 1 } fbd_kind;
 typedef struct {
     const char *site, *file, *module; /* file and module may be NULL */
     long line;                        /* 0 when unknown */
-    uint64_t count, bytes;
+    bool python;                      /* a Python site: file and line are the script's */
+    uint64_t count, bytes, ns;
 } fbd_site;
 
 typedef struct {
@@ -40,25 +45,27 @@ typedef struct {
 
 typedef struct {
     const char *op;
-    uint64_t count, bytes, max_bytes;
+    uint64_t count, bytes, max_bytes, ns, max_ns;
     const fbd_shape *shapes;
     size_t nshapes;
     const fbd_site *sites;
     size_t nsites;
 } fbd_op;
 
+/* A frame, interned: equal frames of one dump are one record. Python frames carry symbol,
+ * file and line only; inlined frames share the ip of the frame they were inlined into. */
 typedef struct {
     const char *symbol, *module, *file; /* NULL when absent */
     uint64_t ip, offset;
-    bool has_ip, has_offset;
     long line;
+    bool has_ip, has_offset, inlined, python;
 } fbd_frame;
 
 typedef struct {
     fbd_kind kind;
     const char *op, *site;
-    uint64_t count, bytes, max_bytes;
-    const fbd_frame *frames; /* innermost first */
+    uint64_t count, bytes, max_bytes, ns, max_ns;
+    const fbd_frame *const *frames; /* innermost first */
     size_t nframes;
 } fbd_stack;
 
@@ -68,7 +75,7 @@ typedef struct {
 } fbd_module;
 
 typedef struct {
-    uint64_t fallbacks, bytes, max_bytes, host_ops, host_bytes;
+    uint64_t fallbacks, bytes, max_bytes, host_ops, host_bytes, ns, host_ns;
 } fbd_total;
 
 typedef struct {
@@ -76,8 +83,18 @@ typedef struct {
     uint64_t native, fallback, host;
 } fbd_backend;
 
-/* Load and validate the dump at path. On failure returns NULL, sets *st, and writes one
- * line naming the file and the problem ("dump.json: line 3: ...") into err. */
+/* Who wrote the dump. id is the census id (a process image), NULL in older dumps. */
+typedef struct {
+    int64_t pid;
+    const char *exe, *host, *id, *parent_id, *start_time; /* host "" when absent; others NULL */
+    long rank;                                            /* -1 when absent */
+    uint64_t elapsed_ns;
+    bool has_elapsed;
+} fbd_process;
+
+/* Load and validate the dump at path (a regular file, read without blocking; see
+ * rules/readfile.h). On failure returns NULL, sets *st, and writes one line naming the
+ * file and the problem ("dump.json: line 3: ...") into err. */
 fbd_dump *fbd_load_file(const char *path, fbd_status *st, char *err, size_t errlen);
 
 /* Same as fbd_load_file for a dump already in memory; name is used in messages. */
@@ -93,10 +110,18 @@ const char *fbd_host(const fbd_dump *d); /* "" when absent */
 const char *fbd_time(const fbd_dump *d); /* "" when absent */
 int64_t fbd_pid(const fbd_dump *d);
 uint64_t fbd_seq(const fbd_dump *d);
-int fbd_signal(const fbd_dump *d);       /* 0 unless a crash dump names one */
+const fbd_process *fbd_proc(const fbd_dump *d);
+/* The signal of a signal or crash dump (0 when none), and its name ("SIGTERM"; the
+ * dump's signal_name when present, else derived from the number). */
+int fbd_signal(const fbd_dump *d);
+const char *fbd_signal_name(const fbd_dump *d);
 bool fbd_symbolized(const fbd_dump *d);
 fbd_total fbd_totals(const fbd_dump *d);
 fbd_backend fbd_backend_stats(const fbd_dump *d);
+/* Whether the dump carries times (total.ns; absent in dumps of older shims), and what they
+ * measure: config.timing, "fallback" or "host_result", NULL when not said. */
+bool fbd_has_time(const fbd_dump *d);
+const char *fbd_timing(const fbd_dump *d);
 
 /* Op prefixes from config.op_prefix; defaults to {"vkt_"} when the dump has none. */
 const char *const *fbd_op_prefixes(const fbd_dump *d, size_t *n);
@@ -105,7 +130,7 @@ const fbd_op *fbd_ops(const fbd_dump *d, fbd_kind kind, size_t *n);
 const fbd_stack *fbd_stacks(const fbd_dump *d, size_t *n);
 const fbd_module *fbd_modules(const fbd_dump *d, size_t *n);
 
-/* The validated JSON document, for tools that rewrite a dump (symbolize); owned by d. */
+/* The validated top level without its stacks (they were streamed, not kept); owned by d. */
 json_t *fbd_json(fbd_dump *d);
 
 #endif

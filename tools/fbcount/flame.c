@@ -32,7 +32,7 @@ static size_t collect(fbm_census *c, flame_stack **out)
         s[i].row = i < nf ? &f[i] : &h[i - nf];
         if (!s[i].row->nframes) {
             const char *at = strstr(s[i].row->key, " @ ");
-            s[i].synth[0] = s[i].row->parts && s[i].row->nparts ? s[i].row->parts[0].name : "?";
+            s[i].synth[0] = s[i].row->op ? s[i].row->op : "?";
             s[i].synth[1] = at ? at + 3 : "(unknown)";
         }
     }
@@ -44,23 +44,32 @@ static size_t stack_depth(const flame_stack *s) { return s->row->nframes ? s->ro
 
 static const char *stack_frame(const flame_stack *s, size_t i)
 {
-    return s->row->nframes ? s->row->frames[i] : s->synth[1 - i];
+    return s->row->nframes ? s->row->labels[i] : s->synth[1 - i];
 }
 
+/* A folded line is "frame;frame weight": a ';' in a name would split the frame, and a
+ * control character would reach whoever reads the file on a terminal. */
 static void put_folded_name(FILE *out, const char *s)
 {
-    for (; *s; s++)
-        fputc(*s == ';' ? ':' : *s == '\n' || *s == '\r' ? ' ' : *s, out);
+    char buf[4096 * 4 + 1];
+    fbx_escape(s, buf, sizeof buf, 0);
+    for (char *p = buf; *p; p++)
+        fputc(*p == ';' ? ':' : *p, out);
 }
 
-int fbf_folded(FILE *out, fbm_census *c, bool by_bytes)
+static uint64_t weight_of(const fbm_row *r, fbf_weight w)
+{
+    return w == FBF_BYTES ? r->bytes : w == FBF_TIME ? r->ns : r->count;
+}
+
+int fbf_folded(FILE *out, fbm_census *c, fbf_weight weight)
 {
     flame_stack *s;
     size_t n = collect(c, &s);
     if (n == (size_t)-1)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        uint64_t w = by_bytes ? s[i].row->bytes : s[i].row->count;
+        uint64_t w = weight_of(s[i].row, weight);
         if (!w)
             continue;
         for (size_t f = 0; f < stack_depth(&s[i]); f++) {
@@ -76,7 +85,7 @@ int fbf_folded(FILE *out, fbm_census *c, bool by_bytes)
 
 typedef struct node {
     const char *name, *op; /* op: NULL until set, "" when several */
-    uint64_t count, bytes, weight;
+    uint64_t count, bytes, ns, weight;
     unsigned kinds;        /* bit 0 fallback, bit 1 host */
     struct node *child, *next;
 } node;
@@ -95,13 +104,19 @@ static node *child_of(node *p, const char *name)
     return c;
 }
 
+static uint64_t sat(uint64_t a, uint64_t b)
+{
+    return a > FBM_SAT_MAX - (b > FBM_SAT_MAX ? FBM_SAT_MAX : b) ? FBM_SAT_MAX : a + b;
+}
+
 static void add_to(node *n, const fbm_row *r, uint64_t w)
 {
-    n->count += r->count;
-    n->bytes += r->bytes;
-    n->weight += w;
+    n->count = sat(n->count, r->count);
+    n->bytes = sat(n->bytes, r->bytes);
+    n->ns = sat(n->ns, r->ns);
+    n->weight = sat(n->weight, w);
     n->kinds |= r->kind == FBD_HOST ? 2u : 1u;
-    const char *op = r->nparts ? r->parts[0].name : "(unknown)";
+    const char *op = r->op ? r->op : "(unknown)";
     if (!n->op)
         n->op = op;
     else if (*n->op && strcmp(n->op, op))
@@ -154,7 +169,8 @@ typedef struct {
     FILE *out;
     double height;
     uint64_t total;
-    bool by_bytes;
+    fbf_weight weight;
+    bool time;
 } layout;
 
 static unsigned name_hash(const char *s)
@@ -172,7 +188,7 @@ static void emit(layout *L, const node *n, double x, int depth)
     double py = L->height - 30 - (depth + 1) * ROW_H;
     unsigned h = name_hash(n->name);
     int hue = n->kinds == 2 ? 195 + (int)(h % 30) : (int)(h % 45);
-    char b1[32];
+    char b1[32], b2[32];
     fprintf(L->out, "<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%d\" data-n=\"", x, w,
             depth);
     xml_escaped(L->out, n->name, 300);
@@ -180,13 +196,17 @@ static void emit(layout *L, const node *n, double x, int depth)
     xml_escaped(L->out, n->name, 300);
     fputs(" | op ", L->out);
     xml_escaped(L->out, depth == 0 ? "(all)" : n->op && *n->op ? n->op : "(several)", 120);
-    fprintf(L->out, " | %" PRIu64 " calls | %s | %.2f%%\"><title>", n->count,
-            fbu_bytes(n->bytes, b1, sizeof b1), 100.0 * w);
+    fprintf(L->out, " | %" PRIu64 " calls | %s", n->count, fbu_bytes(n->bytes, b1, sizeof b1));
+    if (L->time)
+        fprintf(L->out, " | %s", fbu_duration(n->ns, b2, sizeof b2));
+    fprintf(L->out, " | %.2f%%\"><title>", 100.0 * w);
     xml_escaped(L->out, n->name, 300);
     fputs("\nop: ", L->out);
     xml_escaped(L->out, depth == 0 ? "(all)" : n->op && *n->op ? n->op : "(several)", 120);
-    fprintf(L->out, "\ncount: %" PRIu64 "\nbytes: %s\nshare: %.2f%%</title>", n->count, b1,
-            100.0 * w);
+    fprintf(L->out, "\ncount: %" PRIu64 "\nbytes: %s", n->count, b1);
+    if (L->time)
+        fprintf(L->out, "\ntime: %s", b2);
+    fprintf(L->out, "\nshare: %.2f%%</title>", 100.0 * w);
     fprintf(L->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
             "fill=\"hsl(%d,%d%%,%d%%)\"/>", px, py, pw, ROW_H - 1, hue, 70 + (int)(h / 45 % 20),
             n->kinds == 2 ? 62 : 55 + (int)(h / 900 % 10));
@@ -277,7 +297,7 @@ static const char svg_script[] =
     "})();\n"
     "]]></script>\n";
 
-int fbf_svg(FILE *out, fbm_census *c, bool by_bytes)
+int fbf_svg(FILE *out, fbm_census *c, fbf_weight weight)
 {
     flame_stack *s;
     size_t n = collect(c, &s);
@@ -286,7 +306,7 @@ int fbf_svg(FILE *out, fbm_census *c, bool by_bytes)
     node root = {.name = "all"};
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++) {
-        uint64_t w = by_bytes ? s[i].row->bytes : s[i].row->count;
+        uint64_t w = weight_of(s[i].row, weight);
         if (!w)
             continue;
         add_to(&root, s[i].row, w);
@@ -307,7 +327,8 @@ int fbf_svg(FILE *out, fbm_census *c, bool by_bytes)
         return -1;
     }
     int depth = max_depth(&root);
-    layout L = {out, 60 + 30 + (depth + 1) * ROW_H, root.weight, by_bytes};
+    layout L = {out, 60 + 30 + (depth + 1) * ROW_H, root.weight, weight,
+                fbm_census_has_time(c)};
     char b1[32];
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
@@ -327,7 +348,8 @@ int fbf_svg(FILE *out, fbm_census *c, bool by_bytes)
             "fallbacks and host-resident ops</text>\n", SVG_W / 2);
     fprintf(out, "<text x=\"%.0f\" y=\"44\">width: %s; %" PRIu64 " calls, %s; "
             "warm: fallback stacks, blue: host-resident stacks; click a frame to zoom</text>\n",
-            SVG_PAD, by_bytes ? "bytes" : "count", root.count,
+            SVG_PAD, weight == FBF_BYTES ? "bytes" : weight == FBF_TIME ? "time" : "count",
+            root.count,
             fbu_bytes(root.bytes, b1, sizeof b1));
     fprintf(out, "<text id=\"reset\" x=\"%.0f\" y=\"44\" text-anchor=\"end\" "
             "style=\"display:none\">reset zoom</text>\n", SVG_W - SVG_PAD);

@@ -7,13 +7,17 @@
 
 #include "merge.h"
 
-/* Writes one "outer;...;inner weight" line per merged stack (fallbacks and host-resident
- * ops), the collapsed format of flamegraph.pl, speedscope and inferno. Weight is the
- * count, or bytes when by_bytes. Returns 0 or -1 when out of memory. */
-int fbf_folded(FILE *out, fbm_census *c, bool by_bytes);
+/* What a frame's width (and a folded line's weight) measures. */
+typedef enum { FBF_COUNT, FBF_BYTES, FBF_TIME } fbf_weight;
 
-/* Writes an interactive flame graph: hover shows frame, op, count and bytes; click zooms.
+/* Writes one "outer;...;inner weight" line per merged stack (fallbacks and host-resident
+ * ops), the collapsed format of flamegraph.pl, speedscope and inferno, weighted by count,
+ * bytes or time (ns). Returns 0 or -1 when out of memory. */
+int fbf_folded(FILE *out, fbm_census *c, fbf_weight weight);
+
+/* Writes an interactive flame graph: hover shows frame, op, count, bytes and time; click
+ * zooms.
  * Inline CSS and script only, so it opens offline. Returns 0 or -1. */
-int fbf_svg(FILE *out, fbm_census *c, bool by_bytes);
+int fbf_svg(FILE *out, fbm_census *c, fbf_weight weight);
 
 #endif

@@ -24,7 +24,8 @@ static void usage(FILE *out)
           "they cause, from the dumps libfbcount.so writes.\n\nCommands:\n", out);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].what);
-    fputs("\n'fbcount <command> --help' describes each; 'man fbcount' has the details.\n\n", out);
+    fputs("\n'fbcount help <command>' (or 'fbcount <command> --help') describes each;\n"
+          "'man fbcount' has the details. -V, --version: the version.\n\n", out);
     fputs(fbx_exit_codes, out);
 }
 
@@ -34,13 +35,25 @@ int main(int argc, char **argv)
         usage(stderr);
         return FBX_USAGE;
     }
+    /* "fbcount help CMD" is "fbcount CMD --help", so the two can never differ. */
+    if (!strcmp(argv[1], "help") && argc > 2) {
+        char *args[] = {argv[2], "--help", NULL};
+        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+            if (!strcmp(argv[2], commands[i].name))
+                return commands[i].fn(2, args);
+        fprintf(stderr, "fbcount: help: unknown command '%s' (try 'fbcount --help')\n",
+                argv[2]);
+        return FBX_USAGE;
+    }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return FBX_OK;
+        return fbx_finish("help", FBX_OK);
     }
-    if (!strcmp(argv[1], "--version")) {
-        printf("fbcount %s\n", FBCOUNT_VERSION);
-        return FBX_OK;
+    /* -V right after the command's name works for every command, run and snapshot too. */
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+        (argc > 2 && (!strcmp(argv[2], "--version") || !strcmp(argv[2], "-V")))) {
+        fbx_version();
+        return fbx_finish("version", FBX_OK);
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))

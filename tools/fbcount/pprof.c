@@ -238,44 +238,14 @@ static uint64_t mapping_id(builder *b, const char *path, const char *build_id)
     return b->maps.n;
 }
 
-/* Extras of dumps written by newer shims (times, ranks, Python and inlined frames), read
- * from the validated document: the reader's records do not carry them yet. */
-static json_t *stack_json(fbd_dump *d, size_t i)
-{
-    return json_array_get(json_object_get(fbd_json(d), FBR_STACKS), i);
-}
-
-/* A stack's frame k: an object, or an index into the dump's frame_table (*idx set then). */
-static json_t *frame_json(json_t *frames, json_t *table, size_t k, size_t *idx)
-{
-    json_t *f = json_array_get(frames, k);
-    *idx = SIZE_MAX;
-    if (json_is_integer(f) && json_integer_value(f) >= 0) {
-        *idx = (size_t)json_integer_value(f);
-        f = json_array_get(table, *idx);
-    }
-    return f;
-}
-
-static uint64_t json_u64(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-    return json_is_integer(v) && json_integer_value(v) > 0 ? (uint64_t)json_integer_value(v) : 0;
-}
-
-static bool json_flag(json_t *o, const char *key) { return json_is_true(json_object_get(o, key)); }
-
 static long dump_rank(fbd_dump *d)
 {
-    json_t *v = json_object_get(json_object_get(fbd_json(d), FBR_PROCESS), FBR_RANK);
-    return json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= LONG_MAX
-               ? (long)json_integer_value(v)
-               : -1;
+    return fbd_proc(d)->rank;
 }
 
 static bool dump_timed(fbd_dump *d)
 {
-    return json_is_integer(json_object_get(json_object_get(fbd_json(d), FBR_TOTAL), FBR_NS));
+    return fbd_has_time(d);
 }
 
 /* The module record of a frame's module in this dump, for its build id and size. */
@@ -500,32 +470,15 @@ static void add_dump(builder *b, fbd_dump *d)
     if (fbd_exe(d) && *fbd_exe(d))
         proc[nproc++] = label_of(b, "exe", base_name(fbd_exe(d)));
 
-    /* A frame named by its index in the dump's frame_table is resolved once per dump. */
-    json_t *table = json_object_get(fbd_json(d), FBR_FRAME_TABLE);
-    size_t ntable = json_array_size(table);
-    size_t *by_index = ntable ? malloc(ntable * sizeof *by_index) : NULL;
-    for (size_t k = 0; by_index && k < ntable; k++)
-        by_index[k] = NO_FRAME;
-    if (ntable && !by_index)
-        b->oom = true;
+    /* The reader interns frames: a frame met again is the same record, resolved once. */
     vec ids = {.size = sizeof(uint64_t)};
     size_t group[MAX_INLINE];
     for (size_t i = 0; i < nstacks && !b->oom && !b->sink->failed; i++) {
-        json_t *sj = stack_json(d, i);
-        json_t *fj = json_object_get(sj, FBR_FRAMES);
         ids.n = 0;
         size_t ng = 0;
         for (size_t k = 0; k < st[i].nframes && !b->oom; k++) {
-            size_t idx, r;
-            json_t *one = frame_json(fj, table, k, &idx);
-            if (idx < ntable && by_index[idx] != NO_FRAME) {
-                r = by_index[idx];
-            } else {
-                bool python = json_flag(one, FBR_PYTHON), inlined = json_flag(one, FBR_INLINED);
-                r = frame_of(b, &st[i].frames[k], python, inlined && !python, mods, nmods);
-                if (idx < ntable)
-                    by_index[idx] = r;
-            }
+            const fbd_frame *f = st[i].frames[k];
+            size_t r = frame_of(b, f, f->python, f->inlined && !f->python, mods, nmods);
             if (r == NO_FRAME)
                 break;
             group[ng++] = r;
@@ -552,7 +505,7 @@ static void add_dump(builder *b, fbd_dump *d)
         int base = st[i].kind == FBD_HOST ? V_HOST_OPS : V_FALLBACKS;
         v[base] = (int64_t)st[i].count;
         v[base + 1] = (int64_t)st[i].bytes;
-        v[base + 2] = (int64_t)json_u64(sj, FBR_NS);
+        v[base + 2] = (int64_t)st[i].ns;
         pb_sample s;
         perftools__profiles__sample__init(&s);
         s.n_location_id = ids.n;
@@ -569,7 +522,6 @@ static void add_dump(builder *b, fbd_dump *d)
         perftools__profiles__profile__pack_to_buffer(&p, &b->sink->base);
     }
     free(ids.v);
-    free(by_index);
 }
 
 /* ---- the tables, after the samples -------------------------------------------------- */

@@ -1,21 +1,68 @@
-/* table.h - the census as a table: text for people, JSON for programs. */
+/* table.h - the census as a table: text for people, JSON for programs.
+ *
+ * Text tables fit the terminal's width when the output is one (a name that does not fit
+ * ends in "..."), and never cut anything otherwise; --raw gives one space-separated line
+ * per row with exact numbers, for scripts. Every name is escaped (text.h).
+ */
 #ifndef FBCOUNT_TABLE_H
 #define FBCOUNT_TABLE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include <jansson.h>
 
 #include "merge.h"
 
-/* Prints the summary header, the fallback table and the host-resident table; top == 0
- * means every row. */
+typedef struct {
+    fbm_by by;
+    fbm_sort sort;
+    size_t top;     /* 0: every row */
+    bool raw;       /* one line per row, fields separated by one space, exact numbers */
+    bool noheadings;
+    size_t width;   /* columns to fit in; 0: no limit */
+} fbt_opts;
+
+/* The width tables fit in when writing to out: the terminal's when out is one (COLUMNS
+ * overrides it), else 0 (no limit). */
+size_t fbt_term_width(FILE *out);
+
+/* One column of a table: a heading, right-aligned (numbers) or not, and whether it may be
+ * cut to fit (names and lists; at most two such columns). */
+typedef struct {
+    const char *title;
+    bool right, flex;
+} fbt_col;
+
+/* Fills the cells of row i: cells[k] is a buffer of FBT_CELL bytes for column k. */
+#define FBT_CELL 8192
+typedef void (*fbt_cells_fn)(void *ctx, size_t i, char **cells);
+
+/* Prints nrows rows of ncols columns (at most 8), each line indented by two spaces, the
+ * heading first unless noheadings, fitted to width. Cells are escaped here. */
+void fbt_print(FILE *out, const fbt_opts *o, const fbt_col *cols, int ncols, size_t nrows,
+               fbt_cells_fn fn, void *ctx);
+
+/* Prints the summary header, the fallback table and the host-resident table. */
+void fbt_print_census(FILE *out, fbm_census *c, const fbt_opts *o);
+
+/* fbt_print_census with default options (fitted to out's terminal); top == 0 means every
+ * row. */
 void fbt_text(FILE *out, fbm_census *c, fbm_by by, fbm_sort sort, size_t top);
 
+/* Prints the summary lines only (what report prints above its tables). */
+void fbt_summary(FILE *out, fbm_census *c);
+
 /* The same content as a JSON object (new reference; NULL when out of memory). */
-json_t *fbt_json(fbm_census *c, fbm_by by, fbm_sort sort, size_t top);
+json_t *fbt_json(fbm_census *c, const fbt_opts *o);
 
 /* Name of a grouping, as used on the command line ("op", "site", ...). */
 const char *fbt_by_name(fbm_by by);
+
+/* A frame as JSON: the dump's fields, plus "demangled" where the symbol is a C++ name. */
+json_t *fbt_frame_json(const fbd_frame *f);
+
+/* Adds "demangled" to obj when name is a C++ name. */
+void fbt_add_demangled(json_t *obj, const char *name);
 
 #endif

@@ -2,6 +2,7 @@
 #include "units.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -40,35 +41,91 @@ int fbu_parse_count(const char *s, uint64_t *out)
     return 0;
 }
 
-int fbu_parse_bytes(const char *s, uint64_t *out)
+typedef struct {
+    const char *suffix;
+    double mult;
+} unit;
+
+/* A non-negative number followed by one of the suffixes (blanks between allowed): its value
+ * times the suffix's multiplier in *v and the suffix's index in *which; -1 otherwise. */
+static int parse_scaled(const char *s, const unit *units, size_t n, bool nocase, double *v,
+                        size_t *which)
 {
     if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
         return -1;
     char *end;
     errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v < 0)
+    double x = strtod(s, &end);
+    if (errno || end == s || !isfinite(x) || x < 0)
         return -1;
     while (*end == ' ')
         end++;
-    static const struct { const char *suffix; double mult; } units[] = {
+    for (size_t i = 0; i < n; i++)
+        if (!(nocase ? strcasecmp : strcmp)(end, units[i].suffix)) {
+            *v = x * units[i].mult;
+            *which = i;
+            return 0;
+        }
+    return -1;
+}
+
+int fbu_parse_bytes(const char *s, uint64_t *out)
+{
+    static const unit units[] = {
         {"", 1}, {"B", 1},
         {"K", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3},
         {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6},
         {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
         {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
     };
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        if (strcasecmp(end, units[i].suffix) != 0)
-            continue;
-        double b = v * units[i].mult;
-        /* 2^64 itself does not fit; anything at or above it is an error, not a wrap. */
-        if (b >= 18446744073709551616.0)
-            return -1;
-        if (i < 2 && b != floor(b))
-            return -1; /* a fraction of a byte */
-        *out = (uint64_t)b;
-        return 0;
-    }
-    return -1;
+    double b;
+    size_t i;
+    if (parse_scaled(s, units, sizeof units / sizeof units[0], true, &b, &i) != 0)
+        return -1;
+    /* 2^64 itself does not fit; anything at or above it is an error, not a wrap. */
+    if (b >= 18446744073709551616.0)
+        return -1;
+    if (i < 2 && b != floor(b))
+        return -1; /* a fraction of a byte */
+    *out = (uint64_t)b;
+    return 0;
+}
+
+/* Three significant digits without an exponent: 1.23, 12.3, 123. */
+static void three(char *buf, size_t len, double x, const char *unit)
+{
+    snprintf(buf, len, x < 9.995 ? "%.2f %s" : x < 99.95 ? "%.1f %s" : "%.0f %s", x, unit);
+}
+
+const char *fbu_duration(uint64_t ns, char *buf, size_t len)
+{
+    double v = (double)ns;
+    if (ns < 1000)
+        snprintf(buf, len, "%" PRIu64 " ns", ns);
+    else if (v < 999.5e3)
+        three(buf, len, v / 1e3, "\u00b5s");
+    else if (v < 999.5e6)
+        three(buf, len, v / 1e6, "ms");
+    else if (v < 60e9)
+        three(buf, len, v / 1e9, "s");
+    else if (v < 3600e9)
+        three(buf, len, v / 60e9, "min");
+    else
+        three(buf, len, v / 3600e9, "h");
+    return buf;
+}
+
+int fbu_parse_duration(const char *s, uint64_t *ns)
+{
+    static const unit units[] = {
+        {"", 1e9}, {"s", 1e9}, {"ns", 1}, {"us", 1e3}, {"\u00b5s", 1e3}, {"ms", 1e6},
+        {"min", 60e9}, {"m", 60e9}, {"h", 3600e9},
+    };
+    double t;
+    size_t i;
+    if (parse_scaled(s, units, sizeof units / sizeof units[0], false, &t, &i) != 0 ||
+        t >= 9.2e18)
+        return -1;
+    *ns = (uint64_t)(t + 0.5);
+    return 0;
 }

@@ -15,4 +15,12 @@ int fbu_parse_bytes(const char *s, uint64_t *out);
 /* Parses a plain non-negative decimal count; returns 0 or -1. */
 int fbu_parse_count(const char *s, uint64_t *out);
 
+/* Formats a duration in nanoseconds as "850 ns", "12.3 µs", "4.56 ms", "1.23 s", "2.5 min"
+ * into buf; returns buf. */
+const char *fbu_duration(uint64_t ns, char *buf, size_t len);
+
+/* Parses a duration: a number with ns, us (or µs), ms, s, min or h; a bare number is
+ * seconds ("1.5s", "200ms", "2min", "30"). Sets *ns; returns 0, or -1 for anything else. */
+int fbu_parse_duration(const char *s, uint64_t *ns);
+
 #endif

@@ -1,13 +1,16 @@
 /* bench.c - fbcount-bench-overhead: nanoseconds per host_result call (a) without the shim,
- * (b) with it preloaded and recording off, (c) recording at stack depth 8, 32, 64; 1 and 4
- * threads. The program re-executes itself under each environment, several times
- * interleaved, and reports medians as ratios to (a) measured in the same run. Then the time
- * of a snapshot of 10,000 distinct stacks and the memory each distinct stack takes.
+ * (b) with it preloaded and recording off, (c) recording at stack depth 8, 32, 64, and the
+ * same with a checkpoint timer armed; 1 and 4 threads. The program re-executes itself under
+ * each environment, several times interleaved, and reports medians as ratios to (a) measured
+ * in the same run. Then the time of a snapshot of 10,000 distinct stacks and the memory each
+ * distinct stack takes, the time from SIGTERM to death of a process holding 10,000 stacks
+ * (its census written on the way), and what the time of each event costs to measure.
  *
- * usage: fbcount-bench-overhead [--quick] [--shim PATH]
+ * usage: fbcount-bench-overhead [--quick] [--shim PATH] [--json FILE]
  */
 #include <dlfcn.h>
 #include <malloc.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -140,6 +143,94 @@ static int child_snapshot(int stacks)
     return rc;
 }
 
+/* A process holding stacks distinct stacks, waiting to be ended: says "ready" first. */
+__attribute__((noreturn)) static void child_term(int stacks)
+{
+    vkt_bench(1);
+    for (int i = 0; i < stacks; i++)
+        rec_step((unsigned)i, 14);
+    printf("ready\n");
+    fflush(stdout);
+    for (;;)
+        pause();
+}
+
+/* Milliseconds from SIGTERM to the death of a child holding stacks, its census written;
+ * -1 when it did not die by SIGTERM or left no dump. */
+static double time_to_death(const char *self, const char *pre, int stacks)
+{
+    char dir[] = "/tmp/fbcount-bench-term-XXXXXX";
+    if (!mkdtemp(dir))
+        return -1;
+    char out[300], n[16];
+    snprintf(out, sizeof out, "FBCOUNT_OUTPUT=%s/d.json", dir);
+    snprintf(n, sizeof n, "%d", stacks);
+    int p[2];
+    if (pipe(p) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(p[1], 1);
+        close(p[0]);
+        putenv((char *)pre);
+        putenv(out);
+        putenv("FBCOUNT_QUIET=1");
+        execl(self, self, "--child-term", n, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    char line[16] = "";
+    ssize_t got = read(p[0], line, sizeof line - 1);
+    close(p[0]);
+    /* A run that is ended has run a while: its stacks were named in the background. */
+    nanosleep(&(struct timespec){1, 0}, NULL);
+    double t0 = now_ns();
+    kill(pid, SIGTERM);
+    int st;
+    waitpid(pid, &st, 0);
+    double ms = (now_ns() - t0) / 1e6;
+    char dump[320];
+    snprintf(dump, sizeof dump, "%s/d.json", dir);
+    bool ok = got > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM && access(dump, F_OK) == 0;
+    unlink(dump);
+    rmdir(dir);
+    return ok ? ms : -1;
+}
+
+/* What the time of one event costs to measure: the wrapper reads the clock once with
+ * libvkt's start of the fallback, twice for a backend without it. */
+static double clock_pair_ns(void)
+{
+    const int n = 1000000;
+    double t0 = now_ns();
+    volatile double sink = 0;
+    for (int i = 0; i < n; i++) {
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        sink += (double)(b.tv_nsec - a.tv_nsec);
+    }
+    (void)sink;
+    return (now_ns() - t0) / n;
+}
+
+/* The rows, also as data (tools/bench/results): bench, case, threads, value, unit, target. */
+static FILE *rows;
+static int nrows;
+
+static void row(const char *what, int threads, double value, const char *unit, double target,
+                const char *verdict)
+{
+    if (!rows)
+        return;
+    fprintf(rows, "%s    {\"bench\": \"overhead\", \"case\": \"%s\", \"threads\": %d, "
+                  "\"value\": %.3f, \"unit\": \"%s\"", nrows++ ? ",\n" : "", what, threads, value,
+            unit);
+    if (target > 0)
+        fprintf(rows, ", \"target\": %.3f, \"verdict\": \"%s\"", target, verdict);
+    fprintf(rows, "}");
+}
+
 /* Runs this program as a child under env; returns what it printed (first line). */
 static int spawn(const char *self, char *const env[], char *const argv[], char *out, size_t cap)
 {
@@ -166,7 +257,7 @@ static int spawn(const char *self, char *const env[], char *const argv[], char *
 
 typedef struct {
     const char *name;
-    const char *env[5];
+    const char *env[7];
     double target_ns; /* target over (a) in ns, 0 for none */
 } variant;
 
@@ -176,17 +267,25 @@ int main(int argc, char **argv)
         return printf("%.3f\n", child_loop(atoi(argv[2]), atol(argv[3]), atoi(argv[4]))) < 0;
     if (argc > 1 && !strcmp(argv[1], "--child-snapshot"))
         return child_snapshot(atoi(argv[2]));
+    if (argc > 1 && !strcmp(argv[1], "--child-term"))
+        child_term(atoi(argv[2]));
     bool quick = false;
-    const char *shim = getenv("FBCOUNT_SHIM");
+    const char *shim = getenv("FBCOUNT_SHIM"), *json = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick"))
             quick = true;
         else if (!strcmp(argv[i], "--shim") && i + 1 < argc)
             shim = argv[++i];
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+            json = argv[++i];
         else {
-            fprintf(stderr, "usage: fbcount-bench-overhead [--quick] [--shim PATH]\n");
+            fprintf(stderr, "usage: fbcount-bench-overhead [--quick] [--shim PATH] [--json FILE]\n");
             return 2;
         }
+    }
+    if (json && !(rows = fopen(json, "w"))) {
+        fprintf(stderr, "fbcount-bench-overhead: %s: cannot write\n", json);
+        return 2;
     }
     if (!shim) {
         fprintf(stderr, "fbcount-bench-overhead: give the shim with --shim or FBCOUNT_SHIM\n");
@@ -203,6 +302,13 @@ int main(int argc, char **argv)
     gethostname(host, sizeof host);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     const int repeats = quick ? 3 : 7;
+    if (rows) {
+        char date[32];
+        time_t t = time(NULL);
+        strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
+        fprintf(rows, "{\"device\": \"%s, %ld cpus\", \"date\": \"%s\", \"rows\": [\n", host,
+                sysconf(_SC_NPROCESSORS_ONLN), date);
+    }
     /* Recording costs microseconds a call: fewer calls there keep each child under a second. */
     const char *calls_off = quick ? "200000" : "1000000", *calls_on = quick ? "5000" : "20000";
     const char *runs = quick ? "5" : "9";
@@ -213,6 +319,9 @@ int main(int argc, char **argv)
         {"(c) recording, depth 8", {pre, "FBCOUNT_DEPTH=8", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 0},
         {"(c) recording, depth 32", {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 500},
         {"(c) recording, depth 64", {pre, "FBCOUNT_DEPTH=64", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 0},
+        /* A checkpoint timer lives on the dumper thread: the calls must not see it. */
+        {"(b) off, checkpoints every 0.1 s", {pre, "FBCOUNT=0", "FBCOUNT_INTERVAL=0.1", NULL}, 2},
+        {"(c) depth 32, checkpoints every 0.1 s", {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", "FBCOUNT_INTERVAL=0.1"}, 500},
     };
     const int nv = sizeof vs / sizeof *vs;
     printf("fbcount-bench-overhead: %s, %ld cpus; medians of %d children x %s runs of %s calls "
@@ -227,7 +336,7 @@ int main(int argc, char **argv)
         for (int r = 0; r < repeats; r++)
             for (int v = 0; v < nv; v++) {
                 char out[256];
-                const char *calls = v >= 2 ? calls_on : calls_off;
+                const char *calls = v >= 2 && v != 5 ? calls_on : calls_off;
                 char *cargv[] = {self, "--child-loop", tbuf, (char *)calls, (char *)runs, NULL};
                 if (spawn(self, (char *const *)vs[v].env, cargv, out, sizeof out) != 0) {
                     fprintf(stderr, "fbcount-bench-overhead: %s failed\n", vs[v].name);
@@ -248,6 +357,8 @@ int main(int argc, char **argv)
             }
             printf("%-34s %-8d %12.2f %12s %9.2f %s\n", vs[v].name, threads, m, target, m / base,
                    verdict);
+            row(vs[v].name, threads, m, "ns/call", vs[v].target_ns ? base + vs[v].target_ns : 0,
+                verdict);
         }
     }
     char out[256];
@@ -262,10 +373,34 @@ int main(int argc, char **argv)
                    "50 ms", "-", warm <= 50 ? "ok" : "MISSED");
             printf("%-34s %-8s %10.0f B  %12s %9s\n", "memory per distinct stack (depth 64)", "1", mem,
                    "-", "-");
+            row("snapshot, 10000 stacks (first)", 1, cold, "ms", 50, cold <= 50 ? "ok" : "MISSED");
+            row("snapshot, 10000 stacks (again)", 1, warm, "ms", 50, warm <= 50 ? "ok" : "MISSED");
+            row("memory per distinct stack", 1, mem, "B", 0, "");
         }
     } else {
         fprintf(stderr, "fbcount-bench-overhead: snapshot run failed\n");
         fails++;
+    }
+    double death = time_to_death(self, pre, 10000);
+    if (death < 0) {
+        fprintf(stderr, "fbcount-bench-overhead: the SIGTERM run did not end as it should\n");
+        fails++;
+    } else {
+        printf("%-34s %-8s %10.1f ms %12s %9s %s\n", "SIGTERM to death, 10000 stacks", "1", death,
+               "100 ms", "-", death <= 100 ? "ok" : "MISSED");
+        row("SIGTERM to death, 10000 stacks", 1, death, "ms", 100, death <= 100 ? "ok" : "MISSED");
+    }
+    double pair = clock_pair_ns(), one = pair / 2;
+    printf("%-34s %-8s %12.2f %12s %9s %s\n", "timing an event, libvkt (one read)", "1", one,
+           "40", "-", one <= 40 ? "ok" : "MISSED");
+    printf("%-34s %-8s %12.2f %12s %9s %s\n", "timing an event, other (two reads)", "1", pair,
+           "40", "-", pair <= 40 ? "ok" : "MISSED");
+    row("timing an event, libvkt (one clock read)", 1, one, "ns", 40, one <= 40 ? "ok" : "MISSED");
+    row("timing an event, other backends (two clock reads)", 1, pair, "ns", 40,
+        pair <= 40 ? "ok" : "MISSED");
+    if (rows) {
+        fprintf(rows, "\n]}\n");
+        fclose(rows);
     }
     return fails ? 3 : 0;
 }

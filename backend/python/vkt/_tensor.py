@@ -1,0 +1,560 @@
+"""Contexts and tensors: handles to libvkt objects whose lifetime follows Python's.
+
+A tensor keeps its context alive; closing a context frees every tensor still
+alive on it, after which those tensors refuse to be used (vkt.Error) instead
+of touching freed memory. A context is not thread-safe in C, so every call on
+it holds the context's lock. A tensor that Python collects is queued and freed
+by the next call that holds the lock (at the latest by close): its __del__ may
+run on any thread, and this keeps the lock out of it.
+"""
+import atexit
+import ctypes
+import numbers
+import operator
+import threading
+import weakref
+
+import numpy as np
+
+from . import _lib
+from ._lib import Error
+
+_NP_OF = {"f32": np.dtype(np.float32), "f64": np.dtype(np.float64), "s32": np.dtype(np.int32),
+          "u8": np.dtype(np.uint8)}
+_NAME_OF_NP = {v: k for k, v in _NP_OF.items()}
+_CODE = {name: i for i, name in enumerate(_lib.DTYPES)}
+_RESIDENCY = ("device", "host")
+_S32_MIN, _S32_MAX = -2**31, 2**31 - 1
+
+_open_contexts = weakref.WeakSet()
+_new = object.__new__
+
+
+def dtype_name(dtype):
+    """The vkt dtype name ('f32', 'f64', 's32', 'u8') of a name or numpy dtype-like."""
+    if isinstance(dtype, str) and dtype in _CODE:
+        return dtype
+    try:
+        nd = np.dtype(dtype)
+    except TypeError:
+        raise Error(f"not a dtype: {dtype!r} (expected one of f32, f64, s32, u8)") from None
+    name = _NAME_OF_NP.get(nd)
+    if name is None:
+        raise Error(f"dtype {nd} has no vkt equivalent (f32, f64, s32, u8)", _lib.EDTYPE)
+    return name
+
+
+def numpy_dtype(dtype):
+    """The numpy dtype of a vkt dtype name or dtype-like."""
+    return _NP_OF[dtype_name(dtype)]
+
+
+def _shape_array(shape, what="shape"):
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    try:
+        dims = [operator.index(d) for d in shape]
+    except TypeError:
+        raise Error(f"{what} must be a sequence of integers, got {shape!r}") from None
+    return dims, (ctypes.c_int64 * max(len(dims), 1))(*dims)
+
+
+def _c(arr, dtype=None):
+    # Not np.ascontiguousarray: it makes rank-0 arrays rank 1.
+    return np.asarray(arr, dtype=dtype, order="C")
+
+
+def _host_array(data, dtype):
+    """data as a C-contiguous numpy array of a vkt dtype."""
+    if dtype is not None:
+        nd = numpy_dtype(dtype)
+        try:
+            return _c(np.asarray(data).astype(nd, copy=False))
+        except (TypeError, ValueError) as e:
+            raise Error(f"cannot convert {type(data).__name__} to {dtype_name(dtype)}: {e}") from None
+    explicit = isinstance(data, (np.ndarray, np.generic))
+    try:
+        arr = np.asarray(data)
+    except (TypeError, ValueError) as e:
+        raise Error(f"cannot make a tensor of {type(data).__name__}: {e}") from None
+    kind = arr.dtype.kind
+    if arr.dtype in _NAME_OF_NP and (explicit or kind not in "fi"):
+        return _c(arr)
+    if kind == "b":
+        return _c(arr, np.uint8)
+    if kind == "f" and (not explicit or arr.dtype.itemsize < 4):
+        # Python floats give f32, Nx's default float type; float16 widens losslessly.
+        return _c(arr, np.float32)
+    if kind in "iu":
+        # Other integer types narrow to s32 when every value fits, else refuse.
+        if arr.size and (arr.min() < _S32_MIN or arr.max() > _S32_MAX):
+            raise Error(f"{arr.dtype} values out of the s32 range; pass dtype='f64' or narrow them first",
+                        _lib.EDTYPE)
+        return _c(arr, np.int32)
+    raise Error(f"numpy dtype {arr.dtype} has no vkt equivalent (f32, f64, s32, u8)", _lib.EDTYPE)
+
+
+class Context:
+    """A libvkt context: one Vulkan device and its compute queue.
+
+    device selects a device by index or by a case-insensitive substring of its
+    name; None uses $VKT_DEVICE, else the best device. Use it as a context
+    manager, or call close(); it is closed at interpreter exit otherwise.
+    """
+
+    __slots__ = ("_h", "_lock", "_live", "_pending", "_out", "_outref", "__weakref__")
+
+    def __init__(self, device=None):
+        self._h = None
+        self._lock = threading.RLock()
+        self._live = set()     # handles of the tensors made here and not freed yet
+        self._pending = []     # handles whose tensors Python collected, to free under the lock
+        self._out = ctypes.c_void_p()
+        self._outref = ctypes.byref(self._out)
+        if device is not None and (isinstance(device, bool) or not isinstance(device, (str, numbers.Integral))):
+            raise Error(f"device must be an index or a name, got {device!r}")
+        lib = _lib.lib()
+        h = ctypes.c_void_p()
+        with self._lock:
+            status = lib.vkt_ctx_create(None if device is None else str(device).encode(), ctypes.byref(h))
+            if status:
+                raise _lib.error(status, lib)
+        self._h = h.value
+        _open_contexts.add(self)
+
+    def _handle(self):
+        h = self._h
+        if h is None:
+            raise Error("the context is closed", _lib.ECTX)
+        return h
+
+    def close(self):
+        """Frees every tensor still alive on this context, then the context."""
+        with self._lock:
+            h = self._h
+            if h is None:
+                return
+            lib = _lib.lib()
+            for t in self._live:
+                lib.vkt_tensor_free(t)
+            self._live.clear()
+            self._pending.clear()
+            self._h = None
+            lib.vkt_ctx_destroy(h)
+        _open_contexts.discard(self)
+
+    def _drain(self):
+        """Frees the tensors Python collected (the lock held)."""
+        free, live, pending = _lib.F["vkt_tensor_free"], self._live, self._pending
+        while pending:
+            h = pending.pop()
+            if h in live:
+                live.remove(h)
+                free(h)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - nothing to report to at collection
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    @property
+    def closed(self):
+        return self._h is None
+
+    def _call(self, fn, *args):
+        """Runs one libvkt call that makes a tensor (its last argument, added here). The
+        hot path of every op: keep it short."""
+        with self._lock:
+            if self._h is None:
+                raise Error("the context is closed", _lib.ECTX)
+            if self._pending:
+                self._drain()
+            out = self._out
+            out.value = None
+            status = fn(*args, self._outref)
+            if status:
+                raise _lib.error(status)
+            h = out.value
+            if h is None:
+                raise Error("libvkt returned no tensor", _lib.EINVAL)
+            self._live.add(h)
+        t = _new(Tensor)
+        t._h = h
+        t._ctx = self
+        t._shape = t._dtype = None
+        return t
+
+    def _status(self, fn, *args):
+        with self._lock:
+            status = fn(self._handle(), *args)
+            if self._pending:
+                self._drain()
+            if status < 0:
+                raise _lib.error(status)
+            return status
+
+    @property
+    def device_name(self):
+        with self._lock:
+            return _lib.lib().vkt_ctx_device_name(self._handle()).decode("utf-8", "replace")
+
+    @property
+    def max_tensor_bytes(self):
+        """The largest tensor in bytes a native kernel can bind; larger ones fall back."""
+        with self._lock:
+            return _lib.lib().vkt_ctx_max_tensor_bytes(self._handle())
+
+    @property
+    def last_gpu_ns(self):
+        """GPU time of the last submission in ns, or None without timestamps."""
+        with self._lock:
+            ns = _lib.lib().vkt_ctx_last_gpu_ns(self._handle())
+        return None if ns < 0 else ns
+
+    def flushes_subnormals(self):
+        """True when the device's f32 arithmetic flushes subnormals to zero."""
+        return bool(self._status(_lib.lib().vkt_ctx_flushes_subnormals))
+
+    def sync(self):
+        """Submits recorded work and waits for it."""
+        self._status(_lib.lib().vkt_sync)
+
+    def set_native_disable(self, ops):
+        """Forces the named ops (names without the prefix, 'all', or '' for none) down the
+        fallback path; ops is a comma-separated string or a sequence of names."""
+        names = [n.strip() for n in (ops.split(",") if isinstance(ops, str) else ops)]
+        # libvkt ignores names it does not know; a typo would silently force nothing.
+        known = set(_ops.op_names()) | {"all", ""}
+        unknown = [n for n in names if n not in known]
+        if unknown:
+            raise Error(f"no op named {', '.join(map(repr, unknown))} (names without the vkt_ prefix, or 'all')")
+        self._status(_lib.lib().vkt_ctx_set_native_disable, ",".join(n for n in names if n).encode())
+
+    def set_fallback_result(self, where):
+        """Where fallback results go: 'device' (uploaded, the default) or 'host'."""
+        if where not in _RESIDENCY:
+            raise Error(f"fallback result must be 'device' or 'host', got {where!r}")
+        self._status(_lib.lib().vkt_ctx_set_fallback_result, _RESIDENCY.index(where))
+
+    def tensor(self, data, dtype=None):
+        """A new device tensor holding a copy of data (a numpy array, a nested list or a number).
+
+        Without dtype, numpy's f32, f64, int32 and uint8 keep their type, bools give u8,
+        other integers s32 (when they fit), Python floats f32 (Nx's default)."""
+        if isinstance(data, Tensor):
+            if data._ctx is self:
+                return data if dtype is None else data.astype(dtype)
+            data = data.numpy()
+        arr = _host_array(data, dtype)
+        dims, shape = _shape_array(arr.shape)
+        lib = _lib.lib()
+        return self._call(lib.vkt_tensor_from_host, self._handle(), _CODE[_NAME_OF_NP[arr.dtype]], shape,
+                          len(dims), arr.ctypes.data_as(ctypes.c_void_p) if arr.size else None)
+
+    def zeros(self, shape, dtype="f32"):
+        """A new tensor of zeros."""
+        dims, arr = _shape_array(shape)
+        return self._call(_lib.lib().vkt_zeros, self._handle(), _CODE[dtype_name(dtype)], arr, len(dims))
+
+    def full(self, shape, value, dtype="f32"):
+        """A new tensor filled with value converted to dtype."""
+        dims, arr = _shape_array(shape)
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise Error(f"fill value must be a number, got {value!r}") from None
+        return self._call(_lib.lib().vkt_full, self._handle(), _CODE[dtype_name(dtype)], arr, len(dims), value)
+
+    def iota(self, shape, dtype="s32", axis=None):
+        """A new tensor counting up along axis, or over the flattened tensor (Nx.iota)."""
+        dims, arr = _shape_array(shape)
+        ax = _lib.ALL_AXES if axis is None else operator.index(axis)
+        return self._call(_lib.lib().vkt_iota, self._handle(), _CODE[dtype_name(dtype)], arr, len(dims), ax)
+
+    def __repr__(self):
+        if self._h is None:
+            return "<vkt.Context closed>"
+        return f"<vkt.Context {self.device_name!r}>"
+
+
+class Tensor:
+    """A tensor on a vkt Context. Made by Context.tensor/zeros/full/iota and by the ops;
+    immutable. Operators follow numpy's broadcasting and Nx's type rules, and Python
+    numbers take the other operand's type where it can hold them (Nx)."""
+
+    __slots__ = ("_h", "_ctx", "_shape", "_dtype")
+    __array_ufunc__ = None  # numpy defers to Tensor's reflected operators
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("tensors are made by a Context (ctx.tensor, ctx.zeros, ...) or by ops")
+
+    @classmethod
+    def _wrap(cls, ctx, h):
+        t = object.__new__(cls)
+        t._h = h
+        t._ctx = ctx
+        t._shape = None
+        t._dtype = None
+        return t
+
+    def __del__(self):
+        try:
+            h = self._h
+        except AttributeError:  # never made: Tensor() refused
+            return
+        if h is not None:
+            self._ctx._pending.append(h)  # atomic; the context frees it under its lock
+
+    def _handle(self):
+        if self._h is None or self._ctx._h is None:
+            raise Error("the tensor's context is closed", _lib.ECTX)
+        return self._h
+
+    @property
+    def context(self):
+        return self._ctx
+
+    @property
+    def shape(self):
+        s = self._shape
+        if s is None:
+            lib = _lib.lib()
+            with self._ctx._lock:
+                h = self._handle()
+                rank = lib.vkt_tensor_rank(h)
+                p = lib.vkt_tensor_shape(h)
+                s = self._shape = tuple(p[i] for i in range(rank))
+        return s
+
+    @property
+    def dtype(self):
+        """'f32', 'f64', 's32' or 'u8'."""
+        d = self._dtype
+        if d is None:
+            with self._ctx._lock:
+                d = self._dtype = _lib.DTYPES[_lib.lib().vkt_tensor_dtype(self._handle())]
+        return d
+
+    def _rank(self):
+        s = self._shape
+        if s is not None:
+            return len(s)
+        with self._ctx._lock:
+            return _lib.F["vkt_tensor_rank"](self._handle())
+
+    @property
+    def ndim(self):
+        return self._rank()
+
+    rank = ndim
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def nbytes(self):
+        return self.size * _NP_OF[self.dtype].itemsize
+
+    @property
+    def residency(self):
+        """'device' or 'host'."""
+        with self._ctx._lock:
+            return _RESIDENCY[_lib.lib().vkt_tensor_residency(self._handle())]
+
+    def move(self, where):
+        """Moves the tensor's storage to 'device' or 'host' (views share it)."""
+        if where not in _RESIDENCY:
+            raise Error(f"residency must be 'device' or 'host', got {where!r}")
+        with self._ctx._lock:
+            status = _lib.lib().vkt_tensor_move(self._handle(), _RESIDENCY.index(where))
+            if status:
+                raise _lib.error(status)
+        return self
+
+    def numpy(self):
+        """A numpy copy of the tensor (a sync point)."""
+        out = np.empty(self.shape, _NP_OF[self.dtype])
+        with self._ctx._lock:
+            status = _lib.lib().vkt_tensor_read(self._handle(), out.ctypes.data_as(ctypes.c_void_p), out.nbytes)
+            if status:
+                raise _lib.error(status)
+        return out
+
+    def __array__(self, dtype=None):
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def item(self):
+        if self.size != 1:
+            raise Error(f"item() needs a tensor of one element, this one has shape {self.shape}", _lib.ESHAPE)
+        return self.numpy().reshape(()).item()
+
+    def __bool__(self):
+        if self.size != 1:
+            raise Error(f"the truth value of a tensor of shape {self.shape} is ambiguous; use vkt.all or vkt.any",
+                        _lib.ESHAPE)
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a rank-0 tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a rank-0 tensor")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __repr__(self):
+        if self._h is None or self._ctx._h is None:
+            return "<vkt.Tensor (context closed)>"
+        body = np.array2string(self.numpy(), separator=", ", prefix="vkt.Tensor(")
+        return f"vkt.Tensor({body}, dtype={self.dtype})"
+
+    # Methods and operators are thin: everything goes through the op functions.
+    def reshape(self, *shape):
+        return _ops.reshape(self, shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape)
+
+    def transpose(self, axes=None):
+        return _ops.transpose(self, axes)
+
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    def astype(self, dtype):
+        return _ops.as_type(self, dtype)
+
+    def sum(self, axes=None, keep_axes=False):
+        return _ops.sum(self, axes, keep_axes)
+
+    def __getitem__(self, index):
+        return _ops.index(self, index)
+
+    def __add__(self, o):
+        return _ops.add(self, o)
+
+    def __radd__(self, o):
+        return _ops.add(o, self)
+
+    def __sub__(self, o):
+        return _ops.subtract(self, o)
+
+    def __rsub__(self, o):
+        return _ops.subtract(o, self)
+
+    def __mul__(self, o):
+        return _ops.multiply(self, o)
+
+    def __rmul__(self, o):
+        return _ops.multiply(o, self)
+
+    def __truediv__(self, o):
+        return _ops.divide(self, o)
+
+    def __rtruediv__(self, o):
+        return _ops.divide(o, self)
+
+    def __pow__(self, o):
+        return _ops.pow(self, o)
+
+    def __rpow__(self, o):
+        return _ops.pow(o, self)
+
+    def __matmul__(self, o):
+        return _ops.matmul(self, o)
+
+    def __rmatmul__(self, o):
+        return _ops.matmul(o, self)
+
+    def __neg__(self):
+        return _ops.negate(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    def __invert__(self):
+        return _ops.bitwise_not(self)
+
+    def __and__(self, o):
+        return _ops.bitwise_and(self, o)
+
+    def __rand__(self, o):
+        return _ops.bitwise_and(o, self)
+
+    def __or__(self, o):
+        return _ops.bitwise_or(self, o)
+
+    def __ror__(self, o):
+        return _ops.bitwise_or(o, self)
+
+    def __xor__(self, o):
+        return _ops.bitwise_xor(self, o)
+
+    def __rxor__(self, o):
+        return _ops.bitwise_xor(o, self)
+
+    def __lshift__(self, o):
+        return _ops.left_shift(self, o)
+
+    def __rlshift__(self, o):
+        return _ops.left_shift(o, self)
+
+    def __rshift__(self, o):
+        return _ops.right_shift(self, o)
+
+    def __rrshift__(self, o):
+        return _ops.right_shift(o, self)
+
+    def __eq__(self, o):
+        return _ops.equal(self, o)
+
+    def __ne__(self, o):
+        return _ops.not_equal(self, o)
+
+    def __lt__(self, o):
+        return _ops.less(self, o)
+
+    def __le__(self, o):
+        return _ops.less_equal(self, o)
+
+    def __gt__(self, o):
+        return _ops.greater(self, o)
+
+    def __ge__(self, o):
+        return _ops.greater_equal(self, o)
+
+    __hash__ = None
+
+
+@atexit.register
+def _close_all():
+    # Before the interpreter tears modules down, while libvkt is whole.
+    for ctx in list(_open_contexts):
+        ctx.close()
+
+
+from . import _ops  # noqa: E402 - the op functions use Tensor and Context

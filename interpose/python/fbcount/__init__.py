@@ -1,0 +1,295 @@
+"""fbcount: count the GPU->host fallbacks of a block of Python code, and gate tests on them.
+
+    import fbcount, vkt
+    with fbcount.count() as c:
+        y = vkt.dot(a, b)
+    assert c.total == 0, str(c)
+
+count() records the calling thread (count(all_threads=True): every thread, one such
+count at a time); c.total and c.bytes are the fallbacks and the bytes their results
+carried off the GPU, c.ops maps each op to its OpCount, c.sites lists where the
+application called them, str(c) is the short report. dump(path) writes the whole
+process census now. Over libfbcount's in-process API (fbcount.h); the pytest plugin
+is fbcount.pytest_plugin.
+"""
+import ctypes
+import json
+import threading
+from collections import namedtuple
+
+from . import _lib
+from ._lib import Error, library_path
+
+__all__ = ["count", "Census", "OpCount", "Site", "dump", "Error", "library_path"]
+
+OpCount = namedtuple("OpCount", "count bytes max_bytes")
+OpCount.__doc__ = "How often one op fell back (or ran on the host), and the bytes of its results."
+
+
+class Site(namedtuple("Site", "op function file line count bytes")):
+    """A place in the application that called an op that fell back: function, file, line
+    (file and line None where unknown)."""
+
+    __slots__ = ()
+
+    @property
+    def where(self):
+        """'file:line' (the file's last part), or the function where no line is known."""
+        if self.file and self.line:
+            return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
+        return self.function
+
+    def __str__(self):
+        if self.file and self.line:
+            return f"{self.function} ({self.where})"
+        return self.function
+
+
+def _fmt_bytes(b):
+    v, u = float(b), 0
+    units = ("B", "KiB", "MiB", "GiB", "TiB")
+    while v >= 1024 and u < 4:
+        v /= 1024
+        u += 1
+    return f"{b} B" if u == 0 else f"{v:.1f} {units[u]}"
+
+
+class Census:
+    """What a count saw. total and bytes: the fallbacks and the bytes of their results;
+    host_total and host_bytes: ops run on the host because their input was there; ops and
+    host_ops: op name -> OpCount; sites and host_sites: Site entries, most bytes first."""
+
+    def __init__(self):
+        self._n = [0, 0, 0, 0, 0]  # fallbacks, their bytes, host-resident ops, their bytes, fallback ns
+        self._ops = [{}, {}]      # op -> [count, bytes, max_bytes]
+        self._sites = [{}, {}]    # (op, function, file, line) -> [count, bytes]
+        self._text = None         # the library's report, where the census could not be read as JSON
+
+    def _add(self, ptr):
+        """Adds a C census (fbcount_census *) to this one."""
+        lib = _lib.lib()
+        total, nbytes = lib.fbcount_census_total(ptr), lib.fbcount_census_bytes(ptr)
+        host = lib.fbcount_census_host_total(ptr)
+        self._n[0] += total
+        self._n[1] += nbytes
+        self._n[2] += host
+        if not total and not host:
+            return
+        if not _lib.has("fbcount_census_json"):
+            if self._text is not None:
+                raise Error("this libfbcount cannot report a census in parts (no fbcount_census_json)")
+            n = lib.fbcount_census_format_buf(ptr, None, 0)
+            buf = ctypes.create_string_buffer(max(n, 0) + 1)
+            lib.fbcount_census_format_buf(ptr, buf, len(buf))
+            self._text = buf.value.decode("utf-8", "replace")
+            self._ops = None
+            return
+        n = lib.fbcount_census_json(ptr, None, 0)
+        if n < 0:
+            raise Error("fbcount_census_json failed")
+        buf = ctypes.create_string_buffer(n + 1)
+        lib.fbcount_census_json(ptr, buf, len(buf))
+        doc = json.loads(buf.value.decode("utf-8", "replace"))
+        self._n[3] += doc.get("total", {}).get("host_bytes", 0)
+        self._n[4] += doc.get("total", {}).get("ns", 0)
+        for kind, key in ((0, "ops"), (1, "host_ops")):
+            for o in doc.get(key, []):
+                e = self._ops[kind].setdefault(o["op"], [0, 0, 0])
+                e[0] += o.get("count", 0)
+                e[1] += o.get("bytes", 0)
+                e[2] = max(e[2], o.get("max_bytes", 0))
+                for s in o.get("sites", []):
+                    k = (o["op"], s.get("site", "(unknown)"), s.get("file"), s.get("line"))
+                    se = self._sites[kind].setdefault(k, [0, 0])
+                    se[0] += s.get("count", 0)
+                    se[1] += s.get("bytes", 0)
+
+    def _sync(self):
+        """Brings the census up to date before a read (a count that is still open rolls)."""
+
+    @property
+    def total(self):
+        """Fallbacks (host_result calls)."""
+        self._sync()
+        return self._n[0]
+
+    @property
+    def bytes(self):
+        """Bytes of the fallbacks' results: what left the GPU."""
+        self._sync()
+        return self._n[1]
+
+    @property
+    def host_total(self):
+        """Ops that ran on the host because their input was there (host_resident_op calls)."""
+        self._sync()
+        return self._n[2]
+
+    @property
+    def host_bytes(self):
+        self._sync()
+        return self._n[3]
+
+    @property
+    def ns(self):
+        """Time the fallbacks took, in nanoseconds, where the library measures it (else 0)."""
+        self._sync()
+        return self._n[4]
+
+    def _need_ops(self):
+        self._sync()
+        if self._ops is None:
+            raise Error("this libfbcount has no fbcount_census_json: ops and sites are not available "
+                        "(total, bytes and str() are)")
+
+    def _op_map(self, kind):
+        self._need_ops()
+        items = sorted(self._ops[kind].items(), key=lambda kv: (-kv[1][1], -kv[1][0], kv[0]))
+        return {op: OpCount(*v) for op, v in items}
+
+    def _site_list(self, kind):
+        self._need_ops()
+        items = sorted(self._sites[kind].items(),
+                       key=lambda kv: (-kv[1][1], -kv[1][0], kv[0][0], kv[0][1], kv[0][2] or "", kv[0][3] or 0))
+        return [Site(op, fn, f, ln, c, b) for (op, fn, f, ln), (c, b) in items]
+
+    @property
+    def ops(self):
+        """Fallbacks by op: {op: OpCount(count, bytes, max_bytes)}, most bytes first."""
+        return self._op_map(0)
+
+    @property
+    def host_ops(self):
+        """Host-resident ops by op, as ops."""
+        return self._op_map(1)
+
+    @property
+    def sites(self):
+        """Where the fallbacks were called from: Site entries, most bytes first."""
+        return self._site_list(0)
+
+    @property
+    def host_sites(self):
+        return self._site_list(1)
+
+    def sites_of(self, op):
+        """The sites of one op's fallbacks."""
+        return [s for s in self.sites if s.op == op]
+
+    def __str__(self):
+        self._sync()
+        if self._ops is None:
+            return self._text
+        total, nbytes, host = self._n[:3]
+        head = (f"{total} fallback{'' if total == 1 else 's'} ({_fmt_bytes(nbytes)} left the GPU), "
+                f"{host} host-resident op{'' if host == 1 else 's'}\n")
+        lines = [head]
+        for kind in (0, 1):
+            ops = self._op_map(kind)
+            if kind == 1 and ops:
+                lines.append("host-resident ops (computed on the host because their input was):\n")
+            sites = self._site_list(kind)
+            for op, oc in ops.items():
+                mine = [s for s in sites if s.op == op]
+                first = str(mine[0]) if mine else "(unknown)"
+                more = f" and {len(mine) - 1} more site{'s' if len(mine) > 2 else ''}" if len(mine) > 1 else ""
+                lines.append(f"  {op:<24} {oc.count:8d} {_fmt_bytes(oc.bytes):>11}  at {first}{more}\n")
+                for s in mine[1:4]:
+                    lines.append(f"  {'':<24} {s.count:8d}              at {s}\n")
+        return "".join(lines)
+
+    def __repr__(self):
+        n = self._n
+        return f"<fbcount.Census {n[0]} fallbacks, {n[1]} B, {n[2]} host-resident ops>"
+
+
+_local = threading.local()
+_all_lock = threading.Lock()
+_all_open = None
+
+
+class count(Census):  # noqa: N801 - used as a function: `with fbcount.count() as c`
+    """Counts the fallbacks of a with block: of the calling thread, or with all_threads=True of
+    every thread of the process (one such count at a time). Counts nest. The census can be read
+    after the block, and inside it when it is the calling thread's innermost count."""
+
+    def __init__(self, all_threads=False):
+        super().__init__()
+        self.all_threads = bool(all_threads)
+        self._state = "new"
+        self._thread = None
+
+    def __enter__(self):
+        global _all_open
+        if self._state != "new":
+            raise Error("a count can be entered once")
+        _lib.check_order()
+        lib = _lib.lib()
+        if self.all_threads:
+            if not _lib.has("fbcount_scope_begin_all"):
+                raise Error("this libfbcount cannot count all threads (no fbcount_scope_begin_all)")
+            with _all_lock:
+                if _all_open is not None or lib.fbcount_scope_begin_all() != 0:
+                    raise Error("an all-threads count is already open; they do not nest")
+                _all_open = self
+        else:
+            stack = _local.__dict__.setdefault("stack", [])
+            lib.fbcount_scope_begin()
+            stack.append(self)
+        self._thread = threading.get_ident()
+        self._state = "open"
+        return self
+
+    def _end(self):
+        global _all_open
+        lib = _lib.lib()
+        if self.all_threads:
+            ptr = lib.fbcount_scope_end_all()
+            with _all_lock:
+                _all_open = None
+        else:
+            ptr = lib.fbcount_scope_end()
+        if not ptr:
+            raise Error("libfbcount had no open scope to close")
+        try:
+            self._add(ptr)
+        finally:
+            lib.fbcount_census_free(ptr)
+
+    def __exit__(self, *exc):
+        if self._state != "open":
+            raise Error("this count is not open")
+        if not self.all_threads:
+            self._check_innermost("closed")
+            _local.stack.pop()
+        self._state = "done"
+        self._end()
+        return False
+
+    def _check_innermost(self, what):
+        if threading.get_ident() != self._thread:
+            raise Error(f"a count must be {what} on the thread that opened it")
+        if _local.__dict__.get("stack", [None])[-1] is not self:
+            raise Error(f"counts must be {what} innermost first")
+
+    def _sync(self):
+        """Inside the block: takes what was counted so far into this census and goes on."""
+        if self._state != "open":
+            return
+        if self.all_threads:
+            raise Error("an all-threads count can be read after its block only")
+        self._check_innermost("read")
+        self._state = "rolling"
+        try:
+            self._end()
+        finally:
+            _lib.lib().fbcount_scope_begin()
+            self._state = "open"
+
+
+def dump(path=None):
+    """Writes a dump of the whole process census now (reason "api") to path, or to the next
+    FBCOUNT_OUTPUT file when path is None. Raises Error when it could not be written."""
+    p = None if path is None else str(path).encode()
+    if _lib.lib().fbcount_dump(p) != 0:
+        raise Error(f"fbcount_dump({path!r}) failed (see the warning on stderr)")

@@ -1,0 +1,219 @@
+/* pyframes.c - the calling thread's Python stack, read the way py-spy and pystack read it:
+ * from the interpreter's own frame records, without the GIL. The thread that fell back is
+ * inside a call out of Python (ctypes, cffi, an extension), so its frames cannot change
+ * while they are read; taking the GIL instead would deadlock where another thread holds the
+ * GIL while waiting for a lock this thread holds.
+ *
+ * The layouts are CPython 3.11's (Debian 12's); every object read is checked to be of the
+ * type it should be (a code object, a str), and any other version is named once in a
+ * warning and read not at all. A frame is interned as (file, function, line) for the life of
+ * the process, so stacks name it by a pointer and a crash dump can still write it; bit 0 of
+ * that pointer marks the frame a C-level evaluation began with ("entry"), which is where the
+ * Python frames are merged into the native stack. Nothing here runs outside a Python
+ * process, and in one only while an event is recorded. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "record.h"
+
+/* CPython 3.11, x86-64 (cpython/pystate.h, internal/pycore_frame.h, cpython/code.h). */
+enum {
+    TS_INTERP = 16,     /* PyThreadState.interp */
+    TS_CFRAME = 56,     /* PyThreadState.cframe */
+    CF_CURRENT = 8,     /* _PyCFrame.current_frame */
+    FR_CODE = 32,       /* _PyInterpreterFrame.f_code */
+    FR_PREVIOUS = 48,
+    FR_PREV_INSTR = 56,
+    FR_IS_ENTRY = 68,
+    FR_OWNER = 69,
+    OWNED_BY_GENERATOR = 1,
+    OB_TYPE = 8,
+    CO_FILENAME = 112,
+    CO_NAME = 120,      /* the function's name, as py-spy and memray show it */
+    CO_FIRSTTRACEABLE = 168,
+    CO_CODE = 184,      /* co_code_adaptive: the instructions */
+    STR_LENGTH = 16,
+    STR_STATE = 32,
+    STR_ASCII_DATA = 48,
+    STR_UTF8 = 56,      /* PyCompactUnicodeObject.utf8 (NULL until asked for) */
+    STR_COMPACT_DATA = 72,
+};
+
+typedef void *(*tstate_fn)(void);
+typedef int (*addr2line_fn)(void *code, int addr);
+
+static int state; /* 0 not looked, 1 a usable CPython, 2 none or unusable */
+static tstate_fn this_thread;
+static tstate_fn main_interp;
+static addr2line_fn addr2line;
+static const void *code_type, *str_type;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void look(void)
+{
+    void *v = dlsym(RTLD_DEFAULT, "Py_Version"), *gv = dlsym(RTLD_DEFAULT, "Py_GetVersion");
+    if (!v && !gv)
+        return; /* not a Python process */
+    unsigned long version = v ? *(const unsigned long *)v : 0;
+    int major = (int)(version >> 24 & 0xff), minor = (int)(version >> 16 & 0xff);
+    if (!v) {
+        const char *(*get)(void);
+        memcpy(&get, &gv, sizeof get);
+        const char *s = get();
+        major = atoi(s);
+        minor = strchr(s, '.') ? atoi(strchr(s, '.') + 1) : 0;
+    }
+    if (major != 3 || minor != 11) {
+        fbc_warn("Python frames unavailable for %d.%d (read for 3.11); sites name C frames",
+                 major, minor);
+        return;
+    }
+    void *a = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+    void *b = dlsym(RTLD_DEFAULT, "PyInterpreterState_Main");
+    void *c = dlsym(RTLD_DEFAULT, "PyCode_Addr2Line");
+    code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+    str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
+    if (!a || !b || !c || !code_type || !str_type) {
+        fbc_warn("Python frames unavailable: this Python 3.11 lacks the functions to read them");
+        return;
+    }
+    memcpy(&this_thread, &a, sizeof a);
+    memcpy(&main_interp, &b, sizeof b);
+    memcpy(&addr2line, &c, sizeof c);
+    __atomic_store_n(&state, 1, __ATOMIC_RELEASE);
+}
+
+#define AT(p, off, type) (*(type *)((const char *)(p) + (off)))
+
+/* A str's text, as UTF-8 into buf; "" when it is not a str laid out as 3.11 lays them out. */
+static const char *text(const void *s, char *buf, size_t cap)
+{
+    buf[0] = '\0';
+    if (!s || AT(s, OB_TYPE, const void *) != str_type)
+        return buf;
+    size_t len = (size_t)AT(s, STR_LENGTH, long);
+    unsigned st = AT(s, STR_STATE, unsigned);
+    unsigned kind = st >> 2 & 7, compact = st >> 5 & 1, ascii = st >> 6 & 1;
+    if (!compact)
+        return buf;
+    if (ascii) {
+        size_t n = len < cap - 1 ? len : cap - 1;
+        memcpy(buf, (const char *)s + STR_ASCII_DATA, n);
+        buf[n] = '\0';
+        return buf;
+    }
+    const char *utf8 = AT(s, STR_UTF8, const char *);
+    if (utf8) {
+        snprintf(buf, cap, "%s", utf8);
+        return buf;
+    }
+    /* Code points of 1, 2 or 4 bytes, written out as UTF-8. */
+    const unsigned char *d = (const unsigned char *)s + STR_COMPACT_DATA;
+    size_t o = 0;
+    for (size_t i = 0; i < len && o + 5 < cap; i++) {
+        unsigned cp = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i] : ((const uint32_t *)d)[i];
+        if (cp < 0x80) {
+            buf[o++] = (char)cp;
+        } else if (cp < 0x800) {
+            buf[o++] = (char)(0xc0 | cp >> 6);
+            buf[o++] = (char)(0x80 | (cp & 0x3f));
+        } else if (cp < 0x10000) {
+            buf[o++] = (char)(0xe0 | cp >> 12);
+            buf[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
+            buf[o++] = (char)(0x80 | (cp & 0x3f));
+        } else {
+            buf[o++] = (char)(0xf0 | cp >> 18);
+            buf[o++] = (char)(0x80 | (cp >> 12 & 0x3f));
+            buf[o++] = (char)(0x80 | (cp >> 6 & 0x3f));
+            buf[o++] = (char)(0x80 | (cp & 0x3f));
+        }
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
+/* Interned frames, by the code object, its name objects and the line: a code object freed
+ * and another made at its address with the very same name objects is all that could fool it. */
+typedef struct {
+    UT_hash_handle hh;
+    struct {
+        const void *code, *file, *name;
+        long line;
+    } key;
+    fbc_pyframe frame;
+} interned;
+
+static interned *table;
+
+static const fbc_pyframe *intern(const void *code, int line)
+{
+    const void *file = AT(code, CO_FILENAME, const void *);
+    const void *name = AT(code, CO_NAME, const void *);
+    interned probe, *e;
+    memset(&probe.key, 0, sizeof probe.key);
+    probe.key.code = code;
+    probe.key.file = file;
+    probe.key.name = name;
+    probe.key.line = line;
+    pthread_mutex_lock(&lock);
+    HASH_FIND(hh, table, &probe.key, sizeof probe.key, e);
+    if (!e && (e = calloc(1, sizeof *e))) {
+        char f[1024], n[512];
+        e->key = probe.key;
+        e->frame.file = strdup(text(file, f, sizeof f));
+        e->frame.function = strdup(text(name, n, sizeof n));
+        e->frame.line = line;
+        if (!e->frame.file || !e->frame.function) {
+            free((void *)e->frame.file);
+            free((void *)e->frame.function);
+            free(e);
+            e = NULL;
+        } else {
+            HASH_ADD(hh, table, key, sizeof e->key, e);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return e ? &e->frame : NULL;
+}
+
+int fbc_py_capture(uintptr_t *out, int max)
+{
+    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (__builtin_expect(s == 2, 1))
+        return 0;
+    if (s == 0) {
+        pthread_mutex_lock(&lock);
+        if (!state) {
+            look();
+            if (!__atomic_load_n(&state, __ATOMIC_RELAXED))
+                __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
+        }
+        pthread_mutex_unlock(&lock);
+        if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 1)
+            return 0;
+    }
+    void *ts = this_thread(); /* the thread's own state, from thread-specific data: no GIL */
+    if (!ts || AT(ts, TS_INTERP, void *) != main_interp())
+        return 0; /* not a Python thread, or a subinterpreter's */
+    const void *cf = AT(ts, TS_CFRAME, const void *);
+    const void *fr = cf ? AT(cf, CF_CURRENT, const void *) : NULL;
+    int n = 0;
+    for (int guard = 0; fr && n < max && guard < 4096; guard++, fr = AT(fr, FR_PREVIOUS, const void *)) {
+        const void *code = AT(fr, FR_CODE, const void *);
+        if (!code || AT(code, OB_TYPE, const void *) != code_type)
+            break; /* not the layout this reads: stop rather than guess */
+        const char *first = (const char *)code + CO_CODE;
+        const char *instr = AT(fr, FR_PREV_INSTR, const char *);
+        int traceable = AT(code, CO_FIRSTTRACEABLE, int);
+        if (AT(fr, FR_OWNER, char) != OWNED_BY_GENERATOR && instr < first + 2 * traceable)
+            continue; /* a frame still being set up: not yet running its code */
+        int line = addr2line((void *)code, (int)(instr - first));
+        const fbc_pyframe *f = intern(code, line);
+        if (!f)
+            break;
+        out[n++] = (uintptr_t)f | (AT(fr, FR_IS_ENTRY, bool) ? 1 : 0);
+    }
+    return n;
+}

@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""bench_pylenet: the Python LeNet-5 step (tools/lenet/lenet.py on the vkt package) against
+the C step (vkt-lenet), natively, at each batch size.
+
+Both programs train the same model on the same data with the same ops; each figure is the
+program's own mean step time (forward, backward, SGD update, ending in one submission and a
+wait) over --steps steps after --warmup steps and --warm-ms of untimed training, the fastest
+of --repeat runs, C and Python alternating. --stats of both runs is read back: the script
+refuses a row where either fell back or where Python issued other ops than C. The Python
+layer's cost is the difference, per step and per op. Where the machine is noisy (a shared
+CPU running lavapipe) that difference drowns; so a third run times the Python step from the
+inside: every libvkt call is timed, and what the step spends outside them (less the timers'
+own cost) is the Python layer's time, whatever the device. Prints a markdown table; --json
+FILE writes the rows.
+
+Needs a build directory (vkt-lenet, libvkt and the build tree's vkt package) and a python
+with numpy; nothing else. On a GPU machine, raise --warm-ms so the clocks are up.
+
+usage: bench_pylenet.py [--build DIR] [--python PY] [--batches 64,256] [--steps N]
+                        [--warmup N] [--warm-ms MS] [--repeat N] [--device SEL] [--json FILE]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+LENET_PY = os.path.join(HERE, "..", "..", "lenet", "lenet.py")
+
+
+def run(cmd, env, what):
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    if p.returncode not in (0, 1):  # 1: the loss did not fall in a handful of steps, which is fine here
+        sys.exit(f"bench_pylenet: {what}: {' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()}")
+    out = p.stdout
+    dev = re.search(r"^device: (.*?), batch", out, re.M)
+    mean = re.search(r"mean ([0-9.]+) ms/step", out)
+    if not dev or not mean:
+        sys.exit(f"bench_pylenet: cannot read {what}'s output:\n{out}\n{p.stderr}")
+    stats = {m.group(1): tuple(int(m.group(i)) for i in (2, 3, 4))
+             for m in re.finditer(r"^(\w+)\s+(\d+)\s+(\d+)\s+(\d+)$", out, re.M)}
+    warm = re.search(r"^warm-up: (\d+) untimed steps", out, re.M)
+    ran = int(re.search(r"batch \d+, (\d+) steps", out).group(1)) + (int(warm.group(1)) if warm else 0)
+    return {"device": dev.group(1), "ms": float(mean.group(1)), "stats": stats, "steps_run": ran}
+
+
+SPLIT = r"""
+import importlib.util, json, sys, time
+import vkt
+from vkt import _lib
+batch, steps, warmup = (int(v) for v in sys.argv[1:4])
+device, path = sys.argv[4] or None, sys.argv[5]
+spec = importlib.util.spec_from_file_location("lenet", path)
+lenet = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(lenet)
+ctx = vkt.Context(device)
+model = lenet.LeNet(ctx, "tanh", 1, 0.05)
+images, onehot, _ = lenet.digits_batch(lenet.Rng(lenet.rng_seed(1)), batch)
+for _ in range(warmup):
+    model.step(images, onehot, want_loss=False)
+spent = [0.0, 0]
+def timed(fn):
+    def call(*a):
+        t0 = time.perf_counter()
+        r = fn(*a)
+        spent[0] += time.perf_counter() - t0
+        spent[1] += 1
+        return r
+    return call
+lib = _lib.lib()
+for name, fn in list(_lib.F.items()):
+    _lib.F[name] = timed(fn)
+    setattr(lib, name, _lib.F[name])
+nop = timed(lambda *a: 0)
+t0 = time.perf_counter()
+for _ in range(100000):
+    nop()
+per_call = (time.perf_counter() - t0) / 100000
+spent[:] = [0.0, 0]
+t0 = time.perf_counter()
+for _ in range(steps):
+    model.step(images, onehot, want_loss=False)
+total = (time.perf_counter() - t0) / steps
+calls = spent[1] / steps
+in_c = spent[0] / steps
+print(json.dumps({"step_ms": total * 1e3, "in_libvkt_ms": in_c * 1e3, "calls": calls,
+                  "python_ms": (total - in_c - calls * per_call) * 1e3}))
+"""
+
+
+def split(python, batch, steps, warmup, device, env):
+    """The Python step timed from the inside: ms outside libvkt per step, and calls per step."""
+    p = subprocess.run([python, "-c", SPLIT, str(batch), str(steps), str(warmup), device or "", LENET_PY], env=env,
+                       capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"bench_pylenet: the timed Python step failed ({p.returncode}): {p.stderr.strip()}")
+    return json.loads(p.stdout)
+
+
+def per_step(r):
+    """{op: calls per step} of a run, and whether anything left the GPU."""
+    ops = {op: sum(v) / r["steps_run"] for op, v in r["stats"].items()}
+    fell = sum(v[1] + v[2] for v in r["stats"].values())
+    return ops, fell
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build", help="meson build directory (default: build)")
+    ap.add_argument("--python", default=sys.executable, help="the python for lenet.py (default: this one)")
+    ap.add_argument("--batches", default="64,256")
+    ap.add_argument("--steps", type=int, default=5, help="timed steps per run (default 5)")
+    ap.add_argument("--warmup", type=int, default=2, help="untimed steps first (default 2)")
+    ap.add_argument("--warm-ms", type=int, default=0,
+                    help="and untimed training for at least this long first (default 0; ~1500 on a GPU)")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per program and batch; the fastest counts")
+    ap.add_argument("--device", help="libvkt device (as VKT_DEVICE)")
+    ap.add_argument("--json", help="also write the rows here")
+    args = ap.parse_args()
+    try:
+        batches = [int(b) for b in args.batches.split(",")]
+    except ValueError:
+        ap.error(f"--batches expects comma-separated integers, got '{args.batches}'")
+    if args.steps < 1 or args.repeat < 1 or args.warmup < 0 or args.warm_ms < 0 or any(b < 1 for b in batches):
+        ap.error("--steps, --repeat and every batch must be >= 1, --warmup and --warm-ms >= 0")
+    exe = os.path.join(args.build, "tools", "lenet", "vkt-lenet")
+    pkg = os.path.join(args.build, "backend", "python")
+    if not os.access(exe, os.X_OK) or not os.path.exists(os.path.join(pkg, "vkt", "_libpath.py")):
+        sys.exit(f"bench_pylenet: {exe} or {pkg}/vkt not found; build first: ninja -C {args.build}")
+
+    env = {k: v for k, v in os.environ.items() if k not in ("VKT_NATIVE_DISABLE", "VKT_FALLBACK_RESULT")}
+    env["PYTHONPATH"] = os.path.abspath(pkg) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    rows, device = [], None
+    for b in batches:
+        common = ["--batch", str(b), "--steps", str(args.steps + args.warmup), "--warmup", str(args.warmup),
+                  "--print-every", str(args.steps + args.warmup), "--stats", "--warm-ms", str(args.warm_ms)]
+        if args.device:
+            common += ["--device", args.device]
+        best = {"C": None, "Python": None}
+        for _ in range(args.repeat):
+            for name, cmd in (("C", [exe]), ("Python", [args.python, LENET_PY])):
+                r = run(cmd + common, env, name)
+                if best[name] is None or r["ms"] < best[name]["ms"]:
+                    best[name] = r
+        c, py = best["C"], best["Python"]
+        device = c["device"]
+        (c_ops, c_fell), (py_ops, py_fell) = per_step(c), per_step(py)
+        if c_fell or py_fell:
+            sys.exit(f"bench_pylenet: batch {b}: a native run fell back (C {c_fell}, Python {py_fell} events)")
+        if c_ops != py_ops:
+            sys.exit(f"bench_pylenet: batch {b}: Python issued other ops than C per step:\n  C {c_ops}\n  "
+                     f"Python {py_ops}")
+        ops = sum(c_ops.values())
+        added = py["ms"] - c["ms"]
+        inside = min((split(args.python, b, args.steps, args.warmup, args.device, env) for _ in range(args.repeat)),
+                     key=lambda x: x["python_ms"])
+        rows.append({"batch": b, "c_ms_per_step": c["ms"], "py_ms_per_step": py["ms"],
+                     "py_added_ms": added, "py_added_pct": 100 * added / c["ms"], "ops_per_step": ops,
+                     "py_added_us_per_op": 1000 * added / ops, "py_outside_libvkt_ms": inside["python_ms"],
+                     "py_outside_libvkt_pct_of_c": 100 * inside["python_ms"] / c["ms"],
+                     "libvkt_calls_per_step": inside["calls"]})
+        print(f"  batch {b:4d}  C {c['ms']:10.3f}  Python {py['ms']:10.3f} ms/step", file=sys.stderr, flush=True)
+
+    print(f"device: {device}")
+    print(f"python: {args.python}")
+    print(f"mean step time over {args.steps} steps after {args.warmup} warm-up steps and {args.warm_ms} ms of "
+          f"untimed steps, fastest of {args.repeat} runs each; LeNet-5, tanh, fp32, no fallback\n")
+    print("| batch | C ms/step | Python ms/step | difference | ops/step | Python outside libvkt, ms/step "
+          "(% of C step) | libvkt calls/step |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['batch']} | {r['c_ms_per_step']:.3f} | {r['py_ms_per_step']:.3f} | "
+              f"{r['py_added_ms']:+.3f} ms ({r['py_added_pct']:+.1f}%) | {r['ops_per_step']:.0f} | "
+              f"{r['py_outside_libvkt_ms']:.3f} ({r['py_outside_libvkt_pct_of_c']:.1f}%) | "
+              f"{r['libvkt_calls_per_step']:.0f} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"schema": "pylenet-bench/1", "device": device, "python": args.python,
+                       "steps": args.steps, "warmup": args.warmup, "warm_ms": args.warm_ms,
+                       "repeat": args.repeat, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

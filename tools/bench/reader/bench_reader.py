@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""The dump reader on a large census: one dump of N distinct stacks (default one million,
+about 196 MiB), read by `fbcount report` in several forms. Prints a table of wall time and
+peak memory (the child's maximum resident set) against the file's size, and writes the rows
+as JSON.
+
+usage: bench_reader.py FBCOUNT [--stacks N] [--json OUT] [--keep DIR]
+"""
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+OPS = ["vkt_dot", "vkt_conv", "vkt_sum", "vkt_sort", "vkt_gather", "vkt_pow", "vkt_erfc",
+       "vkt_window_scatter_max"]
+
+
+def write_dump(path, n):
+    """Every stack is distinct by its site frame; the backend frames and the outer callers
+    repeat, as they do in real censuses (most frames of a million stacks are shared)."""
+    with open(path, "w") as f:
+        f.write('{"schema":"fbcount/1","reason":"exit","seq":1,'
+                '"process":{"pid":4242,"host":"box","exe":"/opt/app/train"},'
+                f'"total":{{"fallbacks":{n},"bytes":{64 * n},"host_ops":0}},'
+                '"ops":[],"host_ops":[],"stacks":[\n')
+        for i in range(n):
+            op = OPS[i % len(OPS)]
+            f.write(f'{"," if i else ""}{{"op":"{op}","site":"f{i}","count":1,"bytes":64,'
+                    '"frames":[{"symbol":"host_result","module":"/l/libvkt.so","offset":'
+                    f'"0x1f30"}},{{"symbol":"{op}"}},{{"symbol":"f{i}","offset":"0x{i:x}"}},'
+                    '{"symbol":"main"}]}\n')
+        f.write("]}\n")
+
+
+def measure(cmd):
+    """Wall time, CPU time (user + system) and peak resident memory of one run. On a shared
+    machine the wall time includes waiting for a core; the CPU time does not."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    cpu = ru.ru_utime + ru.ru_stime
+    err = p.stderr.read().decode()
+    p.stderr.close()
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.exit(f"{' '.join(cmd)}: exit {code}: {err}")
+    return wall, cpu, ru.ru_maxrss * 1024
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("fbcount")
+    ap.add_argument("--stacks", type=int, default=1_000_000)
+    ap.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                   "results.json"))
+    ap.add_argument("--keep")
+    a = ap.parse_args()
+    d = a.keep or tempfile.mkdtemp(prefix="fbcount-bench-reader-")
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "big.json")
+    if not os.path.exists(path):
+        write_dump(path, a.stacks)
+    size = os.path.getsize(path)
+    runs = [("report --by stack", ["report", "--by", "stack"]),
+            ("report --by op", ["report"]),
+            ("report --format folded", ["report", "--format", "folded"]),
+            ("report --by stack --format json", ["report", "--by", "stack", "--format", "json"])]
+    rows = []
+    print(f"{a.stacks} distinct stacks, {size / 2**20:.0f} MiB ({platform.node()}, "
+          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
+    load = os.getloadavg()[0]
+    print(f"  {'COMMAND':34} {'WALL':>8} {'CPU':>8} {'PEAK RSS':>10} {'x FILE':>7}")
+    for name, args in runs:
+        wall, cpu, rss = measure([a.fbcount] + args + [path])
+        rows.append({"bench": "reader", "command": name, "stacks": a.stacks,
+                     "file_bytes": size, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
+                     "peak_rss_bytes": rss, "rss_over_file": round(rss / size, 2),
+                     "host": platform.node(), "cores": os.cpu_count(),
+                     "load_before": round(load, 1), "date": time.strftime("%Y-%m-%d")})
+        print(f"  {name:34} {wall:7.2f}s {cpu:7.2f}s {rss / 2**20:8.0f} MiB {rss / size:6.2f}x")
+    with open(a.json, "w") as f:
+        json.dump(rows, f, indent=1)
+        f.write("\n")
+    if not a.keep:
+        os.remove(path)
+        os.rmdir(d)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+/* pool.h - memory for many small, long-lived things: an arena, and interning of strings and
+ * fixed-size records so that equal values share one copy (and compare by pointer).
+ *
+ * A census of a million distinct stacks repeats the same module paths, symbols and frames
+ * over and over; interning them keeps the reader within a few times the file's size.
+ */
+#ifndef FBCOUNT_POOL_H
+#define FBCOUNT_POOL_H
+
+#include <stddef.h>
+
+typedef struct fbp_pool fbp_pool;
+
+/* A new, empty pool; NULL when out of memory. */
+fbp_pool *fbp_new(void);
+
+/* Frees the pool and everything allocated or interned in it. */
+void fbp_free(fbp_pool *p);
+
+/* size bytes aligned for any scalar, zeroed, alive until fbp_free; NULL when out of memory. */
+void *fbp_alloc(fbp_pool *p, size_t size);
+
+/* The pool's copy of the len bytes at s followed by a NUL: the same pointer for equal
+ * strings. NULL when out of memory. */
+const char *fbp_str(fbp_pool *p, const char *s, size_t len);
+
+/* The pool's copy of a record of len bytes (compared bytewise, so zero its padding): the
+ * same pointer for equal records. NULL when out of memory. */
+const void *fbp_intern(fbp_pool *p, const void *rec, size_t len);
+
+/* A map from pointers to pointers, open-addressed (a million distinct frames are looked
+ * up by address while a census is merged). */
+typedef struct fbp_map fbp_map;
+
+fbp_map *fbp_map_new(void);
+void fbp_map_free(fbp_map *m);
+
+/* The value slot for key (NULL when new, for the caller to fill); NULL when out of
+ * memory. key must not be NULL. */
+void **fbp_map_at(fbp_map *m, const void *key);
+
+/* Bytes the pool holds, for benchmarks. */
+size_t fbp_bytes(const fbp_pool *p);
+
+#endif
