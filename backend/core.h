@@ -1,9 +1,15 @@
 /* core.h — libvkt's internals shared by the runtime, the tensors and the ops.
  *
  * Symbol prefixes (nothing internal may start with `vkt_`, which the shim reads
- * as a public op): err_ errors, rt_ Vulkan runtime, mem_ memory, pl_ pipelines,
- * tn_ tensors and storage, exec_ the op runner (residency model and fallback
- * exit), op_ op descriptors and shared op helpers, ref_ the host reference.
+ * as a public op): err_ errors, mem_ memory, rt_ the command stream, pl_
+ * pipelines, tn_ tensors and storage, exec_ the op runner (residency model and
+ * fallback exit), op_ op descriptors and shared op helpers, ref_ the host
+ * reference.
+ *
+ * Files depend on each other one way (tests/layers/check_layers.py checks it
+ * from the objects), top first: the op families (ops/), create.c and matrix.c;
+ * exec.c; fallback.c; tensor.c; context.c; pipeline.c; stream.c; memory.c;
+ * error.c and the host reference (ref/) beneath everything.
  */
 #ifndef VKT_CORE_H
 #define VKT_CORE_H
@@ -53,14 +59,16 @@ typedef struct mem_range {
     void *mapped; /* host pointer when the memory is host-visible, else NULL */
 } mem_range;
 
-/* Device storage for `size` bytes (at least 16), aligned for storage binding. */
-INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_range *out);
-/* Host-visible staging memory, for devices whose storage is not mappable. */
-INTERNAL int mem_alloc_staging(vkt_ctx *ctx, VkDeviceSize size, mem_range *out);
+/* Device storage for `size` bytes (at least 16), aligned for storage binding,
+ * or host-visible staging memory (for devices whose storage is not mappable).
+ * No retry: callers go through rt_alloc, which frees what it can first. */
+INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
 /* Returns a range; its reuse waits until the work recorded so far has completed. */
 INTERNAL void mem_free(vkt_ctx *ctx, mem_range *r);
-/* Called by the runtime after a submission completed: recycles deferred frees. */
+/* Called by the command stream after a submission completed: recycles deferred frees. */
 INTERNAL void mem_collect(vkt_ctx *ctx);
+/* Returns every spare block to the driver (memory pressure). */
+INTERNAL void mem_trim(vkt_ctx *ctx);
 INTERNAL void mem_destroy_all(vkt_ctx *ctx);
 
 /* ---- storage and tensors (tensor.c) -------------------------------------- */
@@ -96,16 +104,15 @@ INTERNAL int tn_upload(vkt_tensor *t, const void *data, size_t nbytes);
 INTERNAL int tn_download(const vkt_tensor *t, void *dst);
 /* Moves a storage between residencies (used for mixed inputs). */
 INTERNAL int tn_move(vkt_tensor *t, vkt_residency where);
-/* Checks shape/rank/dtype and fills numel and nbytes; names `what` in errors. */
+/* Checks a shape (rank, non-negative dims, at most 2^40 elements), and with
+ * tn_check_args the dtype too; names `what` in errors. */
 INTERNAL int tn_check_shape(const int64_t *shape, int rank, const char *what);
 INTERNAL int tn_check_args(vkt_dtype dtype, const int64_t *shape, int rank, const char *what);
 INTERNAL int tn_check_tensor(const vkt_tensor *t, const char *op, const char *arg);
-/* A new tensor sharing x's storage under another shape of the same size. */
-INTERNAL int tn_view_of(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out);
 /* A host view of a tensor's shape over `data`. */
 INTERNAL ref_view tn_view(const vkt_tensor *t, void *data);
 
-/* ---- runtime (runtime.c) ------------------------------------------------- */
+/* ---- the context (context.c) --------------------------------------------- */
 
 struct vkt_ctx {
     VkInstance instance;
@@ -115,12 +122,10 @@ struct vkt_ctx {
     uint32_t queue_family;
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memprops;
-    uint32_t subgroup_size;
     bool has_f64; /* shaderFloat64; exec gates f64 arithmetic on it per call */
     bool has_int8_storage;
-    bool unified;              /* storage memory is host-visible: no staging */
-    uint32_t mem_type_device;  /* memory type for storage */
-    uint32_t mem_type_staging; /* host-visible coherent type for staging */
+    bool unified; /* storage memory is host-visible: no staging */
+    /* the command stream (stream.c) */
     VkCommandPool pool;
     VkCommandBuffer cmd;
     VkFence fence;
@@ -144,6 +149,12 @@ struct vkt_ctx {
     bool flush_known, flushes; /* f32 subnormal flushing, measured on first ask */
 };
 
+/* ---- the command stream (stream.c) --------------------------------------- */
+
+/* Creates and releases the stream's command pool, buffer, fence and queries;
+ * rt_destroy first submits what is still recorded. */
+INTERNAL int rt_init(vkt_ctx *ctx);
+INTERNAL void rt_destroy(vkt_ctx *ctx);
 /* The command buffer being recorded (begun on first use). */
 INTERNAL int rt_cmd(vkt_ctx *ctx, VkCommandBuffer *out);
 /* Submits what was recorded and waits: a sync point. */
@@ -154,6 +165,9 @@ INTERNAL void rt_before_read(vkt_ctx *ctx, VkCommandBuffer cmd, const tn_storage
 INTERNAL void rt_after_write(vkt_ctx *ctx, tn_storage *st);
 /* Counts a recorded dispatch; submits at the batch-size threshold. */
 INTERNAL int rt_recorded(vkt_ctx *ctx);
+/* mem_alloc, and under memory pressure the one retry: submit the recorded work
+ * (its deferred frees come back), return spare blocks, try once more. */
+INTERNAL int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
 
 /* ---- pipelines (pipeline.c) ---------------------------------------------- */
 
@@ -192,8 +206,9 @@ typedef struct op_counters {
 /* Describes a public op for the support matrix and the counters. */
 typedef struct op_info {
     const char *name; /* public name without the prefix */
-    /* How the op runs for inputs of dtype dt: VKT_NATIVE, VKT_FALLBACK (with the
-     * gate's reason) or VKT_UNDEFINED. NULL means native for every dtype. */
+    /* How the op runs for inputs of dtype dt: VKT_NATIVE, VKT_FALLBACK or
+     * VKT_UNDEFINED, with the reason (a static string) for the last two. NULL
+     * means native for every dtype. exec_run applies it to every call. */
     vkt_support (*support)(const struct op_info *info, vkt_dtype dt, const char **reason);
     int code; /* family-specific op code (e.g. enum ref_unop) */
     op_counters *counters;
@@ -210,8 +225,14 @@ typedef struct exec_call {
     /* When set, the nin inputs are read from here and in[] is unused. */
     const vkt_tensor *const *in_list;
     vkt_tensor *out;    /* created with tn_new: shape and dtype, no storage */
-    /* NULL: the native gate admits; else why it does not, a static string
-     * (the context keeps it as last_gate after the call). */
+    /* The dtype the op's support function is asked about: the dtype it
+     * computes in (its inputs' merged dtype, or the input's). */
+    vkt_dtype dtype;
+    /* A geometry limit of the op's kernels for this call (sizes past 32-bit
+     * indexing, scratch past the storage range): NULL when the kernels can
+     * take it, else why not, a static string. The op's dtype gate, the device's
+     * f64 support and the storage range are exec_run's to apply; the context
+     * keeps the reason that applied as last_gate after the call. */
     const char *gate;
     /* The result shares in[0]'s storage under out's shape (reshape): nothing is
      * allocated or computed, so no gate applies and it never falls back. */

@@ -146,6 +146,10 @@ static int run_view(exec_call *c)
 static int run(exec_call *c)
 {
     vkt_ctx *ctx = c->out->ctx;
+    const char *why = NULL;
+    if (c->info->support && c->info->support(c->info, c->dtype, &why) == VKT_UNDEFINED)
+        return err_set(VKT_EDTYPE, "vkt_%s: not defined for %s (%s)", c->info->name, vkt_dtype_name(c->dtype),
+                       why ? why : "no kernel or reference");
     int nhost = 0;
     for (int i = 0; i < c->nin; i++) {
         const vkt_tensor *t = exec_in(c, i);
@@ -160,7 +164,12 @@ static int run(exec_call *c)
         return run_on_host(c, false);
     }
 
-    const char *gate = c->gate;
+    /* The gates, in the order their reasons are reported. */
+    const char *gate = NULL;
+    if (c->info->support && c->info->support(c->info, c->dtype, &gate) != VKT_FALLBACK)
+        gate = NULL;
+    if (!gate)
+        gate = c->gate;
     if (!gate && disabled(ctx, c->info->name))
         gate = "disabled by VKT_NATIVE_DISABLE";
     if (!gate && !ctx->has_f64 && needs_f64(c))

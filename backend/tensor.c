@@ -98,7 +98,7 @@ int tn_alloc_device(vkt_tensor *t)
     tn_storage *st = storage_new(t->nbytes);
     if (!st)
         return err_set(VKT_ENOMEM, "out of host memory");
-    int s = mem_alloc(t->ctx, t->nbytes, &st->dev);
+    int s = rt_alloc(t->ctx, t->nbytes, false, &st->dev);
     if (s != VKT_OK) {
         free(st);
         return s;
@@ -132,7 +132,7 @@ int tn_upload(vkt_tensor *t, const void *data, size_t nbytes)
         return VKT_OK;
     }
     mem_range staging;
-    TRY(mem_alloc_staging(ctx, nbytes, &staging));
+    TRY(rt_alloc(ctx, nbytes, true, &staging));
     memcpy(staging.mapped, data, nbytes);
     VkCommandBuffer cmd;
     int s = rt_cmd(ctx, &cmd);
@@ -164,7 +164,7 @@ int tn_download(const vkt_tensor *t, void *dst)
         return VKT_OK;
     }
     mem_range staging;
-    TRY(mem_alloc_staging(ctx, t->nbytes, &staging));
+    TRY(rt_alloc(ctx, t->nbytes, true, &staging));
     VkCommandBuffer cmd;
     int s = rt_cmd(ctx, &cmd);
     if (s == VKT_OK) {
@@ -202,7 +202,7 @@ int tn_move(vkt_tensor *t, vkt_residency where)
         return VKT_OK;
     }
     mem_range r;
-    TRY(mem_alloc(t->ctx, st->nbytes, &r));
+    TRY(rt_alloc(t->ctx, st->nbytes, false, &r));
     st->dev = r;
     st->where = VKT_DEVICE;
     st->write_seq = 0;
@@ -309,15 +309,4 @@ VKT_API size_t vkt_tensor_nbytes(const vkt_tensor *t)
 VKT_API vkt_residency vkt_tensor_residency(const vkt_tensor *t)
 {
     return t && t->st ? t->st->where : VKT_DEVICE;
-}
-
-/* A view shares x's storage under a new shape (reshape is metadata only). */
-int tn_view_of(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out)
-{
-    vkt_tensor *t = NULL;
-    TRY(tn_new(x->ctx, x->dtype, shape, rank, &t));
-    t->st = x->st;
-    t->st->refs++;
-    *out = t;
-    return VKT_OK;
 }

@@ -35,17 +35,23 @@ typedef struct vkt_tensor vkt_tensor;
 typedef enum vkt_dtype { VKT_F32 = 0, VKT_F64 = 1, VKT_S32 = 2, VKT_U8 = 3 } vkt_dtype;
 #define VKT_NUM_DTYPES 4
 
-typedef enum vkt_status {
-    VKT_OK = 0,
-    VKT_EINVAL = -1,   /* bad argument: NULL pointer, bad flag, bad option value */
-    VKT_ESHAPE = -2,   /* shapes do not fit the op (rank, sizes, broadcasting) */
-    VKT_EAXIS = -3,    /* an axis or permutation is out of range or repeated */
-    VKT_EDTYPE = -4,   /* the op is not defined for this dtype */
-    VKT_ENOMEM = -5,   /* host or device memory exhausted */
-    VKT_ENODEV = -6,   /* no Vulkan device could be opened */
-    VKT_EDEVICE = -7,  /* a Vulkan call failed (device lost, driver error) */
-    VKT_ECTX = -8,     /* tensors from different contexts mixed in one op */
-} vkt_status;
+/* The status codes, as X(name, value): the enum and vkt_status_name() are both
+ * made from this list, so a new code cannot lack its name.
+ *   VKT_EINVAL  bad argument: NULL pointer, bad flag, bad option value
+ *   VKT_ESHAPE  shapes do not fit the op (rank, sizes, broadcasting)
+ *   VKT_EAXIS   an axis or permutation is out of range or repeated
+ *   VKT_EDTYPE  the op is not defined for this dtype
+ *   VKT_ENOMEM  host or device memory exhausted
+ *   VKT_ENODEV  no Vulkan device could be opened
+ *   VKT_EDEVICE a Vulkan call failed (device lost, driver error)
+ *   VKT_ECTX    tensors from different contexts mixed in one op */
+#define VKT_STATUSES(X)                                                                          \
+    X(VKT_OK, 0) X(VKT_EINVAL, -1) X(VKT_ESHAPE, -2) X(VKT_EAXIS, -3) X(VKT_EDTYPE, -4)          \
+    X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8)
+
+#define VKT_STATUS_ENUM(name, value) name = value,
+typedef enum vkt_status { VKT_STATUSES(VKT_STATUS_ENUM) } vkt_status;
+#undef VKT_STATUS_ENUM
 
 typedef enum vkt_residency { VKT_DEVICE = 0, VKT_HOST = 1 } vkt_residency;
 

@@ -1,4 +1,8 @@
-/* dot.c — the contract family: vkt_dot, Nx.dot/6 over any axes.
+/* dot.c — the dot family: vkt_dot, Nx.dot/6 over any axes.
+ *
+ * Parts: shaders/dot/ (gemm.comp, the tiled kernel; direct.comp for thin
+ * products; pack.comp for operands that need a copy first); host reference
+ * backend/ref/dot.c; tests tests/vkt/test_dot.c and tests/ref/test_dot.c.
  *
  * Every contraction is a batched GEMM C[q][m][n] = sum_k A[q][m][k] B[q][k][n]:
  * q flattens the batch axes (in the order given), m a's free axes, n b's free
@@ -22,18 +26,11 @@ typedef struct dot_params {
 } dot_params;
 
 typedef struct dot_push {
-    uint32_t M, N, K, Q;
-    uint32_t a_sq, a_sm, a_sk;
-    uint32_t b_sq, b_sk, b_sn;
-    uint32_t a_mfast, b_nfast;
-    uint32_t tiles_m, tiles_n;
-    uint32_t a_off, b_off, accumulate;
+    DOT_PUSH_FIELDS
 } dot_push;
 
 typedef struct dot_pack_push {
-    uint32_t n, rank;
-    uint32_t shape[VKT_MAX_RANK];
-    uint32_t stride[VKT_MAX_RANK];
+    DOT_PACK_PUSH_FIELDS
 } dot_pack_push;
 
 /* One operand seen as [q][f][k]: its axes by group and one stride per group. */
@@ -291,7 +288,7 @@ static int dot_pairs(const char *kind, const vkt_tensor *a, const int *xa, const
 }
 
 static const op_info dot_ops[] = {OP_ENTRY(dot, NULL, 0)};
-const op_table op_table_contract = {dot_ops, sizeof dot_ops / sizeof dot_ops[0]};
+const op_table op_table_dot = {dot_ops, sizeof dot_ops / sizeof dot_ops[0]};
 
 VKT_API int vkt_dot(const vkt_tensor *a, const int *ca, const int *ba, const vkt_tensor *b, const int *cb,
                     const int *bb, int nc, int nb, vkt_tensor **out)

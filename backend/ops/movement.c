@@ -1,5 +1,10 @@
-/* movement.c — reshape, transpose, broadcast, slice, pad, reverse, concatenate
- * and gather.
+/* movement.c — the movement family: reshape, transpose, broadcast, slice, pad,
+ * reverse, concatenate and gather.
+ *
+ * Parts: shaders/movement/ (move.comp for every strided copy,
+ * transpose_tiled.comp, pad.comp, gather.comp; divide.glsl); host reference
+ * backend/ref/movement.c; tests tests/vkt/test_movement.c and
+ * tests/ref/test_movement.c.
  *
  * Movement never looks at values, so every op is native for every dtype: the
  * kernels copy elements of 1, 4 or 8 bytes. Transpose, broadcast, slice,
@@ -97,17 +102,11 @@ typedef struct mv_plan {
 } mv_plan;
 
 typedef struct mv_push {
-    uint32_t n, rank;
-    int32_t ibase, obase;
-    uint32_t shifts;
-    uint32_t shape[VKT_MAX_RANK];
-    uint32_t magic[VKT_MAX_RANK];
-    int32_t ist[VKT_MAX_RANK];
-    int32_t ost[VKT_MAX_RANK];
+    MV_PUSH_FIELDS
 } mv_push;
 
 typedef struct tiled_push {
-    uint32_t b, rows, cols, tiles_r, tiles_c;
+    TILED_PUSH_FIELDS
 } tiled_push;
 _Static_assert(sizeof(mv_push) <= PL_PUSH_SIZE, "mv_push exceeds the push-constant budget");
 
@@ -393,11 +392,7 @@ typedef struct pad_params {
 } pad_params;
 
 typedef struct pad_push {
-    uint32_t n, rank, shifts;
-    uint32_t shape[VKT_MAX_RANK];
-    int32_t lo[VKT_MAX_RANK];
-    uint32_t xdim[VKT_MAX_RANK];
-    uint32_t step_or_magic[VKT_MAX_RANK]; /* steps with interior padding, else dividers */
+    PAD_PUSH_FIELDS
 } pad_push;
 _Static_assert(sizeof(pad_push) <= PL_PUSH_SIZE, "pad_push exceeds the push-constant budget");
 
@@ -622,11 +617,7 @@ typedef struct gather_params {
 } gather_params;
 
 typedef struct gather_push {
-    uint32_t n, k, nf, slab;
-    uint32_t empty, slab_magic, slab_shift, shifts;
-    uint32_t dims[VKT_MAX_RANK];    /* indexed dims [0, k), then the free ones */
-    uint32_t strides[VKT_MAX_RANK]; /* x's strides of the same axes */
-    uint32_t magic[VKT_MAX_RANK];   /* dividers of the free dims */
+    GATHER_PUSH_FIELDS
 } gather_push;
 _Static_assert(sizeof(gather_push) <= PL_PUSH_SIZE, "gather_push exceeds the push-constant budget");
 

@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// window_scatter_max/min, first pass: one invocation per window finds the
+// window_scatter_max and window_scatter_min, first pass: one invocation per window finds the
 // input element it selects (XLA select-and-scatter with >= / <=: the first
 // valid position is kept until a later one fails the comparison, so the first
 // extremum in row-major window order wins; padding is never selected; -1 when
