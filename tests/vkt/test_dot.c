@@ -48,8 +48,8 @@ static double range_of(vkt_dtype dt)
     return dt == VKT_U8 ? 255 : dt == VKT_S32 ? 100000 : 1;
 }
 
-/* Runs one contraction of random operands and checks it natively; asserts
- * that it did run natively (no fallback) when the oracle succeeded. */
+/* Runs one contraction of random operands and checks it natively (h_check
+ * checks the path too). */
 static void check(vkt_dtype da, const h_shape *sa, vkt_dtype db, const h_shape *sb, const dot_arg *arg,
                   uint64_t seed)
 {
@@ -63,7 +63,6 @@ static void check(vkt_dtype da, const h_shape *sa, vkt_dtype db, const h_shape *
     snprintf(astr, sizeof astr, "%s", h_shape_str(sa));
     snprintf(what, sizeof what, "dot %s%s x %s%s nc=%d nb=%d", vkt_dtype_name(da), astr, vkt_dtype_name(db),
              h_shape_str(sb), arg->nc, arg->nb);
-    vkt_stats_reset();
     vkt_dtype dt = da;
     if (da == VKT_F64 || db == VKT_F64)
         dt = VKT_F64;
@@ -72,12 +71,6 @@ static void check(vkt_dtype da, const h_shape *sa, vkt_dtype db, const h_shape *
     else if (da == VKT_S32 || db == VKT_S32)
         dt = VKT_S32;
     h_check(call_dot, in, 2, arg, tol_for(dt, K, ra, rb), what);
-    vkt_stats_entry e[64];
-    size_t n = vkt_stats(e, 64);
-    for (size_t i = 0; i < n && i < 64; i++)
-        if (strcmp(e[i].op, "dot") == 0)
-            cr_expect(e[i].native == 1 && e[i].fallback == 1, "%s: native %llu fallback %llu (want 1 and the "
-                      "oracle's 1)", what, (unsigned long long)e[i].native, (unsigned long long)e[i].fallback);
     vkt_tensor_free(in[0]);
     vkt_tensor_free(in[1]);
 }
