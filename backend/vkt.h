@@ -225,7 +225,8 @@ VKT_API int vkt_reduce_min(const vkt_tensor *x, const int *axes, int naxes, bool
 VKT_API int vkt_all(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
 VKT_API int vkt_any(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
 /* Index (s32) of the first maximum/minimum along `axis`, or over the flattened
- * tensor with VKT_ALL_AXES. NaN counts as the largest value (Nx). */
+ * tensor with VKT_ALL_AXES. A slice that holds a NaN gives the index of its
+ * first NaN, for both ops (Nx, torch). */
 VKT_API int vkt_argmax(const vkt_tensor *x, int axis, bool keep_axis, vkt_tensor **out);
 VKT_API int vkt_argmin(const vkt_tensor *x, int axis, bool keep_axis, vkt_tensor **out);
 
@@ -323,7 +324,8 @@ VKT_API int vkt_window_min(const vkt_tensor *x, const int64_t *window, const vkt
                            vkt_tensor **out);
 /* Nx.window_scatter_max/min: for each window of x (shape of vkt_window_max's
  * result = source's shape), adds the window's source value at the position of
- * the window's first maximum (minimum); the result has x's shape and starts
+ * the window's first maximum (minimum), or of its first NaN when it holds one
+ * (where vkt_window_max/min give NaN); the result has x's shape and starts
  * from init_value (a rank-0 tensor). Window dilations must be 1. */
 VKT_API int vkt_window_scatter_max(const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init_value,
                                    const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out);

@@ -421,12 +421,17 @@ Test(reduce, nan_semantics)
         cr_expect(isnan(red1(vkt_reduce_max, ta)), "max propagates NaN");
         cr_expect(isnan(red1(vkt_reduce_min, ta)), "min propagates NaN");
         cr_expect_eq(red1(vkt_all, tb), 1, "NaN is true");
+        /* Nx (and torch): a slice with a NaN gives its first NaN, for both ops. */
         cr_expect_eq(arg1(vkt_argmax, ta), 1, "argmax is the first NaN");
-        cr_expect_eq(arg1(vkt_argmin, ta), 0, "argmin passes over NaN");
+        cr_expect_eq(arg1(vkt_argmin, ta), 1, "argmin is the first NaN");
         cr_expect_eq(arg1(vkt_argmin, tb), 0, "argmin of all NaN is 0");
         cr_expect_eq(arg1(vkt_argmax, tb), 0, "argmax of all NaN is 0");
-        cr_expect_eq(arg1(vkt_argmin, tc), 2, "argmin: first of tied minima");
+        cr_expect_eq(arg1(vkt_argmin, tc), 0, "argmin: leading NaN");
         cr_expect_eq(arg1(vkt_argmax, tc), 0, "argmax: leading NaN");
+        const double d[] = {2, NAN, 4};
+        vkt_tensor *td = row(dt, d, 3);
+        cr_expect_eq(arg1(vkt_argmin, td), 1, "argmin of [2, NaN, 4] is 1");
+        vkt_tensor_free(td);
         vkt_tensor_free(ta);
         vkt_tensor_free(tb);
         vkt_tensor_free(tc);
@@ -445,6 +450,7 @@ Test(reduce, nan_semantics)
     v[299999] = NAN;
     t = h_from(VKT_F32, &s, v, 300000);
     cr_expect_eq(arg1(vkt_argmax, t), 200001, "first NaN of a long row");
+    cr_expect_eq(arg1(vkt_argmin, t), 200001, "argmin: the first NaN of a long row too");
     cr_expect(isnan(red1(vkt_reduce_min, t)), "min of a long row with NaN");
     vkt_tensor_free(t);
     free(v);

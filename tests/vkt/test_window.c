@@ -277,6 +277,45 @@ Test(window, scatter_first_extremum_wins)
     vkt_tensor_free(init);
 }
 
+/* Nx's rule: a window that holds a NaN sends its source to the window's first
+ * NaN, the element window_max and window_min give there, on both scatters,
+ * natively and in the reference. */
+Test(window, scatter_nan_goes_to_the_first_nan)
+{
+    static const double xv[] = {1, NAN, 5, 2, NAN, NAN, -1, 4, 0};
+    static const double sv[] = {10, 20, 30};
+    h_shape xs = {1, {9}}, ss = {1, {3}};
+    vkt_tensor *x = h_from(VKT_F32, &xs, xv, 9), *s = h_from(VKT_F32, &ss, sv, 3), *init = h_scalar(VKT_F32, 0);
+    wcase w = {.window = {3}, .o = {.strides = {3}}};
+    /* windows [1 NaN 5] [2 NaN NaN] [-1 4 0]: NaN at 1, first NaN at 4; then 7 (max) or 6 (min) */
+    static const float want_max[] = {0, 10, 0, 0, 20, 0, 0, 30, 0}, want_min[] = {0, 10, 0, 0, 20, 0, 30, 0, 0};
+    for (int op = 0; op < 2; op++) {
+        vkt_tensor *y, *m;
+        if (op == 0) {
+            H_NATIVE(vkt_window_scatter_max(x, s, init, w.window, &w.o, &y));
+            H_NATIVE(vkt_window_max(x, w.window, &w.o, &m));
+        } else {
+            H_NATIVE(vkt_window_scatter_min(x, s, init, w.window, &w.o, &y));
+            H_NATIVE(vkt_window_min(x, w.window, &w.o, &m));
+        }
+        float *r = h_read(y), *mv = h_read(m);
+        const float *want = op == 0 ? want_max : want_min;
+        for (int i = 0; i < 9; i++)
+            cr_expect_eq(r[i], want[i], "scatter_%s[%d] = %g, want %g", op ? "min" : "max", i, r[i], want[i]);
+        cr_expect(isnan(mv[0]) && isnan(mv[1]), "window_%s of a window with NaN is NaN", op ? "min" : "max");
+        free(r);
+        free(mv);
+        vkt_tensor_free(y);
+        vkt_tensor_free(m);
+        wcase c = {.op = op == 0 ? OP_SMAX : OP_SMIN, .window = {3}, .o = {.strides = {3}}};
+        vkt_tensor *in[3] = {x, s, init};
+        check_in(in, 3, &c, H_EXACT, op ? "scatter_min with NaN" : "scatter_max with NaN");
+    }
+    vkt_tensor_free(x);
+    vkt_tensor_free(s);
+    vkt_tensor_free(init);
+}
+
 /* Max/min propagate NaN and order -0 below +0; infinities pass through. */
 Test(window, special_values)
 {
