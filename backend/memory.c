@@ -3,7 +3,9 @@
  * Each block is one allocation bound to one VkBuffer that spans it; tensors get
  * aligned ranges of that buffer. Frees are deferred to the next completed
  * submission, because recorded but unsubmitted dispatches may still read the
- * range: reusing it earlier would be a write-after-read hazard. */
+ * range: reusing it earlier would be a write-after-read hazard. Frees made
+ * while a graph is recording go to the graph, which may use the range at every
+ * launch and frees it with itself. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -281,7 +283,13 @@ void mem_free(vkt_ctx *ctx, mem_range *r)
     if (!r->block || !ctx->mem)
         return;
     struct mem_state *m = ctx->mem;
-    if (!ctx->recording) {
+    if (ctx->rec) {
+        /* A graph's recorded work may use the range at every launch. */
+        rt_log *log = ctx->rec;
+        if (!rt_grow((void **)&log->held, &log->cap_held, log->nheld + 1, sizeof *log->held))
+            return; /* leaks a range rather than risk a hazard */
+        log->held[log->nheld++] = *r;
+    } else if (!ctx->recording) {
         block_give(r->block, r->offset, r->size);
         if (r->block->dedicated)
             mem_collect(ctx);

@@ -44,10 +44,11 @@ typedef enum vkt_dtype { VKT_F32 = 0, VKT_F64 = 1, VKT_S32 = 2, VKT_U8 = 3 } vkt
  *   VKT_ENOMEM  host or device memory exhausted
  *   VKT_ENODEV  no Vulkan device could be opened
  *   VKT_EDEVICE a Vulkan call failed (device lost, driver error)
- *   VKT_ECTX    tensors from different contexts mixed in one op */
+ *   VKT_ECTX    tensors from different contexts mixed in one op
+ *   VKT_EGRAPH  not allowed in a graph recording, or a graph misused */
 #define VKT_STATUSES(X)                                                                          \
     X(VKT_OK, 0) X(VKT_EINVAL, -1) X(VKT_ESHAPE, -2) X(VKT_EAXIS, -3) X(VKT_EDTYPE, -4)          \
-    X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8)
+    X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8) X(VKT_EGRAPH, -9)
 
 #define VKT_STATUS_ENUM(name, value) name = value,
 typedef enum vkt_status { VKT_STATUSES(VKT_STATUS_ENUM) } vkt_status;
@@ -97,6 +98,57 @@ VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops);
  * (leave it host-resident), as VKT_FALLBACK_RESULT=device|host does. */
 VKT_API int vkt_ctx_set_fallback_result(vkt_ctx *ctx, vkt_residency where);
 
+/* One dispatch's GPU time, from Vulkan timestamps: the public op whose native
+ * path recorded it (NULL for libvkt's own work) and the kernel's name. */
+typedef struct vkt_profile_entry {
+    const char *op;
+    const char *kernel;
+    double gpu_ns;
+} vkt_profile_entry;
+
+/* Turns per-dispatch timing on or off. While on, every dispatch runs alone
+ * (behind a barrier) so its time is its own, and completed submissions and
+ * graph launches collect one entry per dispatch. A no-op where the queue has
+ * no timestamps (vkt_ctx_last_gpu_ns is then -1). */
+VKT_API int vkt_ctx_set_profiling(vkt_ctx *ctx, bool on);
+/* Copies up to cap of the entries collected since the last call (oldest
+ * first; entries may be NULL when cap is 0), forgets them all, and returns
+ * how many there were. */
+VKT_API size_t vkt_profile_read(vkt_ctx *ctx, vkt_profile_entry *entries, size_t cap);
+
+/* ---- recorded steps (graphs) --------------------------------------------- */
+
+/* A graph is a recorded sequence of ops, replayed with one submission: the
+ * Vulkan counterpart of a CUDA graph. The tensors are bound when recorded:
+ * each launch reads and writes the same storage, so new inputs are written
+ * into the bound tensors (vkt_tensor_write) and state that a step updates is
+ * updated in place (vkt_assign), as with a CUDA graph's static inputs.
+ *
+ * Only native work is recorded. An op that would fall back or run on the host
+ * fails with VKT_EGRAPH, naming the op and the gate, and so does a read to the
+ * host, a write or a sync: the census stays complete, since a graph can hold
+ * no fallback to replay unseen. Tensors made during the recording are
+ * constants of the graph; the graph keeps the memory of tensors freed during
+ * the recording (its intermediates). */
+typedef struct vkt_graph vkt_graph;
+
+/* Submits pending work (a sync point), then records the ops called on ctx
+ * until vkt_graph_end instead of running them. One recording at a time. */
+VKT_API int vkt_graph_begin(vkt_ctx *ctx);
+/* Ends the recording. *out receives the graph, or NULL and the error of the
+ * first call that failed during the recording (the graph would lack it). */
+VKT_API int vkt_graph_end(vkt_ctx *ctx, vkt_graph **out);
+/* Runs the graph: pending work and the graph in one submission, then waits
+ * (a sync point). Counts the recorded ops in vkt_stats as native again. Fails
+ * with VKT_EGRAPH when a tensor bound at recording has been freed since, or
+ * while a recording is open. */
+VKT_API int vkt_graph_launch(vkt_graph *g);
+/* Number of dispatches the graph replays. */
+VKT_API size_t vkt_graph_dispatches(const vkt_graph *g);
+/* Releases the graph (NULL is ignored), and the memory it kept. Free graphs
+ * before their context. */
+VKT_API void vkt_graph_free(vkt_graph *g);
+
 /* ---- tensors ------------------------------------------------------------ */
 
 /* Size in bytes of one element of `dtype` (0 for an invalid dtype). */
@@ -120,6 +172,10 @@ VKT_API int vkt_iota(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int ra
 /* Copies the tensor's elements to `dst` (nbytes must equal vkt_tensor_nbytes):
  * a sync point for a DEVICE tensor. */
 VKT_API int vkt_tensor_read(const vkt_tensor *t, void *dst, size_t nbytes);
+/* Replaces the tensor's elements with nbytes (= vkt_tensor_nbytes) from
+ * `src`, in place: every view of its storage, and every graph bound to it,
+ * sees the new values. Ordered after the work recorded before it. */
+VKT_API int vkt_tensor_write(vkt_tensor *t, const void *src, size_t nbytes);
 /* Moves a tensor's storage to `where` (DEVICE or HOST); views share storage. */
 VKT_API int vkt_tensor_move(vkt_tensor *t, vkt_residency where);
 /* Releases a tensor (NULL is ignored). Views keep their storage alive. */
@@ -254,6 +310,11 @@ VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t 
 VKT_API int vkt_reverse(const vkt_tensor *x, const int *axes, int naxes, vkt_tensor **out);
 /* Joins n tensors of one rank along `axis`; other dims must match; dtypes promote. */
 VKT_API int vkt_concatenate(const vkt_tensor *const *xs, int n, int axis, vkt_tensor **out);
+/* Copies src's elements into dst, which must have src's shape and dtype: the
+ * one op that writes an existing tensor, so a graph can update its state (an
+ * SGD step's weights) on every launch. Runs like any op: natively, through the
+ * fallback, or on the host when both are host-resident. */
+VKT_API int vkt_assign(vkt_tensor *dst, const vkt_tensor *src);
 /* Nx.gather: indices (s32) has shape [..., k]; its last axis indexes x along
  * axes[0..k) (axes == NULL means the first k axes). The result has shape
  * indices.shape[:-1] ++ (x's dims not in axes). Out-of-range indices clamp. */

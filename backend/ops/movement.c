@@ -1,5 +1,5 @@
 /* movement.c — the movement family: reshape, transpose, broadcast, slice, pad,
- * reverse, concatenate and gather.
+ * reverse, concatenate, gather, and assign (a copy into an existing tensor).
  *
  * Parts: shaders/movement/ (move.comp for every strided copy,
  * transpose_tiled.comp, pad.comp, gather.comp; divide.glsl); host reference
@@ -20,7 +20,8 @@
 #include "spirv_table.h"
 #include "opsupport.h"
 
-enum { MV_RESHAPE, MV_TRANSPOSE, MV_BROADCAST, MV_SLICE, MV_PAD, MV_REVERSE, MV_CONCATENATE, MV_GATHER, MV__COUNT };
+enum { MV_RESHAPE, MV_TRANSPOSE, MV_BROADCAST, MV_SLICE, MV_PAD, MV_REVERSE, MV_CONCATENATE, MV_GATHER, MV_ASSIGN,
+       MV__COUNT };
 
 /* Every dtype is native: the kernels move bytes and never interpret them. */
 static const op_info mv_ops[MV__COUNT] = {
@@ -32,6 +33,7 @@ static const op_info mv_ops[MV__COUNT] = {
     [MV_REVERSE] = OP_ENTRY(reverse, NULL, MV_REVERSE),
     [MV_CONCATENATE] = OP_ENTRY(concatenate, NULL, MV_CONCATENATE),
     [MV_GATHER] = OP_ENTRY(gather, NULL, MV_GATHER),
+    [MV_ASSIGN] = OP_ENTRY(assign, NULL, MV_ASSIGN),
 };
 const op_table op_table_movement = {mv_ops, MV__COUNT};
 
@@ -699,4 +701,49 @@ VKT_API int vkt_gather(const vkt_tensor *x, const vkt_tensor *indices, const int
                    .f64_as_bits = true, .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, rank, &c.out));
     return exec_run(&c, out);
+}
+
+/* ---- assign ------------------------------------------------------------------- */
+
+/* exec_run gave out dst's storage (c->into): one contiguous copy into it. */
+static int assign_native(exec_call *c)
+{
+    const vkt_tensor *src = c->in[0];
+    if (src->st == c->out->st)
+        return VKT_OK;
+    mv_plan plan = plan_for_out(c->out);
+    memcpy(plan.ist, plan.ost, sizeof plan.ist);
+    return mv_copy(src->ctx, src->dtype, src->st, c->out->st, plan);
+}
+
+static int assign_host(exec_call *c, const ref_view *in, ref_view *out)
+{
+    (void)c;
+    memcpy(out->data, in[0].data, ref_numel(&in[0]) * vkt_dtype_size(in[0].dtype));
+    return VKT_OK;
+}
+
+VKT_API int vkt_assign(vkt_tensor *dst, const vkt_tensor *src)
+{
+    const op_info *info = &mv_ops[MV_ASSIGN];
+    err_clear();
+    TRY(tn_check_tensor(dst, info->name, "dst"));
+    TRY(tn_check_tensor(src, info->name, "src"));
+    if (dst->dtype != src->dtype)
+        return err_set(VKT_EDTYPE, "vkt_assign: src is %s, dst is %s", vkt_dtype_name(src->dtype),
+                       vkt_dtype_name(dst->dtype));
+    bool same = dst->rank == src->rank;
+    for (int d = 0; same && d < dst->rank; d++)
+        same = dst->shape[d] == src->shape[d];
+    if (!same)
+        return err_set(VKT_ESHAPE, "vkt_assign: src and dst differ in shape (ranks %d and %d)", src->rank,
+                       dst->rank);
+    /* dst is the last input: where it lives decides with src's residency. */
+    exec_call c = {.info = info, .in = {src, dst}, .nin = 2, .native = assign_native, .host = assign_host,
+                   .f64_as_bits = true, .into = dst};
+    TRY(tn_new(dst->ctx, dst->dtype, dst->shape, dst->rank, &c.out));
+    vkt_tensor *result;
+    TRY(exec_run(&c, &result));
+    vkt_tensor_free(result);
+    return VKT_OK;
 }
