@@ -175,6 +175,9 @@ static void read_env(vkt_ctx *ctx)
     const char *nd = getenv("VKT_NATIVE_DISABLE");
     if (nd && *nd)
         vkt_ctx_set_native_disable(ctx, nd);
+    const char *dk = getenv("VKT_DOT_KERNEL");
+    if (dk && *dk)
+        ctx->dot_kernel = strdup(dk);
 }
 
 VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out)
@@ -230,6 +233,7 @@ VKT_API void vkt_ctx_destroy(vkt_ctx *ctx)
     if (ctx->instance)
         vkDestroyInstance(ctx->instance, NULL);
     free(ctx->native_disable);
+    free(ctx->dot_kernel);
     free(ctx);
 }
 

@@ -212,6 +212,7 @@ struct vkt_ctx {
     /* residency options */
     vkt_residency fallback_result;
     char *native_disable; /* ",a,b," or NULL; "all" disables everything */
+    char *dot_kernel;     /* VKT_DOT_KERNEL, or NULL: dot chooses by size */
     /* Why the latest op in this context did not run natively (a gate's reason
      * or "inputs are host-resident"), NULL when it did: the census counts
      * fallbacks, this names the cause for a debugger or a white-box test. */

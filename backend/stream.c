@@ -402,9 +402,11 @@ VKT_API size_t vkt_profile_read(vkt_ctx *ctx, vkt_profile_entry *entries, size_t
 {
     if (!ctx)
         return 0;
-    size_t n = ctx->nprof;
-    if (entries)
-        memcpy(entries, ctx->prof, (n < cap ? n : cap) * sizeof *entries);
-    ctx->nprof = 0;
+    size_t n = ctx->nprof, k = n < cap ? n : cap;
+    if (!entries || k == 0)
+        return n;
+    memcpy(entries, ctx->prof, k * sizeof *entries);
+    memmove(ctx->prof, ctx->prof + k, (n - k) * sizeof *ctx->prof);
+    ctx->nprof = n - k;
     return n;
 }

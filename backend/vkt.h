@@ -111,9 +111,8 @@ typedef struct vkt_profile_entry {
  * graph launches collect one entry per dispatch. A no-op where the queue has
  * no timestamps (vkt_ctx_last_gpu_ns is then -1). */
 VKT_API int vkt_ctx_set_profiling(vkt_ctx *ctx, bool on);
-/* Copies up to cap of the entries collected since the last call (oldest
- * first; entries may be NULL when cap is 0), forgets them all, and returns
- * how many there were. */
+/* Returns how many entries are collected, and moves the oldest min(that,
+ * cap) of them into `entries` (which may be NULL when cap is 0: a count). */
 VKT_API size_t vkt_profile_read(vkt_ctx *ctx, vkt_profile_entry *entries, size_t cap);
 
 /* ---- recorded steps (graphs) --------------------------------------------- */

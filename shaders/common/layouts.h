@@ -75,14 +75,16 @@
 /* dot: the batched GEMM (gemm.comp, direct.comp). One stride per index of each
  * operand; a_mfast/b_nfast say which index is contiguous (the coalesced load
  * order); a_off/b_off start a dispatch at its slice of K and accumulate adds
- * to what the earlier slices wrote. */
+ * to what the earlier slices wrote; a_vec/b_vec: the operand may be read as
+ * aligned 4-vectors along its contiguous index (VEC kernels). */
 #define DOT_PUSH_FIELDS                                                         \
     PC_U32 M, N, K, Q;                                                          \
     PC_U32 a_sq, a_sm, a_sk;                                                    \
     PC_U32 b_sq, b_sk, b_sn;                                                    \
     PC_U32 a_mfast, b_nfast;                                                    \
     PC_U32 tiles_m, tiles_n;                                                    \
-    PC_U32 a_off, b_off, accumulate;
+    PC_U32 a_off, b_off, accumulate;                                            \
+    PC_U32 a_vec, b_vec;
 
 /* dot: pack.comp, a strided copy into (batch, contracting, free) order. */
 #define DOT_PACK_PUSH_FIELDS                                                    \

@@ -7,6 +7,7 @@
  * f32 (about 170 f32 epsilons per term, far above the typical sqrt(K) growth)
  * and 1e-13 * K for f64; integers (wrapping) and u8 compare exactly. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -175,6 +176,35 @@ Test(dot, grid_limits)
     h_shape ma = shp(2, (int64_t[]){(int64_t)h_numel(&big), 1}), mb = shp(1, (int64_t[]){1});
     dot_arg mv = {.ca = {1}, .cb = {0}, .nc = 1};
     check(VKT_F32, &ma, VKT_F32, &mb, &mv, 501);
+}
+
+/* Every kernel on every operand layout, chosen through VKT_DOT_KERNEL (the
+ * automatic choice never takes the large tiles on a CPU device, nor on the
+ * small products a test can afford): row- and column-major operands, batches,
+ * sizes that are not multiples of a tile, and K and M not multiples of 4,
+ * where the 4-vector loads must stand aside. */
+Test(dot, every_kernel_on_every_layout, .timeout = 240)
+{
+    static const char *const kernels[] = {"direct", "small", "big", "big_vec", "wide_vec"};
+    struct {
+        h_shape a, b;
+        dot_arg arg;
+    } cases[] = {
+        {shp(2, (int64_t[]){130, 36}), shp(2, (int64_t[]){36, 260}), {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){36, 132}), shp(2, (int64_t[]){36, 260}), {.ca = {0}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){132, 36}), shp(2, (int64_t[]){264, 36}), {.ca = {1}, .cb = {1}, .nc = 1}},
+        {shp(2, (int64_t[]){66, 37}), shp(2, (int64_t[]){37, 129}), {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){37, 66}), shp(2, (int64_t[]){130, 37}), {.ca = {0}, .cb = {1}, .nc = 1}},
+        {shp(3, (int64_t[]){3, 40, 24}), shp(3, (int64_t[]){3, 24, 44}), {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
+    };
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        h_teardown();
+        cr_assert_eq(setenv("VKT_DOT_KERNEL", kernels[k], 1), 0);
+        h_setup();
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            check(VKT_F32, &cases[i].a, VKT_F32, &cases[i].b, &cases[i].arg, 600 + 10 * k + i);
+    }
+    unsetenv("VKT_DOT_KERNEL");
 }
 
 Test(dot, errors)
