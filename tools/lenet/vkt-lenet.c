@@ -233,7 +233,7 @@ int main(int argc, char **argv)
         }
         printf("warm-up: %ld untimed steps in %.0f ms\n", n, now_ms() - t0);
     }
-    double first = NAN, last = NAN, timed_ms = 0;
+    double first = NAN, last = NAN, timed_ms = 0, gpu_ms = 0;
     long timed = 0;
     for (long step = 0; step < steps; step++) {
         digits_batch(&rng, (int)batch, images, onehot, NULL);
@@ -248,6 +248,8 @@ int main(int argc, char **argv)
         double ms = now_ms() - t0;
         if (step >= warmup) {
             timed_ms += ms;
+            /* A step is one submission (eager) or one launch: its GPU time. */
+            gpu_ms += vkt_ctx_last_gpu_ns(ctx) / 1e6;
             timed++;
         }
         if (show) {
@@ -258,9 +260,15 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    if (timed > 0)
+    if (timed > 0) {
         printf("loss %.4f -> %.4f over %ld steps; mean %.3f ms/step over %ld steps after %ld warm-up\n", first, last,
                steps, timed_ms / (double)timed, timed, warmup);
+        /* What the step costs besides the GPU's work: recording and submitting
+         * it (eager), or writing the inputs and launching (--graph). */
+        if (gpu_ms > 0)
+            printf("GPU %.3f ms/step, the rest (host) %.3f ms/step\n", gpu_ms / (double)timed,
+                   (timed_ms - gpu_ms) / (double)timed);
+    }
     else if (steps > 0)
         printf("loss %.4f -> %.4f over %ld steps; no step timed (all %ld were warm-up)\n", first, last, steps, steps);
     if (profile > 0) {

@@ -73,8 +73,10 @@ def run_vkt(exe, batch, steps, warmup, warm_ms, device, env_extra, forced, flags
         sys.exit(f"bench_lenet: the native case fell back ({fallbacks} fallbacks, {host} host ops):\n{out}")
     if forced is not None and not stats.get(forced, (0, 0, 0))[1]:
         sys.exit(f"bench_lenet: VKT_NATIVE_DISABLE did not force {forced} down the fallback path:\n{out}")
+    split = re.search(r"^GPU ([0-9.]+) ms/step, the rest \(host\) ([0-9.-]+) ms/step", out, re.M)
     return {"device": dev.group(1), "ms_per_step": float(mean.group(1)), "fallbacks": fallbacks,
-            "host_ops": host}
+            "host_ops": host, "gpu_ms": float(split.group(1)) if split else None,
+            "host_ms": float(split.group(2)) if split else None}
 
 
 def run_torch(python, batch, steps, warmup, warm_ms, mode):
@@ -169,6 +171,8 @@ def result_rows(rows):
     for r in rows:
         base = {"bench": "lenet", "case": r["case"], "size": str(r["batch"]), "value": round(r["ms_per_step"], 4),
                 "unit": "ms", "fallbacks": r["fallbacks"], "host_ops": r["host_ops"]}
+        if r.get("gpu_ms") is not None:
+            base.update(gpu_ms=round(r["gpu_ms"], 4), host_ms=round(r["host_ms"], 4))
         peers = [(peer, r["torch_ms"].get(peer)) for _, peer, case in TORCH_MODES if case == r["case"]]
         if r["case"] not in ("native", "native-graph"):
             peers = [("native", native.get(r["batch"]))]

@@ -7,7 +7,7 @@ Each sweep is one JSON file in this folder (schema "vkt-results/1"):
    "rows": [{"bench": "lenet", "case": "native-graph", "size": "64", "value": 0.2, "unit": "ms",
              "peer": "torch-cuda-graph", "peer_value": 0.255}, ...]}
 A row may carry more: target (the spec's floor), path (how libvkt ran it), time_us, fallbacks and
-host_ops (per step). The benchmark scripts write these files (write() below); nothing else does.
+host_ops (per step), gpu_ms and host_ms (a step's GPU time, and the rest: recording, submitting, waiting). The benchmark scripts write these files (write() below); nothing else does.
 
 Documents hold generated blocks between markers that name a renderer and a file:
   <!-- results:RENDERER FILE -->
@@ -94,11 +94,16 @@ def render_ops(doc):
 
 
 def render_lenet(doc):
-    out = [header(doc), "| batch | case | fallbacks/step | host ops/step | libvkt ms/step | peer | peer ms/step "
-           "| libvkt/peer |", "|---|---|---|---|---|---|---|---|"]
+    """Step times; with the GPU/host split of each step where the sweep measured it."""
+    split = any("gpu_ms" in r for r in doc["rows"])
+    extra = " GPU ms/step | host ms/step |" if split else ""
+    out = [header(doc), "| batch | case | fallbacks/step | host ops/step | libvkt ms/step |" + extra +
+           " peer | peer ms/step | libvkt/peer |", "|---|---|---|---|---|" + ("---|---|" if split else "") +
+           "---|---|---|"]
     for r in doc["rows"]:
+        cols = f" {num(r.get('gpu_ms'))} | {num(r.get('host_ms'))} |" if split else ""
         out.append(f"| {r['size']} | {r['case']} | {r.get('fallbacks', 0):.0f} | {r.get('host_ops', 0):.0f} "
-                   f"| {num(r['value'])} | {r.get('peer', '-')} | {num(r.get('peer_value'))} "
+                   f"| {num(r['value'])} |{cols} {r.get('peer', '-')} | {num(r.get('peer_value'))} "
                    f"| {ratio(r['value'], r.get('peer_value'))} |")
     return "\n".join(out) + "\n"
 
