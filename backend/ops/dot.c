@@ -54,9 +54,11 @@ typedef struct dot_kernel {
 
 enum { DK_DIRECT, DK_SMALL, DK_BIG, DK_BIG_VEC, DK_WIDE_VEC, DK__COUNT };
 static const dot_kernel dot_kernels[DK__COUNT] = {
-    [DK_DIRECT] = {"direct", {SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8}},
-    [DK_SMALL] = {"small", {SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8}, 64, 64},
-    [DK_BIG] = {"big", {SPV_gemm_big_f32, -1, -1, -1}, 128, 128},
+    [DK_DIRECT] = {"direct", {SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8},
+                   0, 0, false},
+    [DK_SMALL] = {"small", {SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8}, 64, 64,
+                  false},
+    [DK_BIG] = {"big", {SPV_gemm_big_f32, -1, -1, -1}, 128, 128, false},
     [DK_BIG_VEC] = {"big_vec", {SPV_gemm_big_vec_f32, -1, -1, -1}, 128, 128, true},
     [DK_WIDE_VEC] = {"wide_vec", {SPV_gemm_wide_vec_f32, -1, -1, -1}, 128, 256, true},
 };
