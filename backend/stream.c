@@ -141,7 +141,10 @@ static void target_collect(vkt_ctx *ctx, const rt_target *t)
     if (t->timestamps && vkGetQueryPoolResults(ctx->device, t->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0],
                                                VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
         ctx->last_gpu_ns = (double)(ts[1] - ts[0]) * period;
-    if (!t->nprof || !rt_grow((void **)&ctx->prof, &ctx->cap_prof, ctx->nprof + t->nprof, sizeof *ctx->prof))
+    /* A graph recorded while profiling keeps its timestamps: they are only
+     * collected while profiling is on. */
+    if (!t->nprof || !ctx->profiling ||
+        !rt_grow((void **)&ctx->prof, &ctx->cap_prof, ctx->nprof + t->nprof, sizeof *ctx->prof))
         return;
     uint64_t *v = malloc(2 * t->nprof * sizeof *v);
     if (v && vkGetQueryPoolResults(ctx->device, t->prof, 0, 2 * t->nprof, 2 * t->nprof * sizeof *v, v, sizeof *v,
