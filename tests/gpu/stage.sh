@@ -4,8 +4,8 @@
 # RUNPATHs are relative), libvkt, libfbcount, and the libraries that machine
 # lacks (Criterion and what it links). Then, on the device, with .gpu carried:
 #   bash tests/gpu/run.sh
-# The machine gets the checkout the session started in: DEST_REPO names it
-# when this runs in another worktree (default: this one).
+# DEST_REPO stages into another checkout's .gpu, when the GPU machine's copy of
+# the repository is taken from that one (default: this checkout).
 # usage: tests/gpu/stage.sh [BUILD_DIR] [DEST_REPO]
 set -eu
 build=${1:-build}

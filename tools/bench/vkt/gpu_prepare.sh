@@ -3,8 +3,9 @@
 # as shared/gpu/README.md describes: the loader packages; vkt-bench, libvkt
 # and the one library that machine may lack (jansson) under .gpu/bench;
 # vkt-lenet in its build-tree layout under .gpu/lbuild; and the scripts that
-# run there (with what they import) under .gpu/src, since the machine gets the
-# checkout the session started in. Then, with `.gpu` carried, from the root:
+# run there (with what they import) under .gpu/src, so they run as staged
+# whatever checkout DEST_REPO (default: this one) holds. Then, with `.gpu`
+# carried, from the root:
 #   bash .gpu/src/tools/bench/vkt/gpu_sweep.sh; bash .gpu/src/tools/bench/lenet/gpu_lenet.sh
 # usage: tools/bench/vkt/gpu_prepare.sh [BUILD_DIR] [DEST_REPO]
 set -eu
