@@ -155,18 +155,19 @@ static int dot_layout(const vkt_tensor *t, dot_operand *op, const vkt_tensor **s
 
 /* ---- native and host computations ------------------------------------------ */
 
-/* The big tile pays off once there are enough of its 128 x 128 tiles to fill
- * the GPU (H200: 1024^3 ran at 15 TFLOP/s with 64 big tiles, 21 with 256 small
- * ones; 2048^3 at 34 big, 25 small; 4096^3 at 36 big, 26 small); lavapipe (a
- * CPU) gains nothing from it. Thin products would idle most of a tile: one
- * thread per output. */
+/* The 128 x 256 tile with 4-vector loads pays off once there are enough of its
+ * tiles to fill the GPU (H200, each kernel forced, 2026-12-01: 2048^3 ran at 40.0
+ * TFLOP/s wide_vec, 38.9 big_vec, 33.8 big; 4096^3 at 42.7, 40.9 and 35.5, against
+ * torch.mm's 49.7), and below that the 64 x 64 tile wins (1024^3: 20.7 small,
+ * 16.7 big_vec, 10.1 wide_vec); lavapipe (a CPU) gains nothing from big tiles.
+ * Thin products would idle most of a tile: one thread per output. */
 static int dot_auto(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
 {
     if (M < 16 || N < 16)
         return DK_DIRECT;
     if (dt == VKT_F32 && ctx->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
-        Q * ((M + 127) / 128) * ((N + 127) / 128) >= 256)
-        return DK_BIG;
+        Q * ((M + 127) / 128) * ((N + 255) / 256) >= 128)
+        return DK_WIDE_VEC;
     return DK_SMALL;
 }
 
