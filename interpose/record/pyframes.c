@@ -178,6 +178,44 @@ static const fbc_pyframe *intern(const void *code, int line)
     return e ? &e->frame : NULL;
 }
 
+/* Each thread's last frames, by code object and instruction: a loop that falls back again
+ * and again from the same lines costs a few loads a frame, not a line-table walk, a lock and
+ * a hash. Checked against the name objects too, like the table. */
+#define RECENT 64
+typedef struct {
+    const void *code, *instr, *file, *name;
+    const fbc_pyframe *frame;
+} recent;
+
+static __thread recent *mine __attribute__((tls_model("initial-exec")));
+static pthread_key_t recent_key;
+static pthread_once_t recent_once = PTHREAD_ONCE_INIT;
+
+static void make_key(void)
+{
+    if (pthread_key_create(&recent_key, free) != 0)
+        recent_key = (pthread_key_t)-1;
+}
+
+static const fbc_pyframe *frame_at(const void *code, const char *instr, const char *first)
+{
+    const void *file = AT(code, CO_FILENAME, const void *), *name = AT(code, CO_NAME, const void *);
+    if (!mine) {
+        pthread_once(&recent_once, make_key);
+        mine = calloc(RECENT, sizeof *mine);
+        if (mine && recent_key != (pthread_key_t)-1)
+            pthread_setspecific(recent_key, mine);
+    }
+    recent *r = mine ? &mine[((uintptr_t)code >> 4 ^ (uintptr_t)instr) % RECENT] : NULL;
+    if (r && r->code == code && r->instr == instr && r->file == file && r->name == name)
+        return r->frame;
+    int line = addr2line((void *)code, (int)(instr - first));
+    const fbc_pyframe *f = intern(code, line);
+    if (r && f)
+        *r = (recent){code, instr, file, name, f};
+    return f;
+}
+
 int fbc_py_capture(uintptr_t *out, int max)
 {
     int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
@@ -209,8 +247,7 @@ int fbc_py_capture(uintptr_t *out, int max)
         int traceable = AT(code, CO_FIRSTTRACEABLE, int);
         if (AT(fr, FR_OWNER, char) != OWNED_BY_GENERATOR && instr < first + 2 * traceable)
             continue; /* a frame still being set up: not yet running its code */
-        int line = addr2line((void *)code, (int)(instr - first));
-        const fbc_pyframe *f = intern(code, line);
+        const fbc_pyframe *f = frame_at(code, instr, first);
         if (!f)
             break;
         out[n++] = (uintptr_t)f | (AT(fr, FR_IS_ENTRY, bool) ? 1 : 0);

@@ -8,6 +8,7 @@
  * the program has reused a number for a file of its own. */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "record.h"
@@ -15,6 +16,8 @@
 static int ends[2] = {-1, -1};
 static unsigned long long dev[2], ino[2];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static bool last_ok = true; /* the last check's verdict */
+#define CHECK_NS (20 * 1000 * 1000)
 
 static void remember(int i)
 {
@@ -61,10 +64,26 @@ static bool remake(void)
     return ok;
 }
 
+static uint64_t coarse_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 bool fbc_unwpipe_ready(void)
 {
     if (__atomic_load_n(&ends[0], __ATOMIC_RELAXED) < 0)
         return true; /* libunwind has not made it through us: nothing to watch */
+    /* Two fstat calls cost more than the capture itself: they are made at most every
+     * CHECK_NS. In between, a pipe the program closed is re-made by libunwind itself (its
+     * pipe2 comes back through the shim, up here again); only a program that has put a file
+     * of its own at one of these numbers within that time could meet libunwind. */
+    static uint64_t checked;
+    uint64_t now = coarse_ns();
+    if (now - __atomic_load_n(&checked, __ATOMIC_RELAXED) < CHECK_NS)
+        return __atomic_load_n(&last_ok, __ATOMIC_RELAXED);
+    __atomic_store_n(&checked, now, __ATOMIC_RELAXED);
     pthread_mutex_lock(&lock);
     bool ok = true, closed = false;
     for (int i = 0; i < 2; i++) {
@@ -76,6 +95,7 @@ bool fbc_unwpipe_ready(void)
     }
     if (ok && closed)
         ok = remake();
+    __atomic_store_n(&last_ok, ok, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
     return ok;
 }
