@@ -10,9 +10,11 @@ member inlined into it, under a lambda called through std::function.
   inlined member as a frame of its own;
 - a crash: the program asks the shim for a live dump, then faults; `fbcount symbolize`
   names the crash dump's raw frames exactly as the live dump names the same addresses
-  (inlined frames, absolute source paths, op and site, the ops and their sites).
+  (inlined frames, absolute source paths, op and site, the ops and their sites);
+- the same for a Python caller (ctypes on libvkt): the symbolized crash dump's sites are the
+  lines of Python the live dump names (the shim's attribution rule, rules/attrib.h).
 
-usage: cpp_test.py FBCOUNT SHIM MODEL MODEL_SOURCE
+usage: cpp_test.py FBCOUNT SHIM MODEL MODEL_SOURCE LIBVKT
 """
 import glob
 import json
@@ -28,7 +30,7 @@ import xml.etree.ElementTree as ET
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
 from verdict import done, expect  # noqa: E402
 
-FB, SHIM, MODEL, SRC = (os.path.abspath(a) for a in sys.argv[1:5])
+FB, SHIM, MODEL, SRC, LIBVKT = (os.path.abspath(a) for a in sys.argv[1:6])
 STEPS = 3
 
 # The lines model.cc marks "line:NAME".
@@ -45,6 +47,32 @@ ADD_BIAS = "model::Dense<float>::add_bias(vkt_tensor*) const"
 LAMBDA = "main::{lambda(vkt_tensor const*)#1}"
 INVOKER = "std::_Function_handler<vkt_tensor* (vkt_tensor const*), " + LAMBDA + ">::_M_invoke("
 FUNCTION = "std::function<vkt_tensor* (vkt_tensor const*)>::operator()(vkt_tensor const*) const"
+
+
+# A Python caller: ctypes on libvkt, dot falling back from step(); then a live dump through
+# the preloaded shim's API, and a fault.
+PY_TRAIN = """import ctypes, os, signal, sys
+vkt = ctypes.CDLL(sys.argv[1])
+P = ctypes.c_void_p
+vkt.vkt_ctx_create.argtypes = [ctypes.c_char_p, P]
+vkt.vkt_full.argtypes = [P, ctypes.c_int, P, ctypes.c_int, ctypes.c_double, P]
+vkt.vkt_dot.argtypes = [P, P, P, P, P, P, ctypes.c_int, ctypes.c_int, P]
+ctx, a = P(), P()
+assert vkt.vkt_ctx_create(None, ctypes.byref(ctx)) == 0
+assert vkt.vkt_full(ctx, 0, (ctypes.c_int64 * 2)(4, 4), 2, 1.0, ctypes.byref(a)) == 0
+ca, cb = (ctypes.c_int * 1)(1), (ctypes.c_int * 1)(0)
+
+
+def step():
+    c = P()
+    assert vkt.vkt_dot(a, ca, None, a, cb, None, 1, 0, ctypes.byref(c)) == 0  # line:py
+
+
+for _ in range(3):
+    step()
+assert ctypes.CDLL(None).fbcount_dump(None) == 0
+os.kill(os.getpid(), signal.SIGSEGV)
+"""
 
 
 def clean_env(**kw):
@@ -200,6 +228,41 @@ try:
         text = fb("report", "--by", "site", sym_path)
         expect(f"{ADD_BIAS} (model.cc:{LINE['add']})" in text,
                "report of the symbolized crash dump, by site:\n" + text)
+
+    # ---- a Python caller's crash dump ----------------------------------------------------
+    py_dir = os.path.join(tmp, "python")
+    os.mkdir(py_dir)
+    script = os.path.join(py_dir, "train.py")
+    with open(script, "w") as f:
+        f.write(PY_TRAIN)
+    py_line = next(n for n, t in enumerate(PY_TRAIN.splitlines(), 1) if "line:py" in t)
+    p = subprocess.run([sys.executable, script, LIBVKT], capture_output=True, text=True,
+                       timeout=120,
+                       env=clean_env(LD_PRELOAD=SHIM, FBCOUNT_QUIET="1", VKT_NATIVE_DISABLE="dot",
+                                     FBCOUNT_OUTPUT=os.path.join(py_dir, "fbcount.%e.%p.%n.json")))
+    expect(p.returncode == -signal.SIGSEGV, f"python crash: died by {p.returncode}\n{p.stderr}")
+    dumps = {}
+    for path in glob.glob(os.path.join(py_dir, "*.json")):
+        d = json.load(open(path))
+        dumps[d["reason"]] = (path, d)
+    expect(set(dumps) == {"api", "crash"}, f"python crash: a live and a crash dump: "
+           f"{sorted(dumps)}\n{p.stderr}")
+    if set(dumps) == {"api", "crash"}:
+        sym_path = os.path.join(tmp, "pysym.json")
+        fb("symbolize", "-q", "-o", sym_path, dumps["crash"][0])
+        sym, live = json.load(open(sym_path)), dumps["api"][1]
+
+        def sites(d):
+            return sorted((o["op"], s["site"], s.get("file"), s.get("line"), s.get("python"),
+                           s["count"]) for o in d["ops"] for s in o["sites"])
+
+        expect(sites(live) == [("vkt_dot", "step", script, py_line, True, 3)],
+               f"python live dump: the site is the line of train.py: {sites(live)}")
+        expect(sites(sym) == sites(live),
+               f"python symbolize: sites {sites(sym)}, live {sites(live)}")
+        expect(sorted((s["op"], s["site"]) for s in sym["stacks"]) ==
+               sorted((s["op"], s["site"]) for s in live["stacks"]),
+               "python symbolize: stacks' op and site differ from the live dump's")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 done("cpp-names")
