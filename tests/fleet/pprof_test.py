@@ -285,21 +285,27 @@ try:
     check_census("real", real, lines=False)
 
     # --- refusals and the output file ------------------------------------------------------
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(EXPORT, [EXPORT, "pprof", "-", hand])
-    text = b""
-    while True:
-        try:
-            chunk = os.read(fd, 4096)
-        except OSError:
-            break
-        if not chunk:
-            break
-        text += chunk
-    _, status = os.waitpid(pid, 0)
-    expect(os.WEXITSTATUS(status) == 2 and b"not written to a terminal" in text,
-           f"stdout on a terminal refused: {os.WEXITSTATUS(status)} {text!r}")
+    def on_terminal(argv):
+        """Runs argv with a terminal as its standard output: (exit status, what it printed)."""
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(argv[0], argv)
+        text = b""
+        while True:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            text += chunk
+        _, status = os.waitpid(pid, 0)
+        os.close(fd)
+        return os.WEXITSTATUS(status), text
+
+    code, text = on_terminal([EXPORT, "pprof", "-", hand])
+    expect(code == 2 and b"not written to a terminal" in text,
+           f"stdout on a terminal refused: {code} {text!r}")
     p = sh(EXPORT, "pprof", "/nonexistent/dir/x.pb.gz", hand)
     expect(p.returncode == 3 and p.stderr.count("\n") == 1 and "/nonexistent/dir/x.pb.gz: cannot create"
            in p.stderr, f"unwritable path: {p.returncode} {p.stderr!r}")
@@ -332,6 +338,12 @@ try:
         expect(p.returncode == 0 and open(out, "rb").read() ==
                open(os.path.join(tmp, "hand-made.pb.gz"), "rb").read(),
                f"fbcount report --format pprof writes the same profile: {p.returncode} {p.stderr}")
+        code, text = on_terminal([FB, "report", "--format", "pprof", hand])
+        expect(code == 2 and text.count(b"\n") == 1 and b"not written to a terminal" in text,
+               f"report --format pprof without -o on a terminal: one line, exit 2: {code} {text!r}")
+        p = sh(FB, "report", "--format", "pprof", "-o", "/nonexistent/dir/x.pb.gz", hand)
+        expect(p.returncode not in (0, 1) and p.stderr.count("\n") == 1,
+               f"report --format pprof to an unwritable path: one line: {p.returncode} {p.stderr!r}")
     else:
         print("note: fbcount report has no --format pprof yet; the writer was checked directly")
 finally:

@@ -520,3 +520,30 @@ Test(field, metrics_file_written_or_one_warning)
     cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
     cr_assert_eq(lines(r.err, "FBCOUNT_METRICS"), 1, "%s", r.err);
 }
+
+Test(field, times_ranks_and_names)
+{
+    result r;
+    const char *argv[] = {SHIM_FIELD, "count", "3", NULL};
+    run(&r, true,
+        (const char *[]){"FBCOUNT_QUIET=1", "FBCOUNT_OUTPUT=r%r.%i.json", "PMI_RANK=5", NULL},
+        argv);
+    json_t *d = one_dump("exit");
+    /* The test backend has no clock of its own: the time is the time inside host_result. */
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "config"), "timing")),
+                     "host_result");
+    cr_assert_gt(num(d, "total.ns"), 0);
+    cr_assert_eq(num(d, "process.rank"), 5);
+    const char *id = json_string_value(json_object_get(json_object_get(d, "process"), "id"));
+    char name[128];
+    snprintf(name, sizeof name, "%s/r5.%.8s.json", tmpdir, id);
+    cr_assert_eq(access(name, F_OK), 0, "%%r and %%i expanded: %s", name);
+    json_decref(d);
+    remove_dir();
+    make_dir();
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", "OMPI_COMM_WORLD_RANK=two", NULL}, argv);
+    cr_assert_eq(lines(r.err, "OMPI_COMM_WORLD_RANK"), 1, "%s", r.err);
+    d = one_dump("exit");
+    cr_assert_null(json_object_get(json_object_get(d, "process"), "rank"));
+    json_decref(d);
+}

@@ -39,7 +39,6 @@
 #include <dirent.h>
 
 #include "cli.h"
-#include "fields.h"
 #include "shim.h"
 #include "signals.h"
 #include "table.h"
@@ -400,12 +399,11 @@ static void free_log(run_log *lg)
 
 /* Whether dump d was written by a process of this run: by census id where both have one,
  * else by pid. */
-static bool of_run(fbd_dump *d, const run_log *lg)
+static bool of_run(const fbd_dump *d, const run_log *lg)
 {
-    json_t *id = json_object_get(json_object_get(fbd_json(d), FBR_PROCESS), FBR_ID);
+    const char *id = fbd_proc(d)->id;
     for (size_t i = 0; i < lg->n; i++)
-        if (json_is_string(id) ? !strcmp(json_string_value(id), lg->ids[i])
-                               : fbd_pid(d) == lg->pids[i])
+        if (id ? !strcmp(id, lg->ids[i]) : fbd_pid(d) == lg->pids[i])
             return true;
     return false;
 }

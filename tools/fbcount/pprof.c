@@ -23,7 +23,6 @@
 #include <uthash.h>
 #include <zlib.h>
 
-#include "fields.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -165,6 +164,7 @@ typedef struct {
 typedef struct {
     gz_sink *sink;
     table strings, functions, frames, mappings, locations, labels;
+    table by_addr; /* interned frame records of the dumps -> frame record index */
     vec strs;      /* char *: the string table */
     vec funcs;     /* uint64_t[3]: name, system name, file */
     vec frecs;     /* frame_rec */
@@ -236,16 +236,6 @@ static uint64_t mapping_id(builder *b, const char *path, const char *build_id)
     }
     *m = (mapping_rec){str_id(b, path), str_id(b, build_id), 0, true, false, false, false};
     return b->maps.n;
-}
-
-static long dump_rank(fbd_dump *d)
-{
-    return fbd_proc(d)->rank;
-}
-
-static bool dump_timed(fbd_dump *d)
-{
-    return fbd_has_time(d);
 }
 
 /* The module record of a frame's module in this dump, for its build id and size. */
@@ -450,7 +440,7 @@ static void add_dump(builder *b, fbd_dump *d)
     size_t nstacks, nmods;
     const fbd_stack *st = fbd_stacks(d, &nstacks);
     const fbd_module *mods = fbd_modules(d, &nmods);
-    bool timed = dump_timed(d);
+    bool timed = fbd_has_time(d);
     if (!b->exe)
         b->exe = str_id(b, fbd_exe(d));
     b->any_time |= timed;
@@ -461,7 +451,7 @@ static void add_dump(builder *b, fbd_dump *d)
 
     pb_label *proc[4];
     size_t nproc = 0;
-    long rank = dump_rank(d);
+    long rank = fbd_proc(d)->rank;
     proc[nproc++] = num_label_of(b, "pid", fbd_pid(d));
     if (rank >= 0)
         proc[nproc++] = num_label_of(b, "rank", rank);
@@ -470,15 +460,20 @@ static void add_dump(builder *b, fbd_dump *d)
     if (fbd_exe(d) && *fbd_exe(d))
         proc[nproc++] = label_of(b, "exe", base_name(fbd_exe(d)));
 
-    /* The reader interns frames: a frame met again is the same record, resolved once. */
     vec ids = {.size = sizeof(uint64_t)};
     size_t group[MAX_INLINE];
     for (size_t i = 0; i < nstacks && !b->oom && !b->sink->failed; i++) {
         ids.n = 0;
         size_t ng = 0;
         for (size_t k = 0; k < st[i].nframes && !b->oom; k++) {
+            /* The reader interns a dump's frames: a frame met again is the same record, found
+             * by its address before its contents are keyed and hashed. */
             const fbd_frame *f = st[i].frames[k];
-            size_t r = frame_of(b, f, f->python, f->inlined && !f->python, mods, nmods);
+            entry *seen = table_find(&b->by_addr, &f, sizeof f);
+            size_t r = seen ? seen->id : frame_of(b, f, f->python, f->inlined && !f->python,
+                                                   mods, nmods);
+            if (!seen && r != NO_FRAME && !table_add(&b->by_addr, &f, sizeof f, r))
+                b->oom = true;
             if (r == NO_FRAME)
                 break;
             group[ng++] = r;
@@ -659,6 +654,7 @@ static void builder_free(builder *b)
     table_free(&b->mappings);
     table_free(&b->locations);
     table_free(&b->labels);
+    table_free(&b->by_addr);
     for (size_t i = 0; i < b->strs.n; i++)
         free(((char **)b->strs.v)[i]);
     for (size_t i = 0; i < b->labs.n; i++)

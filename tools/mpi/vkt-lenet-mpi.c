@@ -244,7 +244,9 @@ int main(int argc, char **argv)
     fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
     printf("rank %d: %ld steps, last batch %ld images%s\n", rank, steps, last_n,
-           last_n && last_n != batch ? " (short: its update clipped on the GPU)" : "");
+           !last_n || last_n == batch ? ""
+           : clipped ? " (short: its update's norm taken on the GPU, and clipped)"
+                     : " (short: its update's norm taken on the GPU, under the clip)");
     fflush(stdout);
     status = 0;
 done:
