@@ -1,15 +1,22 @@
 /* core.h — libvkt's internals shared by the runtime, the tensors and the ops.
  *
  * Symbol prefixes (nothing internal may start with `vkt_`, which the shim reads
- * as a public op): err_ errors, rt_ Vulkan runtime, mem_ memory, pl_ pipelines,
- * tn_ tensors and storage, exec_ the op runner (residency model and fallback
- * exit), op_ op descriptors and shared op helpers, ref_ the host reference.
+ * as a public op): err_ errors, mem_ memory, rt_ the command stream, pl_
+ * pipelines, tn_ tensors and storage, exec_ the op runner (residency model and
+ * fallback exit), op_ op descriptors and shared op helpers, ref_ the host
+ * reference.
+ *
+ * Files depend on each other one way (tests/layers/check_layers.py checks it
+ * from the objects), top first: the op families (ops/), create.c and matrix.c;
+ * exec.c; fallback.c; tensor.c; context.c; pipeline.c; stream.c; memory.c;
+ * error.c and the host reference (ref/) beneath everything.
  */
 #ifndef VKT_CORE_H
 #define VKT_CORE_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <vulkan/vulkan.h>
 
 #include "ref.h"
@@ -53,25 +60,33 @@ typedef struct mem_range {
     void *mapped; /* host pointer when the memory is host-visible, else NULL */
 } mem_range;
 
-/* Device storage for `size` bytes (at least 16), aligned for storage binding. */
-INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_range *out);
-/* Host-visible staging memory, for devices whose storage is not mappable. */
-INTERNAL int mem_alloc_staging(vkt_ctx *ctx, VkDeviceSize size, mem_range *out);
+/* Device storage for `size` bytes (at least 16), aligned for storage binding,
+ * or host-visible staging memory (for devices whose storage is not mappable).
+ * No retry: callers go through rt_alloc, which frees what it can first. */
+INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
 /* Returns a range; its reuse waits until the work recorded so far has completed. */
 INTERNAL void mem_free(vkt_ctx *ctx, mem_range *r);
-/* Called by the runtime after a submission completed: recycles deferred frees. */
+/* Called by the command stream after a submission completed: recycles deferred frees. */
 INTERNAL void mem_collect(vkt_ctx *ctx);
+/* Returns every spare block to the driver (memory pressure). */
+INTERNAL void mem_trim(vkt_ctx *ctx);
 INTERNAL void mem_destroy_all(vkt_ctx *ctx);
 
 /* ---- storage and tensors (tensor.c) -------------------------------------- */
 
 typedef struct tn_storage {
-    int refs;
+    int refs;           /* tensors (views included) that use it */
     vkt_residency where;
     size_t nbytes;
     mem_range dev;      /* valid when where == VKT_DEVICE */
     void *host;         /* valid when where == VKT_HOST */
     uint64_t write_seq; /* dispatch that last wrote it in the open batch (0: none) */
+    uint64_t read_seq;  /* dispatch that last read it in the open batch (0: none) */
+    /* Graphs whose recorded work uses it: its memory stays while one does,
+     * even after its last tensor is freed (then it is an orphan). */
+    int holds;
+    bool orphan;
+    uint32_t rec_gen; /* the graph recording that logged it last */
 } tn_storage;
 
 struct vkt_tensor {
@@ -96,16 +111,71 @@ INTERNAL int tn_upload(vkt_tensor *t, const void *data, size_t nbytes);
 INTERNAL int tn_download(const vkt_tensor *t, void *dst);
 /* Moves a storage between residencies (used for mixed inputs). */
 INTERNAL int tn_move(vkt_tensor *t, vkt_residency where);
-/* Checks shape/rank/dtype and fills numel and nbytes; names `what` in errors. */
+/* Replaces t's contents with nbytes (= t's) from host memory, wherever t lives;
+ * ordered after the work recorded before it. */
+INTERNAL int tn_write(vkt_tensor *t, const void *src);
+/* Copies src's contents into dst (equal sizes), wherever either lives. */
+INTERNAL int tn_copy(vkt_tensor *dst, const vkt_tensor *src);
+/* Drops a graph's hold on a storage, releasing an orphan's memory with the last. */
+INTERNAL void tn_unhold(vkt_ctx *ctx, tn_storage *st);
+/* Checks a shape (rank, non-negative dims, at most 2^40 elements), and with
+ * tn_check_args the dtype too; names `what` in errors. */
 INTERNAL int tn_check_shape(const int64_t *shape, int rank, const char *what);
 INTERNAL int tn_check_args(vkt_dtype dtype, const int64_t *shape, int rank, const char *what);
 INTERNAL int tn_check_tensor(const vkt_tensor *t, const char *op, const char *arg);
-/* A new tensor sharing x's storage under another shape of the same size. */
-INTERNAL int tn_view_of(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out);
 /* A host view of a tensor's shape over `data`. */
 INTERNAL ref_view tn_view(const vkt_tensor *t, void *data);
 
-/* ---- runtime (runtime.c) ------------------------------------------------- */
+/* ---- the command stream's state (stream.c) -------------------------------- */
+
+typedef struct op_counters op_counters;
+
+/* Op and kernel of one dispatch timed for the profile. */
+typedef struct rt_tag {
+    const char *op;
+    const char *kernel;
+} rt_tag;
+
+/* A command buffer ops record into, with its queries: the context's eager
+ * buffer (submitted at sync points) or a graph's (replayed by launches). */
+typedef struct rt_target {
+    VkCommandBuffer cmd;
+    VkQueryPool timestamps; /* two: the whole buffer's GPU time */
+    VkQueryPool prof;       /* two per timed dispatch, while profiling */
+    uint32_t prof_cap;      /* dispatches prof can time */
+    uint32_t nprof;         /* dispatches timed in this buffer */
+    rt_tag *tags;           /* prof_cap of them */
+} rt_target;
+
+/* What a graph recording collects, as ctx->rec while it is open. */
+typedef struct rt_log {
+    tn_storage **storages; /* every storage the recorded work uses, once each, held */
+    size_t nst, cap_st;
+    op_counters **ops; /* the native op calls recorded: counted again at each launch */
+    size_t nops, cap_ops;
+    mem_range *held; /* ranges freed while recording (staging): kept for the graph's life */
+    size_t nheld, cap_held;
+    uint32_t dispatches;
+    int status; /* the first error of a call made during the recording */
+} rt_log;
+
+/* Grows *arr (of elem-sized items, *cap of them) to hold n; false when out of memory. */
+static inline bool rt_grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+    if (n <= *cap)
+        return true;
+    size_t c = *cap ? *cap * 2 : 16;
+    while (c < n)
+        c *= 2;
+    void *p = realloc(*arr, c * elem);
+    if (!p)
+        return false;
+    *arr = p;
+    *cap = c;
+    return true;
+}
+
+/* ---- the context (context.c) --------------------------------------------- */
 
 struct vkt_ctx {
     VkInstance instance;
@@ -115,27 +185,34 @@ struct vkt_ctx {
     uint32_t queue_family;
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memprops;
-    uint32_t subgroup_size;
     bool has_f64; /* shaderFloat64; exec gates f64 arithmetic on it per call */
     bool has_int8_storage;
-    bool unified;              /* storage memory is host-visible: no staging */
-    uint32_t mem_type_device;  /* memory type for storage */
-    uint32_t mem_type_staging; /* host-visible coherent type for staging */
+    bool unified; /* storage memory is host-visible: no staging */
+    /* the command stream (stream.c) */
     VkCommandPool pool;
-    VkCommandBuffer cmd;
     VkFence fence;
-    VkQueryPool timestamps; /* two queries around each submission */
+    rt_target eager;
+    rt_target *target; /* where ops record now: &eager, or the open graph's */
+    rt_log *rec;       /* the open graph recording, or NULL */
+    uint32_t rec_gen;  /* numbers the recordings */
     double last_gpu_ns;
-    bool recording;
+    bool recording;   /* the eager buffer is begun */
     uint32_t pending; /* dispatches recorded since the last submission */
-    uint64_t seq;     /* dispatch counter; storages remember their writer */
-    uint64_t barrier_seq;
+    uint64_t seq;     /* command counter; storages remember their last writer and reader */
+    uint64_t barrier_seq; /* seq at the last barrier */
+    uint64_t submit_seq;  /* seq at the last submission */
+    /* profiling: per-dispatch GPU times (vkt_ctx_set_profiling) */
+    bool profiling;
+    const char *cur_op; /* the op whose native path is recording, for the tags */
+    vkt_profile_entry *prof;
+    size_t nprof, cap_prof;
     PFN_vkCmdPushDescriptorSetKHR push_descriptors;
     struct mem_state *mem;
     struct pl_state *pl;
     /* residency options */
     vkt_residency fallback_result;
     char *native_disable; /* ",a,b," or NULL; "all" disables everything */
+    char *dot_kernel;     /* VKT_DOT_KERNEL, or NULL: dot chooses by size */
     /* Why the latest op in this context did not run natively (a gate's reason
      * or "inputs are host-resident"), NULL when it did: the census counts
      * fallbacks, this names the cause for a debugger or a white-box test. */
@@ -144,16 +221,48 @@ struct vkt_ctx {
     bool flush_known, flushes; /* f32 subnormal flushing, measured on first ask */
 };
 
+/* ---- the command stream (stream.c) --------------------------------------- */
+
+/* Creates and releases the stream's command pool, buffer, fence and queries;
+ * rt_destroy first submits what is still recorded. */
+INTERNAL int rt_init(vkt_ctx *ctx);
+INTERNAL void rt_destroy(vkt_ctx *ctx);
 /* The command buffer being recorded (begun on first use). */
 INTERNAL int rt_cmd(vkt_ctx *ctx, VkCommandBuffer *out);
 /* Submits what was recorded and waits: a sync point. */
 INTERNAL int rt_flush(vkt_ctx *ctx);
-/* Inserts a barrier if `st` was written by work recorded since the last one. */
-INTERNAL void rt_before_read(vkt_ctx *ctx, VkCommandBuffer cmd, const tn_storage *st);
-/* Marks st as written by the dispatch being recorded now. */
+/* Before recording a command that reads st: a barrier if st was written by
+ * work recorded since the last one (read after write). */
+INTERNAL void rt_before_read(vkt_ctx *ctx, VkCommandBuffer cmd, tn_storage *st);
+/* Before recording a command that writes st: a barrier if st was read or
+ * written since the last one (write after read, write after write). */
+INTERNAL void rt_before_write(vkt_ctx *ctx, VkCommandBuffer cmd, tn_storage *st);
+/* Marks st as written by the command being recorded now. */
 INTERNAL void rt_after_write(vkt_ctx *ctx, tn_storage *st);
+/* Around one dispatch: times it when profiling (then every dispatch runs
+ * alone, behind a barrier, so each time is its own). */
+INTERNAL void rt_dispatch_begin(vkt_ctx *ctx, VkCommandBuffer cmd);
+INTERNAL void rt_dispatch_end(vkt_ctx *ctx, VkCommandBuffer cmd, const char *kernel);
 /* Counts a recorded dispatch; submits at the batch-size threshold. */
 INTERNAL int rt_recorded(vkt_ctx *ctx);
+/* mem_alloc, and under memory pressure the one retry: submit the recorded work
+ * (its deferred frees come back), return spare blocks, try once more. */
+INTERNAL int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
+/* Fails, naming `what`, while a graph is recording (calls that need the host
+ * or a sync point cannot be recorded). */
+INTERNAL int rt_not_recording(const vkt_ctx *ctx, const char *what);
+
+/* Graph recordings (graph.c drives them): rt_record_begin submits pending
+ * work, points the stream at t (a fresh target) and opens log; rt_record_end
+ * closes it; rt_launch submits t's buffer after any pending eager work, in
+ * one submission, waits, and counts log's op calls again. */
+INTERNAL int rt_target_init(vkt_ctx *ctx, rt_target *t, bool reusable);
+INTERNAL void rt_target_destroy(vkt_ctx *ctx, rt_target *t);
+INTERNAL int rt_record_begin(vkt_ctx *ctx, rt_target *t, rt_log *log);
+INTERNAL int rt_record_end(vkt_ctx *ctx);
+INTERNAL int rt_launch(vkt_ctx *ctx, rt_target *t, const rt_log *log);
+/* A native op call recorded into the open graph (counted at launches). */
+INTERNAL void rt_log_op(vkt_ctx *ctx, op_counters *counters);
 
 /* ---- pipelines (pipeline.c) ---------------------------------------------- */
 
@@ -185,15 +294,16 @@ INTERNAL void pl_destroy_all(vkt_ctx *ctx);
 
 /* ---- the op runner (exec.c) ---------------------------------------------- */
 
-typedef struct op_counters {
+struct op_counters {
     _Atomic uint64_t native, fallback, host;
-} op_counters;
+};
 
 /* Describes a public op for the support matrix and the counters. */
 typedef struct op_info {
     const char *name; /* public name without the prefix */
-    /* How the op runs for inputs of dtype dt: VKT_NATIVE, VKT_FALLBACK (with the
-     * gate's reason) or VKT_UNDEFINED. NULL means native for every dtype. */
+    /* How the op runs for inputs of dtype dt: VKT_NATIVE, VKT_FALLBACK or
+     * VKT_UNDEFINED, with the reason (a static string) for the last two. NULL
+     * means native for every dtype. exec_run applies it to every call. */
     vkt_support (*support)(const struct op_info *info, vkt_dtype dt, const char **reason);
     int code; /* family-specific op code (e.g. enum ref_unop) */
     op_counters *counters;
@@ -210,8 +320,14 @@ typedef struct exec_call {
     /* When set, the nin inputs are read from here and in[] is unused. */
     const vkt_tensor *const *in_list;
     vkt_tensor *out;    /* created with tn_new: shape and dtype, no storage */
-    /* NULL: the native gate admits; else why it does not, a static string
-     * (the context keeps it as last_gate after the call). */
+    /* The dtype the op's support function is asked about: the dtype it
+     * computes in (its inputs' merged dtype, or the input's). */
+    vkt_dtype dtype;
+    /* A geometry limit of the op's kernels for this call (sizes past 32-bit
+     * indexing, scratch past the storage range): NULL when the kernels can
+     * take it, else why not, a static string. The op's dtype gate, the device's
+     * f64 support and the storage range are exec_run's to apply; the context
+     * keeps the reason that applied as last_gate after the call. */
     const char *gate;
     /* The result shares in[0]'s storage under out's shape (reshape): nothing is
      * allocated or computed, so no gate applies and it never falls back. */
@@ -219,6 +335,11 @@ typedef struct exec_call {
     /* The native path moves f64 elements as 64-bit words and does no f64
      * arithmetic, so a device without shaderFloat64 still runs it. */
     bool f64_as_bits;
+    /* An in-place op (assign): the result's contents go into this existing
+     * tensor, which is also the call's last input (its residency counts).
+     * Natively out shares its storage; a fallback's or a host run's result is
+     * copied into it. The op frees out. */
+    vkt_tensor *into;
     /* Records the native dispatches; inputs are DEVICE, out has no storage yet. */
     int (*native)(struct exec_call *c);
     /* Computes the result on the host from views of the inputs into `out`. */

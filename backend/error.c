@@ -53,15 +53,10 @@ VKT_API const char *vkt_last_error(void)
 VKT_API const char *vkt_status_name(int status)
 {
     switch (status) {
-    case VKT_OK: return "VKT_OK";
-    case VKT_EINVAL: return "VKT_EINVAL";
-    case VKT_ESHAPE: return "VKT_ESHAPE";
-    case VKT_EAXIS: return "VKT_EAXIS";
-    case VKT_EDTYPE: return "VKT_EDTYPE";
-    case VKT_ENOMEM: return "VKT_ENOMEM";
-    case VKT_ENODEV: return "VKT_ENODEV";
-    case VKT_EDEVICE: return "VKT_EDEVICE";
-    case VKT_ECTX: return "VKT_ECTX";
+#define STATUS_NAME(name, value) \
+    case value: return #name;
+        VKT_STATUSES(STATUS_NAME)
+#undef STATUS_NAME
     default: return "VKT_E?";
     }
 }

@@ -6,7 +6,9 @@
  * gate refuses is downloaded, computed by the reference and leaves through
  * host_result, called through the PLT so an interposer sees every fallback.
  * A view (reshape) only shares storage: it is counted where its input lives
- * and is never gated, since nothing is allocated, bound or computed. */
+ * and is never gated, since nothing is allocated, bound or computed. While a
+ * graph records, native calls are logged for its launches to count, and a
+ * call that would fall back or run on the host is refused. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +113,8 @@ static int run_on_host(exec_call *c, bool fallback)
     if (fallback) {
         s = host_result(c->out, data, c->out->nbytes);
         free(data);
+        if (s == VKT_OK && c->into)
+            s = tn_copy(c->into, c->out);
         if (s == VKT_OK)
             atomic_fetch_add(&c->info->counters->fallback, 1);
         return s;
@@ -118,6 +122,8 @@ static int run_on_host(exec_call *c, bool fallback)
     tn_adopt_host(c->out, data);
     if (!c->out->st)
         return err_set(VKT_ENOMEM, "vkt_%s: out of host memory", c->info->name);
+    if (c->into)
+        TRY(tn_copy(c->into, c->out));
     atomic_fetch_add(&c->info->counters->host, 1);
     host_resident_op(c->out, c->out->nbytes);
     return VKT_OK;
@@ -128,24 +134,35 @@ static int run_on_host(exec_call *c, bool fallback)
 static int run_view(exec_call *c)
 {
     const vkt_tensor *x = c->in[0];
+    vkt_ctx *ctx = c->out->ctx;
     if (c->nin != 1 || c->in_list || x->nbytes != c->out->nbytes)
         return err_set(VKT_EINVAL, "vkt_%s: a view takes one input of the result's size", c->info->name);
+    if (x->st->where == VKT_HOST && ctx->rec)
+        return err_set(VKT_EGRAPH, "vkt_%s: its input is host-resident, and a graph records device work only",
+                       c->info->name);
     c->out->st = x->st;
     c->out->st->refs++;
     if (x->st->where == VKT_HOST) {
-        c->out->ctx->last_gate = HOST_RESIDENT;
+        ctx->last_gate = HOST_RESIDENT;
         atomic_fetch_add(&c->info->counters->host, 1);
         host_resident_op(c->out, c->out->nbytes);
         return VKT_OK;
     }
-    c->out->ctx->last_gate = NULL;
-    atomic_fetch_add(&c->info->counters->native, 1);
+    ctx->last_gate = NULL;
+    if (ctx->rec)
+        rt_log_op(ctx, c->info->counters);
+    else
+        atomic_fetch_add(&c->info->counters->native, 1);
     return VKT_OK;
 }
 
 static int run(exec_call *c)
 {
     vkt_ctx *ctx = c->out->ctx;
+    const char *why = NULL;
+    if (c->info->support && c->info->support(c->info, c->dtype, &why) == VKT_UNDEFINED)
+        return err_set(VKT_EDTYPE, "vkt_%s: not defined for %s (%s)", c->info->name, vkt_dtype_name(c->dtype),
+                       why ? why : "no kernel or reference");
     int nhost = 0;
     for (int i = 0; i < c->nin; i++) {
         const vkt_tensor *t = exec_in(c, i);
@@ -157,10 +174,18 @@ static int run(exec_call *c)
         return run_view(c);
     if (c->nin > 0 && nhost == c->nin) {
         ctx->last_gate = HOST_RESIDENT;
+        if (ctx->rec)
+            return err_set(VKT_EGRAPH, "vkt_%s: its inputs are host-resident, and a graph records device work "
+                           "only", c->info->name);
         return run_on_host(c, false);
     }
 
-    const char *gate = c->gate;
+    /* The gates, in the order their reasons are reported. */
+    const char *gate = NULL;
+    if (c->info->support && c->info->support(c->info, c->dtype, &gate) != VKT_FALLBACK)
+        gate = NULL;
+    if (!gate)
+        gate = c->gate;
     if (!gate && disabled(ctx, c->info->name))
         gate = "disabled by VKT_NATIVE_DISABLE";
     if (!gate && !ctx->has_f64 && needs_f64(c))
@@ -170,6 +195,12 @@ static int run(exec_call *c)
     if (!gate)
         gate = exec_size_gate(ctx, c->out);
     ctx->last_gate = gate;
+    /* A graph replays its recorded work unseen: a fallback in it would leave
+     * the census at every launch without a host_result call, so none is
+     * recorded. */
+    if (gate && ctx->rec)
+        return err_set(VKT_EGRAPH, "vkt_%s: would fall back (%s), and a graph records native work only; run it "
+                       "outside the graph, or fix the gate", c->info->name, gate);
     if (gate)
         return run_on_host(c, true);
 
@@ -179,15 +210,29 @@ static int run(exec_call *c)
         if (t->st->where == VKT_HOST)
             TRY(tn_move(t, VKT_DEVICE));
     }
-    TRY(tn_alloc_device(c->out));
-    TRY(c->native(c));
-    atomic_fetch_add(&c->info->counters->native, 1);
+    if (c->into) {
+        c->out->st = c->into->st;
+        c->out->st->refs++;
+    } else {
+        TRY(tn_alloc_device(c->out));
+    }
+    ctx->cur_op = c->info->name;
+    int s = c->native(c);
+    ctx->cur_op = NULL;
+    TRY(s);
+    if (ctx->rec)
+        rt_log_op(ctx, c->info->counters);
+    else
+        atomic_fetch_add(&c->info->counters->native, 1);
     return VKT_OK;
 }
 
 int exec_run(exec_call *c, vkt_tensor **result)
 {
     int s = run(c);
+    vkt_ctx *ctx = c->out->ctx;
+    if (s != VKT_OK && ctx->rec && ctx->rec->status == VKT_OK)
+        ctx->rec->status = s; /* the graph would lack this call */
     if (s != VKT_OK) {
         vkt_tensor_free(c->out);
         *result = NULL;

@@ -5,7 +5,7 @@
 
 #include "core.h"
 
-#define OP_FAMILIES(X) X(elementwise) X(reduce) X(movement) X(contract) X(sort) X(conv) X(window)
+#define OP_FAMILIES(X) X(elementwise) X(reduce) X(movement) X(dot) X(sort) X(conv) X(window)
 
 #define FAMILY_DECL(name) extern INTERNAL const op_table op_table_##name;
 OP_FAMILIES(FAMILY_DECL)

@@ -3,7 +3,9 @@
  * Each block is one allocation bound to one VkBuffer that spans it; tensors get
  * aligned ranges of that buffer. Frees are deferred to the next completed
  * submission, because recorded but unsubmitted dispatches may still read the
- * range: reusing it earlier would be a write-after-read hazard. */
+ * range: reusing it earlier would be a write-after-read hazard. Frees made
+ * while a graph is recording go to the graph, which may use the range at every
+ * launch and frees it with itself. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,7 +238,7 @@ static void spare_release(vkt_ctx *ctx, VkDeviceSize keep)
     }
 }
 
-static int alloc_kind(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out)
+int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out)
 {
     if (!ctx->mem) {
         ctx->mem = calloc(1, sizeof *ctx->mem);
@@ -247,9 +249,6 @@ static int alloc_kind(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *
     if (align < 16)
         align = 16;
     size = align_up(size ? size : 16, 16);
-    if (size > ctx->props.limits.maxStorageBufferRange && !staging) {
-        /* Still allocatable (a fallback result lives here), never bound whole. */
-    }
     mem_block *b;
     VkDeviceSize off;
     if (size <= MEM_BLOCK_SIZE / 2) {
@@ -258,13 +257,7 @@ static int alloc_kind(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *
                 goto found;
         TRY(block_create(ctx, MEM_BLOCK_SIZE, staging, false, &b));
     } else if (!(b = spare_take(ctx->mem, size, staging))) {
-        int s = block_create(ctx, size, staging, true, &b);
-        if (s != VKT_OK) {
-            /* Deferred frees and spare blocks may hold the memory this needs. */
-            TRY(rt_flush(ctx));
-            spare_release(ctx, 0);
-            TRY(block_create(ctx, size, staging, true, &b));
-        }
+        TRY(block_create(ctx, size, staging, true, &b));
     }
     b->next = ctx->mem->blocks;
     ctx->mem->blocks = b;
@@ -279,14 +272,10 @@ found:
     return VKT_OK;
 }
 
-int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_range *out)
+void mem_trim(vkt_ctx *ctx)
 {
-    return alloc_kind(ctx, size, false, out);
-}
-
-int mem_alloc_staging(vkt_ctx *ctx, VkDeviceSize size, mem_range *out)
-{
-    return alloc_kind(ctx, size, true, out);
+    if (ctx->mem)
+        spare_release(ctx, 0);
 }
 
 void mem_free(vkt_ctx *ctx, mem_range *r)
@@ -294,7 +283,13 @@ void mem_free(vkt_ctx *ctx, mem_range *r)
     if (!r->block || !ctx->mem)
         return;
     struct mem_state *m = ctx->mem;
-    if (!ctx->recording) {
+    if (ctx->rec) {
+        /* A graph's recorded work may use the range at every launch. */
+        rt_log *log = ctx->rec;
+        if (!rt_grow((void **)&log->held, &log->cap_held, log->nheld + 1, sizeof *log->held))
+            return; /* leaks a range rather than risk a hazard */
+        log->held[log->nheld++] = *r;
+    } else if (!ctx->recording) {
         block_give(r->block, r->offset, r->size);
         if (r->block->dedicated)
             mem_collect(ctx);

@@ -128,8 +128,11 @@ int pl_run(vkt_ctx *ctx, const pl_dispatch *d)
     VkDescriptorBufferInfo bi[PL_MAX_BINDINGS];
     VkWriteDescriptorSet w[PL_MAX_BINDINGS];
     for (int i = 0; i < d->nbufs; i++) {
-        const tn_storage *st = d->bufs[i];
-        rt_before_read(ctx, cmd, st);
+        tn_storage *st = d->bufs[i];
+        if (d->writes[i])
+            rt_before_write(ctx, cmd, st);
+        else
+            rt_before_read(ctx, cmd, st);
         bi[i] = (VkDescriptorBufferInfo){.buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
         w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                                       .dstBinding = (uint32_t)i,
@@ -141,7 +144,9 @@ int pl_run(vkt_ctx *ctx, const pl_dispatch *d)
     ctx->push_descriptors(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, (uint32_t)d->nbufs, w);
     if (d->push_size)
         vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_size, d->push);
+    rt_dispatch_begin(ctx, cmd);
     vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
+    rt_dispatch_end(ctx, cmd, spv_table[d->shader].name);
     ctx->seq++;
     for (int i = 0; i < d->nbufs; i++)
         if (d->writes[i])

@@ -83,14 +83,29 @@ static tn_storage *storage_new(size_t nbytes)
     return st;
 }
 
-static void storage_release(vkt_ctx *ctx, tn_storage *st)
+static void storage_destroy(vkt_ctx *ctx, tn_storage *st)
 {
-    if (!st || --st->refs > 0)
-        return;
     if (st->where == VKT_DEVICE)
         mem_free(ctx, &st->dev);
     free(st->host);
     free(st);
+}
+
+static void storage_release(vkt_ctx *ctx, tn_storage *st)
+{
+    if (!st || --st->refs > 0)
+        return;
+    if (st->holds > 0) {
+        st->orphan = true; /* a graph still uses the memory */
+        return;
+    }
+    storage_destroy(ctx, st);
+}
+
+void tn_unhold(vkt_ctx *ctx, tn_storage *st)
+{
+    if (--st->holds == 0 && st->orphan)
+        storage_destroy(ctx, st);
 }
 
 int tn_alloc_device(vkt_tensor *t)
@@ -98,7 +113,7 @@ int tn_alloc_device(vkt_tensor *t)
     tn_storage *st = storage_new(t->nbytes);
     if (!st)
         return err_set(VKT_ENOMEM, "out of host memory");
-    int s = mem_alloc(t->ctx, t->nbytes, &st->dev);
+    int s = rt_alloc(t->ctx, t->nbytes, false, &st->dev);
     if (s != VKT_OK) {
         free(st);
         return s;
@@ -120,24 +135,29 @@ void tn_adopt_host(vkt_tensor *t, void *data)
     t->st = st;
 }
 
-int tn_upload(vkt_tensor *t, const void *data, size_t nbytes)
+/* Host bytes into t's device storage. Fresh storage needs no ordering; else
+ * mapped memory waits for recorded work that uses it, and a staged copy goes
+ * behind a barrier when recorded work read or wrote it. */
+static int write_device(vkt_tensor *t, const void *data, bool fresh)
 {
     vkt_ctx *ctx = t->ctx;
     tn_storage *st = t->st;
-    if (nbytes == 0)
+    if (t->nbytes == 0)
         return VKT_OK;
     if (st->dev.mapped) {
-        /* Fresh storage: no recorded dispatch can be using it yet. */
-        memcpy(st->dev.mapped, data, nbytes);
+        if (!fresh && ctx->recording && (st->write_seq > ctx->submit_seq || st->read_seq > ctx->submit_seq))
+            TRY(rt_flush(ctx));
+        memcpy(st->dev.mapped, data, t->nbytes);
         return VKT_OK;
     }
     mem_range staging;
-    TRY(mem_alloc_staging(ctx, nbytes, &staging));
-    memcpy(staging.mapped, data, nbytes);
+    TRY(rt_alloc(ctx, t->nbytes, true, &staging));
+    memcpy(staging.mapped, data, t->nbytes);
     VkCommandBuffer cmd;
     int s = rt_cmd(ctx, &cmd);
     if (s == VKT_OK) {
-        VkBufferCopy region = {.srcOffset = staging.offset, .dstOffset = st->dev.offset, .size = nbytes};
+        rt_before_write(ctx, cmd, st);
+        VkBufferCopy region = {.srcOffset = staging.offset, .dstOffset = st->dev.offset, .size = t->nbytes};
         vkCmdCopyBuffer(cmd, staging.buffer, st->dev.buffer, 1, &region);
         ctx->seq++;
         rt_after_write(ctx, st);
@@ -145,6 +165,43 @@ int tn_upload(vkt_tensor *t, const void *data, size_t nbytes)
     }
     mem_free(ctx, &staging);
     return s;
+}
+
+int tn_upload(vkt_tensor *t, const void *data, size_t nbytes)
+{
+    (void)nbytes; /* always t->nbytes: the callers fill whole tensors */
+    return write_device(t, data, true);
+}
+
+int tn_write(vkt_tensor *t, const void *src)
+{
+    TRY(rt_not_recording(t->ctx, "vkt_tensor_write"));
+    if (t->st->where == VKT_HOST) {
+        if (t->nbytes)
+            memcpy(t->st->host, src, t->nbytes);
+        return VKT_OK;
+    }
+    return write_device(t, src, false);
+}
+
+int tn_copy(vkt_tensor *dst, const vkt_tensor *src)
+{
+    vkt_ctx *ctx = dst->ctx;
+    if (dst->nbytes == 0 || dst->st == src->st)
+        return VKT_OK;
+    if (src->st->where == VKT_HOST)
+        return tn_write(dst, src->st->host);
+    if (dst->st->where == VKT_HOST)
+        return tn_download(src, dst->st->host);
+    VkCommandBuffer cmd;
+    TRY(rt_cmd(ctx, &cmd));
+    rt_before_read(ctx, cmd, src->st);
+    rt_before_write(ctx, cmd, dst->st);
+    VkBufferCopy region = {.srcOffset = src->st->dev.offset, .dstOffset = dst->st->dev.offset, .size = dst->nbytes};
+    vkCmdCopyBuffer(cmd, src->st->dev.buffer, dst->st->dev.buffer, 1, &region);
+    ctx->seq++;
+    rt_after_write(ctx, dst->st);
+    return rt_recorded(ctx);
 }
 
 int tn_download(const vkt_tensor *t, void *dst)
@@ -157,6 +214,7 @@ int tn_download(const vkt_tensor *t, void *dst)
         memcpy(dst, st->host, t->nbytes);
         return VKT_OK;
     }
+    TRY(rt_not_recording(ctx, "reading a tensor to the host"));
     if (st->dev.mapped) {
         if (st->write_seq > 0 && ctx->recording)
             TRY(rt_flush(ctx));
@@ -164,13 +222,14 @@ int tn_download(const vkt_tensor *t, void *dst)
         return VKT_OK;
     }
     mem_range staging;
-    TRY(mem_alloc_staging(ctx, t->nbytes, &staging));
+    TRY(rt_alloc(ctx, t->nbytes, true, &staging));
     VkCommandBuffer cmd;
     int s = rt_cmd(ctx, &cmd);
     if (s == VKT_OK) {
         rt_before_read(ctx, cmd, st);
         VkBufferCopy region = {.srcOffset = st->dev.offset, .dstOffset = staging.offset, .size = t->nbytes};
         vkCmdCopyBuffer(cmd, st->dev.buffer, staging.buffer, 1, &region);
+        ctx->seq++;
         s = rt_flush(ctx);
     }
     if (s == VKT_OK)
@@ -184,6 +243,7 @@ int tn_move(vkt_tensor *t, vkt_residency where)
     tn_storage *st = t->st;
     if (st->where == where)
         return VKT_OK;
+    TRY(rt_not_recording(t->ctx, "moving a tensor between host and device"));
     if (where == VKT_HOST) {
         void *h = malloc(st->nbytes ? st->nbytes : 1);
         if (!h)
@@ -202,10 +262,10 @@ int tn_move(vkt_tensor *t, vkt_residency where)
         return VKT_OK;
     }
     mem_range r;
-    TRY(mem_alloc(t->ctx, st->nbytes, &r));
+    TRY(rt_alloc(t->ctx, st->nbytes, false, &r));
     st->dev = r;
     st->where = VKT_DEVICE;
-    st->write_seq = 0;
+    st->write_seq = st->read_seq = 0;
     vkt_tensor whole = *t;
     whole.nbytes = st->nbytes;
     int s = tn_upload(&whole, st->host, st->nbytes);
@@ -264,6 +324,17 @@ VKT_API int vkt_tensor_read(const vkt_tensor *t, void *dst, size_t nbytes)
     return tn_download(t, dst);
 }
 
+VKT_API int vkt_tensor_write(vkt_tensor *t, const void *src, size_t nbytes)
+{
+    err_clear();
+    TRY(tn_check_tensor(t, "tensor_write", "t"));
+    if (nbytes != t->nbytes)
+        return err_set(VKT_EINVAL, "vkt_tensor_write: %zu bytes for a tensor of %zu", nbytes, t->nbytes);
+    if (!src && nbytes)
+        return err_set(VKT_EINVAL, "vkt_tensor_write: src is NULL");
+    return tn_write(t, src);
+}
+
 VKT_API int vkt_tensor_move(vkt_tensor *t, vkt_residency where)
 {
     err_clear();
@@ -309,15 +380,4 @@ VKT_API size_t vkt_tensor_nbytes(const vkt_tensor *t)
 VKT_API vkt_residency vkt_tensor_residency(const vkt_tensor *t)
 {
     return t && t->st ? t->st->where : VKT_DEVICE;
-}
-
-/* A view shares x's storage under a new shape (reshape is metadata only). */
-int tn_view_of(const vkt_tensor *x, const int64_t *shape, int rank, vkt_tensor **out)
-{
-    vkt_tensor *t = NULL;
-    TRY(tn_new(x->ctx, x->dtype, shape, rank, &t));
-    t->st = x->st;
-    t->st->refs++;
-    *out = t;
-    return VKT_OK;
 }

@@ -35,17 +35,24 @@ typedef struct vkt_tensor vkt_tensor;
 typedef enum vkt_dtype { VKT_F32 = 0, VKT_F64 = 1, VKT_S32 = 2, VKT_U8 = 3 } vkt_dtype;
 #define VKT_NUM_DTYPES 4
 
-typedef enum vkt_status {
-    VKT_OK = 0,
-    VKT_EINVAL = -1,   /* bad argument: NULL pointer, bad flag, bad option value */
-    VKT_ESHAPE = -2,   /* shapes do not fit the op (rank, sizes, broadcasting) */
-    VKT_EAXIS = -3,    /* an axis or permutation is out of range or repeated */
-    VKT_EDTYPE = -4,   /* the op is not defined for this dtype */
-    VKT_ENOMEM = -5,   /* host or device memory exhausted */
-    VKT_ENODEV = -6,   /* no Vulkan device could be opened */
-    VKT_EDEVICE = -7,  /* a Vulkan call failed (device lost, driver error) */
-    VKT_ECTX = -8,     /* tensors from different contexts mixed in one op */
-} vkt_status;
+/* The status codes, as X(name, value): the enum and vkt_status_name() are both
+ * made from this list, so a new code cannot lack its name.
+ *   VKT_EINVAL  bad argument: NULL pointer, bad flag, bad option value
+ *   VKT_ESHAPE  shapes do not fit the op (rank, sizes, broadcasting)
+ *   VKT_EAXIS   an axis or permutation is out of range or repeated
+ *   VKT_EDTYPE  the op is not defined for this dtype
+ *   VKT_ENOMEM  host or device memory exhausted
+ *   VKT_ENODEV  no Vulkan device could be opened
+ *   VKT_EDEVICE a Vulkan call failed (device lost, driver error)
+ *   VKT_ECTX    tensors from different contexts mixed in one op
+ *   VKT_EGRAPH  not allowed in a graph recording, or a graph misused */
+#define VKT_STATUSES(X)                                                                          \
+    X(VKT_OK, 0) X(VKT_EINVAL, -1) X(VKT_ESHAPE, -2) X(VKT_EAXIS, -3) X(VKT_EDTYPE, -4)          \
+    X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8) X(VKT_EGRAPH, -9)
+
+#define VKT_STATUS_ENUM(name, value) name = value,
+typedef enum vkt_status { VKT_STATUSES(VKT_STATUS_ENUM) } vkt_status;
+#undef VKT_STATUS_ENUM
 
 typedef enum vkt_residency { VKT_DEVICE = 0, VKT_HOST = 1 } vkt_residency;
 
@@ -91,6 +98,56 @@ VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops);
  * (leave it host-resident), as VKT_FALLBACK_RESULT=device|host does. */
 VKT_API int vkt_ctx_set_fallback_result(vkt_ctx *ctx, vkt_residency where);
 
+/* One dispatch's GPU time, from Vulkan timestamps: the public op whose native
+ * path recorded it (NULL for libvkt's own work) and the kernel's name. */
+typedef struct vkt_profile_entry {
+    const char *op;
+    const char *kernel;
+    double gpu_ns;
+} vkt_profile_entry;
+
+/* Turns per-dispatch timing on or off. While on, every dispatch runs alone
+ * (behind a barrier) so its time is its own, and completed submissions and
+ * graph launches collect one entry per dispatch. A no-op where the queue has
+ * no timestamps (vkt_ctx_last_gpu_ns is then -1). */
+VKT_API int vkt_ctx_set_profiling(vkt_ctx *ctx, bool on);
+/* Returns how many entries are collected, and moves the oldest min(that,
+ * cap) of them into `entries` (which may be NULL when cap is 0: a count). */
+VKT_API size_t vkt_profile_read(vkt_ctx *ctx, vkt_profile_entry *entries, size_t cap);
+
+/* ---- recorded steps (graphs) --------------------------------------------- */
+
+/* A graph is a recorded sequence of ops, replayed with one submission: the
+ * Vulkan counterpart of a CUDA graph. The tensors are bound when recorded:
+ * each launch reads and writes the same storage, so new inputs are written
+ * into the bound tensors (vkt_tensor_write) and state that a step updates is
+ * updated in place (vkt_assign), as with a CUDA graph's static inputs.
+ *
+ * Only native work is recorded. An op that would fall back or run on the host
+ * fails with VKT_EGRAPH, naming the op and the gate, and so does a read to the
+ * host, a write or a sync: the census stays complete, since a graph can hold
+ * no fallback to replay unseen. Tensors made during the recording are
+ * constants of the graph; the graph keeps the memory of tensors freed during
+ * the recording (its intermediates). */
+typedef struct vkt_graph vkt_graph;
+
+/* Submits pending work (a sync point), then records the ops called on ctx
+ * until vkt_graph_end instead of running them. One recording at a time. */
+VKT_API int vkt_graph_begin(vkt_ctx *ctx);
+/* Ends the recording. *out receives the graph, or NULL and the error of the
+ * first call that failed during the recording (the graph would lack it). */
+VKT_API int vkt_graph_end(vkt_ctx *ctx, vkt_graph **out);
+/* Runs the graph: pending work and the graph in one submission, then waits
+ * (a sync point). Counts the recorded ops in vkt_stats as native again. Fails
+ * with VKT_EGRAPH when a tensor bound at recording has been freed since, or
+ * while a recording is open. */
+VKT_API int vkt_graph_launch(vkt_graph *g);
+/* Number of dispatches the graph replays. */
+VKT_API size_t vkt_graph_dispatches(const vkt_graph *g);
+/* Releases the graph (NULL is ignored), and the memory it kept. Free graphs
+ * before their context. */
+VKT_API void vkt_graph_free(vkt_graph *g);
+
 /* ---- tensors ------------------------------------------------------------ */
 
 /* Size in bytes of one element of `dtype` (0 for an invalid dtype). */
@@ -114,6 +171,10 @@ VKT_API int vkt_iota(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int ra
 /* Copies the tensor's elements to `dst` (nbytes must equal vkt_tensor_nbytes):
  * a sync point for a DEVICE tensor. */
 VKT_API int vkt_tensor_read(const vkt_tensor *t, void *dst, size_t nbytes);
+/* Replaces the tensor's elements with nbytes (= vkt_tensor_nbytes) from
+ * `src`, in place: every view of its storage, and every graph bound to it,
+ * sees the new values. Ordered after the work recorded before it. */
+VKT_API int vkt_tensor_write(vkt_tensor *t, const void *src, size_t nbytes);
 /* Moves a tensor's storage to `where` (DEVICE or HOST); views share storage. */
 VKT_API int vkt_tensor_move(vkt_tensor *t, vkt_residency where);
 /* Releases a tensor (NULL is ignored). Views keep their storage alive. */
@@ -219,7 +280,8 @@ VKT_API int vkt_reduce_min(const vkt_tensor *x, const int *axes, int naxes, bool
 VKT_API int vkt_all(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
 VKT_API int vkt_any(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
 /* Index (s32) of the first maximum/minimum along `axis`, or over the flattened
- * tensor with VKT_ALL_AXES. NaN counts as the largest value (Nx). */
+ * tensor with VKT_ALL_AXES. A slice that holds a NaN gives the index of its
+ * first NaN, for both ops (Nx, torch). */
 VKT_API int vkt_argmax(const vkt_tensor *x, int axis, bool keep_axis, vkt_tensor **out);
 VKT_API int vkt_argmin(const vkt_tensor *x, int axis, bool keep_axis, vkt_tensor **out);
 
@@ -247,6 +309,11 @@ VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t 
 VKT_API int vkt_reverse(const vkt_tensor *x, const int *axes, int naxes, vkt_tensor **out);
 /* Joins n tensors of one rank along `axis`; other dims must match; dtypes promote. */
 VKT_API int vkt_concatenate(const vkt_tensor *const *xs, int n, int axis, vkt_tensor **out);
+/* Copies src's elements into dst, which must have src's shape and dtype: the
+ * one op that writes an existing tensor, so a graph can update its state (an
+ * SGD step's weights) on every launch. Runs like any op: natively, through the
+ * fallback, or on the host when both are host-resident. */
+VKT_API int vkt_assign(vkt_tensor *dst, const vkt_tensor *src);
 /* Nx.gather: indices (s32) has shape [..., k]; its last axis indexes x along
  * axes[0..k) (axes == NULL means the first k axes). The result has shape
  * indices.shape[:-1] ++ (x's dims not in axes). Out-of-range indices clamp. */
@@ -317,7 +384,8 @@ VKT_API int vkt_window_min(const vkt_tensor *x, const int64_t *window, const vkt
                            vkt_tensor **out);
 /* Nx.window_scatter_max/min: for each window of x (shape of vkt_window_max's
  * result = source's shape), adds the window's source value at the position of
- * the window's first maximum (minimum); the result has x's shape and starts
+ * the window's first maximum (minimum), or of its first NaN when it holds one
+ * (where vkt_window_max/min give NaN); the result has x's shape and starts
  * from init_value (a rank-0 tensor). Window dilations must be 1. */
 VKT_API int vkt_window_scatter_max(const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init_value,
                                    const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out);

@@ -1,4 +1,8 @@
-/* conv.c — the conv op family: vkt_conv (Nx.conv, XLA ConvGeneralDilated).
+/* conv.c — the conv family: vkt_conv (Nx.conv, XLA ConvGeneralDilated).
+ *
+ * Parts: shaders/conv/ (direct.comp, split.comp; conv.glsl); host reference
+ * backend/ref/conv.c; tests tests/vkt/test_conv.c with the PyTorch golden
+ * data of tests/golden/conv/. Its one gate is conv_gate (32-bit geometry).
  *
  * Every layout runs natively: the shaders index input, kernel and output
  * through per-axis strides, so permuted operands — the gradient convs arrive
@@ -13,10 +17,7 @@
 #include "opsupport.h"
 
 #define CV_MAXSP VKT_MAX_SPATIAL
-/* Layout of the parameter block; mirrors shaders/conv/conv.glsl. */
-enum { CV_N, CV_O, CV_CG, CV_PER_FG, CV_PER_BG, CV_BATCH_BG, CV_XS_N, CV_XS_C, CV_KS_O, CV_KS_I,
-       CV_YS_N, CV_YS_C, CV_KSP, CV_R, CV_SP = 16, CV_SPW = 11, CV_NPARAM = CV_SP + 4 * CV_SPW };
-enum { CV_OSZ, CV_ISZ, CV_KSZ, CV_STR, CV_LO, CV_LD, CV_RD, CV_XST, CV_KST, CV_YST, CV_KSTEP };
+/* The parameter block's offsets (CV_*) come from layouts.h. */
 
 /* The split kernel pays for a workgroup reduction per output; it wins when the
  * outputs alone cannot fill the device and each one sums many products. A CPU
@@ -44,14 +45,6 @@ typedef struct cv_plan {
 
 static const int direct_shaders[2] = {SPV_conv_direct_f32, SPV_conv_direct_f64};
 static const int split_shaders[2] = {SPV_conv_split_f32, SPV_conv_split_f64};
-
-static vkt_support conv_support(const op_info *info, vkt_dtype dt, const char **reason)
-{
-    (void)info;
-    (void)dt;
-    (void)reason;
-    return VKT_NATIVE; /* integers are converted to f32 on the device */
-}
 
 /* ---- validation ------------------------------------------------------------ */
 
@@ -231,7 +224,7 @@ static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor
 
 /* Geometry past 32-bit shader arithmetic; shapes this large are refused by the
  * storage-range gate first on every device we know, but the gate stays honest. */
-static const char *int32_gate(const cv_plan *pl)
+static const char *conv_gate(const cv_plan *pl)
 {
     const vkt_conv_opts *o = &pl->opts;
     for (int d = 0; d < pl->nsp; d++) {
@@ -299,7 +292,7 @@ static int conv_host(exec_call *c, const ref_view *in, ref_view *out)
     return s;
 }
 
-static const op_info conv_ops[] = {OP_ENTRY(conv, conv_support, 0)};
+static const op_info conv_ops[] = {OP_ENTRY(conv, NULL, 0)};
 
 int vkt_conv(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_opts *opts, vkt_tensor **out)
 {
@@ -318,7 +311,7 @@ int vkt_conv(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_o
      * filled identity permutations, which mean the same. */
     exec_call c = {.info = &conv_ops[0], .in = {input, kernel}, .nin = 2, .native = conv_native,
                    .host = conv_host, .params = &pl};
-    c.gate = int32_gate(&pl);
+    c.gate = conv_gate(&pl);
     TRY(tn_new(input->ctx, pl.dtype, shape, input->rank, &c.out));
     return exec_run(&c, out);
 }

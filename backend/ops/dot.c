@@ -1,4 +1,8 @@
-/* dot.c — the contract family: vkt_dot, Nx.dot/6 over any axes.
+/* dot.c — the dot family: vkt_dot, Nx.dot/6 over any axes.
+ *
+ * Parts: shaders/dot/ (gemm.comp, the tiled kernel; direct.comp for thin
+ * products; pack.comp for operands that need a copy first); host reference
+ * backend/ref/dot.c; tests tests/vkt/test_dot.c and tests/ref/test_dot.c.
  *
  * Every contraction is a batched GEMM C[q][m][n] = sum_k A[q][m][k] B[q][k][n]:
  * q flattens the batch axes (in the order given), m a's free axes, n b's free
@@ -9,6 +13,7 @@
  * groups contiguous) is read in place; any other is first packed by a strided
  * copy into (batch, contracting, free) order. Both paths are native for every
  * combination of axes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,18 +27,11 @@ typedef struct dot_params {
 } dot_params;
 
 typedef struct dot_push {
-    uint32_t M, N, K, Q;
-    uint32_t a_sq, a_sm, a_sk;
-    uint32_t b_sq, b_sk, b_sn;
-    uint32_t a_mfast, b_nfast;
-    uint32_t tiles_m, tiles_n;
-    uint32_t a_off, b_off, accumulate;
+    DOT_PUSH_FIELDS
 } dot_push;
 
 typedef struct dot_pack_push {
-    uint32_t n, rank;
-    uint32_t shape[VKT_MAX_RANK];
-    uint32_t stride[VKT_MAX_RANK];
+    DOT_PACK_PUSH_FIELDS
 } dot_pack_push;
 
 /* One operand seen as [q][f][k]: its axes by group and one stride per group. */
@@ -44,10 +42,26 @@ typedef struct dot_operand {
     uint32_t sq, sf, sk;
 } dot_operand;
 
-static const int gemm_small[VKT_NUM_DTYPES] = {SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32,
-                                               SPV_gemm_small_u8};
-static const int gemm_direct[VKT_NUM_DTYPES] = {SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32,
-                                                SPV_gemm_direct_u8};
+/* dot's kernels: direct.comp (one thread per output) and the tile shapes of
+ * gemm.comp; -1 where a kernel has no variant for a dtype. VKT_DOT_KERNEL
+ * names one to use wherever it has a variant (for measuring the others). */
+typedef struct dot_kernel {
+    const char *name;
+    int shader[VKT_NUM_DTYPES];
+    uint32_t bm, bn; /* output tile; 0 for direct */
+    bool vec;        /* reads 4-vectors where the host says they are aligned */
+} dot_kernel;
+
+enum { DK_DIRECT, DK_SMALL, DK_BIG, DK_BIG_VEC, DK_WIDE_VEC, DK__COUNT };
+static const dot_kernel dot_kernels[DK__COUNT] = {
+    [DK_DIRECT] = {"direct", {SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8},
+                   0, 0, false},
+    [DK_SMALL] = {"small", {SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8}, 64, 64,
+                  false},
+    [DK_BIG] = {"big", {SPV_gemm_big_f32, -1, -1, -1}, 128, 128, false},
+    [DK_BIG_VEC] = {"big_vec", {SPV_gemm_big_vec_f32, -1, -1, -1}, 128, 128, true},
+    [DK_WIDE_VEC] = {"wide_vec", {SPV_gemm_wide_vec_f32, -1, -1, -1}, 128, 256, true},
+};
 
 /* ---- planning -------------------------------------------------------------- */
 
@@ -144,11 +158,42 @@ static int dot_layout(const vkt_tensor *t, dot_operand *op, const vkt_tensor **s
 /* The big tile pays off once there are enough of its 128 x 128 tiles to fill
  * the GPU (H200: 1024^3 ran at 15 TFLOP/s with 64 big tiles, 21 with 256 small
  * ones; 2048^3 at 34 big, 25 small; 4096^3 at 36 big, 26 small); lavapipe (a
- * CPU) gains nothing from it. */
-static bool dot_use_big(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
+ * CPU) gains nothing from it. Thin products would idle most of a tile: one
+ * thread per output. */
+static int dot_auto(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
 {
-    return dt == VKT_F32 && ctx->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
-           Q * ((M + 127) / 128) * ((N + 127) / 128) >= 256;
+    if (M < 16 || N < 16)
+        return DK_DIRECT;
+    if (dt == VKT_F32 && ctx->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
+        Q * ((M + 127) / 128) * ((N + 127) / 128) >= 256)
+        return DK_BIG;
+    return DK_SMALL;
+}
+
+/* The kernel for this product: VKT_DOT_KERNEL's where it has a variant for
+ * the dtype, else the automatic choice. */
+static int dot_choose(vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
+{
+    if (ctx->dot_kernel) {
+        for (int k = 0; k < DK__COUNT; k++)
+            if (strcmp(dot_kernels[k].name, ctx->dot_kernel) == 0)
+                return dot_kernels[k].shader[dt] >= 0 ? k : dot_auto(ctx, dt, Q, M, N);
+        fprintf(stderr, "libvkt: VKT_DOT_KERNEL=%s names no dot kernel (direct, small, big, big_vec, wide_vec); "
+                        "choosing by size\n", ctx->dot_kernel);
+        free(ctx->dot_kernel);
+        ctx->dot_kernel = NULL;
+    }
+    return dot_auto(ctx, dt, Q, M, N);
+}
+
+/* Whether an operand can be read as aligned 4-vectors along its contiguous
+ * index: that index has stride 1 and a multiple of 4 elements, and every other
+ * stride (so every slice's start too) is a multiple of 4. */
+static bool dot_vec_ok(const dot_operand *op)
+{
+    if (op->sf == 1)
+        return op->F % 4 == 0 && op->sk % 4 == 0 && op->sq % 4 == 0;
+    return op->sk == 1 && op->K % 4 == 0 && op->sf % 4 == 0 && op->sq % 4 == 0;
 }
 
 static uint32_t dot_ceil(uint64_t a, uint64_t b)
@@ -177,20 +222,18 @@ static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_
     if (s == VKT_OK)
         s = dot_layout(b, ob, &sb, &pb);
     if (s == VKT_OK) {
-        bool big = dot_use_big(ctx, c->out->dtype, oa->Q, oa->F, ob->F);
-        /* Thin products would idle most of a tile: one thread per output. */
-        bool direct = oa->F < 16 || ob->F < 16;
-        uint32_t tile = big ? 128 : 64;
+        const dot_kernel *kn = &dot_kernels[dot_choose(ctx, c->out->dtype, oa->Q, oa->F, ob->F)];
+        bool direct = kn->bm == 0;
         dot_push pc = {
             .M = (uint32_t)oa->F, .N = (uint32_t)ob->F, .K = (uint32_t)oa->K, .Q = (uint32_t)oa->Q,
             .a_sq = oa->sq, .a_sm = oa->sf, .a_sk = oa->sk,
             .b_sq = ob->sq, .b_sk = ob->sk, .b_sn = ob->sf,
             .a_mfast = oa->sf == 1, .b_nfast = ob->sf == 1,
+            .a_vec = kn->vec && dot_vec_ok(oa), .b_vec = kn->vec && dot_vec_ok(ob),
         };
-        pc.tiles_m = dot_ceil(pc.M, tile);
-        pc.tiles_n = dot_ceil(pc.N, tile);
-        pl_dispatch d = {.shader = direct ? gemm_direct[c->out->dtype] : big ? SPV_gemm_big_f32
-                                                                             : gemm_small[c->out->dtype],
+        pc.tiles_m = direct ? 1 : dot_ceil(pc.M, kn->bm);
+        pc.tiles_n = direct ? 1 : dot_ceil(pc.N, kn->bn);
+        pl_dispatch d = {.shader = kn->shader[c->out->dtype],
                          .nbufs = 3,
                          .bufs = {sa->st, sb->st, c->out->st},
                          .writes = {false, false, true},
@@ -291,7 +334,7 @@ static int dot_pairs(const char *kind, const vkt_tensor *a, const int *xa, const
 }
 
 static const op_info dot_ops[] = {OP_ENTRY(dot, NULL, 0)};
-const op_table op_table_contract = {dot_ops, sizeof dot_ops / sizeof dot_ops[0]};
+const op_table op_table_dot = {dot_ops, sizeof dot_ops / sizeof dot_ops[0]};
 
 VKT_API int vkt_dot(const vkt_tensor *a, const int *ca, const int *ba, const vkt_tensor *b, const int *cb,
                     const int *bb, int nc, int nb, vkt_tensor **out)

@@ -1,4 +1,11 @@
-/* elementwise.c — unary, binary (with broadcasting), select, clip and as_type.
+/* elementwise.c — the elementwise family: unary, binary (with broadcasting),
+ * select, clip and as_type.
+ *
+ * Parts: shaders/elementwise/ (unary.comp, binary.comp, ternary.comp for
+ * select and clip, convert.comp for as_type; cmath.glsl and cmath64.glsl for
+ * the math functions); host reference backend/ref/unary.c, binary.c,
+ * convert.c, math.c; tests tests/vkt/test_elementwise.c and tests/ref/
+ * (test_unary.c, test_binary.c, test_convert.c, test_math.c).
  *
  * Each public op validates its arguments, works out the result's shape and
  * dtype, states its gate, and hands both a native recorder and a host
@@ -10,12 +17,6 @@
 #include "opsupport.h"
 
 enum { EW_UNARY, EW_BINARY, EW_SELECT, EW_CLIP, EW_CONVERT };
-
-typedef struct ew_push {
-    uint32_t n, rank, contig, aux;
-    uint32_t shape[VKT_MAX_RANK];
-    uint32_t s[3][VKT_MAX_RANK];
-} ew_push;
 
 typedef struct ew_params {
     int code;          /* enum ref_unop / ref_binop */
@@ -60,8 +61,10 @@ static bool binary_is_int_only(int code)
 
 static vkt_support unary_support(const op_info *info, vkt_dtype dt, const char **reason)
 {
-    if (unary_is_bitwise(info->code) && op_is_float(dt))
+    if (unary_is_bitwise(info->code) && op_is_float(dt)) {
+        *reason = "integers only";
         return VKT_UNDEFINED;
+    }
     /* Every other unary op has a native f64 form (GLSL's builtins, cmath64.glsl). */
     if (dt == VKT_F64 && info->code == UN_erfc) {
         *reason = "f64 erfc's kernel loses up to 508 ulp for large arguments on an H200 (tolerances.md)";
@@ -72,8 +75,10 @@ static vkt_support unary_support(const op_info *info, vkt_dtype dt, const char *
 
 static vkt_support binary_support(const op_info *info, vkt_dtype dt, const char **reason)
 {
-    if (binary_is_int_only(info->code) && op_is_float(dt))
+    if (binary_is_int_only(info->code) && op_is_float(dt)) {
+        *reason = "integers only";
         return VKT_UNDEFINED;
+    }
     if (dt == VKT_F64 && info->code == BIN_pow) {
         *reason = "no double-precision pow in GLSL or cmath64.glsl yet";
         return VKT_FALLBACK;
@@ -91,10 +96,11 @@ static void fill_push(ew_push *pc, const vkt_tensor *out, const vkt_tensor *cons
     pc->contig = 1;
     for (int d = 0; d < out->rank; d++)
         pc->shape[d] = (uint32_t)out->shape[d];
+    uint32_t *strides[3] = {pc->sa, pc->sb, pc->sc};
     for (int i = 0; i < n; i++) {
         if (ins[i]->numel != out->numel || ins[i]->rank != out->rank)
             pc->contig = 0;
-        op_bcast_strides(ins[i], out->shape, out->rank, pc->s[i]);
+        op_bcast_strides(ins[i], out->shape, out->rank, strides[i]);
     }
 }
 
@@ -154,17 +160,12 @@ static int run_unary(const op_info *info, const vkt_tensor *x, vkt_tensor **out)
         return err_set(VKT_EINVAL, "vkt_%s: out is NULL", info->name);
     *out = NULL;
     TRY(tn_check_tensor(x, info->name, "x"));
-    const char *reason = NULL;
-    vkt_support sup = unary_support(info, x->dtype, &reason);
-    if (sup == VKT_UNDEFINED)
-        return err_set(VKT_EDTYPE, "vkt_%s: not defined for %s (integers only)", info->name,
-                       vkt_dtype_name(x->dtype));
     ew_params p = {info->code, x->dtype};
     if (unary_is_math(info->code) && !op_is_float(x->dtype))
         p.compute = VKT_F32;
     vkt_dtype odt = unary_is_pred(info->code) ? VKT_U8 : p.compute;
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = unary_native, .host = unary_host, .params = &p};
-    c.gate = sup == VKT_FALLBACK ? reason : NULL;
+    exec_call c = {.info = info, .in = {x}, .nin = 1, .dtype = x->dtype, .native = unary_native,
+                   .host = unary_host, .params = &p};
     TRY(tn_new(x->ctx, odt, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -218,17 +219,12 @@ static int run_binary(const op_info *info, const vkt_tensor *a, const vkt_tensor
     ew_params p = {info->code, op_promote(a->dtype, b->dtype)};
     if ((info->code == BIN_divide || info->code == BIN_atan2) && !op_is_float(p.compute))
         p.compute = VKT_F32;
-    const char *reason = NULL;
-    vkt_support sup = binary_support(info, p.compute, &reason);
-    if (sup == VKT_UNDEFINED)
-        return err_set(VKT_EDTYPE, "vkt_%s: not defined for %s (integers only)", info->name,
-                       vkt_dtype_name(p.compute));
     int64_t shape[VKT_MAX_RANK];
     int rank;
     const vkt_tensor *ins[2] = {a, b};
     TRY(op_broadcast_shape(info->name, ins, 2, shape, &rank));
-    exec_call c = {.info = info, .in = {a, b}, .nin = 2, .native = binary_native, .host = binary_host, .params = &p};
-    c.gate = sup == VKT_FALLBACK ? reason : NULL;
+    exec_call c = {.info = info, .in = {a, b}, .nin = 2, .dtype = p.compute, .native = binary_native,
+                   .host = binary_host, .params = &p};
     TRY(tn_new(a->ctx, binary_is_pred(info->code) ? VKT_U8 : p.compute, shape, rank, &c.out));
     return exec_run(&c, out);
 }
@@ -313,7 +309,7 @@ static int convert_native(exec_call *c)
 {
     const vkt_tensor *x = c->in[0];
     /* Same dtype is a copy, so the result owns its storage like every op's. */
-    struct { uint32_t n, rank, contig, aux; } pc = {(uint32_t)x->numel, 0, 1, 0};
+    ew_push pc = {.n = (uint32_t)x->numel, .contig = 1};
     tn_storage *bufs[2] = {x->st, c->out->st};
     return op_dispatch(x->ctx, op_convert_shader(x->dtype, c->out->dtype), 0, &pc, sizeof pc, bufs, 2, x->numel);
 }

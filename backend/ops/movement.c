@@ -1,5 +1,10 @@
-/* movement.c — reshape, transpose, broadcast, slice, pad, reverse, concatenate
- * and gather.
+/* movement.c — the movement family: reshape, transpose, broadcast, slice, pad,
+ * reverse, concatenate, gather, and assign (a copy into an existing tensor).
+ *
+ * Parts: shaders/movement/ (move.comp for every strided copy,
+ * transpose_tiled.comp, pad.comp, gather.comp; divide.glsl); host reference
+ * backend/ref/movement.c; tests tests/vkt/test_movement.c and
+ * tests/ref/test_movement.c.
  *
  * Movement never looks at values, so every op is native for every dtype: the
  * kernels copy elements of 1, 4 or 8 bytes. Transpose, broadcast, slice,
@@ -15,7 +20,8 @@
 #include "spirv_table.h"
 #include "opsupport.h"
 
-enum { MV_RESHAPE, MV_TRANSPOSE, MV_BROADCAST, MV_SLICE, MV_PAD, MV_REVERSE, MV_CONCATENATE, MV_GATHER, MV__COUNT };
+enum { MV_RESHAPE, MV_TRANSPOSE, MV_BROADCAST, MV_SLICE, MV_PAD, MV_REVERSE, MV_CONCATENATE, MV_GATHER, MV_ASSIGN,
+       MV__COUNT };
 
 /* Every dtype is native: the kernels move bytes and never interpret them. */
 static const op_info mv_ops[MV__COUNT] = {
@@ -27,6 +33,7 @@ static const op_info mv_ops[MV__COUNT] = {
     [MV_REVERSE] = OP_ENTRY(reverse, NULL, MV_REVERSE),
     [MV_CONCATENATE] = OP_ENTRY(concatenate, NULL, MV_CONCATENATE),
     [MV_GATHER] = OP_ENTRY(gather, NULL, MV_GATHER),
+    [MV_ASSIGN] = OP_ENTRY(assign, NULL, MV_ASSIGN),
 };
 const op_table op_table_movement = {mv_ops, MV__COUNT};
 
@@ -97,17 +104,11 @@ typedef struct mv_plan {
 } mv_plan;
 
 typedef struct mv_push {
-    uint32_t n, rank;
-    int32_t ibase, obase;
-    uint32_t shifts;
-    uint32_t shape[VKT_MAX_RANK];
-    uint32_t magic[VKT_MAX_RANK];
-    int32_t ist[VKT_MAX_RANK];
-    int32_t ost[VKT_MAX_RANK];
+    MV_PUSH_FIELDS
 } mv_push;
 
 typedef struct tiled_push {
-    uint32_t b, rows, cols, tiles_r, tiles_c;
+    TILED_PUSH_FIELDS
 } tiled_push;
 _Static_assert(sizeof(mv_push) <= PL_PUSH_SIZE, "mv_push exceeds the push-constant budget");
 
@@ -393,11 +394,7 @@ typedef struct pad_params {
 } pad_params;
 
 typedef struct pad_push {
-    uint32_t n, rank, shifts;
-    uint32_t shape[VKT_MAX_RANK];
-    int32_t lo[VKT_MAX_RANK];
-    uint32_t xdim[VKT_MAX_RANK];
-    uint32_t step_or_magic[VKT_MAX_RANK]; /* steps with interior padding, else dividers */
+    PAD_PUSH_FIELDS
 } pad_push;
 _Static_assert(sizeof(pad_push) <= PL_PUSH_SIZE, "pad_push exceeds the push-constant budget");
 
@@ -622,11 +619,7 @@ typedef struct gather_params {
 } gather_params;
 
 typedef struct gather_push {
-    uint32_t n, k, nf, slab;
-    uint32_t empty, slab_magic, slab_shift, shifts;
-    uint32_t dims[VKT_MAX_RANK];    /* indexed dims [0, k), then the free ones */
-    uint32_t strides[VKT_MAX_RANK]; /* x's strides of the same axes */
-    uint32_t magic[VKT_MAX_RANK];   /* dividers of the free dims */
+    GATHER_PUSH_FIELDS
 } gather_push;
 _Static_assert(sizeof(gather_push) <= PL_PUSH_SIZE, "gather_push exceeds the push-constant budget");
 
@@ -708,4 +701,49 @@ VKT_API int vkt_gather(const vkt_tensor *x, const vkt_tensor *indices, const int
                    .f64_as_bits = true, .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, rank, &c.out));
     return exec_run(&c, out);
+}
+
+/* ---- assign ------------------------------------------------------------------- */
+
+/* exec_run gave out dst's storage (c->into): one contiguous copy into it. */
+static int assign_native(exec_call *c)
+{
+    const vkt_tensor *src = c->in[0];
+    if (src->st == c->out->st)
+        return VKT_OK;
+    mv_plan plan = plan_for_out(c->out);
+    memcpy(plan.ist, plan.ost, sizeof plan.ist);
+    return mv_copy(src->ctx, src->dtype, src->st, c->out->st, plan);
+}
+
+static int assign_host(exec_call *c, const ref_view *in, ref_view *out)
+{
+    (void)c;
+    memcpy(out->data, in[0].data, ref_numel(&in[0]) * vkt_dtype_size(in[0].dtype));
+    return VKT_OK;
+}
+
+VKT_API int vkt_assign(vkt_tensor *dst, const vkt_tensor *src)
+{
+    const op_info *info = &mv_ops[MV_ASSIGN];
+    err_clear();
+    TRY(tn_check_tensor(dst, info->name, "dst"));
+    TRY(tn_check_tensor(src, info->name, "src"));
+    if (dst->dtype != src->dtype)
+        return err_set(VKT_EDTYPE, "vkt_assign: src is %s, dst is %s", vkt_dtype_name(src->dtype),
+                       vkt_dtype_name(dst->dtype));
+    bool same = dst->rank == src->rank;
+    for (int d = 0; same && d < dst->rank; d++)
+        same = dst->shape[d] == src->shape[d];
+    if (!same)
+        return err_set(VKT_ESHAPE, "vkt_assign: src and dst differ in shape (ranks %d and %d)", src->rank,
+                       dst->rank);
+    /* dst is the last input: where it lives decides with src's residency. */
+    exec_call c = {.info = info, .in = {src, dst}, .nin = 2, .native = assign_native, .host = assign_host,
+                   .f64_as_bits = true, .into = dst};
+    TRY(tn_new(dst->ctx, dst->dtype, dst->shape, dst->rank, &c.out));
+    vkt_tensor *result;
+    TRY(exec_run(&c, &result));
+    vkt_tensor_free(result);
+    return VKT_OK;
 }

@@ -120,7 +120,7 @@ int op_device_convert(const vkt_tensor *x, vkt_dtype to, const vkt_tensor **out,
     TRY(tn_new(x->ctx, to, x->shape, x->rank, &t));
     int s = tn_alloc_device(t);
     if (s == VKT_OK) {
-        struct { uint32_t n, rank, contig, aux; } pc = {(uint32_t)x->numel, 0, 1, 0};
+        ew_push pc = {.n = (uint32_t)x->numel, .contig = 1};
         tn_storage *bufs[2] = {x->st, t->st};
         s = op_dispatch(x->ctx, convert_shaders[x->dtype][to], 0, &pc, sizeof pc, bufs, 2, x->numel);
     }

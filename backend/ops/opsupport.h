@@ -4,6 +4,14 @@
 #define VKT_OPSUPPORT_H
 
 #include "../core.h"
+#include "layouts.h"
+
+_Static_assert(PC_MAXR == VKT_MAX_RANK, "layouts.h and vkt.h disagree on the rank limit");
+
+/* The elementwise kernels' push constants, also used by in-op conversions. */
+typedef struct ew_push {
+    EW_PUSH_FIELDS
+} ew_push;
 
 /* Declares an op's counters and its op_info entry in a family table. */
 #define OP_ENTRY(name_, support_, code_) {#name_, support_, code_, &(op_counters){0}}

@@ -1,5 +1,9 @@
-/* reduce.c — sum, product, reduce_max, reduce_min, all, any over any axis set,
- * and argmax/argmin along one axis or the flattened tensor.
+/* reduce.c — the reduce family: sum, product, reduce_max, reduce_min, all, any
+ * over any axis set, and argmax/argmin along one axis or the flattened tensor.
+ *
+ * Parts: shaders/reduce/ (reduce.comp for the reductions, argreduce.comp for
+ * argmax/argmin, both on reduce.glsl); host reference backend/ref/reduce.c;
+ * tests tests/vkt/test_reduce.c and tests/ref/test_reduce.c.
  *
  * The input is seen as [kept groups, reduced groups]: adjacent axes of the same
  * kind merge, so at most three of each remain and the shaders (shaders/reduce)
@@ -38,8 +42,7 @@ enum { RD_ARGMAX = RED__COUNT, RD_ARGMIN };
 enum { RD_MODE_THREAD = 0, RD_MODE_GROUP = 1 };
 
 typedef struct rd_push {
-    uint32_t nout, nred, chunk, nparts;
-    uint32_t kshape[3], kstride[3], rshape[3], rstride[3];
+    RD_PUSH_FIELDS
 } rd_push;
 
 typedef struct rd_geom {
@@ -363,9 +366,6 @@ static int rd_run(const op_info *info, const vkt_tensor *x, const rd_params *p, 
             shape[rank++] = 1;
     }
     exec_call c = {.info = info, .in = {x}, .nin = 1, .native = rd_native, .host = rd_host, .params = p};
-    /* exec_run checks f64 outputs; argmax/all/any read f64 into other dtypes. */
-    if (x->dtype == VKT_F64 && !x->ctx->has_f64)
-        c.gate = "device lacks shaderFloat64";
     TRY(tn_new(x->ctx, rd_out_dtype(p->code, x->dtype), shape, rank, &c.out));
     return exec_run(&c, out);
 }

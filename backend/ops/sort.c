@@ -1,5 +1,8 @@
 /* sort.c — the sort family: vkt_sort and vkt_argsort, stable, along any axis.
  *
+ * Parts: shaders/sort/ (block.comp, merge.comp; order.glsl); host reference
+ * backend/ref/sort.c; tests tests/vkt/test_sort.c and tests/ref/test_sort.c.
+ *
  * Natively in two steps: a bitonic sort in shared memory of blocks of up to
  * 2,048 elements of each row (several short rows share a workgroup), ordering
  * (key, index) pairs so that equal keys keep their order; then, for longer
@@ -26,7 +29,7 @@ typedef struct sort_params {
 } sort_params;
 
 typedef struct sort_push {
-    uint32_t rows, n, inner, blk, nb, ngroups, desc, arg, final_, w;
+    SORT_PUSH_FIELDS
 } sort_push;
 
 static const int block_shaders[VKT_NUM_DTYPES] = {SPV_sort_block_f32, SPV_sort_block_f64, SPV_sort_block_s32,

@@ -1,4 +1,4 @@
-/* window.c — the window op family: window_sum, window_product, window_max,
+/* window.c — the window family: window_sum, window_product, window_max,
  * window_min (Nx, XLA ReduceWindow) and window_scatter_max/min (Nx, XLA
  * SelectAndScatter with >= / <=: the first extremum in row-major window order
  * wins; padding is never selected).
@@ -6,7 +6,12 @@
  * Results keep x's dtype for the reductions, as Nx does; the scatters return
  * the merged dtype of source and init_value. Output dim d of a reduction is
  * floor((x_d + lo_d + hi_d - ((w_d - 1) * dil_d + 1)) / stride_d) + 1, or 0
- * when the dilated window does not fit the padded input (XLA's bound). */
+ * when the dilated window does not fit the padded input (XLA's bound).
+ *
+ * Parts: shaders/window/ (reduce.comp for the reductions, argsel.comp and
+ * scatter.comp for the scatters; window.glsl); host reference
+ * backend/ref/window.c; tests tests/vkt/test_window.c with the PyTorch golden
+ * data of tests/golden/window/. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,16 +26,6 @@ typedef struct wn_params {
     int64_t window[VKT_MAX_RANK];
     vkt_dtype dtype;       /* result dtype */
 } wn_params;
-
-/* Every dtype runs natively (f64 where the device has shaderFloat64, which
- * exec_run checks); what remains is the 32-bit geometry gate of wn_int32_gate. */
-static vkt_support wn_support(const op_info *info, vkt_dtype dt, const char **reason)
-{
-    (void)info;
-    (void)dt;
-    (void)reason;
-    return VKT_NATIVE;
-}
 
 /* ---- validation ------------------------------------------------------------ */
 
@@ -109,8 +104,7 @@ static int wn_host_scatter(exec_call *c, const ref_view *in, ref_view *out)
 
 /* ---- native ------------------------------------------------------------------ */
 
-/* Mirrors shaders/window/window.glsl. */
-enum { W_IN, W_OUT, W_WIN, W_STR, W_LO, W_DIL, W_IST, W_SST, W_NB, WP = 10 };
+/* The parameter block's offsets (W_*, WP) come from layouts.h. */
 #define WN_AXES VKT_MAX_RANK
 
 static const int reduce_shaders[VKT_NUM_DTYPES] = {SPV_window_reduce_f32, SPV_window_reduce_f64,
@@ -121,7 +115,7 @@ static const int scatter_shaders[VKT_NUM_DTYPES] = {SPV_window_scatter_f32, SPV_
                                                     SPV_window_scatter_s32, SPV_window_scatter_u8};
 
 typedef struct wn_push {
-    uint32_t n, k0, k1, first;
+    WN_PUSH_FIELDS
 } wn_push;
 
 /* Positions o*stride - lo + k*dilation and element offsets must stay inside
@@ -315,12 +309,12 @@ static int wn_native_scatter(exec_call *c)
 /* ---- public functions ------------------------------------------------------- */
 
 static const op_info wn_ops[WN__COUNT] = {
-    [WN_SUM] = OP_ENTRY(window_sum, wn_support, WN_SUM),
-    [WN_PRODUCT] = OP_ENTRY(window_product, wn_support, WN_PRODUCT),
-    [WN_MAX] = OP_ENTRY(window_max, wn_support, WN_MAX),
-    [WN_MIN] = OP_ENTRY(window_min, wn_support, WN_MIN),
-    [WN_SCATTER_MAX] = OP_ENTRY(window_scatter_max, wn_support, WN_SCATTER_MAX),
-    [WN_SCATTER_MIN] = OP_ENTRY(window_scatter_min, wn_support, WN_SCATTER_MIN),
+    [WN_SUM] = OP_ENTRY(window_sum, NULL, WN_SUM),
+    [WN_PRODUCT] = OP_ENTRY(window_product, NULL, WN_PRODUCT),
+    [WN_MAX] = OP_ENTRY(window_max, NULL, WN_MAX),
+    [WN_MIN] = OP_ENTRY(window_min, NULL, WN_MIN),
+    [WN_SCATTER_MAX] = OP_ENTRY(window_scatter_max, NULL, WN_SCATTER_MAX),
+    [WN_SCATTER_MIN] = OP_ENTRY(window_scatter_min, NULL, WN_SCATTER_MIN),
 };
 const op_table op_table_window = {wn_ops, WN__COUNT};
 
@@ -373,9 +367,6 @@ static int wn_scatter(const op_info *info, const vkt_tensor *x, const vkt_tensor
     exec_call c = {.info = info, .in = {x, source, init}, .nin = 3, .native = wn_native_scatter,
                    .host = wn_host_scatter, .params = &p};
     c.gate = wn_int32_gate(x, &p, shape);
-    /* exec_run checks the f64 result; an f64 x is read by the selection pass. */
-    if (!c.gate && x->dtype == VKT_F64 && !x->ctx->has_f64)
-        c.gate = "device lacks shaderFloat64";
     TRY(tn_new(x->ctx, p.dtype, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }

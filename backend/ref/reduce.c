@@ -128,12 +128,16 @@ int ref_reduce(enum ref_redop op, const ref_view *x, unsigned axis_mask, ref_vie
     return VKT_OK;
 }
 
-/* NaN is the largest value: argmax stops at the first NaN; argmin passes over
- * NaN unless every element is NaN. Strict comparisons keep the first index. */
+/* Nx's rule (and torch's): a slice that holds a NaN gives the index of its
+ * first NaN, for argmax and argmin alike. Strict comparisons keep the first
+ * index of tied extrema. */
 static int better(bool is_max, double v, double best)
 {
-    if (is_max) return !isnan(best) && (isnan(v) || v > best);
-    return !isnan(v) && (isnan(best) || v < best);
+    if (isnan(best))
+        return 0;
+    if (isnan(v))
+        return 1;
+    return is_max ? v > best : v < best;
 }
 
 int ref_argreduce(bool is_max, const ref_view *x, int axis, ref_view *out)

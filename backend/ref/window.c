@@ -163,8 +163,9 @@ int ref_window_scatter(bool is_max, const ref_view *x, const ref_view *source, c
             if (p < 0)
                 continue;
             double v = ref_load(x->dtype, x->data, p);
-            /* Negated >= / <= so NaN behaves as in XLA's select-and-scatter. */
-            if (sel < 0 || !(is_max ? best >= v : best <= v)) {
+            /* The first NaN of a window wins (it is what window_max gives
+             * there); otherwise the first extremum in row-major order. */
+            if (sel < 0 || (!isnan(best) && (isnan(v) || (is_max ? v > best : v < best)))) {
                 sel = p;
                 best = v;
             }

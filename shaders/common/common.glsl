@@ -7,6 +7,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_int8 : require
 #extension GL_EXT_control_flow_attributes : enable
 #include "opcodes.glsl"
+#include "layouts.h"
 
 #define LOCAL 256
 #define GRID_LOOP(i, n) \
@@ -14,11 +15,7 @@
 
 // Maps a linear output index to element offsets of up to three broadcast
 // inputs, through per-input strides that are 0 along broadcast axes.
-#define MAXR 6
+#define MAXR PC_MAXR
 struct Strided {
-    uint n, rank, contig, aux;
-    uint shape[MAXR];
-    uint sa[MAXR];
-    uint sb[MAXR];
-    uint sc[MAXR];
+    EW_PUSH_FIELDS
 };

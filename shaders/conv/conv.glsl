@@ -5,33 +5,7 @@
 // so one loop nest serves ranks 3 to 6.
 #include "common.glsl"
 
-#define CV_N 0         // canonical output elements
-#define CV_O 1         // output features
-#define CV_CG 2        // input features per feature group (kernel axis 1)
-#define CV_PER_FG 3    // output features per feature group
-#define CV_PER_BG 4    // output features per batch group
-#define CV_BATCH_BG 5  // input batch per batch group (= output batch)
-#define CV_XS_N 6      // element strides of the canonical batch/feature axes
-#define CV_XS_C 7
-#define CV_KS_O 8
-#define CV_KS_I 9
-#define CV_YS_N 10
-#define CV_YS_C 11
-#define CV_KSP 12      // kernel spatial elements
-#define CV_R 13        // reduction length: CG * KSP
-#define CV_SP 16       // then 10 ints per spatial dim:
-#define CV_OSZ 0
-#define CV_ISZ 1
-#define CV_KSZ 2
-#define CV_STR 3
-#define CV_LO 4
-#define CV_LD 5
-#define CV_RD 6
-#define CV_XST 7
-#define CV_KST 8
-#define CV_YST 9
-#define CV_KSTEP 10    // ld / gcd(rd, ld): kernel steps between taps that hit input elements
-#define CV_SPW 11
+// The parameter block's offsets (CV_*) are in layouts.h.
 
 layout(std430, binding = 0) readonly buffer X { TA x[]; };
 layout(std430, binding = 1) readonly buffer K { TA kw[]; };

@@ -11,14 +11,7 @@ layout(std430, binding = 0) readonly buffer A { TS a[]; };
 layout(std430, binding = 1) readonly buffer B { TS b[]; };
 layout(std430, binding = 2) buffer O { TS o[]; };
 
-layout(push_constant) uniform P {
-    uint M, N, K, Q;
-    uint a_sq, a_sm, a_sk;
-    uint b_sq, b_sk, b_sn;
-    uint a_mfast, b_nfast;
-    uint tiles_m, tiles_n;
-    uint a_off, b_off, accumulate;
-} p;
+layout(push_constant) uniform P { DOT_PUSH_FIELDS } p;
 
 void main()
 {

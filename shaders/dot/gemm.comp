@@ -1,13 +1,17 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Batched GEMM: C[q][m][n] = sum_k A[q][m][k] * B[q][k][n], C contiguous.
+// dot's tiled kernel. Batched GEMM: C[q][m][n] = sum_k A[q][m][k] * B[q][k][n],
+// C contiguous.
 // A and B are read through one stride per index (batch, row/column, k), so any
 // contraction whose axis groups collapse runs without a copy; dot.c packs the
 // others first. Tiles of BM x BK and BK x BN are staged in shared memory,
 // double-buffered (global loads of the next tile overlap the math on this
 // one); each thread owns RM x RN blocks of 4 x 4 outputs, read from shared
 // memory as 4-vectors. Defines per variant: TS storage type, TC / V4 compute
-// scalar and vector, BM, BN, BK, RM, RN.
+// scalar and vector, BM, BN, BK, RM, RN; PAD, one 4-vector of padding per
+// shared row, so the transposed stores of a k-contiguous operand spread over
+// the banks; VEC (f32), 16-byte global loads along an operand's contiguous
+// index where dot.c says they are aligned (a_vec, b_vec).
 // A long K arrives in several dispatches (dot.c explains why): a_off/b_off
 // start each one at its slice of K, and `accumulate` adds to what the earlier
 // ones wrote.
@@ -18,23 +22,73 @@
 #define NT (TX * TY)
 #define LA (BM * BK / NT)
 #define LB (BN * BK / NT)
+#ifndef PAD
+#define PAD 0
+#endif
+#ifdef VEC
+#define LA4 (BM * BK / 4 / NT)
+#define LB4 (BN * BK / 4 / NT)
+#endif
 
 layout(local_size_x = NT) in;
 layout(std430, binding = 0) readonly buffer A { TS a[]; };
 layout(std430, binding = 1) readonly buffer B { TS b[]; };
 layout(std430, binding = 2) buffer O { TS o[]; };
+#ifdef VEC
+layout(std430, binding = 0) readonly buffer A4 { vec4 a4[]; };
+layout(std430, binding = 1) readonly buffer B4 { vec4 b4[]; };
+#endif
 
-layout(push_constant) uniform P {
-    uint M, N, K, Q;
-    uint a_sq, a_sm, a_sk;
-    uint b_sq, b_sk, b_sn;
-    uint a_mfast, b_nfast; // which index is contiguous: picks the coalesced load order
-    uint tiles_m, tiles_n;
-    uint a_off, b_off, accumulate;
-} p;
+layout(push_constant) uniform P { DOT_PUSH_FIELDS } p;
 
-shared V4 As[2][BK][BM / 4];
-shared V4 Bs[2][BK][BN / 4];
+shared V4 As[2][BK][BM / 4 + PAD];
+shared V4 Bs[2][BK][BN / 4 + PAD];
+
+#ifdef VEC
+// Tile t of A and B as 4-vectors along each operand's contiguous index (the
+// host checked that every 4-vector is aligned and wholly in or out of range).
+void fetch4(uint tid, uint abase, uint bbase, uint m0, uint n0, uint k0, inout V4 va[LA4], inout V4 vb[LB4])
+{
+    [[unroll]] for (int i = 0; i < LA4; i++) {
+        uint u = tid + uint(i) * NT;
+        uint mm = p.a_mfast != 0 ? (u % (BM / 4)) * 4 : u / (BK / 4);
+        uint kk = p.a_mfast != 0 ? u / (BM / 4) : (u % (BK / 4)) * 4;
+        uint m = m0 + mm, k = k0 + kk;
+        va[i] = (m < p.M && k < p.K) ? a4[(abase + m * p.a_sm + k * p.a_sk) / 4] : V4(0);
+    }
+    [[unroll]] for (int i = 0; i < LB4; i++) {
+        uint u = tid + uint(i) * NT;
+        uint nn = p.b_nfast != 0 ? (u % (BN / 4)) * 4 : u / (BK / 4);
+        uint kk = p.b_nfast != 0 ? u / (BN / 4) : (u % (BK / 4)) * 4;
+        uint n = n0 + nn, k = k0 + kk;
+        vb[i] = (n < p.N && k < p.K) ? b4[(bbase + k * p.b_sk + n * p.b_sn) / 4] : V4(0);
+    }
+}
+
+void stage4(uint tid, uint buf, V4 va[LA4], V4 vb[LB4])
+{
+    [[unroll]] for (int i = 0; i < LA4; i++) {
+        uint u = tid + uint(i) * NT;
+        if (p.a_mfast != 0) {
+            As[buf][u / (BM / 4)][u % (BM / 4)] = va[i];
+        } else {
+            uint kk = (u % (BK / 4)) * 4, mm = u / (BK / 4);
+            [[unroll]] for (int j = 0; j < 4; j++)
+                As[buf][kk + uint(j)][mm >> 2][mm & 3u] = va[i][j];
+        }
+    }
+    [[unroll]] for (int i = 0; i < LB4; i++) {
+        uint u = tid + uint(i) * NT;
+        if (p.b_nfast != 0) {
+            Bs[buf][u / (BN / 4)][u % (BN / 4)] = vb[i];
+        } else {
+            uint kk = (u % (BK / 4)) * 4, nn = u / (BK / 4);
+            [[unroll]] for (int j = 0; j < 4; j++)
+                Bs[buf][kk + uint(j)][nn >> 2][nn & 3u] = vb[i][j];
+        }
+    }
+}
+#endif
 
 void main()
 {
@@ -51,10 +105,20 @@ void main()
             [[unroll]] for (int j = 0; j < RN; j++)
                 acc[i][j] = V4(0);
         TC ra[LA], rb[LB];
+#ifdef VEC
+        V4 va[LA4], vb[LB4];
+        const bool vec = p.a_vec != 0 && p.b_vec != 0;
+#else
+        const bool vec = false;
+#endif
         uint buf = 0;
         for (uint t = 0; t <= ntk; t++) {
             // Fetch tile t into registers (the next one to stage).
-            if (t < ntk) {
+#ifdef VEC
+            if (vec && t < ntk)
+                fetch4(tid, abase, bbase, m0, n0, t * BK, va, vb);
+#endif
+            if (!vec && t < ntk) {
                 const uint k0 = t * BK;
                 [[unroll]] for (int i = 0; i < LA; i++) {
                     uint e = tid + uint(i) * NT;
@@ -88,7 +152,11 @@ void main()
             }
             // Stage tile t into the other buffer: the last reads of that buffer
             // happened before the previous iteration's barrier.
-            if (t < ntk) {
+#ifdef VEC
+            if (vec && t < ntk)
+                stage4(tid, buf, va, vb);
+#endif
+            if (!vec && t < ntk) {
                 [[unroll]] for (int i = 0; i < LA; i++) {
                     uint e = tid + uint(i) * NT;
                     uint mm = p.a_mfast != 0 ? e % BM : e / BK;

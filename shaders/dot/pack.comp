@@ -10,11 +10,7 @@ layout(local_size_x = LOCAL) in;
 layout(std430, binding = 0) readonly buffer X { TE x[]; };
 layout(std430, binding = 1) writeonly buffer Y { TE y[]; };
 
-layout(push_constant) uniform P {
-    uint n, rank;
-    uint shape[MAXR];  // output shape
-    uint stride[MAXR]; // source element stride of each output axis
-} p;
+layout(push_constant) uniform P { DOT_PACK_PUSH_FIELDS } p;
 
 void main()
 {

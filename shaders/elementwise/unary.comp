@@ -2,8 +2,8 @@
 #extension GL_GOOGLE_include_directive : require
 // Unary elementwise ops on one dtype; the op is specialization constant 0.
 // Output is TO: the input's type, or u8 for predicates (is_nan, is_infinity,
-// logical_not). f64 has the ops GLSL defines for doubles and the exp/log
-// family of cmath64.glsl; the gate sends the rest to the fallback.
+// logical_not). f64 has the ops GLSL defines for doubles and the rest of
+// cmath64.glsl; the support matrix says which ones still fall back.
 #include "elementwise.glsl"
 #include "cmath.glsl"
 #include "cmath64.glsl"

@@ -8,14 +8,7 @@
 #include "divide.glsl"
 
 layout(local_size_x = LOCAL) in;
-layout(push_constant) uniform PC {
-    uint n, k, nf, slab;
-    uint empty; // an indexed axis has size 0: the result is zeros
-    uint slab_magic, slab_shift, shifts;
-    uint dims[MAXR];
-    uint strides[MAXR];
-    uint magic[MAXR]; // dividers of the free dims, by free-dim number
-} pc;
+layout(push_constant) uniform PC { GATHER_PUSH_FIELDS } pc;
 layout(std430, binding = 0) readonly buffer A { TE a[]; };
 layout(std430, binding = 1) readonly buffer I { int idx[]; };
 layout(std430, binding = 2) writeonly buffer O { TE o[]; };

@@ -8,15 +8,7 @@
 #include "divide.glsl"
 
 layout(local_size_x = LOCAL) in;
-layout(push_constant) uniform PC {
-    uint n, rank;
-    int ibase, obase;
-    uint shifts;
-    uint shape[MAXR];
-    uint magic[MAXR];
-    int ist[MAXR];
-    int ost[MAXR];
-} pc;
+layout(push_constant) uniform PC { MV_PUSH_FIELDS } pc;
 layout(std430, binding = 0) readonly buffer A { TE a[]; };
 layout(std430, binding = 1) writeonly buffer O { TE o[]; };
 

@@ -10,17 +10,7 @@
 #include "divide.glsl"
 
 layout(local_size_x = LOCAL) in;
-layout(push_constant) uniform PC {
-    uint n, rank, shifts;
-    uint shape[MAXR];
-    int lo[MAXR];
-    uint xdim[MAXR];
-#ifdef INTERIOR
-    uint step[MAXR];
-#else
-    uint magic[MAXR];
-#endif
-} pc;
+layout(push_constant) uniform PC { PAD_PUSH_FIELDS } pc;
 layout(std430, binding = 0) readonly buffer A { TE a[]; };
 layout(std430, binding = 1) readonly buffer V { TE v[]; };
 layout(std430, binding = 2) writeonly buffer O { TE o[]; };
@@ -38,12 +28,12 @@ void main()
             uint c = r % pc.shape[d];
             r /= pc.shape[d];
             int p = int(c) - pc.lo[d];
-            uint q = uint(max(p, 0)) / pc.step[d];
-            inside = inside && p >= 0 && q * pc.step[d] == uint(p) && q < pc.xdim[d];
+            uint q = uint(max(p, 0)) / pc.step_or_magic[d];
+            inside = inside && p >= 0 && q * pc.step_or_magic[d] == uint(p) && q < pc.xdim[d];
 #else
             uint c = r;
             if (d > 0) {
-                uint qd = fastdiv(r, pc.magic[d], divshift(pc.shifts, d));
+                uint qd = fastdiv(r, pc.step_or_magic[d], divshift(pc.shifts, d));
                 c = r - qd * pc.shape[d];
                 r = qd;
             }

@@ -9,9 +9,7 @@
 
 #define TILE 32
 layout(local_size_x = TILE, local_size_y = LOCAL / TILE) in;
-layout(push_constant) uniform PC {
-    uint b, rows, cols, tiles_r, tiles_c;
-} pc;
+layout(push_constant) uniform PC { TILED_PUSH_FIELDS } pc;
 layout(std430, binding = 0) readonly buffer A { TE a[]; };
 layout(std430, binding = 1) writeonly buffer O { TE o[]; };
 

@@ -1,8 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// argmax / argmin over a reduced index set as (value, index) pairs. Order
-// (the reference's): NaN is the largest value; equal values keep the smaller
-// index, so the first extremum wins whatever order the tree combines in.
+// argmax / argmin over a reduced index set as (value, index) pairs. The
+// reference's rules (Nx's): a slice that holds a NaN gives its first NaN, for
+// both ops; equal values keep the smaller index, so the first extremum wins
+// whatever order the tree combines in.
 // Index EMPTY marks a chunk that saw no element: it loses to everything and
 // is written as 0 when the whole reduction is empty.
 #include "common.glsl"
@@ -45,13 +46,22 @@ ACC acc_load(uint off, uint k)
     return p;
 }
 
-// x strictly above y in the order where NaN is the largest value.
+bool is_nan_(TC x)
+{
+#if defined(IS_FLOAT) && !defined(IS_F64)
+    return fb_nan(x);
+#elif defined(IS_FLOAT)
+    return isnan(x);
+#else
+    return false;
+#endif
+}
+
+// x strictly above y, for values that are not NaN.
 bool above(TC x, TC y)
 {
 #if defined(IS_FLOAT) && !defined(IS_F64)
-    return fb_nan(x) ? !fb_nan(y) : fb_lt(y, x); // on the bits: subnormals stay ordered
-#elif defined(IS_FLOAT)
-    return isnan(x) ? !isnan(y) : x > y;
+    return fb_lt(y, x); // on the bits: subnormals stay ordered
 #else
     return x > y;
 #endif
@@ -63,6 +73,9 @@ ACC acc_comb(ACC x, ACC y)
         return y;
     if (y.i == EMPTY)
         return x;
+    bool xn = is_nan_(x.v), yn = is_nan_(y.v);
+    if (xn || yn)
+        return xn && (!yn || x.i < y.i) ? x : y;
     bool xw = OP == ARG_MAX ? above(x.v, y.v) : above(y.v, x.v);
     bool yw = OP == ARG_MAX ? above(y.v, x.v) : above(x.v, y.v);
     return xw || (!yw && x.i < y.i) ? x : y;

@@ -1,7 +1,7 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// sum, product, max, min (TC: the accumulator, TO: the output) and, with
-// -DBOOL, all/any (TC = uint 0/1, TO = u8) over any axis set.
+// sum, product, reduce_max, reduce_min (TC: the accumulator, TO: the output)
+// and, with -DBOOL, all/any (TC = uint 0/1, TO = u8) over any axis set.
 // Floats follow the reference: max/min propagate NaN and order -0 below +0;
 // any nonzero value, NaN included, is true.
 #include "common.glsl"

@@ -39,10 +39,7 @@ layout(constant_id = 5) const uint PAIRS = 0;
 // 6: threads per team in MODE 1, a power of two dividing LOCAL.
 layout(constant_id = 6) const uint TEAM = LOCAL;
 
-layout(push_constant) uniform PC {
-    uint nout, nred, chunk, nparts;
-    uint kshape[3], kstride[3], rshape[3], rstride[3];
-} pc;
+layout(push_constant) uniform PC { RD_PUSH_FIELDS } pc;
 
 ACC acc_ident();
 ACC acc_load(uint off, uint k);

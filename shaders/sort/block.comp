@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Sorts blocks of up to SLOTS elements of each row in shared memory with a
+// sort and argsort, first step: sorts blocks of up to SLOTS elements of each row in shared memory with a
 // bitonic network over (key, index) pairs, the index making it stable. A
 // workgroup holds SLOTS slots: several short rows (blocks of blk, a power of
 // two) or one block of a long row. Rows of one block write the result; longer
@@ -17,9 +17,7 @@ layout(std430, binding = 1) writeonly buffer I { uint ix[]; };
 layout(std430, binding = 2) writeonly buffer OV { TE ov[]; };
 layout(std430, binding = 2) writeonly buffer OI { int oi[]; };
 
-layout(push_constant) uniform P {
-    uint rows, n, inner, blk, nb, ngroups, desc, arg, final_, w;
-} p;
+layout(push_constant) uniform P { SORT_PUSH_FIELDS } p;
 
 shared TC keys[SLOTS];
 shared uint idx[SLOTS];

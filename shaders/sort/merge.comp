@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// One merge pass of sorted runs of width w into runs of 2w, per row: each
+// sort and argsort, later steps: one merge pass of sorted runs of width w into runs of 2w, per row: each
 // element finds its place by a binary search in the other run (its rank there
 // under the stable order) plus its rank in its own. The last pass writes the
 // result (values copied bit for bit, or the indices).
@@ -15,9 +15,7 @@ layout(std430, binding = 2) writeonly buffer J { uint jx[]; };
 layout(std430, binding = 3) writeonly buffer OV { TE ov[]; };
 layout(std430, binding = 3) writeonly buffer OI { int oi[]; };
 
-layout(push_constant) uniform P {
-    uint rows, n, inner, blk, nb, ngroups, desc, arg, final_, w;
-} p;
+layout(push_constant) uniform P { SORT_PUSH_FIELDS } p;
 
 void main()
 {

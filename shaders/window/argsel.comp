@@ -1,11 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// window_scatter_max/min, first pass: one invocation per window finds the
-// input element it selects (XLA select-and-scatter with >= / <=: the first
-// valid position is kept until a later one fails the comparison, so the first
-// extremum in row-major window order wins; padding is never selected; -1 when
-// the window holds only padding). The best value so far is kept for the next
-// slice.
+// window_scatter_max and window_scatter_min, first pass: one invocation per
+// window finds the input element it selects: the window's first NaN if it
+// holds one (the element window_max gives there), else its first extremum in
+// row-major window order; padding is never selected; -1 when the window holds
+// only padding. The best value so far is kept for the next slice.
 #define WIN_PARAMS 1
 #include "window.glsl"
 
@@ -42,7 +41,12 @@ void main()
             }
             if (ok) {
                 TC v = TC(x[off]);
-                if (s < 0 || !(OP == 0u ? b >= v : b <= v)) {
+#ifdef IS_FLOAT
+                bool take = s < 0 || (!isnan(b) && (isnan(v) || (OP == 0u ? v > b : v < b)));
+#else
+                bool take = s < 0 || (OP == 0u ? v > b : v < b);
+#endif
+                if (take) {
                     s = off;
                     b = v;
                 }

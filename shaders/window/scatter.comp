@@ -1,6 +1,6 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// window_scatter_max/min, second pass (a gather: no atomics, deterministic):
+// window_scatter_max and window_scatter_min, second pass (a gather: no atomics, deterministic):
 // one invocation per input element walks the windows that can cover it, in
 // row-major window order, and adds the source value of each window that
 // selected it onto the init value.

@@ -7,24 +7,11 @@
 // take several dispatches, each continuing from what the last one stored.
 #include "common.glsl"
 
-#define W_IN 0    // input size
-#define W_OUT 1   // windows along the axis (the reduction's output, the scatter's source)
-#define W_WIN 2   // window size
-#define W_STR 3   // stride
-#define W_LO 4    // low padding (negative trims)
-#define W_DIL 5   // window dilation
-#define W_IST 6   // element stride of the input
-#define W_SST 7   // element stride of the windows' tensor (output or source)
-#define W_NB 8    // scatter: most windows that can cover one element
-#define WP 10
+// The parameter block's offsets (W_*, WP) are in layouts.h.
 
 layout(std430, binding = WIN_PARAMS) readonly buffer Params { int prm[]; };
 
-layout(push_constant) uniform Push {
-    uint n;      // invocations' work items
-    uint k0, k1; // the slice of window (or covering-window) positions
-    uint first;  // 1: start from the identity / init value, 0: continue
-} pc;
+layout(push_constant) uniform Push { WN_PUSH_FIELDS } pc;
 
 layout(local_size_x = LOCAL) in;
 

@@ -1,14 +1,8 @@
 #!/bin/bash
 # Runs the staged suites (tests/gpu/stage.sh) on the GPU machine, from the
 # repository root with .gpu carried; logs go to $OUT. One line per suite.
-for f in .gpu/loader/*.deb; do dpkg -x "$f" /; done
-ldconfig
-mkdir -p /tmp/gl
-for f in .gpu/extra/*.deb; do dpkg -x "$f" /tmp/gl; done
-export LD_LIBRARY_PATH=$PWD/.gpu/tlib:/tmp/gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-[ -f $icd ] && export VK_DRIVER_FILES=$icd
-export VKT_NATIVE_DISABLE= VKT_FALLBACK_RESULT=device FBCOUNT_QUIET=1
+. "$(dirname "$0")/device-env.sh" .gpu/tlib
+export VKT_NATIVE_DISABLE= VKT_FALLBACK_RESULT=device FBCOUNT_QUIET=1 FBCOUNT_OUTPUT=none
 out=${OUT:-/tmp/gpu-tests}
 mkdir -p "$out"
 cat .gpu/t/TREE

@@ -242,3 +242,62 @@ Test(lenet, loss_falls_over_200_steps, .timeout = 240)
         tail += loss[i] / 20.0;
     cr_assert(tail < 0.5 * head, "loss did not fall: first 10 steps %.4f, last 20 steps %.4f", head, tail);
 }
+
+static void graph_steps(void *arg)
+{
+    fixture *f = arg;
+    for (int k = 0; k < 3 && f->status == VKT_OK; k++)
+        f->status = lenet_step_graph(f->m, f->images, f->onehot, f->batch, NULL);
+}
+
+/* The recorded step (--graph) replays the eager step exactly: the same
+ * kernels in the same order, parameters updated in place; nothing leaves the
+ * GPU, and every op of the step counts once per launch. */
+Test(lenet, graph_step_replays_the_eager_step)
+{
+    lenet *twin = NULL;
+    cr_assert_eq(lenet_create(fx.ctx, LENET_TANH, 7, 0.05, &twin), VKT_OK, "%s", lenet_error());
+    for (int k = 0; k < 3; k++)
+        cr_assert_eq(lenet_step(twin, fx.images, fx.onehot, fx.batch, NULL), VKT_OK, "%s", lenet_error());
+    vkt_stats_reset();
+    fbcount_census *c = fbcount_count(graph_steps, &fx);
+    cr_assert_eq(fx.status, VKT_OK, "graph step: %s", lenet_error());
+    cr_expect_eq(fbcount_census_total(c) + fbcount_census_host_total(c), 0, "a recorded step left the GPU");
+    fbcount_census_free(c);
+    vkt_stats_entry e[128];
+    size_t n = vkt_stats(e, 128);
+    for (size_t i = 0; i < n && i < 128; i++) {
+        if (strcmp(e[i].op, "conv") == 0)
+            cr_expect_eq(e[i].native, 3 * 5, "conv: %llu native calls in 3 launches, want 15",
+                         (unsigned long long)e[i].native);
+        cr_expect_eq(e[i].fallback + e[i].host, 0, "%s did not run natively", e[i].op);
+    }
+    float *a = malloc(400 * 120 * sizeof *a), *b = malloc(400 * 120 * sizeof *b);
+    cr_assert(a && b);
+    for (int i = 0; i < LENET_PARAMS; i++) {
+        size_t np = lenet_param_numel(i);
+        cr_assert_eq(lenet_param_read(fx.m, i, a, np), VKT_OK, "%s", lenet_error());
+        cr_assert_eq(lenet_param_read(twin, i, b, np), VKT_OK, "%s", lenet_error());
+        cr_expect(memcmp(a, b, np * sizeof *a) == 0, "parameter %d differs after 3 recorded and 3 eager steps", i);
+    }
+    free(a);
+    free(b);
+    lenet_free(twin);
+}
+
+/* A graph records native work only: with conv forced down the fallback path
+ * the recording is refused, naming the op, instead of replaying host work
+ * that no census would see. */
+Test(lenet, graph_step_refuses_a_fallback)
+{
+    cr_assert_eq(vkt_ctx_set_native_disable(fx.ctx, "conv"), VKT_OK);
+    fbcount_census *c = fbcount_count(graph_steps, &fx);
+    cr_assert_eq(fx.status, VKT_EGRAPH, "status %s", vkt_status_name(fx.status));
+    cr_expect(strstr(lenet_error(), "vkt_conv") != NULL, "message: %s", lenet_error());
+    cr_expect_eq(fbcount_census_total(c), 0, "a refused recording fell back");
+    fbcount_census_free(c);
+    cr_assert_eq(vkt_ctx_set_native_disable(fx.ctx, ""), VKT_OK);
+    fx.status = VKT_OK;
+    graph_steps(&fx);
+    cr_expect_eq(fx.status, VKT_OK, "recording again with conv native: %s", lenet_error());
+}

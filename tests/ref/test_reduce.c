@@ -172,7 +172,9 @@ Test(ref_argreduce, first_index_wins)
     cr_expect_eq(y, 1);
 }
 
-Test(ref_argreduce, nan_is_the_largest)
+/* Nx's rule: a slice with a NaN gives the index of its first NaN, for argmax
+ * and argmin alike. */
+Test(ref_argreduce, the_first_nan_wins_both)
 {
     float a[] = {1, NAN, 5, NAN}, b[] = {NAN, 3, 1, 1}, c[] = {NAN, NAN, NAN};
     int32_t y;
@@ -181,11 +183,11 @@ Test(ref_argreduce, nan_is_the_largest)
     ref_argreduce(true, &va, 0, &vy);
     cr_expect_eq(y, 1);
     ref_argreduce(false, &va, 0, &vy);
-    cr_expect_eq(y, 0);
+    cr_expect_eq(y, 1);
     ref_argreduce(true, &vb, 0, &vy);
     cr_expect_eq(y, 0);
     ref_argreduce(false, &vb, 0, &vy);
-    cr_expect_eq(y, 2);
+    cr_expect_eq(y, 0);
     ref_argreduce(false, &vc, 0, &vy);
     cr_expect_eq(y, 0);
     ref_argreduce(true, &vc, 0, &vy);

@@ -247,12 +247,6 @@ static bool measuring(void)
     return m && *m == '1';
 }
 
-static bool listing(void)
-{
-    const char *m = getenv("H_LIST");
-    return m && *m == '1';
-}
-
 h_err h_compare(const vkt_tensor *got, const vkt_tensor *want, h_tol tol, const char *what)
 {
     h_err e = {0, 0, 0, 0};
@@ -294,10 +288,6 @@ h_err h_compare(const vkt_tensor *got, const vkt_tensor *want, h_tol tol, const 
             if (u > e.max_ulp)
                 e.max_ulp = u;
         }
-        if (!ok && listing()) {
-            printf("H_LIST %s: element %zu is %.9g, want %.9g\n", what, i, gv, wv);
-            continue;
-        }
         if (!ok) {
             free(g);
             free(w);
@@ -316,18 +306,122 @@ int h_oracle(h_call f, vkt_tensor *const *in, const void *arg, vkt_tensor **out)
     int s = vkt_ctx_set_native_disable(h_ctx, "all");
     cr_assert_eq(s, VKT_OK);
     int r = f(in, arg, out);
-    s = vkt_ctx_set_native_disable(h_ctx, "");
-    cr_assert_eq(s, VKT_OK);
+    h_native_disable_env();
     return r;
+}
+
+void h_native_disable_env(void)
+{
+    const char *env = getenv("VKT_NATIVE_DISABLE");
+    int s = vkt_ctx_set_native_disable(h_ctx, env ? env : "");
+    cr_assert_eq(s, VKT_OK, "vkt_ctx_set_native_disable: %s", vkt_last_error());
+}
+
+/* ---- the path ------------------------------------------------------------------------ */
+
+h_mark h_mark_now(void)
+{
+    h_mark m;
+    m.n = vkt_stats(m.e, H_MAX_OPS);
+    cr_assert(m.n <= H_MAX_OPS, "vkt_stats lists %zu ops, the harness holds %d", m.n, H_MAX_OPS);
+    return m;
+}
+
+static vkt_stats_entry moved(const h_mark *m, const vkt_stats_entry *now)
+{
+    vkt_stats_entry d = *now;
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->e[i].op, now->op) == 0) {
+            d.native -= m->e[i].native;
+            d.fallback -= m->e[i].fallback;
+            d.host -= m->e[i].host;
+        }
+    return d;
+}
+
+bool h_gated(const char *op, vkt_dtype dt, size_t bytes)
+{
+    if (bytes > vkt_ctx_max_tensor_bytes(h_ctx))
+        return true;
+    for (size_t i = 0; i < vkt_op_count(); i++)
+        if (strcmp(vkt_op_name(i), op) == 0)
+            return vkt_op_support(i, dt, NULL) == VKT_FALLBACK;
+    cr_assert_fail("op %s ran but is not in the support matrix", op);
+    return false;
+}
+
+/* The path check of both: `gates` false holds every op to the native path. */
+static void expect_moves(const h_mark *m, fbcount_census *c, bool gates, vkt_dtype dt, size_t bytes,
+                         const char *what)
+{
+    h_mark now = h_mark_now();
+    uint64_t fallbacks = 0;
+    size_t ran = 0;
+    for (size_t i = 0; i < now.n; i++) {
+        vkt_stats_entry d = moved(m, &now.e[i]);
+        if (!d.native && !d.fallback && !d.host)
+            continue;
+        ran++;
+        fallbacks += d.fallback;
+        cr_assert_eq(d.host, 0, "%s: vkt_%s ran %llu time(s) on the host (host-resident inputs)", what, d.op,
+                     (unsigned long long)d.host);
+        if (gates && h_gated(d.op, dt, bytes))
+            cr_assert_eq(d.native, 0, "%s: vkt_%s ran natively %llu time(s) where the gates say %s of %zu bytes "
+                         "falls back", what, d.op, (unsigned long long)d.native, vkt_dtype_name(dt), bytes);
+        else if (gates)
+            cr_assert_eq(d.fallback, 0, "%s: vkt_%s fell back %llu time(s) (census: %llu) where the gates admit %s "
+                         "of %zu bytes: a silent fallback", what, d.op, (unsigned long long)d.fallback,
+                         (unsigned long long)(c ? fbcount_census_total(c) : 0), vkt_dtype_name(dt), bytes);
+        else
+            cr_assert_eq(d.fallback, 0, "%s: vkt_%s did not run natively (%llu fallback)", what, d.op,
+                         (unsigned long long)d.fallback);
+    }
+    cr_assert(ran > 0, "%s: no libvkt op ran", what);
+    if (c)
+        cr_assert_eq(fbcount_census_total(c), fallbacks, "%s: libfbcount counted %llu fallbacks, libvkt %llu", what,
+                     (unsigned long long)fbcount_census_total(c), (unsigned long long)fallbacks);
+}
+
+void h_expect_path(const h_mark *m, fbcount_census *c, vkt_dtype dt, size_t bytes, const char *what)
+{
+    expect_moves(m, c, true, dt, bytes, what);
+}
+
+void h_expect_native(const h_mark *m, const char *what)
+{
+    expect_moves(m, NULL, false, VKT_F32, 0, what);
+}
+
+int h_run(h_call f, vkt_tensor *const *in, int nin, const void *arg, vkt_tensor **out, const char *what)
+{
+    static const int order[VKT_NUM_DTYPES] = {[VKT_U8] = 0, [VKT_S32] = 1, [VKT_F32] = 2, [VKT_F64] = 3};
+    vkt_dtype dt = VKT_U8;
+    size_t bytes = 0;
+    for (int i = 0; i < nin; i++) {
+        if (order[vkt_tensor_dtype(in[i])] > order[dt])
+            dt = vkt_tensor_dtype(in[i]);
+        if (vkt_tensor_nbytes(in[i]) > bytes)
+            bytes = vkt_tensor_nbytes(in[i]);
+    }
+    h_mark m = h_mark_now();
+    fbcount_scope_begin();
+    int s = f(in, arg, out);
+    fbcount_census *c = fbcount_scope_end();
+    if (s == VKT_OK) {
+        if (vkt_tensor_nbytes(*out) > bytes)
+            bytes = vkt_tensor_nbytes(*out);
+        h_expect_path(&m, c, dt, bytes, what);
+    }
+    fbcount_census_free(c);
+    return s;
 }
 
 h_err h_check(h_call f, vkt_tensor *const *in, int nin, const void *arg, h_tol tol, const char *what)
 {
-    (void)nin;
     vkt_tensor *want = NULL, *got = NULL;
     int rs = h_oracle(f, in, arg, &want);
     h_poison(h_ctx, rs == VKT_OK ? vkt_tensor_nbytes(want) : 0);
-    int ns = f(in, arg, &got);
+    int ns = h_run(f, in, nin, arg, &got, what);
     cr_assert_eq(ns, rs, "%s: native status %s (%s), reference %s", what, vkt_status_name(ns), vkt_last_error(),
                  vkt_status_name(rs));
     h_err e = {0, 0, 0, 0};

@@ -4,7 +4,15 @@
  *
  * Prefix h_. The oracle is the same op run with every native path disabled
  * (vkt_ctx_set_native_disable(ctx, "all")), so it is exactly what a fallback
- * would compute; the host reference itself is checked by the ref suite. */
+ * would compute; the host reference itself is checked by the ref suite.
+ *
+ * A check of a native op checks its path as well as its value: values alone
+ * cannot see a fallback, which computes the same result. Every native run is
+ * counted twice, by libvkt's own counters (vkt_stats) and by libfbcount's
+ * census of the call (the suites link libfbcount, as an application would),
+ * and fails unless the op ran natively or the static gates say that it falls
+ * back for that dtype and size. So VKT_NATIVE_DISABLE=<op> makes the op's
+ * suite fail, naming it. */
 #ifndef VKT_TEST_HARNESS_H
 #define VKT_TEST_HARNESS_H
 
@@ -13,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fbcount.h"
 #include "vkt.h"
 
 /* ---- context ---------------------------------------------------------------- */
@@ -117,17 +126,61 @@ typedef struct h_err {
 typedef int (*h_call)(vkt_tensor *const *in, const void *arg, vkt_tensor **out);
 
 /* Runs f under the oracle (native paths disabled, on the same context and
- * inputs), then natively on poisoned memory; asserts equal statuses, equal
- * shapes and dtypes, and elements within tol. `what` names the case in failures.
- * Returns the measured errors; with H_REPORT=1 in the environment prints them,
- * and H_MEASURE=1 turns tolerance failures off (NaN, Inf and poison still fail)
- * to measure an op's real errors when setting tolerances.md; H_LIST=1 prints
- * every mismatching element instead of stopping at the first. */
+ * inputs), then natively on poisoned memory through h_run (so the path is
+ * checked); asserts equal statuses, equal shapes and dtypes, and elements
+ * within tol. `what` names the case in failures. Returns the measured errors;
+ * with H_REPORT=1 in the environment prints them, and H_MEASURE=1 turns
+ * tolerance failures off (NaN, Inf and poison still fail) to measure an op's
+ * real errors when setting tolerances.md. */
 h_err h_check(h_call f, vkt_tensor *const *in, int nin, const void *arg, h_tol tol, const char *what);
 /* Compares two results element by element (same dtype and shape asserted). */
 h_err h_compare(const vkt_tensor *got, const vkt_tensor *want, h_tol tol, const char *what);
-/* Runs f with every native path disabled: the host reference's result. */
+/* Runs f with every native path disabled: the host reference's result. The
+ * context's list goes back to what VKT_NATIVE_DISABLE asked for afterwards. */
 int h_oracle(h_call f, vkt_tensor *const *in, const void *arg, vkt_tensor **out);
+/* Sets the context's list of disabled ops back to VKT_NATIVE_DISABLE's (the
+ * environment's, "" when unset): what a native run must run under. */
+void h_native_disable_env(void);
+
+/* ---- the path ----------------------------------------------------------------------- */
+
+/* libvkt's per-op counters at one moment. */
+#define H_MAX_OPS 160
+typedef struct h_mark {
+    size_t n;
+    vkt_stats_entry e[H_MAX_OPS];
+} h_mark;
+h_mark h_mark_now(void);
+
+/* Whether the static gates send op `op` down the fallback for inputs of dtype
+ * dt with `bytes` as its largest tensor: the support matrix (vkt_op_support)
+ * says so for dt, or a tensor is past vkt_ctx_max_tensor_bytes. */
+bool h_gated(const char *op, vkt_dtype dt, size_t bytes);
+
+/* Asserts how the ops called since m ran, from the counters: each op that ran
+ * ran natively, or, where h_gated(op, dt, bytes), through the fallback; no
+ * host-resident run; at least one op ran. c, libfbcount's census of the same
+ * calls, must hold exactly the fallbacks the counters show. */
+void h_expect_path(const h_mark *m, fbcount_census *c, vkt_dtype dt, size_t bytes, const char *what);
+
+/* Runs f natively, as h_check does: under a census and between two readings of
+ * the counters, then asserts the path (h_expect_path) for the inputs' merged
+ * dtype (u8 < s32 < f32 < f64) and the largest of inputs and result. A call
+ * that fails is not checked (it ran nothing). Returns f's status. */
+int h_run(h_call f, vkt_tensor *const *in, int nin, const void *arg, vkt_tensor **out, const char *what);
+
+/* Asserts that every op called since m ran natively (at least one did). */
+void h_expect_native(const h_mark *m, const char *what);
+
+/* A libvkt call on device-resident inputs of dtypes the gates admit: asserts
+ * VKT_OK, that nothing fell back (libfbcount's census of the call), and that
+ * the counters show every op it called ran natively. */
+#define H_NATIVE(call)                            \
+    do {                                          \
+        h_mark h_native_m_ = h_mark_now();        \
+        FBCOUNT_ASSERT_NONE(H_OK(call));          \
+        h_expect_native(&h_native_m_, #call);     \
+    } while (0)
 /* Distance in units in the last place between two finite values of dt. */
 double h_ulp(vkt_dtype dt, double a, double b);
 

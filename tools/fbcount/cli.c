@@ -20,11 +20,12 @@ const char fbx_exit_codes[] =
     "  4  a file is not a valid fbcount/1 dump (bad JSON, truncated, wrong schema or type)\n"
     "  5  run: libfbcount.so not found\n"
     "  6  snapshot: no new dump before the timeout\n"
-    "  7  snapshot: no such process, or it cannot be signalled\n"
+    "  7  snapshot: no such process, or it does not run the shim or catch its census\n"
+    "     signal (nothing is sent then)\n"
     "  8  symbolize: the dump's modules cannot be read\n"
     "  9  the output cannot be written (a full disk, a closed pipe, -o naming a device)\n"
-    "  run exits with the command's status, 128+N if it died by signal N,\n"
-    "  126/127 if it cannot be executed.\n";
+    "  run ends as the command did: its status, or the same signal (a shell shows\n"
+    "  128+N); 126/127 if it cannot be executed.\n";
 
 void fbx_error(const char *cmd, const char *fmt, ...)
 {

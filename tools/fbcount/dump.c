@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrib.h"   /* rules/: the default op prefix */
 #include "fields.h"   /* rules/: the field names the shim writes */
 #include "readfile.h" /* rules/: regular files only, never blocking, capped */
 #include "signals.h"
@@ -43,7 +44,7 @@ struct fbd_dump {
     size_t nmodules;
 };
 
-static const char *default_prefixes[] = {"vkt_"};
+static const char *default_prefixes[] = {FBR_DEFAULT_OP_PREFIX}; /* rules/attrib.h */
 
 /* Validation context: the JSON path being checked and the first error met. */
 typedef struct {

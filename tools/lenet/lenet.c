@@ -7,7 +7,11 @@
  * reversed kernel, its in/out axes swapped and full padding, pooling gradients
  * are window_scatter_max, dense gradients are dots contracting the batch axis
  * followed by a transpose, bias gradients are sums (reshaped back for the conv
- * biases). Nothing is read back until the loss, and only when asked. */
+ * biases). Nothing is read back until the loss, and only when asked.
+ *
+ * lenet_step_graph records the same ops once into a vkt_graph on bound input
+ * tensors, with the SGD update in place (vkt_assign), and then replays it:
+ * a step is two input writes and one launch. */
 #include "lenet.h"
 
 #include <math.h>
@@ -29,6 +33,10 @@ struct lenet {
     lenet_act act;
     vkt_tensor *p[P_COUNT];
     vkt_tensor *lr, *zero, *one; /* rank-0 scalars, made once */
+    /* the recorded step (lenet_step_graph): its bound inputs and loss sum */
+    vkt_graph *graph;
+    int graph_batch;
+    vkt_tensor *gx, *gy, *gtot;
 };
 
 static _Thread_local char last_error[512];
@@ -53,6 +61,13 @@ static void note(const char *call, int status)
             status = s_;                                                                                \
             goto done;                                                                                  \
         }                                                                                               \
+    } while (0)
+
+#define TRY_STEP(call)             \
+    do {                           \
+        int try_step_s_ = (call);  \
+        if (try_step_s_ != VKT_OK) \
+            return try_step_s_;    \
     } while (0)
 
 /* A step makes some seventy temporaries; each result slot is registered as it
@@ -143,15 +158,19 @@ static int activate_grad(const lenet *m, const vkt_tensor *g, const vkt_tensor *
     return s;
 }
 
-/* w -= lr * g, replacing *w. */
-static int sgd(const lenet *m, vkt_tensor **w, const vkt_tensor *g)
+/* w -= lr * g: replacing *w, or in place (vkt_assign), as a recorded step
+ * must, since each launch reads the same bound tensors. */
+static int sgd(const lenet *m, vkt_tensor **w, const vkt_tensor *g, bool in_place)
 {
     vkt_tensor *step = NULL, *nw = NULL;
     int s = vkt_multiply(g, m->lr, &step);
     if (s == VKT_OK)
         s = vkt_subtract(*w, step, &nw);
     vkt_tensor_free(step);
-    if (s == VKT_OK) {
+    if (s == VKT_OK && in_place) {
+        s = vkt_assign(*w, nw);
+        vkt_tensor_free(nw);
+    } else if (s == VKT_OK) {
         vkt_tensor_free(*w);
         *w = nw;
     }
@@ -160,27 +179,26 @@ static int sgd(const lenet *m, vkt_tensor **w, const vkt_tensor *g)
 
 /* ---- the step --------------------------------------------------------------- */
 
-/* Its own frame, so fbcount names it as the site of the ops it calls. */
-__attribute__((noinline)) static int train_step(lenet *m, const float *images, const float *onehot, int batch,
-                                                float *loss)
+/* The step's ops on images x and one-hot labels y, from the forward pass to
+ * the SGD update; *tot receives the summed log-likelihood (the caller frees
+ * it). Its own frame, so fbcount names it as the site of the ops it calls. */
+__attribute__((noinline)) static int train_step(lenet *m, const vkt_tensor *x, const vkt_tensor *y, int batch,
+                                                bool in_place, vkt_tensor **tot_out)
 {
     vkt_ctx *ctx = m->ctx;
     vkt_tensor **p = m->p;
     temps t = {0};
     int status = VKT_OK;
-    const int64_t xs[4] = {batch, 1, DIGITS_SIDE, DIGITS_SIDE}, ys[2] = {batch, DIGITS_CLASSES};
     const int64_t flat[2] = {batch, 400}, unflat[4] = {batch, 16, 5, 5}, b1s[3] = {6, 1, 1}, b2s[3] = {16, 1, 1};
     const int ax0[1] = {0}, ax1[1] = {1}, bias_axes[3] = {0, 2, 3}, spatial[2] = {2, 3}, t10[2] = {1, 0};
     vkt_conv_opts pad2 = conv_padding(2), kg1 = kernel_grad_opts(2), kg2 = kernel_grad_opts(0),
                   ig2 = input_grad_opts(5, 0);
-    vkt_tensor *x, *y, *c1, *z1, *a1, *p1, *c2, *z2, *a2, *p2, *f, *d3, *z3, *a3, *d4, *z4, *a4, *d5, *logits;
+    vkt_tensor *c1, *z1, *a1, *p1, *c2, *z2, *a2, *p2, *f, *d3, *z3, *a3, *d4, *z4, *a4, *d5, *logits;
     vkt_tensor *mx, *zc, *ez, *se, *lse, *logp, *yl, *tot, *invb, *prob, *diff, *g5;
     vkt_tensor *dw5t, *dw5, *db5, *da4, *g4, *dw4t, *dw4, *db4, *da3, *g3, *dw3t, *dw3, *db3, *df, *dp2;
     vkt_tensor *da2, *g2, *db2s, *db2, *dk2, *k2r, *dp1, *da1, *g1, *db1s, *db1, *dk1;
 #define K(v) keep(&t, &(v))
 
-    CHECK(vkt_tensor_from_host(ctx, VKT_F32, xs, 4, images, K(x)));
-    CHECK(vkt_tensor_from_host(ctx, VKT_F32, ys, 2, onehot, K(y)));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 1.0 / batch, K(invb)));
 
     /* forward */
@@ -250,27 +268,116 @@ __attribute__((noinline)) static int train_step(lenet *m, const float *images, c
 
     const vkt_tensor *grads[P_COUNT] = {dk1, db1, dk2, db2, dw3, db3, dw4, db4, dw5, db5};
     for (int i = 0; i < P_COUNT; i++)
-        CHECK(sgd(m, &p[i], grads[i]));
-    if (loss) {
-        float sum;
-        CHECK(vkt_tensor_read(tot, &sum, sizeof sum));
-        *loss = -sum / (float)batch;
-    } else {
-        CHECK(vkt_sync(ctx));
-    }
+        CHECK(sgd(m, &p[i], grads[i], in_place));
+    *tot_out = tot;
+    tot = NULL; /* handed out: release() skips it */
 done:
     release(&t);
     return status;
 }
 
-int lenet_step(lenet *m, const float *images, const float *onehot, int batch, float *loss)
+static int check_step(const lenet *m, const float *images, const float *onehot, int batch, const char *fn)
 {
     if (!m || !images || !onehot || batch < 1) {
-        snprintf(last_error, sizeof last_error, "lenet_step: %s", batch < 1 ? "batch must be >= 1" : "NULL argument");
+        snprintf(last_error, sizeof last_error, "%s: %s", fn, batch < 1 ? "batch must be >= 1" : "NULL argument");
         return VKT_EINVAL;
     }
     last_error[0] = '\0';
-    return train_step(m, images, onehot, batch, loss);
+    return VKT_OK;
+}
+
+/* The loss from the summed log-likelihood (a sync point), or just a sync. */
+static int finish(lenet *m, const vkt_tensor *tot, int batch, float *loss)
+{
+    int status = VKT_OK;
+    if (loss) {
+        float sum;
+        CHECK(vkt_tensor_read(tot, &sum, sizeof sum));
+        *loss = -sum / (float)batch;
+    } else {
+        CHECK(vkt_sync(m->ctx));
+    }
+done:
+    return status;
+}
+
+static void drop_graph(lenet *m)
+{
+    vkt_graph_free(m->graph);
+    vkt_tensor_free(m->gx);
+    vkt_tensor_free(m->gy);
+    vkt_tensor_free(m->gtot);
+    m->graph = NULL;
+    m->gx = m->gy = m->gtot = NULL;
+    m->graph_batch = 0;
+}
+
+int lenet_step(lenet *m, const float *images, const float *onehot, int batch, float *loss)
+{
+    TRY_STEP(check_step(m, images, onehot, batch, "lenet_step"));
+    drop_graph(m); /* the eager update replaces the tensors a recorded step is bound to */
+    const int64_t xs[4] = {batch, 1, DIGITS_SIDE, DIGITS_SIDE}, ys[2] = {batch, DIGITS_CLASSES};
+    vkt_tensor *x = NULL, *y = NULL, *tot = NULL;
+    int status = VKT_OK;
+    CHECK(vkt_tensor_from_host(m->ctx, VKT_F32, xs, 4, images, &x));
+    CHECK(vkt_tensor_from_host(m->ctx, VKT_F32, ys, 2, onehot, &y));
+    status = train_step(m, x, y, batch, false, &tot);
+    if (status == VKT_OK)
+        status = finish(m, tot, batch, loss);
+done:
+    vkt_tensor_free(x);
+    vkt_tensor_free(y);
+    vkt_tensor_free(tot);
+    return status;
+}
+
+void lenet_forget_graph(lenet *m)
+{
+    if (m)
+        drop_graph(m);
+}
+
+/* Records the step for `batch` on bound inputs gx, gy, updating the
+ * parameters in place. */
+static int record(lenet *m, int batch)
+{
+    const int64_t xs[4] = {batch, 1, DIGITS_SIDE, DIGITS_SIDE}, ys[2] = {batch, DIGITS_CLASSES};
+    int status = VKT_OK;
+    drop_graph(m);
+    CHECK(vkt_zeros(m->ctx, VKT_F32, xs, 4, &m->gx));
+    CHECK(vkt_zeros(m->ctx, VKT_F32, ys, 2, &m->gy));
+    CHECK(vkt_graph_begin(m->ctx));
+    status = train_step(m, m->gx, m->gy, batch, true, &m->gtot);
+    vkt_graph *g = NULL;
+    int end = vkt_graph_end(m->ctx, &g);
+    if (status == VKT_OK && end != VKT_OK) {
+        note("vkt_graph_end", end);
+        status = end;
+    }
+    m->graph = g;
+    m->graph_batch = batch;
+done:
+    if (status != VKT_OK)
+        drop_graph(m);
+    return status;
+}
+
+int lenet_step_graph(lenet *m, const float *images, const float *onehot, int batch, float *loss)
+{
+    TRY_STEP(check_step(m, images, onehot, batch, "lenet_step_graph"));
+    int status = VKT_OK;
+    if (!m->graph || m->graph_batch != batch)
+        TRY_STEP(record(m, batch));
+    CHECK(vkt_tensor_write(m->gx, images, vkt_tensor_nbytes(m->gx)));
+    CHECK(vkt_tensor_write(m->gy, onehot, vkt_tensor_nbytes(m->gy)));
+    CHECK(vkt_graph_launch(m->graph));
+    if (loss) {
+        float sum;
+        CHECK(vkt_tensor_read(m->gtot, &sum, sizeof sum));
+        *loss = -sum / (float)batch;
+    }
+done:
+    return status;
 }
 
 /* ---- parameters --------------------------------------------------------------- */
@@ -326,6 +433,7 @@ void lenet_free(lenet *m)
 {
     if (!m)
         return;
+    drop_graph(m);
     for (int i = 0; i < P_COUNT; i++)
         vkt_tensor_free(m->p[i]);
     vkt_tensor_free(m->lr);
@@ -362,15 +470,13 @@ done:
     return status;
 }
 
+/* In place, so a recorded step keeps reading the same tensor. */
 int lenet_param_write(lenet *m, int i, const float *src, size_t n)
 {
-    vkt_tensor *t = NULL;
     int status = param_check(m, i, src, n, "lenet_param_write");
     if (status != VKT_OK)
         return status;
-    CHECK(vkt_tensor_from_host(m->ctx, VKT_F32, param_shapes[i], param_ranks[i], src, &t));
-    vkt_tensor_free(m->p[i]);
-    m->p[i] = t;
+    CHECK(vkt_tensor_write(m->p[i], src, n * sizeof *src));
 done:
     return status;
 }

@@ -29,6 +29,15 @@ void lenet_free(lenet *m);
  * (one sync point); otherwise the step ends with one vkt_sync, so either way
  * its work is done on return. Returns VKT_OK or a libvkt status. */
 int lenet_step(lenet *m, const float *images, const float *onehot, int batch, float *loss);
+/* The same step from a recorded graph (vkt_graph_*): the first call, and a
+ * call with another batch size, records it; every call writes the inputs into
+ * the graph's bound tensors and launches it (one submission). Parameters are
+ * updated in place. Returns VKT_OK or a libvkt status, VKT_EGRAPH when an op
+ * of the step would fall back (a graph records native work only). */
+int lenet_step_graph(lenet *m, const float *images, const float *onehot, int batch, float *loss);
+/* Drops the recorded step; the next lenet_step_graph records it again (after
+ * turning profiling on, say: a graph times its dispatches when recorded so). */
+void lenet_forget_graph(lenet *m);
 
 /* The parameters, in forward order: conv1 kernel and bias, conv2 kernel and
  * bias, then weight and bias of each dense layer (LENET_PARAMS tensors). */

@@ -2,7 +2,9 @@
  * the loss and the step time. Run it under `fbcount run` to see which ops
  * leave the GPU: VKT_NATIVE_DISABLE=conv reproduces the slow backward pass of
  * the original story, VKT_NATIVE_DISABLE=dot VKT_FALLBACK_RESULT=host the dot
- * fallbacks that drag the gradient work after them onto the host. */
+ * fallbacks that drag the gradient work after them onto the host. --graph
+ * replays a recorded step instead of recording each one; --profile times
+ * every dispatch of a few more steps and prints them by kernel. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,7 +20,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: vkt-lenet [--batch N] [--steps N] [--seed N] [--lr X] [--act tanh|relu]\n"
                "                 [--device SEL] [--print-every N] [--warmup N] [--warm-ms MS]\n"
-               "                 [--stats]\n"
+               "                 [--stats] [--graph] [--profile N]\n"
                "Trains LeNet-5 with libvkt on synthetic 28x28 digits and prints the loss.\n"
                "  --batch N        images per step (default 32)\n"
                "  --steps N        training steps (default 200)\n"
@@ -32,6 +34,10 @@ static void usage(FILE *f)
                "                   batch: an idle GPU runs at low clocks until it has had about a\n"
                "                   second of load (default 0; these steps are not in --steps)\n"
                "  --stats          print how each op ran (native, fallback, host) at the end\n"
+               "  --graph          record the step once (vkt_graph) and replay it every step\n"
+               "  --profile N      after the timed steps, run N more with every dispatch timed\n"
+               "                   (Vulkan timestamps, each dispatch alone) and print the GPU\n"
+               "                   time per step by op and kernel, largest first\n"
                "Environment: VKT_NATIVE_DISABLE, VKT_FALLBACK_RESULT (see libvkt).\n"
                "Exit status: 0 when the loss fell, 1 when it did not, 2 on errors.\n");
 }
@@ -60,6 +66,62 @@ static void print_stats(void)
                (unsigned long long)e[i].fallback, (unsigned long long)e[i].host);
 }
 
+typedef struct prof_row {
+    const char *op, *kernel;
+    long calls;
+    double ns;
+} prof_row;
+
+static int by_time(const void *a, const void *b)
+{
+    double x = ((const prof_row *)a)->ns, y = ((const prof_row *)b)->ns;
+    return (x < y) - (x > y);
+}
+
+/* The dispatches of `steps` profiled steps, summed by (op, kernel). */
+static void print_profile(vkt_ctx *ctx, long steps)
+{
+    size_t n = vkt_profile_read(ctx, NULL, 0);
+    vkt_profile_entry *e = malloc((n ? n : 1) * sizeof *e);
+    prof_row *rows = calloc(n ? n : 1, sizeof *rows);
+    if (!e || !rows) {
+        fprintf(stderr, "vkt-lenet: out of memory for the profile\n");
+        free(e);
+        free(rows);
+        return;
+    }
+    n = vkt_profile_read(ctx, e, n);
+    size_t nrows = 0;
+    double total = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *op = e[i].op ? e[i].op : "(libvkt)";
+        size_t r = 0;
+        while (r < nrows && !(strcmp(rows[r].op, op) == 0 && strcmp(rows[r].kernel, e[i].kernel) == 0))
+            r++;
+        if (r == nrows)
+            rows[nrows++] = (prof_row){op, e[i].kernel, 0, 0};
+        rows[r].calls++;
+        rows[r].ns += e[i].gpu_ns;
+        total += e[i].gpu_ns;
+    }
+    qsort(rows, nrows, sizeof *rows, by_time);
+    printf("profile: %ld steps, %zu dispatches, GPU time per step by op and kernel (each dispatch alone)\n",
+           steps, n);
+    printf("%-20s %-22s %9s %11s %10s %7s\n", "op", "kernel", "calls", "us/step", "us/call", "share");
+    for (size_t r = 0; r < nrows; r++)
+        printf("%-20s %-22s %9.1f %11.2f %10.2f %6.1f%%\n", rows[r].op, rows[r].kernel,
+               (double)rows[r].calls / (double)steps, rows[r].ns / 1e3 / (double)steps,
+               rows[r].ns / 1e3 / (double)rows[r].calls, total > 0 ? 100.0 * rows[r].ns / total : 0.0);
+    printf("%-20s %-22s %9.1f %11.2f\n", "total", "", (double)n / (double)steps, total / 1e3 / (double)steps);
+    free(e);
+    free(rows);
+}
+
+static int run_step(lenet *m, bool graph, const float *images, const float *onehot, int batch, float *loss)
+{
+    return graph ? lenet_step_graph(m, images, onehot, batch, loss) : lenet_step(m, images, onehot, batch, loss);
+}
+
 static double now_ms(void)
 {
     struct timespec ts;
@@ -73,13 +135,15 @@ int main(int argc, char **argv)
     double lr = 0.05;
     lenet_act act = LENET_TANH;
     const char *device = NULL;
-    bool stats = false;
+    bool stats = false, graph = false;
+    long profile = 0;
     static const struct option opts[] = {
         {"batch", required_argument, 0, 'b'}, {"steps", required_argument, 0, 's'},
         {"seed", required_argument, 0, 'r'},  {"lr", required_argument, 0, 'l'},
         {"act", required_argument, 0, 'a'},   {"device", required_argument, 0, 'd'},
         {"print-every", required_argument, 0, 'e'}, {"warmup", required_argument, 0, 'w'},
         {"warm-ms", required_argument, 0, 'W'}, {"stats", no_argument, 0, 'S'},
+        {"graph", no_argument, 0, 'G'}, {"profile", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int o;
@@ -113,6 +177,8 @@ int main(int argc, char **argv)
             break;
         case 'd': device = optarg; break;
         case 'S': stats = true; break;
+        case 'G': graph = true; break;
+        case 'P': bad = parse_long(optarg, "--profile", 1, 1 << 20, &profile); break;
         case 'h': usage(stdout); return 0;
         case ':':
             fprintf(stderr, "vkt-lenet: %s needs a value (see --help)\n", argv[optind - 1]);
@@ -150,8 +216,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "vkt-lenet: %s\n", lenet_error());
         goto done;
     }
-    printf("device: %s, batch %ld, %ld steps, %s, lr %g\n", vkt_ctx_device_name(ctx), batch, steps,
-           act == LENET_TANH ? "tanh" : "relu", lr);
+    printf("device: %s, batch %ld, %ld steps, %s, lr %g%s\n", vkt_ctx_device_name(ctx), batch, steps,
+           act == LENET_TANH ? "tanh" : "relu", lr, graph ? ", recorded step (--graph)" : "");
     uint64_t rng = rng_seed((uint64_t)seed);
     if (warm_ms > 0) {
         uint64_t wrng = rng; /* the training batches that follow stay the same */
@@ -159,7 +225,7 @@ int main(int argc, char **argv)
         long n = 0;
         double t0 = now_ms();
         while (now_ms() - t0 < (double)warm_ms) {
-            if (lenet_step(m, images, onehot, (int)batch, NULL) != VKT_OK) {
+            if (run_step(m, graph, images, onehot, (int)batch, NULL) != VKT_OK) {
                 fprintf(stderr, "vkt-lenet: warm-up step %ld: %s\n", n, lenet_error());
                 goto done;
             }
@@ -167,7 +233,7 @@ int main(int argc, char **argv)
         }
         printf("warm-up: %ld untimed steps in %.0f ms\n", n, now_ms() - t0);
     }
-    double first = NAN, last = NAN, timed_ms = 0;
+    double first = NAN, last = NAN, timed_ms = 0, gpu_ms = 0;
     long timed = 0;
     for (long step = 0; step < steps; step++) {
         digits_batch(&rng, (int)batch, images, onehot, NULL);
@@ -175,13 +241,15 @@ int main(int argc, char **argv)
         bool show = step % every == 0 || step == steps - 1;
         float loss = NAN;
         double t0 = now_ms();
-        if (lenet_step(m, images, onehot, (int)batch, show ? &loss : NULL) != VKT_OK) {
+        if (run_step(m, graph, images, onehot, (int)batch, show ? &loss : NULL) != VKT_OK) {
             fprintf(stderr, "vkt-lenet: step %ld: %s\n", step, lenet_error());
             goto done;
         }
         double ms = now_ms() - t0;
         if (step >= warmup) {
             timed_ms += ms;
+            /* A step is one submission (eager) or one launch: its GPU time. */
+            gpu_ms += vkt_ctx_last_gpu_ns(ctx) / 1e6;
             timed++;
         }
         if (show) {
@@ -192,11 +260,40 @@ int main(int argc, char **argv)
             fflush(stdout);
         }
     }
-    if (timed > 0)
+    if (timed > 0) {
         printf("loss %.4f -> %.4f over %ld steps; mean %.3f ms/step over %ld steps after %ld warm-up\n", first, last,
                steps, timed_ms / (double)timed, timed, warmup);
+        /* What the step costs besides the GPU's work: recording and submitting
+         * it (eager), or writing the inputs and launching (--graph). */
+        if (gpu_ms > 0)
+            printf("GPU %.3f ms/step, the rest (host) %.3f ms/step\n", gpu_ms / (double)timed,
+                   (timed_ms - gpu_ms) / (double)timed);
+    }
     else if (steps > 0)
         printf("loss %.4f -> %.4f over %ld steps; no step timed (all %ld were warm-up)\n", first, last, steps, steps);
+    if (profile > 0) {
+        /* A recorded step times its dispatches only if recorded so. */
+        if (vkt_ctx_set_profiling(ctx, true) != VKT_OK) {
+            fprintf(stderr, "vkt-lenet: %s\n", vkt_last_error());
+            goto done;
+        }
+        lenet_forget_graph(m);
+        if (run_step(m, graph, images, onehot, (int)batch, NULL) != VKT_OK) {
+            fprintf(stderr, "vkt-lenet: profiled step: %s\n", lenet_error());
+            goto done;
+        }
+        size_t stale = vkt_profile_read(ctx, NULL, 0);
+        vkt_profile_entry *skip = malloc((stale ? stale : 1) * sizeof *skip);
+        if (skip)
+            vkt_profile_read(ctx, skip, stale); /* the first profiled step records pipelines and the graph */
+        free(skip);
+        for (long k = 0; k < profile; k++)
+            if (run_step(m, graph, images, onehot, (int)batch, NULL) != VKT_OK) {
+                fprintf(stderr, "vkt-lenet: profiled step %ld: %s\n", k, lenet_error());
+                goto done;
+            }
+        print_profile(ctx, profile);
+    }
     if (stats)
         print_stats();
     status = steps == 0 || last < first ? 0 : 1;

@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
-"""bench_lenet — LeNet-5 step time: libvkt native vs each forced fallback, next to PyTorch.
+"""bench_lenet — LeNet-5 step time: libvkt native (eager and recorded) and each forced fallback, next to PyTorch.
 
-Runs build/tools/lenet/vkt-lenet once per (batch, case) — native, then with
+Runs build/tools/lenet/vkt-lenet once per (batch, case) — native, native with
+the step recorded once and replayed (--graph), then with
 VKT_NATIVE_DISABLE=conv, =dot, =dot plus VKT_FALLBACK_RESULT=host, and
 =window_max,window_scatter_max — and tools/bench/lenet/torch_lenet.py with
---python at the same batch in the same call (CUDA when that python's torch
-sees a GPU, else the CPU). Each libvkt figure is vkt-lenet's mean step time
-after its warm-up (steps, then --warm-ms of untimed training so a GPU's clocks
-are up; torch_lenet.py warms the same way); each case is checked with --stats to have run the
-way its name says (no fallback natively, the forced op falling back
-otherwise). Prints a markdown table with the libvkt/torch ratio and each
-case's slowdown against native; --json FILE also writes the raw figures.
+--python at the same batch in the same call, in each of its modes: eager, the
+whole step captured in a CUDA graph, and torch.compile then a CUDA graph (the
+graph modes only where that python's torch sees a GPU). Each libvkt figure is
+vkt-lenet's mean step time after its warm-up (steps, then --warm-ms of untimed
+training so a GPU's clocks are up; torch_lenet.py warms the same way); each
+case is checked with --stats to have run the way its name says (no fallback
+natively, the forced op falling back otherwise). Prints a markdown table:
+native rows against each torch mode, forced rows against native (the cliff);
+--json FILE writes the raw figures, --results FILE the rows in the results
+format of tools/bench/results/ (RESULTS.md and the README are made from those).
 
 usage: bench_lenet.py [--build DIR] [--python PY] [--batches 64,256] [--steps N] [--warmup N]
-                      [--warm-ms MS] [--repeat N] [--device SEL] [--json FILE]
+                      [--warm-ms MS] [--repeat N] [--device SEL] [--json FILE] [--results FILE]
 """
 import argparse
+import datetime
 import json
 import os
 import re
@@ -23,20 +28,28 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "results"))
+import results  # noqa: E402  (tools/bench/results/results.py: the results format)
+
+# (case, environment, op forced down the fallback path, vkt-lenet flags)
 CASES = [
-    ("native", {}, None),
-    ("conv fallback", {"VKT_NATIVE_DISABLE": "conv"}, "conv"),
-    ("dot fallback", {"VKT_NATIVE_DISABLE": "dot"}, "dot"),
-    ("dot fallback, results on host", {"VKT_NATIVE_DISABLE": "dot", "VKT_FALLBACK_RESULT": "host"}, "dot"),
-    ("window fallback", {"VKT_NATIVE_DISABLE": "window_max,window_scatter_max"}, "window_max"),
+    ("native", {}, None, []),
+    ("native-graph", {}, None, ["--graph"]),
+    ("conv-fallback", {"VKT_NATIVE_DISABLE": "conv"}, "conv", []),
+    ("dot-fallback", {"VKT_NATIVE_DISABLE": "dot"}, "dot", []),
+    ("dot-fallback-host", {"VKT_NATIVE_DISABLE": "dot", "VKT_FALLBACK_RESULT": "host"}, "dot", []),
+    ("window-fallback", {"VKT_NATIVE_DISABLE": "window_max,window_scatter_max"}, "window_max", []),
 ]
+# torch_lenet.py's modes, each the peer of a native case.
+TORCH_MODES = [("eager", "torch-eager", "native"), ("graph", "torch-cuda-graph", "native-graph"),
+               ("compile-graph", "torch-compile-cuda-graph", "native-graph")]
 
 
-def run_vkt(exe, batch, steps, warmup, warm_ms, device, env_extra, forced):
+def run_vkt(exe, batch, steps, warmup, warm_ms, device, env_extra, forced, flags):
     env = {k: v for k, v in os.environ.items() if k not in ("VKT_NATIVE_DISABLE", "VKT_FALLBACK_RESULT")}
     env.update(env_extra)
     cmd = [exe, "--batch", str(batch), "--steps", str(steps + warmup), "--warmup", str(warmup),
-           "--print-every", str(steps + warmup), "--stats", "--warm-ms", str(warm_ms)]
+           "--print-every", str(steps + warmup), "--stats", "--warm-ms", str(warm_ms)] + flags
     if device:
         cmd += ["--device", device]
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -60,18 +73,20 @@ def run_vkt(exe, batch, steps, warmup, warm_ms, device, env_extra, forced):
         sys.exit(f"bench_lenet: the native case fell back ({fallbacks} fallbacks, {host} host ops):\n{out}")
     if forced is not None and not stats.get(forced, (0, 0, 0))[1]:
         sys.exit(f"bench_lenet: VKT_NATIVE_DISABLE did not force {forced} down the fallback path:\n{out}")
+    split = re.search(r"^GPU ([0-9.]+) ms/step, the rest \(host\) ([0-9.-]+) ms/step", out, re.M)
     return {"device": dev.group(1), "ms_per_step": float(mean.group(1)), "fallbacks": fallbacks,
-            "host_ops": host}
+            "host_ops": host, "gpu_ms": float(split.group(1)) if split else None,
+            "host_ms": float(split.group(2)) if split else None}
 
 
-def run_torch(python, batch, steps, warmup, warm_ms):
+def run_torch(python, batch, steps, warmup, warm_ms, mode):
     cmd = [python, os.path.join(HERE, "torch_lenet.py"), "--batch", str(batch), "--steps", str(steps),
-           "--warmup", str(warmup), "--warm-ms", str(warm_ms)]
+           "--warmup", str(warmup), "--warm-ms", str(warm_ms), "--mode", mode]
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
-        print(f"bench_lenet: torch skipped: {p.stderr.strip()}", file=sys.stderr)
+        print(f"bench_lenet: torch {mode} skipped: {p.stderr.strip()[-2000:]}", file=sys.stderr)
         return None
-    return json.loads(p.stdout)
+    return json.loads(p.stdout.strip().splitlines()[-1])
 
 
 def main():
@@ -88,6 +103,7 @@ def main():
                     help="run each case this many times and keep the fastest (for shared, noisy machines)")
     ap.add_argument("--device", help="libvkt device (as VKT_DEVICE)")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--results", help="also write the rows in the results format (tools/bench/results/)")
     args = ap.parse_args()
     try:
         batches = [int(b) for b in args.batches.split(",")]
@@ -99,44 +115,73 @@ def main():
     if not os.access(exe, os.X_OK):
         sys.exit(f"bench_lenet: {exe} not found; build it first: ninja -C {args.build}")
 
-    rows, vkt_dev, torch_dev = [], None, None
+    rows, torch_rows, vkt_dev, torch_dev = [], [], None, None
     for b in batches:
-        t = None
-        for _ in range(args.repeat):
-            tr = run_torch(args.python, b, args.steps, args.warmup, args.warm_ms)
-            if tr and (not t or tr["ms_per_step"] < t["ms_per_step"]):
-                t = tr
-        if t:
-            torch_dev = f"{t['device']}, torch {t['torch']}"
+        torch_ms = {}
+        for mode, peer, _ in TORCH_MODES:
+            t = None
+            for _ in range(args.repeat):
+                tr = run_torch(args.python, b, args.steps, args.warmup, args.warm_ms, mode)
+                if tr and (not t or tr["ms_per_step"] < t["ms_per_step"]):
+                    t = tr
+            if t:
+                torch_dev = f"{t['device']}, torch {t['torch']}"
+                torch_ms[peer] = t["ms_per_step"]
+                torch_rows.append({"batch": b, "mode": mode, "ms_per_step": t["ms_per_step"]})
+                print(f"  batch {b:4d}  torch {mode:26s} {t['ms_per_step']:10.3f} ms/step", file=sys.stderr, flush=True)
         native = None
-        for name, env, forced in CASES:
-            r = min((run_vkt(exe, b, args.steps, args.warmup, args.warm_ms, args.device, env, forced)
+        for name, env, forced, flags in CASES:
+            r = min((run_vkt(exe, b, args.steps, args.warmup, args.warm_ms, args.device, env, forced, flags)
                      for _ in range(args.repeat)),
                     key=lambda x: x["ms_per_step"])
             vkt_dev = r["device"]
             native = native or r["ms_per_step"]
-            r.update(batch=b, case=name, torch_ms=t["ms_per_step"] if t else None,
-                     slowdown=r["ms_per_step"] / native)
+            r.update(batch=b, case=name, torch_ms=dict(torch_ms), slowdown=r["ms_per_step"] / native)
             rows.append(r)
-            print(f"  batch {b:4d}  {name:30s} {r['ms_per_step']:10.2f} ms/step", file=sys.stderr, flush=True)
+            print(f"  batch {b:4d}  {name:32s} {r['ms_per_step']:10.3f} ms/step", file=sys.stderr, flush=True)
 
+    out_rows = result_rows(rows)
     print(f"libvkt device: {vkt_dev}")
     print(f"torch device:  {torch_dev or 'not run'}")
     print(f"mean step time over {args.steps} steps after {args.warmup} warm-up steps and {args.warm_ms} ms of "
-          f"untimed steps, fastest of {args.repeat} "
-          f"run(s) per case; LeNet-5, tanh, fp32\n")
-    print("| batch | case | fallbacks/step | host ops/step | libvkt ms/step | torch ms/step | libvkt/torch | vs native |")
-    print("|---|---|---|---|---|---|---|---|")
-    for r in rows:
-        tm = f"{r['torch_ms']:.2f}" if r["torch_ms"] else "-"
-        ratio = f"{r['ms_per_step'] / r['torch_ms']:.2f}" if r["torch_ms"] else "-"
-        print(f"| {r['batch']} | {r['case']} | {r['fallbacks']:.0f} | {r['host_ops']:.0f} | {r['ms_per_step']:.2f} | {tm} "
-              f"| {ratio} | {r['slowdown']:.2f}x |")
+          f"untimed steps, fastest of {args.repeat} run(s) per case; LeNet-5, tanh, fp32\n")
+    print("| batch | case | fallbacks/step | libvkt ms/step | peer | peer ms/step | libvkt/peer |")
+    print("|---|---|---|---|---|---|---|")
+    for r in out_rows:
+        pv = f"{r['peer_value']:.3f}" if r.get("peer_value") else "-"
+        ratio = f"{r['value'] / r['peer_value']:.2f}" if r.get("peer_value") else "-"
+        print(f"| {r['size']} | {r['case']} | {r.get('fallbacks', 0):.0f} | {r['value']:.3f} | {r.get('peer', '-')} "
+              f"| {pv} | {ratio} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"schema": "lenet-bench/1", "vkt_device": vkt_dev, "torch_device": torch_dev,
-                       "steps": args.steps, "warmup": args.warmup, "warm_ms": args.warm_ms, "repeat": args.repeat, "rows": rows}, f, indent=1)
+                       "steps": args.steps, "warmup": args.warmup, "warm_ms": args.warm_ms, "repeat": args.repeat,
+                       "rows": rows, "torch": torch_rows}, f, indent=1)
+    if args.results:
+        results.write(args.results, device=vkt_dev, peer_device=torch_dev, rows=out_rows,
+                      command="python3 tools/bench/lenet/bench_lenet.py " + " ".join(sys.argv[1:]),
+                      date=datetime.date.today().isoformat())
 
+
+def result_rows(rows):
+    """The measured cases as results rows: native cases against each torch mode
+    they are the counterpart of, forced fallbacks against native (the cliff)."""
+    out = []
+    native = {r["batch"]: r["ms_per_step"] for r in rows if r["case"] == "native"}
+    for r in rows:
+        base = {"bench": "lenet", "case": r["case"], "size": str(r["batch"]), "value": round(r["ms_per_step"], 4),
+                "unit": "ms", "fallbacks": r["fallbacks"], "host_ops": r["host_ops"]}
+        if r.get("gpu_ms") is not None:
+            base.update(gpu_ms=round(r["gpu_ms"], 4), host_ms=round(r["host_ms"], 4))
+        peers = [(peer, r["torch_ms"].get(peer)) for _, peer, case in TORCH_MODES if case == r["case"]]
+        if r["case"] not in ("native", "native-graph"):
+            peers = [("native", native.get(r["batch"]))]
+        for peer, value in peers:
+            row = dict(base, peer=peer)
+            if value:
+                row["peer_value"] = round(value, 4)
+            out.append(row)
+    return out
 
 if __name__ == "__main__":
     main()

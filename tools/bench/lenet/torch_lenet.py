@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""torch_lenet — the LeNet-5 training step of vkt-lenet, in PyTorch eager mode.
+"""torch_lenet — the LeNet-5 training step of vkt-lenet, in PyTorch.
 
 The anchor for vkt-lenet's step time: the same architecture (conv 1->6 5x5
 pad 2, tanh, max pool 2x2, conv 6->16 5x5, tanh, max pool, dense 400-120-84-10
@@ -9,8 +9,14 @@ otherwise. A step is forward, backward and update, timed from start to a
 synchronised end; the figure is the mean over --steps after --warmup steps, as
 vkt-lenet reports it. Prints one JSON object on standard output.
 
-usage: torch_lenet.py --batch N [--steps N] [--warmup N] [--warm-ms MS] [--device cpu|cuda] [--act tanh|relu]
-                      [--threads N]
+--mode picks how the step runs: eager (each op launched from Python), graph
+(the whole step, forward, backward and SGD update, captured once in a CUDA
+graph and replayed on static inputs, as torch's documentation captures a
+whole network), or compile-graph (forward and loss compiled by torch.compile,
+then the whole step captured the same way). The graph modes need CUDA.
+
+usage: torch_lenet.py --batch N [--mode eager|graph|compile-graph] [--steps N] [--warmup N] [--warm-ms MS]
+                      [--device cpu|cuda] [--act tanh|relu] [--threads N]
 """
 import argparse
 import json
@@ -22,6 +28,7 @@ import time
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, required=True)
+    ap.add_argument("--mode", choices=["eager", "graph", "compile-graph"], default="eager")
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--warm-ms", type=int, default=0,
@@ -41,6 +48,8 @@ def main():
         sys.exit(f"torch_lenet: cannot import torch ({e}); pass --python a python that has it")
 
     dev = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    if args.mode != "eager" and dev != "cuda":
+        sys.exit(f"torch_lenet: --mode {args.mode} needs CUDA")
     if dev == "cuda":
         if not torch.cuda.is_available():
             sys.exit("torch_lenet: --device cuda but torch sees no CUDA device")
@@ -68,17 +77,43 @@ def main():
     x = torch.rand(args.batch, 1, 28, 28, device=dev)
     y = torch.randint(0, 10, (args.batch,), device=dev)
 
-    def step():
-        opt.zero_grad(set_to_none=True)
+    def forward(x, y):
         h = F.max_pool2d(act(F.conv2d(x, k1, b1, padding=2)), 2)
         h = F.max_pool2d(act(F.conv2d(h, k2, b2)), 2)
         h = h.reshape(args.batch, 400)
         h = act(F.linear(h, w3, b3))
         h = act(F.linear(h, w4, b4))
-        loss = F.nll_loss(F.log_softmax(F.linear(h, w5, b5), dim=1), y)
+        return F.nll_loss(F.log_softmax(F.linear(h, w5, b5), dim=1), y)
+
+    fwd = torch.compile(forward) if args.mode == "compile-graph" else forward
+
+    def eager_step():
+        opt.zero_grad(set_to_none=True)
+        loss = fwd(x, y)
         loss.backward()
         opt.step()
         return loss
+
+    step = eager_step
+    if args.mode != "eager":
+        # Warm up on a side stream (compilation, autotuning, the optimizer's
+        # first step), then capture one whole step; replays reuse its memory.
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                eager_step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        opt.zero_grad(set_to_none=True)
+        with torch.cuda.graph(graph):
+            static_loss = fwd(x, y)
+            static_loss.backward()
+            opt.step()
+
+        def step():
+            graph.replay()
+            return static_loss
 
     def sync():
         if dev == "cuda":
@@ -97,7 +132,8 @@ def main():
         step()
         sync()
         total += time.perf_counter() - t0
-    print(json.dumps({"source": "torch", "torch": torch.__version__, "device": name, "batch": args.batch,
+    print(json.dumps({"source": "torch", "mode": args.mode, "torch": torch.__version__, "device": name,
+                      "batch": args.batch,
                       "act": args.act, "steps": args.steps, "warmup": args.warmup, "warm_ms": args.warm_ms,
                       "ms_per_step": 1e3 * total / args.steps}))
 

@@ -6,11 +6,18 @@ figure on the same GPU, their ratio, and libvkt's ratio to the spec's target.
 Rows only one side has (the fallback row, a size torch did not run) keep "-"
 on the other side.
 
-usage: ratio.py VKT.json TORCH.json [-o OUT.md]
+--results FILE also writes the merged rows in the results format of
+tools/bench/results/ (RESULTS.md's tables are made from those files).
+
+usage: ratio.py VKT.json TORCH.json [-o OUT.md] [--results FILE] [--command TEXT]
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "results"))
+import results  # noqa: E402
 
 
 def load(path, source):
@@ -60,13 +67,38 @@ def table(vkt, torch):
     return "\n".join(out) + "\n"
 
 
+def write_results(path, vkt, torch, command):
+    by_key = {(r["op"], r["size"]): r for r in torch["rows"]}
+    rows = []
+    for r in vkt["rows"]:
+        t = by_key.get((r["op"], r["size"]))
+        row = {"bench": "ops", "case": r["op"], "size": r["size"], "value": r.get("figure"), "unit": r["unit"],
+               "path": r["path"], "peer": "torch"}
+        if r.get("time_ns") is not None:
+            row["time_us"] = round(r["time_ns"] / 1e3, 3)
+        if t and t.get("figure"):
+            row["peer_value"] = round(t["figure"], 1)
+        if r.get("target"):
+            row["target"] = r["target"]
+        if r.get("error"):
+            row["error"] = r["error"]
+        rows.append(row)
+    results.write(path, vkt["device"], rows, command, vkt["date"][:10],
+                  peer_device=f"{torch['device']}, torch {torch.get('torch', '?')}, TF32 off")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("vkt", help="vkt-bench --json output")
     ap.add_argument("torch", help="torch_anchor.py --json output")
     ap.add_argument("-o", "--output", help="write the table here as well as to stdout")
+    ap.add_argument("--results", help="write the merged rows here (tools/bench/results/ format)")
+    ap.add_argument("--command", default="bash tools/bench/vkt/gpu_sweep.sh", help="how the sweep was run")
     args = ap.parse_args()
-    text = table(load(args.vkt, "vkt"), load(args.torch, "torch"))
+    vkt, torch = load(args.vkt, "vkt"), load(args.torch, "torch")
+    text = table(vkt, torch)
+    if args.results:
+        write_results(args.results, vkt, torch, args.command)
     sys.stdout.write(text)
     if args.output:
         with open(args.output, "w") as f:

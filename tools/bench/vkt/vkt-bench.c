@@ -8,10 +8,8 @@
  * op ran natively: a size past the device's limits goes through the fallback,
  * and timing that as if it were GPU work would flatter the library. Such rows
  * are marked, not measured; one row forces the fallback on purpose and times
- * it in wall-clock, to show the cliff. Ops that a libvkt build lacks (looked up
- * with dlsym, so the bench links against any build) or that fail are reported
- * in their row. Every measured result is spot-checked against the host. */
-#include <dlfcn.h>
+ * it in wall-clock, to show the cliff. Ops that fail are reported in their
+ * row. Every measured result is spot-checked against the host. */
 #include <getopt.h>
 #include <jansson.h>
 #include <math.h>
@@ -65,22 +63,6 @@ static const bench_case cases[] = {
 /* The smallest maxStorageBufferRange among the devices we run on (lavapipe);
  * only used to word the reason of a gate the bench cannot read directly. */
 #define SMALL_RANGE (128.0 * 1024 * 1024)
-
-typedef int (*unary_fn)(const vkt_tensor *, vkt_tensor **);
-typedef int (*binary_fn)(const vkt_tensor *, const vkt_tensor *, vkt_tensor **);
-typedef int (*reduce_fn)(const vkt_tensor *, const int *, int, bool, vkt_tensor **);
-typedef int (*transpose_fn)(const vkt_tensor *, const int *, vkt_tensor **);
-typedef int (*dot_fn)(const vkt_tensor *, const int *, const int *, const vkt_tensor *, const int *,
-                      const int *, int, int, vkt_tensor **);
-
-/* Resolved at run time: ops still being written are absent from some builds. */
-static struct {
-    binary_fn add;
-    unary_fn exp;
-    reduce_fn sum;
-    transpose_fn transpose;
-    dot_fn dot;
-} fn;
 
 typedef struct row {
     const bench_case *bc;
@@ -170,31 +152,17 @@ static const char *unit(const bench_case *bc)
     return bc->kind == K_DOT ? "GFLOP/s" : "GB/s";
 }
 
-static bool op_available(const bench_case *bc, const char **symbol)
-{
-    switch (bc->kind) {
-    case K_ADD:
-    case K_ADD_FALLBACK: *symbol = "vkt_add"; return fn.add;
-    case K_EXP: *symbol = "vkt_exp"; return fn.exp;
-    case K_SUM:
-    case K_SUM_LAST: *symbol = "vkt_sum"; return fn.sum;
-    case K_TRANSPOSE: *symbol = "vkt_transpose"; return fn.transpose;
-    case K_DOT: *symbol = "vkt_dot"; return fn.dot;
-    }
-    return false;
-}
-
 static int run_op(const bench_case *bc, const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out)
 {
     static const int last[1] = {1}, perm[2] = {1, 0}, ca[1] = {1}, cb[1] = {0};
     switch (bc->kind) {
     case K_ADD:
-    case K_ADD_FALLBACK: return fn.add(a, b, out);
-    case K_EXP: return fn.exp(a, out);
-    case K_SUM: return fn.sum(a, NULL, 0, false, out);
-    case K_SUM_LAST: return fn.sum(a, last, 1, false, out);
-    case K_TRANSPOSE: return fn.transpose(a, perm, out);
-    case K_DOT: return fn.dot(a, ca, NULL, b, cb, NULL, 1, 0, out);
+    case K_ADD_FALLBACK: return vkt_add(a, b, out);
+    case K_EXP: return vkt_exp(a, out);
+    case K_SUM: return vkt_sum(a, NULL, 0, false, out);
+    case K_SUM_LAST: return vkt_sum(a, last, 1, false, out);
+    case K_TRANSPOSE: return vkt_transpose(a, perm, out);
+    case K_DOT: return vkt_dot(a, ca, NULL, b, cb, NULL, 1, 0, out);
     }
     return VKT_EINVAL;
 }
@@ -316,12 +284,6 @@ static void bench(const bench_case *bc, row *r)
     memset(r, 0, sizeof *r);
     r->bc = bc;
     r->figure = r->time_ns = r->wall_ns = NAN;
-    const char *sym = "";
-    if (!op_available(bc, &sym)) {
-        snprintf(r->path, sizeof r->path, "not built");
-        snprintf(r->error, sizeof r->error, "%s is not exported by this libvkt", sym);
-        return;
-    }
     int64_t elems = numel_in(bc);
     if (fill_random((size_t)elems + 1) != 0) {
         fail_row(r, "error", "out of host memory for the random inputs");
@@ -604,11 +566,6 @@ int main(int argc, char **argv)
     B.warmup = (int)warmup;
     B.warm_ns = (double)warm_ms * 1e6;
 
-    fn.add = (binary_fn)dlsym(RTLD_DEFAULT, "vkt_add");
-    fn.exp = (unary_fn)dlsym(RTLD_DEFAULT, "vkt_exp");
-    fn.sum = (reduce_fn)dlsym(RTLD_DEFAULT, "vkt_sum");
-    fn.transpose = (transpose_fn)dlsym(RTLD_DEFAULT, "vkt_transpose");
-    fn.dot = (dot_fn)dlsym(RTLD_DEFAULT, "vkt_dot");
 
     if (vkt_ctx_create(device, &B.ctx) != VKT_OK) {
         fprintf(stderr, "vkt-bench: %s: %s\n", vkt_status_name(VKT_ENODEV), vkt_last_error());

@@ -1,5 +1,6 @@
-/* runtime.c — Vulkan instance, device selection, the compute queue, and the
- * deferred command buffer that ops record into until a sync point. */
+/* context.c — a context's life: the Vulkan instance, device selection, the
+ * compute queue, the device's properties and the context's options. The work
+ * recorded on it is the command stream's (stream.c). */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,10 +8,6 @@
 #include <strings.h>
 
 #include "core.h"
-
-/* Submitting every few hundred dispatches bounds the memory a long chain of
- * ops holds in deferred frees, without paying a submission per op. */
-#define RT_BATCH_DISPATCHES 512
 
 static int rank_type(VkPhysicalDeviceType t)
 {
@@ -127,11 +124,6 @@ static int create_device(vkt_ctx *ctx)
     vkGetPhysicalDeviceProperties(ctx->phys, &ctx->props);
     vkGetPhysicalDeviceMemoryProperties(ctx->phys, &ctx->memprops);
 
-    VkPhysicalDeviceSubgroupProperties sg = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
-    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sg};
-    vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
-    ctx->subgroup_size = sg.subgroupSize ? sg.subgroupSize : 1;
-
     VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
     vkGetPhysicalDeviceFeatures2(ctx->phys, &f2);
@@ -169,30 +161,7 @@ static int create_device(vkt_ctx *ctx)
     if (!ctx->push_descriptors)
         return err_set(VKT_ENODEV, "vkCmdPushDescriptorSetKHR is not available");
 
-    VkCommandPoolCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-                                   .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-                                   .queueFamilyIndex = ctx->queue_family};
-    VK_TRY(vkCreateCommandPool(ctx->device, &pci, NULL, &ctx->pool));
-    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                       .commandPool = ctx->pool,
-                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-                                       .commandBufferCount = 1};
-    VK_TRY(vkAllocateCommandBuffers(ctx->device, &cai, &ctx->cmd));
-    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-    VK_TRY(vkCreateFence(ctx->device, &fci, NULL, &ctx->fence));
-    uint32_t qn = 0;
-    VkQueueFamilyProperties qf[16];
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &qn, NULL);
-    qn = qn > 16 ? 16 : qn;
-    vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &qn, qf);
-    if (qf[ctx->queue_family].timestampValidBits > 0 && ctx->props.limits.timestampPeriod > 0) {
-        VkQueryPoolCreateInfo qp = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                    .queryType = VK_QUERY_TYPE_TIMESTAMP,
-                                    .queryCount = 2};
-        VK_TRY(vkCreateQueryPool(ctx->device, &qp, NULL, &ctx->timestamps));
-    }
-    ctx->last_gpu_ns = -1;
-    return VKT_OK;
+    return rt_init(ctx);
 }
 
 static void read_env(vkt_ctx *ctx)
@@ -206,6 +175,9 @@ static void read_env(vkt_ctx *ctx)
     const char *nd = getenv("VKT_NATIVE_DISABLE");
     if (nd && *nd)
         vkt_ctx_set_native_disable(ctx, nd);
+    const char *dk = getenv("VKT_DOT_KERNEL");
+    if (dk && *dk)
+        ctx->dot_kernel = strdup(dk);
 }
 
 VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out)
@@ -253,22 +225,15 @@ VKT_API void vkt_ctx_destroy(vkt_ctx *ctx)
     if (!ctx)
         return;
     if (ctx->device) {
-        if (ctx->recording)
-            rt_flush(ctx);
-        vkDeviceWaitIdle(ctx->device);
+        rt_destroy(ctx);
         pl_destroy_all(ctx);
         mem_destroy_all(ctx);
-        if (ctx->timestamps)
-            vkDestroyQueryPool(ctx->device, ctx->timestamps, NULL);
-        if (ctx->fence)
-            vkDestroyFence(ctx->device, ctx->fence, NULL);
-        if (ctx->pool)
-            vkDestroyCommandPool(ctx->device, ctx->pool, NULL);
         vkDestroyDevice(ctx->device, NULL);
     }
     if (ctx->instance)
         vkDestroyInstance(ctx->instance, NULL);
     free(ctx->native_disable);
+    free(ctx->dot_kernel);
     free(ctx);
 }
 
@@ -311,98 +276,4 @@ VKT_API int vkt_ctx_set_fallback_result(vkt_ctx *ctx, vkt_residency where)
         return err_set(VKT_EINVAL, "vkt_ctx_set_fallback_result: bad argument");
     ctx->fallback_result = where;
     return VKT_OK;
-}
-
-int rt_cmd(vkt_ctx *ctx, VkCommandBuffer *out)
-{
-    if (ctx->device_lost)
-        return err_set(VKT_EDEVICE, "the Vulkan device was lost earlier; create a new context");
-    if (!ctx->recording) {
-        VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-                                       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT};
-        VK_TRY(vkBeginCommandBuffer(ctx->cmd, &bi));
-        if (ctx->timestamps) {
-            vkCmdResetQueryPool(ctx->cmd, ctx->timestamps, 0, 2);
-            vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ctx->timestamps, 0);
-        }
-        ctx->recording = true;
-        ctx->pending = 0;
-        ctx->barrier_seq = ctx->seq;
-    }
-    *out = ctx->cmd;
-    return VKT_OK;
-}
-
-int rt_flush(vkt_ctx *ctx)
-{
-    if (!ctx->recording) {
-        mem_collect(ctx);
-        return VKT_OK;
-    }
-    ctx->recording = false;
-    if (ctx->timestamps)
-        vkCmdWriteTimestamp(ctx->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->timestamps, 1);
-    VkResult r = vkEndCommandBuffer(ctx->cmd);
-    if (r == VK_SUCCESS) {
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &ctx->cmd};
-        r = vkQueueSubmit(ctx->queue, 1, &si, ctx->fence);
-        if (r == VK_SUCCESS) {
-            r = vkWaitForFences(ctx->device, 1, &ctx->fence, VK_TRUE, UINT64_MAX);
-            vkResetFences(ctx->device, 1, &ctx->fence);
-        }
-    }
-    vkResetCommandBuffer(ctx->cmd, 0);
-    ctx->barrier_seq = ctx->seq;
-    ctx->pending = 0;
-    if (r == VK_ERROR_DEVICE_LOST)
-        ctx->device_lost = true;
-    if (r != VK_SUCCESS)
-        return err_vk(r, "submitting recorded work");
-    uint64_t ts[2];
-    if (ctx->timestamps && vkGetQueryPoolResults(ctx->device, ctx->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0],
-                                                 VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
-        ctx->last_gpu_ns = (double)(ts[1] - ts[0]) * ctx->props.limits.timestampPeriod;
-    mem_collect(ctx);
-    return VKT_OK;
-}
-
-void rt_before_read(vkt_ctx *ctx, VkCommandBuffer cmd, const tn_storage *st)
-{
-    if (st->write_seq <= ctx->barrier_seq)
-        return;
-    /* One global barrier orders every earlier write (shader or transfer) before
-     * every later access; finer per-buffer barriers buy nothing on compute. */
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
-    vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
-                         NULL, 0, NULL);
-    ctx->barrier_seq = ctx->seq;
-}
-
-void rt_after_write(vkt_ctx *ctx, tn_storage *st)
-{
-    st->write_seq = ctx->seq;
-}
-
-int rt_recorded(vkt_ctx *ctx)
-{
-    if (++ctx->pending >= RT_BATCH_DISPATCHES)
-        return rt_flush(ctx);
-    return VKT_OK;
-}
-
-VKT_API double vkt_ctx_last_gpu_ns(const vkt_ctx *ctx)
-{
-    return ctx ? ctx->last_gpu_ns : -1;
-}
-
-VKT_API int vkt_sync(vkt_ctx *ctx)
-{
-    err_clear();
-    if (!ctx)
-        return err_set(VKT_EINVAL, "vkt_sync: ctx is NULL");
-    return rt_flush(ctx);
 }

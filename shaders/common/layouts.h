@@ -1,0 +1,145 @@
+/* layouts.h — the push-constant layouts and parameter-block offsets that the
+ * C recorders (backend/ops/) and the GLSL kernels (shaders/) share: one text,
+ * included by both, so the two sides cannot drift apart.
+ *
+ * A layout is a field list, NAME_FIELDS, of 32-bit scalars and arrays of them
+ * (std430 lays those out as C does). C declares `typedef struct name_push {
+ * NAME_FIELDS } name_push;`, a kernel `layout(push_constant) uniform P {
+ * NAME_FIELDS } p;`. VULKAN is defined by glslang for Vulkan targets only. */
+#ifndef VKT_LAYOUTS_H
+#define VKT_LAYOUTS_H
+
+#ifdef VULKAN
+#define PC_U32 uint
+#define PC_I32 int
+#else
+#include <stdint.h>
+#define PC_U32 uint32_t
+#define PC_I32 int32_t
+#endif
+
+/* Rank limit of the layouts; C asserts it equals VKT_MAX_RANK. */
+#define PC_MAXR 6
+
+/* elementwise (common/elementwise.glsl): the output's shape, and per input
+ * element strides that are 0 along broadcast axes; contig: every input has
+ * the output's shape. as_type and in-op conversions fill the first four only. */
+#define EW_PUSH_FIELDS                                                          \
+    PC_U32 n, rank, contig, aux;                                                \
+    PC_U32 shape[PC_MAXR];                                                      \
+    PC_U32 sa[PC_MAXR];                                                         \
+    PC_U32 sb[PC_MAXR];                                                         \
+    PC_U32 sc[PC_MAXR];
+
+/* reduce (reduce/reduce.glsl): kept and reduced groups of the input. */
+#define RD_PUSH_FIELDS                                                          \
+    PC_U32 nout, nred, chunk, nparts;                                           \
+    PC_U32 kshape[3];                                                           \
+    PC_U32 kstride[3];                                                          \
+    PC_U32 rshape[3];                                                           \
+    PC_U32 rstride[3];
+
+/* movement: the strided copy (move.comp), dst[obase + c.ost] = src[ibase + c.ist]
+ * with round-up reciprocals (magic, packed shifts) dividing by the shape. */
+#define MV_PUSH_FIELDS                                                          \
+    PC_U32 n, rank;                                                             \
+    PC_I32 ibase, obase;                                                        \
+    PC_U32 shifts;                                                              \
+    PC_U32 shape[PC_MAXR];                                                      \
+    PC_U32 magic[PC_MAXR];                                                      \
+    PC_I32 ist[PC_MAXR];                                                        \
+    PC_I32 ost[PC_MAXR];
+
+/* movement: the shared-memory transpose of the last two axes (transpose_tiled.comp). */
+#define TILED_PUSH_FIELDS PC_U32 b, rows, cols, tiles_r, tiles_c;
+
+/* movement: pad.comp; step_or_magic holds interior + 1 per axis with interior
+ * padding (INTERIOR), else the dividers of the shape. */
+#define PAD_PUSH_FIELDS                                                         \
+    PC_U32 n, rank, shifts;                                                     \
+    PC_U32 shape[PC_MAXR];                                                      \
+    PC_I32 lo[PC_MAXR];                                                         \
+    PC_U32 xdim[PC_MAXR];                                                       \
+    PC_U32 step_or_magic[PC_MAXR];
+
+/* movement: gather.comp; dims and strides list the indexed axes [0, k), then
+ * the free ones; magic divides by the free dims. empty: an indexed axis has
+ * size 0, so the result is zeros. */
+#define GATHER_PUSH_FIELDS                                                      \
+    PC_U32 n, k, nf, slab;                                                      \
+    PC_U32 empty, slab_magic, slab_shift, shifts;                               \
+    PC_U32 dims[PC_MAXR];                                                       \
+    PC_U32 strides[PC_MAXR];                                                    \
+    PC_U32 magic[PC_MAXR];
+
+/* dot: the batched GEMM (gemm.comp, direct.comp). One stride per index of each
+ * operand; a_mfast/b_nfast say which index is contiguous (the coalesced load
+ * order); a_off/b_off start a dispatch at its slice of K and accumulate adds
+ * to what the earlier slices wrote; a_vec/b_vec: the operand may be read as
+ * aligned 4-vectors along its contiguous index (VEC kernels). */
+#define DOT_PUSH_FIELDS                                                         \
+    PC_U32 M, N, K, Q;                                                          \
+    PC_U32 a_sq, a_sm, a_sk;                                                    \
+    PC_U32 b_sq, b_sk, b_sn;                                                    \
+    PC_U32 a_mfast, b_nfast;                                                    \
+    PC_U32 tiles_m, tiles_n;                                                    \
+    PC_U32 a_off, b_off, accumulate;                                            \
+    PC_U32 a_vec, b_vec;
+
+/* dot: pack.comp, a strided copy into (batch, contracting, free) order. */
+#define DOT_PACK_PUSH_FIELDS                                                    \
+    PC_U32 n, rank;                                                             \
+    PC_U32 shape[PC_MAXR];                                                      \
+    PC_U32 stride[PC_MAXR];
+
+/* sort: block.comp and merge.comp. */
+#define SORT_PUSH_FIELDS PC_U32 rows, n, inner, blk, nb, ngroups, desc, arg, final_, w;
+
+/* window (window/window.glsl): the slice [k0, k1) of window positions one
+ * dispatch walks; first: start from the identity or init value. */
+#define WN_PUSH_FIELDS PC_U32 n, k0, k1, first;
+
+/* The window family's parameter block (a storage buffer of ints: six axes of
+ * WP ints each, padded at the front with size-1 windows). */
+#define W_IN 0  /* input size */
+#define W_OUT 1 /* windows along the axis (the reduction's output, the scatter's source) */
+#define W_WIN 2 /* window size */
+#define W_STR 3 /* stride */
+#define W_LO 4  /* low padding (negative trims) */
+#define W_DIL 5 /* window dilation */
+#define W_IST 6 /* element stride of the input */
+#define W_SST 7 /* element stride of the windows' tensor (output or source) */
+#define W_NB 8  /* scatter: most windows that can cover one element */
+#define WP 10
+
+/* The conv family's parameter block (a storage buffer of ints). */
+#define CV_N 0        /* canonical output elements */
+#define CV_O 1        /* output features */
+#define CV_CG 2       /* input features per feature group (kernel axis 1) */
+#define CV_PER_FG 3   /* output features per feature group */
+#define CV_PER_BG 4   /* output features per batch group */
+#define CV_BATCH_BG 5 /* input batch per batch group (= output batch) */
+#define CV_XS_N 6     /* element strides of the canonical batch/feature axes */
+#define CV_XS_C 7
+#define CV_KS_O 8
+#define CV_KS_I 9
+#define CV_YS_N 10
+#define CV_YS_C 11
+#define CV_KSP 12 /* kernel spatial elements */
+#define CV_R 13   /* reduction length: CG * KSP */
+#define CV_SP 16  /* then CV_SPW ints per spatial dim, four dims: */
+#define CV_OSZ 0
+#define CV_ISZ 1
+#define CV_KSZ 2
+#define CV_STR 3
+#define CV_LO 4
+#define CV_LD 5
+#define CV_RD 6
+#define CV_XST 7
+#define CV_KST 8
+#define CV_YST 9
+#define CV_KSTEP 10 /* ld / gcd(rd, ld): kernel steps between taps that hit input elements */
+#define CV_SPW 11
+#define CV_NPARAM (CV_SP + 4 * CV_SPW)
+
+#endif

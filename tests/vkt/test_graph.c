@@ -1,0 +1,289 @@
+/* test_graph.c — recorded steps (vkt_graph_*), vkt_tensor_write, vkt_assign and
+ * the per-dispatch profile.
+ *
+ * A graph must replay exactly what the same ops compute eagerly, on new inputs
+ * written into its bound tensors, with state updated in place; count its ops
+ * at every launch; refuse anything it could not replay honestly (a fallback, a
+ * host-resident op, a read, a write or a sync while recording), naming the op;
+ * and refuse a launch after a bound tensor was freed. */
+#include <math.h>
+#include <string.h>
+
+#include "harness.h"
+
+TestSuite(graph, .init = h_setup, .fini = h_teardown, .timeout = 120);
+
+static vkt_stats_entry stats_of(const char *op)
+{
+    vkt_stats_entry e[H_MAX_OPS];
+    size_t n = vkt_stats(e, H_MAX_OPS);
+    for (size_t i = 0; i < n && i < H_MAX_OPS; i++)
+        if (strcmp(e[i].op, op) == 0)
+            return e[i];
+    return (vkt_stats_entry){op, 0, 0, 0};
+}
+
+static uint64_t native_of(const char *op)
+{
+    return stats_of(op).native;
+}
+
+/* y = sum(tanh(x * w + b), axis 1) and z = dot(x, w^T-ish): a few families. */
+static void step(vkt_tensor *x, vkt_tensor *w, vkt_tensor *b, vkt_tensor **y, vkt_tensor **z)
+{
+    static const int ax1[1] = {1}, c1[1] = {1};
+    vkt_tensor *t1, *t2, *t3;
+    H_OK(vkt_multiply(x, w, &t1));
+    H_OK(vkt_add(t1, b, &t2));
+    H_OK(vkt_tanh(t2, &t3));
+    H_OK(vkt_sum(t3, ax1, 1, false, y));
+    H_OK(vkt_dot(x, c1, NULL, w, c1, NULL, 1, 0, z));
+    vkt_tensor_free(t1);
+    vkt_tensor_free(t2);
+    vkt_tensor_free(t3);
+}
+
+Test(graph, replays_new_inputs_like_eager_runs)
+{
+    h_shape sx = {2, {37, 300}}, sb = {1, {300}};
+    vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, 1), *w = h_rand(VKT_F32, &sx, -1, 1, 2),
+               *b = h_rand(VKT_F32, &sb, -1, 1, 3), *y, *z;
+    H_OK(vkt_graph_begin(h_ctx));
+    step(x, w, b, &y, &z);
+    vkt_graph *g = NULL;
+    H_OK(vkt_graph_end(h_ctx, &g));
+    cr_assert_not_null(g);
+    cr_assert_gt(vkt_graph_dispatches(g), 4, "%zu dispatches recorded", vkt_graph_dispatches(g));
+    size_t nx = h_numel(&sx);
+    float *host = malloc(nx * sizeof *host);
+    cr_assert_not_null(host);
+    for (int launch = 0; launch < 3; launch++) {
+        vkt_tensor *fresh = h_rand(VKT_F32, &sx, -2, 2, 10 + (uint64_t)launch), *ey, *ez;
+        H_OK(vkt_tensor_read(fresh, host, nx * sizeof *host));
+        H_OK(vkt_tensor_write(x, host, nx * sizeof *host));
+        uint64_t dots = native_of("dot"), tanhs = native_of("tanh");
+        FBCOUNT_ASSERT_NONE(H_OK(vkt_graph_launch(g)));
+        cr_expect_eq(native_of("dot"), dots + 1, "a launch counts its recorded dot once");
+        cr_expect_eq(native_of("tanh"), tanhs + 1);
+        step(fresh, w, b, &ey, &ez);
+        char what[64];
+        snprintf(what, sizeof what, "launch %d: sum", launch);
+        h_compare(y, ey, H_EXACT, what);
+        snprintf(what, sizeof what, "launch %d: dot", launch);
+        h_compare(z, ez, H_EXACT, what);
+        vkt_tensor_free(fresh);
+        vkt_tensor_free(ey);
+        vkt_tensor_free(ez);
+    }
+    free(host);
+    vkt_graph_free(g);
+    vkt_tensor_free(x);
+    vkt_tensor_free(w);
+    vkt_tensor_free(b);
+    vkt_tensor_free(y);
+    vkt_tensor_free(z);
+}
+
+/* w -= lr * g, in place: each launch starts from the last one's w. */
+Test(graph, assign_updates_state_in_place)
+{
+    h_shape s = {1, {1000}};
+    vkt_tensor *w = h_rand(VKT_F32, &s, -1, 1, 4), *g = h_rand(VKT_F32, &s, -1, 1, 5), *lr = h_scalar(VKT_F32, 0.25);
+    float *w0 = h_read(w), *gv = h_read(g);
+    H_OK(vkt_graph_begin(h_ctx));
+    vkt_tensor *step_, *nw;
+    H_OK(vkt_multiply(g, lr, &step_));
+    H_OK(vkt_subtract(w, step_, &nw));
+    H_OK(vkt_assign(w, nw));
+    vkt_tensor_free(step_);
+    vkt_tensor_free(nw);
+    vkt_graph *gr;
+    H_OK(vkt_graph_end(h_ctx, &gr));
+    for (int k = 0; k < 3; k++)
+        H_OK(vkt_graph_launch(gr));
+    float *w3 = h_read(w);
+    for (int i = 0; i < 1000; i++) {
+        float want = w0[i];
+        for (int k = 0; k < 3; k++)
+            want = want - gv[i] * 0.25f;
+        cr_assert_eq(w3[i], want, "w[%d] after 3 launches: %g, want %g", i, w3[i], want);
+    }
+    free(w0);
+    free(gv);
+    free(w3);
+    vkt_graph_free(gr);
+    vkt_tensor_free(w);
+    vkt_tensor_free(g);
+    vkt_tensor_free(lr);
+}
+
+/* The census stays complete: an op that would fall back is refused, naming
+ * it, and nothing leaves the GPU; the recording then fails at its end. */
+Test(graph, refuses_a_fallback_and_names_the_op)
+{
+    h_shape s = {1, {64}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 6), *y = (vkt_tensor *)1, *a, *b;
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "exp"));
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_negate(x, &a));
+    int st;
+    FBCOUNT_ASSERT_NONE(st = vkt_exp(a, &y));
+    cr_assert_eq(st, VKT_EGRAPH, "exp in a recording: %s", vkt_status_name(st));
+    cr_assert_null(y);
+    cr_assert(strstr(vkt_last_error(), "vkt_exp") && strstr(vkt_last_error(), "VKT_NATIVE_DISABLE"),
+              "message: %s", vkt_last_error());
+    H_OK(vkt_abs(a, &b));
+    vkt_graph *g = (vkt_graph *)1;
+    cr_assert_eq(vkt_graph_end(h_ctx, &g), VKT_EGRAPH, "%s", vkt_last_error());
+    cr_assert_null(g);
+    h_native_disable_env();
+    /* The context records eagerly again. */
+    vkt_tensor *c;
+    H_NATIVE(vkt_exp(x, &c));
+    vkt_tensor_free(a);
+    vkt_tensor_free(b);
+    vkt_tensor_free(c);
+    vkt_tensor_free(x);
+}
+
+Test(graph, misuse_is_an_error_with_a_message)
+{
+    h_shape s = {1, {16}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 7), *h = h_rand(VKT_F32, &s, -1, 1, 8), *y = NULL, *t;
+    float buf[16] = {0};
+    vkt_graph *g = NULL;
+    cr_assert_eq(vkt_graph_end(h_ctx, &g), VKT_EGRAPH, "end without begin");
+    H_OK(vkt_tensor_move(h, VKT_HOST));
+    H_OK(vkt_graph_begin(h_ctx));
+    cr_assert_eq(vkt_graph_begin(h_ctx), VKT_EGRAPH, "a second begin");
+    H_OK(vkt_negate(x, &y));
+    cr_assert_eq(vkt_tensor_read(y, buf, sizeof buf), VKT_EGRAPH, "a read while recording");
+    cr_assert(strstr(vkt_last_error(), "recording"), "%s", vkt_last_error());
+    cr_assert_eq(vkt_tensor_write(x, buf, sizeof buf), VKT_EGRAPH, "a write while recording");
+    cr_assert_eq(vkt_sync(h_ctx), VKT_EGRAPH, "a sync while recording");
+    cr_assert_eq(vkt_abs(h, &t), VKT_EGRAPH, "a host-resident op while recording");
+    cr_assert(strstr(vkt_last_error(), "vkt_abs"), "%s", vkt_last_error());
+    cr_assert_eq(vkt_graph_end(h_ctx, &g), VKT_EGRAPH, "the refused op makes the recording fail");
+    /* A good recording, then a bound tensor freed: the launch refuses. */
+    vkt_tensor *z;
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_negate(x, &z));
+    H_OK(vkt_graph_end(h_ctx, &g));
+    H_OK(vkt_graph_begin(h_ctx));
+    cr_assert_eq(vkt_graph_launch(g), VKT_EGRAPH, "a launch while another graph records");
+    vkt_graph *g2;
+    H_OK(vkt_graph_end(h_ctx, &g2));
+    vkt_graph_free(g2);
+    H_OK(vkt_graph_launch(g));
+    vkt_tensor_free(x);
+    cr_assert_eq(vkt_graph_launch(g), VKT_EGRAPH, "a launch after a bound tensor was freed");
+    cr_assert(strstr(vkt_last_error(), "freed"), "%s", vkt_last_error());
+    cr_assert_eq(vkt_graph_launch(NULL), VKT_EINVAL);
+    vkt_graph_free(g);
+    vkt_graph_free(NULL);
+    vkt_tensor_free(y);
+    vkt_tensor_free(z);
+    vkt_tensor_free(h);
+}
+
+/* Constants made during the recording, and intermediates freed during it,
+ * keep their contents for every launch. */
+Test(graph, constants_and_intermediates_survive)
+{
+    h_shape s = {1, {4096}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 9), *y;
+    H_OK(vkt_graph_begin(h_ctx));
+    vkt_tensor *k, *t;
+    H_OK(vkt_full(h_ctx, VKT_F32, NULL, 0, 3.0, &k));
+    H_OK(vkt_multiply(x, k, &t));
+    vkt_tensor_free(k);
+    H_OK(vkt_negate(t, &y));
+    vkt_tensor_free(t);
+    vkt_graph *g;
+    H_OK(vkt_graph_end(h_ctx, &g));
+    /* Allocations after the recording must not land on the graph's memory. */
+    vkt_tensor *other = h_rand(VKT_F32, &s, 5, 6, 10);
+    for (int k2 = 0; k2 < 2; k2++) {
+        H_OK(vkt_graph_launch(g));
+        float *xv = h_read(x), *yv = h_read(y);
+        for (int i = 0; i < 4096; i++)
+            cr_assert_eq(yv[i], -(xv[i] * 3.0f), "launch %d: y[%d] = %g", k2, i, yv[i]);
+        free(xv);
+        free(yv);
+    }
+    vkt_graph_free(g);
+    vkt_tensor_free(other);
+    vkt_tensor_free(x);
+    vkt_tensor_free(y);
+}
+
+Test(graph, tensor_write_and_assign_anywhere)
+{
+    h_shape s = {2, {3, 5}};
+    vkt_tensor *a = h_rand(VKT_S32, &s, -9, 9, 11), *b = h_rand(VKT_S32, &s, -9, 9, 12);
+    int32_t v[15];
+    for (int i = 0; i < 15; i++)
+        v[i] = i * 7 - 3;
+    H_OK(vkt_tensor_write(a, v, sizeof v));
+    int32_t *r = h_read(a);
+    cr_assert(memcmp(r, v, sizeof v) == 0, "write then read");
+    free(r);
+    cr_assert_eq(vkt_tensor_write(a, v, sizeof v - 4), VKT_EINVAL);
+    H_NATIVE(vkt_assign(b, a));
+    h_compare(b, a, H_EXACT, "assign on the device");
+    /* both on the host: a host-resident op, reported as such */
+    H_OK(vkt_tensor_move(a, VKT_HOST));
+    H_OK(vkt_tensor_move(b, VKT_HOST));
+    H_OK(vkt_tensor_write(a, v, sizeof v));
+    uint64_t host = stats_of("assign").host;
+    H_OK(vkt_assign(b, a));
+    cr_assert_eq(stats_of("assign").host, host + 1, "assign of host tensors runs on the host");
+    cr_assert_eq(vkt_tensor_residency(b), VKT_HOST);
+    h_compare(b, a, H_EXACT, "assign on the host");
+    h_shape s2 = {1, {15}};
+    vkt_tensor *f = h_rand(VKT_F32, &s, -1, 1, 13), *l = h_rand(VKT_S32, &s2, 0, 1, 14);
+    cr_assert_eq(vkt_assign(b, f), VKT_EDTYPE, "dtypes differ");
+    cr_assert_eq(vkt_assign(b, l), VKT_ESHAPE, "shapes differ");
+    cr_assert(strstr(vkt_last_error(), "vkt_assign"), "%s", vkt_last_error());
+    vkt_tensor_free(a);
+    vkt_tensor_free(b);
+    vkt_tensor_free(f);
+    vkt_tensor_free(l);
+}
+
+Test(graph, profile_names_ops_and_kernels)
+{
+    h_shape s = {1, {5000}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 15), *y, *z;
+    H_OK(vkt_negate(x, &z));
+    H_OK(vkt_sync(h_ctx));
+    vkt_tensor_free(z);
+    if (vkt_ctx_last_gpu_ns(h_ctx) < 0)
+        cr_skip_test("the queue of %s has no timestamps", vkt_ctx_device_name(h_ctx));
+    H_OK(vkt_ctx_set_profiling(h_ctx, true));
+    cr_assert_eq(vkt_profile_read(h_ctx, NULL, 0), 0, "nothing timed yet");
+    H_OK(vkt_exp(x, &y));
+    H_OK(vkt_sync(h_ctx));
+    vkt_profile_entry e[8];
+    size_t n = vkt_profile_read(h_ctx, e, 8);
+    cr_assert_eq(n, 1, "one dispatch, %zu entries", n);
+    cr_assert_str_eq(e[0].op, "exp");
+    cr_assert(strncmp(e[0].kernel, "unary", 5) == 0, "kernel %s", e[0].kernel);
+    cr_assert(e[0].gpu_ns >= 0);
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_sqrt(y, &z));
+    vkt_graph *g;
+    H_OK(vkt_graph_end(h_ctx, &g));
+    H_OK(vkt_graph_launch(g));
+    H_OK(vkt_graph_launch(g));
+    n = vkt_profile_read(h_ctx, e, 1);
+    cr_assert_eq(n, 2, "two launches of one dispatch, %zu entries", n);
+    cr_assert_str_eq(e[0].op, "sqrt");
+    cr_assert_eq(vkt_profile_read(h_ctx, e, 8), 1, "the second launch's entry is left");
+    cr_assert_eq(vkt_profile_read(h_ctx, NULL, 0), 0);
+    H_OK(vkt_ctx_set_profiling(h_ctx, false));
+    vkt_graph_free(g);
+    vkt_tensor_free(x);
+    vkt_tensor_free(y);
+    vkt_tensor_free(z);
+}
