@@ -127,10 +127,11 @@ for macro in ("VKT_UNARY_OPS", "VKT_BINARY_OPS"):
     m = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", vkt_h, re.S)
     expect(m, f"vkt.h: {macro} not found")
     public |= set(re.findall(r"X\((\w+)\)", m.group(1) if m else ""))
-public |= set(re.findall(r"\b(VKT_E[A-Z]+)\s*=", vkt_h))
+public |= set(re.findall(r"\b(VKT_E[A-Z]+)\s*(?:=|,\s*-)", vkt_h))  # enum or X(name, value)
 backend = "".join(open(f).read() for f in glob.glob(os.path.join(SRC, "backend", "*.c")))
 public |= set(re.findall(r'getenv\("(\w+)"\)', backend))
-expect(len(public) >= 120, f"names found in libvkt's sources: {len(public)}")
+expect(len(public) >= 120 and "VKT_EINVAL" in public,
+       f"names found in libvkt's sources: {len(public)}")
 for name in sorted(public):
     expect(word_in(name, vkt3), f"vkt.3: {name} is not described")
 

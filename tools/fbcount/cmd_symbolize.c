@@ -317,6 +317,7 @@ static json_t *inlined_frame(json_t *real, const inl_frame *l)
 typedef struct {
     fbr_native n;
     size_t first;
+    uint64_t offset; /* in its module, when n.module >= 0 */
 } native;
 
 static const fbr_native *native_at(void *ctx, size_t i)
@@ -494,18 +495,16 @@ static void expand_frame_table(json_t *root)
     json_object_del(root, FBR_FRAME_TABLE);
 }
 
-/* The name of a site frame without a symbol, as the shim names it: module+0xoffset. */
-static const char *unnamed(const json_t *fr, char *buf, size_t cap)
+/* The name of a site frame, as the shim names one without a symbol: module+0xoffset. */
+static const char *unnamed(const json_t *fr, const native *n, char *buf, size_t cap)
 {
     const char *sym = json_string_value(json_object_get(fr, FBR_SYMBOL));
-    const char *mod = json_string_value(json_object_get(fr, FBR_MODULE));
-    const char *off = json_string_value(json_object_get(fr, FBR_OFFSET));
     if (sym)
         return sym;
-    if (!mod || !off)
+    if (!n->n.path)
         return FBR_UNKNOWN;
-    const char *slash = strrchr(mod, '/');
-    snprintf(buf, cap, "%s+%s", slash ? slash + 1 : mod, off);
+    const char *slash = strrchr(n->n.path, '/');
+    snprintf(buf, cap, "%s+0x%" PRIx64, slash ? slash + 1 : n->n.path, n->offset);
     return buf;
 }
 
@@ -531,7 +530,7 @@ static void attribute(json_t *root, json_t *js, const native *nat, size_t n,
         /* The innermost function at that address: a helper inlined into its caller is the
          * code that called the op, at its own line. */
         const json_t *fr = json_array_get(frames, nat[a.site].first);
-        s.site = unnamed(fr, buf, sizeof buf);
+        s.site = unnamed(fr, &nat[a.site], buf, sizeof buf);
         s.file = json_string_value(json_object_get(fr, FBR_FILE));
         s.line = s.file ? (long)get_int(fr, FBR_LINE) : 0;
         s.module = nat[a.site].n.path;
@@ -640,7 +639,7 @@ static size_t symbolize(json_t *root, const modtab *t)
             json_array_append(out, fr);
             nat[nn++] = (native){{json_string_value(json_object_get(fr, FBR_SYMBOL)), m,
                                   m >= 0 ? t->paths[m] : NULL},
-                                 first};
+                                 first, off};
         }
         json_object_set(js, FBR_FRAMES, out);
         const char *op = json_string_value(json_object_get(js, FBR_OP));
