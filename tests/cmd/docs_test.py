@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
-"""The man pages render without a groff warning, and the JSON schemas accept what the
-command and the shim really write (hand-made dumps, and every report, diff and check form).
+"""The man pages render without a groff warning, are all installed, and say what the code
+does: fbcount(1) names every subcommand, option and option value of the command's --help,
+libfbcount(3) every variable the shim reads (and every %-escape of FBCOUNT_OUTPUT) and every
+function of fbcount.h, vkt(3) every function, op, status and variable of libvkt, and
+fbcount-dump(5) every field name of rules/fields.h. The JSON schemas accept what the command
+and the shim really write (hand-made dumps, and every report, diff and check form).
 
 usage: docs_test.py FBCOUNT DATA_DIR SOURCE_ROOT [BUILD_ROOT]
 """
@@ -33,6 +37,110 @@ for page in pages:
     text = re.sub(r".\x08", "", p.stdout)  # overstrike bold, where man keeps it
     expect(p.returncode == 0 and "NAME" in text and "SEE ALSO" in text,
            f"{page}: man -l fails: {p.stderr}")
+
+
+
+def source_text(page):
+    """A page's source as plain text: escapes and font changes dropped, so names can be
+    looked for in it whatever markup surrounds them."""
+    t = open(page).read().replace("\\-", "-").replace("\\e", "\\")
+    return re.sub(r"\\f[BIRP]|\\\(\w\w|\\&", "", t)
+
+
+def section(text, name):
+    m = re.search(r"^\.SH " + re.escape(name) + r"\n(.*?)(?=^\.SH |\Z)", text, re.M | re.S)
+    return m.group(1) if m else ""
+
+
+def word_in(word, text):
+    return re.search(r"(?<![\w-])" + re.escape(word) + r"(?![\w-])", text) is not None
+
+
+def page(name):
+    return source_text(os.path.join(SRC, "docs", "man", name))
+
+
+# Every page is installed (tools/fbcount/meson.build).
+build_text = open(os.path.join(SRC, "tools", "fbcount", "meson.build")).read()
+installed = re.search(r"install_man\((.*?)\)", build_text, re.S)
+installed = {os.path.basename(x) for x in re.findall(r"'([^']+)'", installed.group(1))} \
+    if installed else set()
+for pg in pages:
+    expect(os.path.basename(pg) in installed, f"{pg}: not in install_man ({sorted(installed)})")
+expect({"libfbcount.3", "vkt.3", "fbcount-dump.5", "fbcount.1"} <= installed,
+       f"install_man lacks a page: {sorted(installed)}")
+
+# fbcount(1): every subcommand, option and option value the command's help names.
+fb1 = source_text(os.path.join(SRC, "tools", "fbcount", "fbcount.1"))
+top = subprocess.run([FB, "--help"], capture_output=True, text=True).stdout
+subs = re.findall(r"^  ([a-z]+)  ", top.split("Commands:")[1].split("\n\n")[0], re.M)
+expect(len(subs) >= 6, f"fbcount --help lists its commands: {subs}")
+commands = section(fb1, "COMMANDS")
+synopsis = section(fb1, "SYNOPSIS")
+for opt in ("--help", "--version"):  # every subcommand takes them: said once, in SYNOPSIS
+    expect(word_in(opt, synopsis), f"fbcount.1: {opt} is not in SYNOPSIS")
+for sub in subs:
+    entry = re.search(r"^\.TP\n\.B " + sub + r"\n(.*?)(?=^\.TP\n\.B [a-z]+\n|\Z)", commands,
+                      re.M | re.S)
+    usage = re.search(r"^\.B fbcount " + sub + r"\n(.*?)(?=^\.br|\Z)", synopsis, re.M | re.S)
+    expect(entry and usage, f"fbcount.1: no SYNOPSIS line or COMMANDS entry for {sub}")
+    said = (entry.group(1) if entry else "") + (usage.group(1) if usage else "")
+    text = subprocess.run([FB, sub, "--help"], capture_output=True, text=True).stdout
+    for line in text.splitlines():
+        m = re.match(r"^\s+(?:-\w, )?(--[a-z][a-z-]*)(?:[ =\[]+([a-z|]+\|[a-z|]+))?", line)
+        if not m or m.group(1) in ("--help", "--version"):
+            continue
+        expect(word_in(m.group(1), said), f"fbcount.1: {sub} {m.group(1)} is not described")
+        for value in (m.group(2) or "").split("|"):
+            expect(not value or word_in(value, said),
+                   f"fbcount.1: {sub} {m.group(1)} {value} is not described")
+
+# libfbcount(3): every variable the shim reads, every FBCOUNT_OUTPUT escape, every function.
+lib3 = page("libfbcount.3")
+env3 = section(lib3, "ENVIRONMENT")
+base = os.path.join(SRC, "interpose", "base")
+config = open(os.path.join(base, "config.c")).read()
+process = open(os.path.join(base, "process.c")).read()
+shim_vars = set(re.findall(r'"(FBCOUNT\w*)"', config))
+shim_vars |= set(re.findall(r'"((?:OMPI|PMI|PMIX|SLURM)_\w+)"', process))
+expect(len(shim_vars) >= 18, f"variables found in the shim's sources: {sorted(shim_vars)}")
+for var in sorted(shim_vars):
+    expect(word_in(var, env3), f"libfbcount.3: {var} is not in ENVIRONMENT")
+escapes = re.search(r'strchr\("([a-z%]+)", \*p\)', config)
+expect(escapes, "config.c: the FBCOUNT_OUTPUT escapes were not found")
+for c in escapes.group(1) if escapes else "":
+    expect(re.search(r"^\.B %" + re.escape(c) + "$", env3, re.M),
+           f"libfbcount.3: FBCOUNT_OUTPUT's %{c} is not described")
+header = open(os.path.join(SRC, "interpose", "fbcount.h")).read()
+functions = set(re.findall(r"\b(fbcount_\w+)\s*\(", header)) - {"fbcount_fail_hook"}
+expect(len(functions) >= 18, f"functions found in fbcount.h: {sorted(functions)}")
+api = section(lib3, "IN-PROCESS API")
+for fn in sorted(functions | {"FBCOUNT_ASSERT_NONE"}):
+    expect(word_in(fn, section(lib3, "SYNOPSIS")) and word_in(fn, api),
+           f"libfbcount.3: {fn} is not in SYNOPSIS and IN-PROCESS API")
+
+# vkt(3): every public function, op, status and variable of libvkt.
+vkt3 = page("vkt.3")
+vkt_h = open(os.path.join(SRC, "backend", "vkt.h")).read()
+public = set(re.findall(r"VKT_API[^;{]*?\b((?:vkt|host)_\w+)\s*\(", vkt_h))
+for macro in ("VKT_UNARY_OPS", "VKT_BINARY_OPS"):
+    m = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", vkt_h, re.S)
+    expect(m, f"vkt.h: {macro} not found")
+    public |= set(re.findall(r"X\((\w+)\)", m.group(1) if m else ""))
+public |= set(re.findall(r"\b(VKT_E[A-Z]+)\s*(?:=|,\s*-)", vkt_h))  # enum or X(name, value)
+backend = "".join(open(f).read() for f in glob.glob(os.path.join(SRC, "backend", "*.c")))
+public |= set(re.findall(r'getenv\("(\w+)"\)', backend))
+expect(len(public) >= 120 and "VKT_EINVAL" in public,
+       f"names found in libvkt's sources: {len(public)}")
+for name in sorted(public):
+    expect(word_in(name, vkt3), f"vkt.3: {name} is not described")
+
+# fbcount-dump(5): every field name the shim and the command share.
+dump5 = page("fbcount-dump.5")
+fields = re.findall(r'#define FBR_\w+ "([^"]+)"', open(os.path.join(SRC, "rules", "fields.h")).read())
+expect(len(fields) >= 60, f"field names found in rules/fields.h: {len(fields)}")
+for name in fields:
+    expect(word_in(name, dump5), f"fbcount-dump.5: field {name} is not described")
 
 try:
     import jsonschema

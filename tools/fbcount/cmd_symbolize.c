@@ -2,9 +2,14 @@
  *
  * A crash dump is written from a signal handler, where symbolization is not safe, so its
  * frames carry module + offset only. Here libdwfl resolves them against the module files
- * (checked against the build ids the dump recorded), and stacks whose op could not be
- * named are attributed again, moving their counts out of the "(unknown)" op.
+ * (checked against the build ids the dump recorded) the way the shim resolves a live dump's:
+ * each address expanded into the functions inlined there, source files made absolute against
+ * the compilation directory, and stacks whose op could not be named attributed by the shim's
+ * rule (rules/attrib.h), their counts moved out of the "(unknown)" op. A crash dump
+ * symbolized afterwards then reads like the dump the process would have written live.
  */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,7 +22,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "attrib.h" /* rules/: which frame is the op, which the site */
 #include "cli.h"
+#include "fields.h" /* rules/: the dump's field names */
 #include "output.h"
 #include "readfile.h"
 #include "table.h"
@@ -26,8 +33,9 @@
 static const char help[] =
     "usage: fbcount symbolize [options] DUMP\n\n"
     "Resolves frames that have a module and offset but no symbol (crash dumps) to\n"
-    "function and file:line with elfutils, re-attributes stacks whose op was unknown,\n"
-    "writes the symbolized dump and prints its report.\n\n"
+    "function and file:line with elfutils, functions inlined at an address as frames\n"
+    "of their own, as the shim names them in a live dump; re-attributes stacks whose op\n"
+    "was unknown, writes the symbolized dump and prints its report.\n\n"
     "  -o, --output OUT   where to write (default: DUMP with .sym.json for .json); the\n"
     "                     file is replaced atomically, never written through a link\n"
     "  -q, --quiet        do not print the report\n"
@@ -146,172 +154,506 @@ static long module_of(const modtab *t, const fbd_frame *f, uint64_t *offset)
     return -1;
 }
 
-static bool has_prefix(const char *s, const char *const *pre, size_t n)
+/* ---- an address's frames, as the shim names them (interpose/dump/symbolize.c) ---------- */
+/* source_path, die_name and chain_at follow the shim's fbc_symbolize_chain step for step;
+ * tests/cpp checks that both name a crash dump's addresses alike, so change them together. */
+
+/* The shim's FBC_MAX_INLINE: the same chain for the same address, live or afterwards. */
+#define SYM_MAX_INLINE 16
+
+/* One frame at an address: a function inlined there, or the function the symbol table
+ * names (the last of a chain). file is owned. */
+typedef struct {
+    const char *symbol;
+    char *file;
+    long line;
+    bool inlined;
+} inl_frame;
+
+/* A source file as the line table names it, made absolute against the compilation
+ * directory with "." and ".." folded, exactly as the shim does, so that a frame reads the
+ * same in a live dump and in a crash dump symbolized on another machine or directory. */
+static char *source_path(const char *file, const char *comp_dir)
 {
-    for (size_t i = 0; s && i < n; i++)
-        if (!strncmp(s, pre[i], strlen(pre[i])))
-            return true;
-    return false;
+    if (!file)
+        return NULL;
+    if (file[0] == '/' || !comp_dir || !*comp_dir)
+        return strdup(file);
+    size_t cap = strlen(comp_dir) + strlen(file) + 3;
+    char *joined = malloc(cap), *out = malloc(cap);
+    if (!joined || !out) {
+        free(joined);
+        free(out);
+        return NULL;
+    }
+    snprintf(joined, cap, "%s/%s", comp_dir, file);
+    size_t o = 0;
+    for (const char *p = joined; *p;) {
+        const char *end = strchr(p, '/');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == 0 || (n == 1 && p[0] == '.')) {
+            /* an empty or "." component names the same directory */
+        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+            while (o > 0 && out[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+        } else {
+            out[o++] = '/';
+            memcpy(out + o, p, n);
+            o += n;
+        }
+        p += n + (end ? 1 : 0);
+    }
+    if (!o)
+        out[o++] = '/';
+    out[o] = '\0';
+    free(joined);
+    return out;
 }
 
-/* Moves a stack's count and bytes from the "(unknown)" op entry to its new op. */
-static void move_counts(json_t *ops, const char *op, const char *site, json_int_t count,
-                        json_int_t bytes, json_int_t max_bytes)
+/* The name a DIE has in the symbol table's terms: its linkage (mangled) name where it has
+ * one, from its abstract origin for an inlined instance. */
+static const char *die_name(Dwarf_Die *die)
 {
-    json_t *from = NULL, *to = NULL, *e;
+    Dwarf_Attribute a;
+    const char *n = NULL;
+    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
+        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
+        n = dwarf_formstring(&a);
+    if (!n && dwarf_attr_integrate(die, DW_AT_name, &a))
+        n = dwarf_formstring(&a);
+    return n;
+}
+
+/* The frames at addr, innermost first: each function inlined there, named after itself at
+ * the line inside it, then the function the symbol table names, at the line that called
+ * the outermost inlined one. Returns how many (1 where nothing was inlined). */
+static int chain_at(Dwfl_Module *mod, Dwarf_Addr addr, inl_frame *out)
+{
+    memset(out, 0, SYM_MAX_INLINE * sizeof *out);
+    GElf_Off symoff;
+    GElf_Sym sym;
+    const char *name = dwfl_module_addrinfo(mod, addr, &symoff, &sym, NULL, NULL, NULL);
+    Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
+    int lineno = 0;
+    const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+    if (src) {
+        out[0].file = source_path(src, dwfl_line_comp_dir(line));
+        out[0].line = lineno;
+    }
+    int n = 1;
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die *scopes = NULL;
+    int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+    Dwarf_Files *files = NULL;
+    size_t nfiles = 0;
+    const char *comp_dir = NULL;
+    Dwarf_Attribute cd;
+    if (cu && dwarf_attr(cu, DW_AT_comp_dir, &cd))
+        comp_dir = dwarf_formstring(&cd);
+    if (cu && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+        files = NULL;
+    for (int i = 0; i < ns && n < SYM_MAX_INLINE; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        out[n - 1].symbol = die_name(&scopes[i]);
+        out[n - 1].inlined = true;
+        inl_frame *caller = &out[n++];
+        Dwarf_Attribute a;
+        Dwarf_Word fi = 0, li = 0;
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &fi) == 0 && files &&
+            fi < nfiles)
+            caller->file = source_path(dwarf_filesrc(files, fi, NULL, NULL), comp_dir);
+        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &li) == 0)
+            caller->line = (long)li;
+    }
+    free(scopes);
+    out[n - 1].symbol = name;
+    return n;
+}
+
+static void chain_free(inl_frame *c, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(c[i].file);
+}
+
+/* file and line as the shim writes them: a line only with its file. */
+static void set_source(json_t *fr, const inl_frame *l)
+{
+    json_t *file = l->file ? json_string(l->file) : NULL;
+    if (!file)
+        return;
+    json_object_set_new(fr, FBR_FILE, file);
+    if (l->line > 0)
+        json_object_set_new(fr, FBR_LINE, json_integer(l->line));
+}
+
+/* An inlined frame: the ip, module and offset of the frame it was inlined into. */
+static json_t *inlined_frame(json_t *real, const inl_frame *l)
+{
+    json_t *fr = json_object(), *v;
+    if (!fr)
+        return NULL;
+    if ((v = json_object_get(real, FBR_IP)))
+        json_object_set(fr, FBR_IP, v);
+    if (l->symbol)
+        json_object_set_new(fr, FBR_SYMBOL, json_string(l->symbol));
+    if ((v = json_object_get(real, FBR_MODULE)))
+        json_object_set(fr, FBR_MODULE, v);
+    if ((v = json_object_get(real, FBR_OFFSET)))
+        json_object_set(fr, FBR_OFFSET, v);
+    set_source(fr, l);
+    json_object_set_new(fr, FBR_INLINED, json_true());
+    return fr;
+}
+
+/* ---- attribution (rules/attrib.h) and the op lists ------------------------------------ */
+
+/* A native frame of a stack after symbolizing: what attribution needs, and where its
+ * chain starts in the stack's frames (its innermost inlined frame, else itself). */
+typedef struct {
+    fbr_native n;
+    size_t first;
+    uint64_t offset; /* in its module, when n.module >= 0 */
+} native;
+
+static const fbr_native *native_at(void *ctx, size_t i)
+{
+    return &((const native *)ctx)[i].n;
+}
+
+typedef struct {
+    const char *site, *file, *module; /* file and module may be NULL */
+    long line;
+    bool python;
+} site_info;
+
+static json_int_t get_int(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+static void add_int(json_t *o, const char *key, json_int_t v)
+{
+    json_int_t r = get_int(o, key) + v;
+    json_object_set_new(o, key, json_integer(r > 0 ? r : 0));
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+static json_t *find_op(json_t *ops, const char *op)
+{
+    json_t *e;
     size_t i;
     json_array_foreach(ops, i, e) {
-        const char *name = json_string_value(json_object_get(e, "op"));
-        if (name && !strcmp(name, "(unknown)"))
-            from = e;
-        else if (name && !strcmp(name, op))
-            to = e;
+        const char *name = json_string_value(json_object_get(e, FBR_OP));
+        if (name && !strcmp(name, op))
+            return e;
     }
+    return NULL;
+}
+
+/* Moves a stack's counts from the "(unknown)" op to its op and site, as the shim would have
+ * listed it: the site with its file, line and module, merged with an equal one. */
+static void move_counts(json_t *ops, const char *op, const site_info *s, const json_t *st)
+{
+    json_int_t count = get_int(st, FBR_COUNT), bytes = get_int(st, FBR_BYTES),
+               ns = get_int(st, FBR_NS);
+    json_t *from = find_op(ops, FBR_UNKNOWN), *to = find_op(ops, op);
     if (from) {
-        json_int_t c = json_integer_value(json_object_get(from, "count")) - count;
-        json_int_t b = json_integer_value(json_object_get(from, "bytes")) - bytes;
-        json_object_set_new(from, "count", json_integer(c > 0 ? c : 0));
-        json_object_set_new(from, "bytes", json_integer(b > 0 ? b : 0));
+        add_int(from, FBR_COUNT, -count);
+        add_int(from, FBR_BYTES, -bytes);
+        if (json_object_get(from, FBR_NS))
+            add_int(from, FBR_NS, -ns);
+        json_t *sites = json_object_get(from, FBR_SITES), *e;
+        size_t i;
+        json_array_foreach(sites, i, e) {
+            const char *name = json_string_value(json_object_get(e, FBR_SITE));
+            if (name && !strcmp(name, FBR_UNKNOWN)) {
+                add_int(e, FBR_COUNT, -count);
+                add_int(e, FBR_BYTES, -bytes);
+                if (json_object_get(e, FBR_NS))
+                    add_int(e, FBR_NS, -ns);
+                if (get_int(e, FBR_COUNT) == 0)
+                    json_array_remove(sites, i);
+                break;
+            }
+        }
     }
     if (!to) {
-        to = json_pack("{s:s,s:I,s:I,s:I,s:[],s:[]}", "op", op, "count", (json_int_t)0, "bytes",
-                       (json_int_t)0, "max_bytes", (json_int_t)0, "shapes", "sites");
+        to = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:[],s:[]}", FBR_OP, op, FBR_COUNT,
+                       (json_int_t)0, FBR_BYTES, (json_int_t)0, FBR_MAX_BYTES, (json_int_t)0,
+                       FBR_NS, (json_int_t)0, FBR_MAX_NS, (json_int_t)0, FBR_SHAPES, FBR_SITES);
         if (!to || json_array_append_new(ops, to) != 0)
             return;
     }
-    json_object_set_new(to, "count",
-                        json_integer(json_integer_value(json_object_get(to, "count")) + count));
-    json_object_set_new(to, "bytes",
-                        json_integer(json_integer_value(json_object_get(to, "bytes")) + bytes));
-    if (max_bytes > json_integer_value(json_object_get(to, "max_bytes")))
-        json_object_set_new(to, "max_bytes", json_integer(max_bytes));
-    json_t *sites = json_object_get(to, "sites");
-    if (json_is_array(sites))
-        json_array_append_new(sites, json_pack("{s:s,s:I,s:I}", "site", site, "count", count,
-                                               "bytes", bytes));
+    add_int(to, FBR_COUNT, count);
+    add_int(to, FBR_BYTES, bytes);
+    add_int(to, FBR_NS, ns);
+    const char *maxes[] = {FBR_MAX_BYTES, FBR_MAX_NS};
+    for (size_t k = 0; k < 2; k++)
+        if (get_int(st, maxes[k]) > get_int(to, maxes[k]))
+            json_object_set_new(to, maxes[k], json_integer(get_int(st, maxes[k])));
+    json_t *sites = json_object_get(to, FBR_SITES), *e;
+    if (!json_is_array(sites))
+        return;
+    size_t i;
+    json_array_foreach(sites, i, e) {
+        const char *file = json_string_value(json_object_get(e, FBR_FILE));
+        if (same_str(json_string_value(json_object_get(e, FBR_SITE)), s->site) &&
+            same_str(file, s->file) && (!s->file || get_int(e, FBR_LINE) == s->line) &&
+            json_is_true(json_object_get(e, FBR_PYTHON)) == s->python) {
+            add_int(e, FBR_COUNT, count);
+            add_int(e, FBR_BYTES, bytes);
+            add_int(e, FBR_NS, ns);
+            return;
+        }
+    }
+    json_t *site = json_object();
+    if (!site)
+        return;
+    json_object_set_new(site, FBR_SITE, json_string(s->site));
+    if (s->file) {
+        json_object_set_new(site, FBR_FILE, json_string(s->file));
+        if (s->line > 0)
+            json_object_set_new(site, FBR_LINE, json_integer(s->line));
+    }
+    if (s->python)
+        json_object_set_new(site, FBR_PYTHON, json_true());
+    if (s->module)
+        json_object_set_new(site, FBR_MODULE, json_string(s->module));
+    json_object_set_new(site, FBR_COUNT, json_integer(count));
+    json_object_set_new(site, FBR_BYTES, json_integer(bytes));
+    json_object_set_new(site, FBR_NS, json_integer(ns));
+    json_array_append_new(sites, site);
 }
 
-/* Drops emptied "(unknown)" entries; the contract orders ops by bytes, then count. */
+/* Heavier first, as the shim orders ops and sites: bytes, then count, then the name. */
+static bool heavier(const json_t *a, const json_t *b, const char *name)
+{
+    json_int_t ab = get_int(a, FBR_BYTES), bb = get_int(b, FBR_BYTES);
+    if (ab != bb)
+        return ab > bb;
+    json_int_t ac = get_int(a, FBR_COUNT), bc = get_int(b, FBR_COUNT);
+    if (ac != bc)
+        return ac > bc;
+    const char *an = json_string_value(json_object_get(a, name));
+    const char *bn = json_string_value(json_object_get(b, name));
+    return an && bn && strcmp(an, bn) < 0;
+}
+
+static void sort_by_weight(json_t *a, const char *name)
+{
+    size_t n = json_array_size(a);
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && heavier(json_array_get(a, j), json_array_get(a, j - 1), name);
+             j--) {
+            json_t *e = json_incref(json_array_get(a, j));
+            json_array_remove(a, j);
+            json_array_insert_new(a, j - 1, e);
+        }
+}
+
+/* Drops an emptied "(unknown)" entry and orders ops and their sites as the shim does. */
 static void tidy_ops(json_t *ops)
 {
-    size_t n = json_array_size(ops);
-    for (size_t i = n; i-- > 0;) {
+    for (size_t i = json_array_size(ops); i-- > 0;) {
         json_t *e = json_array_get(ops, i);
-        if (!strcmp(json_string_value(json_object_get(e, "op")), "(unknown)") &&
-            json_integer_value(json_object_get(e, "count")) == 0)
+        if (!strcmp(json_string_value(json_object_get(e, FBR_OP)), FBR_UNKNOWN) &&
+            get_int(e, FBR_COUNT) == 0)
             json_array_remove(ops, i);
     }
-    n = json_array_size(ops);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0; j--) {
-            json_t *a = json_array_get(ops, j - 1), *b = json_array_get(ops, j);
-            json_int_t ab = json_integer_value(json_object_get(a, "bytes"));
-            json_int_t bb = json_integer_value(json_object_get(b, "bytes"));
-            json_int_t ac = json_integer_value(json_object_get(a, "count"));
-            json_int_t bc = json_integer_value(json_object_get(b, "count"));
-            if (ab > bb || (ab == bb && ac >= bc))
-                break;
-            json_incref(a);
-            json_array_remove(ops, j - 1);
-            json_array_insert_new(ops, j, a);
-        }
+    json_t *e;
+    size_t i;
+    json_array_foreach(ops, i, e)
+        sort_by_weight(json_object_get(e, FBR_SITES), FBR_SITE);
+    sort_by_weight(ops, FBR_OP);
 }
 
 /* Writes each frame_table index in the stacks out as a copy of the frame it names, so every
  * frame can be symbolized in place; the table is dropped. */
 static void expand_frame_table(json_t *root)
 {
-    json_t *table = json_object_get(root, "frame_table"), *st, *fr;
+    json_t *table = json_object_get(root, FBR_FRAME_TABLE), *st, *fr;
     size_t i, j;
     if (!json_is_array(table))
         return;
-    json_array_foreach(json_object_get(root, "stacks"), i, st) {
-        json_t *frames = json_object_get(st, "frames");
+    json_array_foreach(json_object_get(root, FBR_STACKS), i, st) {
+        json_t *frames = json_object_get(st, FBR_FRAMES);
         json_array_foreach(frames, j, fr) {
             if (json_is_integer(fr))
                 json_array_set_new(frames, j, json_deep_copy(json_array_get(
                                                   table, (size_t)json_integer_value(fr))));
         }
     }
-    json_object_del(root, "frame_table");
+    json_object_del(root, FBR_FRAME_TABLE);
 }
 
-/* Symbolizes every frame in place; returns the number of frames resolved. */
-static size_t symbolize(fbd_dump *d, json_t *root, const modtab *t)
+/* The name of a site frame, as the shim names one without a symbol: module+0xoffset. */
+static const char *unnamed(const json_t *fr, const native *n, char *buf, size_t cap)
 {
-    json_t *jstacks = json_object_get(root, "stacks");
-    size_t nst, np, resolved = 0;
-    const fbd_stack *st = fbd_stacks(d, &nst);
-    const char *const *pre = fbd_op_prefixes(d, &np);
-    for (size_t s = 0; s < nst; s++) {
-        json_t *js = json_array_get(jstacks, s);
-        json_t *jframes = json_object_get(js, "frames");
-        /* Names as they end up: kept for attribution after the loop. */
-        const char **names = calloc(st[s].nframes + 1, sizeof *names);
-        long *mods = calloc(st[s].nframes + 1, sizeof *mods);
-        if (!names || !mods) {
-            free(names);
-            free(mods);
+    const char *sym = json_string_value(json_object_get(fr, FBR_SYMBOL));
+    if (sym)
+        return sym;
+    if (!n->n.path)
+        return FBR_UNKNOWN;
+    const char *slash = strrchr(n->n.path, '/');
+    snprintf(buf, cap, "%s+0x%" PRIx64, slash ? slash + 1 : n->n.path, n->offset);
+    return buf;
+}
+
+/* Names the ops and sites of a stack whose op was "(unknown)" by the shim's rule, and moves
+ * its counts there. */
+static void attribute(json_t *root, json_t *js, const native *nat, size_t n,
+                      const fbr_pyframe *py, size_t npy, const fbr_names *prefixes,
+                      const fbr_names *py_backend)
+{
+    fbr_attrib a;
+    fbr_attribute(n, native_at, (void *)nat, py, npy, prefixes, py_backend, &a);
+    if (a.op < 0 || !nat[a.op].n.symbol)
+        return;
+    json_t *frames = json_object_get(js, FBR_FRAMES);
+    char buf[1200];
+    site_info s = {.site = FBR_UNKNOWN};
+    if (a.py_site >= 0) {
+        s.site = py[a.py_site].function ? py[a.py_site].function : FBR_UNKNOWN;
+        s.file = py[a.py_site].file;
+        s.line = py[a.py_site].line;
+        s.python = true;
+    } else if (a.site >= 0) {
+        /* The innermost function at that address: a helper inlined into its caller is the
+         * code that called the op, at its own line. */
+        const json_t *fr = json_array_get(frames, nat[a.site].first);
+        s.site = unnamed(fr, &nat[a.site], buf, sizeof buf);
+        s.file = json_string_value(json_object_get(fr, FBR_FILE));
+        s.line = s.file ? (long)get_int(fr, FBR_LINE) : 0;
+        s.module = nat[a.site].n.path;
+    }
+    const char *kind = json_string_value(json_object_get(js, FBR_KIND));
+    bool host = kind && !strcmp(kind, FBR_KIND_HOST);
+    /* Copies: the stack's strings are replaced below and may be what these point to. */
+    char *op = strdup(nat[a.op].n.symbol), *site = strdup(s.site);
+    if (op && site) {
+        s.site = site;
+        move_counts(json_object_get(root, host ? FBR_HOST_OPS : FBR_OPS), op, &s, js);
+        json_object_set_new(js, FBR_OP, json_string(op));
+        json_object_set_new(js, FBR_SITE, json_string(site));
+    }
+    free(op);
+    free(site);
+}
+
+/* Symbolizes every raw frame in place, each expanded into its inlined chain, and attributes
+ * again the stacks whose op was unknown; returns the number of frames resolved. */
+static size_t symbolize(json_t *root, const modtab *t)
+{
+    json_t *jstacks = json_object_get(root, FBR_STACKS), *js;
+    json_t *cfg = json_object_get(root, FBR_CONFIG);
+    fbr_names prefixes, py_backend;
+    /* The lists the shim attributed with, as its dump records them. */
+    char *pre = NULL, *pyb = NULL;
+    const char *keys[] = {FBR_OP_PREFIX, FBR_PY_BACKEND};
+    char **lists[] = {&pre, &pyb};
+    for (size_t k = 0; k < 2; k++) {
+        json_t *l = json_object_get(cfg, keys[k]), *e;
+        size_t i, len = 1;
+        json_array_foreach(l, i, e)
+            len += strlen(json_string_value(e) ? json_string_value(e) : "") + 1;
+        if (!(*lists[k] = calloc(1, len)))
+            continue;
+        json_array_foreach(l, i, e)
+            if (json_string_value(e) && !strchr(json_string_value(e), ',')) {
+                strcat(*lists[k], i ? "," : "");
+                strcat(*lists[k], json_string_value(e));
+            }
+    }
+    fbr_names_parse(pre && *pre ? pre : NULL, FBR_DEFAULT_OP_PREFIX, &prefixes);
+    fbr_names_parse(pyb && *pyb ? pyb : NULL, FBR_DEFAULT_PY_BACKEND, &py_backend);
+    free(pre);
+    free(pyb);
+    size_t resolved = 0, s;
+    json_array_foreach(jstacks, s, js) {
+        json_t *in = json_object_get(js, FBR_FRAMES);
+        size_t nin = json_array_size(in);
+        json_t *out = json_array();
+        native *nat = calloc(nin + 1, sizeof *nat);
+        fbr_pyframe *py = calloc(nin + 1, sizeof *py);
+        if (!out || !nat || !py) {
+            json_decref(out);
+            free(nat);
+            free(py);
             continue;
         }
-        for (size_t f = 0; f < st[s].nframes; f++) {
-            const fbd_frame *fr = st[s].frames[f];
-            json_t *jf = json_array_get(jframes, f);
+        size_t nn = 0, npy = 0, pending = SIZE_MAX; /* where inlined frames already there start */
+        for (size_t f = 0; f < nin; f++) {
+            json_t *fr = json_array_get(in, f);
+            if (json_is_true(json_object_get(fr, FBR_PYTHON))) {
+                py[npy++] = (fbr_pyframe){json_string_value(json_object_get(fr, FBR_FILE)),
+                                          json_string_value(json_object_get(fr, FBR_SYMBOL)),
+                                          (long)get_int(fr, FBR_LINE)};
+                json_array_append(out, fr);
+                continue;
+            }
+            if (json_is_true(json_object_get(fr, FBR_INLINED))) {
+                if (pending == SIZE_MAX)
+                    pending = json_array_size(out);
+                json_array_append(out, fr);
+                continue;
+            }
+            const fbd_frame raw = {
+                .module = json_string_value(json_object_get(fr, FBR_MODULE)),
+                .has_offset = json_is_string(json_object_get(fr, FBR_OFFSET)),
+                .has_ip = json_is_string(json_object_get(fr, FBR_IP)),
+                .offset = strtoull(json_string_value(json_object_get(fr, FBR_OFFSET))
+                                       ? json_string_value(json_object_get(fr, FBR_OFFSET))
+                                       : "0", NULL, 16),
+                .ip = strtoull(json_string_value(json_object_get(fr, FBR_IP))
+                                   ? json_string_value(json_object_get(fr, FBR_IP))
+                                   : "0", NULL, 16)};
             uint64_t off = 0;
-            long m = module_of(t, fr, &off);
-            mods[f] = m;
-            names[f] = fr->symbol;
-            if (fr->symbol || m < 0 || !t->mods[m])
-                continue;
-            Dwarf_Addr addr = off + t->bias[m] - (f ? 1 : 0);
-            GElf_Off symoff;
-            GElf_Sym sym;
-            const char *name = dwfl_module_addrinfo(t->mods[m], addr, &symoff, &sym, NULL, NULL,
-                                                    NULL);
-            if (!name)
-                continue;
-            json_object_set_new(jf, "symbol", json_string(name));
-            names[f] = json_string_value(json_object_get(jf, "symbol"));
-            resolved++;
-            Dwfl_Line *line = dwfl_module_getsrc(t->mods[m], addr);
-            int lineno = 0;
-            const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-            if (src && !fr->file) {
-                json_object_set_new(jf, "file", json_string(src));
-                if (lineno > 0)
-                    json_object_set_new(jf, "line", json_integer(lineno));
-            }
-        }
-        if (!strcmp(st[s].op, "(unknown)")) {
-            size_t opf = st[s].nframes;
-            for (size_t f = 0; f < st[s].nframes && opf == st[s].nframes; f++)
-                if (has_prefix(names[f], pre, np))
-                    opf = f;
-            if (opf < st[s].nframes) {
-                const char *site = "(unknown)";
-                for (size_t f = opf + 1; f < st[s].nframes; f++)
-                    if (mods[f] != mods[opf]) {
-                        site = names[f] ? names[f] : "(unknown)";
-                        break;
-                    }
-                char *op = strdup(names[opf]), *sitecp = strdup(site);
-                if (op && sitecp) {
-                    json_object_set_new(js, "op", json_string(op));
-                    json_object_set_new(js, "site", json_string(sitecp));
-                    move_counts(json_object_get(root, st[s].kind == FBD_HOST ? "host_ops" : "ops"),
-                                op, sitecp, (json_int_t)st[s].count, (json_int_t)st[s].bytes,
-                                (json_int_t)st[s].max_bytes);
+            long m = module_of(t, &raw, &off);
+            size_t first = pending != SIZE_MAX ? pending : json_array_size(out);
+            pending = SIZE_MAX;
+            if (!json_object_get(fr, FBR_SYMBOL) && m >= 0 && t->mods[m]) {
+                /* The first frame is where the fallback was; the others are return
+                 * addresses, looked up at the call instruction before them. */
+                inl_frame chain[SYM_MAX_INLINE];
+                int nc = chain_at(t->mods[m], off + t->bias[m] - (f ? 1 : 0), chain);
+                if (chain[nc - 1].symbol || chain[nc - 1].file) {
+                    for (int k = 0; k + 1 < nc; k++)
+                        json_array_append_new(out, inlined_frame(fr, &chain[k]));
+                    if (chain[nc - 1].symbol)
+                        json_object_set_new(fr, FBR_SYMBOL, json_string(chain[nc - 1].symbol));
+                    if (!json_object_get(fr, FBR_FILE))
+                        set_source(fr, &chain[nc - 1]);
+                    resolved += chain[nc - 1].symbol != NULL;
                 }
-                free(op);
-                free(sitecp);
+                chain_free(chain, nc);
             }
+            json_array_append(out, fr);
+            nat[nn++] = (native){{json_string_value(json_object_get(fr, FBR_SYMBOL)), m,
+                                  m >= 0 ? t->paths[m] : NULL},
+                                 first, off};
         }
-        free(names);
-        free(mods);
+        json_object_set(js, FBR_FRAMES, out);
+        const char *op = json_string_value(json_object_get(js, FBR_OP));
+        if (op && !strcmp(op, FBR_UNKNOWN))
+            attribute(root, js, nat, nn, py, npy, &prefixes, &py_backend);
+        json_decref(out);
+        free(nat);
+        free(py);
     }
-    tidy_ops(json_object_get(root, "ops"));
-    tidy_ops(json_object_get(root, "host_ops"));
-    json_object_set_new(root, "symbolized", json_true());
+    fbr_names_free(&prefixes);
+    fbr_names_free(&py_backend);
+    tidy_ops(json_object_get(root, FBR_OPS));
+    tidy_ops(json_object_get(root, FBR_HOST_OPS));
+    json_object_set_new(root, FBR_SYMBOLIZED, json_true());
     return resolved;
 }
 
@@ -391,7 +733,7 @@ int fbx_symbolize(int argc, char **argv)
         return FBX_SYMBOLS;
     }
     expand_frame_table(root);
-    size_t resolved = symbolize(d, root, &t);
+    size_t resolved = symbolize(root, &t);
     close_modules(&t);
     fbd_free(d);
     fbo_file o;
