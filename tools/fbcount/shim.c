@@ -43,6 +43,13 @@ int fbs_find(char *buf, size_t len)
             snprintf(buf, len, "%s", abs);
             return 0;
         }
+        /* An installed tree beside this binary (<prefix>/bin and <prefix>/<libdir>), even one
+         * moved or staged with --destdir: its own shim, never another installation's. */
+        snprintf(cand, sizeof cand, "%s/../%s/libfbcount.so", self, FBCOUNT_LIBDIR);
+        if (usable(cand) && realpath(cand, abs)) {
+            snprintf(buf, len, "%s", abs);
+            return 0;
+        }
     }
     if (usable(FBCOUNT_SHIM_INSTALLED)) {
         snprintf(buf, len, "%s", FBCOUNT_SHIM_INSTALLED);

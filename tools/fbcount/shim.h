@@ -7,13 +7,18 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* meson passes <prefix>/<libdir>/libfbcount.so; this default serves other builds. */
+/* meson passes <prefix>/<libdir>/libfbcount.so and <libdir>; these defaults serve other
+ * builds. */
+#ifndef FBCOUNT_LIBDIR
+#define FBCOUNT_LIBDIR "lib"
+#endif
 #ifndef FBCOUNT_SHIM_INSTALLED
 #define FBCOUNT_SHIM_INSTALLED "/usr/local/lib/libfbcount.so"
 #endif
 
 /* Writes the shim's absolute path into buf: $FBCOUNT_SHIM if set, else the build tree
- * next to this binary (<dir>/../../interpose/libfbcount.so), else the installed path.
+ * next to this binary (<dir>/../../interpose/libfbcount.so), else the installed tree next to
+ * it (<dir>/../<libdir>/libfbcount.so), else the configured installed path.
  * Returns 0, or -1 with the places tried written into buf. */
 int fbs_find(char *buf, size_t len);
 
