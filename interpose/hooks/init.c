@@ -71,10 +71,10 @@ static void init_once(void)
 static void arm_if_linked(void)
 {
     void *f = dlsym(RTLD_NEXT, "host_result");
-    if (!f)
-        return;
-    fbc_backend_find(f);
-    fbc_arm();
+    if (f)
+        fbc_backend_find(f);
+    if (f || fbc_cfg.all_processes) /* FBCOUNT_ALL_PROCESSES: every process, as asked */
+        fbc_arm();
 }
 
 void fbc_init(void)

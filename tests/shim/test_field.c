@@ -547,3 +547,16 @@ Test(field, times_ranks_and_names)
     cr_assert_null(json_object_get(json_object_get(d, "process"), "rank"));
     json_decref(d);
 }
+
+Test(field, all_processes_writes_for_a_process_without_a_backend)
+{
+    result r;
+    const char *argv[] = {"/bin/true", NULL};
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", NULL}, argv);
+    json_t *d[2];
+    cr_assert_eq(dumps(d, 2, NULL), 0, "no backend, no dump");
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", "FBCOUNT_ALL_PROCESSES=1", NULL}, argv);
+    json_t *one = one_dump("exit");
+    cr_assert_eq(num(one, "total.fallbacks"), 0);
+    json_decref(one);
+}
