@@ -10,6 +10,7 @@
  * graph records, native calls are logged for its launches to count, and a
  * call that would fall back or run on the host is refused. */
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "core.h"
@@ -75,7 +76,34 @@ static int host_inputs(exec_call *c, ref_view *in, void **owned)
     return VKT_OK;
 }
 
+/* When this thread's current host work began, for vkt_fallback_started_ns: set as an op
+ * leaves the GPU (before its inputs come down) and cleared once its result is handed over,
+ * so a census can say what a fallback cost, downloads and upload included. */
+static _Thread_local uint64_t host_started;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+VKT_API uint64_t vkt_fallback_started_ns(void)
+{
+    return host_started;
+}
+
+static int run_on_host_timed(exec_call *c, bool fallback);
+
 static int run_on_host(exec_call *c, bool fallback)
+{
+    host_started = now_ns();
+    int s = run_on_host_timed(c, fallback);
+    host_started = 0;
+    return s;
+}
+
+static int run_on_host_timed(exec_call *c, bool fallback)
 {
     ref_view in_small[EXEC_MAX_INPUTS];
     void *owned_small[EXEC_MAX_INPUTS] = {0};
@@ -145,7 +173,9 @@ static int run_view(exec_call *c)
     if (x->st->where == VKT_HOST) {
         ctx->last_gate = HOST_RESIDENT;
         atomic_fetch_add(&c->info->counters->host, 1);
+        host_started = now_ns();
         host_resident_op(c->out, c->out->nbytes);
+        host_started = 0;
         return VKT_OK;
     }
     ctx->last_gate = NULL;

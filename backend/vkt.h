@@ -202,6 +202,12 @@ typedef struct vkt_stats_entry {
 /* Fills up to `cap` entries for the ops that have run (any counter nonzero) and
  * returns how many such ops there are. Process-wide, thread-safe. */
 VKT_API size_t vkt_stats(vkt_stats_entry *entries, size_t cap);
+
+/* When the calling thread's current host work began (CLOCK_MONOTONIC, ns): the moment an op
+ * was sent down the fallback (before its inputs were downloaded) or began as host-resident
+ * work; 0 outside such work. Read from inside host_result and host_resident_op, it gives
+ * what the fallback cost in time, downloads and upload included (libfbcount reads it). */
+VKT_API uint64_t vkt_fallback_started_ns(void);
 /* Zeroes every counter. */
 VKT_API void vkt_stats_reset(void);
 

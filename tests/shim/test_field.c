@@ -560,3 +560,26 @@ Test(field, all_processes_writes_for_a_process_without_a_backend)
     cr_assert_eq(num(one, "total.fallbacks"), 0);
     json_decref(one);
 }
+
+/* libvkt says when a fallback began: its time covers the downloads, the host reference and the
+ * upload, so a convolution's fallback is charged more than a 4 x 4 transpose's. */
+Test(field, a_fallback_is_charged_its_time)
+{
+    result r;
+    const char *argv[] = {SHIM_TIMING, "3", NULL};
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", "VKT_NATIVE_DISABLE=conv,transpose", NULL},
+        argv);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+    json_t *d = one_dump("exit");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "config"), "timing")),
+                     "fallback");
+    json_t *conv = op(d, "ops", "vkt_conv"), *tr = op(d, "ops", "vkt_transpose");
+    cr_assert(conv && tr);
+    json_int_t cns = json_integer_value(json_object_get(conv, "ns"));
+    json_int_t tns = json_integer_value(json_object_get(tr, "ns"));
+    cr_assert_eq(json_integer_value(json_object_get(conv, "count")), 3);
+    cr_assert_gt(tns, 0);
+    cr_assert_gt(cns, tns, "conv %lld ns, transpose %lld ns", (long long)cns, (long long)tns);
+    cr_assert_geq(num(d, "total.ns"), cns + tns);
+    json_decref(d);
+}
