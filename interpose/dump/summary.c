@@ -7,8 +7,21 @@
 #include "dump.h"
 #include "signals.h"
 
+/* "812 us", "3.4 ms", "1.20 s": three figures at most. */
+static const char *duration(uint64_t ns, char *buf, size_t cap)
+{
+    if (ns < 1000000)
+        snprintf(buf, cap, "%.0f us", (double)ns / 1e3);
+    else if (ns < 1000000000)
+        snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
+    else
+        snprintf(buf, cap, "%.2f s", (double)ns / 1e9);
+    return buf;
+}
+
 void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
 {
+    char da[32], db[32];
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -36,6 +49,10 @@ void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
             fprintf(f, "; %.1f%% of %" PRIu64 " ops stayed native",
                     100.0 * (double)r->native / (double)all, all);
         fprintf(f, "%s\n", where);
+        uint64_t ns = r->ns[FBC_FALLBACK] + r->ns[FBC_HOST], wall = fbc_now_ns() - fbc_proc.start_ns;
+        if (ns && wall)
+            fprintf(f, "fbcount: they cost %s of %s of wall time (%.1f%%)\n", duration(ns, da, sizeof da),
+                    duration(wall, db, sizeof db), 100.0 * (double)ns / (double)wall);
         fbc_report_text(r, f, "fbcount: ", 5);
     }
     fclose(f);
