@@ -166,10 +166,7 @@ int fbx_report(int argc, char **argv)
     if (format == 0) {
         fbt_print_census(out.f, c, &o);
     } else if (format == 1) {
-        json_t *j = fbt_json(c, &o);
-        rc = j ? json_dumpf(j, out.f, JSON_INDENT(2)) : -1;
-        fputc('\n', out.f);
-        json_decref(j);
+        rc = fbt_json_write(out.f, c, &o);
     } else if (format == 2) {
         rc = fbf_folded(out.f, c, (fbf_weight)weight);
     } else if (format == 5) {

@@ -499,7 +499,63 @@ static json_t *rows_json(fbm_census *c, fbd_kind kind, const fbt_opts *opt)
     return a;
 }
 
+static json_t *head_json(fbm_census *c, const fbt_opts *opt, bool with_rows);
+
 json_t *fbt_json(fbm_census *c, const fbt_opts *opt)
+{
+    return head_json(c, opt, true);
+}
+
+/* One array of rows, each row made, written and freed in turn: a million stack rows are never
+ * one tree (which took 19x the dump's size in memory). */
+static int write_rows(FILE *out, fbm_census *c, fbd_kind kind, const fbt_opts *opt)
+{
+    size_t n;
+    const fbm_row *rows = fbm_census_rows(c, kind, opt->by, opt->sort, &n);
+    bool time = fbm_census_has_time(c);
+    fputc('[', out);
+    for (size_t i = 0; i < n && (!opt->top || i < opt->top); i++) {
+        json_t *r = row_json(&rows[i], opt->by, time);
+        if (!r)
+            return -1;
+        fputs(i ? ",\n  " : "\n  ", out);
+        int rc = json_dumpf(r, out, JSON_COMPACT);
+        json_decref(r);
+        if (rc)
+            return -1;
+    }
+    fputs(n ? "\n]" : "]", out);
+    return ferror(out) ? -1 : 0;
+}
+
+int fbt_json_write(FILE *out, fbm_census *c, const fbt_opts *opt)
+{
+    json_t *head = head_json(c, opt, false);
+    if (!head)
+        return -1;
+    /* The head as an object, its closing brace replaced by the two row arrays. */
+    char *text = json_dumps(head, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(head);
+    if (!text)
+        return -1;
+    size_t len = strlen(text);
+    while (len && text[len - 1] != '}')
+        len--;
+    int rc = len ? 0 : -1;
+    if (!rc) {
+        fwrite(text, 1, len - 1, out);
+        fputs(",\n  \"" FBR_FALLBACKS "\": ", out);
+        rc = write_rows(out, c, FBD_FALLBACK, opt);
+        fputs(",\n  \"" FBR_HOST_OPS "\": ", out);
+        if (!rc)
+            rc = write_rows(out, c, FBD_HOST, opt);
+        fputs("\n}\n", out);
+    }
+    free(text);
+    return rc || ferror(out) ? -1 : 0;
+}
+
+static json_t *head_json(fbm_census *c, const fbt_opts *opt, bool with_rows)
 {
     fbm_summary s = fbm_census_summary(c);
     json_t *dumps = json_array();
@@ -549,11 +605,14 @@ json_t *fbt_json(fbm_census *c, const fbt_opts *opt)
                             (json_int_t)s.backend.host, "native_share",
                             all ? (double)s.backend.native / (double)all : 1.0);
     }
-    return json_pack("{s:s,s:s,s:o,s:I,s:I,s:o,s:b,s:o,s:o,s:o}",
-                     FBR_SCHEMA, "fbcount-report/1", "by", by_names[opt->by],
-                     "dumps", dumps, "superseded", (json_int_t)s.superseded,
-                     "filtered", (json_int_t)s.filtered, FBR_TOTAL, total,
-                     "saturated", (int)s.saturated, FBR_BACKEND, backend,
-                     FBR_FALLBACKS, rows_json(c, FBD_FALLBACK, opt),
-                     FBR_HOST_OPS, rows_json(c, FBD_HOST, opt));
+    json_t *head = json_pack("{s:s,s:s,s:o,s:I,s:I,s:o,s:b,s:o}",
+                             FBR_SCHEMA, "fbcount-report/1", "by", by_names[opt->by],
+                             "dumps", dumps, "superseded", (json_int_t)s.superseded,
+                             "filtered", (json_int_t)s.filtered, FBR_TOTAL, total,
+                             "saturated", (int)s.saturated, FBR_BACKEND, backend);
+    if (head && with_rows) {
+        json_object_set_new(head, FBR_FALLBACKS, rows_json(c, FBD_FALLBACK, opt));
+        json_object_set_new(head, FBR_HOST_OPS, rows_json(c, FBD_HOST, opt));
+    }
+    return head;
 }

@@ -56,6 +56,10 @@ void fbt_summary(FILE *out, fbm_census *c);
 /* The same content as a JSON object (new reference; NULL when out of memory). */
 json_t *fbt_json(fbm_census *c, const fbt_opts *o);
 
+/* The same JSON written to out row by row, never holding all rows as one tree (a report by
+ * stack of a million stacks). Returns 0, or -1 when out of memory or out failed. */
+int fbt_json_write(FILE *out, fbm_census *c, const fbt_opts *o);
+
 /* Name of a grouping, as used on the command line ("op", "site", ...). */
 const char *fbt_by_name(fbm_by by);
 
