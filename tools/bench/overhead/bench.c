@@ -113,7 +113,10 @@ __attribute__((noinline)) static int rec_b(unsigned pattern, int depth)
     return r + 2;
 }
 
-static int child_snapshot(int stacks)
+/* settle_ms > 0: the program runs that long before the first snapshot, as a job does before
+ * it is sent SIGUSR1; the dumper names its stacks meanwhile. 0: the snapshot follows at once,
+ * paying for loading the symbol tables and debug info (inflating libc's when it is installed). */
+static int child_snapshot(int stacks, int settle_ms)
 {
     int (*dump)(const char *);
     void *p = dlsym(RTLD_DEFAULT, "fbcount_dump");
@@ -132,6 +135,8 @@ static int child_snapshot(int stacks)
     if (fd < 0)
         return 1;
     close(fd);
+    if (settle_ms > 0)
+        nanosleep(&(struct timespec){settle_ms / 1000, (settle_ms % 1000) * 1000000L}, NULL);
     double t0 = now_ns();
     int rc = dump(path);
     double t1 = now_ns();
@@ -266,7 +271,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "--child-loop"))
         return printf("%.3f\n", child_loop(atoi(argv[2]), atol(argv[3]), atoi(argv[4]))) < 0;
     if (argc > 1 && !strcmp(argv[1], "--child-snapshot"))
-        return child_snapshot(atoi(argv[2]));
+        return child_snapshot(atoi(argv[2]), argc > 3 ? atoi(argv[3]) : 0);
     if (argc > 1 && !strcmp(argv[1], "--child-term"))
         child_term(atoi(argv[2]));
     bool quick = false;
@@ -361,25 +366,34 @@ int main(int argc, char **argv)
                 verdict);
         }
     }
-    char out[256];
     const char *senv[] = {pre, "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL};
-    char *sargv[] = {self, "--child-snapshot", "10000", NULL};
-    if (spawn(self, (char *const *)senv, sargv, out, sizeof out) == 0) {
-        double cold, warm, mem;
-        if (sscanf(out, "%lf %lf %lf", &cold, &warm, &mem) == 3) {
-            printf("%-34s %-8s %10.1f ms %12s %9s %s\n", "snapshot, 10000 stacks (first)", "1", cold,
-                   "50 ms", "-", cold <= 50 ? "ok" : "MISSED");
-            printf("%-34s %-8s %10.1f ms %12s %9s %s\n", "snapshot, 10000 stacks (again)", "1", warm,
-                   "50 ms", "-", warm <= 50 ? "ok" : "MISSED");
-            printf("%-34s %-8s %10.0f B  %12s %9s\n", "memory per distinct stack (depth 64)", "1", mem,
-                   "-", "-");
-            row("snapshot, 10000 stacks (first)", 1, cold, "ms", 50, cold <= 50 ? "ok" : "MISSED");
-            row("snapshot, 10000 stacks (again)", 1, warm, "ms", 50, warm <= 50 ? "ok" : "MISSED");
-            row("memory per distinct stack", 1, mem, "B", 0, "");
+    static const struct {
+        const char *settle, *first, *again;
+    } snaps[] = {
+        {"0", "snapshot, 10000 stacks (first, cold)", "snapshot, 10000 stacks (again)"},
+        {"1500", "snapshot, 10000 stacks (first, 1.5 s in)", NULL},
+    };
+    for (size_t k = 0; k < sizeof snaps / sizeof snaps[0]; k++) {
+        char out[256];
+        char *sargv[] = {self, "--child-snapshot", "10000", (char *)snaps[k].settle, NULL};
+        double first, again, mem;
+        if (spawn(self, (char *const *)senv, sargv, out, sizeof out) != 0 ||
+            sscanf(out, "%lf %lf %lf", &first, &again, &mem) != 3) {
+            fprintf(stderr, "fbcount-bench-overhead: snapshot run failed\n");
+            fails++;
+            continue;
         }
-    } else {
-        fprintf(stderr, "fbcount-bench-overhead: snapshot run failed\n");
-        fails++;
+        printf("%-34s %-8s %10.1f ms %12s %9s %s\n", snaps[k].first, "1", first, "50 ms", "-",
+               first <= 50 ? "ok" : "MISSED");
+        row(snaps[k].first, 1, first, "ms", 50, first <= 50 ? "ok" : "MISSED");
+        if (!snaps[k].again)
+            continue;
+        printf("%-34s %-8s %10.1f ms %12s %9s %s\n", snaps[k].again, "1", again, "50 ms", "-",
+               again <= 50 ? "ok" : "MISSED");
+        printf("%-34s %-8s %10.0f B  %12s %9s\n", "memory per distinct stack (depth 64)", "1", mem,
+               "-", "-");
+        row(snaps[k].again, 1, again, "ms", 50, again <= 50 ? "ok" : "MISSED");
+        row("memory per distinct stack", 1, mem, "B", 0, "");
     }
     double death = time_to_death(self, pre, 10000);
     if (death < 0) {
