@@ -59,7 +59,6 @@ def test_losses_match_the_c_step(ctx, lenet):
 def test_recorded_step_gives_the_eager_losses(ctx, lenet):
     seed, batch, steps = 5, 4, 4
     want = [float(v) for v in ref("graph-losses", seed, batch, steps).split()]
-    assert want == [float(v) for v in ref("losses", seed, batch, steps).split()]
 
     def losses(kinds):
         model = lenet.LeNet(ctx, "tanh", seed, 0.05)

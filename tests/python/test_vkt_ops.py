@@ -384,6 +384,25 @@ def test_argmax_argmin(ctx, rng, op, dtype, axis, keep):
     check(getattr(vkt, op)(ctx.tensor(x), axis=axis, keep_axis=keep), want, "s32")
 
 
+@pytest.mark.parametrize("path", ["native", "fallback"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_argmin_give_the_first_nan(ctx, op, dtype, path):
+    # Nx (and numpy, and torch): a slice that holds a NaN gives the index of its first NaN.
+    nan, inf = np.nan, np.inf
+    x = np.array([[2, nan, 4, nan], [1, 3, 0, 2], [nan, 5, -inf, inf], [inf, -inf, 7, nan]], NP[dtype])
+    t = ctx.tensor(x)
+    fell = vkt.stats().get(op, (0, 0, 0))[1]
+    with native_disabled(ctx, op if path == "fallback" else ""):
+        assert getattr(vkt, op)(ctx.tensor(np.array([2, nan, 4], NP[dtype]))).item() == 1
+        check(getattr(vkt, op)(t), getattr(np, op)(x), "s32")
+        check(getattr(vkt, op)(t, axis=1), getattr(np, op)(x, axis=1), "s32")
+        check(getattr(vkt, op)(t, axis=0, keep_axis=True), getattr(np, op)(x, axis=0, keepdims=True), "s32")
+    if path == "fallback":  # the host reference's rule, not the shader's
+        assert vkt.stats()[op][1] == fell + 4
+    assert getattr(np, op)(x, axis=1).tolist() == ([1, 1, 0, 3] if op == "argmax" else [1, 2, 0, 3])
+
+
 # ---- data movement ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -685,6 +704,28 @@ def test_window_scatter(ctx, rng, op, dtype):
     src2 = random(rng, dtype, (2, 4, 6), 0, 5)
     check(fn(ctx.tensor(x), ctx.tensor(src2), 0, (1, 3, 3), padding="same"),
           _scatter_ref(x, src2, 0, [1, 3, 3], [1, 1, 1], [0, 1, 1], [0, 1, 1], op), dtype, *_tol(dtype))
+
+
+@pytest.mark.parametrize("path", ["native", "fallback"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_window_scatter_goes_to_the_first_nan(ctx, rng, op, dtype, path):
+    # A window that holds a NaN sends its source to its first NaN, where window_max/min give NaN.
+    nan = np.nan
+    x = np.array([[[1, nan, 3, 2, nan, nan, 5, 7], [nan, 0, 9, nan, 4, 4, -1, 8]]], NP[dtype])
+    src = random(rng, dtype, (1, 1, 4), 1, 5)
+    name = "window_scatter_" + op
+    fell = vkt.stats().get(name, (0, 0, 0))[1]
+    with native_disabled(ctx, name if path == "fallback" else ""):
+        got = getattr(vkt, name)(ctx.tensor(x), ctx.tensor(src), 0, (1, 2, 2), strides=(1, 2, 2))
+    assert vkt.stats()[name][1] == fell + (path == "fallback")
+    want = _scatter_ref(x, src, 0, [1, 2, 2], [1, 2, 2], [0] * 3, [0] * 3, op)
+    check(got, want, dtype, *_tol(dtype))
+    # Windows 0, 1 and 2 hold their first NaNs at (0, 1), (1, 3) and (0, 4); window 3 has none.
+    hit = np.flatnonzero(got.numpy()[0].ravel())
+    assert hit.tolist() == [1, 4, 11, 15 if op == "max" else 14]
+    pooled = getattr(vkt, "window_" + op)(ctx.tensor(x), (1, 2, 2), strides=(1, 2, 2)).numpy()
+    assert np.isnan(pooled).ravel().tolist() == [True, True, True, False]
 
 
 # ---- errors ----------------------------------------------------------------------------------
