@@ -528,8 +528,8 @@ class Tensor:
     def write(self, data):
         """Replaces the tensor's elements with data (a numpy array, nested list or number of the
         tensor's shape), in place: every view of its storage and every graph bound to it sees
-        them. Data of another dtype of the same kind converts (f64 into f32, int64 into s32 when
-        the values fit); floats into an integer tensor are refused. Not while recording."""
+        them. Numbers convert to a float tensor's dtype, integers to an integer tensor's when
+        they fit; floats into an integer tensor are refused. Not while recording."""
         if isinstance(data, Tensor):
             raise Error("write takes host data; vkt.assign(dst, src) copies a tensor into another")
         want = _NP_OF[self.dtype]
@@ -540,9 +540,9 @@ class Tensor:
         if arr.shape != self.shape:
             raise Error(f"write: data of shape {arr.shape} into a tensor of shape {self.shape}", _lib.ESHAPE)
         if arr.dtype != want:
-            if arr.dtype.kind not in "biuf" or not np.can_cast(arr.dtype, want, "same_kind"):
+            if arr.dtype.kind not in ("biuf" if want.kind == "f" else "biu"):
                 raise Error(f"write: {arr.dtype} data into a tensor of {self.dtype}; convert it first", _lib.EDTYPE)
-            if want.kind in "iu" and arr.dtype.kind in "iu" and arr.size:
+            if want.kind != "f" and arr.dtype.kind in "iu" and arr.size:
                 info = np.iinfo(want)
                 if arr.min() < info.min or arr.max() > info.max:
                     raise Error(f"write: {arr.dtype} values out of the {self.dtype} range", _lib.EDTYPE)
