@@ -263,6 +263,21 @@ def test_graph_misuse_is_an_error(ctx):
         vkt.Graph()
 
 
+def test_a_bound_tensor_stays_on_the_device_while_its_graph_lives(ctx):
+    x = ctx.tensor(np.arange(4, dtype=np.float32))
+    with ctx.record() as g:
+        y = x * 2
+    with pytest.raises(vkt.Error, match="free the graph first") as e:
+        x.move("host")
+    assert e.value.status == vkt.EGRAPH and x.residency == "device"
+    x.move("device")  # staying put is no move
+    x.write([1, 2, 3, 4])
+    g.launch()
+    assert y.numpy().tolist() == [2, 4, 6, 8]
+    g.free()
+    assert x.move("host").residency == "host"
+
+
 def test_closing_the_context_ends_recordings_and_frees_graphs():
     c = vkt.Context()
     x = c.zeros((2,))

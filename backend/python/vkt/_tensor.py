@@ -520,6 +520,10 @@ class Tensor:
         if where not in _RESIDENCY:
             raise Error(f"residency must be 'device' or 'host', got {where!r}")
         with self._ctx._lock:
+            # A launch would still read and write the device memory the move gives up.
+            if self._h in self._ctx._pins and where != self.residency:
+                raise Error("move: a recorded graph binds this tensor, and its launches use the tensor's device "
+                            "memory; free the graph first", _lib.EGRAPH)
             status = _lib.lib().vkt_tensor_move(self._handle(), _RESIDENCY.index(where))
             if status:
                 raise _lib.error(status)
