@@ -241,7 +241,7 @@ def test_graph_misuse_is_an_error(ctx):
             g.launch()
         with pytest.raises(vkt.Error, match="still being recorded"):
             g.free()
-        assert ctx.recording
+        assert ctx.recording and not g.freed
     g.launch()
     assert y.numpy().tolist() == [1, 1, 1]
     with pytest.raises(vkt.Error, match="not being recorded") as e:

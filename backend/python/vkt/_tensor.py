@@ -360,10 +360,12 @@ class Context:
         once per launch instead of now. Use it as `with ctx.record() as g: ...`, then g.launch().
 
         Only native device work records: an op that would fall back or run on the host, a read to
-        the host (numpy(), item(), printing values), a write or a sync raises vkt.Error (VKT_EGRAPH,
-        naming the op) and the recording fails. Tensors used or made by the recording are bound to
-        the graph: new inputs go into them with Tensor.write, state the step updates with
-        vkt.assign, and results are read from them after a launch. One recording at a time."""
+        the host (numpy(), item(), printing values), a write, a move or a sync raises vkt.Error
+        (VKT_EGRAPH, naming the op), and a with block that raises makes no graph (nor does a
+        recording in which an op failed). Tensors used or made by the recording are bound to the
+        graph: new inputs go into them with Tensor.write, state the step updates with vkt.assign,
+        and results are read from them after a launch. One recording at a time per context; ops
+        that other threads call on the context meanwhile are recorded too."""
         lib = _lib.lib()
         with self._lock:
             h = self._handle()
@@ -830,7 +832,10 @@ class Graph:
 
     @property
     def freed(self):
-        """Whether the graph is gone (freed, or its context closed)."""
+        """Whether the graph is gone or never came to be: freed, its context closed, or its
+        recording failed. False while it is being recorded."""
+        if self._state == "recording":
+            return False
         return self._state != "ready" or self._ctx._h is None or self._h not in self._ctx._graphs
 
     def free(self):
