@@ -33,6 +33,10 @@ int main(void)
     FIELD(vkt_stats_entry, native);
     FIELD(vkt_stats_entry, fallback);
     FIELD(vkt_stats_entry, host);
+    printf("},\n \"vkt_profile_entry\": {\"size\": %zu", sizeof(vkt_profile_entry));
+    FIELD(vkt_profile_entry, op);
+    FIELD(vkt_profile_entry, kernel);
+    FIELD(vkt_profile_entry, gpu_ns);
     printf("}}\n");
     return 0;
 }

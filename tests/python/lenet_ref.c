@@ -2,7 +2,9 @@
  * initial parameters and losses, at full precision.
  *   lenet_ref digits SEED BATCH        images then one-hot labels, raw float32, to stdout
  *   lenet_ref params SEED              the ten initial parameters, raw float32, to stdout
- *   lenet_ref losses SEED BATCH STEPS  each step's loss, %.9g, one a line */
+ *   lenet_ref losses SEED BATCH STEPS  each step's loss, %.9g, one a line
+ *   lenet_ref graph-losses SEED BATCH STEPS  the same from the recorded step (lenet_step_graph) */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,7 +22,7 @@ static int fail(const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        return fail("usage: lenet_ref digits SEED BATCH | params SEED | losses SEED BATCH STEPS");
+        return fail("usage: lenet_ref digits SEED BATCH | params SEED | [graph-]losses SEED BATCH STEPS");
     uint64_t seed = strtoull(argv[2], NULL, 10);
     int batch = argc > 3 ? atoi(argv[3]) : 1, steps = argc > 4 ? atoi(argv[4]) : 0;
     if (batch < 1)
@@ -51,11 +53,14 @@ int main(int argc, char **argv)
             fwrite(p, sizeof *p, n, stdout);
             free(p);
         }
-    } else if (strcmp(argv[1], "losses") == 0) {
+    } else if (strcmp(argv[1], "losses") == 0 || strcmp(argv[1], "graph-losses") == 0) {
+        bool graph = argv[1][0] == 'g';
         for (int s = 0; s < steps; s++) {
             float loss;
             digits_batch(&rng, batch, images, onehot, NULL);
-            if (lenet_step(m, images, onehot, batch, &loss) != VKT_OK)
+            int status = graph ? lenet_step_graph(m, images, onehot, batch, &loss)
+                               : lenet_step(m, images, onehot, batch, &loss);
+            if (status != VKT_OK)
                 return fail(lenet_error());
             printf("%.9g\n", (double)loss);
         }

@@ -1,6 +1,7 @@
 """Python LeNet (tools/lenet/lenet.py) against the C one: the same digits and initial weights
-bit for bit, the same losses step by step, vkt-lenet's printed curve, and the census of a
-step whose convs are forced to fall back (five conv fallbacks a step, at lenet.py's lines)."""
+bit for bit, the same losses step by step, eager and recorded (--graph), vkt-lenet's printed
+curve and profile rows, and the census of a step whose convs are forced to fall back (five
+conv fallbacks a step, at lenet.py's lines)."""
 import importlib.util
 import os
 import re
@@ -12,6 +13,7 @@ import pytest
 from conftest import path_of
 
 import fbcount
+import vkt
 
 
 @pytest.fixture(scope="module")
@@ -54,19 +56,75 @@ def test_losses_match_the_c_step(ctx, lenet):
     np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
+def test_recorded_step_gives_the_eager_losses(ctx, lenet):
+    seed, batch, steps = 5, 4, 4
+    want = [float(v) for v in ref("graph-losses", seed, batch, steps).split()]
+
+    def losses(kinds):
+        model = lenet.LeNet(ctx, "tanh", seed, 0.05)
+        rng = lenet.Rng(lenet.rng_seed(seed))
+        out = []
+        for kind in kinds:
+            images, onehot, _ = lenet.digits_batch(rng, batch)
+            out.append((model.step_graph if kind == "graph" else model.step)(images, onehot))
+        return out, model
+
+    eager, _ = losses(["eager"] * steps)
+    graph, model = losses(["graph"] * steps)
+    assert model.graph.dispatches > 60
+    # Recorded, the step runs the same kernels on the same data: the eager losses (in practice bit
+    # for bit), and vkt-lenet's recorded ones.
+    np.testing.assert_allclose(graph, eager, rtol=1e-6)
+    np.testing.assert_allclose(graph, want, rtol=1e-6)
+    # An eager step drops the recording (it replaces the bound parameters); the next records anew.
+    mixed, model = losses(["graph", "eager", "graph", "graph"])
+    np.testing.assert_allclose(mixed, eager, rtol=1e-6)
+    assert model.graph is not None
+
+
+def test_recorded_step_refuses_a_fallback(ctx, lenet):
+    model = lenet.LeNet(ctx, "tanh", 2, 0.05)
+    images, onehot, _ = lenet.digits_batch(lenet.Rng(lenet.rng_seed(2)), 2)
+    ctx.set_native_disable("conv")
+    try:
+        with pytest.raises(vkt.Error) as e:
+            model.step_graph(images, onehot)
+    finally:
+        ctx.set_native_disable("")
+    assert e.value.status == vkt.EGRAPH and "vkt_conv" in str(e.value) and "fall back" in str(e.value)
+    assert not ctx.recording and model.graph is None
+    # The refused recording changed nothing: the next one trains from the initial weights.
+    fresh = lenet.LeNet(ctx, "tanh", 2, 0.05)
+    np.testing.assert_allclose(model.step_graph(images, onehot), fresh.step(images, onehot), rtol=1e-6)
+
+
 def _losses(out):
     return re.findall(r"^step\s+(\d+)\s+loss (\S+)", out, re.M)
 
 
-def test_lenet_py_prints_vkt_lenets_curve():
-    args = ["--batch", "6", "--steps", "3", "--print-every", "1", "--seed", "11", "--act", "relu"]
+def _profile_rows(out):
+    """{(op, kernel): calls per step} of a --profile table."""
+    table = out[out.index("\nprofile: "):]
+    return {(m.group(1), m.group(2)): m.group(3)
+            for m in re.finditer(r"^(\S+)\s+(\S+)\s+([0-9.]+)\s+[0-9.]+\s+[0-9.]+\s+[0-9.]+%$", table, re.M)}
+
+
+@pytest.mark.parametrize("extra", [[], ["--graph", "--profile", "1"]], ids=["eager", "graph"])
+def test_lenet_py_prints_vkt_lenets_curve(extra):
+    args = ["--batch", "6", "--steps", "3", "--print-every", "1", "--seed", "11", "--act", "relu", *extra]
     env = dict(os.environ, VKT_NATIVE_DISABLE="")
     c = subprocess.run([path_of("VKT_LENET"), *args], capture_output=True, text=True, timeout=120, env=env)
     py = subprocess.run([sys.executable, path_of("LENET_PY"), *args], capture_output=True, text=True, timeout=120,
                         env=env)
     assert c.returncode == py.returncode, (c.stderr, py.stderr)
     assert _losses(py.stdout) == _losses(c.stdout) and len(_losses(c.stdout)) == 3, (c.stdout, py.stdout)
-    assert py.stdout.splitlines()[0] == c.stdout.splitlines()[0]  # device, batch, steps, act, lr
+    assert py.stdout.splitlines()[0] == c.stdout.splitlines()[0]  # device, batch, steps, act, lr, --graph
+    if "--graph" in extra:
+        assert py.stdout.splitlines()[0].endswith(", recorded step (--graph)")
+        # The same dispatches, by op and kernel, as vkt-lenet's profile (the times differ).
+        rows = _profile_rows(py.stdout)
+        assert rows == _profile_rows(c.stdout) and len(rows) > 10, (py.stdout, c.stdout)
+        assert any(op == "conv" for op, _ in rows)
 
 
 def test_census_of_a_step_with_conv_on_the_host(ctx, lenet):
@@ -85,7 +143,7 @@ def test_census_of_a_step_with_conv_on_the_host(ctx, lenet):
     conv_lines = {f"lenet.py:{n}" for n, text in enumerate(src, 1) if "vkt.conv(" in text}
     assert len(conv_lines) == 5
     assert {s.where for s in c.sites} == conv_lines and all(s.count == 2 for s in c.sites)
-    assert all(s.function == "step" for s in c.sites)
+    assert all(s.function == "train_step" for s in c.sites)
 
 
 def test_bad_arguments(lenet, ctx):
@@ -93,9 +151,9 @@ def test_bad_arguments(lenet, ctx):
         lenet.LeNet(ctx, "sigmoid")
     with pytest.raises(ValueError):
         lenet.LeNet(ctx, "tanh", lr=0)
-    p = subprocess.run([sys.executable, path_of("LENET_PY"), "--batch", "0"], capture_output=True, text=True,
-                       timeout=60)
-    assert p.returncode == 2 and "--batch" in p.stderr
+    for bad in (["--batch", "0"], ["--profile", "0"]):
+        p = subprocess.run([sys.executable, path_of("LENET_PY"), *bad], capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2 and bad[0] in p.stderr
     p = subprocess.run([sys.executable, path_of("LENET_PY"), "--device", "no-such-device", "--steps", "1"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "lenet.py:" in p.stderr

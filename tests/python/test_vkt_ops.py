@@ -85,18 +85,44 @@ EXACT_UNARY = {
 BOOL_RESULT = {"is_nan", "is_infinity", "logical_not"}
 
 
-def test_every_op_of_vkt_h_has_a_wrapper():
+# The functions of vkt.h that are not ops, and what stands for each in the package.
+API = {
+    "last_error": "Error.message", "status_name": "Error.status_name", "ctx_create": "Context",
+    "ctx_destroy": "Context.close", "ctx_device_name": "Context.device_name",
+    "ctx_max_tensor_bytes": "Context.max_tensor_bytes", "ctx_flushes_subnormals": "Context.flushes_subnormals",
+    "sync": "Context.sync", "ctx_last_gpu_ns": "Context.last_gpu_ns",
+    "ctx_set_native_disable": "Context.set_native_disable", "ctx_set_fallback_result": "Context.set_fallback_result",
+    "ctx_set_profiling": "Context.set_profiling", "profile_read": "Context.profile", "graph_begin": "Context.record",
+    "graph_end": "Graph.end", "graph_launch": "Graph.launch", "graph_dispatches": "Graph.dispatches",
+    "graph_free": "Graph.free", "dtype_size": "numpy_dtype", "dtype_name": "dtype_name",
+    "tensor_from_host": "Context.tensor", "zeros": "Context.zeros", "full": "Context.full", "iota": "Context.iota",
+    "tensor_read": "Tensor.numpy", "tensor_write": "Tensor.write", "tensor_move": "Tensor.move",
+    "tensor_free": "Tensor.__del__", "tensor_dtype": "Tensor.dtype", "tensor_rank": "Tensor.ndim",
+    "tensor_shape": "Tensor.shape", "tensor_numel": "Tensor.size", "tensor_nbytes": "Tensor.nbytes",
+    "tensor_residency": "Tensor.residency", "stats": "stats", "stats_reset": "stats_reset", "op_count": "op_names",
+    "op_name": "op_names", "op_support": "op_support",
+}
+
+
+def test_every_function_of_vkt_h_has_a_wrapper():
     header = open(path_of("VKT_H")).read()
-    declared = set(re.findall(r"VKT_API int vkt_(\w+)\(", header))
+    declared = set(re.findall(r"VKT_API [\w\s*]*?\bvkt_(\w+)\(", header))
+    assert {"graph_launch", "assign", "tensor_write", "ctx_set_profiling", "profile_read"} <= declared
     for macro in ("VKT_UNARY_OPS", "VKT_BINARY_OPS"):
         body = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", header, re.S).group(1)
         declared |= set(re.findall(r"X\((\w+)\)", body))
-    not_ops = {"ctx_create", "ctx_flushes_subnormals", "sync", "ctx_set_native_disable", "ctx_set_fallback_result",
-               "tensor_from_host", "zeros", "full", "iota", "tensor_read", "tensor_move", "tensor_dtype",
-               "tensor_rank"}
-    missing = sorted(op for op in declared - not_ops if not callable(getattr(vkt, op, None)))
+    missing = sorted(op for op in declared - set(API) if not callable(getattr(vkt, op, None)))
     assert not missing, f"ops of vkt.h without a vkt.<op>: {missing}"
-    assert not (set(vkt.op_names()) - declared), "the support matrix names ops vkt.h does not declare"
+    roots = {"Error": vkt.Error("message", vkt.EINVAL)}  # its fields are set per instance
+    for fn, path in API.items():
+        assert fn in declared, f"vkt_{fn} is no longer in vkt.h"
+        obj, *attrs = path.split(".")
+        target = roots.get(obj, getattr(vkt, obj, None))
+        for a in attrs:
+            target = getattr(target, a, None)
+        assert target is not None, f"vkt_{fn}: vkt.{path} is missing"
+    assert set(op for op in vkt.op_names()) <= declared, "the support matrix names ops vkt.h does not declare"
+    assert "assign" in vkt.op_names()
 
 
 def _support(op, dtype):
@@ -356,6 +382,25 @@ def test_argmax_argmin(ctx, rng, op, dtype, axis, keep):
     x = random(rng, dtype, (4, 6), 0, 5)  # small range: ties, where the first index must win
     want = getattr(np, op)(x, axis=axis, keepdims=keep) if axis is not None else getattr(np, op)(x)
     check(getattr(vkt, op)(ctx.tensor(x), axis=axis, keep_axis=keep), want, "s32")
+
+
+@pytest.mark.parametrize("path", ["native", "fallback"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("op", ["argmax", "argmin"])
+def test_argmax_argmin_give_the_first_nan(ctx, op, dtype, path):
+    # Nx (and numpy, and torch): a slice that holds a NaN gives the index of its first NaN.
+    nan, inf = np.nan, np.inf
+    x = np.array([[2, nan, 4, nan], [1, 3, 0, 2], [nan, 5, -inf, inf], [inf, -inf, 7, nan]], NP[dtype])
+    t = ctx.tensor(x)
+    fell = vkt.stats().get(op, (0, 0, 0))[1]
+    with native_disabled(ctx, op if path == "fallback" else ""):
+        assert getattr(vkt, op)(ctx.tensor(np.array([2, nan, 4], NP[dtype]))).item() == 1
+        check(getattr(vkt, op)(t), getattr(np, op)(x), "s32")
+        check(getattr(vkt, op)(t, axis=1), getattr(np, op)(x, axis=1), "s32")
+        check(getattr(vkt, op)(t, axis=0, keep_axis=True), getattr(np, op)(x, axis=0, keepdims=True), "s32")
+    if path == "fallback":  # the host reference's rule, not the shader's
+        assert vkt.stats()[op][1] == fell + 4
+    assert getattr(np, op)(x, axis=1).tolist() == ([1, 1, 0, 3] if op == "argmax" else [1, 2, 0, 3])
 
 
 # ---- data movement ----------------------------------------------------------------------
@@ -659,6 +704,28 @@ def test_window_scatter(ctx, rng, op, dtype):
     src2 = random(rng, dtype, (2, 4, 6), 0, 5)
     check(fn(ctx.tensor(x), ctx.tensor(src2), 0, (1, 3, 3), padding="same"),
           _scatter_ref(x, src2, 0, [1, 3, 3], [1, 1, 1], [0, 1, 1], [0, 1, 1], op), dtype, *_tol(dtype))
+
+
+@pytest.mark.parametrize("path", ["native", "fallback"])
+@pytest.mark.parametrize("dtype", ["f32", "f64"])
+@pytest.mark.parametrize("op", ["max", "min"])
+def test_window_scatter_goes_to_the_first_nan(ctx, rng, op, dtype, path):
+    # A window that holds a NaN sends its source to its first NaN, where window_max/min give NaN.
+    nan = np.nan
+    x = np.array([[[1, nan, 3, 2, nan, nan, 5, 7], [nan, 0, 9, nan, 4, 4, -1, 8]]], NP[dtype])
+    src = random(rng, dtype, (1, 1, 4), 1, 5)
+    name = "window_scatter_" + op
+    fell = vkt.stats().get(name, (0, 0, 0))[1]
+    with native_disabled(ctx, name if path == "fallback" else ""):
+        got = getattr(vkt, name)(ctx.tensor(x), ctx.tensor(src), 0, (1, 2, 2), strides=(1, 2, 2))
+    assert vkt.stats()[name][1] == fell + (path == "fallback")
+    want = _scatter_ref(x, src, 0, [1, 2, 2], [1, 2, 2], [0] * 3, [0] * 3, op)
+    check(got, want, dtype, *_tol(dtype))
+    # Windows 0, 1 and 2 hold their first NaNs at (0, 1), (1, 3) and (0, 4); window 3 has none.
+    hit = np.flatnonzero(got.numpy()[0].ravel())
+    assert hit.tolist() == [1, 4, 11, 15 if op == "max" else 14]
+    pooled = getattr(vkt, "window_" + op)(ctx.tensor(x), (1, 2, 2), strides=(1, 2, 2)).numpy()
+    assert np.isnan(pooled).ravel().tolist() == [True, True, True, False]
 
 
 # ---- errors ----------------------------------------------------------------------------------

@@ -6,9 +6,12 @@ The synthetic digits (digits.c), the generator (rng.h) and the initialisation
 arithmetic, Box-Muller's log and cos come from the C library as in C, and the
 rendering runs in float32 in C's order of operations. The training step issues
 the same libvkt ops as lenet.c's train_step, so a seed gives vkt-lenet's loss curve.
+--graph records the step once (ctx.record) and replays it, as vkt-lenet --graph does:
+a step is then two input writes and one launch.
 
 usage: lenet.py [--batch N] [--steps N] [--seed N] [--lr X] [--act tanh|relu]
                 [--device SEL] [--print-every N] [--warmup N] [--warm-ms MS] [--stats]
+                [--graph] [--profile N]
 (the options, output and exit status of vkt-lenet)
 """
 import argparse
@@ -150,7 +153,10 @@ def init_params(seed):
 
 
 class LeNet:
-    """LeNet-5 on a vkt context, trained by SGD: lenet.c's model and step in Python."""
+    """LeNet-5 on a vkt context, trained by SGD: lenet.c's model and step in Python.
+
+    step() runs the ops of a step as it goes; step_graph() records them once, on bound input
+    tensors and with the SGD update in place (vkt.assign), and replays the recording."""
 
     def __init__(self, ctx, act="tanh", seed=1, lr=0.05):
         if act not in ("tanh", "relu"):
@@ -160,6 +166,8 @@ class LeNet:
         self.ctx, self.act = ctx, act
         self.params = [ctx.tensor(p) for p in init_params(seed)]
         self.lr, self.zero, self.one = (ctx.full((), v, "f32") for v in (lr, 0.0, 1.0))
+        # the recorded step (step_graph): the graph, its bound inputs and loss sum
+        self.graph = self.gx = self.gy = self.gtot = None
 
     def _activate(self, z):
         return vkt.tanh(z) if self.act == "tanh" else vkt.max(z, self.zero)
@@ -172,10 +180,52 @@ class LeNet:
     def step(self, images, onehot, want_loss=True):
         """One SGD step on images [batch, 28, 28] and one-hot labels [batch, 10]; the mean
         cross-entropy (read back, a sync point) or None (the step then ends in a sync)."""
-        ctx, p, act, grad = self.ctx, self.params, self._activate, self._activate_grad
+        self.forget_graph()  # the eager update replaces the tensors a recorded step is bound to
         batch = images.shape[0]
-        x = ctx.tensor(np.ascontiguousarray(images, np.float32).reshape(batch, 1, SIDE, SIDE))
-        y = ctx.tensor(np.ascontiguousarray(onehot, np.float32))
+        x = self.ctx.tensor(np.ascontiguousarray(images, np.float32).reshape(batch, 1, SIDE, SIDE))
+        y = self.ctx.tensor(np.ascontiguousarray(onehot, np.float32))
+        tot = self.train_step(x, y, in_place=False)
+        if not want_loss:
+            self.ctx.sync()
+            return None
+        return float(-tot.numpy().reshape(()) / np.float32(batch))
+
+    def step_graph(self, images, onehot, want_loss=True):
+        """The same step from a recording: the first call, and a call with another batch size,
+        records it; every call writes the inputs into the graph's bound tensors and launches it
+        (one submission, a sync point). Raises vkt.Error when an op of the step would fall back
+        (a graph records native work only)."""
+        batch = images.shape[0]
+        if self.graph is None or self.gx.shape[0] != batch:
+            self._record(batch)
+        self.gx.write(np.asarray(images, np.float32).reshape(batch, 1, SIDE, SIDE))
+        self.gy.write(onehot)
+        self.graph.launch()
+        if not want_loss:
+            return None
+        return float(-self.gtot.numpy().reshape(()) / np.float32(batch))
+
+    def _record(self, batch):
+        self.forget_graph()
+        self.gx = self.ctx.zeros((batch, 1, SIDE, SIDE))
+        self.gy = self.ctx.zeros((batch, CLASSES))
+        with self.ctx.record() as g:
+            self.gtot = self.train_step(self.gx, self.gy, in_place=True)
+        self.graph = g
+
+    def forget_graph(self):
+        """Drops the recorded step; the next step_graph records it again (after turning
+        profiling on, say: a graph times its dispatches when recorded so)."""
+        if self.graph is not None:
+            self.graph.free()
+        self.graph = self.gx = self.gy = self.gtot = None
+
+    def train_step(self, x, y, in_place):
+        """The step's ops on images x [batch, 1, 28, 28] and one-hot labels y, from the forward
+        pass to the SGD update (replacing the parameters, or in place as a recording must); the
+        summed log-likelihood, not read back. lenet.c's train_step, op for op."""
+        ctx, p, act, grad = self.ctx, self.params, self._activate, self._activate_grad
+        batch = x.shape[0]
         invb = ctx.full((), 1.0 / batch, "f32")
 
         # forward
@@ -222,11 +272,37 @@ class LeNet:
                        kernel_permutation=_SWAP01, output_permutation=_SWAP01)
 
         for i, g in enumerate((dk1, db1, dk2, db2, dw3, db3, dw4, db4, dw5, db5)):
-            p[i] = p[i] - g * self.lr
-        if not want_loss:
-            ctx.sync()
-            return None
-        return float(-tot.numpy().reshape(()) / np.float32(batch))
+            w = p[i] - g * self.lr
+            if in_place:
+                vkt.assign(p[i], w)
+            else:
+                p[i] = w
+        return tot
+
+
+def profile(ctx, model, step_fn, images, onehot, steps):
+    """vkt-lenet --profile: `steps` more steps with every dispatch timed, printed by (op, kernel)."""
+    ctx.set_profiling(True)
+    model.forget_graph()  # a recorded step times its dispatches only if recorded so
+    step_fn(images, onehot, want_loss=False)
+    ctx.profile()  # the first profiled step records pipelines and the graph
+    for _ in range(steps):
+        step_fn(images, onehot, want_loss=False)
+    entries = ctx.profile()
+    rows = {}
+    for e in entries:
+        row = rows.setdefault((e.op or "(libvkt)", e.kernel), [0, 0.0])
+        row[0] += 1
+        row[1] += e.gpu_ns
+    total = sum(r[1] for r in rows.values())
+    print(f"profile: {steps} steps, {len(entries)} dispatches, GPU time per step by op and kernel (each dispatch "
+          "alone)")
+    print(f"{'op':<20} {'kernel':<22} {'calls':>9} {'us/step':>11} {'us/call':>10} {'share':>7}")
+    for (op, kernel), (calls, ns) in sorted(rows.items(), key=lambda kv: -kv[1][1]):
+        share = 100 * ns / total if total > 0 else 0.0
+        print(f"{op:<20} {kernel:<22} {calls / steps:9.1f} {ns / 1e3 / steps:11.2f} {ns / 1e3 / calls:10.2f} "
+              f"{share:6.1f}%")
+    print(f"{'total':<20} {'':<22} {len(entries) / steps:9.1f} {total / 1e3 / steps:11.2f}")
 
 
 def main(argv=None):
@@ -243,44 +319,53 @@ def main(argv=None):
     ap.add_argument("--warm-ms", type=int, default=0,
                     help="before step 0, train untimed for MS milliseconds on the first batch (a GPU's clocks)")
     ap.add_argument("--stats", action="store_true", help="print how each op ran at the end")
+    ap.add_argument("--graph", action="store_true", help="record the step once (ctx.record) and replay it every step")
+    ap.add_argument("--profile", type=int, metavar="N",
+                    help="after the timed steps, run N more with every dispatch timed and print the GPU time "
+                         "per step by op and kernel, largest first")
     args = ap.parse_args(argv)
     if not 1 <= args.batch <= 1 << 16 or args.steps < 0 or args.print_every < 1 or args.warmup < 0 \
-            or not 0 <= args.seed <= 1 << 40 or not 0 < args.lr < 100 or not 0 <= args.warm_ms <= 600000:
+            or not 0 <= args.seed <= 1 << 40 or not 0 < args.lr < 100 or not 0 <= args.warm_ms <= 600000 \
+            or (args.profile is not None and not 1 <= args.profile <= 1 << 20):
         ap.error("out of range: --batch 1..65536, --steps >= 0, --print-every >= 1, --warmup >= 0, "
-                 "--seed 0..2^40, --lr in (0, 100), --warm-ms 0..600000")
+                 "--seed 0..2^40, --lr in (0, 100), --warm-ms 0..600000, --profile 1..2^20")
     try:
         ctx = vkt.Context(args.device)
         model = LeNet(ctx, args.act, args.seed, args.lr)
     except vkt.Error as e:
         print(f"lenet.py: {e}", file=sys.stderr)
         return 2
-    print(f"device: {ctx.device_name}, batch {args.batch}, {args.steps} steps, {args.act}, lr {args.lr:g}")
+    step_fn = model.step_graph if args.graph else model.step
+    print(f"device: {ctx.device_name}, batch {args.batch}, {args.steps} steps, {args.act}, lr {args.lr:g}"
+          + (", recorded step (--graph)" if args.graph else ""))
     rng = Rng(rng_seed(args.seed))
     if args.warm_ms > 0:
         images, onehot, _ = digits_batch(Rng(rng.state), args.batch)  # the training batches stay the same
         n, t0 = 0, time.perf_counter()
         while (time.perf_counter() - t0) * 1e3 < args.warm_ms:
             try:
-                model.step(images, onehot, want_loss=False)
+                step_fn(images, onehot, want_loss=False)
             except vkt.Error as e:
                 print(f"lenet.py: warm-up step {n}: {e}", file=sys.stderr)
                 return 2
             n += 1
         print(f"warm-up: {n} untimed steps in {(time.perf_counter() - t0) * 1e3:.0f} ms")
     first = last = math.nan
-    timed_ms, timed = 0.0, 0
+    timed_ms, gpu_ms, timed = 0.0, 0.0, 0
     for step in range(args.steps):
         images, onehot, _ = digits_batch(rng, args.batch)
         show = step % args.print_every == 0 or step == args.steps - 1
         t0 = time.perf_counter()
         try:
-            loss = model.step(images, onehot, want_loss=show)
+            loss = step_fn(images, onehot, want_loss=show)
         except vkt.Error as e:
             print(f"lenet.py: step {step}: {e}", file=sys.stderr)
             return 2
         ms = (time.perf_counter() - t0) * 1e3
         if step >= args.warmup:
             timed_ms += ms
+            # A step is one submission (eager) or one launch: its GPU time.
+            gpu_ms += (ctx.last_gpu_ns or 0) / 1e6
             timed += 1
         if show:
             first = loss if math.isnan(first) else first
@@ -289,9 +374,19 @@ def main(argv=None):
     if timed:
         print(f"loss {first:.4f} -> {last:.4f} over {args.steps} steps; mean {timed_ms / timed:.3f} ms/step "
               f"over {timed} steps after {args.warmup} warm-up")
+        # What the step costs besides the GPU's work: recording and submitting it (eager), or
+        # writing the inputs and launching (--graph).
+        if gpu_ms > 0:
+            print(f"GPU {gpu_ms / timed:.3f} ms/step, the rest (host) {(timed_ms - gpu_ms) / timed:.3f} ms/step")
     elif args.steps:
         print(f"loss {first:.4f} -> {last:.4f} over {args.steps} steps; no step timed (all {args.steps} were "
               "warm-up)")
+    if args.profile:
+        try:
+            profile(ctx, model, step_fn, images, onehot, args.profile)
+        except vkt.Error as e:
+            print(f"lenet.py: profiled step: {e}", file=sys.stderr)
+            return 2
     if args.stats:
         print(f"{'op':<22} {'native':>10} {'fallback':>10} {'host':>10}")
         for op, (n, f, h) in vkt.stats().items():

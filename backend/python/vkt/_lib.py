@@ -12,9 +12,12 @@ import sys
 import threading
 
 DTYPES = ("f32", "f64", "s32", "u8")
-STATUS_NAMES = {0: "VKT_OK", -1: "VKT_EINVAL", -2: "VKT_ESHAPE", -3: "VKT_EAXIS", -4: "VKT_EDTYPE",
-                -5: "VKT_ENOMEM", -6: "VKT_ENODEV", -7: "VKT_EDEVICE", -8: "VKT_ECTX"}
-EINVAL, ESHAPE, EAXIS, EDTYPE, ECTX = -1, -2, -3, -4, -8
+# vkt.h's VKT_STATUSES(X), in its order (test_abi.py holds the two to each other and to the
+# library's vkt_status_name). A table here, not a call: errors are raised before the library loads.
+STATUSES = (("VKT_OK", 0), ("VKT_EINVAL", -1), ("VKT_ESHAPE", -2), ("VKT_EAXIS", -3), ("VKT_EDTYPE", -4),
+            ("VKT_ENOMEM", -5), ("VKT_ENODEV", -6), ("VKT_EDEVICE", -7), ("VKT_ECTX", -8), ("VKT_EGRAPH", -9))
+STATUS_NAMES = {code: name for name, code in STATUSES}
+OK, EINVAL, ESHAPE, EAXIS, EDTYPE, ENOMEM, ENODEV, EDEVICE, ECTX, EGRAPH = (code for _, code in STATUSES)
 MAX_RANK = 6
 MAX_SPATIAL = MAX_RANK - 2
 ALL_AXES = -1000
@@ -77,6 +80,11 @@ class StatsEntry(ctypes.Structure):
                 ("fallback", ctypes.c_uint64), ("host", ctypes.c_uint64)]
 
 
+class CProfileEntry(ctypes.Structure):
+    """vkt_profile_entry (vkt.ProfileEntry is its Python form)."""
+    _fields_ = [("op", ctypes.c_char_p), ("kernel", ctypes.c_char_p), ("gpu_ns", ctypes.c_double)]
+
+
 _P = ctypes.c_void_p
 _OUT = ctypes.POINTER(ctypes.c_void_p)
 _I64P = ctypes.POINTER(ctypes.c_int64)
@@ -96,6 +104,13 @@ _SIGNATURES = {
     "vkt_ctx_last_gpu_ns": (ctypes.c_double, [_P]),
     "vkt_ctx_set_native_disable": (_INT, [_P, ctypes.c_char_p]),
     "vkt_ctx_set_fallback_result": (_INT, [_P, _INT]),
+    "vkt_ctx_set_profiling": (_INT, [_P, _BOOL]),
+    "vkt_profile_read": (ctypes.c_size_t, [_P, ctypes.POINTER(CProfileEntry), ctypes.c_size_t]),
+    "vkt_graph_begin": (_INT, [_P]),
+    "vkt_graph_end": (_INT, [_P, _OUT]),
+    "vkt_graph_launch": (_INT, [_P]),
+    "vkt_graph_dispatches": (ctypes.c_size_t, [_P]),
+    "vkt_graph_free": (None, [_P]),
     "vkt_dtype_size": (ctypes.c_size_t, [_INT]),
     "vkt_dtype_name": (ctypes.c_char_p, [_INT]),
     "vkt_tensor_from_host": (_INT, [_P, _INT, _I64P, _INT, _P, _OUT]),
@@ -103,6 +118,7 @@ _SIGNATURES = {
     "vkt_full": (_INT, [_P, _INT, _I64P, _INT, ctypes.c_double, _OUT]),
     "vkt_iota": (_INT, [_P, _INT, _I64P, _INT, _INT, _OUT]),
     "vkt_tensor_read": (_INT, [_P, _P, ctypes.c_size_t]),
+    "vkt_tensor_write": (_INT, [_P, _P, ctypes.c_size_t]),
     "vkt_tensor_move": (_INT, [_P, _INT]),
     "vkt_tensor_free": (None, [_P]),
     "vkt_tensor_dtype": (_INT, [_P]),
@@ -128,6 +144,7 @@ _SIGNATURES = {
     "vkt_pad": (_INT, [_P, _P, _I64P, _I64P, _I64P, _OUT]),
     "vkt_reverse": (_INT, [_P, _IP, _INT, _OUT]),
     "vkt_concatenate": (_INT, [ctypes.POINTER(ctypes.c_void_p), _INT, _INT, _OUT]),
+    "vkt_assign": (_INT, [_P, _P]),
     "vkt_gather": (_INT, [_P, _P, _IP, _OUT]),
     "vkt_dot": (_INT, [_P, _IP, _IP, _P, _IP, _IP, _INT, _INT, _OUT]),
     "vkt_sort": (_INT, [_P, _INT, _BOOL, _OUT]),

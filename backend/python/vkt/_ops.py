@@ -322,6 +322,25 @@ def concatenate(tensors, axis=0):
     return ctx._call(_F["vkt_concatenate"], arr, len(ts), operator.index(axis))
 
 
+def assign(dst, src):
+    """Copies src's elements into the existing tensor dst, in place, and returns dst: the one op
+    that changes a tensor, so a recorded step can update its state (an SGD step's weights) on
+    every launch. src must have dst's shape and dtype; host data converts to dst's dtype, and a
+    number fills dst. Runs like any op: natively, through the fallback, or on the host."""
+    if type(dst) is not Tensor:
+        raise Error(f"assign: dst must be a vkt.Tensor (the tensor written), got {type(dst).__name__}")
+    ctx = dst._ctx
+    if isinstance(src, Tensor):
+        if src._ctx is not ctx:
+            raise Error("tensors from different contexts mixed in one op", _lib.ECTX)
+    elif isinstance(src, (numbers.Number, bool)) and not isinstance(src, complex):
+        src = ctx.full(dst.shape, src, dst.dtype)
+    else:
+        src = ctx.tensor(src, dst.dtype)
+    ctx._run(_F["vkt_assign"], dst._handle(), src._handle())
+    return dst
+
+
 def gather(x, indices, axes=None):
     """Nx.gather: indices' last axis indexes x along axes (the first k when None)."""
     ctx = _ctx_of(x, indices)
@@ -597,5 +616,5 @@ def op_support(op, dtype):
 
 __all__ = (list(_lib.UNARY_OPS) + list(_lib.BINARY_OPS) + list(_lib.REDUCE_OPS) + list(_lib.WINDOW_OPS) + [
     "select", "clip", "as_type", "argmax", "argmin", "reshape", "transpose", "broadcast", "slice", "pad",
-    "reverse", "concatenate", "gather", "dot", "matmul", "sort", "argsort", "conv", "window_scatter_max",
+    "reverse", "concatenate", "assign", "gather", "dot", "matmul", "sort", "argsort", "conv", "window_scatter_max",
     "window_scatter_min", "stats", "stats_reset", "op_names", "op_support", "Context", "Tensor"])

@@ -1,13 +1,19 @@
-"""Contexts and tensors: handles to libvkt objects whose lifetime follows Python's.
+"""Contexts, tensors and recorded steps: handles to libvkt objects whose lifetime follows Python's.
 
-A tensor keeps its context alive; closing a context frees every tensor still
-alive on it, after which those tensors refuse to be used (vkt.Error) instead
-of touching freed memory. A context is not thread-safe in C, so every call on
-it holds the context's lock. A tensor that Python collects is queued and freed
-by the next call that holds the lock (at the latest by close): its __del__ may
-run on any thread, and this keeps the lock out of it.
+A tensor keeps its context alive; closing a context frees every graph and
+tensor still alive on it, after which they refuse to be used (vkt.Error)
+instead of touching freed memory. A context is not thread-safe in C, so every
+call on it holds the context's lock. A tensor or graph that Python collects is
+queued and freed by the next call that holds the lock (at the latest by close):
+its __del__ may run on any thread, and this keeps the lock out of it.
+
+A graph binds the tensors its recording used: each launch reads and writes
+their storage. libvkt refuses to launch a graph after one of them was freed, so
+the context keeps them until the graph goes: a bound tensor that Python
+collects while a graph holds it is freed with the last such graph.
 """
 import atexit
+import collections
 import ctypes
 import numbers
 import operator
@@ -28,6 +34,11 @@ _S32_MIN, _S32_MAX = -2**31, 2**31 - 1
 
 _open_contexts = weakref.WeakSet()
 _new = object.__new__
+
+ProfileEntry = collections.namedtuple("ProfileEntry", "op kernel gpu_ns")
+ProfileEntry.__doc__ = """One dispatch's GPU time (Context.profile): op is the public op whose native path
+recorded it, without the prefix (None for libvkt's own work), kernel the shader's name, gpu_ns its
+time in nanoseconds from Vulkan timestamps."""
 
 
 def dtype_name(dtype):
@@ -102,13 +113,21 @@ class Context:
     manager, or call close(); it is closed at interpreter exit otherwise.
     """
 
-    __slots__ = ("_h", "_lock", "_live", "_pending", "_out", "_outref", "__weakref__")
+    __slots__ = ("_h", "_lock", "_live", "_pending", "_out", "_outref", "_graphs", "_pins", "_kept",
+                 "_pending_graphs", "_rec", "_touched", "_profiling", "__weakref__")
 
     def __init__(self, device=None):
         self._h = None
         self._lock = threading.RLock()
         self._live = set()     # handles of the tensors made here and not freed yet
         self._pending = []     # handles whose tensors Python collected, to free under the lock
+        self._graphs = {}      # handle of each graph not freed yet -> the tensor handles it binds
+        self._pins = {}        # tensor handle -> how many of those graphs bind it
+        self._kept = set()     # bound handles whose tensors Python collected: freed with their last graph
+        self._pending_graphs = []  # handles of graphs Python collected, to free under the lock
+        self._rec = None       # the Graph being recorded
+        self._touched = None   # while recording: the tensor handles its calls used
+        self._profiling = False
         self._out = ctypes.c_void_p()
         self._outref = ctypes.byref(self._out)
         if device is not None and (isinstance(device, bool) or not isinstance(device, (str, numbers.Integral))):
@@ -129,14 +148,27 @@ class Context:
         return h
 
     def close(self):
-        """Frees every tensor still alive on this context, then the context."""
+        """Ends a recording under way, frees every graph and tensor still alive on this context,
+        then the context."""
         with self._lock:
             h = self._h
             if h is None:
                 return
             lib = _lib.lib()
+            if self._rec is not None:
+                out = ctypes.c_void_p()
+                lib.vkt_graph_end(h, ctypes.byref(out))
+                lib.vkt_graph_free(out.value)
+                self._rec._state = "closed"
+                self._rec = self._touched = None
+            for g in self._graphs:
+                lib.vkt_graph_free(g)
             for t in self._live:
                 lib.vkt_tensor_free(t)
+            self._graphs.clear()
+            self._pins.clear()
+            self._kept.clear()
+            self._pending_graphs.clear()
             self._live.clear()
             self._pending.clear()
             self._h = None
@@ -144,13 +176,51 @@ class Context:
         _open_contexts.discard(self)
 
     def _drain(self):
-        """Frees the tensors Python collected (the lock held)."""
-        free, live, pending = _lib.F["vkt_tensor_free"], self._live, self._pending
+        """Frees the graphs and tensors Python collected (the lock held); a tensor that a graph
+        binds is kept until that graph goes."""
+        pending_graphs = self._pending_graphs
+        while pending_graphs:
+            self._free_graph(pending_graphs.pop())
+        free, live, pending, pins = _lib.F["vkt_tensor_free"], self._live, self._pending, self._pins
         while pending:
             h = pending.pop()
             if h in live:
-                live.remove(h)
-                free(h)
+                if h in pins:
+                    self._kept.add(h)
+                else:
+                    live.remove(h)
+                    free(h)
+
+    def _free_graph(self, g):
+        """Frees graph g and the collected tensors that only it still bound (the lock held)."""
+        bound = self._graphs.pop(g, None)
+        if bound is None:
+            return
+        _lib.F["vkt_graph_free"](g)
+        pins, kept = self._pins, self._kept
+        for h in bound:
+            n = pins[h] - 1
+            if n:
+                pins[h] = n
+                continue
+            del pins[h]
+            if h in kept:
+                kept.remove(h)
+                self._live.remove(h)
+                _lib.F["vkt_tensor_free"](h)
+
+    def _touch(self, args, h=None):
+        """Notes the tensor handles among a recorded call's arguments (and its result h): the
+        graph will bind them."""
+        live, touched = self._live, self._touched
+        if h is not None:
+            touched.add(h)
+        for a in args:
+            if type(a) is int:
+                if a in live:
+                    touched.add(a)
+            elif isinstance(a, ctypes.Array) and a._type_ is ctypes.c_void_p:
+                touched.update(v for v in a if v in live)
 
     def __del__(self):
         try:
@@ -174,7 +244,7 @@ class Context:
         with self._lock:
             if self._h is None:
                 raise Error("the context is closed", _lib.ECTX)
-            if self._pending:
+            if self._pending or self._pending_graphs:
                 self._drain()
             out = self._out
             out.value = None
@@ -185,6 +255,8 @@ class Context:
             if h is None:
                 raise Error("libvkt returned no tensor", _lib.EINVAL)
             self._live.add(h)
+            if self._touched is not None:
+                self._touch(args, h)
         t = _new(Tensor)
         t._h = h
         t._ctx = self
@@ -194,11 +266,24 @@ class Context:
     def _status(self, fn, *args):
         with self._lock:
             status = fn(self._handle(), *args)
-            if self._pending:
+            if self._pending or self._pending_graphs:
                 self._drain()
             if status < 0:
                 raise _lib.error(status)
             return status
+
+    def _run(self, fn, *args):
+        """Runs one libvkt call on tensors that makes none (vkt_assign)."""
+        with self._lock:
+            if self._h is None:
+                raise Error("the context is closed", _lib.ECTX)
+            if self._pending or self._pending_graphs:
+                self._drain()
+            status = fn(*args)
+            if status:
+                raise _lib.error(status)
+            if self._touched is not None:
+                self._touch(args)
 
     @property
     def device_name(self):
@@ -243,6 +328,65 @@ class Context:
             raise Error(f"fallback result must be 'device' or 'host', got {where!r}")
         self._status(_lib.lib().vkt_ctx_set_fallback_result, _RESIDENCY.index(where))
 
+    def set_profiling(self, on=True):
+        """Times every dispatch (Vulkan timestamps, each dispatch alone behind a barrier) while on;
+        Context.profile() returns the times. A graph times its dispatches when recorded while on,
+        and adds them to the profile at launches while on. A no-op where the queue has no
+        timestamps (last_gpu_ns is then None)."""
+        if not isinstance(on, (bool, numbers.Integral)):
+            raise Error(f"set_profiling takes True or False, got {on!r}")
+        self._status(_lib.lib().vkt_ctx_set_profiling, bool(on))
+        self._profiling = bool(on)
+
+    @property
+    def profiling(self):
+        """Whether set_profiling turned per-dispatch timing on."""
+        return self._profiling
+
+    def profile(self):
+        """The dispatches timed since the last call, oldest first, as ProfileEntry(op, kernel,
+        gpu_ns) tuples; they leave the profile (vkt_profile_read)."""
+        read = _lib.lib().vkt_profile_read
+        with self._lock:
+            h = self._handle()
+            n = read(h, None, 0)
+            entries = (_lib.CProfileEntry * max(n, 1))()
+            n = min(read(h, entries, n), n)
+            return [ProfileEntry(e.op.decode() if e.op else None, e.kernel.decode() if e.kernel else None,
+                                 e.gpu_ns) for e in entries[:n]]
+
+    def record(self):
+        """Begins recording a graph: the ops called on this context until the recording ends run
+        once per launch instead of now. Use it as `with ctx.record() as g: ...`, then g.launch().
+
+        Only native device work records: an op that would fall back or run on the host, a read to
+        the host (numpy(), item(), printing values), a write, a move or a sync raises vkt.Error
+        (VKT_EGRAPH, naming the op), and a with block that raises makes no graph (nor does a
+        recording in which an op failed). Tensors used or made by the recording are bound to the
+        graph: new inputs go into them with Tensor.write, state the step updates with vkt.assign,
+        and results are read from them after a launch. One recording at a time per context; ops
+        that other threads call on the context meanwhile are recorded too."""
+        lib = _lib.lib()
+        with self._lock:
+            h = self._handle()
+            if self._pending or self._pending_graphs:
+                self._drain()
+            status = lib.vkt_graph_begin(h)
+            if status:
+                raise _lib.error(status)
+            g = _new(Graph)
+            g._h = None
+            g._ctx = self
+            g._state = "recording"
+            self._rec = g
+            self._touched = set()
+        return g
+
+    @property
+    def recording(self):
+        """Whether a graph is being recorded on this context."""
+        return self._rec is not None
+
     def tensor(self, data, dtype=None):
         """A new device tensor holding a copy of data (a numpy array, a nested list or a number).
 
@@ -285,9 +429,10 @@ class Context:
 
 
 class Tensor:
-    """A tensor on a vkt Context. Made by Context.tensor/zeros/full/iota and by the ops;
-    immutable. Operators follow numpy's broadcasting and Nx's type rules, and Python
-    numbers take the other operand's type where it can hold them (Nx)."""
+    """A tensor on a vkt Context. Made by Context.tensor/zeros/full/iota and by the ops, which
+    never change their operands; only Tensor.write and vkt.assign change a tensor in place (the
+    inputs and state of a recorded step). Operators follow numpy's broadcasting and Nx's type
+    rules, and Python numbers take the other operand's type where it can hold them (Nx)."""
 
     __slots__ = ("_h", "_ctx", "_shape", "_dtype")
     __array_ufunc__ = None  # numpy defers to Tensor's reflected operators
@@ -377,10 +522,42 @@ class Tensor:
         if where not in _RESIDENCY:
             raise Error(f"residency must be 'device' or 'host', got {where!r}")
         with self._ctx._lock:
+            # A launch would still read and write the device memory the move gives up.
+            if self._h in self._ctx._pins and where != self.residency:
+                raise Error("move: a recorded graph binds this tensor, and its launches use the tensor's device "
+                            "memory; free the graph first", _lib.EGRAPH)
             status = _lib.lib().vkt_tensor_move(self._handle(), _RESIDENCY.index(where))
             if status:
                 raise _lib.error(status)
         return self
+
+    def write(self, data):
+        """Replaces the tensor's elements with data (a numpy array, nested list or number of the
+        tensor's shape), in place: every view of its storage and every graph bound to it sees
+        them. Numbers convert to a float tensor's dtype, integers to an integer tensor's when
+        they fit; floats into an integer tensor are refused. Not while recording."""
+        if isinstance(data, Tensor):
+            raise Error("write takes host data; vkt.assign(dst, src) copies a tensor into another")
+        want = _NP_OF[self.dtype]
+        try:
+            arr = np.asarray(data)
+        except (TypeError, ValueError) as e:
+            raise Error(f"write: cannot convert {type(data).__name__} to an array: {e}") from None
+        if arr.shape != self.shape:
+            raise Error(f"write: data of shape {arr.shape} into a tensor of shape {self.shape}", _lib.ESHAPE)
+        if arr.dtype != want:
+            if arr.dtype.kind not in ("biuf" if want.kind == "f" else "biu"):
+                raise Error(f"write: {arr.dtype} data into a tensor of {self.dtype}; convert it first", _lib.EDTYPE)
+            if want.kind != "f" and arr.dtype.kind in "iu" and arr.size:
+                info = np.iinfo(want)
+                if arr.min() < info.min or arr.max() > info.max:
+                    raise Error(f"write: {arr.dtype} values out of the {self.dtype} range", _lib.EDTYPE)
+            arr = arr.astype(want)
+        arr = _c(arr)
+        with self._ctx._lock:
+            status = _lib.F["vkt_tensor_write"](self._handle(), arr.ctypes.data_as(ctypes.c_void_p), arr.nbytes)
+            if status:
+                raise _lib.error(status)
 
     def numpy(self):
         """A numpy copy of the tensor (a sync point)."""
@@ -428,6 +605,8 @@ class Tensor:
     def __repr__(self):
         if self._h is None or self._ctx._h is None:
             return "<vkt.Tensor (context closed)>"
+        if self._ctx._rec is not None:  # values would need a read, which a recording refuses
+            return f"<vkt.Tensor shape={self.shape} dtype={self.dtype} (recording)>"
         body = np.array2string(self.numpy(), separator=", ", prefix="vkt.Tensor(")
         return f"vkt.Tensor({body}, dtype={self.dtype})"
 
@@ -548,6 +727,140 @@ class Tensor:
         return _ops.greater_equal(self, o)
 
     __hash__ = None
+
+
+class Graph:
+    """A recorded step (vkt_graph): ops recorded once by Context.record and replayed by launch()
+    with one submission, the Vulkan counterpart of a CUDA graph.
+
+        x = ctx.zeros((batch, 784))
+        with ctx.record() as g:
+            loss = step(x, labels)       # recorded, not run: no values yet
+        for batch in data:
+            x.write(batch)               # new inputs go into the bound tensors
+            g.launch()                   # one submission; a sync point
+            print(loss.item())
+
+    The graph keeps the tensors it binds (its inputs, its results, the state it updates with
+    vkt.assign) until it is freed: with the object, by free(), or when its context closes.
+    Misuse raises vkt.Error with status VKT_EGRAPH."""
+
+    __slots__ = ("_h", "_ctx", "_state", "__weakref__")
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("graphs are made by Context.record()")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if self._state == "recording":
+            # A block that raised did not record all of its work: no graph comes of it, and the
+            # block's own exception says why.
+            self._end(keep=exc_type is None)
+        return False
+
+    def end(self):
+        """Ends the recording (the with block does it). Raises vkt.Error when a call failed during
+        the recording: the graph would lack that call's work, so there is none."""
+        self._end(keep=True)
+
+    def _end(self, keep):
+        ctx = self._ctx
+        lib = _lib.lib()
+        with ctx._lock:
+            if ctx._rec is not self:
+                raise Error(f"the graph is {self._describe()}, not being recorded", _lib.EGRAPH)
+            h = ctx._handle()
+            # Tensors collected during the recording go now: the graph keeps their memory.
+            if ctx._pending or ctx._pending_graphs:
+                ctx._drain()
+            out = ctypes.c_void_p()
+            status = lib.vkt_graph_end(h, ctypes.byref(out))
+            touched, ctx._touched, ctx._rec = ctx._touched, None, None
+            if not keep:
+                lib.vkt_graph_free(out.value)
+                self._state = "failed"
+                return
+            if status:
+                self._state = "failed"
+                raise _lib.error(status, lib)
+            bound = tuple(touched & ctx._live)
+            pins = ctx._pins
+            for t in bound:
+                pins[t] = pins.get(t, 0) + 1
+            ctx._graphs[out.value] = bound
+            self._h = out.value
+            self._state = "ready"
+
+    def _describe(self):
+        if self._ctx._h is None:
+            return "closed with its context"
+        return {"recording": "still being recorded", "failed": "a failed recording",
+                "freed": "freed", "ready": "recorded", "closed": "closed with its context"}[self._state]
+
+    def _ready(self):
+        """The graph's handle (the context's lock held), or the Error saying why there is none."""
+        if self._ctx._h is None:
+            raise Error("the graph's context is closed", _lib.ECTX)
+        if self._state != "ready" or self._h not in self._ctx._graphs:
+            what = self._describe()
+            hint = "; leave its with block first" if self._state == "recording" else ""
+            raise Error(f"the graph is {what}{hint}", _lib.EGRAPH)
+        return self._h
+
+    def launch(self):
+        """Runs the recorded ops once, in one submission, and waits for them (a sync point)."""
+        ctx = self._ctx
+        with ctx._lock:
+            h = self._ready()
+            if ctx._pending or ctx._pending_graphs:
+                ctx._drain()
+            status = _lib.F["vkt_graph_launch"](h)
+            if status:
+                raise _lib.error(status)
+
+    @property
+    def dispatches(self):
+        """How many dispatches a launch replays."""
+        with self._ctx._lock:
+            return _lib.F["vkt_graph_dispatches"](self._ready())
+
+    @property
+    def context(self):
+        return self._ctx
+
+    @property
+    def freed(self):
+        """Whether the graph is gone or never came to be: freed, its context closed, or its
+        recording failed. False while it is being recorded."""
+        if self._state == "recording":
+            return False
+        return self._state != "ready" or self._ctx._h is None or self._h not in self._ctx._graphs
+
+    def free(self):
+        """Frees the graph now, and the tensors only it still kept; a second free is a no-op."""
+        ctx = self._ctx
+        with ctx._lock:
+            if self._state == "recording":
+                raise Error("the graph is still being recorded; end it first", _lib.EGRAPH)
+            if self._state == "ready" and ctx._h is not None:
+                ctx._free_graph(self._h)
+            if self._state == "ready":
+                self._state = "freed"
+
+    def __del__(self):
+        try:
+            state, ctx = self._state, self._ctx
+        except AttributeError:  # never made: Graph() refused
+            return
+        if state == "ready" and ctx._h is not None:
+            ctx._pending_graphs.append(self._h)  # atomic; the context frees it under its lock
+
+    def __repr__(self):
+        if self._state == "ready" and not self.freed:
+            return f"<vkt.Graph {self.dispatches} dispatches>"
+        return f"<vkt.Graph {self._describe()}>"
 
 
 @atexit.register
