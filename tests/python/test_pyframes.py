@@ -9,7 +9,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
 
 SHIM = os.environ["FBCOUNT_TEST_SHIM"]
 HELPER = os.environ["FBCOUNT_TEST_GIL_HELPER"]
