@@ -249,8 +249,8 @@ INTERNAL int rt_recorded(vkt_ctx *ctx);
  * (its deferred frees come back), return spare blocks, try once more. */
 INTERNAL int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
 /* Fails, naming `what`, while a graph is recording (calls that need the host
- * or a sync point cannot be recorded). */
-INTERNAL int rt_not_recording(const vkt_ctx *ctx, const char *what);
+ * or a sync point cannot be recorded); the recording then fails at its end. */
+INTERNAL int rt_not_recording(vkt_ctx *ctx, const char *what);
 
 /* Graph recordings (graph.c drives them): rt_record_begin submits pending
  * work, points the stream at t (a fresh target) and opens log; rt_record_end

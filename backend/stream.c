@@ -214,19 +214,28 @@ static int submit(vkt_ctx *ctx, rt_target *graph)
     return VKT_OK;
 }
 
+/* A call refused during a recording fails the recording too: the graph would lack what the
+ * caller asked for, and vkt_graph_end reports the first such refusal. */
+static int refused(vkt_ctx *ctx, int s)
+{
+    if (ctx->rec->status == VKT_OK)
+        ctx->rec->status = s;
+    return s;
+}
+
 int rt_flush(vkt_ctx *ctx)
 {
     if (ctx->rec)
-        return err_set(VKT_EGRAPH, "a sync point (a read to the host, vkt_sync, a fallback) while recording a "
-                                   "graph; end the recording first");
+        return refused(ctx, err_set(VKT_EGRAPH, "a sync point (a read to the host, vkt_sync, a fallback) while "
+                                                "recording a graph; end the recording first"));
     return submit(ctx, NULL);
 }
 
-int rt_not_recording(const vkt_ctx *ctx, const char *what)
+int rt_not_recording(vkt_ctx *ctx, const char *what)
 {
     if (ctx->rec)
-        return err_set(VKT_EGRAPH, "%s: not allowed while recording a graph (it would need the host at "
-                                   "recording time, not at each launch)", what);
+        return refused(ctx, err_set(VKT_EGRAPH, "%s: not allowed while recording a graph (it would need the "
+                                                "host at recording time, not at each launch)", what));
     return VKT_OK;
 }
 

@@ -244,6 +244,10 @@ int tn_move(vkt_tensor *t, vkt_residency where)
     if (st->where == where)
         return VKT_OK;
     TRY(rt_not_recording(t->ctx, "moving a tensor between host and device"));
+    if (st->holds > 0)
+        return err_set(VKT_EGRAPH, "vkt_tensor_move: a graph binds this tensor's storage (it or a view of "
+                                   "it); its launches would use the device memory the move frees. Free the "
+                                   "graph first");
     if (where == VKT_HOST) {
         void *h = malloc(st->nbytes ? st->nbytes : 1);
         if (!h)

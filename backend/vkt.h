@@ -135,7 +135,8 @@ typedef struct vkt_graph vkt_graph;
  * until vkt_graph_end instead of running them. One recording at a time. */
 VKT_API int vkt_graph_begin(vkt_ctx *ctx);
 /* Ends the recording. *out receives the graph, or NULL and the error of the
- * first call that failed during the recording (the graph would lack it). */
+ * first call that failed or was refused during the recording (a read, write,
+ * sync or move: the graph would lack it). */
 VKT_API int vkt_graph_end(vkt_ctx *ctx, vkt_graph **out);
 /* Runs the graph: pending work and the graph in one submission, then waits
  * (a sync point). Counts the recorded ops in vkt_stats as native again. Fails
@@ -175,7 +176,8 @@ VKT_API int vkt_tensor_read(const vkt_tensor *t, void *dst, size_t nbytes);
  * `src`, in place: every view of its storage, and every graph bound to it,
  * sees the new values. Ordered after the work recorded before it. */
 VKT_API int vkt_tensor_write(vkt_tensor *t, const void *src, size_t nbytes);
-/* Moves a tensor's storage to `where` (DEVICE or HOST); views share storage. */
+/* Moves a tensor's storage to `where` (DEVICE or HOST); views share storage.
+ * VKT_EGRAPH while a live graph uses the storage (free the graph first). */
 VKT_API int vkt_tensor_move(vkt_tensor *t, vkt_residency where);
 /* Releases a tensor (NULL is ignored). Views keep their storage alive. */
 VKT_API void vkt_tensor_free(vkt_tensor *t);

@@ -64,6 +64,19 @@ def test_creation(ctx):
         ctx.iota((2, 3), axis=4)
 
 
+def test_tensor_of_a_tensor_is_a_copy(ctx):
+    src = ctx.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    for dtype in (None, "f32"):
+        dup = ctx.tensor(src, dtype)
+        assert dup is not src and dup.dtype == "f32" and dup.shape == (2, 3)
+        dup.write(np.zeros((2, 3), np.float32))
+        np.testing.assert_array_equal(src.numpy(), np.arange(6).reshape(2, 3))
+    assert ctx.tensor(src, "s32").numpy().tolist() == [[0, 1, 2], [3, 4, 5]]
+    src.move("host")
+    dup = ctx.tensor(src)
+    assert dup.residency == "device" and dup.numpy().tolist() == src.numpy().tolist()
+
+
 def test_context_properties(ctx):
     assert isinstance(ctx.device_name, str) and ctx.device_name
     assert ctx.max_tensor_bytes > 0

@@ -186,6 +186,61 @@ Test(graph, misuse_is_an_error_with_a_message)
     vkt_tensor_free(h);
 }
 
+/* Each host-side call refused inside a recording, alone, fails the recording:
+ * the graph would otherwise lack what the caller asked for. */
+Test(graph, each_refusal_fails_the_recording)
+{
+    h_shape s = {1, {16}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 9);
+    float buf[16] = {0};
+    static const char *what[] = {"read", "write", "sync", "move"};
+    for (int k = 0; k < 4; k++) {
+        vkt_tensor *y = NULL;
+        vkt_graph *g = NULL;
+        H_OK(vkt_graph_begin(h_ctx));
+        H_OK(vkt_negate(x, &y));
+        int st = k == 0   ? vkt_tensor_read(y, buf, sizeof buf)
+                 : k == 1 ? vkt_tensor_write(x, buf, sizeof buf)
+                 : k == 2 ? vkt_sync(h_ctx)
+                          : vkt_tensor_move(x, VKT_HOST);
+        cr_assert_eq(st, VKT_EGRAPH, "a %s while recording: %s", what[k], vkt_status_name(st));
+        cr_assert_eq(vkt_graph_end(h_ctx, &g), VKT_EGRAPH, "the refused %s fails the recording", what[k]);
+        cr_assert_null(g);
+        cr_assert(strstr(vkt_last_error(), "recording"), "%s", vkt_last_error());
+        vkt_tensor_free(y);
+    }
+    vkt_tensor_free(x);
+}
+
+/* A storage a live graph uses stays on the device: moving it (or a view of it)
+ * to the host would free the memory the graph's launches use. */
+Test(graph, a_bound_storage_does_not_move)
+{
+    h_shape s = {1, {16}}, s2 = {2, {4, 4}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 10), *y = NULL, *v = NULL;
+    vkt_graph *g = NULL;
+    H_OK(vkt_reshape(x, s2.d, s2.rank, &v));
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_negate(x, &y));
+    H_OK(vkt_graph_end(h_ctx, &g));
+    cr_assert_eq(vkt_tensor_move(x, VKT_HOST), VKT_EGRAPH, "the bound tensor moved");
+    cr_assert(strstr(vkt_last_error(), "graph"), "%s", vkt_last_error());
+    cr_assert_eq(vkt_tensor_move(v, VKT_HOST), VKT_EGRAPH, "a view of the bound tensor moved");
+    cr_assert_eq(vkt_tensor_move(y, VKT_HOST), VKT_EGRAPH, "the graph's output moved");
+    H_OK(vkt_graph_launch(g));
+    float got[16], in[16];
+    H_OK(vkt_tensor_read(y, got, sizeof got));
+    H_OK(vkt_tensor_read(x, in, sizeof in));
+    for (int i = 0; i < 16; i++)
+        cr_assert_eq(got[i], -in[i], "element %d after the refused moves", i);
+    vkt_graph_free(g);
+    H_OK(vkt_tensor_move(v, VKT_HOST)); /* the graph is gone: the storage is free to move */
+    cr_assert_eq(vkt_tensor_residency(x), VKT_HOST);
+    vkt_tensor_free(v);
+    vkt_tensor_free(y);
+    vkt_tensor_free(x);
+}
+
 /* Constants made during the recording, and intermediates freed during it,
  * keep their contents for every launch. */
 Test(graph, constants_and_intermediates_survive)

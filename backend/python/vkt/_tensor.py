@@ -393,8 +393,11 @@ class Context:
         Without dtype, numpy's f32, f64, int32 and uint8 keep their type, bools give u8,
         other integers s32 (when they fit), Python floats f32 (Nx's default)."""
         if isinstance(data, Tensor):
-            if data._ctx is self:
-                return data if dtype is None else data.astype(dtype)
+            if data._ctx is self and dtype is not None and dtype_name(dtype) != data.dtype:
+                return data.astype(dtype)  # a new tensor already
+            if data._ctx is self and data.residency == "device":
+                # A copy, not data itself: write and assign change tensors in place.
+                return _ops.assign(self.zeros(data.shape, data.dtype), data)
             data = data.numpy()
         arr = _host_array(data, dtype)
         dims, shape = _shape_array(arr.shape)
