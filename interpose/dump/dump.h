@@ -64,7 +64,7 @@ typedef struct {
     const char *site, *file, *module;
     int line;
     bool python;
-    uint64_t count, bytes, ns;
+    uint64_t count, bytes, ns, max_bytes, max_ns;
 } fbc_rsite;
 
 typedef struct fbc_rop {

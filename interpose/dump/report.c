@@ -30,17 +30,21 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
         if (!strcmp(o->sites[i].site, a->site) && o->sites[i].line == a->site_line &&
             (o->sites[i].file == a->site_file ||
              (o->sites[i].file && a->site_file && !strcmp(o->sites[i].file, a->site_file)))) {
-            o->sites[i].count += s->count;
-            o->sites[i].bytes += s->bytes;
-            o->sites[i].ns += s->ns;
+            fbc_rsite *g = &o->sites[i];
+            g->count += s->count;
+            g->bytes += s->bytes;
+            g->ns += s->ns;
+            g->max_bytes = s->max_bytes > g->max_bytes ? s->max_bytes : g->max_bytes;
+            g->max_ns = s->max_ns > g->max_ns ? s->max_ns : g->max_ns;
             return;
         }
     fbc_rsite *g = realloc(o->sites, (o->nsites + 1) * sizeof *g);
     if (!g)
         return;
     o->sites = g;
-    g[o->nsites++] = (fbc_rsite){a->site,        a->site_file, a->site_module, a->site_line,
-                                 a->site_python, s->count,     s->bytes,       s->ns};
+    g[o->nsites++] = (fbc_rsite){a->site,         a->site_file, a->site_module, a->site_line,
+                                 a->site_python,  s->count,     s->bytes,       s->ns,
+                                 s->max_bytes,    s->max_ns};
 }
 
 static void add_shape(fbc_rop *o, const fbc_shape *s)
@@ -448,6 +452,8 @@ static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes
             fbc_w_num(w, "," FBR_KEY(FBR_COUNT), s->count);
             fbc_w_num(w, "," FBR_KEY(FBR_BYTES), s->bytes);
             fbc_w_num(w, "," FBR_KEY(FBR_NS), s->ns);
+            fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), s->max_bytes);
+            fbc_w_num(w, "," FBR_KEY(FBR_MAX_NS), s->max_ns);
             fbc_w_raw(w, "}", 1);
         }
         fbc_w_str(w, "]}");

@@ -166,14 +166,19 @@ json_int_t op_count(json_t *d, const char *key, const char *name)
     return e ? json_integer_value(json_object_get(e, "count")) : 0;
 }
 
-json_int_t site_count(json_t *d, const char *opname, const char *site)
+json_int_t site_field(json_t *d, const char *opname, const char *site, const char *field)
 {
     json_t *e = op(d, "ops", opname), *s;
     size_t i;
     json_array_foreach(e ? json_object_get(e, "sites") : NULL, i, s)
         if (!strcmp(json_string_value(json_object_get(s, "site")), site))
-            return json_integer_value(json_object_get(s, "count"));
+            return json_integer_value(json_object_get(s, field));
     return 0;
+}
+
+json_int_t site_count(json_t *d, const char *opname, const char *site)
+{
+    return site_field(d, opname, site, "count");
 }
 
 /* Frame i of stack st: dumps name frames by index into "frame_table" (crash dumps, written

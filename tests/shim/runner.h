@@ -31,6 +31,8 @@ json_int_t num(json_t *o, const char *path);  /* "total.fallbacks": an integer m
 json_t *op(json_t *d, const char *key, const char *name); /* key: "ops" or "host_ops" */
 json_int_t op_count(json_t *d, const char *key, const char *name);
 json_int_t site_count(json_t *d, const char *opname, const char *site);
+/* An integer field of that site's entry (0 when absent). */
+json_int_t site_field(json_t *d, const char *opname, const char *site, const char *field);
 /* Frame i of stack st: an index into "frame_table", or inline (crash dumps). */
 json_t *frame(json_t *d, json_t *st, size_t i);
 int lines(const char *s, const char *needle); /* occurrences of needle in s */

@@ -36,6 +36,8 @@ Test(preload, exact_ops_sites_shapes_and_summary)
     cr_assert_eq(op_count(d, "ops", "vkt_matmul"), 0, "innermost op wins");
     cr_assert_eq(site_count(d, "vkt_dot", "site_alpha"), 4);
     cr_assert_eq(site_count(d, "vkt_dot", "site_gamma"), 4);
+    cr_assert_eq(site_field(d, "vkt_dot", "site_alpha", "max_bytes"), 2048, "a site's largest result");
+    cr_assert_eq(site_field(d, "vkt_add", "site_beta", "max_bytes"), 32);
     cr_assert_eq(op_count(d, "ops", "vkt_add"), 8);
     cr_assert_eq(site_count(d, "vkt_add", "site_beta"), 8);
     cr_assert_eq(op_count(d, "ops", "(unknown)"), 4, "no op: counted, never dropped");

@@ -359,6 +359,15 @@ static json_t *find_op(json_t *ops, const char *op)
     return NULL;
 }
 
+/* An op's or a site's largest tensor and longest fallback take in the stack's. */
+static void raise_maxes(json_t *to, const json_t *st)
+{
+    const char *maxes[] = {FBR_MAX_BYTES, FBR_MAX_NS};
+    for (size_t k = 0; k < 2; k++)
+        if (get_int(st, maxes[k]) > get_int(to, maxes[k]))
+            json_object_set_new(to, maxes[k], json_integer(get_int(st, maxes[k])));
+}
+
 /* Moves a stack's counts from the "(unknown)" op to its op and site, as the shim would have
  * listed it: the site with its file, line and module, merged with an equal one. */
 static void move_counts(json_t *ops, const char *op, const site_info *s, const json_t *st)
@@ -396,10 +405,7 @@ static void move_counts(json_t *ops, const char *op, const site_info *s, const j
     add_int(to, FBR_COUNT, count);
     add_int(to, FBR_BYTES, bytes);
     add_int(to, FBR_NS, ns);
-    const char *maxes[] = {FBR_MAX_BYTES, FBR_MAX_NS};
-    for (size_t k = 0; k < 2; k++)
-        if (get_int(st, maxes[k]) > get_int(to, maxes[k]))
-            json_object_set_new(to, maxes[k], json_integer(get_int(st, maxes[k])));
+    raise_maxes(to, st);
     json_t *sites = json_object_get(to, FBR_SITES), *e;
     if (!json_is_array(sites))
         return;
@@ -412,6 +418,7 @@ static void move_counts(json_t *ops, const char *op, const site_info *s, const j
             add_int(e, FBR_COUNT, count);
             add_int(e, FBR_BYTES, bytes);
             add_int(e, FBR_NS, ns);
+            raise_maxes(e, st);
             return;
         }
     }
@@ -431,6 +438,7 @@ static void move_counts(json_t *ops, const char *op, const site_info *s, const j
     json_object_set_new(site, FBR_COUNT, json_integer(count));
     json_object_set_new(site, FBR_BYTES, json_integer(bytes));
     json_object_set_new(site, FBR_NS, json_integer(ns));
+    raise_maxes(site, st);
     json_array_append_new(sites, site);
 }
 

@@ -260,6 +260,8 @@ static void read_sites(vctx *c, json_t *arr, fbd_op *op)
         s[i].count = get_count(c, e, FBR_COUNT, true);
         s[i].bytes = get_count(c, e, FBR_BYTES, false);
         s[i].ns = get_count(c, e, FBR_NS, false);
+        s[i].max_bytes = get_count(c, e, FBR_MAX_BYTES, false);
+        s[i].max_ns = get_count(c, e, FBR_MAX_NS, false);
         pop(c, o);
     }
 }

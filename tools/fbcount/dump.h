@@ -34,6 +34,7 @@ typedef struct {
     long line;                        /* 0 when unknown */
     bool python;                      /* a Python site: file and line are the script's */
     uint64_t count, bytes, ns;
+    uint64_t max_bytes, max_ns;       /* 0 in dumps from before they were written */
 } fbd_site;
 
 typedef struct {

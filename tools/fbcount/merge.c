@@ -615,7 +615,7 @@ static int build_ops(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kind, 
                     r->line = si->line;
                     r->python = si->python;
                 }
-                acc_add(r, si->count, si->bytes, 0, si->ns, 0);
+                acc_add(r, si->count, si->bytes, si->max_bytes, si->ns, si->max_ns);
                 const char *op = keep(c, o->op);
                 if (!op || acc_part(r, op, op, NULL, 0, si->count, si->bytes, si->ns))
                     return -1;
