@@ -331,7 +331,7 @@ int main(int argc, char **argv)
     const int nv = sizeof vs / sizeof *vs;
     printf("fbcount-bench-overhead: %s, %ld cpus; medians of %d children x %s runs of %s calls "
            "(%s recording)\n", host, ncpu, repeats, runs, calls_off, calls_on);
-    printf("%-34s %-8s %12s %12s %9s %s\n", "what", "threads", "ns/call", "target", "ratio(a)",
+    printf("%-42s %-8s %12s %12s %9s %s\n", "what", "threads", "ns/call", "target", "ratio(a)",
            "verdict");
     int fails = 0;
     for (int threads = 1; threads <= 4; threads += 3) {
@@ -360,7 +360,7 @@ int main(int argc, char **argv)
                 verdict = ok ? "ok" : "MISSED";
                 fails += !ok && threads == 1;
             }
-            printf("%-34s %-8d %12.2f %12s %9.2f %s\n", vs[v].name, threads, m, target, m / base,
+            printf("%-42s %-8d %12.2f %12s %9.2f %s\n", vs[v].name, threads, m, target, m / base,
                    verdict);
             row(vs[v].name, threads, m, "ns/call", vs[v].target_ns ? base + vs[v].target_ns : 0,
                 verdict);
@@ -383,14 +383,14 @@ int main(int argc, char **argv)
             fails++;
             continue;
         }
-        printf("%-34s %-8s %10.1f ms %12s %9s %s\n", snaps[k].first, "1", first, "50 ms", "-",
+        printf("%-42s %-8s %10.1f ms %12s %9s %s\n", snaps[k].first, "1", first, "50 ms", "-",
                first <= 50 ? "ok" : "MISSED");
         row(snaps[k].first, 1, first, "ms", 50, first <= 50 ? "ok" : "MISSED");
         if (!snaps[k].again)
             continue;
-        printf("%-34s %-8s %10.1f ms %12s %9s %s\n", snaps[k].again, "1", again, "50 ms", "-",
+        printf("%-42s %-8s %10.1f ms %12s %9s %s\n", snaps[k].again, "1", again, "50 ms", "-",
                again <= 50 ? "ok" : "MISSED");
-        printf("%-34s %-8s %10.0f B  %12s %9s\n", "memory per distinct stack (depth 64)", "1", mem,
+        printf("%-42s %-8s %10.0f B  %12s %9s\n", "memory per distinct stack (depth 64)", "1", mem,
                "-", "-");
         row(snaps[k].again, 1, again, "ms", 50, again <= 50 ? "ok" : "MISSED");
         row("memory per distinct stack", 1, mem, "B", 0, "");
@@ -400,14 +400,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "fbcount-bench-overhead: the SIGTERM run did not end as it should\n");
         fails++;
     } else {
-        printf("%-34s %-8s %10.1f ms %12s %9s %s\n", "SIGTERM to death, 10000 stacks", "1", death,
+        printf("%-42s %-8s %10.1f ms %12s %9s %s\n", "SIGTERM to death, 10000 stacks", "1", death,
                "100 ms", "-", death <= 100 ? "ok" : "MISSED");
         row("SIGTERM to death, 10000 stacks", 1, death, "ms", 100, death <= 100 ? "ok" : "MISSED");
     }
     double pair = clock_pair_ns(), one = pair / 2;
-    printf("%-34s %-8s %12.2f %12s %9s %s\n", "timing an event, libvkt (one read)", "1", one,
+    printf("%-42s %-8s %12.2f %12s %9s %s\n", "timing an event, libvkt (one read)", "1", one,
            "40", "-", one <= 40 ? "ok" : "MISSED");
-    printf("%-34s %-8s %12.2f %12s %9s %s\n", "timing an event, other (two reads)", "1", pair,
+    printf("%-42s %-8s %12.2f %12s %9s %s\n", "timing an event, other (two reads)", "1", pair,
            "40", "-", pair <= 40 ? "ok" : "MISSED");
     row("timing an event, libvkt (one clock read)", 1, one, "ns", 40, one <= 40 ? "ok" : "MISSED");
     row("timing an event, other backends (two clock reads)", 1, pair, "ns", 40,
