@@ -212,6 +212,23 @@ json.dump(ft, open(ftp, "w"))
 code, _, err = run("report", ftp)
 expect(code == 4 and f"stacks[0].frames[0]: frame {len(table)} is not in frame_table" in err,
        f"frame_table index out of range: {code} {err}")
+# the table first, as a writer may order it, reads the same; a bad entry names its index
+ft["stacks"][0]["frames"][0] = 0
+first = {"frame_table": list(ft.pop("frame_table"))}
+first.update(ft)
+json.dump(first, open(ftp, "w"))
+a = run("report", "--by", "stack", "--format", "json", ftp)[1]
+expect(json.loads(a)["fallbacks"] == json.loads(b)["fallbacks"], "frame_table first: stacks differ")
+first["frame_table"][1] = 7
+json.dump(first, open(ftp, "w"))
+code, _, err = run("report", ftp)
+expect(code == 4 and "frame_table[1]: expected an object, got an integer" in err,
+       f"frame_table entry not an object: {code} {err}")
+first["frame_table"][1] = table[1]
+with open(ftp, "w") as f:
+    f.write(json.dumps(first)[:-1] + ', "frame_table": []}')
+code, _, err = run("report", ftp)
+expect(code == 4 and "duplicate" in err, f"frame_table twice: {code} {err}")
 
 # --- issue 12: times, ranks, hosts, filters --------------------------------------------
 timed = folder("timed")

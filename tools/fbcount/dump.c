@@ -39,7 +39,7 @@ struct fbd_dump {
     size_t nops[2];
     fbd_stack *stacks;
     size_t nstacks, capstacks;
-    bool seen_stacks, tagged; /* tagged: some frames are frame_table indices */
+    bool seen_stacks, seen_table, tagged; /* tagged: some frames are frame_table indices */
     fbd_module *modules;
     size_t nmodules;
 };
@@ -53,6 +53,8 @@ typedef struct {
     char *err;
     size_t errlen;
     bool failed;
+    const fbd_frame **table; /* frame_table's frames, interned as it streams by */
+    size_t ntable, captable;
 } vctx;
 
 static void fail(vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -372,21 +374,33 @@ static void read_frames(vctx *c, json_t *arr, fbd_stack *st)
     }
 }
 
+/* One element of "frame_table", parsed on its own: interned, in index order. */
+static void read_table_frame(vctx *c, json_t *e, size_t i)
+{
+    size_t o = push(c, FBR_FRAME_TABLE "[%zu]", i);
+    if (!json_is_object(e)) {
+        fail(c, "expected an object, got %s", type_name(e));
+    } else if (c->ntable == c->captable) {
+        size_t cap = c->captable ? c->captable * 2 : 256;
+        const fbd_frame **t = realloc(c->table, cap * sizeof *t);
+        if (!t)
+            fail(c, "out of memory");
+        else {
+            c->table = t;
+            c->captable = cap;
+        }
+    }
+    const fbd_frame *f = c->failed ? NULL : intern_frame(c, e);
+    if (f)
+        c->table[c->ntable++] = f;
+    pop(c, o);
+}
+
 /* Replaces frame_table indices with the frames they name, once the table is read. */
 static void resolve_frames(vctx *c)
 {
     fbd_dump *d = c->d;
-    json_t *table = get_array(c, d->root, FBR_FRAME_TABLE, false);
-    size_t n = table ? json_array_size(table) : 0;
-    const fbd_frame **resolved = alloc(c, n, sizeof *resolved);
-    for (size_t i = 0; i < n && !c->failed; i++) {
-        json_t *e;
-        if (!element(c, table, i, FBR_FRAME_TABLE, &e))
-            return;
-        size_t o = push(c, FBR_FRAME_TABLE "[%zu]", i);
-        resolved[i] = intern_frame(c, e);
-        pop(c, o);
-    }
+    size_t n = c->ntable;
     for (size_t s = 0; s < d->nstacks && !c->failed; s++) {
         const fbd_frame **f = (const fbd_frame **)d->stacks[s].frames;
         for (size_t i = 0; i < d->stacks[s].nframes && !c->failed; i++) {
@@ -398,7 +412,7 @@ static void resolve_frames(vctx *c)
                 pop(c, o);
                 return;
             }
-            f[i] = resolved[TAG_INDEX(f[i])];
+            f[i] = c->table[TAG_INDEX(f[i])];
         }
     }
 }
@@ -717,13 +731,15 @@ static bool expect_char(vctx *c, scan *s, char ch, const char *what)
     return true;
 }
 
-static void stream_stacks(vctx *c, scan *s)
+/* Streams the array `key` element by element, each parsed on its own and given to each():
+ * a million stacks, or frames, never stand in memory as one JSON tree. */
+static void stream_array(vctx *c, scan *s, const char *key, void (*each)(vctx *, json_t *, size_t))
 {
     skip_space(s);
     if (s->pos < s->len && s->b[s->pos] != '[') {
         json_t *v = parse_value(c, s);
         if (v)
-            fail(c, FBR_STACKS ": expected an array, got %s", type_name(v));
+            fail(c, "%s: expected an array, got %s", key, type_name(v));
         json_decref(v);
         return;
     }
@@ -739,7 +755,7 @@ static void stream_stacks(vctx *c, scan *s)
         json_t *e = parse_value(c, s);
         if (!e)
             return;
-        read_stack(c, e, i);
+        each(c, e, i);
         json_decref(e);
         skip_space(s);
         if (s->pos >= s->len) {
@@ -751,14 +767,16 @@ static void stream_stacks(vctx *c, scan *s)
             return;
         if (ch != ',') {
             s->pos--;
-            syntax(c, s, "',' or ']' expected in stacks");
+            char what[64];
+            snprintf(what, sizeof what, "',' or ']' expected in %s", key);
+            syntax(c, s, what);
             return;
         }
     }
 }
 
-/* Walks the top-level object: each value but "stacks" is parsed whole and kept in d->root;
- * "stacks" is streamed element by element. */
+/* Walks the top-level object: each value but "stacks" and "frame_table" is parsed whole and
+ * kept in d->root; those two are streamed element by element. */
 static void scan_top(vctx *c, const char *buf, size_t len)
 {
     fbd_dump *d = c->d;
@@ -808,7 +826,8 @@ static void scan_top(vctx *c, const char *buf, size_t len)
         char key[128];
         snprintf(key, sizeof key, "%s", json_string_value(k));
         bool dup = json_object_get(d->root, key) != NULL ||
-                   (!strcmp(key, FBR_STACKS) && d->seen_stacks);
+                   (!strcmp(key, FBR_STACKS) && d->seen_stacks) ||
+                   (!strcmp(key, FBR_FRAME_TABLE) && d->seen_table);
         json_decref(k);
         if (dup) {
             syntax(c, &s, "duplicate object key");
@@ -819,7 +838,12 @@ static void scan_top(vctx *c, const char *buf, size_t len)
         skip_space(&s);
         if (!strcmp(key, FBR_STACKS)) {
             d->seen_stacks = true;
-            stream_stacks(c, &s);
+            stream_array(c, &s, FBR_STACKS, read_stack);
+            continue;
+        }
+        if (!strcmp(key, FBR_FRAME_TABLE)) {
+            d->seen_table = true;
+            stream_array(c, &s, FBR_FRAME_TABLE, read_table_frame);
             continue;
         }
         json_t *v = parse_value(c, &s);
@@ -881,6 +905,7 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
             resolve_frames(&c);
         read_modules(&c, root);
     }
+    free(c.table);
     if (c.failed) {
         fbd_free(d);
         return NULL;

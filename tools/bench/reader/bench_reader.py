@@ -4,7 +4,10 @@ about 196 MiB), read by `fbcount report` in several forms. Prints a table of wal
 peak memory (the child's maximum resident set) against the file's size, and writes the rows
 as JSON.
 
-usage: bench_reader.py FBCOUNT [--stacks N] [--json OUT] [--keep DIR]
+usage: bench_reader.py FBCOUNT [--stacks N] [--frames inline|table] [--json OUT] [--keep DIR]
+
+--frames table writes what the shim writes (each distinct frame once, in frame_table, and
+stacks of indices into it); inline, what crash dumps and older dumps hold (frame objects).
 """
 import argparse
 import json
@@ -37,6 +40,28 @@ def write_dump(path, n):
         f.write("]}\n")
 
 
+def write_table_dump(path, n):
+    """The same census as write_dump, as the shim writes it: frames named once in frame_table
+    (host_result, the ops, each site, main), stacks of indices into it."""
+    with open(path, "w") as f:
+        f.write('{"schema":"fbcount/1","reason":"exit","seq":1,'
+                '"process":{"pid":4242,"host":"box","exe":"/opt/app/train"},'
+                f'"total":{{"fallbacks":{n},"bytes":{64 * n},"host_ops":0}},'
+                '"ops":[],"host_ops":[],"stacks":[\n')
+        base = 2 + len(OPS)  # 0 host_result, 1 main, 2.. the ops, then one frame per site
+        for i in range(n):
+            k = i % len(OPS)
+            f.write(f'{"," if i else ""}{{"op":"{OPS[k]}","site":"f{i}","count":1,"bytes":64,'
+                    f'"frames":[0,{2 + k},{base + i},1]}}\n')
+        f.write('],"frame_table":[{"symbol":"host_result","module":"/l/libvkt.so","offset":"0x1f30"},'
+                '{"symbol":"main"}')
+        for op in OPS:
+            f.write(f',{{"symbol":"{op}"}}')
+        for i in range(n):
+            f.write(f',\n{{"symbol":"f{i}","offset":"0x{i:x}"}}')
+        f.write("]}\n")
+
+
 def measure(cmd):
     """Wall time, CPU time (user + system) and peak resident memory of one run. On a shared
     machine the wall time includes waiting for a core; the CPU time does not."""
@@ -59,26 +84,27 @@ def main():
     ap.add_argument("--stacks", type=int, default=1_000_000)
     ap.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                    "results.json"))
+    ap.add_argument("--frames", choices=("inline", "table"), default="table")
     ap.add_argument("--keep")
     a = ap.parse_args()
     d = a.keep or tempfile.mkdtemp(prefix="fbcount-bench-reader-")
     os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, "big.json")
+    path = os.path.join(d, f"big-{a.frames}-{a.stacks}.json")
     if not os.path.exists(path):
-        write_dump(path, a.stacks)
+        (write_table_dump if a.frames == "table" else write_dump)(path, a.stacks)
     size = os.path.getsize(path)
     runs = [("report --by stack", ["report", "--by", "stack"]),
             ("report --by op", ["report"]),
             ("report --format folded", ["report", "--format", "folded"]),
             ("report --by stack --format json", ["report", "--by", "stack", "--format", "json"])]
     rows = []
-    print(f"{a.stacks} distinct stacks, {size / 2**20:.0f} MiB ({platform.node()}, "
+    print(f"{a.stacks} distinct stacks, frames {a.frames}, {size / 2**20:.0f} MiB ({platform.node()}, "
           f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.1f})")
     load = os.getloadavg()[0]
     print(f"  {'COMMAND':34} {'WALL':>8} {'CPU':>8} {'PEAK RSS':>10} {'x FILE':>7}")
     for name, args in runs:
         wall, cpu, rss = measure([a.fbcount] + args + [path])
-        rows.append({"bench": "reader", "command": name, "stacks": a.stacks,
+        rows.append({"bench": "reader", "command": name, "stacks": a.stacks, "frames": a.frames,
                      "file_bytes": size, "wall_s": round(wall, 3), "cpu_s": round(cpu, 3),
                      "peak_rss_bytes": rss, "rss_over_file": round(rss / size, 2),
                      "host": platform.node(), "cores": os.cpu_count(),
