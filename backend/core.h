@@ -80,6 +80,8 @@ typedef struct tn_storage {
     size_t nbytes;
     mem_range dev;      /* valid when where == VKT_DEVICE */
     void *host;         /* valid when where == VKT_HOST */
+    uint32_t lv_write, lv_read; /* while a graph's commands are levelled: 1 + the level of the
+                                 * last write, of the latest read (0: none) */
     uint64_t write_seq; /* dispatch that last wrote it in the open batch (0: none) */
     uint64_t read_seq;  /* dispatch that last read it in the open batch (0: none) */
     /* Graphs whose recorded work uses it: its memory stays while one does,
@@ -147,8 +149,34 @@ typedef struct rt_target {
     rt_tag *tags;           /* prof_cap of them */
 } rt_target;
 
+/* The most buffers and push-constant bytes one dispatch binds (pipeline.c's
+ * PL_MAX_BINDINGS and PL_PUSH_SIZE are these). */
+#define RT_MAX_BINDINGS 8
+#define RT_PUSH_SIZE 128
+
+/* One compute dispatch, as the stream records it: a built pipeline, the
+ * storages it binds (and which it writes), push constants and the grid. */
+typedef struct rt_dispatch_desc {
+    VkPipeline pipe;
+    VkPipelineLayout layout;
+    int nbufs;
+    tn_storage *bufs[RT_MAX_BINDINGS];
+    bool writes[RT_MAX_BINDINGS];
+    const void *push;
+    uint32_t push_size;
+    uint32_t groups[3];
+    const char *kernel;
+} rt_dispatch_desc;
+
+/* A command of a graph, held until the recording ends: then the commands are
+ * emitted in dependency levels, one barrier between levels (stream.c). */
+typedef struct rt_command rt_command;
+
 /* What a graph recording collects, as ctx->rec while it is open. */
 typedef struct rt_log {
+    rt_command *cmds; /* the recorded commands, in the order the ops made them */
+    size_t ncmds, cap_cmds;
+    uint32_t levels; /* barriers the emitted buffer holds between its commands, plus one */
     tn_storage **storages; /* every storage the recorded work uses, once each, held */
     size_t nst, cap_st;
     op_counters **ops; /* the native op calls recorded: counted again at each launch */
@@ -200,6 +228,8 @@ struct vkt_ctx {
     uint32_t pending; /* dispatches recorded since the last submission */
     uint64_t seq;     /* command counter; storages remember their last writer and reader */
     uint64_t barrier_seq; /* seq at the last barrier */
+    VkPipeline bound;     /* the pipeline bound last in the eager buffer */
+    bool eager_in_rec;    /* the eager buffer took uploads while a graph recorded */
     uint64_t submit_seq;  /* seq at the last submission */
     /* profiling: per-dispatch GPU times (vkt_ctx_set_profiling) */
     bool profiling;
@@ -227,24 +257,23 @@ struct vkt_ctx {
  * rt_destroy first submits what is still recorded. */
 INTERNAL int rt_init(vkt_ctx *ctx);
 INTERNAL void rt_destroy(vkt_ctx *ctx);
-/* The command buffer being recorded (begun on first use). */
-INTERNAL int rt_cmd(vkt_ctx *ctx, VkCommandBuffer *out);
 /* Submits what was recorded and waits: a sync point. */
 INTERNAL int rt_flush(vkt_ctx *ctx);
-/* Before recording a command that reads st: a barrier if st was written by
- * work recorded since the last one (read after write). */
-INTERNAL void rt_before_read(vkt_ctx *ctx, VkCommandBuffer cmd, tn_storage *st);
-/* Before recording a command that writes st: a barrier if st was read or
- * written since the last one (write after read, write after write). */
-INTERNAL void rt_before_write(vkt_ctx *ctx, VkCommandBuffer cmd, tn_storage *st);
-/* Marks st as written by the command being recorded now. */
-INTERNAL void rt_after_write(vkt_ctx *ctx, tn_storage *st);
-/* Around one dispatch: times it when profiling (then every dispatch runs
- * alone, behind a barrier, so each time is its own). */
-INTERNAL void rt_dispatch_begin(vkt_ctx *ctx, VkCommandBuffer cmd);
-INTERNAL void rt_dispatch_end(vkt_ctx *ctx, VkCommandBuffer cmd, const char *kernel);
-/* Counts a recorded dispatch; submits at the batch-size threshold. */
-INTERNAL int rt_recorded(vkt_ctx *ctx);
+/* Records one dispatch: into the eager buffer now, with the barriers it
+ * needs (and timed alone when profiling), or into the open graph, which emits
+ * it when the recording ends. Submits at the eager batch-size threshold. */
+INTERNAL int rt_dispatch(vkt_ctx *ctx, const rt_dispatch_desc *d);
+/* Records a copy of size bytes from src (at src_off) to dst (at dst_off);
+ * src_st/dst_st are the storages behind them, NULL for a staging range,
+ * which needs no ordering. Like rt_dispatch, eager or into the open graph. */
+INTERNAL int rt_copy(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *src_st, VkBuffer dst,
+                     VkDeviceSize dst_off, tn_storage *dst_st, VkDeviceSize size);
+/* Uploads a staged range into dst_st, fresh storage made by an op. While a
+ * graph records, the copy goes into the eager buffer, which a launch submits
+ * ahead of the graph: such storage is a constant of the graph, uploaded once
+ * rather than at every launch. */
+INTERNAL int rt_upload_const(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *dst_st,
+                             VkDeviceSize size);
 /* mem_alloc, and under memory pressure the one retry: submit the recorded work
  * (its deferred frees come back), return spare blocks, try once more. */
 INTERNAL int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
@@ -267,8 +296,8 @@ INTERNAL void rt_log_op(vkt_ctx *ctx, op_counters *counters);
 /* ---- pipelines (pipeline.c) ---------------------------------------------- */
 
 #define PL_MAX_SPEC 8
-#define PL_MAX_BINDINGS 8
-#define PL_PUSH_SIZE 128
+#define PL_MAX_BINDINGS RT_MAX_BINDINGS
+#define PL_PUSH_SIZE RT_PUSH_SIZE
 
 /* One dispatch: a SPIR-V module from the embedded table, its specialization
  * constants (constant_id 0..nspec-1), buffers and push constants. */

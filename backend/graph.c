@@ -107,6 +107,11 @@ VKT_API size_t vkt_graph_dispatches(const vkt_graph *g)
     return g ? g->log.dispatches : 0;
 }
 
+VKT_API size_t vkt_graph_levels(const vkt_graph *g)
+{
+    return g ? g->log.levels : 0;
+}
+
 VKT_API void vkt_graph_free(vkt_graph *g)
 {
     if (g)

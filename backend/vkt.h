@@ -144,6 +144,10 @@ VKT_API int vkt_graph_end(vkt_ctx *ctx, vkt_graph **out);
 VKT_API int vkt_graph_launch(vkt_graph *g);
 /* Number of dispatches the graph replays. */
 VKT_API size_t vkt_graph_dispatches(const vkt_graph *g);
+/* Number of dependency levels its commands run in: a launch runs each level's
+ * dispatches and copies together, with one barrier between levels, so this is
+ * the longest chain of commands that each need the one before. */
+VKT_API size_t vkt_graph_levels(const vkt_graph *g);
 /* Releases the graph (NULL is ignored), and the memory it kept. Free graphs
  * before their context. */
 VKT_API void vkt_graph_free(vkt_graph *g);

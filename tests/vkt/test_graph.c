@@ -217,6 +217,75 @@ Test(graph, constants_and_intermediates_survive)
     vkt_tensor_free(y);
 }
 
+/* A launch runs its commands in dependency levels: independent ops share one,
+ * and an in-place write waits for the ops that read the old contents (write
+ * after read) as a read waits for its writer. */
+Test(graph, levels_run_independent_work_together_in_order)
+{
+    h_shape s = {1, {3000}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 21), *w = h_rand(VKT_F32, &s, -1, 1, 22);
+    float *xv = h_read(x), *wv = h_read(w);
+    vkt_tensor *a, *b, *c, *d, *e, *f;
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_add(x, w, &a));      /* level 0 */
+    H_OK(vkt_multiply(x, w, &b)); /* level 0 */
+    H_OK(vkt_subtract(x, w, &c)); /* level 0 */
+    H_OK(vkt_negate(w, &f));      /* level 0: reads w before the assign writes it */
+    H_OK(vkt_add(a, b, &d));      /* level 1 */
+    H_OK(vkt_assign(w, x));       /* level 1: after every read of the old w */
+    H_OK(vkt_multiply(d, c, &e)); /* level 2 */
+    vkt_tensor_free(a);
+    vkt_tensor_free(b);
+    vkt_tensor_free(c);
+    vkt_tensor_free(d);
+    vkt_graph *g;
+    H_OK(vkt_graph_end(h_ctx, &g));
+    cr_expect_eq(vkt_graph_dispatches(g), 7);
+    cr_expect_eq(vkt_graph_levels(g), 3, "%zu levels", vkt_graph_levels(g));
+    H_OK(vkt_graph_launch(g));
+    float *ev = h_read(e), *fv = h_read(f), *wn = h_read(w);
+    for (int i = 0; i < 3000; i++) {
+        float want = ((xv[i] + wv[i]) + xv[i] * wv[i]) * (xv[i] - wv[i]);
+        cr_assert_eq(ev[i], want, "e[%d] = %g, want %g", i, ev[i], want);
+        cr_assert_eq(fv[i], -wv[i], "f[%d] read w after the assign", i);
+        cr_assert_eq(wn[i], xv[i], "w[%d] not assigned", i);
+    }
+    free(ev);
+    free(fv);
+    free(wn);
+    vkt_graph_free(g);
+    /* a chain: every op needs the one before */
+    vkt_tensor *t;
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_negate(x, &t));
+    for (int k = 0; k < 4; k++) {
+        vkt_tensor *u;
+        H_OK(vkt_add(t, x, &u));
+        vkt_tensor_free(t);
+        t = u;
+    }
+    H_OK(vkt_graph_end(h_ctx, &g));
+    cr_expect_eq(vkt_graph_levels(g), 5, "%zu levels", vkt_graph_levels(g));
+    cr_expect_eq(vkt_graph_levels(NULL), 0);
+    H_OK(vkt_graph_launch(g));
+    float *tv = h_read(t);
+    for (int i = 0; i < 3000; i++) {
+        float want = -xv[i];
+        for (int k = 0; k < 4; k++)
+            want = want + xv[i];
+        cr_assert_eq(tv[i], want, "chain[%d]", i);
+    }
+    free(tv);
+    vkt_graph_free(g);
+    free(xv);
+    free(wv);
+    vkt_tensor_free(t);
+    vkt_tensor_free(e);
+    vkt_tensor_free(f);
+    vkt_tensor_free(x);
+    vkt_tensor_free(w);
+}
+
 Test(graph, tensor_write_and_assign_anywhere)
 {
     h_shape s = {2, {3, 5}};
