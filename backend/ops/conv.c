@@ -43,6 +43,14 @@ typedef struct cv_plan {
     int64_t csz[3][VKT_MAX_RANK]; /* canonical sizes */
 } cv_plan;
 
+typedef struct c2_push {
+    C2_PUSH_FIELDS
+} c2_push;
+
+typedef struct c2s_push {
+    C2S_PUSH_FIELDS
+} c2s_push;
+
 static const int direct_shaders[2] = {SPV_conv_direct_f32, SPV_conv_direct_f64};
 static const int split_shaders[2] = {SPV_conv_split_f32, SPV_conv_split_f64};
 
@@ -241,6 +249,153 @@ static const char *conv_gate(const cv_plan *pl)
     return NULL;
 }
 
+/* ---- the 2-d kernels ------------------------------------------------------------ */
+
+/* Invocations conv2d aims for: enough to fill a large GPU a few times over
+ * (an H200 holds 270,000 at once); a CPU device runs fewer, longer ones. */
+#define C2_TARGET 65536
+#define C2_TARGET_CPU 4096
+/* Output features one invocation computes at most (registers). */
+#define C2_MAX_OB 16
+/* Kernels up to this many taps unroll (specialization constants). */
+#define C2_UNROLL_TAPS 49
+/* Loop iterations one invocation may run, grid-stride passes included, well
+ * inside lavapipe's 65,535; and the most parts conv2d_sum adds per output. */
+#define C2_LOOP_BUDGET 30000
+#define C2_MAX_PARTS 4096
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Whether conv2d computes this conv: 2-d, f32, no groups or dilations, taps
+ * that land on a non-empty input, and geometry well inside 32 bits. */
+static bool c2_fits(const cv_plan *pl)
+{
+    const vkt_conv_opts *o = &pl->opts;
+    if (pl->nsp != 2 || pl->dtype != VKT_F32 || o->feature_group_size != 1 || o->batch_group_size != 1)
+        return false;
+    for (int d = 0; d < 2; d++)
+        if (o->input_dilation[d] != 1 || o->kernel_dilation[d] != 1 || pl->csz[0][2 + d] <= 0 ||
+            pl->csz[1][2 + d] <= 0 || pl->csz[1][2 + d] > 4096)
+            return false;
+    uint64_t cnt = 1;
+    for (int i = 0; i < 4; i++)
+        cnt *= (uint64_t)pl->csz[2][i];
+    return cnt * C2_MAX_PARTS < INT32_MAX;
+}
+
+/* How conv2d splits the work: output features per invocation (OB), and the
+ * reduction into parts when the outputs alone are too few for the device. */
+static void c2_plan(const vkt_ctx *ctx, c2_push *pc, uint32_t *ob_out)
+{
+    bool cpu = ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    uint64_t target = cpu ? C2_TARGET_CPU : C2_TARGET;
+    uint64_t P = (uint64_t)pc->n * pc->oh * pc->ow, O = pc->o, C = pc->c, KH = pc->kh, KW = pc->kw;
+    uint64_t nob = P >= target ? 1 : ceil_div(target, P);
+    nob = nob > O ? O : nob;
+    uint64_t ob = ceil_div(O, nob);
+    ob = ob > C2_MAX_OB ? C2_MAX_OB : ob;
+    nob = ceil_div(O, ob);
+    uint64_t items = P * nob, cper = C ? C : 1, uper = KH;
+    if (items < target / 2 && C * KH * KW * ob >= 512) {
+        uint64_t pc_ = ceil_div(target, items);
+        cper = ceil_div(C, pc_ < C ? pc_ : C);
+        uint64_t per = items * ceil_div(C, cper);
+        if (per < target / 2 && KH > 1) {
+            uint64_t pu = ceil_div(target, per);
+            uper = ceil_div(KH, pu < KH ? pu : KH);
+        }
+    }
+    for (;;) {
+        uint64_t parts = ceil_div(C ? C : 1, cper) * ceil_div(KH, uper);
+        uint64_t passes = ceil_div(items * parts, 65535ull * 256);
+        if (passes * cper * uper * KW * ob <= C2_LOOP_BUDGET && parts * passes <= C2_LOOP_BUDGET &&
+            parts <= C2_MAX_PARTS)
+            break;
+        if (parts > C2_MAX_PARTS || parts * passes > C2_LOOP_BUDGET) {
+            /* too many parts: fewer, longer ones (only reached by huge kernels) */
+            if (uper < KH)
+                uper = uper * 2 > KH ? KH : uper * 2;
+            else
+                cper = cper * 2 > C ? C : cper * 2;
+        } else if (ob > 1) {
+            ob = (ob + 1) / 2;
+            nob = ceil_div(O, ob);
+            items = P * nob;
+        } else if (cper > 1) {
+            cper = ceil_div(cper, 2);
+        } else if (uper > 1) {
+            uper = ceil_div(uper, 2);
+        } else {
+            break; /* c2_fits bounds KW, so one row of taps always fits */
+        }
+    }
+    pc->nob = (uint32_t)nob;
+    pc->cper = (uint32_t)cper;
+    pc->uper = (uint32_t)uper;
+    pc->parts_u = (uint32_t)ceil_div(KH, uper);
+    pc->parts = (uint32_t)(ceil_div(C ? C : 1, cper) * pc->parts_u);
+    *ob_out = (uint32_t)ob;
+}
+
+static int c2_run(vkt_ctx *ctx, const cv_plan *pl, const vkt_tensor *x, const vkt_tensor *k, vkt_tensor *y)
+{
+    int64_t xs[VKT_MAX_RANK], ks[VKT_MAX_RANK], ys[VKT_MAX_RANK];
+    canon_strides(x, pl->perm[0], xs);
+    canon_strides(k, pl->perm[1], ks);
+    canon_strides(y, pl->perm[2], ys);
+    c2_push pc = {.n = (uint32_t)pl->csz[2][0], .o = (uint32_t)pl->csz[2][1], .c = (uint32_t)pl->csz[1][1],
+                  .oh = (uint32_t)pl->csz[2][2], .ow = (uint32_t)pl->csz[2][3],
+                  .ih = (uint32_t)pl->csz[0][2], .iw = (uint32_t)pl->csz[0][3],
+                  .kh = (uint32_t)pl->csz[1][2], .kw = (uint32_t)pl->csz[1][3],
+                  .sh = (int32_t)pl->opts.strides[0], .sw = (int32_t)pl->opts.strides[1],
+                  .ph = (int32_t)pl->opts.padding_lo[0], .pw = (int32_t)pl->opts.padding_lo[1]};
+    for (int i = 0; i < 4; i++) {
+        pc.xs[i] = (int32_t)xs[i];
+        pc.ks[i] = (int32_t)ks[i];
+        pc.ys[i] = (int32_t)ys[i];
+    }
+    uint32_t ob;
+    c2_plan(ctx, &pc, &ob);
+    bool unroll = pc.kh * pc.kw <= C2_UNROLL_TAPS;
+    uint64_t cnt = (uint64_t)pc.n * pc.o * pc.oh * pc.ow;
+    vkt_tensor *part = NULL;
+    int s = VKT_OK;
+    if (pc.parts > 1) {
+        s = tn_new(ctx, VKT_F32, (const int64_t[]){(int64_t)(cnt * pc.parts)}, 1, &part);
+        if (s == VKT_OK)
+            s = tn_alloc_device(part);
+    }
+    if (s == VKT_OK) {
+        pl_dispatch d = {.shader = SPV_conv2d_f32,
+                         .spec = {ob, unroll ? pc.kh : 0, unroll ? pc.kw : 0},
+                         .nspec = 3,
+                         .nbufs = 3,
+                         .bufs = {x->st, k->st, part ? part->st : y->st},
+                         .writes = {false, false, true},
+                         .push = &pc,
+                         .push_size = sizeof pc};
+        pl_grid((uint64_t)pc.n * pc.nob * pc.oh * pc.ow * pc.parts, 256, d.groups);
+        s = pl_run(ctx, &d);
+    }
+    if (s == VKT_OK && part) {
+        c2s_push sp = {.cnt = (uint32_t)cnt, .parts = pc.parts, .o = pc.o, .oh = pc.oh, .ow = pc.ow};
+        memcpy(sp.ys, pc.ys, sizeof sp.ys);
+        pl_dispatch d = {.shader = SPV_conv2d_sum_f32,
+                         .nbufs = 2,
+                         .bufs = {part->st, y->st},
+                         .writes = {false, true},
+                         .push = &sp,
+                         .push_size = sizeof sp};
+        pl_grid(cnt, 256, d.groups);
+        s = pl_run(ctx, &d);
+    }
+    vkt_tensor_free(part);
+    return s;
+}
+
 static int conv_native(exec_call *c)
 {
     const cv_plan *pl = c->params;
@@ -252,6 +407,12 @@ static int conv_native(exec_call *c)
     int s = op_device_convert(x, pl->dtype, &x, &owned[0]);
     if (s == VKT_OK)
         s = op_device_convert(k, pl->dtype, &k, &owned[1]);
+    if (s == VKT_OK && c2_fits(pl)) {
+        s = c2_run(y->ctx, pl, x, k, y);
+        for (int i = 0; i < 2; i++)
+            vkt_tensor_free(owned[i]);
+        return s;
+    }
     int32_t params[CV_NPARAM];
     fill_params(pl, x, k, y, params);
     if (s == VKT_OK)

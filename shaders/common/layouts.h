@@ -112,6 +112,28 @@
 #define W_NB 8  /* scatter: most windows that can cover one element */
 #define WP 10
 
+/* conv: the 2-d f32 kernels without dilations or groups (conv2d.comp), in
+ * canonical order: batch n, output features o, input features c, input and
+ * output sizes, kernel size, strides, low padding, the three operands' element
+ * strides; an invocation's part of the reduction is cper input features by
+ * uper kernel rows, parts_u parts along the rows, parts in all (1: the result
+ * itself, else partial sums that conv2d_sum.comp adds up). */
+#define C2_PUSH_FIELDS                                                          \
+    PC_U32 n, nob, oh, ow;                                                      \
+    PC_U32 o, c, ih, iw;                                                        \
+    PC_U32 kh, kw;                                                              \
+    PC_I32 sh, sw, ph, pw;                                                      \
+    PC_U32 cper, uper, parts_u, parts;                                          \
+    PC_I32 xs[4];                                                               \
+    PC_I32 ks[4];                                                               \
+    PC_I32 ys[4];
+
+/* conv2d_sum.comp: cnt canonical outputs (n, o, oh, ow), parts partial sums
+ * of each, and the result's strides. */
+#define C2S_PUSH_FIELDS                                                         \
+    PC_U32 cnt, parts, o, oh, ow;                                               \
+    PC_I32 ys[4];
+
 /* The conv family's parameter block (a storage buffer of ints). */
 #define CV_N 0        /* canonical output elements */
 #define CV_O 1        /* output features */
