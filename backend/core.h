@@ -3,13 +3,14 @@
  * Symbol prefixes (nothing internal may start with `vkt_`, which the shim reads
  * as a public op): err_ errors, mem_ memory, rt_ the command stream, pl_
  * pipelines, tn_ tensors and storage, exec_ the op runner (residency model and
- * fallback exit), op_ op descriptors and shared op helpers, ref_ the host
- * reference.
+ * fallback exit), op_ op descriptors and shared op helpers, fu_ fusing a
+ * graph's elementwise dispatches, ref_ the host reference.
  *
  * Files depend on each other one way (tests/layers/check_layers.py checks it
  * from the objects), top first: the op families (ops/), create.c and matrix.c;
- * exec.c; fallback.c; tensor.c; context.c; pipeline.c; stream.c; memory.c;
- * error.c and the host reference (ref/) beneath everything.
+ * exec.c; fallback.c; graph.c; fuse.c; tensor.c; context.c; pipeline.c;
+ * stream.c; memory.c; error.c and the host reference (ref/) beneath
+ * everything.
  */
 #ifndef VKT_CORE_H
 #define VKT_CORE_H
@@ -82,6 +83,8 @@ typedef struct tn_storage {
     void *host;         /* valid when where == VKT_HOST */
     uint32_t lv_write, lv_read; /* while a graph's commands are levelled: 1 + the level of the
                                  * last write, of the latest read (0: none) */
+    uint32_t fu_readers, fu_writers; /* while a graph's commands are fused: commands that read, write it */
+    int fu_writer;                   /* the command that writes it, when one does */
     uint64_t write_seq; /* dispatch that last wrote it in the open batch (0: none) */
     uint64_t read_seq;  /* dispatch that last read it in the open batch (0: none) */
     /* Graphs whose recorded work uses it: its memory stays while one does,
@@ -154,6 +157,16 @@ typedef struct rt_target {
 #define RT_MAX_BINDINGS 8
 #define RT_PUSH_SIZE 128
 
+/* What a graph needs to fuse an f32 elementwise dispatch into the one that
+ * consumes its result (fuse.c): the op (kind FU_UNARY, FU_BINARY or FU_COPY
+ * of layouts.h, code of enum ref_unop or ref_binop), the output's element
+ * count, and how input k's index follows the output's: (i / div) % mod. Its
+ * buffers are the inputs, then the output. */
+typedef struct rt_ew {
+    uint32_t kind, op, nin, n;
+    uint32_t div[2], mod[2];
+} rt_ew;
+
 /* One compute dispatch, as the stream records it: a built pipeline, the
  * storages it binds (and which it writes), push constants and the grid. */
 typedef struct rt_dispatch_desc {
@@ -166,11 +179,33 @@ typedef struct rt_dispatch_desc {
     uint32_t push_size;
     uint32_t groups[3];
     const char *kernel;
+    const rt_ew *ew; /* NULL: not a candidate for fusion */
 } rt_dispatch_desc;
 
-/* A command of a graph, held until the recording ends: then the commands are
+/* A dispatch or a copy of a graph, held until the recording ends: then the
+ * elementwise ones are fused where they can be (fuse.c) and the commands are
  * emitted in dependency levels, one barrier between levels (stream.c). */
-typedef struct rt_command rt_command;
+typedef struct rt_command {
+    bool copy;
+    uint32_t level, order;
+    /* a dispatch */
+    VkPipeline pipe;
+    VkPipelineLayout layout;
+    uint32_t nbufs, push_size;
+    VkDescriptorBufferInfo bi[RT_MAX_BINDINGS];
+    uint8_t push[RT_PUSH_SIZE];
+    uint32_t groups[3];
+    rt_tag tag;
+    bool has_ew;
+    rt_ew ew;
+    /* a copy */
+    VkBuffer src, dst;
+    VkBufferCopy region;
+    /* the storages it reads and writes */
+    int nst;
+    tn_storage *st[RT_MAX_BINDINGS];
+    bool writes[RT_MAX_BINDINGS];
+} rt_command;
 
 /* What a graph recording collects, as ctx->rec while it is open. */
 typedef struct rt_log {
@@ -290,6 +325,13 @@ INTERNAL void rt_target_destroy(vkt_ctx *ctx, rt_target *t);
 INTERNAL int rt_record_begin(vkt_ctx *ctx, rt_target *t, rt_log *log);
 INTERNAL int rt_record_end(vkt_ctx *ctx);
 INTERNAL int rt_launch(vkt_ctx *ctx, rt_target *t, const rt_log *log);
+
+/* ---- fusing a graph's elementwise dispatches (fuse.c) --------------------- */
+
+/* Before a recording ends: replaces each f32 elementwise dispatch whose result
+ * only feeds the next elementwise dispatch (an intermediate freed during the
+ * recording) by one dispatch of ew_fused that computes both, chains included. */
+INTERNAL int fu_graph(vkt_ctx *ctx, rt_log *log);
 /* A native op call recorded into the open graph (counted at launches). */
 INTERNAL void rt_log_op(vkt_ctx *ctx, op_counters *counters);
 
@@ -311,11 +353,16 @@ typedef struct pl_dispatch {
     const void *push;
     uint32_t push_size;
     uint32_t groups[3];
+    const rt_ew *ew; /* an f32 elementwise dispatch a graph may fuse, or NULL */
 } pl_dispatch;
 
 /* Records one compute dispatch with the needed barriers; builds and caches the
  * pipeline on first use. */
 INTERNAL int pl_run(vkt_ctx *ctx, const pl_dispatch *d);
+/* The pipeline (built and cached on first use) and layout for a shader, its
+ * specialization constants and nbufs bindings. */
+INTERNAL int pl_get(vkt_ctx *ctx, int shader, const uint32_t *spec, int nspec, int nbufs, VkPipeline *pipe,
+                    VkPipelineLayout *layout);
 /* Splits n invocations of `local` threads into a grid within the 65,535 limit;
  * shaders loop with a grid stride, so any n is covered. */
 INTERNAL void pl_grid(uint64_t n, uint32_t local, uint32_t groups[3]);

@@ -129,12 +129,21 @@ int pl_run(vkt_ctx *ctx, const pl_dispatch *d)
                           .push = d->push,
                           .push_size = d->push_size,
                           .groups = {d->groups[0], d->groups[1], d->groups[2]},
-                          .kernel = spv_table[d->shader].name};
+                          .kernel = spv_table[d->shader].name,
+                          .ew = d->ew};
     for (int i = 0; i < d->nbufs; i++) {
         r.bufs[i] = d->bufs[i];
         r.writes[i] = d->writes[i];
     }
     return rt_dispatch(ctx, &r);
+}
+
+int pl_get(vkt_ctx *ctx, int shader, const uint32_t *spec, int nspec, int nbufs, VkPipeline *pipe,
+           VkPipelineLayout *layout)
+{
+    pl_dispatch d = {.shader = shader, .nspec = nspec, .nbufs = nbufs};
+    memcpy(d.spec, spec, sizeof(uint32_t) * (size_t)nspec);
+    return pipeline_for(ctx, &d, pipe, layout);
 }
 
 void pl_grid(uint64_t n, uint32_t local, uint32_t groups[3])

@@ -307,27 +307,6 @@ static void before_write(vkt_ctx *ctx, VkCommandBuffer cmd, tn_storage *st)
         barrier(ctx, cmd);
 }
 
-/* A dispatch or a copy, as an open graph keeps it until the recording ends. */
-struct rt_command {
-    bool copy;
-    uint32_t level, order;
-    /* a dispatch */
-    VkPipeline pipe;
-    VkPipelineLayout layout;
-    uint32_t nbufs, push_size;
-    VkDescriptorBufferInfo bi[RT_MAX_BINDINGS];
-    uint8_t push[RT_PUSH_SIZE];
-    uint32_t groups[3];
-    rt_tag tag;
-    /* a copy */
-    VkBuffer src, dst;
-    VkBufferCopy region;
-    /* the storages it reads and writes */
-    int nst;
-    tn_storage *st[RT_MAX_BINDINGS];
-    bool writes[RT_MAX_BINDINGS];
-};
-
 static void emit(vkt_ctx *ctx, VkCommandBuffer cmd, const rt_command *c, VkPipeline *bound)
 {
     if (c->copy) {
@@ -426,6 +405,10 @@ int rt_dispatch(vkt_ctx *ctx, const rt_dispatch_desc *d)
         memcpy(c.push, d->push, d->push_size);
     memcpy(c.groups, d->groups, sizeof c.groups);
     c.tag = (rt_tag){ctx->cur_op, d->kernel};
+    if (d->ew) {
+        c.has_ew = true;
+        c.ew = *d->ew;
+    }
     c.nst = d->nbufs;
     for (int i = 0; i < d->nbufs; i++) {
         tn_storage *st = d->bufs[i];

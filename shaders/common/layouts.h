@@ -31,6 +31,24 @@
     PC_U32 sb[PC_MAXR];                                                         \
     PC_U32 sc[PC_MAXR];
 
+/* elementwise: the kernel a graph fuses f32 elementwise ops into
+ * (ew_fused.comp, backend/fuse.c): n outputs, and input k read at
+ * (i / div[k]) % mod[k] for output i. */
+#define FU_MAX_IN 7
+#define FU_MAX_STEPS 7
+#define FU_PUSH_FIELDS                                                          \
+    PC_U32 n, nin;                                                              \
+    PC_U32 div[FU_MAX_IN];                                                      \
+    PC_U32 mod[FU_MAX_IN];
+/* A step of a fused program, packed into a specialization constant: its kind,
+ * op code (enum ref_unop or ref_binop), and operands (0..6 an input, 8 + s
+ * the result of step s). */
+#define FU_UNARY 1u
+#define FU_BINARY 2u
+#define FU_COPY 3u
+#define FU_STEP(kind, op, a, b) ((kind) | ((op) << 2) | ((a) << 10) | ((b) << 14))
+#define FU_REG 8u
+
 /* reduce (reduce/reduce.glsl): kept and reduced groups of the input. */
 #define RD_PUSH_FIELDS                                                          \
     PC_U32 nout, nred, chunk, nparts;                                           \

@@ -251,8 +251,9 @@ static void graph_steps(void *arg)
 }
 
 /* The recorded step (--graph) replays the eager step exactly: the same
- * kernels in the same order, parameters updated in place; nothing leaves the
- * GPU, and every op of the step counts once per launch. */
+ * arithmetic (its elementwise chains fused, each step rounding as its op's own
+ * kernel does), parameters updated in place; nothing leaves the GPU, and every
+ * op of the step counts once per launch. */
 Test(lenet, graph_step_replays_the_eager_step)
 {
     lenet *twin = NULL;

@@ -331,6 +331,12 @@ done:
     return status;
 }
 
+void lenet_graph_size(const lenet *m, size_t *dispatches, size_t *levels)
+{
+    *dispatches = m ? vkt_graph_dispatches(m->graph) : 0;
+    *levels = m ? vkt_graph_levels(m->graph) : 0;
+}
+
 void lenet_forget_graph(lenet *m)
 {
     if (m)

@@ -271,6 +271,11 @@ int main(int argc, char **argv)
     }
     else if (steps > 0)
         printf("loss %.4f -> %.4f over %ld steps; no step timed (all %ld were warm-up)\n", first, last, steps, steps);
+    if (graph) {
+        size_t nd, nl;
+        lenet_graph_size(m, &nd, &nl);
+        printf("recorded step: %zu dispatches in %zu dependency levels\n", nd, nl);
+    }
     if (profile > 0) {
         /* A recorded step times its dispatches only if recorded so. */
         if (vkt_ctx_set_profiling(ctx, true) != VKT_OK) {
