@@ -310,6 +310,28 @@ static void chains(vkt_tensor *x, vkt_tensor *bias, vkt_tensor *g, vkt_tensor *o
     vkt_tensor_free(nw);
 }
 
+/* Ten chained ops (longer than the fused kernel's seven steps), exp of a log
+ * of an abs, and a kept intermediate with tanh of it. */
+static void long_chains(vkt_tensor *x, vkt_tensor *one, vkt_tensor *g, vkt_tensor *lr, vkt_tensor *r[4])
+{
+    vkt_tensor *t, *k1, *l;
+    H_OK(vkt_add(x, one, &t));
+    for (int i = 0; i < 9; i++) {
+        vkt_tensor *v;
+        H_OK(i % 2 ? vkt_multiply(t, lr, &v) : vkt_add(t, g, &v));
+        vkt_tensor_free(t);
+        t = v;
+    }
+    r[0] = t;
+    H_OK(vkt_abs(x, &k1));
+    H_OK(vkt_log(k1, &l));
+    H_OK(vkt_exp(l, &r[1]));
+    H_OK(vkt_add(x, g, &r[2]));
+    H_OK(vkt_tanh(r[2], &r[3]));
+    vkt_tensor_free(k1);
+    vkt_tensor_free(l);
+}
+
 /* A graph fuses f32 elementwise chains whose intermediates it alone sees into
  * one dispatch each, computing exactly what the ops compute one by one. */
 Test(graph, fuses_elementwise_chains_exactly)
@@ -344,46 +366,22 @@ Test(graph, fuses_elementwise_chains_exactly)
     /* Longer than the kernel's seven steps: two dispatches. exp of a log of
      * an abs: functions of functions stay apart. A kept intermediate is not
      * fused away. */
-    vkt_tensor *t, *k1, *l, *e, *kept, *u;
+    vkt_tensor *r[4], *re[4];
     H_OK(vkt_graph_begin(h_ctx));
-    H_OK(vkt_add(x, one, &t));
-    for (int i = 0; i < 9; i++) {
-        vkt_tensor *v;
-        H_OK(i % 2 ? vkt_multiply(t, lr, &v) : vkt_add(t, g, &v));
-        vkt_tensor_free(t);
-        t = v;
-    }
-    H_OK(vkt_abs(x, &k1));
-    H_OK(vkt_log(k1, &l));
-    H_OK(vkt_exp(l, &e));
-    H_OK(vkt_add(x, g, &kept));
-    H_OK(vkt_tanh(kept, &u));
-    vkt_tensor_free(k1);
-    vkt_tensor_free(l);
+    long_chains(x, one, g, lr, r);
     H_OK(vkt_graph_end(h_ctx, &gr));
     cr_expect_eq(vkt_graph_dispatches(gr), 2 + 3 + 2, "%zu dispatches", vkt_graph_dispatches(gr));
     H_OK(vkt_graph_launch(gr));
-    vkt_tensor *te, *ke, *le, *ee, *kpe, *ue;
-    H_OK(vkt_add(x, one, &te));
-    for (int i = 0; i < 9; i++) {
-        vkt_tensor *v;
-        H_OK(i % 2 ? vkt_multiply(te, lr, &v) : vkt_add(te, g, &v));
-        vkt_tensor_free(te);
-        te = v;
+    long_chains(x, one, g, lr, re);
+    static const char *const what[4] = {"ten chained ops", "exp of a log", "a kept intermediate",
+                                        "tanh of a kept intermediate"};
+    for (int i = 0; i < 4; i++) {
+        h_compare(r[i], re[i], H_EXACT, what[i]);
+        vkt_tensor_free(r[i]);
+        vkt_tensor_free(re[i]);
     }
-    H_OK(vkt_abs(x, &ke));
-    H_OK(vkt_log(ke, &le));
-    H_OK(vkt_exp(le, &ee));
-    H_OK(vkt_add(x, g, &kpe));
-    H_OK(vkt_tanh(kpe, &ue));
-    h_compare(t, te, H_EXACT, "ten chained ops");
-    h_compare(e, ee, H_EXACT, "exp of a log");
-    h_compare(kept, kpe, H_EXACT, "a kept intermediate");
-    h_compare(u, ue, H_EXACT, "tanh of a kept intermediate");
-    vkt_tensor *ev[] = {te, ke, le, ee, kpe, ue, t, e, kept, u};
-    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++)
-        vkt_tensor_free(ev[i]);
     vkt_graph_free(gr);
+    vkt_tensor *t, *u;
 
     /* A producer whose input is overwritten before its consumer runs stays
      * apart: u = (x * lr) + one reads x before the assign. */
