@@ -130,21 +130,27 @@
 #define W_NB 8  /* scatter: most windows that can cover one element */
 #define WP 10
 
-/* conv: the 2-d f32 kernels without dilations or groups (conv2d.comp), in
+/* conv: conv2d_tile.comp, 2-d f32 convs without dilations or groups, in
  * canonical order: batch n, output features o, input features c, input and
- * output sizes, kernel size, strides, low padding, the three operands' element
- * strides; an invocation's part of the reduction is cper input features by
- * uper kernel rows, parts_u parts along the rows, parts in all (1: the result
- * itself, else partial sums that conv2d_sum.comp adds up). */
-#define C2_PUSH_FIELDS                                                          \
-    PC_U32 n, nob, oh, ow;                                                      \
-    PC_U32 o, c, ih, iw;                                                        \
+ * output sizes, kernel size, strides, low padding, the three operands'
+ * element strides. A workgroup takes a th x tw tile of output positions of
+ * one batch element, for g * OB output features (g groups of threads, OB
+ * features each), over one part of the reduction (cper input features by
+ * uper kernel rows, parts_u parts along the rows), staging cb input
+ * features' tiles and kernel slices at a time. */
+#define C2T_PUSH_FIELDS                                                         \
+    PC_U32 n, o, c;                                                             \
+    PC_U32 oh, ow, ih, iw;                                                      \
     PC_U32 kh, kw;                                                              \
     PC_I32 sh, sw, ph, pw;                                                      \
-    PC_U32 cper, uper, parts_u, parts;                                          \
+    PC_U32 th, tw, g;                                                           \
+    PC_U32 cb, cper, uper, parts_u;                                             \
     PC_I32 xs[4];                                                               \
     PC_I32 ks[4];                                                               \
     PC_I32 ys[4];
+/* conv2d_tile's shared arrays, in floats: input tiles, kernel slices. */
+#define C2T_XS 4096
+#define C2T_KS 4096
 
 /* conv2d_sum.comp: cnt canonical outputs (n, o, oh, ow), parts partial sums
  * of each, and the result's strides. */

@@ -1,7 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : require
-// Adds conv2d.comp's partial sums of each output, parts in order, and writes
-// the sum where the result's strides put it.
+// Adds the conv2d kernels' partial sums of each output and writes the sum
+// where the result's strides put it. Four running sums (parts q, q + 4, ...)
+// keep four loads in flight; they meet in a fixed order, so the result does
+// not depend on timing.
 #include "common.glsl"
 
 layout(local_size_x = LOCAL) in;
@@ -12,9 +14,17 @@ layout(std430, binding = 1) writeonly buffer Y { float y[]; };
 void main()
 {
     GRID_LOOP(i, p.cnt) {
-        float s = 0.0;
-        for (uint q = 0; q < p.parts; q++)
-            s += part[q * p.cnt + i];
+        float s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        uint q = 0;
+        for (; q + 4 <= p.parts; q += 4) {
+            s0 += part[q * p.cnt + i];
+            s1 += part[(q + 1) * p.cnt + i];
+            s2 += part[(q + 2) * p.cnt + i];
+            s3 += part[(q + 3) * p.cnt + i];
+        }
+        for (; q < p.parts; q++)
+            s0 += part[q * p.cnt + i];
+        float s = (s0 + s1) + (s2 + s3);
         uint t = i;
         int ox = int(t % p.ow);
         t /= p.ow;
