@@ -6,8 +6,8 @@
  * with a barrier before it. When the recording ends, every dispatch is known:
  * an f32 elementwise dispatch whose result is an intermediate (its tensor was
  * freed during the recording, so nothing outside the graph can see it), read
- * by exactly one later elementwise dispatch at the same index, is computed
- * inside that one instead. The fused dispatch runs ew_fused.comp with the
+ * by exactly one later elementwise dispatch, is computed inside that one
+ * instead. The fused dispatch runs ew_fused.comp with the
  * chain as a program of steps in specialization constants; each step is its
  * op's own arithmetic, so a launch gives exactly what the ops give one by one.
  *
@@ -91,8 +91,11 @@ static uint32_t moved(uint32_t x, const uint32_t *map, uint32_t shift)
 }
 
 /* p's steps, then c's, where c's input s (p's result) becomes p's last
- * register. False when the result would exceed the kernel's limits, or when
- * a function step of c would take a function step's result. */
+ * register. c may read p's result broadcast (a row's log-sum against the
+ * row): then p runs at c's every element, each of its inputs read as c reads
+ * the result, which needs every one of them read whole or as a scalar. False
+ * when that does not hold, when the result would exceed the kernel's limits,
+ * or when a function step of c would take a function step's result. */
 static bool merge(const fu_prog *p, const fu_prog *c, uint32_t s, fu_prog *out)
 {
     fu_prog m;
@@ -100,9 +103,17 @@ static bool merge(const fu_prog *p, const fu_prog *c, uint32_t s, fu_prog *out)
     m.n = c->n;
     if (p->nsteps + c->nsteps > FU_MAX_STEPS)
         return false;
+    bool whole = c->div[s] == 1 && c->mod[s] == p->n;
     uint32_t pmap[FU_MAX_IN], cmap[FU_MAX_IN];
     for (uint32_t k = 0; k < p->nin; k++) {
-        int at = input_of(&m, p->in[k], p->div[k], p->mod[k]);
+        uint32_t div = p->div[k], mod = p->mod[k];
+        if (!whole && mod != 1) {
+            if (div != 1 || mod != p->n)
+                return false;
+            div = c->div[s];
+            mod = c->mod[s];
+        }
+        int at = input_of(&m, p->in[k], div, mod);
         if (at < 0)
             return false;
         pmap[k] = (uint32_t)at;
@@ -239,8 +250,7 @@ int fu_graph(vkt_ctx *ctx, rt_log *log)
             int pi = s->fu_writer;
             fu_prog m;
             bool ok = s->orphan && s->fu_writers == 1 && s->fu_readers == 1 && pi >= 0 && (size_t)pi < i &&
-                      log->cmds[pi].has_ew && !gone[pi] && progs[i].div[k] == 1 && progs[i].mod[k] == progs[i].n &&
-                      progs[pi].n == progs[i].n && !written_between(log, (size_t)pi, i, &progs[pi]) &&
+                      log->cmds[pi].has_ew && !gone[pi] && !written_between(log, (size_t)pi, i, &progs[pi]) &&
                       merge(&progs[pi], &progs[i], k, &m);
             /* an in-place update reads what it writes at the output's index only */
             for (uint32_t q = 0; ok && q < m.nin; q++)

@@ -383,6 +383,34 @@ Test(graph, fuses_elementwise_chains_exactly)
     vkt_graph_free(gr);
     vkt_tensor *t, *u;
 
+    /* A producer read broadcast joins its consumer when its own inputs are
+     * whole or scalars (z - log(s), s a row's sum), else stays apart. */
+    h_shape sz = {3, {5, 3, 4}}, ss = {3, {5, 3, 1}}, sr = {2, {3, 1}};
+    vkt_tensor *z = h_rand(VKT_F32, &sz, -1, 1, 36), *sv = h_rand(VKT_F32, &ss, 0.5, 2, 37),
+               *rv = h_rand(VKT_F32, &sr, -1, 1, 38), *o1, *o2, *e1, *e2;
+    for (int run = 0; run < 2; run++) {
+        if (run == 0)
+            H_OK(vkt_graph_begin(h_ctx));
+        vkt_tensor *l, *q;
+        H_OK(vkt_log(sv, &l));
+        H_OK(vkt_subtract(z, l, run ? &e1 : &o1));
+        H_OK(vkt_add(sv, rv, &q));
+        H_OK(vkt_multiply(z, q, run ? &e2 : &o2));
+        vkt_tensor_free(l);
+        vkt_tensor_free(q);
+        if (run == 0) {
+            H_OK(vkt_graph_end(h_ctx, &gr));
+            cr_expect_eq(vkt_graph_dispatches(gr), 1 + 2, "%zu dispatches", vkt_graph_dispatches(gr));
+            H_OK(vkt_graph_launch(gr));
+        }
+    }
+    h_compare(o1, e1, H_EXACT, "z - log(s), fused");
+    h_compare(o2, e2, H_EXACT, "z * (s + r), apart");
+    vkt_tensor *bc[] = {z, sv, rv, o1, o2, e1, e2};
+    for (size_t i = 0; i < sizeof bc / sizeof bc[0]; i++)
+        vkt_tensor_free(bc[i]);
+    vkt_graph_free(gr);
+
     /* A producer whose input is overwritten before its consumer runs stays
      * apart: u = (x * lr) + one reads x before the assign. */
     vkt_tensor *x2 = h_rand(VKT_F32, &sx, -1, 1, 35);
