@@ -61,10 +61,16 @@ typedef struct mem_range {
     void *mapped; /* host pointer when the memory is host-visible, else NULL */
 } mem_range;
 
-/* Device storage for `size` bytes (at least 16), aligned for storage binding,
- * or host-visible staging memory (for devices whose storage is not mappable).
- * No retry: callers go through rt_alloc, which frees what it can first. */
-INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
+/* What a range is for: device storage, host-visible staging that the host
+ * reads back (and the fallback uploads through), or staging the host writes
+ * for an upload, which a discrete GPU's host-visible device memory holds
+ * when it has some, so that the copy after it stays on the device. */
+typedef enum mem_kind { MEM_DEVICE = 0, MEM_STAGING = 1, MEM_UPLOAD = 2 } mem_kind;
+
+/* Memory for `size` bytes (at least 16) of `kind`, aligned for storage
+ * binding. No retry: callers go through rt_alloc, which frees what it can
+ * first. */
+INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out);
 /* Returns a range; its reuse waits until the work recorded so far has completed. */
 INTERNAL void mem_free(vkt_ctx *ctx, mem_range *r);
 /* Called by the command stream after a submission completed: recycles deferred frees. */
@@ -311,7 +317,7 @@ INTERNAL int rt_upload_const(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, t
                              VkDeviceSize size);
 /* mem_alloc, and under memory pressure the one retry: submit the recorded work
  * (its deferred frees come back), return spare blocks, try once more. */
-INTERNAL int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
+INTERNAL int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out);
 /* Fails, naming `what`, while a graph is recording (calls that need the host
  * or a sync point cannot be recorded). */
 INTERNAL int rt_not_recording(const vkt_ctx *ctx, const char *what);

@@ -455,16 +455,16 @@ int rt_upload_const(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage
     return VKT_OK;
 }
 
-int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out)
+int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out)
 {
-    if (mem_alloc(ctx, size, staging, out) == VKT_OK)
+    if (mem_alloc(ctx, size, kind, out) == VKT_OK)
         return VKT_OK;
     /* Deferred frees and spare blocks may hold the memory this needs (a
      * recording cannot submit, but can still return spares). */
     if (!ctx->rec)
         TRY(rt_flush(ctx));
     mem_trim(ctx);
-    return mem_alloc(ctx, size, staging, out);
+    return mem_alloc(ctx, size, kind, out);
 }
 
 /* ---- graph recordings ------------------------------------------------------- */

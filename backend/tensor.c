@@ -113,7 +113,7 @@ int tn_alloc_device(vkt_tensor *t)
     tn_storage *st = storage_new(t->nbytes);
     if (!st)
         return err_set(VKT_ENOMEM, "out of host memory");
-    int s = rt_alloc(t->ctx, t->nbytes, false, &st->dev);
+    int s = rt_alloc(t->ctx, t->nbytes, MEM_DEVICE, &st->dev);
     if (s != VKT_OK) {
         free(st);
         return s;
@@ -151,7 +151,7 @@ static int write_device(vkt_tensor *t, const void *data, bool fresh)
         return VKT_OK;
     }
     mem_range staging;
-    TRY(rt_alloc(ctx, t->nbytes, true, &staging));
+    TRY(rt_alloc(ctx, t->nbytes, MEM_UPLOAD, &staging));
     memcpy(staging.mapped, data, t->nbytes);
     int s = fresh ? rt_upload_const(ctx, staging.buffer, staging.offset, st, t->nbytes)
                   : rt_copy(ctx, staging.buffer, staging.offset, NULL, st->dev.buffer, st->dev.offset, st, t->nbytes);
@@ -207,7 +207,7 @@ int tn_download(const vkt_tensor *t, void *dst)
         return VKT_OK;
     }
     mem_range staging;
-    TRY(rt_alloc(ctx, t->nbytes, true, &staging));
+    TRY(rt_alloc(ctx, t->nbytes, MEM_STAGING, &staging));
     int s = rt_copy(ctx, st->dev.buffer, st->dev.offset, st, staging.buffer, staging.offset, NULL, t->nbytes);
     if (s == VKT_OK)
         s = rt_flush(ctx);
@@ -241,7 +241,7 @@ int tn_move(vkt_tensor *t, vkt_residency where)
         return VKT_OK;
     }
     mem_range r;
-    TRY(rt_alloc(t->ctx, st->nbytes, false, &r));
+    TRY(rt_alloc(t->ctx, st->nbytes, MEM_DEVICE, &r));
     st->dev = r;
     st->where = VKT_DEVICE;
     st->write_seq = st->read_seq = 0;
