@@ -319,7 +319,7 @@ static void c2_geometry(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor
  * input feature's tile or kernel slice past its shared memory, or a loop past
  * the budget): the output tile, features per invocation (*ob) and per
  * workgroup, parts of the reduction, features staged per round. */
-static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint64_t *wgs_out)
+static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint32_t *pt_out, uint64_t *wgs_out)
 {
     bool cpu = ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     uint64_t target = cpu ? C2T_TARGET_CPU : C2T_TARGET;
@@ -327,7 +327,12 @@ static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint64_t
     /* Tiles of at most 256 positions, as even as the output allows. */
     uint64_t tw = OW <= 32 ? OW : ceil_div(OW, ceil_div(OW, 32));
     uint64_t thmax = 256 / tw, th = OH <= thmax ? OH : ceil_div(OH, ceil_div(OH, thmax));
-    uint64_t tiles = ceil_div(OH, th) * ceil_div(OW, tw), gmax = 256 / (th * tw);
+    /* Columns per invocation where the taps unroll and the columns are
+     * contiguous in the input. */
+    uint64_t pt = 1;
+    if (KH * KW <= C2T_UNROLL_TAPS && t->sw == 1)
+        pt = tw % 4 == 0 ? 4 : tw % 2 == 0 ? 2 : 1;
+    uint64_t tiles = ceil_div(OH, th) * ceil_div(OW, tw), gmax = 256 / (th * tw / pt);
     uint64_t ob = ceil_div(O, gmax);
     ob = ob > C2T_MAX_OB ? C2T_MAX_OB : ob;
     uint64_t g = ceil_div(O, ob);
@@ -366,7 +371,7 @@ static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint64_t
      * round's staging and taps */
     uint64_t passes = ceil_div(wgs, 65535);
     uint64_t iters = passes * rounds * (ceil_div(cb * tih * tiw, 256) + ceil_div(feats * cb * uper * KW, 256) +
-                                        cb * uper * KW * ob + 2);
+                                        cb * uper * (KW + pt) * ob * pt + 2);
     if (iters > C2T_LOOP_BUDGET || parts > C2T_MAX_PARTS || cnt * parts >= INT32_MAX || wgs >= INT32_MAX)
         return false;
     t->th = (uint32_t)th;
@@ -377,12 +382,13 @@ static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint64_t
     t->uper = (uint32_t)uper;
     t->parts_u = (uint32_t)ceil_div(KH, uper);
     *ob_out = (uint32_t)ob;
+    *pt_out = (uint32_t)pt;
     *wgs_out = wgs;
     return true;
 }
 
 /* conv2d_tile as planned, then conv2d_sum when the reduction came in parts. */
-static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint64_t wgs, const vkt_tensor *x,
+static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uint64_t wgs, const vkt_tensor *x,
                   const vkt_tensor *k, vkt_tensor *y)
 {
     uint32_t parts = (uint32_t)(ceil_div(t->c, t->cper) * t->parts_u);
@@ -397,8 +403,8 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint64_t wgs, co
     }
     if (s == VKT_OK) {
         pl_dispatch d = {.shader = SPV_conv2d_tile_f32,
-                         .spec = {ob, unroll && t->parts_u == 1 ? t->kh : 0, unroll ? t->kw : 0},
-                         .nspec = 3,
+                         .spec = {ob, unroll && t->parts_u == 1 ? t->kh : 0, unroll ? t->kw : 0, pt},
+                         .nspec = 4,
                          .nbufs = 3,
                          .bufs = {x->st, k->st, part ? part->st : y->st},
                          .writes = {false, false, true},
@@ -435,12 +441,12 @@ static int conv_native(exec_call *c)
     if (s == VKT_OK)
         s = op_device_convert(k, pl->dtype, &k, &owned[1]);
     c2t_push tp;
-    uint32_t ob;
+    uint32_t ob, pt;
     uint64_t wgs;
     if (s == VKT_OK && c2_fits(pl)) {
         c2_geometry(pl, x, k, y, &tp);
-        if (c2t_plan(y->ctx, &tp, &ob, &wgs)) {
-            s = c2_run(y->ctx, &tp, ob, wgs, x, k, y);
+        if (c2t_plan(y->ctx, &tp, &ob, &pt, &wgs)) {
+            s = c2_run(y->ctx, &tp, ob, pt, wgs, x, k, y);
             for (int i = 0; i < 2; i++)
                 vkt_tensor_free(owned[i]);
             return s;

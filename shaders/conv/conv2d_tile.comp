@@ -13,6 +13,10 @@ layout(local_size_x = LOCAL) in;
 layout(constant_id = 0) const int OB = 1;
 layout(constant_id = 1) const int KH_S = 0; // 0: the kernel rows of the part, at run time
 layout(constant_id = 2) const int KW_S = 0; // 0: p.kw at run time
+// Output columns per invocation (with KW_S and a column stride of 1): each
+// input row segment loaded feeds PT x KW_S x OB products, each kernel weight
+// PT, where one position per invocation would load a weight per product.
+layout(constant_id = 3) const int PT = 1;
 
 layout(push_constant) uniform P { C2T_PUSH_FIELDS } p;
 layout(std430, binding = 0) readonly buffer X { float x[]; };
@@ -25,11 +29,12 @@ shared float ks[C2T_KS];
 void main()
 {
     const uint lid = gl_LocalInvocationID.x;
-    const uint npos = p.th * p.tw, tiles_w = (p.ow + p.tw - 1) / p.tw, tiles = tiles_w * ((p.oh + p.th - 1) / p.th);
+    const uint tiles_w = (p.ow + p.tw - 1) / p.tw, tiles = tiles_w * ((p.oh + p.th - 1) / p.th);
     const uint feats = p.g * uint(OB), ogrid = (p.o + feats - 1) / feats;
     const uint parts = ((p.c + p.cper - 1) / p.cper) * p.parts_u, cnt = p.n * p.o * p.oh * p.ow;
     const uint nwg = p.n * tiles * ogrid * parts;
-    const uint pt = lid % npos, og = lid / npos;
+    const uint cols = p.tw / uint(PT), ngrp = p.th * cols; // invocations per feature group
+    const uint pt = lid % ngrp, og = lid / ngrp;
     const int KW = KW_S > 0 ? KW_S : int(p.kw);
     for (uint wg = gl_WorkGroupID.x; wg < nwg; wg += gl_NumWorkGroups.x) {
         uint t = wg;
@@ -46,11 +51,12 @@ void main()
         // The input tile: rows and columns the tile's taps reach.
         int tih = (int(p.th) - 1) * p.sh + nu, tiw = (int(p.tw) - 1) * p.sw + int(p.kw);
         int iy0 = ty0 * p.sh - p.ph + u0, ix0 = tx0 * p.sw - p.pw;
-        int oy = ty0 + int(pt / p.tw), ox = tx0 + int(pt % p.tw);
+        int ry = int(pt / cols), rx = int(pt % cols) * PT; // the first position within the tile
+        int oy = ty0 + ry, ox = tx0 + rx;
         bool busy = og < p.g;
         uint f0 = ob * feats; // the workgroup's first output feature
-        float acc[OB];
-        [[unroll]] for (int j = 0; j < OB; j++)
+        float acc[PT * OB];
+        [[unroll]] for (int j = 0; j < PT * OB; j++)
             acc[j] = 0.0;
         for (uint cc0 = c0; cc0 < c1; cc0 += p.cb) {
             uint ncb = min(p.cb, c1 - cc0);
@@ -70,29 +76,48 @@ void main()
             }
             barrier();
             if (busy) {
-                int xr0 = int(pt / p.tw) * p.sh * tiw + int(pt % p.tw) * p.sw;
+                int xr0 = ry * p.sh * tiw + rx * p.sw, fstride = int(ncb * kslice);
                 for (uint ci = 0; ci < ncb; ci++) {
                     int xb = int(ci * plane) + xr0, kb = int((og * uint(OB) * ncb + ci) * kslice);
-                    for (int u = 0; u < KH; u++) {
-                        for (int v = 0; v < KW; v++) {
-                            float xv = xs[xb + u * tiw + v];
-                            [[unroll]] for (int j = 0; j < OB; j++)
-                                acc[j] += xv * ks[kb + j * int(ncb * kslice) + u * int(p.kw) + v];
+                    if (KW_S > 0) {
+                        // PT + KW_S - 1 inputs of the row serve PT columns (stride 1)
+                        for (int u = 0; u < KH; u++) {
+                            float xrow[PT + KW_S];
+                            [[unroll]] for (int t = 0; t < PT + KW_S - 1; t++)
+                                xrow[t] = xs[xb + u * tiw + t];
+                            [[unroll]] for (int v = 0; v < KW_S; v++) {
+                                float wv[OB];
+                                [[unroll]] for (int j = 0; j < OB; j++)
+                                    wv[j] = ks[kb + j * fstride + u * KW_S + v];
+                                [[unroll]] for (int q = 0; q < PT; q++)
+                                    [[unroll]] for (int j = 0; j < OB; j++)
+                                        acc[q * OB + j] += xrow[q + v] * wv[j];
+                            }
+                        }
+                    } else {
+                        for (int u = 0; u < KH; u++) {
+                            for (int v = 0; v < KW; v++) {
+                                float xv = xs[xb + u * tiw + v];
+                                [[unroll]] for (int j = 0; j < OB; j++)
+                                    acc[j] += xv * ks[kb + j * fstride + u * int(p.kw) + v];
+                            }
                         }
                     }
                 }
             }
             barrier();
         }
-        if (busy && oy < int(p.oh) && ox < int(p.ow)) {
+        [[unroll]] for (int q = 0; q < PT; q++) {
+            if (!busy || oy >= int(p.oh) || ox + q >= int(p.ow))
+                break;
             [[unroll]] for (int j = 0; j < OB; j++) {
                 uint o = f0 + og * uint(OB) + uint(j);
                 if (o >= p.o)
                     break;
                 if (parts == 1)
-                    y[int(nb) * p.ys[0] + int(o) * p.ys[1] + oy * p.ys[2] + ox * p.ys[3]] = acc[j];
+                    y[int(nb) * p.ys[0] + int(o) * p.ys[1] + oy * p.ys[2] + (ox + q) * p.ys[3]] = acc[q * OB + j];
                 else
-                    y[part * cnt + ((nb * p.o + o) * p.oh + uint(oy)) * p.ow + uint(ox)] = acc[j];
+                    y[part * cnt + ((nb * p.o + o) * p.oh + uint(oy)) * p.ow + uint(ox + q)] = acc[q * OB + j];
             }
         }
     }
