@@ -158,22 +158,25 @@ static int dot_layout(const vkt_tensor *t, dot_operand *op, const vkt_tensor **s
 
 /* Products of at most this many outputs take the 16 x 16 tile on a GPU: the
  * 64 x 64 tile leaves most of the device idle there (LeNet's dense layers:
- * two to twenty workgroups). */
-#define DOT_TINY_OUTPUTS 65536
+ * two to twenty workgroups), and one thread per output (direct) waits on
+ * every load of its K loop (an H200 took 13 us for 256 x 84 x 10 that way,
+ * against 6 to 8 us for LeNet's other small products with the 16 x 16 tile). */
+#define DOT_TINY_OUTPUTS 131072
 
 /* The 128 x 256 tile with 4-vector loads pays off once there are enough of its
  * tiles to fill the GPU (H200, each kernel forced, 2026-12-01: 2048^3 ran at 40.0
  * TFLOP/s wide_vec, 38.9 big_vec, 33.8 big; 4096^3 at 42.7, 40.9 and 35.5, against
  * torch.mm's 49.7), and below that the 64 x 64 tile wins (1024^3: 20.7 small,
  * 16.7 big_vec, 10.1 wide_vec); lavapipe (a CPU) gains nothing from big tiles.
- * Thin products would idle most of a tile: one thread per output. */
+ * Thin products would idle most of a tile: one thread per output there, but
+ * on a GPU small ones take the 16 x 16 tile (DOT_TINY_OUTPUTS). */
 static int dot_auto(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
 {
     bool gpu = ctx->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
-    if (M < 16 || N < 16)
-        return DK_DIRECT;
     if (dt == VKT_F32 && gpu && Q * M * N <= DOT_TINY_OUTPUTS)
         return DK_TINY;
+    if (M < 16 || N < 16)
+        return DK_DIRECT;
     if (dt == VKT_F32 && gpu && Q * ((M + 127) / 128) * ((N + 255) / 256) >= 128)
         return DK_WIDE_VEC;
     return DK_SMALL;
