@@ -3,13 +3,14 @@
  * Symbol prefixes (nothing internal may start with `vkt_`, which the shim reads
  * as a public op): err_ errors, mem_ memory, rt_ the command stream, pl_
  * pipelines, tn_ tensors and storage, exec_ the op runner (residency model and
- * fallback exit), op_ op descriptors and shared op helpers, ref_ the host
- * reference.
+ * fallback exit), op_ op descriptors and shared op helpers, fu_ fusing a
+ * graph's elementwise dispatches, ref_ the host reference.
  *
  * Files depend on each other one way (tests/layers/check_layers.py checks it
  * from the objects), top first: the op families (ops/), create.c and matrix.c;
- * exec.c; fallback.c; tensor.c; context.c; pipeline.c; stream.c; memory.c;
- * error.c and the host reference (ref/) beneath everything.
+ * exec.c; fallback.c; graph.c; fuse.c; tensor.c; context.c; pipeline.c;
+ * stream.c; memory.c; error.c and the host reference (ref/) beneath
+ * everything.
  */
 #ifndef VKT_CORE_H
 #define VKT_CORE_H
@@ -60,10 +61,16 @@ typedef struct mem_range {
     void *mapped; /* host pointer when the memory is host-visible, else NULL */
 } mem_range;
 
-/* Device storage for `size` bytes (at least 16), aligned for storage binding,
- * or host-visible staging memory (for devices whose storage is not mappable).
- * No retry: callers go through rt_alloc, which frees what it can first. */
-INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
+/* What a range is for: device storage, host-visible staging that the host
+ * reads back (and the fallback uploads through), or staging the host writes
+ * for an upload, which a discrete GPU's host-visible device memory holds
+ * when it has some, so that the copy after it stays on the device. */
+typedef enum mem_kind { MEM_DEVICE = 0, MEM_STAGING = 1, MEM_UPLOAD = 2 } mem_kind;
+
+/* Memory for `size` bytes (at least 16) of `kind`, aligned for storage
+ * binding. No retry: callers go through rt_alloc, which frees what it can
+ * first. */
+INTERNAL int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out);
 /* Returns a range; its reuse waits until the work recorded so far has completed. */
 INTERNAL void mem_free(vkt_ctx *ctx, mem_range *r);
 /* Called by the command stream after a submission completed: recycles deferred frees. */
@@ -80,6 +87,10 @@ typedef struct tn_storage {
     size_t nbytes;
     mem_range dev;      /* valid when where == VKT_DEVICE */
     void *host;         /* valid when where == VKT_HOST */
+    uint32_t lv_write, lv_read; /* while a graph's commands are levelled: 1 + the level of the
+                                 * last write, of the latest read (0: none) */
+    uint32_t fu_readers, fu_writers; /* while a graph's commands are fused: commands that read, write it */
+    int fu_writer;                   /* the command that writes it, when one does */
     uint64_t write_seq; /* dispatch that last wrote it in the open batch (0: none) */
     uint64_t read_seq;  /* dispatch that last read it in the open batch (0: none) */
     /* Graphs whose recorded work uses it: its memory stays while one does,
@@ -147,8 +158,66 @@ typedef struct rt_target {
     rt_tag *tags;           /* prof_cap of them */
 } rt_target;
 
+/* The most buffers and push-constant bytes one dispatch binds (pipeline.c's
+ * PL_MAX_BINDINGS and PL_PUSH_SIZE are these). */
+#define RT_MAX_BINDINGS 8
+#define RT_PUSH_SIZE 128
+
+/* What a graph needs to fuse an f32 elementwise dispatch into the one that
+ * consumes its result (fuse.c): the op (kind FU_UNARY, FU_BINARY or FU_COPY
+ * of layouts.h, code of enum ref_unop or ref_binop), the output's element
+ * count, and how input k's index follows the output's: (i / div) % mod. Its
+ * buffers are the inputs, then the output. */
+typedef struct rt_ew {
+    uint32_t kind, op, nin, n;
+    uint32_t div[2], mod[2];
+} rt_ew;
+
+/* One compute dispatch, as the stream records it: a built pipeline, the
+ * storages it binds (and which it writes), push constants and the grid. */
+typedef struct rt_dispatch_desc {
+    VkPipeline pipe;
+    VkPipelineLayout layout;
+    int nbufs;
+    tn_storage *bufs[RT_MAX_BINDINGS];
+    bool writes[RT_MAX_BINDINGS];
+    const void *push;
+    uint32_t push_size;
+    uint32_t groups[3];
+    const char *kernel;
+    const rt_ew *ew; /* NULL: not a candidate for fusion */
+} rt_dispatch_desc;
+
+/* A dispatch or a copy of a graph, held until the recording ends: then the
+ * elementwise ones are fused where they can be (fuse.c) and the commands are
+ * emitted in dependency levels, one barrier between levels (stream.c). */
+typedef struct rt_command {
+    bool copy;
+    uint32_t level, order;
+    /* a dispatch */
+    VkPipeline pipe;
+    VkPipelineLayout layout;
+    uint32_t nbufs, push_size;
+    VkDescriptorBufferInfo bi[RT_MAX_BINDINGS];
+    uint8_t push[RT_PUSH_SIZE];
+    uint32_t groups[3];
+    rt_tag tag;
+    bool has_ew;
+    rt_ew ew;
+    /* a copy */
+    VkBuffer src, dst;
+    VkBufferCopy region;
+    /* the storages it reads and writes */
+    int nst;
+    tn_storage *st[RT_MAX_BINDINGS];
+    bool writes[RT_MAX_BINDINGS];
+} rt_command;
+
 /* What a graph recording collects, as ctx->rec while it is open. */
 typedef struct rt_log {
+    rt_command *cmds; /* the recorded commands, in the order the ops made them */
+    size_t ncmds, cap_cmds;
+    uint32_t levels; /* barriers the emitted buffer holds between its commands, plus one */
     tn_storage **storages; /* every storage the recorded work uses, once each, held */
     size_t nst, cap_st;
     op_counters **ops; /* the native op calls recorded: counted again at each launch */
@@ -200,6 +269,8 @@ struct vkt_ctx {
     uint32_t pending; /* dispatches recorded since the last submission */
     uint64_t seq;     /* command counter; storages remember their last writer and reader */
     uint64_t barrier_seq; /* seq at the last barrier */
+    VkPipeline bound;     /* the pipeline bound last in the eager buffer */
+    bool eager_in_rec;    /* the eager buffer took uploads while a graph recorded */
     uint64_t submit_seq;  /* seq at the last submission */
     /* profiling: per-dispatch GPU times (vkt_ctx_set_profiling) */
     bool profiling;
@@ -227,27 +298,26 @@ struct vkt_ctx {
  * rt_destroy first submits what is still recorded. */
 INTERNAL int rt_init(vkt_ctx *ctx);
 INTERNAL void rt_destroy(vkt_ctx *ctx);
-/* The command buffer being recorded (begun on first use). */
-INTERNAL int rt_cmd(vkt_ctx *ctx, VkCommandBuffer *out);
 /* Submits what was recorded and waits: a sync point. */
 INTERNAL int rt_flush(vkt_ctx *ctx);
-/* Before recording a command that reads st: a barrier if st was written by
- * work recorded since the last one (read after write). */
-INTERNAL void rt_before_read(vkt_ctx *ctx, VkCommandBuffer cmd, tn_storage *st);
-/* Before recording a command that writes st: a barrier if st was read or
- * written since the last one (write after read, write after write). */
-INTERNAL void rt_before_write(vkt_ctx *ctx, VkCommandBuffer cmd, tn_storage *st);
-/* Marks st as written by the command being recorded now. */
-INTERNAL void rt_after_write(vkt_ctx *ctx, tn_storage *st);
-/* Around one dispatch: times it when profiling (then every dispatch runs
- * alone, behind a barrier, so each time is its own). */
-INTERNAL void rt_dispatch_begin(vkt_ctx *ctx, VkCommandBuffer cmd);
-INTERNAL void rt_dispatch_end(vkt_ctx *ctx, VkCommandBuffer cmd, const char *kernel);
-/* Counts a recorded dispatch; submits at the batch-size threshold. */
-INTERNAL int rt_recorded(vkt_ctx *ctx);
+/* Records one dispatch: into the eager buffer now, with the barriers it
+ * needs (and timed alone when profiling), or into the open graph, which emits
+ * it when the recording ends. Submits at the eager batch-size threshold. */
+INTERNAL int rt_dispatch(vkt_ctx *ctx, const rt_dispatch_desc *d);
+/* Records a copy of size bytes from src (at src_off) to dst (at dst_off);
+ * src_st/dst_st are the storages behind them, NULL for a staging range,
+ * which needs no ordering. Like rt_dispatch, eager or into the open graph. */
+INTERNAL int rt_copy(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *src_st, VkBuffer dst,
+                     VkDeviceSize dst_off, tn_storage *dst_st, VkDeviceSize size);
+/* Uploads a staged range into dst_st, fresh storage made by an op. While a
+ * graph records, the copy goes into the eager buffer, which a launch submits
+ * ahead of the graph: such storage is a constant of the graph, uploaded once
+ * rather than at every launch. */
+INTERNAL int rt_upload_const(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *dst_st,
+                             VkDeviceSize size);
 /* mem_alloc, and under memory pressure the one retry: submit the recorded work
  * (its deferred frees come back), return spare blocks, try once more. */
-INTERNAL int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out);
+INTERNAL int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out);
 /* Fails, naming `what`, while a graph is recording (calls that need the host
  * or a sync point cannot be recorded); the recording then fails at its end. */
 INTERNAL int rt_not_recording(vkt_ctx *ctx, const char *what);
@@ -261,14 +331,21 @@ INTERNAL void rt_target_destroy(vkt_ctx *ctx, rt_target *t);
 INTERNAL int rt_record_begin(vkt_ctx *ctx, rt_target *t, rt_log *log);
 INTERNAL int rt_record_end(vkt_ctx *ctx);
 INTERNAL int rt_launch(vkt_ctx *ctx, rt_target *t, const rt_log *log);
+
+/* ---- fusing a graph's elementwise dispatches (fuse.c) --------------------- */
+
+/* Before a recording ends: replaces each f32 elementwise dispatch whose result
+ * only feeds the next elementwise dispatch (an intermediate freed during the
+ * recording) by one dispatch of ew_fused that computes both, chains included. */
+INTERNAL int fu_graph(vkt_ctx *ctx, rt_log *log);
 /* A native op call recorded into the open graph (counted at launches). */
 INTERNAL void rt_log_op(vkt_ctx *ctx, op_counters *counters);
 
 /* ---- pipelines (pipeline.c) ---------------------------------------------- */
 
 #define PL_MAX_SPEC 8
-#define PL_MAX_BINDINGS 8
-#define PL_PUSH_SIZE 128
+#define PL_MAX_BINDINGS RT_MAX_BINDINGS
+#define PL_PUSH_SIZE RT_PUSH_SIZE
 
 /* One dispatch: a SPIR-V module from the embedded table, its specialization
  * constants (constant_id 0..nspec-1), buffers and push constants. */
@@ -282,11 +359,16 @@ typedef struct pl_dispatch {
     const void *push;
     uint32_t push_size;
     uint32_t groups[3];
+    const rt_ew *ew; /* an f32 elementwise dispatch a graph may fuse, or NULL */
 } pl_dispatch;
 
 /* Records one compute dispatch with the needed barriers; builds and caches the
  * pipeline on first use. */
 INTERNAL int pl_run(vkt_ctx *ctx, const pl_dispatch *d);
+/* The pipeline (built and cached on first use) and layout for a shader, its
+ * specialization constants and nbufs bindings. */
+INTERNAL int pl_get(vkt_ctx *ctx, int shader, const uint32_t *spec, int nspec, int nbufs, VkPipeline *pipe,
+                    VkPipelineLayout *layout);
 /* Splits n invocations of `local` threads into a grid within the 65,535 limit;
  * shaders loop with a grid stride, so any n is covered. */
 INTERNAL void pl_grid(uint64_t n, uint32_t local, uint32_t groups[3]);

@@ -1,7 +1,8 @@
 /* graph.c — recorded steps: the ops called between vkt_graph_begin and
  * vkt_graph_end go into a command buffer of the graph's own, replayed by each
- * launch in one submission (stream.c records and submits; this file owns the
- * graph's life).
+ * launch in one submission (stream.c records and submits, fuse.c fuses the
+ * elementwise chains when the recording ends; this file owns the graph's
+ * life).
  *
  * The graph holds every storage its recorded work uses (tn_storage.holds), so
  * their memory outlives the tensors freed during the recording (the step's
@@ -70,7 +71,10 @@ VKT_API int vkt_graph_end(vkt_ctx *ctx, vkt_graph **out)
     vkt_graph *g = graph_of(ctx);
     if (!g)
         return err_set(VKT_EGRAPH, "vkt_graph_end: no graph is being recorded on this context");
-    int s = rt_record_end(ctx);
+    int s = g->log.status == VKT_OK ? fu_graph(ctx, &g->log) : VKT_OK;
+    int e = rt_record_end(ctx);
+    if (s == VKT_OK)
+        s = e;
     if (s == VKT_OK && g->log.status != VKT_OK)
         s = err_set(g->log.status, "vkt_graph_end: a call failed during the recording (%s), so the graph would "
                     "lack its work", vkt_status_name(g->log.status));
@@ -105,6 +109,11 @@ VKT_API int vkt_graph_launch(vkt_graph *g)
 VKT_API size_t vkt_graph_dispatches(const vkt_graph *g)
 {
     return g ? g->log.dispatches : 0;
+}
+
+VKT_API size_t vkt_graph_levels(const vkt_graph *g)
+{
+    return g ? g->log.levels : 0;
 }
 
 VKT_API void vkt_graph_free(vkt_graph *g)

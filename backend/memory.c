@@ -23,7 +23,7 @@ struct mem_block {
     VkBuffer buffer;
     VkDeviceSize size;
     void *mapped;
-    bool staging;
+    mem_kind kind;
     bool dedicated; /* holds one large range; released when it is freed */
     mem_hole *holes; /* free ranges sorted by offset */
     mem_block *next;
@@ -57,7 +57,7 @@ static int find_type(const vkt_ctx *ctx, uint32_t bits, VkMemoryPropertyFlags wa
     return -1;
 }
 
-static int block_create(vkt_ctx *ctx, VkDeviceSize size, bool staging, bool dedicated, mem_block **out)
+static int block_create(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, bool dedicated, mem_block **out)
 {
     mem_block *b = calloc(1, sizeof *b);
     mem_hole *h = calloc(1, sizeof *h);
@@ -78,11 +78,12 @@ static int block_create(vkt_ctx *ctx, VkDeviceSize size, bool staging, bool dedi
     if (r == VK_SUCCESS) {
         vkGetBufferMemoryRequirements(ctx->device, b->buffer, &req);
         VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-        VkMemoryPropertyFlags want = staging        ? host
-                                     : ctx->unified ? host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
-                                                    : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+        VkMemoryPropertyFlags want = kind == MEM_STAGING ? host
+                                     : kind == MEM_UPLOAD || ctx->unified ? host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+                                                                          : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
         if (find_type(ctx, req.memoryTypeBits, want, &type) != 0 &&
-            find_type(ctx, req.memoryTypeBits, staging || ctx->unified ? host : 0, &type) != 0)
+            (kind == MEM_UPLOAD ||
+             find_type(ctx, req.memoryTypeBits, kind != MEM_DEVICE || ctx->unified ? host : 0, &type) != 0))
             s = err_set(VKT_ENOMEM, "no suitable Vulkan memory type");
         if (s == VKT_OK) {
             /* A large tensor's block is a dedicated allocation in Vulkan's
@@ -115,7 +116,7 @@ static int block_create(vkt_ctx *ctx, VkDeviceSize size, bool staging, bool dedi
         return s;
     }
     b->size = size;
-    b->staging = staging;
+    b->kind = kind;
     b->dedicated = dedicated;
     h->offset = 0;
     h->size = size;
@@ -206,12 +207,12 @@ static void block_give(mem_block *b, VkDeviceSize offset, VkDeviceSize size)
 }
 
 /* The smallest spare block that fits `size` without wasting more than half. */
-static mem_block *spare_take(struct mem_state *m, VkDeviceSize size, bool staging)
+static mem_block *spare_take(struct mem_state *m, VkDeviceSize size, mem_kind kind)
 {
     mem_block **best = NULL;
     for (mem_block **pp = &m->spare; *pp; pp = &(*pp)->next) {
         mem_block *b = *pp;
-        if (b->staging == staging && b->size >= size && b->size / 2 <= size && (!best || b->size < (*best)->size))
+        if (b->kind == kind && b->size >= size && b->size / 2 <= size && (!best || b->size < (*best)->size))
             best = pp;
     }
     if (!best)
@@ -238,7 +239,22 @@ static void spare_release(vkt_ctx *ctx, VkDeviceSize keep)
     }
 }
 
-int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out)
+static int alloc_kind(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out);
+
+int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out)
+{
+    if (kind != MEM_UPLOAD)
+        return alloc_kind(ctx, size, kind, out);
+    /* Host-visible device memory is often a small window (256 MiB without
+     * resizable BAR): uploads that do not fit it, or devices without it,
+     * stage through host memory as reads do. */
+    if (!ctx->unified && alloc_kind(ctx, size, MEM_UPLOAD, out) == VKT_OK)
+        return VKT_OK;
+    err_clear();
+    return alloc_kind(ctx, size, MEM_STAGING, out);
+}
+
+static int alloc_kind(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out)
 {
     if (!ctx->mem) {
         ctx->mem = calloc(1, sizeof *ctx->mem);
@@ -253,11 +269,11 @@ int mem_alloc(vkt_ctx *ctx, VkDeviceSize size, bool staging, mem_range *out)
     VkDeviceSize off;
     if (size <= MEM_BLOCK_SIZE / 2) {
         for (b = ctx->mem->blocks; b; b = b->next)
-            if (!b->dedicated && b->staging == staging && block_take(b, size, align, &off))
+            if (!b->dedicated && b->kind == kind && block_take(b, size, align, &off))
                 goto found;
-        TRY(block_create(ctx, MEM_BLOCK_SIZE, staging, false, &b));
-    } else if (!(b = spare_take(ctx->mem, size, staging))) {
-        TRY(block_create(ctx, size, staging, true, &b));
+        TRY(block_create(ctx, MEM_BLOCK_SIZE, kind, false, &b));
+    } else if (!(b = spare_take(ctx->mem, size, kind))) {
+        TRY(block_create(ctx, size, kind, true, &b));
     }
     b->next = ctx->mem->blocks;
     ctx->mem->blocks = b;

@@ -123,35 +123,27 @@ int pl_run(vkt_ctx *ctx, const pl_dispatch *d)
     VkPipeline pipe = VK_NULL_HANDLE;
     VkPipelineLayout layout = VK_NULL_HANDLE;
     TRY(pipeline_for(ctx, d, &pipe, &layout));
-    VkCommandBuffer cmd;
-    TRY(rt_cmd(ctx, &cmd));
-    VkDescriptorBufferInfo bi[PL_MAX_BINDINGS];
-    VkWriteDescriptorSet w[PL_MAX_BINDINGS];
+    rt_dispatch_desc r = {.pipe = pipe,
+                          .layout = layout,
+                          .nbufs = d->nbufs,
+                          .push = d->push,
+                          .push_size = d->push_size,
+                          .groups = {d->groups[0], d->groups[1], d->groups[2]},
+                          .kernel = spv_table[d->shader].name,
+                          .ew = d->ew};
     for (int i = 0; i < d->nbufs; i++) {
-        tn_storage *st = d->bufs[i];
-        if (d->writes[i])
-            rt_before_write(ctx, cmd, st);
-        else
-            rt_before_read(ctx, cmd, st);
-        bi[i] = (VkDescriptorBufferInfo){.buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
-        w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                      .dstBinding = (uint32_t)i,
-                                      .descriptorCount = 1,
-                                      .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                      .pBufferInfo = &bi[i]};
+        r.bufs[i] = d->bufs[i];
+        r.writes[i] = d->writes[i];
     }
-    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);
-    ctx->push_descriptors(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, (uint32_t)d->nbufs, w);
-    if (d->push_size)
-        vkCmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, d->push_size, d->push);
-    rt_dispatch_begin(ctx, cmd);
-    vkCmdDispatch(cmd, d->groups[0], d->groups[1], d->groups[2]);
-    rt_dispatch_end(ctx, cmd, spv_table[d->shader].name);
-    ctx->seq++;
-    for (int i = 0; i < d->nbufs; i++)
-        if (d->writes[i])
-            rt_after_write(ctx, d->bufs[i]);
-    return rt_recorded(ctx);
+    return rt_dispatch(ctx, &r);
+}
+
+int pl_get(vkt_ctx *ctx, int shader, const uint32_t *spec, int nspec, int nbufs, VkPipeline *pipe,
+           VkPipelineLayout *layout)
+{
+    pl_dispatch d = {.shader = shader, .nspec = nspec, .nbufs = nbufs};
+    memcpy(d.spec, spec, sizeof(uint32_t) * (size_t)nspec);
+    return pipeline_for(ctx, &d, pipe, layout);
 }
 
 void pl_grid(uint64_t n, uint32_t local, uint32_t groups[3])

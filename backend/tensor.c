@@ -113,7 +113,7 @@ int tn_alloc_device(vkt_tensor *t)
     tn_storage *st = storage_new(t->nbytes);
     if (!st)
         return err_set(VKT_ENOMEM, "out of host memory");
-    int s = rt_alloc(t->ctx, t->nbytes, false, &st->dev);
+    int s = rt_alloc(t->ctx, t->nbytes, MEM_DEVICE, &st->dev);
     if (s != VKT_OK) {
         free(st);
         return s;
@@ -151,18 +151,10 @@ static int write_device(vkt_tensor *t, const void *data, bool fresh)
         return VKT_OK;
     }
     mem_range staging;
-    TRY(rt_alloc(ctx, t->nbytes, true, &staging));
+    TRY(rt_alloc(ctx, t->nbytes, MEM_UPLOAD, &staging));
     memcpy(staging.mapped, data, t->nbytes);
-    VkCommandBuffer cmd;
-    int s = rt_cmd(ctx, &cmd);
-    if (s == VKT_OK) {
-        rt_before_write(ctx, cmd, st);
-        VkBufferCopy region = {.srcOffset = staging.offset, .dstOffset = st->dev.offset, .size = t->nbytes};
-        vkCmdCopyBuffer(cmd, staging.buffer, st->dev.buffer, 1, &region);
-        ctx->seq++;
-        rt_after_write(ctx, st);
-        s = rt_recorded(ctx);
-    }
+    int s = fresh ? rt_upload_const(ctx, staging.buffer, staging.offset, st, t->nbytes)
+                  : rt_copy(ctx, staging.buffer, staging.offset, NULL, st->dev.buffer, st->dev.offset, st, t->nbytes);
     mem_free(ctx, &staging);
     return s;
 }
@@ -193,15 +185,8 @@ int tn_copy(vkt_tensor *dst, const vkt_tensor *src)
         return tn_write(dst, src->st->host);
     if (dst->st->where == VKT_HOST)
         return tn_download(src, dst->st->host);
-    VkCommandBuffer cmd;
-    TRY(rt_cmd(ctx, &cmd));
-    rt_before_read(ctx, cmd, src->st);
-    rt_before_write(ctx, cmd, dst->st);
-    VkBufferCopy region = {.srcOffset = src->st->dev.offset, .dstOffset = dst->st->dev.offset, .size = dst->nbytes};
-    vkCmdCopyBuffer(cmd, src->st->dev.buffer, dst->st->dev.buffer, 1, &region);
-    ctx->seq++;
-    rt_after_write(ctx, dst->st);
-    return rt_recorded(ctx);
+    return rt_copy(ctx, src->st->dev.buffer, src->st->dev.offset, src->st, dst->st->dev.buffer, dst->st->dev.offset,
+                   dst->st, dst->nbytes);
 }
 
 int tn_download(const vkt_tensor *t, void *dst)
@@ -222,16 +207,10 @@ int tn_download(const vkt_tensor *t, void *dst)
         return VKT_OK;
     }
     mem_range staging;
-    TRY(rt_alloc(ctx, t->nbytes, true, &staging));
-    VkCommandBuffer cmd;
-    int s = rt_cmd(ctx, &cmd);
-    if (s == VKT_OK) {
-        rt_before_read(ctx, cmd, st);
-        VkBufferCopy region = {.srcOffset = st->dev.offset, .dstOffset = staging.offset, .size = t->nbytes};
-        vkCmdCopyBuffer(cmd, st->dev.buffer, staging.buffer, 1, &region);
-        ctx->seq++;
+    TRY(rt_alloc(ctx, t->nbytes, MEM_STAGING, &staging));
+    int s = rt_copy(ctx, st->dev.buffer, st->dev.offset, st, staging.buffer, staging.offset, NULL, t->nbytes);
+    if (s == VKT_OK)
         s = rt_flush(ctx);
-    }
     if (s == VKT_OK)
         memcpy(dst, staging.mapped, t->nbytes);
     mem_free(ctx, &staging);
@@ -266,7 +245,7 @@ int tn_move(vkt_tensor *t, vkt_residency where)
         return VKT_OK;
     }
     mem_range r;
-    TRY(rt_alloc(t->ctx, st->nbytes, false, &r));
+    TRY(rt_alloc(t->ctx, st->nbytes, MEM_DEVICE, &r));
     st->dev = r;
     st->where = VKT_DEVICE;
     st->write_seq = st->read_seq = 0;

@@ -99,7 +99,8 @@ VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops);
 VKT_API int vkt_ctx_set_fallback_result(vkt_ctx *ctx, vkt_residency where);
 
 /* One dispatch's GPU time, from Vulkan timestamps: the public op whose native
- * path recorded it (NULL for libvkt's own work) and the kernel's name. */
+ * path recorded it (NULL for libvkt's own work; for a dispatch a graph fused
+ * from several ops, the op whose result it writes) and the kernel's name. */
 typedef struct vkt_profile_entry {
     const char *op;
     const char *kernel;
@@ -123,6 +124,11 @@ VKT_API size_t vkt_profile_read(vkt_ctx *ctx, vkt_profile_entry *entries, size_t
  * into the bound tensors (vkt_tensor_write) and state that a step updates is
  * updated in place (vkt_assign), as with a CUDA graph's static inputs.
  *
+ * When the recording ends, an f32 elementwise op whose result only the next
+ * elementwise op reads (a tensor freed during the recording) is fused into
+ * that op's dispatch, computing exactly what the two compute apart; and the
+ * dispatches run in dependency levels, one barrier between levels.
+ *
  * Only native work is recorded. An op that would fall back or run on the host
  * fails with VKT_EGRAPH, naming the op and the gate, and so does a read to the
  * host, a write or a sync: the census stays complete, since a graph can hold
@@ -145,6 +151,10 @@ VKT_API int vkt_graph_end(vkt_ctx *ctx, vkt_graph **out);
 VKT_API int vkt_graph_launch(vkt_graph *g);
 /* Number of dispatches the graph replays. */
 VKT_API size_t vkt_graph_dispatches(const vkt_graph *g);
+/* Number of dependency levels its commands run in: a launch runs each level's
+ * dispatches and copies together, with one barrier between levels, so this is
+ * the longest chain of commands that each need the one before. */
+VKT_API size_t vkt_graph_levels(const vkt_graph *g);
 /* Releases the graph (NULL is ignored), and the memory it kept. Free graphs
  * before their context. */
 VKT_API void vkt_graph_free(vkt_graph *g);

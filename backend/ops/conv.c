@@ -1,15 +1,19 @@
 /* conv.c — the conv family: vkt_conv (Nx.conv, XLA ConvGeneralDilated).
  *
- * Parts: shaders/conv/ (direct.comp, split.comp; conv.glsl); host reference
- * backend/ref/conv.c; tests tests/vkt/test_conv.c with the PyTorch golden
- * data of tests/golden/conv/. Its one gate is conv_gate (32-bit geometry).
+ * Parts: shaders/conv/ (conv2d_tile.comp, conv2d_sum.comp, direct.comp,
+ * split.comp; conv.glsl); host reference backend/ref/conv.c; tests
+ * tests/vkt/test_conv.c with the PyTorch golden data of tests/golden/conv/.
+ * Its one gate is conv_gate (32-bit geometry).
  *
  * Every layout runs natively: the shaders index input, kernel and output
  * through per-axis strides, so permuted operands — the gradient convs arrive
  * with batch and feature axes swapped — cost no copy and meet no gate. Integer
  * operands are converted to f32 on the device, as Nx computes conv in floating
- * point. Two kernels: one invocation per output element, and one workgroup per
- * output element for few outputs with long reductions (kernel gradients). */
+ * point. A 2-d f32 conv without groups or dilations (a CNN's layers and both
+ * their gradients) runs through shared memory (conv2d_tile), its reduction in
+ * parts that conv2d_sum adds up when the outputs are few; any other takes one
+ * of two general kernels: one invocation per output element, or one workgroup
+ * per output element for few outputs with long reductions. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +46,14 @@ typedef struct cv_plan {
     int perm[3][VKT_MAX_RANK];  /* input, kernel, output: canonical axis -> tensor axis */
     int64_t csz[3][VKT_MAX_RANK]; /* canonical sizes */
 } cv_plan;
+
+typedef struct c2t_push {
+    C2T_PUSH_FIELDS
+} c2t_push;
+
+typedef struct c2s_push {
+    C2S_PUSH_FIELDS
+} c2s_push;
 
 static const int direct_shaders[2] = {SPV_conv_direct_f32, SPV_conv_direct_f64};
 static const int split_shaders[2] = {SPV_conv_split_f32, SPV_conv_split_f64};
@@ -241,6 +253,182 @@ static const char *conv_gate(const cv_plan *pl)
     return NULL;
 }
 
+/* ---- the 2-d kernel ------------------------------------------------------------ */
+
+/* Workgroups conv2d_tile aims for: a few per multiprocessor of a large GPU;
+ * a CPU device runs a few long ones. */
+#define C2T_TARGET 256
+#define C2T_TARGET_CPU 8
+/* Output features one invocation computes at most (registers). */
+#define C2T_MAX_OB 16
+/* Kernels up to this many taps unroll (specialization constants). */
+#define C2T_UNROLL_TAPS 49
+/* Loop iterations one invocation may run, grid-stride passes included, well
+ * inside lavapipe's 65,535; and the most parts conv2d_sum adds per output. */
+#define C2T_LOOP_BUDGET 30000
+#define C2T_MAX_PARTS 4096
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Whether conv2d_tile may compute this conv: 2-d, f32, no groups or
+ * dilations, non-empty input, kernel and features, geometry well inside 32
+ * bits; c2t_plan decides whether it fits. */
+static bool c2_fits(const cv_plan *pl)
+{
+    const vkt_conv_opts *o = &pl->opts;
+    if (pl->nsp != 2 || pl->dtype != VKT_F32 || o->feature_group_size != 1 || o->batch_group_size != 1 ||
+        pl->csz[1][1] <= 0)
+        return false;
+    for (int d = 0; d < 2; d++)
+        if (o->input_dilation[d] != 1 || o->kernel_dilation[d] != 1 || pl->csz[0][2 + d] <= 0 ||
+            pl->csz[1][2 + d] <= 0 || pl->csz[1][2 + d] > 4096)
+            return false;
+    uint64_t cnt = 1;
+    for (int i = 0; i < 4; i++)
+        cnt *= (uint64_t)pl->csz[2][i];
+    return cnt < INT32_MAX / 2;
+}
+
+/* The canonical geometry: batch, features, sizes, strides, padding, and each
+ * operand's element strides in canonical axis order. */
+static void c2_geometry(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor *k, const vkt_tensor *y,
+                        c2t_push *t)
+{
+    int64_t xs[VKT_MAX_RANK], ks[VKT_MAX_RANK], ys[VKT_MAX_RANK];
+    canon_strides(x, pl->perm[0], xs);
+    canon_strides(k, pl->perm[1], ks);
+    canon_strides(y, pl->perm[2], ys);
+    memset(t, 0, sizeof *t);
+    *t = (c2t_push){.n = (uint32_t)pl->csz[2][0], .o = (uint32_t)pl->csz[2][1], .c = (uint32_t)pl->csz[1][1],
+                    .oh = (uint32_t)pl->csz[2][2], .ow = (uint32_t)pl->csz[2][3],
+                    .ih = (uint32_t)pl->csz[0][2], .iw = (uint32_t)pl->csz[0][3],
+                    .kh = (uint32_t)pl->csz[1][2], .kw = (uint32_t)pl->csz[1][3],
+                    .sh = (int32_t)pl->opts.strides[0], .sw = (int32_t)pl->opts.strides[1],
+                    .ph = (int32_t)pl->opts.padding_lo[0], .pw = (int32_t)pl->opts.padding_lo[1]};
+    for (int i = 0; i < 4; i++) {
+        t->xs[i] = (int32_t)xs[i];
+        t->ks[i] = (int32_t)ks[i];
+        t->ys[i] = (int32_t)ys[i];
+    }
+}
+
+/* How conv2d_tile splits the work, or false when it should not take it (one
+ * input feature's tile or kernel slice past its shared memory, or a loop past
+ * the budget): the output tile, features per invocation (*ob) and per
+ * workgroup, parts of the reduction, features staged per round. */
+static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint32_t *pt_out, uint64_t *wgs_out)
+{
+    bool cpu = ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+    uint64_t target = cpu ? C2T_TARGET_CPU : C2T_TARGET;
+    uint64_t N = t->n, O = t->o, C = t->c, KH = t->kh, KW = t->kw, OH = t->oh, OW = t->ow;
+    /* Tiles of at most 256 positions, as even as the output allows. */
+    uint64_t tw = OW <= 32 ? OW : ceil_div(OW, ceil_div(OW, 32));
+    uint64_t thmax = 256 / tw, th = OH <= thmax ? OH : ceil_div(OH, ceil_div(OH, thmax));
+    /* Columns per invocation where the taps unroll and the columns are
+     * contiguous in the input. */
+    uint64_t pt = 1;
+    if (KH * KW <= C2T_UNROLL_TAPS && t->sw == 1)
+        pt = tw % 4 == 0 ? 4 : tw % 2 == 0 ? 2 : 1;
+    uint64_t tiles = ceil_div(OH, th) * ceil_div(OW, tw), gmax = 256 / (th * tw / pt);
+    uint64_t ob = ceil_div(O, gmax);
+    ob = ob > C2T_MAX_OB ? C2T_MAX_OB : ob;
+    uint64_t g = ceil_div(O, ob);
+    g = g > gmax ? gmax : g;
+    /* Fewer features per invocation for more workgroups, then parts. */
+    while (ob > 1 && N * tiles * ceil_div(O, g * ob) < target)
+        ob = ceil_div(ob, 2);
+    uint64_t feats = g * ob, wgs = N * tiles * ceil_div(O, feats), cper = C, uper = KH;
+    if (wgs < target && C * KH * KW * ob >= 256) {
+        uint64_t pc = ceil_div(target, wgs);
+        cper = ceil_div(C, pc < C ? pc : C);
+        uint64_t w2 = wgs * ceil_div(C, cper);
+        if (w2 < target && KH > 1) {
+            uint64_t pu = ceil_div(target, w2);
+            uper = ceil_div(KH, pu < KH ? pu : KH);
+        }
+    }
+    uint64_t tih, tiw;
+    for (;;) {
+        tih = (th - 1) * (uint64_t)t->sh + uper;
+        tiw = (tw - 1) * (uint64_t)t->sw + KW;
+        if (tih * tiw <= C2T_XS && feats * uper * KW <= C2T_KS)
+            break;
+        if (uper == 1)
+            return false;
+        uper = ceil_div(uper, 2);
+    }
+    uint64_t cb = C2T_XS / (tih * tiw), cbk = C2T_KS / (feats * uper * KW);
+    cb = cb < cbk ? cb : cbk;
+    cb = cb < cper ? cb : cper;
+    uint64_t rounds = ceil_div(cper, cb);
+    cb = ceil_div(cper, rounds);
+    uint64_t parts = ceil_div(C, cper) * ceil_div(KH, uper), cnt = N * O * OH * OW;
+    wgs = N * tiles * ceil_div(O, feats) * parts;
+    /* lavapipe's loop budget: grid-stride passes, staging rounds, and each
+     * round's staging and taps */
+    uint64_t passes = ceil_div(wgs, 65535);
+    uint64_t iters = passes * rounds * (ceil_div(cb * tih * tiw, 256) + ceil_div(feats * cb * uper * KW, 256) +
+                                        cb * uper * (KW + pt) * ob * pt + 2);
+    if (iters > C2T_LOOP_BUDGET || parts > C2T_MAX_PARTS || cnt * parts >= INT32_MAX || wgs >= INT32_MAX)
+        return false;
+    t->th = (uint32_t)th;
+    t->tw = (uint32_t)tw;
+    t->g = (uint32_t)g;
+    t->cb = (uint32_t)cb;
+    t->cper = (uint32_t)cper;
+    t->uper = (uint32_t)uper;
+    t->parts_u = (uint32_t)ceil_div(KH, uper);
+    *ob_out = (uint32_t)ob;
+    *pt_out = (uint32_t)pt;
+    *wgs_out = wgs;
+    return true;
+}
+
+/* conv2d_tile as planned, then conv2d_sum when the reduction came in parts. */
+static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uint64_t wgs, const vkt_tensor *x,
+                  const vkt_tensor *k, vkt_tensor *y)
+{
+    uint32_t parts = (uint32_t)(ceil_div(t->c, t->cper) * t->parts_u);
+    uint64_t cnt = (uint64_t)t->n * t->o * t->oh * t->ow;
+    bool unroll = t->kh * t->kw <= C2T_UNROLL_TAPS;
+    vkt_tensor *part = NULL;
+    int s = VKT_OK;
+    if (parts > 1) {
+        s = tn_new(ctx, VKT_F32, (const int64_t[]){(int64_t)(cnt * parts)}, 1, &part);
+        if (s == VKT_OK)
+            s = tn_alloc_device(part);
+    }
+    if (s == VKT_OK) {
+        pl_dispatch d = {.shader = SPV_conv2d_tile_f32,
+                         .spec = {ob, unroll && t->parts_u == 1 ? t->kh : 0, unroll ? t->kw : 0, pt},
+                         .nspec = 4,
+                         .nbufs = 3,
+                         .bufs = {x->st, k->st, part ? part->st : y->st},
+                         .writes = {false, false, true},
+                         .push = t,
+                         .push_size = sizeof *t,
+                         .groups = {(uint32_t)(wgs > 65535 ? 65535 : wgs), 1, 1}};
+        s = pl_run(ctx, &d);
+    }
+    if (s == VKT_OK && part) {
+        c2s_push sp = {.cnt = (uint32_t)cnt, .parts = parts, .o = t->o, .oh = t->oh, .ow = t->ow};
+        memcpy(sp.ys, t->ys, sizeof sp.ys);
+        pl_dispatch d = {.shader = SPV_conv2d_sum_f32,
+                         .nbufs = 2,
+                         .bufs = {part->st, y->st},
+                         .writes = {false, true},
+                         .push = &sp,
+                         .push_size = sizeof sp};
+        pl_grid(cnt, 256, d.groups);
+        s = pl_run(ctx, &d);
+    }
+    vkt_tensor_free(part);
+    return s;
+}
+
 static int conv_native(exec_call *c)
 {
     const cv_plan *pl = c->params;
@@ -252,6 +440,18 @@ static int conv_native(exec_call *c)
     int s = op_device_convert(x, pl->dtype, &x, &owned[0]);
     if (s == VKT_OK)
         s = op_device_convert(k, pl->dtype, &k, &owned[1]);
+    c2t_push tp;
+    uint32_t ob, pt;
+    uint64_t wgs;
+    if (s == VKT_OK && c2_fits(pl)) {
+        c2_geometry(pl, x, k, y, &tp);
+        if (c2t_plan(y->ctx, &tp, &ob, &pt, &wgs)) {
+            s = c2_run(y->ctx, &tp, ob, pt, wgs, x, k, y);
+            for (int i = 0; i < 2; i++)
+                vkt_tensor_free(owned[i]);
+            return s;
+        }
+    }
     int32_t params[CV_NPARAM];
     fill_params(pl, x, k, y, params);
     if (s == VKT_OK)

@@ -52,10 +52,11 @@ typedef struct dot_kernel {
     bool vec;        /* reads 4-vectors where the host says they are aligned */
 } dot_kernel;
 
-enum { DK_DIRECT, DK_SMALL, DK_BIG, DK_BIG_VEC, DK_WIDE_VEC, DK__COUNT };
+enum { DK_DIRECT, DK_TINY, DK_SMALL, DK_BIG, DK_BIG_VEC, DK_WIDE_VEC, DK__COUNT };
 static const dot_kernel dot_kernels[DK__COUNT] = {
     [DK_DIRECT] = {"direct", {SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8},
                    0, 0, false},
+    [DK_TINY] = {"tiny", {SPV_gemm_tiny_f32, -1, -1, -1}, 16, 16, false},
     [DK_SMALL] = {"small", {SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8}, 64, 64,
                   false},
     [DK_BIG] = {"big", {SPV_gemm_big_f32, -1, -1, -1}, 128, 128, false},
@@ -155,18 +156,28 @@ static int dot_layout(const vkt_tensor *t, dot_operand *op, const vkt_tensor **s
 
 /* ---- native and host computations ------------------------------------------ */
 
+/* Products of at most this many outputs take the 16 x 16 tile on a GPU: the
+ * 64 x 64 tile leaves most of the device idle there (LeNet's dense layers:
+ * two to twenty workgroups), and one thread per output (direct) waits on
+ * every load of its K loop (an H200 took 13 us for 256 x 84 x 10 that way,
+ * against 6 to 8 us for LeNet's other small products with the 16 x 16 tile). */
+#define DOT_TINY_OUTPUTS 131072
+
 /* The 128 x 256 tile with 4-vector loads pays off once there are enough of its
  * tiles to fill the GPU (H200, each kernel forced, 2026-12-01: 2048^3 ran at 40.0
  * TFLOP/s wide_vec, 38.9 big_vec, 33.8 big; 4096^3 at 42.7, 40.9 and 35.5, against
  * torch.mm's 49.7), and below that the 64 x 64 tile wins (1024^3: 20.7 small,
  * 16.7 big_vec, 10.1 wide_vec); lavapipe (a CPU) gains nothing from big tiles.
- * Thin products would idle most of a tile: one thread per output. */
+ * Thin products would idle most of a tile: one thread per output there, but
+ * on a GPU small ones take the 16 x 16 tile (DOT_TINY_OUTPUTS). */
 static int dot_auto(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
 {
+    bool gpu = ctx->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    if (dt == VKT_F32 && gpu && Q * M * N <= DOT_TINY_OUTPUTS)
+        return DK_TINY;
     if (M < 16 || N < 16)
         return DK_DIRECT;
-    if (dt == VKT_F32 && ctx->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU &&
-        Q * ((M + 127) / 128) * ((N + 255) / 256) >= 128)
+    if (dt == VKT_F32 && gpu && Q * ((M + 127) / 128) * ((N + 255) / 256) >= 128)
         return DK_WIDE_VEC;
     return DK_SMALL;
 }
@@ -179,7 +190,7 @@ static int dot_choose(vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64
         for (int k = 0; k < DK__COUNT; k++)
             if (strcmp(dot_kernels[k].name, ctx->dot_kernel) == 0)
                 return dot_kernels[k].shader[dt] >= 0 ? k : dot_auto(ctx, dt, Q, M, N);
-        fprintf(stderr, "libvkt: VKT_DOT_KERNEL=%s names no dot kernel (direct, small, big, big_vec, wide_vec); "
+        fprintf(stderr, "libvkt: VKT_DOT_KERNEL=%s names no dot kernel (direct, tiny, small, big, big_vec, wide_vec); "
                         "choosing by size\n", ctx->dot_kernel);
         free(ctx->dot_kernel);
         ctx->dot_kernel = NULL;
@@ -251,7 +262,9 @@ static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_
         } else {
             passes = (uint64_t)dot_ceil(pc.tiles_n, d.groups[0]) * dot_ceil(pc.tiles_m, d.groups[1]) *
                      dot_ceil(pc.Q, d.groups[2]);
-            slice = dot_k_slice(passes, 8);
+            /* tiny's k loop steps 32 and runs that many steps within (they
+             * unroll, but the budget does not count on it) */
+            slice = kn->bm == 16 ? dot_k_slice(passes * 34, 32) : dot_k_slice(passes, 8);
         }
         uint64_t K = oa->K;
         for (uint64_t k0 = 0; s == VKT_OK && (k0 < K || k0 == 0); k0 += slice) {

@@ -132,11 +132,16 @@ static int unary_native(exec_call *c)
         tn_storage *bufs[2] = {x->st, c->out->st};
         int shader = unary_shaders[unary_is_pred(p->code)][p->compute];
         uint64_t n = c->out->numel;
+        /* An f32 op on f32 input is one step a graph may fuse. */
+        rt_ew ew = {.kind = FU_UNARY, .op = (uint32_t)p->code, .nin = 1, .n = (uint32_t)c->out->numel,
+                    .div = {1}, .mod = {(uint32_t)c->out->numel}};
+        bool fusable = false;
         if (p->compute == VKT_F32 && !unary_is_pred(p->code)) {
             shader = SPV_unary_f32_v4; /* four elements a thread, 16-byte loads and stores */
             n = n / 4 > 0 ? n / 4 : 1;
+            fusable = !tmp;
         }
-        s = op_dispatch(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 2, n);
+        s = op_dispatch_ew(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 2, n, fusable ? &ew : NULL);
     }
     vkt_tensor_free(tmp);
     return s;
@@ -189,7 +194,13 @@ static int binary_native(exec_call *c)
             shader = SPV_binary_f32_v4;
             n = n / 4 > 0 ? n / 4 : 1;
         }
-        s = op_dispatch(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 3, n);
+        /* An f32 op on f32 inputs whose broadcasts fuse is one step a graph
+         * may fuse. */
+        rt_ew ew = {.kind = FU_BINARY, .op = (uint32_t)p->code, .nin = 2, .n = (uint32_t)c->out->numel};
+        bool fusable = p->compute == VKT_F32 && !pred && !owned[0] && !owned[1] &&
+                       op_ew_pattern(c->out->shape, c->out->rank, pc.sa, &ew.div[0], &ew.mod[0]) &&
+                       op_ew_pattern(c->out->shape, c->out->rank, pc.sb, &ew.div[1], &ew.mod[1]);
+        s = op_dispatch_ew(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 3, n, fusable ? &ew : NULL);
     }
     free_all(owned, 2);
     return s;

@@ -154,7 +154,8 @@ static bool plan_is_swap(const mv_plan *p, uint32_t *b, uint32_t *rows, uint32_t
     return true;
 }
 
-static int mv_copy(vkt_ctx *ctx, vkt_dtype dt, tn_storage *src, tn_storage *dst, mv_plan p)
+/* ew: what a graph may fuse about this copy (assign's), or NULL. */
+static int mv_copy(vkt_ctx *ctx, vkt_dtype dt, tn_storage *src, tn_storage *dst, mv_plan p, const rt_ew *ew)
 {
     uint64_t n = 1;
     for (int d = 0; d < p.rank; d++)
@@ -187,7 +188,7 @@ static int mv_copy(vkt_ctx *ctx, vkt_dtype dt, tn_storage *src, tn_storage *dst,
     }
     pc.shifts = mv_dividers(pc.shape, p.rank, pc.magic);
     tn_storage *bufs[2] = {src, dst};
-    return op_dispatch(ctx, mv_shader(dt, move_shaders), 0, &pc, sizeof pc, bufs, 2, n);
+    return op_dispatch_ew(ctx, mv_shader(dt, move_shaders), 0, &pc, sizeof pc, bufs, 2, n, ew);
 }
 
 /* A plan writing every element of out contiguously. */
@@ -236,7 +237,7 @@ static int transpose_native(exec_call *c)
     mv_plan plan = plan_for_out(c->out);
     for (int i = 0; i < x->rank; i++)
         plan.ist[i] = xs[p->perm[i]];
-    return mv_copy(x->ctx, x->dtype, x->st, c->out->st, plan);
+    return mv_copy(x->ctx, x->dtype, x->st, c->out->st, plan, NULL);
 }
 
 static int transpose_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -288,7 +289,7 @@ static int broadcast_native(exec_call *c)
     mv_plan plan = plan_for_out(c->out);
     for (int i = 0; i < x->rank; i++)
         plan.ist[p->axes[i]] = x->shape[i] == 1 ? 0 : xs[i];
-    return mv_copy(x->ctx, x->dtype, x->st, c->out->st, plan);
+    return mv_copy(x->ctx, x->dtype, x->st, c->out->st, plan, NULL);
 }
 
 static int broadcast_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -347,7 +348,7 @@ static int slice_native(exec_call *c)
         plan.ist[i] = p->strides[i] * xs[i];
         plan.ibase += p->start[i] * xs[i];
     }
-    return mv_copy(x->ctx, x->dtype, x->st, c->out->st, plan);
+    return mv_copy(x->ctx, x->dtype, x->st, c->out->st, plan, NULL);
 }
 
 static int slice_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -492,7 +493,7 @@ static int reverse_native(exec_call *c)
         if (rev && x->shape[i] > 0)
             plan.ibase += (x->shape[i] - 1) * xs[i];
     }
-    return mv_copy(x->ctx, x->dtype, x->st, c->out->st, plan);
+    return mv_copy(x->ctx, x->dtype, x->st, c->out->st, plan, NULL);
 }
 
 static int reverse_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -540,7 +541,7 @@ static int concat_native(exec_call *c)
         TRY(op_device_convert(x, out->dtype, &src, &tmp));
         mv_plan plan = {.rank = 2, .shape = {outer, run}, .ist = {run, 1}, .ost = {total * inner, 1},
                         .obase = at * inner};
-        int s = mv_copy(out->ctx, out->dtype, src->st, out->st, plan);
+        int s = mv_copy(out->ctx, out->dtype, src->st, out->st, plan, NULL);
         vkt_tensor_free(tmp);
         TRY(s);
         at += len;
@@ -713,7 +714,10 @@ static int assign_native(exec_call *c)
         return VKT_OK;
     mv_plan plan = plan_for_out(c->out);
     memcpy(plan.ist, plan.ost, sizeof plan.ist);
-    return mv_copy(src->ctx, src->dtype, src->st, c->out->st, plan);
+    /* An f32 copy is an elementwise step a graph can fuse into the op that
+     * computed src (an SGD update computed straight into the weights). */
+    rt_ew ew = {.kind = FU_COPY, .nin = 1, .n = (uint32_t)src->numel, .div = {1}, .mod = {(uint32_t)src->numel}};
+    return mv_copy(src->ctx, src->dtype, src->st, c->out->st, plan, src->dtype == VKT_F32 ? &ew : NULL);
 }
 
 static int assign_host(exec_call *c, const ref_view *in, ref_view *out)

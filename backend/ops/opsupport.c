@@ -100,7 +100,43 @@ int op_convert_shader(vkt_dtype from, vkt_dtype to)
 int op_dispatch(vkt_ctx *ctx, int shader, uint32_t op, const void *push, uint32_t push_size,
                 tn_storage *const *bufs, int nbufs, uint64_t n)
 {
-    pl_dispatch d = {.shader = shader, .nspec = 1, .nbufs = nbufs, .push = push, .push_size = push_size};
+    return op_dispatch_ew(ctx, shader, op, push, push_size, bufs, nbufs, n, NULL);
+}
+
+bool op_ew_pattern(const int64_t *shape, int rank, const uint32_t *strides, uint32_t *div, uint32_t *mod)
+{
+    /* The run of axes that move the input, skipping size-1 axes: each stride
+     * must be the next one's times that axis's size, the last one 1. */
+    int lo = -1, hi = -1;
+    for (int d = 0; d < rank; d++)
+        if (shape[d] > 1 && strides[d] != 0) {
+            if (lo < 0)
+                lo = d;
+            hi = d;
+        }
+    uint64_t inner = 1, run = 1;
+    for (int d = rank - 1; d > hi; d--)
+        inner *= (uint64_t)shape[d];
+    for (int d = hi; d >= lo && lo >= 0; d--) {
+        if (shape[d] == 1)
+            continue;
+        if (strides[d] != run)
+            return false;
+        run *= (uint64_t)shape[d];
+    }
+    if (lo < 0)
+        inner = 1; /* a scalar: index 0 everywhere */
+    if (inner > UINT32_MAX || run > UINT32_MAX)
+        return false;
+    *div = (uint32_t)inner;
+    *mod = (uint32_t)run;
+    return true;
+}
+
+int op_dispatch_ew(vkt_ctx *ctx, int shader, uint32_t op, const void *push, uint32_t push_size,
+                   tn_storage *const *bufs, int nbufs, uint64_t n, const rt_ew *ew)
+{
+    pl_dispatch d = {.shader = shader, .nspec = 1, .nbufs = nbufs, .push = push, .push_size = push_size, .ew = ew};
     d.spec[0] = op;
     for (int i = 0; i < nbufs; i++) {
         d.bufs[i] = bufs[i];

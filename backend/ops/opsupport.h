@@ -41,5 +41,13 @@ INTERNAL int op_host_convert_n(const ref_view *in, int n, vkt_dtype to, ref_view
 /* Dispatch helper for one-output elementwise-shaped kernels. */
 INTERNAL int op_dispatch(vkt_ctx *ctx, int shader, uint32_t op, const void *push, uint32_t push_size,
                          tn_storage *const *bufs, int nbufs, uint64_t n);
+/* op_dispatch with what a graph may fuse about it (NULL: nothing). */
+INTERNAL int op_dispatch_ew(vkt_ctx *ctx, int shader, uint32_t op, const void *push, uint32_t push_size,
+                            tn_storage *const *bufs, int nbufs, uint64_t n, const rt_ew *ew);
+/* How an input with element strides `strides` (0 on broadcast axes) over an
+ * output of shape/rank is indexed by the output's linear index i, as
+ * (i / *div) % *mod: true when its axes that matter are one contiguous run of
+ * the output's (a scalar, a bias, the whole tensor), else false. */
+INTERNAL bool op_ew_pattern(const int64_t *shape, int rank, const uint32_t *strides, uint32_t *div, uint32_t *mod);
 
 #endif

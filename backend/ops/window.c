@@ -254,8 +254,13 @@ static int wn_temp(vkt_ctx *ctx, vkt_dtype dt, const vkt_tensor *like, vkt_tenso
     return s;
 }
 
+/* Loop iterations the one-pass scatter may run per element (windows that
+ * cover it, times each one's scan), well inside lavapipe's 65,535. */
+#define WN_FUSED_BUDGET 4096
+
 /* Two passes: each window's selected element (argsel), then a gather per
- * element over the windows that can cover it (scatter). */
+ * element over the windows that can cover it (scatter); small f32 windows in
+ * one. */
 static int wn_native_scatter(exec_call *c)
 {
     const wn_params *p = c->params;
@@ -275,6 +280,23 @@ static int wn_native_scatter(exec_call *c)
         vol *= (uint64_t)p->window[d];
         uint64_t nb = (uint64_t)((p->window[d] - 1) / p->opts.strides[d] + 1);
         box *= nb < (uint64_t)src->shape[d] ? nb : src->shape[d] > 0 ? (uint64_t)src->shape[d] : 1;
+    }
+    /* Small f32 windows (a pooling layer's gradient): one pass that finds
+     * each covering window's selection itself, within one dispatch's loop
+     * budget. */
+    uint64_t passes = (y->numel + 65535ull * 256 - 1) / (65535ull * 256);
+    if (s == VKT_OK && src->numel > 0 && x->dtype == VKT_F32 && p->dtype == VKT_F32 &&
+        passes * box * (vol + 2) <= WN_FUSED_BUDGET) {
+        wn_push pc = {(uint32_t)y->numel, 0, (uint32_t)box, 1};
+        pl_dispatch d = {.shader = SPV_window_scatter_fused_f32, .nspec = 2,
+                         .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u, nr}, .nbufs = 5,
+                         .bufs = {x->st, src->st, init->st, owned[2]->st, y->st},
+                         .writes = {false, false, false, false, true}, .push = &pc, .push_size = sizeof pc};
+        pl_grid(y->numel, 256, d.groups);
+        s = pl_run(ctx, &d);
+        for (int i = 0; i < 5; i++)
+            vkt_tensor_free(owned[i]);
+        return s;
     }
     tn_storage *sel_st = NULL;
     if (s == VKT_OK && src->numel > 0) {

@@ -4,6 +4,8 @@
 #include "common.glsl"
 #include "floatbits.glsl"
 
+// The fused kernel has its own specialization constants and push constants.
+#if !defined(EW_FUSED)
 layout(constant_id = 0) const uint OP = 0;
 layout(push_constant) uniform PC { Strided p; } pc;
 
@@ -21,6 +23,7 @@ uint in_offset(uint i, uint which)
     }
     return off;
 }
+#endif
 
 #if defined(IS_FLOAT) && !defined(IS_F64)
 bool isnan_(float x) { return fb_nan(x); }

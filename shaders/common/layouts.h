@@ -31,6 +31,24 @@
     PC_U32 sb[PC_MAXR];                                                         \
     PC_U32 sc[PC_MAXR];
 
+/* elementwise: the kernel a graph fuses f32 elementwise ops into
+ * (ew_fused.comp, backend/fuse.c): n outputs, and input k read at
+ * (i / div[k]) % mod[k] for output i. */
+#define FU_MAX_IN 7
+#define FU_MAX_STEPS 7
+#define FU_PUSH_FIELDS                                                          \
+    PC_U32 n, nin;                                                              \
+    PC_U32 div[FU_MAX_IN];                                                      \
+    PC_U32 mod[FU_MAX_IN];
+/* A step of a fused program, packed into a specialization constant: its kind,
+ * op code (enum ref_unop or ref_binop), and operands (0..6 an input, 8 + s
+ * the result of step s). */
+#define FU_UNARY 1u
+#define FU_BINARY 2u
+#define FU_COPY 3u
+#define FU_STEP(kind, op, a, b) ((kind) | ((op) << 2) | ((a) << 10) | ((b) << 14))
+#define FU_REG 8u
+
 /* reduce (reduce/reduce.glsl): kept and reduced groups of the input. */
 #define RD_PUSH_FIELDS                                                          \
     PC_U32 nout, nred, chunk, nparts;                                           \
@@ -111,6 +129,34 @@
 #define W_SST 7 /* element stride of the windows' tensor (output or source) */
 #define W_NB 8  /* scatter: most windows that can cover one element */
 #define WP 10
+
+/* conv: conv2d_tile.comp, 2-d f32 convs without dilations or groups, in
+ * canonical order: batch n, output features o, input features c, input and
+ * output sizes, kernel size, strides, low padding, the three operands'
+ * element strides. A workgroup takes a th x tw tile of output positions of
+ * one batch element, for g * OB output features (g groups of threads, OB
+ * features each), over one part of the reduction (cper input features by
+ * uper kernel rows, parts_u parts along the rows), staging cb input
+ * features' tiles and kernel slices at a time. */
+#define C2T_PUSH_FIELDS                                                         \
+    PC_U32 n, o, c;                                                             \
+    PC_U32 oh, ow, ih, iw;                                                      \
+    PC_U32 kh, kw;                                                              \
+    PC_I32 sh, sw, ph, pw;                                                      \
+    PC_U32 th, tw, g;                                                           \
+    PC_U32 cb, cper, uper, parts_u;                                             \
+    PC_I32 xs[4];                                                               \
+    PC_I32 ks[4];                                                               \
+    PC_I32 ys[4];
+/* conv2d_tile's shared arrays, in floats: input tiles, kernel slices. */
+#define C2T_XS 4096
+#define C2T_KS 4096
+
+/* conv2d_sum.comp: cnt canonical outputs (n, o, oh, ow), parts partial sums
+ * of each, and the result's strides. */
+#define C2S_PUSH_FIELDS                                                         \
+    PC_U32 cnt, parts, o, oh, ow;                                               \
+    PC_I32 ys[4];
 
 /* The conv family's parameter block (a storage buffer of ints). */
 #define CV_N 0        /* canonical output elements */

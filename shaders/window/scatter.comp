@@ -3,11 +3,58 @@
 // window_scatter_max and window_scatter_min, second pass (a gather: no atomics, deterministic):
 // one invocation per input element walks the windows that can cover it, in
 // row-major window order, and adds the source value of each window that
-// selected it onto the init value.
+// selected it onto the init value. FUSED: one pass, for small windows (a
+// pooling layer's gradient): each invocation finds the selection of every
+// window that covers its element itself, as argsel.comp does, instead of
+// reading it from the first pass (one dispatch and one barrier fewer).
 #define WIN_PARAMS 3
 #include "window.glsl"
 
+#ifdef FUSED
+layout(std430, binding = 0) readonly buffer X { TA x[]; };
+layout(constant_id = 0) const uint OP = 0; // 0 max, 1 min
+
+// The input element window `base` selects (argsel.comp's rule), -1 for none.
+int select_in(int base[MAXR])
+{
+    int kd[MAXR], s = -1;
+    TC b = TC(0);
+    AXES(d) kd[d] = 0;
+    for (;;) {
+        int off = 0;
+        bool ok = true;
+        AXES_UP(d) {
+            int pos = base[d] + kd[d];
+            ok = ok && pos >= 0 && pos < g_in[d];
+            off += pos * g_ist[d];
+        }
+        if (ok) {
+            TC v = TC(x[off]);
+#ifdef IS_FLOAT
+            bool take = s < 0 || (!isnan(b) && (isnan(v) || (OP == 0u ? v > b : v < b)));
+#else
+            bool take = s < 0 || (OP == 0u ? v > b : v < b);
+#endif
+            if (take) {
+                s = off;
+                b = v;
+            }
+        }
+        bool done = true;
+        AXES(d) {
+            if (++kd[d] < g_win[d]) {
+                done = false;
+                break;
+            }
+            kd[d] = 0;
+        }
+        if (done)
+            return s;
+    }
+}
+#else
 layout(std430, binding = 0) readonly buffer S { int sel[]; };
+#endif
 layout(std430, binding = 1) readonly buffer Src { TO src[]; };
 layout(std430, binding = 2) readonly buffer Init { TO init[]; };
 layout(std430, binding = 4) buffer O { TO o[]; };
@@ -43,8 +90,17 @@ void main()
                     ok = ok && od <= omax[d];
                     off += od * g_sst[d];
                 }
+#ifdef FUSED
+                if (ok) {
+                    int base[MAXR];
+                    AXES(d) base[d] = (omin[d] + jd[d]) * g_str[d] - g_lo[d];
+                    if (select_in(base) == int(i))
+                        acc += TC(src[off]);
+                }
+#else
                 if (ok && sel[off] == int(i))
                     acc += TC(src[off]);
+#endif
                 AXES(d) {
                     if (++jd[d] < g_nb[d])
                         break;

@@ -251,8 +251,9 @@ static void graph_steps(void *arg)
 }
 
 /* The recorded step (--graph) replays the eager step exactly: the same
- * kernels in the same order, parameters updated in place; nothing leaves the
- * GPU, and every op of the step counts once per launch. */
+ * arithmetic (its elementwise chains fused, each step rounding as its op's own
+ * kernel does), parameters updated in place; nothing leaves the GPU, and every
+ * op of the step counts once per launch. */
 Test(lenet, graph_step_replays_the_eager_step)
 {
     lenet *twin = NULL;
@@ -300,4 +301,24 @@ Test(lenet, graph_step_refuses_a_fallback)
     fx.status = VKT_OK;
     graph_steps(&fx);
     cr_expect_eq(fx.status, VKT_OK, "recording again with conv native: %s", lenet_error());
+}
+
+/* Launching the recorded step again trains on the batch it holds: the same as
+ * writing that batch again; with nothing recorded it is an error. */
+Test(lenet, graph_step_again_replays_the_held_batch)
+{
+    lenet *twin = NULL;
+    cr_assert_eq(lenet_create(fx.ctx, LENET_TANH, 7, 0.05, &twin), VKT_OK, "%s", lenet_error());
+    cr_expect_eq(lenet_step_graph_again(twin, NULL), VKT_EGRAPH, "nothing recorded yet");
+    float l1, l2;
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(lenet_step_graph(fx.m, fx.images, fx.onehot, fx.batch, NULL), VKT_OK, "%s", lenet_error());
+        cr_assert_eq(k == 0 ? lenet_step_graph(twin, fx.images, fx.onehot, fx.batch, NULL)
+                            : lenet_step_graph_again(twin, NULL),
+                     VKT_OK, "%s", lenet_error());
+    }
+    cr_assert_eq(lenet_step_graph(fx.m, fx.images, fx.onehot, fx.batch, &l1), VKT_OK, "%s", lenet_error());
+    cr_assert_eq(lenet_step_graph_again(twin, &l2), VKT_OK, "%s", lenet_error());
+    cr_expect_eq(l1, l2, "loss %g after writing the batch again, %g after replaying it", l1, l2);
+    lenet_free(twin);
 }

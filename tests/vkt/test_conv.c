@@ -421,6 +421,53 @@ Test(conv, lenet_gradient_forms)
     random_check(VKT_F32, 4, (int64_t[]){8, 3, 16, 16}, (int64_t[]){8, 2, 16, 16}, &dk, 70, "small d kernel");
 }
 
+/* 2-d f32 convs without groups or dilations take conv2d.comp: random kernel
+ * sizes (unrolled up to 7 x 7, looped past), output-feature counts (blocks of
+ * up to 16 per invocation, the last one partial), strides, padding (negative
+ * too), permutations, and reductions split into parts. */
+Test(conv, conv2d_shapes)
+{
+    for (int it = 0; it < 48; it++) {
+        int64_t N = rnd(1, 4), C = rnd(1, 5), O = it % 6 == 0 ? rnd(17, 40) : rnd(1, 9);
+        int64_t xc[4] = {N, C, rnd(1, 12), rnd(1, 12)}, kc[4] = {O, C, rnd(1, it % 4 == 0 ? 9 : 5), rnd(1, 5)};
+        vkt_conv_opts o;
+        memset(&o, 0, sizeof o);
+        for (int d = 0; d < 2; d++) {
+            o.strides[d] = rnd(1, 3);
+            o.padding_lo[d] = rnd(-1, 3);
+            o.padding_hi[d] = rnd(-1, 3);
+        }
+        int ip[4], kp[4], op[4];
+        random_perm(ip, 4);
+        random_perm(kp, 4);
+        random_perm(op, 4);
+        o.has_input_permutation = it % 3 == 1;
+        o.has_kernel_permutation = it % 5 == 2;
+        o.has_output_permutation = it % 2 == 1;
+        set_perm(o.input_permutation, ip, 4);
+        set_perm(o.kernel_permutation, kp, 4);
+        set_perm(o.output_permutation, op, 4);
+        int64_t xs[4], ks[4];
+        for (int i = 0; i < 4; i++) {
+            xs[o.has_input_permutation ? ip[i] : i] = xc[i];
+            ks[o.has_kernel_permutation ? kp[i] : i] = kc[i];
+        }
+        char what[160];
+        snprintf(what, sizeof what, "conv2d case %d: x %lldx%lldx%lldx%lld k %lldx%lldx%lldx%lld", it,
+                 (long long)xc[0], (long long)xc[1], (long long)xc[2], (long long)xc[3], (long long)kc[0],
+                 (long long)kc[1], (long long)kc[2], (long long)kc[3]);
+        random_check(VKT_F32, 4, xs, ks, &o, 4000 + (uint64_t)it, what);
+    }
+    /* a long reduction over few outputs: split into parts, summed in order */
+    vkt_conv_opts dk;
+    memset(&dk, 0, sizeof dk);
+    swap_batch_and_features(&dk);
+    dk.padding_lo[0] = dk.padding_hi[0] = dk.padding_lo[1] = dk.padding_hi[1] = 2;
+    random_check(VKT_F32, 4, (int64_t[]){40, 1, 28, 28}, (int64_t[]){40, 6, 28, 28}, &dk, 4100,
+                 "kernel gradient of a padded first layer");
+    random_check(VKT_F32, 4, (int64_t[]){3, 50, 9, 9}, (int64_t[]){2, 50, 3, 3}, NULL, 4101, "50 input features");
+}
+
 Test(conv, sizes_zero_and_one)
 {
     vkt_conv_opts o;

@@ -185,7 +185,7 @@ Test(dot, grid_limits)
  * where the 4-vector loads must stand aside. */
 Test(dot, every_kernel_on_every_layout, .timeout = 240)
 {
-    static const char *const kernels[] = {"direct", "small", "big", "big_vec", "wide_vec"};
+    static const char *const kernels[] = {"direct", "tiny", "small", "big", "big_vec", "wide_vec"};
     struct {
         h_shape a, b;
         dot_arg arg;
@@ -196,13 +196,17 @@ Test(dot, every_kernel_on_every_layout, .timeout = 240)
         {shp(2, (int64_t[]){66, 37}), shp(2, (int64_t[]){37, 129}), {.ca = {1}, .cb = {0}, .nc = 1}},
         {shp(2, (int64_t[]){37, 66}), shp(2, (int64_t[]){130, 37}), {.ca = {0}, .cb = {1}, .nc = 1}},
         {shp(3, (int64_t[]){3, 40, 24}), shp(3, (int64_t[]){3, 24, 44}), {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
+        /* LeNet's dense layers at batch 8: forward, weight and input gradients */
+        {shp(2, (int64_t[]){8, 400}), shp(2, (int64_t[]){400, 120}), {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){8, 120}), shp(2, (int64_t[]){8, 400}), {.ca = {0}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){8, 120}), shp(2, (int64_t[]){400, 120}), {.ca = {1}, .cb = {1}, .nc = 1}},
     };
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
         h_teardown();
         cr_assert_eq(setenv("VKT_DOT_KERNEL", kernels[k], 1), 0);
         h_setup();
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-            check(VKT_F32, &cases[i].a, VKT_F32, &cases[i].b, &cases[i].arg, 600 + 10 * k + i);
+            check(VKT_F32, &cases[i].a, VKT_F32, &cases[i].b, &cases[i].arg, 600 + 20 * k + i);
     }
     unsetenv("VKT_DOT_KERNEL");
 }

@@ -53,7 +53,8 @@ Test(graph, replays_new_inputs_like_eager_runs)
     vkt_graph *g = NULL;
     H_OK(vkt_graph_end(h_ctx, &g));
     cr_assert_not_null(g);
-    cr_assert_gt(vkt_graph_dispatches(g), 4, "%zu dispatches recorded", vkt_graph_dispatches(g));
+    /* multiply, add and tanh fuse into one dispatch; sum and dot stay */
+    cr_assert_eq(vkt_graph_dispatches(g), 3, "%zu dispatches recorded", vkt_graph_dispatches(g));
     size_t nx = h_numel(&sx);
     float *host = malloc(nx * sizeof *host);
     cr_assert_not_null(host);
@@ -270,6 +271,224 @@ Test(graph, constants_and_intermediates_survive)
     vkt_tensor_free(other);
     vkt_tensor_free(x);
     vkt_tensor_free(y);
+}
+
+/* A launch runs its commands in dependency levels: independent ops share one,
+ * and an in-place write waits for the ops that read the old contents (write
+ * after read) as a read waits for its writer. (The intermediates live until
+ * the recording has ended, so that nothing fuses.) */
+Test(graph, levels_run_independent_work_together_in_order)
+{
+    h_shape s = {1, {3000}};
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 21), *w = h_rand(VKT_F32, &s, -1, 1, 22);
+    float *xv = h_read(x), *wv = h_read(w);
+    vkt_tensor *a, *b, *c, *d, *e, *f;
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_add(x, w, &a));      /* level 0 */
+    H_OK(vkt_multiply(x, w, &b)); /* level 0 */
+    H_OK(vkt_subtract(x, w, &c)); /* level 0 */
+    H_OK(vkt_negate(w, &f));      /* level 0: reads w before the assign writes it */
+    H_OK(vkt_add(a, b, &d));      /* level 1 */
+    H_OK(vkt_assign(w, x));       /* level 1: after every read of the old w */
+    H_OK(vkt_multiply(d, c, &e)); /* level 2 */
+    vkt_graph *g;
+    H_OK(vkt_graph_end(h_ctx, &g));
+    cr_expect_eq(vkt_graph_dispatches(g), 7);
+    cr_expect_eq(vkt_graph_levels(g), 3, "%zu levels", vkt_graph_levels(g));
+    H_OK(vkt_graph_launch(g));
+    float *ev = h_read(e), *fv = h_read(f), *wn = h_read(w);
+    for (int i = 0; i < 3000; i++) {
+        float want = ((xv[i] + wv[i]) + xv[i] * wv[i]) * (xv[i] - wv[i]);
+        cr_assert_eq(ev[i], want, "e[%d] = %g, want %g", i, ev[i], want);
+        cr_assert_eq(fv[i], -wv[i], "f[%d] read w after the assign", i);
+        cr_assert_eq(wn[i], xv[i], "w[%d] not assigned", i);
+    }
+    free(ev);
+    free(fv);
+    free(wn);
+    vkt_graph_free(g);
+    vkt_tensor_free(a);
+    vkt_tensor_free(b);
+    vkt_tensor_free(c);
+    vkt_tensor_free(d);
+    /* a chain: every op needs the one before */
+    vkt_tensor *t, *chain[4];
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_negate(x, &t));
+    for (int k = 0; k < 4; k++) {
+        chain[k] = t;
+        H_OK(vkt_add(t, x, &t));
+    }
+    H_OK(vkt_graph_end(h_ctx, &g));
+    cr_expect_eq(vkt_graph_levels(g), 5, "%zu levels", vkt_graph_levels(g));
+    cr_expect_eq(vkt_graph_levels(NULL), 0);
+    H_OK(vkt_graph_launch(g));
+    float *tv = h_read(t);
+    for (int i = 0; i < 3000; i++) {
+        float want = -xv[i];
+        for (int k = 0; k < 4; k++)
+            want = want + xv[i];
+        cr_assert_eq(tv[i], want, "chain[%d]", i);
+    }
+    free(tv);
+    vkt_graph_free(g);
+    for (int k = 0; k < 4; k++)
+        vkt_tensor_free(chain[k]);
+    free(xv);
+    free(wv);
+    vkt_tensor_free(t);
+    vkt_tensor_free(e);
+    vkt_tensor_free(f);
+    vkt_tensor_free(x);
+    vkt_tensor_free(w);
+}
+
+/* The LeNet step's chains, as eager ops: a bias (broadcast over the other
+ * axes) then tanh; tanh's gradient g * (1 - a * a); an SGD update w -= lr * g
+ * written back in place. */
+static void chains(vkt_tensor *x, vkt_tensor *bias, vkt_tensor *g, vkt_tensor *one, vkt_tensor *lr, vkt_tensor *w,
+                   vkt_tensor **act, vkt_tensor **grad)
+{
+    vkt_tensor *z, *t1, *t2, *step_, *nw;
+    H_OK(vkt_add(x, bias, &z));
+    H_OK(vkt_tanh(z, act));
+    H_OK(vkt_multiply(*act, *act, &t1));
+    H_OK(vkt_subtract(one, t1, &t2));
+    H_OK(vkt_multiply(g, t2, grad));
+    H_OK(vkt_multiply(g, lr, &step_));
+    H_OK(vkt_subtract(w, step_, &nw));
+    H_OK(vkt_assign(w, nw));
+    vkt_tensor_free(z);
+    vkt_tensor_free(t1);
+    vkt_tensor_free(t2);
+    vkt_tensor_free(step_);
+    vkt_tensor_free(nw);
+}
+
+/* Ten chained ops (longer than the fused kernel's seven steps), exp of a log
+ * of an abs, and a kept intermediate with tanh of it. */
+static void long_chains(vkt_tensor *x, vkt_tensor *one, vkt_tensor *g, vkt_tensor *lr, vkt_tensor *r[4])
+{
+    vkt_tensor *t, *k1, *l;
+    H_OK(vkt_add(x, one, &t));
+    for (int i = 0; i < 9; i++) {
+        vkt_tensor *v;
+        H_OK(i % 2 ? vkt_multiply(t, lr, &v) : vkt_add(t, g, &v));
+        vkt_tensor_free(t);
+        t = v;
+    }
+    r[0] = t;
+    H_OK(vkt_abs(x, &k1));
+    H_OK(vkt_log(k1, &l));
+    H_OK(vkt_exp(l, &r[1]));
+    H_OK(vkt_add(x, g, &r[2]));
+    H_OK(vkt_tanh(r[2], &r[3]));
+    vkt_tensor_free(k1);
+    vkt_tensor_free(l);
+}
+
+/* A graph fuses f32 elementwise chains whose intermediates it alone sees into
+ * one dispatch each, computing exactly what the ops compute one by one. */
+Test(graph, fuses_elementwise_chains_exactly)
+{
+    h_shape sx = {4, {5, 6, 7, 9}}, sb = {3, {6, 1, 1}};
+    vkt_tensor *x = h_rand(VKT_F32, &sx, -3, 3, 31), *bias = h_rand(VKT_F32, &sb, -1, 1, 32),
+               *g = h_rand(VKT_F32, &sx, -1, 1, 33), *w = h_rand(VKT_F32, &sx, -1, 1, 34),
+               *one = h_scalar(VKT_F32, 1.0), *lr = h_scalar(VKT_F32, 0.05), *act, *grad;
+    vkt_tensor *w_eager = NULL, *act_e, *grad_e;
+    H_OK(vkt_negate(w, &w_eager));
+    H_OK(vkt_negate(w_eager, &w_eager)); /* a copy of w for the eager run */
+    H_OK(vkt_graph_begin(h_ctx));
+    chains(x, bias, g, one, lr, w, &act, &grad);
+    vkt_graph *gr;
+    H_OK(vkt_graph_end(h_ctx, &gr));
+    /* 8 ops: bias + tanh, the gradient's three, the update's three */
+    cr_expect_eq(vkt_graph_dispatches(gr), 3, "%zu dispatches", vkt_graph_dispatches(gr));
+    for (int launch = 0; launch < 2; launch++) {
+        FBCOUNT_ASSERT_NONE(H_OK(vkt_graph_launch(gr)));
+        chains(x, bias, g, one, lr, w_eager, &act_e, &grad_e);
+        h_compare(act, act_e, H_EXACT, "bias + tanh");
+        h_compare(grad, grad_e, H_EXACT, "tanh's gradient");
+        h_compare(w, w_eager, H_EXACT, "the update, in place");
+        vkt_tensor_free(act_e);
+        vkt_tensor_free(grad_e);
+    }
+    vkt_graph_free(gr);
+    vkt_tensor_free(act);
+    vkt_tensor_free(grad);
+    vkt_tensor_free(w_eager);
+
+    /* Longer than the kernel's seven steps: two dispatches. exp of a log of
+     * an abs: functions of functions stay apart. A kept intermediate is not
+     * fused away. */
+    vkt_tensor *r[4], *re[4];
+    H_OK(vkt_graph_begin(h_ctx));
+    long_chains(x, one, g, lr, r);
+    H_OK(vkt_graph_end(h_ctx, &gr));
+    cr_expect_eq(vkt_graph_dispatches(gr), 2 + 3 + 2, "%zu dispatches", vkt_graph_dispatches(gr));
+    H_OK(vkt_graph_launch(gr));
+    long_chains(x, one, g, lr, re);
+    static const char *const what[4] = {"ten chained ops", "exp of a log", "a kept intermediate",
+                                        "tanh of a kept intermediate"};
+    for (int i = 0; i < 4; i++) {
+        h_compare(r[i], re[i], H_EXACT, what[i]);
+        vkt_tensor_free(r[i]);
+        vkt_tensor_free(re[i]);
+    }
+    vkt_graph_free(gr);
+    vkt_tensor *t, *u;
+
+    /* A producer read broadcast joins its consumer when its own inputs are
+     * whole or scalars (z - log(s), s a row's sum), else stays apart. */
+    h_shape sz = {3, {5, 3, 4}}, ss = {3, {5, 3, 1}}, sr = {2, {3, 1}};
+    vkt_tensor *z = h_rand(VKT_F32, &sz, -1, 1, 36), *sv = h_rand(VKT_F32, &ss, 0.5, 2, 37),
+               *rv = h_rand(VKT_F32, &sr, -1, 1, 38), *o1, *o2, *e1, *e2;
+    for (int run = 0; run < 2; run++) {
+        if (run == 0)
+            H_OK(vkt_graph_begin(h_ctx));
+        vkt_tensor *l, *q;
+        H_OK(vkt_log(sv, &l));
+        H_OK(vkt_subtract(z, l, run ? &e1 : &o1));
+        H_OK(vkt_add(sv, rv, &q));
+        H_OK(vkt_multiply(z, q, run ? &e2 : &o2));
+        vkt_tensor_free(l);
+        vkt_tensor_free(q);
+        if (run == 0) {
+            H_OK(vkt_graph_end(h_ctx, &gr));
+            cr_expect_eq(vkt_graph_dispatches(gr), 1 + 2, "%zu dispatches", vkt_graph_dispatches(gr));
+            H_OK(vkt_graph_launch(gr));
+        }
+    }
+    h_compare(o1, e1, H_EXACT, "z - log(s), fused");
+    h_compare(o2, e2, H_EXACT, "z * (s + r), apart");
+    vkt_tensor *bc[] = {z, sv, rv, o1, o2, e1, e2};
+    for (size_t i = 0; i < sizeof bc / sizeof bc[0]; i++)
+        vkt_tensor_free(bc[i]);
+    vkt_graph_free(gr);
+
+    /* A producer whose input is overwritten before its consumer runs stays
+     * apart: u = (x * lr) + one reads x before the assign. */
+    vkt_tensor *x2 = h_rand(VKT_F32, &sx, -1, 1, 35);
+    float *xv = h_read(x2);
+    H_OK(vkt_graph_begin(h_ctx));
+    H_OK(vkt_multiply(x2, lr, &t));
+    H_OK(vkt_assign(x2, g));
+    H_OK(vkt_add(t, one, &u));
+    vkt_tensor_free(t);
+    H_OK(vkt_graph_end(h_ctx, &gr));
+    cr_expect_eq(vkt_graph_dispatches(gr), 3, "%zu dispatches", vkt_graph_dispatches(gr));
+    H_OK(vkt_graph_launch(gr));
+    float *uv = h_read(u);
+    for (size_t i = 0; i < h_numel(&sx); i++)
+        cr_assert_eq(uv[i], xv[i] * 0.05f + 1.0f, "u[%zu] read x after it was overwritten", i);
+    free(uv);
+    free(xv);
+    vkt_graph_free(gr);
+    vkt_tensor_free(u);
+    vkt_tensor_free(x2);
+    vkt_tensor *rest[] = {x, bias, g, w, one, lr};
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+        vkt_tensor_free(rest[i]);
 }
 
 Test(graph, tensor_write_and_assign_anywhere)

@@ -331,6 +331,12 @@ done:
     return status;
 }
 
+void lenet_graph_size(const lenet *m, size_t *dispatches, size_t *levels)
+{
+    *dispatches = m ? vkt_graph_dispatches(m->graph) : 0;
+    *levels = m ? vkt_graph_levels(m->graph) : 0;
+}
+
 void lenet_forget_graph(lenet *m)
 {
     if (m)
@@ -370,11 +376,23 @@ int lenet_step_graph(lenet *m, const float *images, const float *onehot, int bat
         TRY_STEP(record(m, batch));
     CHECK(vkt_tensor_write(m->gx, images, vkt_tensor_nbytes(m->gx)));
     CHECK(vkt_tensor_write(m->gy, onehot, vkt_tensor_nbytes(m->gy)));
+    return lenet_step_graph_again(m, loss);
+done:
+    return status;
+}
+
+int lenet_step_graph_again(lenet *m, float *loss)
+{
+    int status = VKT_OK;
+    if (!m || !m->graph) {
+        snprintf(last_error, sizeof last_error, "lenet_step_graph_again: %s", m ? "no step recorded" : "NULL model");
+        return m ? VKT_EGRAPH : VKT_EINVAL;
+    }
     CHECK(vkt_graph_launch(m->graph));
     if (loss) {
         float sum;
         CHECK(vkt_tensor_read(m->gtot, &sum, sizeof sum));
-        *loss = -sum / (float)batch;
+        *loss = -sum / (float)m->graph_batch;
     }
 done:
     return status;

@@ -35,6 +35,13 @@ int lenet_step(lenet *m, const float *images, const float *onehot, int batch, fl
  * updated in place. Returns VKT_OK or a libvkt status, VKT_EGRAPH when an op
  * of the step would fall back (a graph records native work only). */
 int lenet_step_graph(lenet *m, const float *images, const float *onehot, int batch, float *loss);
+/* Launches the recorded step again on the batch it holds (the last one
+ * written), as a CUDA graph replays on static inputs: no input is written.
+ * VKT_EGRAPH when no step is recorded. */
+int lenet_step_graph_again(lenet *m, float *loss);
+/* The recorded step's dispatches and the dependency levels they run in
+ * (vkt_graph_dispatches, vkt_graph_levels); 0 and 0 before it is recorded. */
+void lenet_graph_size(const lenet *m, size_t *dispatches, size_t *levels);
 /* Drops the recorded step; the next lenet_step_graph records it again (after
  * turning profiling on, say: a graph times its dispatches when recorded so). */
 void lenet_forget_graph(lenet *m);

@@ -20,7 +20,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: vkt-lenet [--batch N] [--steps N] [--seed N] [--lr X] [--act tanh|relu]\n"
                "                 [--device SEL] [--print-every N] [--warmup N] [--warm-ms MS]\n"
-               "                 [--stats] [--graph] [--profile N]\n"
+               "                 [--stats] [--graph] [--fixed-batch] [--profile N]\n"
                "Trains LeNet-5 with libvkt on synthetic 28x28 digits and prints the loss.\n"
                "  --batch N        images per step (default 32)\n"
                "  --steps N        training steps (default 200)\n"
@@ -35,6 +35,8 @@ static void usage(FILE *f)
                "                   second of load (default 0; these steps are not in --steps)\n"
                "  --stats          print how each op ran (native, fallback, host) at the end\n"
                "  --graph          record the step once (vkt_graph) and replay it every step\n"
+               "  --fixed-batch    with --graph: write the first batch once and replay on it\n"
+               "                   every step, as a CUDA graph on static inputs (torch_lenet.py)\n"
                "  --profile N      after the timed steps, run N more with every dispatch timed\n"
                "                   (Vulkan timestamps, each dispatch alone) and print the GPU\n"
                "                   time per step by op and kernel, largest first\n"
@@ -117,8 +119,17 @@ static void print_profile(vkt_ctx *ctx, long steps)
     free(rows);
 }
 
-static int run_step(lenet *m, bool graph, const float *images, const float *onehot, int batch, float *loss)
+/* With fixed (--fixed-batch), a recorded step after the first replays on the
+ * batch it holds. */
+static int run_step(lenet *m, bool graph, bool fixed, const float *images, const float *onehot, int batch,
+                    float *loss)
 {
+    if (graph && fixed) {
+        size_t nd, nl;
+        lenet_graph_size(m, &nd, &nl);
+        if (nd > 0)
+            return lenet_step_graph_again(m, loss);
+    }
     return graph ? lenet_step_graph(m, images, onehot, batch, loss) : lenet_step(m, images, onehot, batch, loss);
 }
 
@@ -135,7 +146,7 @@ int main(int argc, char **argv)
     double lr = 0.05;
     lenet_act act = LENET_TANH;
     const char *device = NULL;
-    bool stats = false, graph = false;
+    bool stats = false, graph = false, fixed = false;
     long profile = 0;
     static const struct option opts[] = {
         {"batch", required_argument, 0, 'b'}, {"steps", required_argument, 0, 's'},
@@ -144,6 +155,7 @@ int main(int argc, char **argv)
         {"print-every", required_argument, 0, 'e'}, {"warmup", required_argument, 0, 'w'},
         {"warm-ms", required_argument, 0, 'W'}, {"stats", no_argument, 0, 'S'},
         {"graph", no_argument, 0, 'G'}, {"profile", required_argument, 0, 'P'},
+        {"fixed-batch", no_argument, 0, 'F'},
         {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     int o;
@@ -178,6 +190,7 @@ int main(int argc, char **argv)
         case 'd': device = optarg; break;
         case 'S': stats = true; break;
         case 'G': graph = true; break;
+        case 'F': fixed = true; break;
         case 'P': bad = parse_long(optarg, "--profile", 1, 1 << 20, &profile); break;
         case 'h': usage(stdout); return 0;
         case ':':
@@ -225,7 +238,7 @@ int main(int argc, char **argv)
         long n = 0;
         double t0 = now_ms();
         while (now_ms() - t0 < (double)warm_ms) {
-            if (run_step(m, graph, images, onehot, (int)batch, NULL) != VKT_OK) {
+            if (run_step(m, graph, fixed, images, onehot, (int)batch, NULL) != VKT_OK) {
                 fprintf(stderr, "vkt-lenet: warm-up step %ld: %s\n", n, lenet_error());
                 goto done;
             }
@@ -236,12 +249,13 @@ int main(int argc, char **argv)
     double first = NAN, last = NAN, timed_ms = 0, gpu_ms = 0;
     long timed = 0;
     for (long step = 0; step < steps; step++) {
-        digits_batch(&rng, (int)batch, images, onehot, NULL);
+        if (!fixed || step == 0)
+            digits_batch(&rng, (int)batch, images, onehot, NULL);
         /* The loss is read back only when printed: a read is a sync point. */
         bool show = step % every == 0 || step == steps - 1;
         float loss = NAN;
         double t0 = now_ms();
-        if (run_step(m, graph, images, onehot, (int)batch, show ? &loss : NULL) != VKT_OK) {
+        if (run_step(m, graph, fixed, images, onehot, (int)batch, show ? &loss : NULL) != VKT_OK) {
             fprintf(stderr, "vkt-lenet: step %ld: %s\n", step, lenet_error());
             goto done;
         }
@@ -271,6 +285,11 @@ int main(int argc, char **argv)
     }
     else if (steps > 0)
         printf("loss %.4f -> %.4f over %ld steps; no step timed (all %ld were warm-up)\n", first, last, steps, steps);
+    if (graph) {
+        size_t nd, nl;
+        lenet_graph_size(m, &nd, &nl);
+        printf("recorded step: %zu dispatches in %zu dependency levels\n", nd, nl);
+    }
     if (profile > 0) {
         /* A recorded step times its dispatches only if recorded so. */
         if (vkt_ctx_set_profiling(ctx, true) != VKT_OK) {
@@ -278,7 +297,7 @@ int main(int argc, char **argv)
             goto done;
         }
         lenet_forget_graph(m);
-        if (run_step(m, graph, images, onehot, (int)batch, NULL) != VKT_OK) {
+        if (run_step(m, graph, fixed, images, onehot, (int)batch, NULL) != VKT_OK) {
             fprintf(stderr, "vkt-lenet: profiled step: %s\n", lenet_error());
             goto done;
         }
@@ -288,7 +307,7 @@ int main(int argc, char **argv)
             vkt_profile_read(ctx, skip, stale); /* the first profiled step records pipelines and the graph */
         free(skip);
         for (long k = 0; k < profile; k++)
-            if (run_step(m, graph, images, onehot, (int)batch, NULL) != VKT_OK) {
+            if (run_step(m, graph, fixed, images, onehot, (int)batch, NULL) != VKT_OK) {
                 fprintf(stderr, "vkt-lenet: profiled step %ld: %s\n", k, lenet_error());
                 goto done;
             }

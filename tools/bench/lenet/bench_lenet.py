@@ -2,7 +2,9 @@
 """bench_lenet — LeNet-5 step time: libvkt native (eager and recorded) and each forced fallback, next to PyTorch.
 
 Runs build/tools/lenet/vkt-lenet once per (batch, case) — native, native with
-the step recorded once and replayed (--graph), then with
+the step recorded once and replayed (--graph) on a new batch each step, the
+same on one batch written once (--graph --fixed-batch: what torch's graph
+modes measure, whose static inputs no step writes), then with
 VKT_NATIVE_DISABLE=conv, =dot, =dot plus VKT_FALLBACK_RESULT=host, and
 =window_max,window_scatter_max — and tools/bench/lenet/torch_lenet.py with
 --python at the same batch in the same call, in each of its modes: eager, the
@@ -35,14 +37,17 @@ import results  # noqa: E402  (tools/bench/results/results.py: the results forma
 CASES = [
     ("native", {}, None, []),
     ("native-graph", {}, None, ["--graph"]),
+    ("native-graph-fixed", {}, None, ["--graph", "--fixed-batch"]),
     ("conv-fallback", {"VKT_NATIVE_DISABLE": "conv"}, "conv", []),
     ("dot-fallback", {"VKT_NATIVE_DISABLE": "dot"}, "dot", []),
     ("dot-fallback-host", {"VKT_NATIVE_DISABLE": "dot", "VKT_FALLBACK_RESULT": "host"}, "dot", []),
     ("window-fallback", {"VKT_NATIVE_DISABLE": "window_max,window_scatter_max"}, "window_max", []),
 ]
-# torch_lenet.py's modes, each the peer of a native case.
-TORCH_MODES = [("eager", "torch-eager", "native"), ("graph", "torch-cuda-graph", "native-graph"),
-               ("compile-graph", "torch-compile-cuda-graph", "native-graph")]
+# torch_lenet.py's modes, each the peer of native cases.
+TORCH_MODES = [("eager", "torch-eager", ("native",)),
+               ("graph", "torch-cuda-graph", ("native-graph", "native-graph-fixed")),
+               ("compile-graph", "torch-compile-cuda-graph", ("native-graph", "native-graph-fixed"))]
+NATIVE_CASES = ("native", "native-graph", "native-graph-fixed")
 
 
 def run_vkt(exe, batch, steps, warmup, warm_ms, device, env_extra, forced, flags):
@@ -173,8 +178,8 @@ def result_rows(rows):
                 "unit": "ms", "fallbacks": r["fallbacks"], "host_ops": r["host_ops"]}
         if r.get("gpu_ms") is not None:
             base.update(gpu_ms=round(r["gpu_ms"], 4), host_ms=round(r["host_ms"], 4))
-        peers = [(peer, r["torch_ms"].get(peer)) for _, peer, case in TORCH_MODES if case == r["case"]]
-        if r["case"] not in ("native", "native-graph"):
+        peers = [(peer, r["torch_ms"].get(peer)) for _, peer, cases in TORCH_MODES if r["case"] in cases]
+        if r["case"] not in NATIVE_CASES:
             peers = [("native", native.get(r["batch"]))]
         for peer, value in peers:
             row = dict(base, peer=peer)

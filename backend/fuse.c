@@ -1,0 +1,285 @@
+/* fuse.c — fusing a graph's f32 elementwise dispatches before it is emitted.
+ *
+ * A recorded step is a chain of small dispatches (a bias add then tanh, the
+ * three ops of an activation's gradient, an SGD update's multiply, subtract
+ * and copy back into the weights), each a few microseconds of fixed cost
+ * with a barrier before it. When the recording ends, every dispatch is known:
+ * an f32 elementwise dispatch whose result is an intermediate (its tensor was
+ * freed during the recording, so nothing outside the graph can see it), read
+ * by exactly one later elementwise dispatch, is computed inside that one
+ * instead. The fused dispatch runs ew_fused.comp with the
+ * chain as a program of steps in specialization constants; each step is its
+ * op's own arithmetic, so a launch gives exactly what the ops give one by one.
+ *
+ * Fusing moves a producer's reads to its consumer's place in the graph, so a
+ * producer whose inputs something writes in between stays apart; and where
+ * the consumer writes a tensor the program reads (an in-place update), it
+ * must read it at the output's own index. Two steps computed by functions
+ * (exp of a log) stay apart too, so no compiler can fuse across their
+ * boundary what each op's kernel rounds on its own. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "layouts.h"
+#include "spirv_table.h"
+
+typedef struct fu_push {
+    FU_PUSH_FIELDS
+} fu_push;
+
+/* A dispatch's computation as a program over its inputs. */
+typedef struct fu_prog {
+    uint32_t n, nsteps, nin;
+    uint32_t step[FU_MAX_STEPS];
+    bool fn[FU_MAX_STEPS]; /* computed by a function, not one inline add, subtract, multiply or copy */
+    tn_storage *in[FU_MAX_IN];
+    uint32_t div[FU_MAX_IN], mod[FU_MAX_IN];
+} fu_prog;
+
+static uint32_t operand_a(uint32_t step)
+{
+    return (step >> 10) & 0xfu;
+}
+
+static uint32_t operand_b(uint32_t step)
+{
+    return (step >> 14) & 0xfu;
+}
+
+static uint32_t with_operands(uint32_t step, uint32_t a, uint32_t b)
+{
+    return (step & 0x3ffu) | (a << 10) | (b << 14);
+}
+
+/* The index of input (st, div, mod) in p, added if new; -1 when p is full. */
+static int input_of(fu_prog *p, tn_storage *st, uint32_t div, uint32_t mod)
+{
+    for (uint32_t k = 0; k < p->nin; k++)
+        if (p->in[k] == st && p->div[k] == div && p->mod[k] == mod)
+            return (int)k;
+    if (p->nin == FU_MAX_IN)
+        return -1;
+    p->in[p->nin] = st;
+    p->div[p->nin] = div;
+    p->mod[p->nin] = mod;
+    return (int)p->nin++;
+}
+
+/* The one-step program of an elementwise command. */
+static void prog_of(const rt_command *c, fu_prog *p)
+{
+    const rt_ew *e = &c->ew;
+    memset(p, 0, sizeof *p);
+    p->n = e->n;
+    uint32_t a = 0, b = 0;
+    a = (uint32_t)input_of(p, c->st[0], e->div[0], e->mod[0]);
+    if (e->kind == FU_BINARY)
+        b = (uint32_t)input_of(p, c->st[1], e->div[1], e->mod[1]);
+    bool inline_op = e->kind == FU_COPY ||
+                     (e->kind == FU_BINARY && (e->op == BIN_add || e->op == BIN_subtract || e->op == BIN_multiply));
+    p->step[0] = FU_STEP(e->kind, e->op, a, b);
+    p->fn[0] = !inline_op;
+    p->nsteps = 1;
+}
+
+/* Maps operand x of a step of a program whose inputs moved by map[] and whose
+ * registers moved by shift. */
+static uint32_t moved(uint32_t x, const uint32_t *map, uint32_t shift)
+{
+    return x >= FU_REG ? x + shift : map[x];
+}
+
+/* p's steps, then c's, where c's input s (p's result) becomes p's last
+ * register. c may read p's result broadcast (a row's log-sum against the
+ * row): then p runs at c's every element, each of its inputs read as c reads
+ * the result, which needs every one of them read whole or as a scalar. False
+ * when that does not hold, when the result would exceed the kernel's limits,
+ * or when a function step of c would take a function step's result. */
+static bool merge(const fu_prog *p, const fu_prog *c, uint32_t s, fu_prog *out)
+{
+    fu_prog m;
+    memset(&m, 0, sizeof m);
+    m.n = c->n;
+    if (p->nsteps + c->nsteps > FU_MAX_STEPS)
+        return false;
+    bool whole = c->div[s] == 1 && c->mod[s] == p->n;
+    uint32_t pmap[FU_MAX_IN], cmap[FU_MAX_IN];
+    for (uint32_t k = 0; k < p->nin; k++) {
+        uint32_t div = p->div[k], mod = p->mod[k];
+        if (!whole && mod != 1) {
+            if (div != 1 || mod != p->n)
+                return false;
+            div = c->div[s];
+            mod = c->mod[s];
+        }
+        int at = input_of(&m, p->in[k], div, mod);
+        if (at < 0)
+            return false;
+        pmap[k] = (uint32_t)at;
+    }
+    for (uint32_t k = 0; k < c->nin; k++) {
+        if (k == s) {
+            cmap[k] = FU_REG + p->nsteps - 1;
+            continue;
+        }
+        int at = input_of(&m, c->in[k], c->div[k], c->mod[k]);
+        if (at < 0)
+            return false;
+        cmap[k] = (uint32_t)at;
+    }
+    for (uint32_t t = 0; t < p->nsteps; t++) {
+        uint32_t st = p->step[t], kind = st & 3u;
+        m.step[t] = with_operands(st, moved(operand_a(st), pmap, 0), kind == FU_BINARY ? moved(operand_b(st), pmap, 0) : 0);
+        m.fn[t] = p->fn[t];
+    }
+    for (uint32_t t = 0; t < c->nsteps; t++) {
+        uint32_t st = c->step[t], kind = st & 3u, a = operand_a(st), b = kind == FU_BINARY ? operand_b(st) : 0;
+        bool takes = (a < FU_REG && a == s) || (kind == FU_BINARY && b < FU_REG && b == s);
+        if (takes && c->fn[t] && p->fn[p->nsteps - 1])
+            return false;
+        m.step[p->nsteps + t] = with_operands(st, moved(a, cmap, p->nsteps), kind == FU_BINARY ? moved(b, cmap, p->nsteps) : 0);
+        m.fn[p->nsteps + t] = c->fn[t];
+    }
+    m.nsteps = p->nsteps + c->nsteps;
+    *out = m;
+    return true;
+}
+
+/* Whether any command strictly between from and to writes an input of p. */
+static bool written_between(const rt_log *log, size_t from, size_t to, const fu_prog *p)
+{
+    for (size_t j = from + 1; j < to; j++) {
+        const rt_command *c = &log->cmds[j];
+        for (int k = 0; k < c->nst; k++)
+            for (uint32_t q = 0; c->writes[k] && q < p->nin; q++)
+                if (c->st[k] == p->in[q])
+                    return true;
+    }
+    return false;
+}
+
+/* Each storage's readers and writers among the commands (a command that binds
+ * one twice counts once). */
+static void count_uses(rt_log *log)
+{
+    for (size_t i = 0; i < log->ncmds; i++)
+        for (int k = 0; k < log->cmds[i].nst; k++) {
+            tn_storage *st = log->cmds[i].st[k];
+            st->fu_readers = st->fu_writers = 0;
+            st->fu_writer = -1;
+        }
+    for (size_t i = 0; i < log->ncmds; i++) {
+        const rt_command *c = &log->cmds[i];
+        for (int k = 0; k < c->nst; k++) {
+            bool again = false;
+            for (int j = 0; j < k; j++)
+                again |= c->st[j] == c->st[k] && c->writes[j] == c->writes[k];
+            if (again)
+                continue;
+            if (c->writes[k]) {
+                c->st[k]->fu_writers++;
+                c->st[k]->fu_writer = (int)i;
+            } else {
+                c->st[k]->fu_readers++;
+            }
+        }
+    }
+}
+
+/* Rewrites command c as one dispatch of the fused kernel running p. */
+static int emit_fused(vkt_ctx *ctx, rt_command *c, const fu_prog *p)
+{
+    uint32_t spec[1 + FU_MAX_STEPS] = {p->nsteps};
+    for (uint32_t t = 0; t < p->nsteps; t++)
+        spec[1 + t] = p->step[t];
+    VkPipeline pipe;
+    VkPipelineLayout layout;
+    TRY(pl_get(ctx, SPV_ew_fused_f32, spec, 1 + FU_MAX_STEPS, FU_MAX_IN + 1, &pipe, &layout));
+    tn_storage *out = c->st[c->ew.nin];
+    fu_push pc = {.n = p->n, .nin = p->nin};
+    VkDescriptorBufferInfo ob = {.buffer = out->dev.buffer, .offset = out->dev.offset, .range = out->dev.size};
+    c->nst = 0;
+    for (uint32_t k = 0; k < FU_MAX_IN; k++) {
+        /* unused inputs bind the output: any valid buffer would do */
+        c->bi[k] = ob;
+        pc.div[k] = pc.mod[k] = 1;
+        if (k < p->nin) {
+            tn_storage *st = p->in[k];
+            c->bi[k] = (VkDescriptorBufferInfo){.buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
+            pc.div[k] = p->div[k];
+            pc.mod[k] = p->mod[k];
+            c->st[c->nst] = st;
+            c->writes[c->nst++] = false;
+        }
+    }
+    c->bi[FU_MAX_IN] = ob;
+    c->st[c->nst] = out;
+    c->writes[c->nst++] = true;
+    c->pipe = pipe;
+    c->layout = layout;
+    c->nbufs = FU_MAX_IN + 1;
+    c->push_size = sizeof pc;
+    memcpy(c->push, &pc, sizeof pc);
+    pl_grid(p->n, 256, c->groups);
+    c->tag.kernel = spv_table[SPV_ew_fused_f32].name;
+    c->has_ew = false;
+    return VKT_OK;
+}
+
+int fu_graph(vkt_ctx *ctx, rt_log *log)
+{
+    size_t n = log->ncmds;
+    fu_prog *progs = calloc(n ? n : 1, sizeof *progs);
+    bool *gone = calloc(n ? n : 1, sizeof *gone);
+    if (!progs || !gone) {
+        free(progs);
+        free(gone);
+        return err_set(VKT_ENOMEM, "out of host memory fusing a graph");
+    }
+    count_uses(log);
+    for (size_t i = 0; i < n; i++) {
+        rt_command *c = &log->cmds[i];
+        if (!c->has_ew)
+            continue;
+        prog_of(c, &progs[i]);
+        tn_storage *out = c->st[c->ew.nin];
+        /* Absorb the producer of each input that only this command reads. */
+        for (uint32_t k = 0; k < progs[i].nin;) {
+            tn_storage *s = progs[i].in[k];
+            int pi = s->fu_writer;
+            fu_prog m;
+            bool ok = s->orphan && s->fu_writers == 1 && s->fu_readers == 1 && pi >= 0 && (size_t)pi < i &&
+                      log->cmds[pi].has_ew && !gone[pi] && !written_between(log, (size_t)pi, i, &progs[pi]) &&
+                      merge(&progs[pi], &progs[i], k, &m);
+            /* an in-place update reads what it writes at the output's index only */
+            for (uint32_t q = 0; ok && q < m.nin; q++)
+                ok = m.in[q] != out || (m.div[q] == 1 && m.mod[q] == m.n);
+            if (!ok) {
+                k++;
+                continue;
+            }
+            progs[i] = m;
+            gone[pi] = true;
+            k = 0; /* the inputs moved: look again from the first */
+        }
+    }
+    int s = VKT_OK;
+    size_t kept = 0;
+    log->dispatches = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (gone[i])
+            continue;
+        if (s == VKT_OK && log->cmds[i].has_ew && progs[i].nsteps > 1)
+            s = emit_fused(ctx, &log->cmds[i], &progs[i]);
+        log->cmds[kept] = log->cmds[i];
+        log->cmds[kept].order = (uint32_t)kept;
+        if (!log->cmds[kept].copy)
+            log->dispatches++;
+        kept++;
+    }
+    log->ncmds = kept;
+    free(progs);
+    free(gone);
+    return s;
+}
