@@ -71,7 +71,9 @@ def test_recorded_step_gives_the_eager_losses(ctx, lenet):
 
     eager, _ = losses(["eager"] * steps)
     graph, model = losses(["graph"] * steps)
-    assert model.graph.dispatches > 60
+    # The whole step is recorded (fused chains make fewer dispatches than ops), and independent
+    # work shares levels.
+    assert model.graph.dispatches > 40 and model.graph.levels < model.graph.dispatches
     # Recorded, the step runs the same kernels on the same data: the eager losses (in practice bit
     # for bit), and vkt-lenet's recorded ones.
     np.testing.assert_allclose(graph, eager, rtol=1e-6)

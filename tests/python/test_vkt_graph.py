@@ -159,6 +159,8 @@ def test_recorded_step_replayed_three_times_equals_three_eager_steps(ctx, rng):
         assert "recording" in repr(loss)
     assert vkt.stats() == {}  # recording runs nothing
     assert g.dispatches >= 6 and f"{g.dispatches} dispatches" in repr(g)
+    # The step is one chain (each op needs the one before, or an op it shares a level with).
+    assert 2 <= g.levels <= g.dispatches
     for (x, y), (want_loss, want_w) in zip(zip(xs, ys), eager):
         gx.write(x)
         gy.write(y)
@@ -254,7 +256,7 @@ def test_graph_misuse_is_an_error(ctx):
     g2.end()
     g.free()
     g.free()  # a second free is a no-op
-    for use in (g.launch, lambda: g.dispatches):
+    for use in (g.launch, lambda: g.dispatches, lambda: g.levels):
         with pytest.raises(vkt.Error, match="freed") as e:
             use()
         assert e.value.status == vkt.EGRAPH
@@ -357,13 +359,15 @@ def test_profile_entries_name_ops_and_kernels():
         assert c.profile() == []      # read once: they leave the profile
         # A graph recorded while profiling adds one entry per dispatch at each launch.
         with c.record() as g:
-            b = vkt.exp(a) * 3
+            b = vkt.exp(vkt.dot(a, a)) * 3
         assert c.profile() == []      # recording runs nothing
         g.launch()
         g.launch()
         entries = c.profile()
-        assert len(entries) == 2 * g.dispatches
-        assert [e.op for e in entries] == ["exp", "multiply"] * 2
+        assert len(entries) == 2 * g.dispatches == 4
+        # exp and multiply fuse into one dispatch, named after the op whose result it writes.
+        assert [e.op for e in entries] == ["dot", "multiply"] * 2
+        assert entries[1].kernel == "ew_fused_f32" and entries[0].kernel != "ew_fused_f32"
         c.set_profiling(False)
         (b + 1).numpy()
         g.launch()

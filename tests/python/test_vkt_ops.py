@@ -94,6 +94,7 @@ API = {
     "ctx_set_native_disable": "Context.set_native_disable", "ctx_set_fallback_result": "Context.set_fallback_result",
     "ctx_set_profiling": "Context.set_profiling", "profile_read": "Context.profile", "graph_begin": "Context.record",
     "graph_end": "Graph.end", "graph_launch": "Graph.launch", "graph_dispatches": "Graph.dispatches",
+    "graph_levels": "Graph.levels",
     "graph_free": "Graph.free", "dtype_size": "numpy_dtype", "dtype_name": "dtype_name",
     "tensor_from_host": "Context.tensor", "zeros": "Context.zeros", "full": "Context.full", "iota": "Context.iota",
     "tensor_read": "Tensor.numpy", "tensor_write": "Tensor.write", "tensor_move": "Tensor.move",

@@ -110,6 +110,7 @@ _SIGNATURES = {
     "vkt_graph_end": (_INT, [_P, _OUT]),
     "vkt_graph_launch": (_INT, [_P]),
     "vkt_graph_dispatches": (ctypes.c_size_t, [_P]),
+    "vkt_graph_levels": (ctypes.c_size_t, [_P]),
     "vkt_graph_free": (None, [_P]),
     "vkt_dtype_size": (ctypes.c_size_t, [_INT]),
     "vkt_dtype_name": (ctypes.c_char_p, [_INT]),

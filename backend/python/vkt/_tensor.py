@@ -830,6 +830,13 @@ class Graph:
             return _lib.F["vkt_graph_dispatches"](self._ready())
 
     @property
+    def levels(self):
+        """How many dependency levels a launch runs its dispatches in: one barrier between
+        levels, so this is the longest chain of commands that each need the one before."""
+        with self._ctx._lock:
+            return _lib.F["vkt_graph_levels"](self._ready())
+
+    @property
     def context(self):
         return self._ctx
 
