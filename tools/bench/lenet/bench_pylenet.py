@@ -4,7 +4,8 @@ the C step (vkt-lenet), natively, at each batch size, run eagerly and recorded (
 
 Both programs train the same model on the same data with the same ops; each figure is the
 program's own mean step time (forward, backward, SGD update, ending in one submission and a
-wait; with --graph, two input writes and one launch of the step recorded once) over --steps
+wait; with --graph, two input writes and one launch of the step recorded once; with --graph
+--fixed-batch, one launch on the batch written first, as a CUDA graph on static inputs) over --steps
 steps after --warmup steps and --warm-ms of untimed training, the fastest of --repeat runs, C
 and Python alternating. --stats of both runs is read back: the script refuses a row where
 either fell back or where Python issued other ops than C. The Python layer's cost is the
@@ -18,7 +19,7 @@ Needs a build directory (vkt-lenet, libvkt and the build tree's vkt package) and
 with numpy; nothing else. On a GPU machine, raise --warm-ms so the clocks are up.
 
 usage: bench_pylenet.py [--build DIR] [--python PY] [--batches 64,256] [--steps N]
-                        [--warmup N] [--warm-ms MS] [--repeat N] [--modes eager,graph]
+                        [--warmup N] [--warm-ms MS] [--repeat N] [--modes eager,graph,graph-fixed]
                         [--device SEL] [--json FILE] [--results FILE]
 """
 import argparse
@@ -35,7 +36,11 @@ sys.path.insert(0, os.path.join(HERE, "..", "results"))
 import results  # noqa: E402  (tools/bench/results/results.py: the results format)
 
 # The step modes: their flag for both programs, and the prefix of their fields in a row.
-MODES = {"eager": ([], ""), "graph": (["--graph"], "graph_")}
+MODES = {"eager": ([], ""), "graph": (["--graph"], "graph_"),
+         "graph-fixed": (["--graph", "--fixed-batch"], "graph_fixed_")}
+# How each mode is named in the table and in results rows.
+LABEL = {"eager": "eager", "graph": "--graph", "graph-fixed": "--graph --fixed-batch"}
+CASE = {"eager": "", "graph": "-graph", "graph-fixed": "-graph-fixed"}
 
 
 def run(cmd, env, what):
@@ -68,10 +73,12 @@ lenet = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(lenet)
 ctx = vkt.Context(device)
 model = lenet.LeNet(ctx, "tanh", 1, 0.05)
-step = model.step_graph if mode == "graph" else model.step
+step = model.step if mode == "eager" else model.step_graph
 images, onehot, _ = lenet.digits_batch(lenet.Rng(lenet.rng_seed(1)), batch)
 for _ in range(max(warmup, 1)):  # the first step_graph records the step
     step(images, onehot, want_loss=False)
+if mode == "graph-fixed":
+    step = lambda images, onehot, want_loss: model.step_graph_again(want_loss)
 spent = [0.0, 0]
 def timed(fn):
     def call(*a):
@@ -129,7 +136,8 @@ def main():
                     help="and untimed training for at least this long first (default 0; ~1500 on a GPU)")
     ap.add_argument("--repeat", type=int, default=3, help="runs per program and batch; the fastest counts")
     ap.add_argument("--modes", default="eager,graph",
-                    help="the steps to time: eager (recorded each step), graph (recorded once, replayed: --graph)")
+                    help="the steps to time: eager (recorded each step), graph (recorded once, replayed on each "
+                         "new batch: --graph), graph-fixed (replayed on one batch: --graph --fixed-batch)")
     ap.add_argument("--device", help="libvkt device (as VKT_DEVICE)")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--results", help="also write the rows in the results format (tools/bench/results/)")
@@ -140,7 +148,7 @@ def main():
         ap.error(f"--batches expects comma-separated integers, got '{args.batches}'")
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not modes or any(m not in MODES for m in modes) or len(set(modes)) != len(modes):
-        ap.error(f"--modes expects eager, graph or both, comma-separated, got '{args.modes}'")
+        ap.error(f"--modes expects some of eager, graph, graph-fixed, comma-separated, got '{args.modes}'")
     if args.steps < 1 or args.repeat < 1 or args.warmup < 0 or args.warm_ms < 0 or any(b < 1 for b in batches):
         ap.error("--steps, --repeat and every batch must be >= 1, --warmup and --warm-ms >= 0")
     exe = os.path.join(args.build, "tools", "lenet", "vkt-lenet")
@@ -221,7 +229,7 @@ def print_table(rows, modes):
             p = MODES[mode][1]
             host = "-" if r[p + "c_host_ms"] is None or r[p + "py_host_ms"] is None else \
                 f"{r[p + 'c_host_ms']:.3f} / {r[p + 'py_host_ms']:.3f}"
-            print(f"| {r['batch']} | {'--graph' if mode == 'graph' else 'eager'} | {r[p + 'c_ms_per_step']:.3f} | "
+            print(f"| {r['batch']} | {LABEL[mode]} | {r[p + 'c_ms_per_step']:.3f} | "
                   f"{r[p + 'py_ms_per_step']:.3f} | {r[p + 'py_added_ms']:+.3f} ms ({r[p + 'py_added_pct']:+.1f}%) | "
                   f"{host} | {r[p + 'py_outside_libvkt_ms']:.3f} ({r[p + 'py_outside_libvkt_pct_of_c']:.1f}%) | "
                   f"{r[p + 'libvkt_calls_per_step']:.0f} |")
@@ -233,9 +241,9 @@ def result_rows(rows, modes):
     for r in rows:
         for mode in modes:
             p = MODES[mode][1]
-            row = {"bench": "pylenet", "case": "python" + ("-graph" if mode == "graph" else ""),
+            row = {"bench": "pylenet", "case": "python" + CASE[mode],
                    "size": str(r["batch"]), "value": round(r[p + "py_ms_per_step"], 4), "unit": "ms",
-                   "peer": "c" + ("-graph" if mode == "graph" else ""), "peer_value": round(r[p + "c_ms_per_step"], 4),
+                   "peer": "c" + CASE[mode], "peer_value": round(r[p + "c_ms_per_step"], 4),
                    "outside_libvkt_ms": round(r[p + "py_outside_libvkt_ms"], 4)}
             if r[p + "py_gpu_ms"] is not None:
                 row.update(gpu_ms=round(r[p + "py_gpu_ms"], 4), host_ms=round(r[p + "py_host_ms"], 4))
