@@ -560,7 +560,8 @@ static void emit_graph(vkt_ctx *ctx, rt_target *t, rt_log *log)
         }
         return;
     }
-    qsort(log->cmds, log->ncmds, sizeof *log->cmds, by_level);
+    if (log->ncmds > 1) /* an empty graph has no array to sort */
+        qsort(log->cmds, log->ncmds, sizeof *log->cmds, by_level);
     for (size_t i = 0; i < log->ncmds; i++) {
         if (i > 0 && log->cmds[i].level != log->cmds[i - 1].level)
             barrier(ctx, t->cmd);

@@ -6,12 +6,18 @@
  */
 #include "pool.h"
 
+#include "readfile.h"
+
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Blocks start at 1 MiB and double every fourth block up to 32 MiB: a small dump keeps a
+ * small pool, a census of a million stacks (hundreds of MiB) takes few blocks. */
 #define BLOCK ((size_t)1 << 20)
+#define BLOCK_MAX_SHIFT 5
 
 typedef struct block {
     struct block *next;
@@ -33,8 +39,9 @@ typedef struct {
 struct fbp_pool {
     block *head;
     slot *slots;
-    size_t nslots, nitems, bytes;
+    size_t nslots, nitems, bytes, nblocks;
 };
+
 
 fbp_pool *fbp_new(void) { return calloc(1, sizeof(fbp_pool)); }
 
@@ -60,14 +67,17 @@ static void *raw_alloc(fbp_pool *p, size_t size)
     if (!b || b->cap - b->used < size) {
         /* Oversized requests get a block of their own, behind the current one so the
          * current block's free space is not lost. */
-        size_t cap = size > BLOCK / 4 ? size : BLOCK;
-        block *nb = malloc(sizeof *nb + cap);
+        size_t step = p->nblocks / 4 < BLOCK_MAX_SHIFT ? p->nblocks / 4 : BLOCK_MAX_SHIFT;
+        bool oversized = size > BLOCK / 4;
+        size_t cap = oversized ? size : (BLOCK << step) - sizeof(block);
+        block *nb = fbr_alloc_large(sizeof *nb + cap);
         if (!nb)
             return NULL;
         nb->used = 0;
         nb->cap = cap;
         p->bytes += sizeof *nb + cap;
-        if (b && cap != BLOCK) {
+        p->nblocks += !oversized;
+        if (b && oversized) {
             nb->next = b->next;
             b->next = nb;
         } else {
@@ -116,9 +126,12 @@ static uint64_t hash_of(const unsigned char *s, size_t len)
 static int grow(fbp_pool *p)
 {
     size_t n = p->nslots ? p->nslots * 2 : 1024;
-    slot *s = calloc(n, sizeof *s);
+    if (n > SIZE_MAX / sizeof(slot))
+        return -1;
+    slot *s = fbr_alloc_large(n * sizeof *s);
     if (!s)
         return -1;
+    memset(s, 0, n * sizeof *s);
     for (size_t i = 0; i < p->nslots; i++) {
         if (!p->slots[i].hash)
             continue;
@@ -200,13 +213,16 @@ void **fbp_map_at(fbp_map *m, const void *key)
 {
     if ((m->used + 1) * 2 > m->n) {
         size_t n = m->n ? m->n * 2 : 1024;
-        const void **k = calloc(n, sizeof *k);
-        void **v = calloc(n, sizeof *v);
+        if (n > SIZE_MAX / sizeof(void *))
+            return NULL;
+        const void **k = fbr_alloc_large(n * sizeof *k);
+        void **v = fbr_alloc_large(n * sizeof *v);
         if (!k || !v) {
             free(k);
             free(v);
             return NULL;
         }
+        memset(k, 0, n * sizeof *k); /* a value is set when its key is (below) */
         for (size_t i = 0; i < m->n; i++)
             if (m->keys[i]) {
                 size_t j = map_find(k, n, m->keys[i]);
@@ -222,6 +238,7 @@ void **fbp_map_at(fbp_map *m, const void *key)
     size_t i = map_find(m->keys, m->n, key);
     if (!m->keys[i]) {
         m->keys[i] = key;
+        m->values[i] = NULL;
         m->used++;
     }
     return &m->values[i];
