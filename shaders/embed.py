@@ -18,10 +18,10 @@ with open(out_c, "w", encoding="utf-8") as c:
     c.write('#include "spirv_table.h"\n\n')
     for n, p in zip(names, spvs):
         data = open(p, "rb").read()
-        words = [int.from_bytes(data[i : i + 4], "little") for i in range(0, len(data), 4)]
+        words = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
         c.write("static const uint32_t spv_%s[%d] = {\n" % (n, len(words)))
         for i in range(0, len(words), 8):
-            c.write("    " + ", ".join("0x%08x" % w for w in words[i : i + 8]) + ",\n")
+            c.write("    " + ", ".join("0x%08x" % w for w in words[i:i + 8]) + ",\n")
         c.write("};\n")
     c.write("\nconst spv_module spv_table[] = {\n")
     for n in names:

@@ -174,7 +174,7 @@ ids = folder("ids")
 dump(os.path.join(ids, "ns1.json"), process={"pid": 1, "id": "a" * 32})
 dump(os.path.join(ids, "ns2.json"), process={"pid": 1, "id": "b" * 32})
 for n, (fb, seq, reason) in enumerate(((3, 1, "checkpoint"), (5, 2, "snapshot"),
-                                        (6, 3, "signal"))):
+                                       (6, 3, "signal"))):
     d = dump(os.path.join(ids, f"late{n}.json"), process={"pid": 7, "id": "c" * 32},
              seq=seq, reason=reason)
 for n, exe in enumerate(("/bin/one", "/bin/two", "/bin/three")):  # three images, one pid

@@ -39,7 +39,6 @@ for page in pages:
            f"{page}: man -l fails: {p.stderr}")
 
 
-
 def source_text(page):
     """A page's source as plain text: escapes and font changes dropped, so names can be
     looked for in it whatever markup surrounds them."""

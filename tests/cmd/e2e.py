@@ -18,6 +18,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
+
 # --- child mode: a stand-in program for run/snapshot mechanics -----------------------
 def write_dump(path_tmpl, seq, reason, count):
     d = json.load(open(os.path.join(os.environ["E2E_DATA"], "run1",
@@ -31,6 +32,7 @@ def write_dump(path_tmpl, seq, reason, count):
     with open(path + ".tmp", "w") as f:
         json.dump(d, f)
     os.rename(path + ".tmp", path)
+
 
 if len(sys.argv) > 1 and sys.argv[1] == "--child":
     what = sys.argv[2]
@@ -49,6 +51,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "--child":
         os.kill(os.getpid(), signal.SIGKILL)
     if what == "serve":     # answer SIGUSR1 with a snapshot, as the shim does
         seq = [0]
+
         def on_usr1(sig, frame):
             seq[0] += 1
             write_dump(out, seq[0], "snapshot", 40 + seq[0])
@@ -65,15 +68,18 @@ os.environ["E2E_DATA"] = DATA
 failures = []
 skipped = []
 
+
 def run(*args, env=None, cwd=None, timeout=60):
     p = subprocess.run([FB] + list(args), capture_output=True, text=True, env=env, cwd=cwd,
                        timeout=timeout)
     return p.returncode, p.stdout, p.stderr
 
+
 def expect(cond, what):
     if not cond:
         failures.append(what)
         print("FAIL:", what)
+
 
 def expect_rc(args, rc, needle=None, stream="any", **kw):
     code, out, err = run(*args, **kw)
@@ -82,6 +88,7 @@ def expect_rc(args, rc, needle=None, stream="any", **kw):
     if needle:
         expect(re.search(needle, text), f"{' '.join(args)}: no /{needle}/ in:\n{text}")
     return out, err
+
 
 tmp = tempfile.mkdtemp(prefix="fbcount-e2e-")
 run1, before, after = (os.path.join(DATA, d) for d in ("run1", "before", "after"))
@@ -225,6 +232,7 @@ expect_rc(["check", "--allow", os.path.join(tmp, "none.txt"), run1], 3, r"allow 
 expect_rc(["check", after, "--max", "6"], 0)
 expect_rc(["check", empty], 3, r"no dump found")
 
+
 # --- symbolize: a crash dump of raw frames in two real modules ---------------------------
 def sym_addr(path, name, dynamic=False):
     out = subprocess.run(["nm"] + (["-D"] if dynamic else []) + [path], capture_output=True,
@@ -235,10 +243,12 @@ def sym_addr(path, name, dynamic=False):
             return int(parts[0], 16)
     return None
 
+
 def build_id(path):
     out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
     m = re.search(r"Build ID: ([0-9a-f]+)", out)
     return m.group(1) if m else None
+
 
 fbreal = os.path.realpath(FB)
 jans = None
@@ -366,8 +376,7 @@ else:
 
 # --- run, report, diff, check, snapshot, symbolize through the real shim ---------------
 shim = os.path.join(BUILD, "interpose", "libfbcount.so")
-mlp = os.environ.get("FBCOUNT_E2E_WORKLOAD") or os.path.join(BUILD, "tools", "workload",
-                                                               "vkt-mlp")
+mlp = os.environ.get("FBCOUNT_E2E_WORKLOAD") or os.path.join(BUILD, "tools", "workload", "vkt-mlp")
 if not os.path.exists(shim):
     skipped.append(f"real-shim runs: {shim} is not built yet")
 elif not os.access(mlp, os.X_OK):

@@ -99,7 +99,7 @@ def write(directory, d):
     os.makedirs(directory, exist_ok=True)
     p = d["process"]
     path = os.path.join(directory, "fbcount.%s.%d.%d.json" % (os.path.basename(p["exe"]),
-                                                               p["pid"], d["seq"]))
+                                                              p["pid"], d["seq"]))
     with open(path, "w") as f:
         json.dump(d, f)
     return path

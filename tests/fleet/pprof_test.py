@@ -23,6 +23,8 @@ import census  # noqa: E402
 from verdict import done, expect  # noqa: E402
 
 FB, EXPORT, SHIM, APP = sys.argv[1:5]
+
+
 def sh(*args, **kw):
     return subprocess.run(list(args), capture_output=True, text=True, timeout=120, **kw)
 
@@ -257,8 +259,8 @@ try:
     expect("<module> /src/train.py:80" in out and "train_step /src/train.py:42" in out,
            "Python frames with file and line:\n" + out)
     samples, locs, maps = parse_raw(prof)
-    pyloc = [l for l in locs.values() if "train.py" in " ".join(l["lines"])]
-    expect(pyloc and all(l["mapping"] == 0 for l in pyloc), f"Python locations have no mapping: {pyloc}")
+    pyloc = [loc for loc in locs.values() if "train.py" in " ".join(loc["lines"])]
+    expect(pyloc and all(loc["mapping"] == 0 for loc in pyloc), f"Python locations have no mapping: {pyloc}")
     expect(maps and "/opt/app/train" in maps[0], f"the program's mapping comes first: {maps}")
     tags = pprof("-tags", "-sample_index=fallbacks", prof)
     expect(re.search(r"rank: Total 48\.0\s+36\.0 \(75\.00%\): 1\s+12\.0 \(25\.00%\): 0", tags),

@@ -348,6 +348,7 @@ def main(argv=None):
     except vkt.Error as e:
         print(f"lenet.py: {e}", file=sys.stderr)
         return 2
+
     def step_fn(images, onehot, want_loss=True):
         if args.graph and args.fixed_batch and model.graph is not None:
             return model.step_graph_again(want_loss)

@@ -100,8 +100,8 @@ def forward_cases():
     add("2d_input_dilation", rnd(1, 2, 5, 4), rnd(3, 2, 2, 3),
         opts(2, input_dilation=[2, 3], padding_lo=[1, 0], padding_hi=[1, 2], strides=[1, 2]))
     add("2d_feature_groups", rnd(2, 6, 6, 6), rnd(9, 2, 3, 3), opts(2, feature_group_size=3))
-    add("2d_depthwise", rnd(2, 4, 5, 5), rnd(8, 1, 3, 3), opts(2, feature_group_size=4, padding_lo=[1, 1],
-                                                              padding_hi=[1, 1]))
+    add("2d_depthwise", rnd(2, 4, 5, 5), rnd(8, 1, 3, 3),
+        opts(2, feature_group_size=4, padding_lo=[1, 1], padding_hi=[1, 1]))
     add("2d_batch_groups", rnd(4, 3, 5, 5), rnd(6, 3, 2, 2), opts(2, batch_group_size=2))
     # NHWC input, HWIO kernel, NHWC output.
     add("2d_nhwc_hwio", rnd(2, 6, 5, 3), rnd(3, 3, 3, 4),
@@ -114,11 +114,11 @@ def forward_cases():
     add("3d_pad", rnd(1, 2, 4, 5, 3), rnd(3, 2, 2, 2, 2), opts(3, padding_lo=[1, 0, 1], padding_hi=[1, 1, 0]))
 
 
-def grad_cases(tag, N, C, O, spatial, ksize, G, stride, lo, hi, kdil):
+def grad_cases(tag, N, C, M, spatial, ksize, G, stride, lo, hi, kdil):
     """d input and d kernel of y = conv(pad(x), k) by autograd, as vkt_conv calls."""
     nsp = len(spatial)
     x = rnd(N, C, *spatial).requires_grad_()
-    k = rnd(O, C // G, *ksize).requires_grad_()
+    k = rnd(M, C // G, *ksize).requires_grad_()
     fwd = opts(nsp, strides=stride, padding_lo=lo, padding_hi=hi, kernel_dilation=kdil, feature_group_size=G)
     y = vkt_conv(x, k, fwd)
     g = rnd(*y.shape)
@@ -141,7 +141,7 @@ def grad_cases(tag, N, C, O, spatial, ksize, G, stride, lo, hi, kdil):
     # forward stride becomes the input dilation.
     kr = k.flip(list(range(2, nsp + 2)))
     if G > 1:
-        kr = kr.reshape(G, O // G, C // G, *ksize).transpose(0, 1).reshape(O // G, C, *ksize)
+        kr = kr.reshape(G, M // G, C // G, *ksize).transpose(0, 1).reshape(M // G, C, *ksize)
     lo2 = [dil(ksize[d], kdil[d]) - lo[d] - 1 for d in range(nsp)]
     hi2 = [spatial[d] + dil(ksize[d], kdil[d]) - 1 - dil(y.shape[2 + d], stride[d]) - lo2[d] for d in range(nsp)]
     add(tag + "_dinput", g, kr.contiguous(),
@@ -176,12 +176,13 @@ def write(path):
     for i, (name, x, k, o, y) in enumerate(CASES):
         out.append(c_floats("cg%d_x" % i, x) + c_floats("cg%d_k" % i, k) + c_floats("cg%d_y" % i, y))
         perms = [o.get(p) for p in ("input_permutation", "kernel_permutation", "output_permutation")]
-        rows.append("    {\"%s\", %d, %s, %s, %s, %s, %s, %s, %s, %s, %d, %d, {%s}, {%s}, cg%d_x, cg%d_k, cg%d_y},\n" % (
-            name, x.dim(), c_ints(x.shape), c_ints(k.shape), c_ints(y.shape), c_ints(o["strides"]),
-            c_ints(o["padding_lo"]), c_ints(o["padding_hi"]), c_ints(o["input_dilation"]),
-            c_ints(o["kernel_dilation"]), o["feature_group_size"], o["batch_group_size"],
-            ", ".join("true" if p else "false" for p in perms),
-            ", ".join(c_ints(p or [0]) for p in perms), i, i, i))
+        rows.append("    {\"%s\", %d, %s, %s, %s, %s, %s, %s, %s, %s, %d, %d, "
+                    "{%s}, {%s}, cg%d_x, cg%d_k, cg%d_y},\n" % (
+                        name, x.dim(), c_ints(x.shape), c_ints(k.shape), c_ints(y.shape), c_ints(o["strides"]),
+                        c_ints(o["padding_lo"]), c_ints(o["padding_hi"]), c_ints(o["input_dilation"]),
+                        c_ints(o["kernel_dilation"]), o["feature_group_size"], o["batch_group_size"],
+                        ", ".join("true" if p else "false" for p in perms),
+                        ", ".join(c_ints(p or [0]) for p in perms), i, i, i))
     out.append("\nstatic const conv_golden conv_goldens[] = {\n" + "".join(rows) + "};\n")
     with open(path, "w") as f:
         f.write("".join(out))

@@ -188,5 +188,6 @@ def result_rows(rows):
             out.append(row)
     return out
 
+
 if __name__ == "__main__":
     main()

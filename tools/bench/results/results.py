@@ -7,7 +7,8 @@ Each sweep is one JSON file in this folder (schema "vkt-results/1"):
    "rows": [{"bench": "lenet", "case": "native-graph", "size": "64", "value": 0.2, "unit": "ms",
              "peer": "torch-cuda-graph", "peer_value": 0.255}, ...]}
 A row may carry more: target (the spec's floor), path (how libvkt ran it), time_us, fallbacks and
-host_ops (per step), gpu_ms and host_ms (a step's GPU time, and the rest: recording, submitting, waiting). The benchmark scripts write these files (write() below); nothing else does.
+host_ops (per step), gpu_ms and host_ms (a step's GPU time, and the rest: recording, submitting,
+waiting). The benchmark scripts write these files (write() below); nothing else does.
 
 Documents hold generated blocks between markers that name a renderer and a file:
   <!-- results:RENDERER FILE -->
@@ -81,7 +82,8 @@ def header(doc):
 
 
 def render_ops(doc):
-    out = [header(doc), "| op | size | libvkt path | libvkt time | libvkt | torch | libvkt/torch | target | libvkt/target |",
+    out = [header(doc),
+           "| op | size | libvkt path | libvkt time | libvkt | torch | libvkt/torch | target | libvkt/target |",
            "|---|---|---|---|---|---|---|---|---|"]
     for r in doc["rows"]:
         t = r.get("time_us")
