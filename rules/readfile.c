@@ -12,11 +12,11 @@
 
 /* From this size on, 2 MiB transparent huge pages (Debian's THP mode is "madvise"): a dump of
  * a million stacks is hundreds of MiB touched once, and on a VM every 4 KiB page fault is a
- * hypervisor exit; huge pages halved `fbcount report --by stack`'s faults there. */
+ * hypervisor exit. Freed with free(), as the caller of fbr_read_file does. */
 #define LARGE_FROM ((size_t)4 << 20)
 #define HUGE_PAGE ((size_t)2 << 20)
 
-void *fbr_alloc_large(size_t size)
+static void *alloc_large(size_t size)
 {
     if (size < LARGE_FROM)
         return malloc(size);
@@ -55,7 +55,7 @@ char *fbr_read_file(const char *path, size_t max, size_t *len)
     /* The size may change while it is read (a log being appended to): read at most max + 1
      * bytes whatever fstat said, and refuse a file that turned out larger. */
     size_t cap = (size_t)st.st_size + 1, n = 0;
-    char *buf = fbr_alloc_large(cap + 1);
+    char *buf = alloc_large(cap + 1);
     while (buf) {
         if (n == cap) {
             if (cap > max) {

@@ -15,10 +15,6 @@
  * failure with errno set; fbr_read_error() words it. */
 char *fbr_read_file(const char *path, size_t max, size_t *len);
 
-/* size bytes, uninitialised, like malloc; from 4 MiB on aligned to and advised onto
- * transparent huge pages, where the kernel gives them. Free with free(). */
-void *fbr_alloc_large(size_t size);
-
 /* A short phrase for the errno fbr_read_file left: "not a regular file", "larger than 1 MiB
  * (the most read)", or strerror's text. max is the limit that was passed. */
 const char *fbr_read_error(int err, size_t max, char *buf, size_t cap);

@@ -6,18 +6,17 @@
  */
 #include "pool.h"
 
-#include "readfile.h"
-
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
-/* Blocks start at 1 MiB and double every fourth block up to 32 MiB: a small dump keeps a
+/* Blocks start at 1 MiB and double every fourth block up to 8 MiB: a small dump keeps a
  * small pool, a census of a million stacks (hundreds of MiB) takes few blocks. */
 #define BLOCK ((size_t)1 << 20)
-#define BLOCK_MAX_SHIFT 5
+#define BLOCK_MAX_SHIFT 3
 
 typedef struct block {
     struct block *next;
@@ -43,6 +42,42 @@ struct fbp_pool {
 };
 
 
+/* Arrays of 4 MiB and more are mapped on their own and advised onto 2 MiB transparent huge
+ * pages (Debian's THP mode is "madvise"). A million-stack dump touches hundreds of MiB once,
+ * and on a VM every 4 KiB fault is a hypervisor exit: `report --by stack` on a million stacks
+ * took 82K faults instead of 334K and 10.5 s instead of 12.3. Mapped, not malloc'd, so that
+ * freeing returns them at once: from glibc's heap, aligned blocks left 80 MiB more resident. */
+#define LARGE_FROM ((size_t)4 << 20)
+
+static void *large_alloc(size_t size)
+{
+    if (size < LARGE_FROM)
+        return malloc(size);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, size, MADV_HUGEPAGE); /* advice: failing changes nothing */
+#endif
+    return p;
+}
+
+/* Mapped memory is zero already: calloc's contract for both kinds. */
+static void *large_zalloc(size_t size)
+{
+    return size < LARGE_FROM ? calloc(1, size) : large_alloc(size);
+}
+
+static void large_free(void *p, size_t size)
+{
+    if (!p)
+        return;
+    if (size < LARGE_FROM)
+        free(p);
+    else
+        munmap(p, size);
+}
+
 fbp_pool *fbp_new(void) { return calloc(1, sizeof(fbp_pool)); }
 
 void fbp_free(fbp_pool *p)
@@ -51,9 +86,9 @@ void fbp_free(fbp_pool *p)
         return;
     for (block *b = p->head, *n; b; b = n) {
         n = b->next;
-        free(b);
+        large_free(b, sizeof *b + b->cap);
     }
-    free(p->slots);
+    large_free(p->slots, p->nslots * sizeof *p->slots);
     free(p);
 }
 
@@ -67,10 +102,10 @@ static void *raw_alloc(fbp_pool *p, size_t size)
     if (!b || b->cap - b->used < size) {
         /* Oversized requests get a block of their own, behind the current one so the
          * current block's free space is not lost. */
-        size_t step = p->nblocks / 4 < BLOCK_MAX_SHIFT ? p->nblocks / 4 : BLOCK_MAX_SHIFT;
+        size_t step = p->nblocks / 4 > BLOCK_MAX_SHIFT ? BLOCK_MAX_SHIFT : p->nblocks / 4;
         bool oversized = size > BLOCK / 4;
         size_t cap = oversized ? size : (BLOCK << step) - sizeof(block);
-        block *nb = fbr_alloc_large(sizeof *nb + cap);
+        block *nb = large_alloc(sizeof *nb + cap);
         if (!nb)
             return NULL;
         nb->used = 0;
@@ -128,10 +163,9 @@ static int grow(fbp_pool *p)
     size_t n = p->nslots ? p->nslots * 2 : 1024;
     if (n > SIZE_MAX / sizeof(slot))
         return -1;
-    slot *s = fbr_alloc_large(n * sizeof *s);
+    slot *s = large_zalloc(n * sizeof *s);
     if (!s)
         return -1;
-    memset(s, 0, n * sizeof *s);
     for (size_t i = 0; i < p->nslots; i++) {
         if (!p->slots[i].hash)
             continue;
@@ -140,7 +174,7 @@ static int grow(fbp_pool *p)
             j = (j + 1) & (n - 1);
         s[j] = p->slots[i];
     }
-    free(p->slots);
+    large_free(p->slots, p->nslots * sizeof *p->slots);
     p->slots = s;
     p->nslots = n;
     return 0;
@@ -196,8 +230,8 @@ void fbp_map_free(fbp_map *m)
 {
     if (!m)
         return;
-    free(m->keys);
-    free(m->values);
+    large_free(m->keys, m->n * sizeof *m->keys);
+    large_free(m->values, m->n * sizeof *m->values);
     free(m);
 }
 
@@ -215,22 +249,21 @@ void **fbp_map_at(fbp_map *m, const void *key)
         size_t n = m->n ? m->n * 2 : 1024;
         if (n > SIZE_MAX / sizeof(void *))
             return NULL;
-        const void **k = fbr_alloc_large(n * sizeof *k);
-        void **v = fbr_alloc_large(n * sizeof *v);
+        const void **k = large_zalloc(n * sizeof *k);
+        void **v = large_alloc(n * sizeof *v); /* a value is set when its key is (below) */
         if (!k || !v) {
-            free(k);
-            free(v);
+            large_free(k, n * sizeof *k);
+            large_free(v, n * sizeof *v);
             return NULL;
         }
-        memset(k, 0, n * sizeof *k); /* a value is set when its key is (below) */
         for (size_t i = 0; i < m->n; i++)
             if (m->keys[i]) {
                 size_t j = map_find(k, n, m->keys[i]);
                 k[j] = m->keys[i];
                 v[j] = m->values[i];
             }
-        free(m->keys);
-        free(m->values);
+        large_free(m->keys, m->n * sizeof *m->keys);
+        large_free(m->values, m->n * sizeof *m->values);
         m->keys = k;
         m->values = v;
         m->n = n;
