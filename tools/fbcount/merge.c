@@ -46,7 +46,7 @@ typedef struct {
     fbm_row *rows;
     size_t n, cap;
     row_acc *map;
-    fbp_map *stack_rows; /* interned stack key -> row index + 1 */
+    uint64_t gen; /* by stack: marks the rows this build found (stack_row) */
     fbm_sort sorted; /* the order rows are in, valid when sorted_ok */
     bool sorted_ok;
 } table;
@@ -64,6 +64,7 @@ struct fbm_census {
     fbp_map *labels;  /* frame -> its label */
     fbp_map *interned; /* a dump's string -> the census's copy */
     table tables[2][FBM_NBY];
+    uint64_t builds; /* tables built so far: each build's generation */
 };
 
 fbm_census *fbm_census_new(void)
@@ -94,7 +95,6 @@ static void free_table(table *t)
     for (size_t i = 0; i < t->n; i++)
         free(t->rows[i].parts);
     free(t->rows);
-    fbp_map_free(t->stack_rows);
     memset(t, 0, sizeof *t);
 }
 
@@ -539,7 +539,7 @@ static fbm_row *acc_row(table *t, const void *key, size_t keylen, const char *na
     return row;
 }
 
-/* A stack row: found through t->stack_rows, so no accumulator. */
+/* A stack row: found through its interned key (stack_row), so no accumulator. */
 static fbm_row *new_row(table *t, const char *name, fbd_kind kind)
 {
     return push_row(t, name, kind, NULL);
@@ -703,6 +703,13 @@ static int build_procs(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kind
     return 0;
 }
 
+/* What a stack's interned key carries after it: the build that last gave it a row, and
+ * the row (a key made in an earlier build, since freed, has an older generation). */
+typedef struct {
+    uint64_t gen;
+    size_t row;
+} stack_row;
+
 /* Stack rows merge across processes by their frame names, since addresses differ between
  * runs: the identity is kind, op, site and the interned labels, as pointers. */
 static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kind)
@@ -725,14 +732,14 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
             if (!(key[3 + f] = label_of(c, st[i].frames[keep_n - 1 - f])))
                 return -1;
         size_t keylen = (3 + keep_n) * sizeof key[0];
-        /* The interned key stands for the stack; a map from it finds the row, with one
-         * probe each instead of a chain of full-key compares. */
-        const void *ik = fbp_intern(c->pool, key, keylen);
-        void **slot = ik ? fbp_map_at(t->stack_rows, ik) : NULL;
-        if (!slot)
+        /* The interned key stands for the stack and carries its row in this build: one probe
+         * finds it, with no chain of full-key compares and no second map. */
+        stack_row *sr = fbp_intern_extra(c->pool, key, keylen, sizeof *sr);
+        if (!sr)
             return -1;
-        if (*slot) {
-            fbm_row *r = &t->rows[(uintptr_t)*slot - 1];
+        sr = (stack_row *)((unsigned char *)sr + keylen);
+        if (sr->gen == t->gen) {
+            fbm_row *r = &t->rows[sr->row];
             acc_add(r, st[i].count, st[i].bytes, st[i].max_bytes, st[i].ns, st[i].max_ns);
             continue;
         }
@@ -741,7 +748,8 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
         fbm_row *r = new_row(t, keep(c, name), kind);
         if (!r)
             return -1;
-        *slot = (void *)(uintptr_t)t->n;
+        sr->gen = t->gen;
+        sr->row = t->n - 1;
         acc_add(r, st[i].count, st[i].bytes, st[i].max_bytes, st[i].ns, st[i].max_ns);
         r->op = op;
         r->site = site;
@@ -798,8 +806,7 @@ static int cmp_part(const void *pa, const void *pb)
 
 static int build_table(fbm_census *c, table *t, fbd_kind kind, fbm_by by)
 {
-    if (by == FBM_BY_STACK && !(t->stack_rows = fbp_map_new()))
-        return -1;
+    t->gen = ++c->builds;
     for (size_t i = 0; i < c->ndumps; i++) {
         int rc = by == FBM_BY_STACK ? build_stacks(c, t, c->order[i], kind)
                  : by >= FBM_BY_RANK ? build_procs(c, t, c->order[i], kind, by)

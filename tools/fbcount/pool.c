@@ -215,6 +215,11 @@ const void *fbp_intern(fbp_pool *p, const void *rec, size_t len)
     return intern(p, rec, len, 0);
 }
 
+void *fbp_intern_extra(fbp_pool *p, const void *rec, size_t len, size_t extra)
+{
+    return (void *)intern(p, rec, len, extra);
+}
+
 size_t fbp_bytes(const fbp_pool *p)
 {
     return p->bytes + p->nslots * sizeof(slot);

@@ -28,6 +28,11 @@ const char *fbp_str(fbp_pool *p, const char *s, size_t len);
  * same pointer for equal records. NULL when out of memory. */
 const void *fbp_intern(fbp_pool *p, const void *rec, size_t len);
 
+/* fbp_intern with `extra` bytes after the record, zeroed when the record is new and the
+ * caller's to keep a value in (comparisons never read them); at offset len, so keep len a
+ * multiple of 8 for a value that needs alignment. NULL when out of memory. */
+void *fbp_intern_extra(fbp_pool *p, const void *rec, size_t len, size_t extra);
+
 /* A map from pointers to pointers, open-addressed (a million distinct frames are looked
  * up by address while a census is merged). */
 typedef struct fbp_map fbp_map;
