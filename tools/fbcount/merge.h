@@ -51,7 +51,7 @@ typedef struct {
     const char *site, *file;       /* site and stack rows: the raw site; site rows: file */
     long line;                     /* site rows, 0 when unknown */
     bool python;                   /* site rows: a Python site */
-    const char **labels;           /* stack rows: frame names, outermost first */
+    const char **labels;           /* stack rows: frame names, outermost first (pool strings) */
     const fbd_frame *const *frames; /* stack rows: the frames, outermost first */
     size_t nframes;
     const fbd_dump *dump;          /* process rows: the census's kept dump */

@@ -10,6 +10,7 @@
 
 #include <stdalign.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -208,6 +209,12 @@ const char *fbp_str(fbp_pool *p, const char *s, size_t len)
 {
     /* The NUL is not part of the key. */
     return intern(p, s, len, 1);
+}
+
+size_t fbp_strlen(const char *s)
+{
+    const entry *e = (const entry *)(const void *)(s - offsetof(entry, value));
+    return e->len;
 }
 
 const void *fbp_intern(fbp_pool *p, const void *rec, size_t len)

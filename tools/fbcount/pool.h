@@ -24,6 +24,9 @@ void *fbp_alloc(fbp_pool *p, size_t size);
  * strings. NULL when out of memory. */
 const char *fbp_str(fbp_pool *p, const char *s, size_t len);
 
+/* The length of a string that fbp_str returned, read from the pool rather than counted. */
+size_t fbp_strlen(const char *s);
+
 /* The pool's copy of a record of len bytes (compared bytewise, so zero its padding): the
  * same pointer for equal records. NULL when out of memory. */
 const void *fbp_intern(fbp_pool *p, const void *rec, size_t len);

@@ -9,6 +9,7 @@
 
 #include "fields.h"
 #include "names.h"
+#include "pool.h"
 #include "text.h"
 #include "units.h"
 
@@ -140,15 +141,19 @@ static const char *num(bool raw, uint64_t v, bool bytes, char *buf, size_t len)
 
 /* snprintf(buf + o, len - o, "%s", s) without printf, returning o plus s's length as
  * snprintf's count would be: a million-row table spent 6% of its time formatting with it. */
-static size_t put(char *buf, size_t len, size_t o, const char *s)
+static size_t put_n(char *buf, size_t len, size_t o, const char *s, size_t n)
 {
-    size_t n = strlen(s);
     if (o + 1 < len) {
         size_t k = n < len - o - 1 ? n : len - o - 1;
         memcpy(buf + o, s, k);
         buf[o + k] = '\0';
     }
     return o + n;
+}
+
+static size_t put(char *buf, size_t len, size_t o, const char *s)
+{
+    return put_n(buf, len, o, s, strlen(s));
 }
 
 static void detail(const fbm_row *r, fbm_by by, char *buf, size_t len)
@@ -160,7 +165,9 @@ static void detail(const fbm_row *r, fbm_by by, char *buf, size_t len)
         if (first)
             o = put(buf, len, o, "... > ");
         for (size_t i = first; i < r->nframes && o < len; i++)
-            o = put(buf, len, put(buf, len, o, i > first ? " > " : ""), r->labels[i]);
+            /* labels are the census pool's strings, which know their length */
+            o = put_n(buf, len, put(buf, len, o, i > first ? " > " : ""), r->labels[i],
+                      fbp_strlen(r->labels[i]));
     } else {
         for (size_t i = 0; i < r->nparts && i < 4 && o < len; i++)
             o += (size_t)snprintf(buf + o, len - o, "%s%s %" PRIu64, i ? ", " : "",
