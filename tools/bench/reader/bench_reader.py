@@ -5,24 +5,34 @@ peak memory (the child's maximum resident set) against the file's size, and writ
 as JSON.
 
 usage: bench_reader.py FBCOUNT [--stacks N] [--frames inline|table] [--repeat N] [--json OUT]
-                       [--keep DIR]
+                       [--keep DIR] [--doc RESULTS.md]
+       bench_reader.py --check-doc RESULTS.md [--json ROWS]
 
 Each command runs --repeat times (default 3) and the run of least CPU time counts: on a VM with
 busy neighbours one run in three or four takes 40% longer. --json replaces the rows of this
-form (--frames) in OUT and keeps the other form's.
+form (--frames) in OUT and keeps the other form's. --doc rewrites the table in RESULTS.md from
+the rows (between "<!-- reader:table -->" and "<!-- reader:end -->"); --check-doc fails (exit 1)
+when that table differs from what the rows make, which the test suite runs.
 
 --frames table writes what the shim writes (each distinct frame once, in frame_table, and
 stacks of indices into it); inline, what crash dumps and older dumps hold (frame objects).
 """
 import argparse
+import difflib
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
 import tempfile
 import time
+
+# The issue's targets for a million distinct stacks: time and peak memory against the file.
+TARGET_S = 10.0
+TARGET_X = 8.0
+BLOCK = re.compile(r"(<!-- reader:table -->\n)(.*?)(<!-- reader:end -->)", re.S)
 
 OPS = ["vkt_dot", "vkt_conv", "vkt_sum", "vkt_sort", "vkt_gather", "vkt_pow", "vkt_erfc",
        "vkt_window_scatter_max"]
@@ -83,16 +93,58 @@ def measure(cmd):
     return wall, cpu, ru.ru_maxrss * 1024
 
 
+def render(rows):
+    """The markdown table of the rows: each command and form, its figures and the verdict."""
+    out = ["| what | frames | file | CPU | wall | peak RSS | RSS / file | target (< 10 s, < 8x) |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["frames"] != "table", r["command"] != "report --by stack",
+                                         r["command"])):
+        missed = [w for w, bad in (("time", r["cpu_s"] >= TARGET_S), ("memory", r["rss_over_file"] >= TARGET_X))
+                  if bad]
+        verdict = "**met**" if not missed else "**missed** (" + ", ".join(missed) + ")"
+        out.append(f"| `{r['command']}` | {r['frames']} | {r['file_bytes'] / 2**20:.0f} MiB | {r['cpu_s']:.1f} s | "
+                   f"{r['wall_s']:.1f} s | {r['peak_rss_bytes'] / 2**20:.0f} MiB | {r['rss_over_file']:.1f}x | "
+                   f"{verdict} |")
+    return "\n".join(out) + "\n"
+
+
+def doc(path, rows, check):
+    """Rewrites (or, with check, compares) the table block of path; returns the exit status."""
+    with open(path) as f:
+        text = f.read()
+    m = BLOCK.search(text)
+    if not m:
+        sys.exit(f"bench_reader: {path} has no <!-- reader:table --> ... <!-- reader:end --> block")
+    want = text[:m.start(2)] + render(rows) + text[m.end(2):]
+    if want == text:
+        return 0
+    if check:
+        sys.stdout.writelines(difflib.unified_diff(text.splitlines(True), want.splitlines(True), path,
+                                                   path + " (from the rows)"))
+        print(f"bench_reader: {path} differs from its rows: run bench_reader.py --doc {path}")
+        return 1
+    with open(path, "w") as f:
+        f.write(want)
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("fbcount")
+    ap.add_argument("fbcount", nargs="?")
     ap.add_argument("--stacks", type=int, default=1_000_000)
     ap.add_argument("--json", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                    "results.json"))
     ap.add_argument("--frames", choices=("inline", "table"), default="table")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--keep")
+    ap.add_argument("--doc", help="rewrite this document's table from the rows after measuring")
+    ap.add_argument("--check-doc", help="only compare this document's table with the rows")
     a = ap.parse_args()
+    if a.check_doc:
+        with open(a.json) as f:
+            sys.exit(doc(a.check_doc, json.load(f), check=True))
+    if not a.fbcount:
+        ap.error("the path of the fbcount command is required")
     if a.repeat < 1 or a.stacks < 1:
         ap.error("--repeat and --stacks must be at least 1")
     d = a.keep or tempfile.mkdtemp(prefix="fbcount-bench-reader-")
@@ -127,6 +179,8 @@ def main():
     with open(a.json, "w") as f:
         json.dump(kept + rows, f, indent=1)
         f.write("\n")
+    if a.doc:
+        doc(a.doc, kept + rows, check=False)
     if not a.keep:
         os.remove(path)
         os.rmdir(d)
