@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "dump.h"
+#include "dwname.h" /* rules/: how DWARF names a frame and its file */
 
 pthread_mutex_t fbc_sym_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -140,37 +141,11 @@ void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out)
     lookup(ip, first, out);
 }
 
-/* A source file as the line table names it, made absolute against the compilation
- * directory ("../tests/app.c" compiled in /src/build is /src/tests/app.c): the name must not
- * depend on where the dump is read. "." and ".." components are folded. */
+/* The shared rule (rules/dwname.c), interned. */
 static const char *source_path(const char *file, const char *comp_dir)
 {
-    if (!file)
-        return NULL;
-    if (file[0] == '/' || !comp_dir || !*comp_dir)
-        return intern(file);
-    char joined[4096], out[4096];
-    snprintf(joined, sizeof joined, "%s/%s", comp_dir, file);
-    size_t o = 0;
-    for (const char *p = joined; *p;) {
-        const char *end = strchr(p, '/');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if ((n == 1 && p[0] == '.') || n == 0) {
-            /* nothing */
-        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-            while (o > 0 && out[o - 1] != '/')
-                o--;
-            if (o > 0)
-                o--;
-        } else if (o + n + 2 < sizeof out) {
-            out[o++] = '/';
-            memcpy(out + o, p, n);
-            o += n;
-        }
-        p += n + (end ? 1 : 0);
-    }
-    out[o] = '\0';
-    return intern(o ? out : "/");
+    char out[4096];
+    return intern(fbr_source_path(file, comp_dir, out, sizeof out));
 }
 
 static void line_of(Dwfl_Module *m, Dwarf_Addr addr, fbc_frame_info *out)
@@ -198,20 +173,6 @@ void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out)
         c->info = *out;
         c->lines = true;
     }
-}
-
-/* The name a DIE has in the symbol table's terms: the linkage (mangled) name where it has
- * one, from its abstract origin for an inlined instance. */
-static const char *die_name(Dwarf_Die *die)
-{
-    Dwarf_Attribute a;
-    const char *n = NULL;
-    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
-        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
-        n = dwarf_formstring(&a);
-    if (!n && dwarf_attr_integrate(die, DW_AT_name, &a))
-        n = dwarf_formstring(&a);
-    return n;
 }
 
 /* Inlined chains, per (ip, first), looked up once. */
@@ -253,7 +214,7 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
             if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
                 continue;
             fbc_frame_info *inl = &c->f[c->n - 1];
-            inl->symbol = intern(die_name(&scopes[i]));
+            inl->symbol = intern(fbr_die_name(&scopes[i]));
             inl->inlined = true;
             fbc_frame_info *next = &c->f[c->n++];
             *next = real;

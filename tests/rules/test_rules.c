@@ -1,5 +1,5 @@
 /* The rules both halves share: the allow-file grammar, reading a file that may be anything,
- * attribution, name lists and census signals. */
+ * attribution, name lists, census signals and how DWARF's file names are read. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +12,7 @@
 
 #include "allow.h"
 #include "attrib.h"
+#include "dwname.h"
 #include "readfile.h"
 #include "signals.h"
 
@@ -284,4 +285,20 @@ Test(signals, census_signals)
     cr_expect_str_eq(fbr_signal_name(SIGTERM), "SIGTERM");
     cr_expect_str_eq(fbr_signal_name(SIGRTMIN + 3), "SIGRTMIN+3");
     cr_expect_str_eq(fbr_signal_name(0), "SIG?");
+}
+
+Test(dwname, source_paths_are_absolute_and_folded)
+{
+    char out[64];
+    cr_assert_str_eq(fbr_source_path("../tests/app.c", "/src/build", out, sizeof out), "/src/tests/app.c");
+    cr_assert_str_eq(fbr_source_path("./a/./b//c.c", "/src", out, sizeof out), "/src/a/b/c.c");
+    cr_assert_str_eq(fbr_source_path("/abs/x.c", "/src", out, sizeof out), "/abs/x.c");
+    cr_assert_str_eq(fbr_source_path("rel.c", NULL, out, sizeof out), "rel.c");
+    cr_assert_str_eq(fbr_source_path("rel.c", "", out, sizeof out), "rel.c");
+    cr_assert_str_eq(fbr_source_path("../../../x", "/a", out, sizeof out), "/x");
+    cr_assert_str_eq(fbr_source_path("..", "/", out, sizeof out), "/");
+    cr_assert_null(fbr_source_path(NULL, "/src", out, sizeof out));
+    /* A component that does not fit is left out, never cut. */
+    char small[12];
+    cr_assert_str_eq(fbr_source_path("longer_name.c", "/src", small, sizeof small), "/src");
 }

@@ -24,6 +24,7 @@
 
 #include "attrib.h" /* rules/: which frame is the op, which the site */
 #include "cli.h"
+#include "dwname.h" /* rules/: how DWARF names a frame and its file */
 #include "fields.h" /* rules/: the dump's field names */
 #include "output.h"
 #include "readfile.h"
@@ -155,8 +156,9 @@ static long module_of(const modtab *t, const fbd_frame *f, uint64_t *offset)
 }
 
 /* ---- an address's frames, as the shim names them (interpose/dump/symbolize.c) ---------- */
-/* source_path, die_name and chain_at follow the shim's fbc_symbolize_chain step for step;
- * tests/cpp checks that both name a crash dump's addresses alike, so change them together. */
+/* chain_at follows the shim's fbc_symbolize_chain step for step, naming frames by the same
+ * rules (rules/dwname.h); tests/cpp checks that both name a crash dump's addresses alike, so
+ * change them together. */
 
 /* The shim's FBC_MAX_INLINE: the same chain for the same address, live or afterwards. */
 #define SYM_MAX_INLINE 16
@@ -170,65 +172,16 @@ typedef struct {
     bool inlined;
 } inl_frame;
 
-/* A source file as the line table names it, made absolute against the compilation
- * directory with "." and ".." folded, exactly as the shim does, so that a frame reads the
- * same in a live dump and in a crash dump symbolized on another machine or directory. */
+/* The shared rule (rules/dwname.c), in a buffer of its own: file is owned. */
 static char *source_path(const char *file, const char *comp_dir)
 {
     if (!file)
         return NULL;
-    if (file[0] == '/' || !comp_dir || !*comp_dir)
-        return strdup(file);
-    size_t cap = strlen(comp_dir) + strlen(file) + 3;
-    char *joined = malloc(cap), *out = malloc(cap);
-    if (!joined || !out) {
-        free(joined);
-        free(out);
-        return NULL;
-    }
-    snprintf(joined, cap, "%s/%s", comp_dir, file);
-    size_t o = 0;
-    for (const char *p = joined; *p;) {
-        const char *end = strchr(p, '/');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        if (n == 0 || (n == 1 && p[0] == '.')) {
-            /* an empty or "." component names the same directory */
-        } else if (n == 2 && p[0] == '.' && p[1] == '.') {
-            while (o > 0 && out[o - 1] != '/')
-                o--;
-            if (o > 0)
-                o--;
-        } else {
-            out[o++] = '/';
-            memcpy(out + o, p, n);
-            o += n;
-        }
-        p += n + (end ? 1 : 0);
-    }
-    if (!o)
-        out[o++] = '/';
-    out[o] = '\0';
-    free(joined);
-    return out;
+    size_t cap = (comp_dir ? strlen(comp_dir) : 0) + strlen(file) + 3;
+    char *out = malloc(cap);
+    return out ? fbr_source_path(file, comp_dir, out, cap) : NULL;
 }
 
-/* The name a DIE has in the symbol table's terms: its linkage (mangled) name where it has
- * one, from its abstract origin for an inlined instance. */
-static const char *die_name(Dwarf_Die *die)
-{
-    Dwarf_Attribute a;
-    const char *n = NULL;
-    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
-        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
-        n = dwarf_formstring(&a);
-    if (!n && dwarf_attr_integrate(die, DW_AT_name, &a))
-        n = dwarf_formstring(&a);
-    return n;
-}
-
-/* The frames at addr, innermost first: each function inlined there, named after itself at
- * the line inside it, then the function the symbol table names, at the line that called
- * the outermost inlined one. Returns how many (1 where nothing was inlined). */
 static int chain_at(Dwfl_Module *mod, Dwarf_Addr addr, inl_frame *out)
 {
     memset(out, 0, SYM_MAX_INLINE * sizeof *out);
@@ -258,7 +211,7 @@ static int chain_at(Dwfl_Module *mod, Dwarf_Addr addr, inl_frame *out)
     for (int i = 0; i < ns && n < SYM_MAX_INLINE; i++) {
         if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
             continue;
-        out[n - 1].symbol = die_name(&scopes[i]);
+        out[n - 1].symbol = fbr_die_name(&scopes[i]);
         out[n - 1].inlined = true;
         inl_frame *caller = &out[n++];
         Dwarf_Attribute a;

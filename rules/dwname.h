@@ -1,0 +1,22 @@
+/* dwname.h - how a frame's function and source file are named from DWARF: the rule the shim
+ * applies when it names live stacks and the command applies when it symbolizes a crash dump
+ * later, perhaps elsewhere. Both must give the same names for the same address (tests/cpp
+ * checks it), so both call these.
+ */
+#ifndef FBR_DWNAME_H
+#define FBR_DWNAME_H
+
+#include <elfutils/libdw.h>
+#include <stddef.h>
+
+/* A source file as a line table names it, made absolute against the compilation directory
+ * ("../tests/app.c" compiled in /src/build is /src/tests/app.c) with "." and ".." folded, so
+ * that the name does not depend on where the dump is read. Written into out (cap bytes; a
+ * component that does not fit is left out) and returned; NULL for a NULL file. */
+char *fbr_source_path(const char *file, const char *comp_dir, char *out, size_t cap);
+
+/* The name a DIE has in the symbol table's terms: its linkage (mangled) name where it has
+ * one, from its abstract origin for an inlined instance; else its plain name; else NULL. */
+const char *fbr_die_name(Dwarf_Die *die);
+
+#endif
