@@ -57,6 +57,7 @@
 #define FBR_TIMING "timing" /* "fallback" (from libvkt's start) or "host_result" (inside it) */
 #define FBR_TIMING_FALLBACK "fallback"
 #define FBR_TIMING_HOST_RESULT "host_result"
+#define FBR_CLOCK "clock" /* what timed the events the backend did not time: "tsc", "monotonic" */
 
 /* total (also FBR_BYTES, FBR_MAX_BYTES, FBR_HOST_OPS, FBR_STACKS) */
 #define FBR_FALLBACKS "fallbacks"

@@ -36,6 +36,7 @@ typedef struct {
     int signal_wait_ms;  /* FBCOUNT_SIGNAL_WAIT */
     fbc_mode mode;       /* FBCOUNT_MODE */
     bool quiet;          /* FBCOUNT_QUIET */
+    bool clock_monotonic; /* FBCOUNT_CLOCK=monotonic: never the CPU's counter */
     fbr_allow *allow;    /* FBCOUNT_ALLOW; NULL allows nothing */
 } fbc_config;
 
@@ -68,7 +69,19 @@ extern fbc_process fbc_proc;
 void fbc_process_load(void);
 /* A fork child: new pid and census id, the parent's id kept as parent_id. Allocation-free. */
 void fbc_process_forked(void);
+
+/* ---- clock.c: CLOCK_MONOTONIC, and two cheap reads that time an event ----------------- */
 uint64_t fbc_now_ns(void); /* CLOCK_MONOTONIC; async-signal-safe */
+typedef struct {
+    uint64_t t, mult; /* a counter reading and its ns per tick (32.32), or ns and 0 */
+} fbc_stamp;
+/* Decides the clock once, after the configuration: the counter unless monotonic_only or
+ * the CPU has no invariant one. Its rate is measured later, at the first event 1 ms on. */
+void fbc_clock_init(bool monotonic_only);
+fbc_stamp fbc_clock_start(void);
+uint64_t fbc_clock_since(fbc_stamp s); /* ns from s to now, 0 if the clock went back */
+uint64_t fbc_clock_ticks(void);        /* the raw counter (CLOCK_MONOTONIC ns without one) */
+const char *fbc_clock_name(void);      /* "tsc" once its rate is known, else "monotonic" */
 
 /* ---- fd.c: the shim's own descriptors, kept out of the application's way ------------- */
 /* Moves fd to the lowest free descriptor at or above FBC_FD_FLOOR (close-on-exec) and closes

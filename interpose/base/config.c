@@ -166,6 +166,17 @@ static void parse_mode(void)
         fbc_warn("FBCOUNT_MODE=%.64s is not count, warn or abort; using count", v);
 }
 
+static void parse_clock(void)
+{
+    const char *v = env("FBCOUNT_CLOCK");
+    if (!v || !strcmp(v, "auto"))
+        return;
+    if (!strcmp(v, "monotonic"))
+        fbc_cfg.clock_monotonic = true;
+    else
+        fbc_warn("FBCOUNT_CLOCK=%.64s is not auto or monotonic; using auto", v);
+}
+
 static void no_reason(void *ctx, long line, const char *op)
 {
     fbc_warn("FBCOUNT_ALLOW=%.200s line %ld: '%.64s' has no reason (write '%.64s  # why')",
@@ -201,6 +212,7 @@ void fbc_config_load(bool preloaded)
     fbc_cfg.signal_wait_ms = parse_seconds("FBCOUNT_SIGNAL_WAIT", 0, 60, 2000, "a wait");
     parse_mode();
     fbc_cfg.quiet = parse_bool("FBCOUNT_QUIET", false);
+    parse_clock();
     parse_allow();
 }
 

@@ -12,13 +12,6 @@
 
 fbc_process fbc_proc = {.rank = -1};
 
-uint64_t fbc_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A census id: 128 random bits. Pids repeat across pid namespaces and after exec, so dumps
  * are told apart by this instead. getrandom is a plain system call: safe in a fork child. */
 static void new_id(char out[33])

@@ -82,6 +82,8 @@ void fbc_dump_head(fbc_writer *w, const char *reason, int seq)
     write_names(w, "," FBR_KEY(FBR_PY_BACKEND), &fbc_cfg.py_backend);
     fbc_w_str(w, "," FBR_KEY(FBR_TIMING));
     fbc_w_json(w, fbc_backend_get()->started_ns ? FBR_TIMING_FALLBACK : FBR_TIMING_HOST_RESULT);
+    fbc_w_str(w, "," FBR_KEY(FBR_CLOCK));
+    fbc_w_json(w, fbc_clock_name());
     fbc_w_raw(w, "}", 1);
 }
 

@@ -56,6 +56,7 @@ static void init_once(void)
 {
     fbc_process_load();
     fbc_config_load(preloaded());
+    fbc_clock_init(fbc_cfg.clock_monotonic);
     snprintf(fbc_output_tmpl, sizeof fbc_output_tmpl, "%s", fbc_cfg.output);
     fbc_capture_init();
     fbc_modmap_refresh();

@@ -142,17 +142,17 @@ static bool should_record(void)
 
 /* When this call's work began: libvkt's own clock of the fallback (downloads, host
  * reference, upload), else the entry to host_result. With libvkt's, the shim reads the
- * clock once an event (at its end), not twice. */
-static uint64_t started(void)
+ * clock once an event (at its end), not twice; without it, the CPU's counter (clock.c). */
+static fbc_stamp started(void)
 {
     const fbc_backend *b = fbc_backend_get();
     uint64_t s = b->started_ns ? b->started_ns() : 0;
-    return s ? s : fbc_now_ns();
+    return s ? (fbc_stamp){s, 0} : fbc_clock_start();
 }
 
-static void after(fbc_kind kind, const void *out, size_t nbytes, void *fn, uint64_t t0)
+static void after(fbc_kind kind, const void *out, size_t nbytes, void *fn, fbc_stamp t0)
 {
-    uint64_t t1 = fbc_now_ns(), ns = t1 > t0 ? t1 - t0 : 0;
+    uint64_t ns = fbc_clock_since(t0);
     fbc_recorded r = fbc_record(kind, out, nbytes, (uintptr_t)fn, ns);
     if (r.fresh && kind == FBC_FALLBACK && fbc_cfg.mode != FBC_MODE_COUNT)
         fbc_mode_check(r.entry);
@@ -171,7 +171,7 @@ __attribute__((noinline)) static int result_slow(void *out, const void *data, si
         return fn(out, data, nbytes);
     fbc_arm();
     fbc_t.busy = 1;
-    uint64_t t0 = started();
+    fbc_stamp t0 = started();
     int rc = fn(out, data, nbytes);
     after(FBC_FALLBACK, out, nbytes, p, t0);
     fbc_t.busy = 0;
@@ -201,7 +201,7 @@ __attribute__((noinline)) static void resident_slow(const void *out, size_t nbyt
     }
     fbc_arm();
     fbc_t.busy = 1;
-    uint64_t t0 = started();
+    fbc_stamp t0 = started();
     fn(out, nbytes);
     after(FBC_HOST, out, nbytes, p, t0);
     fbc_t.busy = 0;

@@ -2,6 +2,8 @@
  * libvkt, so every vkt_ frame stays on the stack at -O2. */
 #include "fakevkt.h"
 
+#include <time.h>
+
 #define API __attribute__((visibility("default")))
 #define HELPER __attribute__((noinline))
 
@@ -11,6 +13,7 @@ typedef struct {
 } vkt_stats_entry;
 
 static int rc;
+static unsigned delay_us;
 static uint64_t calls, host_calls, natives, fallbacks;
 static char scratch[1 << 16];
 
@@ -20,6 +23,12 @@ API int host_result(void *out, const void *data, size_t nbytes)
     (void)data;
     (void)nbytes;
     __atomic_add_fetch(&calls, 1, __ATOMIC_RELAXED);
+    unsigned us = __atomic_load_n(&delay_us, __ATOMIC_RELAXED);
+    if (us) {
+        struct timespec ts = {us / 1000000, (long)(us % 1000000) * 1000};
+        while (nanosleep(&ts, &ts) != 0)
+            ;
+    }
     return __atomic_load_n(&rc, __ATOMIC_RELAXED);
 }
 
@@ -114,6 +123,11 @@ API int fake_recurse(unsigned pattern, int depth)
 {
     int r = rec_step(pattern, depth);
     return r;
+}
+
+API void fake_set_delay(unsigned us)
+{
+    __atomic_store_n(&delay_us, us, __ATOMIC_RELAXED);
 }
 
 API void fake_set_rc(int v)

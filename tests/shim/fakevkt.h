@@ -25,6 +25,7 @@ int fake_raw(size_t nbytes);                        /* host_result with no vkt_ 
 int fake_recurse(unsigned pattern, int depth);      /* a distinct stack per pattern */
 
 void fake_set_rc(int rc);        /* what host_result returns from now on */
+void fake_set_delay(unsigned us); /* how long host_result sleeps from now on */
 uint64_t fake_calls(void);       /* host_result calls the backend itself received */
 uint64_t fake_host_calls(void);
 

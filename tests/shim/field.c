@@ -133,6 +133,15 @@ int main(int argc, char **argv)
         site_a(n);
         return 0;
     }
+    if (!strcmp(cmd, "slow")) { /* n fallbacks, each sleeping arg microseconds in host_result */
+        fake_set_delay((unsigned)atoi(arg));
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        site_a(n);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        printf("elapsed %lld\n", (long long)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
+        return 0;
+    }
     if (!strcmp(cmd, "signal")) { /* n fallbacks, then the signal arg (a number) */
         site_a(n);
         kill(getpid(), atoi(arg));

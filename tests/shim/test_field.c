@@ -4,6 +4,9 @@
  * interval; exec, _Fork and late fallbacks lose nothing; and the shim never harms the program
  * (file-size limits, daemons that close every descriptor, setuid, tiny thread stacks, two
  * RTLD_LOCAL backends, devices and FIFOs as files, recovered faults, overflows). */
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -559,6 +562,46 @@ Test(field, all_processes_writes_for_a_process_without_a_backend)
     json_t *one = one_dump("exit");
     cr_assert_eq(num(one, "total.fallbacks"), 0);
     json_decref(one);
+}
+
+static bool invariant_counter(void)
+{
+#if defined(__x86_64__)
+    unsigned a, b, c, d;
+    return __get_cpuid(0x80000007u, &a, &b, &c, &d) && ((d >> 8) & 1);
+#else
+    return false;
+#endif
+}
+
+/* A backend without its own clock is timed inside host_result, by the CPU's counter where it
+ * is invariant (its rate measured against CLOCK_MONOTONIC) or by CLOCK_MONOTONIC when asked:
+ * five 20 ms waits are charged at least 100 ms and no more than the program measured around
+ * them, whichever clock ran. */
+Test(field, the_event_clock_times_a_known_wait)
+{
+    const char *clocks[][2] = {{NULL, "tsc"}, {"FBCOUNT_CLOCK=monotonic", "monotonic"},
+                               {"FBCOUNT_CLOCK=cycles", "tsc"}};
+    for (int i = 0; i < 3; i++) {
+        result r;
+        const char *argv[] = {SHIM_FIELD, "slow", "5", "20000", NULL};
+        run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", clocks[i][0], NULL}, argv);
+        cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+        cr_assert_eq(lines(r.err, "FBCOUNT_CLOCK"), i == 2, "%s", r.err);
+        long long elapsed = 0;
+        cr_assert_eq(sscanf(r.out, "elapsed %lld", &elapsed), 1, "%s", r.out);
+        json_t *d = one_dump("exit");
+        const char *want = !strcmp(clocks[i][1], "tsc") && !invariant_counter() ? "monotonic" : clocks[i][1];
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "config"), "clock")), want);
+        json_t *dot = op(d, "ops", "vkt_dot");
+        cr_assert_not_null(dot);
+        long long ns = num(d, "total.ns"), max = json_integer_value(json_object_get(dot, "max_ns"));
+        cr_assert(ns >= 100000000 && ns <= elapsed, "%s: %lld ns charged, %lld elapsed", want, ns, elapsed);
+        cr_assert(max >= 20000000 && max <= elapsed, "%s: max %lld ns", want, max);
+        json_decref(d);
+        remove_dir();
+        make_dir();
+    }
 }
 
 /* libvkt says when a fallback began: its time covers the downloads, the host reference and the

@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base.h"
+
 int vkt_bench(size_t nbytes);
 
 #define CALL_DEPTH 72 /* frames between main and the loop, so depth 64 captures 64 */
@@ -202,19 +204,32 @@ static double time_to_death(const char *self, const char *pre, int stacks)
     return ok ? ms : -1;
 }
 
-/* What the time of one event costs to measure: the wrapper reads the clock once with
- * libvkt's start of the fallback, twice for a backend without it. */
-static double clock_pair_ns(void)
+/* What the time of one event costs to measure, run through the shim's own clock (clock.c,
+ * built into this program): libvkt's events read CLOCK_MONOTONIC once, at their end; other
+ * backends' read the event clock twice, start and end, with the conversion to ns. */
+static double monotonic_read_ns(void)
 {
     const int n = 1000000;
     double t0 = now_ns();
-    volatile double sink = 0;
-    for (int i = 0; i < n; i++) {
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        sink += (double)(b.tv_nsec - a.tv_nsec);
-    }
+    volatile uint64_t sink = 0;
+    for (int i = 0; i < n; i++)
+        sink += fbc_now_ns();
+    (void)sink;
+    return (now_ns() - t0) / n;
+}
+
+static double event_clock_ns(bool monotonic_only, const char **name)
+{
+    fbc_clock_init(monotonic_only);
+    struct timespec nap = {0, 2000000};
+    nanosleep(&nap, NULL);
+    (void)fbc_clock_start(); /* the first event 1 ms on measures the counter's rate */
+    *name = fbc_clock_name();
+    const int n = 1000000;
+    double t0 = now_ns();
+    volatile uint64_t sink = 0;
+    for (int i = 0; i < n; i++)
+        sink += fbc_clock_since(fbc_clock_start());
     (void)sink;
     return (now_ns() - t0) / n;
 }
@@ -404,14 +419,19 @@ int main(int argc, char **argv)
                "100 ms", "-", death <= 100 ? "ok" : "MISSED");
         row("SIGTERM to death, 10000 stacks", 1, death, "ms", 100, death <= 100 ? "ok" : "MISSED");
     }
-    double pair = clock_pair_ns(), one = pair / 2;
-    printf("%-42s %-8s %12.2f %12s %9s %s\n", "timing an event, libvkt (one read)", "1", one,
-           "40", "-", one <= 40 ? "ok" : "MISSED");
-    printf("%-42s %-8s %12.2f %12s %9s %s\n", "timing an event, other (two reads)", "1", pair,
-           "40", "-", pair <= 40 ? "ok" : "MISSED");
-    row("timing an event, libvkt (one clock read)", 1, one, "ns", 40, one <= 40 ? "ok" : "MISSED");
-    row("timing an event, other backends (two clock reads)", 1, pair, "ns", 40,
-        pair <= 40 ? "ok" : "MISSED");
+    double one = monotonic_read_ns();
+    const char *clk, *mono;
+    double pair = event_clock_ns(false, &clk), mpair = event_clock_ns(true, &mono);
+    char what[3][64];
+    snprintf(what[0], sizeof what[0], "timing an event, libvkt (1 monotonic read)");
+    snprintf(what[1], sizeof what[1], "timing an event, others (2 %s reads)", clk);
+    snprintf(what[2], sizeof what[2], "  the same, FBCOUNT_CLOCK=%s", mono);
+    double v[3] = {one, pair, mpair};
+    for (int i = 0; i < 3; i++) {
+        printf("%-42s %-8s %12.2f %12s %9s %s\n", what[i], "1", v[i], "40", "-",
+               v[i] <= 40 ? "ok" : "MISSED");
+        row(what[i], 1, v[i], "ns", 40, v[i] <= 40 ? "ok" : "MISSED");
+    }
     if (rows) {
         fprintf(rows, "\n]}\n");
         fclose(rows);

@@ -1,0 +1,126 @@
+/* clock.c - CLOCK_MONOTONIC, and the clock that times a fallback when the backend does not say
+ * when it began.
+ *
+ * Such an event needs two reads, at the entry to host_result and at its end. Two reads of
+ * CLOCK_MONOTONIC cost 52-55 ns on a KVM guest whose clock source is kvm-clock (measured on
+ * the 2-core test VM, with the loop that fbcount-bench-overhead runs), more than the 40 ns
+ * an event may spend on its time. Two reads of the CPU's time-stamp counter cost 22-23 ns
+ * there (rdtscp: 42-44 ns, so plain rdtsc). The counter is used when the CPU says it is
+ * invariant (same rate in every power state, on every core), and its rate is measured
+ * against CLOCK_MONOTONIC over the process's own life, from the shim's start to the first
+ * timed event at least 1 ms later; events before that read CLOCK_MONOTONIC.
+ *
+ * The kernel may refuse the counter as the system clock (tsc=unstable on this VM's command
+ * line), a judgement about one monotonic clock across all CPUs and suspend; a fallback's
+ * time is two reads by one thread microseconds apart, where only the rate matters.
+ * FBCOUNT_CLOCK=monotonic keeps to CLOCK_MONOTONIC, and the dump says which clock ran. */
+#include <time.h>
+
+#include "base.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#define HAVE_TSC 1
+#else
+#define HAVE_TSC 0
+#endif
+
+static uint64_t fbc_clock_mult;             /* ns per tick, 32.32 fixed point; 0: monotonic */
+static bool usable;                         /* an invariant counter, not refused by config */
+static uint64_t tsc0, mono0;                /* a matched pair read at start */
+#define CALIBRATE_NS 1000000u               /* the shortest window the rate is measured over */
+
+uint64_t fbc_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t fbc_clock_ticks(void)
+{
+#if HAVE_TSC
+    return __rdtsc();
+#else
+    return fbc_now_ns();
+#endif
+}
+
+/* A counter reading and a CLOCK_MONOTONIC reading taken together: the counter is read on
+ * both sides of the clock, and a pair that a preemption split (more than ~10 us at any rate
+ * this code accepts) is read again. */
+static bool read_pair(uint64_t *ticks, uint64_t *ns)
+{
+    for (int i = 0; i < 4; i++) {
+        uint64_t a = fbc_clock_ticks(), n = fbc_now_ns(), b = fbc_clock_ticks();
+        if (b >= a && b - a < 50000) {
+            *ticks = a + (b - a) / 2;
+            *ns = n;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool invariant_counter(void)
+{
+#if HAVE_TSC
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0x80000000u, &a, &b, &c, &d) || a < 0x80000007u)
+        return false;
+    __get_cpuid(0x80000007u, &a, &b, &c, &d);
+    return (d >> 8) & 1;
+#else
+    return false;
+#endif
+}
+
+void fbc_clock_init(bool monotonic_only)
+{
+    fbc_clock_mult = 0;
+    usable = !monotonic_only && invariant_counter() && read_pair(&tsc0, &mono0);
+}
+
+/* Measures the rate once the window is long enough: the pair read now against the pair read
+ * at start. A rate outside 50 MHz..20 GHz means the counter is not what it claims, and the
+ * monotonic clock stays. Threads that race here compute nearly the same rate; any wins. */
+__attribute__((noinline)) static void calibrate(uint64_t now_ns)
+{
+    uint64_t ticks, ns;
+    if (now_ns - mono0 < CALIBRATE_NS || !read_pair(&ticks, &ns) || ticks <= tsc0)
+        return;
+    uint64_t dt = ticks - tsc0, dn = ns - mono0;
+    if (dt < dn / 20 || dt > dn * 20) {
+        usable = false;
+        return;
+    }
+    uint64_t mult = (uint64_t)(((unsigned __int128)dn << 32) / dt);
+    __atomic_store_n(&fbc_clock_mult, mult, __ATOMIC_RELAXED);
+}
+
+fbc_stamp fbc_clock_start(void)
+{
+    uint64_t mult = __atomic_load_n(&fbc_clock_mult, __ATOMIC_RELAXED);
+    if (mult)
+        return (fbc_stamp){fbc_clock_ticks(), mult};
+    uint64_t now = fbc_now_ns();
+    if (usable)
+        calibrate(now);
+    return (fbc_stamp){now, 0};
+}
+
+uint64_t fbc_clock_since(fbc_stamp s)
+{
+    if (s.mult) {
+        uint64_t t = fbc_clock_ticks();
+        return t > s.t ? (uint64_t)(((unsigned __int128)(t - s.t) * s.mult) >> 32) : 0;
+    }
+    uint64_t t = fbc_now_ns();
+    return t > s.t ? t - s.t : 0;
+}
+
+const char *fbc_clock_name(void)
+{
+    return __atomic_load_n(&fbc_clock_mult, __ATOMIC_RELAXED) ? "tsc" : "monotonic";
+}
