@@ -11,10 +11,11 @@ a step is then two input writes and one launch.
 
 usage: lenet.py [--batch N] [--steps N] [--seed N] [--lr X] [--act tanh|relu]
                 [--device SEL] [--print-every N] [--warmup N] [--warm-ms MS] [--stats]
-                [--graph] [--profile N]
+                [--graph] [--fixed-batch] [--render-ahead MIB] [--profile N]
 (the options, output and exit status of vkt-lenet)
 """
 import argparse
+import collections
 import math
 import sys
 import time
@@ -333,15 +334,22 @@ def main(argv=None):
     ap.add_argument("--graph", action="store_true", help="record the step once (ctx.record) and replay it every step")
     ap.add_argument("--fixed-batch", action="store_true",
                     help="with --graph: write the first batch once and replay on it (as vkt-lenet --fixed-batch)")
+    ap.add_argument("--render-ahead", type=int, default=64, metavar="MIB",
+                    help="render the coming steps' batches ahead, up to MIB MiB at a time, the first before the "
+                         "warm-up (default 64; 0: each batch just before its step). Rendering in Python takes "
+                         "tens of ms a batch (libm per pixel, bit for bit as C): between steps, it leaves the "
+                         "GPU idle that long, and an idle GPU lowers its clocks")
     ap.add_argument("--profile", type=int, metavar="N",
                     help="after the timed steps, run N more with every dispatch timed and print the GPU time "
                          "per step by op and kernel, largest first")
     args = ap.parse_args(argv)
     if not 1 <= args.batch <= 1 << 16 or args.steps < 0 or args.print_every < 1 or args.warmup < 0 \
             or not 0 <= args.seed <= 1 << 40 or not 0 < args.lr < 100 or not 0 <= args.warm_ms <= 600000 \
-            or (args.profile is not None and not 1 <= args.profile <= 1 << 20):
+            or (args.profile is not None and not 1 <= args.profile <= 1 << 20) \
+            or not 0 <= args.render_ahead <= 1 << 16:
         ap.error("out of range: --batch 1..65536, --steps >= 0, --print-every >= 1, --warmup >= 0, "
-                 "--seed 0..2^40, --lr in (0, 100), --warm-ms 0..600000, --profile 1..2^20")
+                 "--seed 0..2^40, --lr in (0, 100), --warm-ms 0..600000, --profile 1..2^20, "
+                 "--render-ahead 0..65536")
     try:
         ctx = vkt.Context(args.device)
         model = LeNet(ctx, args.act, args.seed, args.lr)
@@ -357,8 +365,19 @@ def main(argv=None):
     print(f"device: {ctx.device_name}, batch {args.batch}, {args.steps} steps, {args.act}, lr {args.lr:g}"
           + (", recorded step (--graph)" if args.graph else ""))
     rng = Rng(rng_seed(args.seed))
+    # The batches of the coming steps, in the generator's order (the same stream as vkt-lenet's).
+    # The first ones are rendered before the warm-up, which then trains on the first: a GPU idle
+    # for the second that rendering takes drops its clocks, and the warm-up is there to raise them.
+    ahead = collections.deque()
+    per_batch = args.batch * (SIDE * SIDE + CLASSES) * 4
+
+    def render(steps_left):
+        want = 1 if args.fixed_batch else min(steps_left, (args.render_ahead << 20) // per_batch)
+        ahead.extend(digits_batch(rng, args.batch)[:2] for _ in range(max(want, 1)))
+
+    render(max(args.steps, 1))
+    images, onehot = ahead[0]  # the first training batch: the warm-up's, and --profile's without steps
     if args.warm_ms > 0:
-        images, onehot, _ = digits_batch(Rng(rng.state), args.batch)  # the training batches stay the same
         n, t0 = 0, time.perf_counter()
         while (time.perf_counter() - t0) * 1e3 < args.warm_ms:
             try:
@@ -372,7 +391,9 @@ def main(argv=None):
     timed_ms, gpu_ms, timed = 0.0, 0.0, 0
     for step in range(args.steps):
         if not args.fixed_batch or step == 0:
-            images, onehot, _ = digits_batch(rng, args.batch)
+            if not ahead:
+                render(args.steps - step)
+            images, onehot = ahead.popleft()
         show = step % args.print_every == 0 or step == args.steps - 1
         t0 = time.perf_counter()
         try:
