@@ -178,6 +178,72 @@ Test(dump, bad_hex_address)
     expect_invalid(t, "stacks[0].frames[0].offset: expected a hex string");
 }
 
+/* A dump whose "stacks" are the caller's text. */
+static char *with_stacks(const char *stacks, const char *more)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf,
+             "{\"schema\":\"fbcount/1\",\"reason\":\"crash\",\"seq\":1,"
+             "\"process\":{\"pid\":7,\"exe\":\"/bin/x\"},"
+             "\"total\":{\"fallbacks\":3,\"bytes\":0,\"host_ops\":0},"
+             "\"ops\":[],\"host_ops\":[],\"stacks\":%s%s}", stacks, more);
+    return buf;
+}
+
+/* Inline frames are read by their text, the stack's other members by jansson: whatever the
+ * order of the members, the blanks, a frame met again or an empty list, the stacks read the
+ * same; frames that are frame_table indices, or a list mixing both, are read whole. */
+Test(dump, inline_frames_read_by_their_text_read_as_written)
+{
+    const char *stacks =
+        "[{\"op\":\"vkt_dot\",\"count\":1,\"frames\":[{\"symbol\":\"host_result\"},"
+        "{\"symbol\":\"f\",\"offset\":\"0x10\"}]},\n"
+        " { \"frames\" : [ {\"symbol\":\"host_result\"} ,\n {\"symbol\":\"g\",\"line\":7} ] ,"
+        " \"count\" : 2 , \"op\":\"vkt_sum\" },"
+        "{\"count\":3,\"frames\":[]}]";
+    fbd_dump *d = from_text(with_stacks(stacks, ""));
+    cr_assert_not_null(d, "%s", err);
+    size_t n;
+    const fbd_stack *s = fbd_stacks(d, &n);
+    cr_assert_eq(n, 3);
+    cr_expect_str_eq(s[0].op, "vkt_dot");
+    cr_expect_str_eq(s[1].op, "vkt_sum");
+    cr_expect_eq(s[1].count, 2);
+    cr_assert_eq(s[0].nframes, 2);
+    cr_assert_eq(s[1].nframes, 2);
+    cr_expect_eq(s[2].nframes, 0);
+    cr_expect_eq(s[0].frames[0], s[1].frames[0], "one frame, read once");
+    cr_expect_eq(s[0].frames[1]->offset, 0x10);
+    cr_expect_str_eq(s[1].frames[1]->symbol, "g");
+    cr_expect_eq(s[1].frames[1]->line, 7);
+    fbd_free(d);
+    const char *mixed = "[{\"count\":1,\"frames\":[0,{\"symbol\":\"h\"}]},{\"count\":2,\"frames\":[{\"symbol\":\"h\"}]}]";
+    d = from_text(with_stacks(mixed, ",\"frame_table\":[{\"symbol\":\"t\"}]"));
+    cr_assert_not_null(d, "%s", err);
+    s = fbd_stacks(d, &n);
+    cr_assert_eq(n, 2);
+    cr_expect_str_eq(s[0].frames[0]->symbol, "t");
+    cr_expect_eq(s[0].frames[1], s[1].frames[0]);
+    fbd_free(d);
+}
+
+/* Errors in a stack read by its text still name their path and line, and a second "frames"
+ * is a duplicate however it is spelled. */
+Test(dump, inline_frames_read_by_their_text_keep_their_errors)
+{
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"}]},"
+                               "{\"count\":1,\"frames\":[{\"symbol\":\"a\"},{\"offset\":\"1f\"}]}]", ""),
+                   "stacks[1].frames[1].offset: expected a hex string");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":tru}]}]", ""),
+                   "stacks[0].frames[0]: line 1: not valid JSON");
+    expect_invalid(with_stacks("[{\"count\":tru,\"frames\":[{\"symbol\":\"a\"}]}]", ""), "not valid JSON");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[],\"frames\":[]}]", ""), "duplicate");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[],\"fr\\u0061mes\":[]}]", ""), "duplicate");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"}", ""), "truncated");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"} {}]}]", ""), "not valid JSON");
+    expect_invalid(with_stacks("[{\"frames\":[{\"symbol\":\"a\"}]}]", ""), "stacks[0].count: required");
+}
+
 Test(dump, duplicate_keys_are_rejected)
 {
     expect_invalid("{\"schema\":\"fbcount/1\",\"schema\":\"fbcount/1\"}", "duplicate");

@@ -46,6 +46,9 @@ struct fbd_dump {
 
 static const char *default_prefixes[] = {FBR_DEFAULT_OP_PREFIX}; /* rules/attrib.h */
 
+/* Duplicate keys are rejected so a dump cannot say two things about one field. */
+#define FBD_JSON_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
+
 /* Validation context: the JSON path being checked and the first error met. */
 typedef struct {
     fbd_dump *d;
@@ -55,6 +58,15 @@ typedef struct {
     bool failed;
     const fbd_frame **table; /* frame_table's frames, interned as it streams by */
     size_t ntable, captable;
+    /* Inline frames read by their text (split_stack): the stack at hand's frames, the memo of
+     * frames met before, and the stack object without its frames, for jansson. */
+    struct frame_text *slices;
+    size_t nslices, capslices;
+    struct memo_slot *memo;
+    char *rest;
+    size_t caprest;
+    bool split;    /* the stack at hand came split: its frames are in slices */
+    bool no_split; /* its frames are frame_table indices: stacks go to jansson whole */
 } vctx;
 
 static void fail(vctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -440,7 +452,73 @@ static void resolve_frames(vctx *c)
     }
 }
 
-/* One element of "stacks", already parsed on its own. */
+/* --- inline frames, each distinct text read once ---------------------------------------- */
+/* Crash dumps, and dumps without frame_table, spell every frame out in every stack, and most
+ * are the same few: the backend's frames and main. jansson's parse of those objects was 57% of
+ * reading such a dump (perf, `report --by stack`, 200,000 stacks). So the scanner splits a
+ * stack object (split_stack): its frame elements are kept as text and looked up here by their
+ * exact bytes, in a direct-mapped memo of 2^16 slots (1.5 MiB: the few frames every stack
+ * shares stay in it, and frames met once evict each other); only a text not in the memo goes
+ * to jansson and intern_frame. */
+#define MEMO_BITS 16
+
+struct frame_text {
+    const char *p; /* in the file's buffer, alive while it loads */
+    size_t n;
+    int line;
+};
+
+struct memo_slot {
+    const char *p;
+    size_t n;
+    const fbd_frame *f;
+};
+
+static size_t memo_hash(const char *p, size_t n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15u ^ n, w;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    w = 0;
+    memcpy(&w, p + i, n - i);
+    h = (h ^ w) * 0xc4ceb9fe1a85ec53u;
+    return (size_t)(h ^ (h >> 29)) & (((size_t)1 << MEMO_BITS) - 1);
+}
+
+/* The frames of a split stack, from their text: the memo's frame when the same bytes were
+ * read before, else jansson's parse of them, validated and interned like any frame object. */
+static void read_frame_texts(vctx *c, fbd_stack *st)
+{
+    st->nframes = c->nslices;
+    const fbd_frame **f = alloc(c, st->nframes, sizeof *f);
+    st->frames = f;
+    for (size_t i = 0; i < st->nframes && !c->failed; i++) {
+        const struct frame_text *t = &c->slices[i];
+        struct memo_slot *m = &c->memo[memo_hash(t->p, t->n)];
+        if (m->f && m->n == t->n && !memcmp(m->p, t->p, t->n)) {
+            f[i] = m->f;
+            continue;
+        }
+        size_t o = push_at(c, "." FBR_FRAMES, i);
+        json_error_t err;
+        json_t *e = json_loadb(t->p, t->n, FBD_JSON_FLAGS, &err);
+        if (!e) {
+            fail(c, "line %d: not valid JSON: %s", t->line + (err.line > 0 ? err.line - 1 : 0), err.text);
+        } else {
+            f[i] = intern_frame(c, e);
+            json_decref(e);
+            if (f[i])
+                *m = (struct memo_slot){t->p, t->n, f[i]};
+        }
+        pop(c, o);
+    }
+}
+
+/* One element of "stacks", already parsed on its own (without its frames when split). */
 static void read_stack(vctx *c, json_t *e, size_t i)
 {
     fbd_dump *d = c->d;
@@ -478,9 +556,15 @@ static void read_stack(vctx *c, json_t *e, size_t i)
     st->max_bytes = get_count(c, e, FBR_MAX_BYTES, false);
     st->ns = get_count(c, e, FBR_NS, false);
     st->max_ns = get_count(c, e, FBR_MAX_NS, false);
-    json_t *frames = get_array(c, e, FBR_FRAMES, true);
-    if (frames)
-        read_frames(c, frames, st);
+    if (c->split) {
+        if (json_object_get(e, FBR_FRAMES))
+            fail(c, "duplicate object key \"" FBR_FRAMES "\"");
+        read_frame_texts(c, st);
+    } else {
+        json_t *frames = get_array(c, e, FBR_FRAMES, true);
+        if (frames)
+            read_frames(c, frames, st);
+    }
     pop(c, o);
     if (!c->failed)
         d->nstacks++;
@@ -610,9 +694,6 @@ static void read_header(vctx *c, json_t *root)
 }
 
 /* --- the scanner: top-level keys and the stacks array ------------------------------------ */
-
-/* Duplicate keys are rejected so a dump cannot say two things about one field. */
-#define FBD_JSON_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
 
 typedef struct {
     const char *b;
@@ -754,6 +835,136 @@ static bool expect_char(vctx *c, scan *s, char ch, const char *what)
     return true;
 }
 
+static bool rest_put(vctx *c, size_t *n, const char *p, size_t len)
+{
+    if (*n + len + 1 > c->caprest) {
+        size_t cap = c->caprest ? c->caprest : 1024;
+        while (cap < *n + len + 1)
+            cap *= 2;
+        char *r = realloc(c->rest, cap);
+        if (!r) {
+            fail(c, "out of memory");
+            return false;
+        }
+        c->rest = r;
+        c->caprest = cap;
+    }
+    memcpy(c->rest + *n, p, len);
+    *n += len;
+    return true;
+}
+
+/* The elements of a stack's "frames" array at s->pos ('['), kept as text in c->slices.
+ * false when an element is not an object (frame_table indices: the stack is read whole, and
+ * so are the stacks after it) or the array is not well formed (jansson then says why). */
+static bool split_frames(vctx *c, scan *s)
+{
+    s->pos++;
+    skip_space(s);
+    if (s->pos < s->len && s->b[s->pos] == ']') {
+        s->pos++;
+        return true;
+    }
+    for (;;) {
+        skip_space(s);
+        size_t e = s->pos;
+        if (e >= s->len || s->b[e] != '{') {
+            c->no_split = e < s->len && (s->b[e] == '-' || (s->b[e] >= '0' && s->b[e] <= '9'));
+            return false;
+        }
+        int line = s->line;
+        if (!skip_value(c, s))
+            return false;
+        if (c->nslices == c->capslices) {
+            size_t cap = c->capslices ? c->capslices * 2 : 64;
+            struct frame_text *t = realloc(c->slices, cap * sizeof *t);
+            if (!t) {
+                fail(c, "out of memory");
+                return false;
+            }
+            c->slices = t;
+            c->capslices = cap;
+        }
+        c->slices[c->nslices++] = (struct frame_text){s->b + e, s->pos - e, line};
+        skip_space(s);
+        if (s->pos >= s->len)
+            return false;
+        char ch = s->b[s->pos++];
+        if (ch == ']')
+            return true;
+        if (ch != ',')
+            return false;
+    }
+}
+
+/* A stack object at s->pos ('{') split at the text level: its "frames" elements into
+ * c->slices (read by read_frame_texts), the other members parsed by jansson as an object of
+ * their own. NULL with c->split false and s->pos back at the start when the stack is to be
+ * read whole instead: frames that are indices, no frames array, or text that is not well
+ * formed (jansson's parse of the whole then names the error). NULL with c->failed on an error
+ * the scanner itself reports (truncation, nesting, memory). */
+static json_t *split_stack(vctx *c, scan *s)
+{
+    size_t start = s->pos, n = 0;
+    int line = s->line;
+    c->nslices = 0;
+    c->split = false;
+    if (!c->memo && !(c->memo = calloc((size_t)1 << MEMO_BITS, sizeof *c->memo))) {
+        fail(c, "out of memory");
+        return NULL;
+    }
+    bool frames = false;
+    s->pos++;
+    for (bool first = true;; first = false) {
+        skip_space(s);
+        if (s->pos < s->len && s->b[s->pos] == '}') {
+            s->pos++;
+            break;
+        }
+        if (!first) {
+            if (s->pos >= s->len || s->b[s->pos] != ',')
+                goto whole;
+            s->pos++;
+            skip_space(s);
+        }
+        size_t k = s->pos;
+        if (k >= s->len || s->b[k] != '"' || !skip_value(c, s))
+            goto whole;
+        size_t kend = s->pos;
+        skip_space(s);
+        if (s->pos >= s->len || s->b[s->pos] != ':')
+            goto whole;
+        s->pos++;
+        skip_space(s);
+        if (kend - k == sizeof FBR_FRAMES + 1 && !memcmp(s->b + k + 1, FBR_FRAMES, sizeof FBR_FRAMES - 1) &&
+            s->pos < s->len && s->b[s->pos] == '[') {
+            if (frames || !split_frames(c, s))
+                goto whole;
+            frames = true;
+            continue;
+        }
+        size_t v = s->pos;
+        if (!skip_value(c, s) || s->pos == v)
+            goto whole;
+        if (!rest_put(c, &n, n ? "," : "{", 1) || !rest_put(c, &n, s->b + k, kend - k) ||
+            !rest_put(c, &n, ":", 1) || !rest_put(c, &n, s->b + v, s->pos - v))
+            return NULL;
+    }
+    if (!frames || !rest_put(c, &n, n ? "}" : "{}", n ? 1 : 2))
+        goto whole;
+    json_t *rest = json_loadb(c->rest, n, FBD_JSON_FLAGS, NULL);
+    if (!rest)
+        goto whole;
+    c->split = true;
+    return rest;
+whole:
+    if (c->failed)
+        return NULL;
+    s->pos = start;
+    s->line = line;
+    return NULL;
+}
+
 /* Streams the array `key` element by element, each parsed on its own and given to each():
  * a million stacks, or frames, never stand in memory as one JSON tree. */
 static void stream_array(vctx *c, scan *s, const char *key, void (*each)(vctx *, json_t *, size_t))
@@ -773,9 +984,15 @@ static void stream_array(vctx *c, scan *s, const char *key, void (*each)(vctx *,
         s->pos++;
         return;
     }
+    bool stacks = each == read_stack;
     for (size_t i = 0; !c->failed; i++) {
         skip_space(s);
-        json_t *e = parse_value(c, s);
+        json_t *e = NULL;
+        c->split = false;
+        if (stacks && !c->no_split && s->pos < s->len && s->b[s->pos] == '{')
+            e = split_stack(c, s);
+        if (!e && !c->failed)
+            e = parse_value(c, s);
         if (!e)
             return;
         each(c, e, i);
@@ -929,6 +1146,9 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
         read_modules(&c, root);
     }
     free(c.table);
+    free(c.slices);
+    free(c.memo);
+    free(c.rest);
     if (c.failed) {
         fbd_free(d);
         return NULL;
