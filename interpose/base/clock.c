@@ -27,7 +27,7 @@
 #endif
 
 static uint64_t fbc_clock_mult;             /* ns per tick, 32.32 fixed point; 0: monotonic */
-static bool usable;                         /* an invariant counter, not refused by config */
+static bool usable; /* an invariant counter, not refused by config (relaxed: threads race to calibrate) */
 static uint64_t tsc0, mono0;                /* a matched pair read at start */
 #define CALIBRATE_NS 1000000u               /* the shortest window the rate is measured over */
 
@@ -92,7 +92,7 @@ __attribute__((noinline)) static void calibrate(uint64_t now_ns)
         return;
     uint64_t dt = ticks - tsc0, dn = ns - mono0;
     if (dt < dn / 20 || dt > dn * 20) {
-        usable = false;
+        __atomic_store_n(&usable, false, __ATOMIC_RELAXED);
         return;
     }
     uint64_t mult = (uint64_t)(((unsigned __int128)dn << 32) / dt);
@@ -105,7 +105,7 @@ fbc_stamp fbc_clock_start(void)
     if (mult)
         return (fbc_stamp){fbc_clock_ticks(), mult};
     uint64_t now = fbc_now_ns();
-    if (usable)
+    if (__atomic_load_n(&usable, __ATOMIC_RELAXED))
         calibrate(now);
     return (fbc_stamp){now, 0};
 }
