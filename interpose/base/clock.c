@@ -18,7 +18,7 @@
 
 #include "base.h"
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__) /* (the conversion needs unsigned __int128) */
 #include <cpuid.h>
 #include <x86intrin.h>
 #define HAVE_TSC 1
@@ -87,6 +87,7 @@ void fbc_clock_init(bool monotonic_only)
  * monotonic clock stays. Threads that race here compute nearly the same rate; any wins. */
 __attribute__((noinline)) static void calibrate(uint64_t now_ns)
 {
+#if HAVE_TSC
     uint64_t ticks, ns;
     if (now_ns - mono0 < CALIBRATE_NS || !read_pair(&ticks, &ns) || ticks <= tsc0)
         return;
@@ -97,6 +98,9 @@ __attribute__((noinline)) static void calibrate(uint64_t now_ns)
     }
     uint64_t mult = (uint64_t)(((unsigned __int128)dn << 32) / dt);
     __atomic_store_n(&fbc_clock_mult, mult, __ATOMIC_RELAXED);
+#else
+    (void)now_ns;
+#endif
 }
 
 fbc_stamp fbc_clock_start(void)
@@ -112,10 +116,12 @@ fbc_stamp fbc_clock_start(void)
 
 uint64_t fbc_clock_since(fbc_stamp s)
 {
+#if HAVE_TSC
     if (s.mult) {
         uint64_t t = fbc_clock_ticks();
         return t > s.t ? (uint64_t)(((unsigned __int128)(t - s.t) * s.mult) >> 32) : 0;
     }
+#endif
     uint64_t t = fbc_now_ns();
     return t > s.t ? t - s.t : 0;
 }
