@@ -12,8 +12,13 @@
  *
  * The kernel may refuse the counter as the system clock (tsc=unstable on this VM's command
  * line), a judgement about one monotonic clock across all CPUs and suspend; a fallback's
- * time is two reads by one thread microseconds apart, where only the rate matters.
- * FBCOUNT_CLOCK=monotonic keeps to CLOCK_MONOTONIC, and the dump says which clock ran. */
+ * time is two reads by one thread microseconds apart. What matters there is the rate, and,
+ * for a thread moved to another CPU between the reads, that the CPUs' counters agree: the
+ * kernel checks and aligns them at boot on bare metal, and a hypervisor gives all vCPUs one
+ * offset (the two vCPUs here agreed). A reading that went back counts as 0 ns. Plain rdtsc
+ * may also be reordered by a few ns against the code around it, which is far below an
+ * event's microseconds. FBCOUNT_CLOCK=monotonic keeps to CLOCK_MONOTONIC, and the dump says
+ * which clock ran. */
 #include <time.h>
 
 #include "base.h"
@@ -47,20 +52,23 @@ uint64_t fbc_clock_ticks(void)
 #endif
 }
 
-/* A counter reading and a CLOCK_MONOTONIC reading taken together: the counter is read on
- * both sides of the clock, and a pair that a preemption split (more than ~10 us at any rate
- * this code accepts) is read again. */
+/* A counter reading and the CLOCK_MONOTONIC time it was taken at: the counter read between
+ * two clock reads, the tightest of four tries, none accepted wider than 2 us (a preemption
+ * in between). An error of 1 us at each end of the 1 ms window is 0.2% in the rate. */
 static bool read_pair(uint64_t *ticks, uint64_t *ns)
 {
+    uint64_t best = 2000;
+    bool got = false;
     for (int i = 0; i < 4; i++) {
-        uint64_t a = fbc_clock_ticks(), n = fbc_now_ns(), b = fbc_clock_ticks();
-        if (b >= a && b - a < 50000) {
-            *ticks = a + (b - a) / 2;
-            *ns = n;
-            return true;
+        uint64_t a = fbc_now_ns(), t = fbc_clock_ticks(), b = fbc_now_ns();
+        if (b >= a && b - a < best) {
+            best = b - a;
+            *ticks = t;
+            *ns = a + (b - a) / 2;
+            got = true;
         }
     }
-    return false;
+    return got;
 }
 
 static bool invariant_counter(void)
@@ -82,35 +90,41 @@ void fbc_clock_init(bool monotonic_only)
     usable = !monotonic_only && invariant_counter() && read_pair(&tsc0, &mono0);
 }
 
-/* Measures the rate once the window is long enough: the pair read now against the pair read
- * at start. A rate outside 50 MHz..20 GHz means the counter is not what it claims, and the
- * monotonic clock stays. Threads that race here compute nearly the same rate; any wins. */
-__attribute__((noinline)) static void calibrate(uint64_t now_ns)
+/* Measures the rate: the pair read now against the pair read at start. A counter that went
+ * back (reset under the process), a pair that could not be read, or a rate outside
+ * 50 MHz..20 GHz ends the attempt for good, and the monotonic clock stays. Threads that race
+ * here compute nearly the same rate; any wins. */
+__attribute__((noinline)) static uint64_t calibrate(void)
 {
 #if HAVE_TSC
     uint64_t ticks, ns;
-    if (now_ns - mono0 < CALIBRATE_NS || !read_pair(&ticks, &ns) || ticks <= tsc0)
-        return;
+    if (!read_pair(&ticks, &ns) || ticks <= tsc0 || ns <= mono0) {
+        __atomic_store_n(&usable, false, __ATOMIC_RELAXED);
+        return 0;
+    }
     uint64_t dt = ticks - tsc0, dn = ns - mono0;
     if (dt < dn / 20 || dt > dn * 20) {
         __atomic_store_n(&usable, false, __ATOMIC_RELAXED);
-        return;
+        return 0;
     }
     uint64_t mult = (uint64_t)(((unsigned __int128)dn << 32) / dt);
     __atomic_store_n(&fbc_clock_mult, mult, __ATOMIC_RELAXED);
+    return mult;
 #else
-    (void)now_ns;
+    return 0;
 #endif
 }
 
+/* The event that finds the window long enough calibrates first and then starts on the
+ * counter, so its own time does not include the calibration. */
 fbc_stamp fbc_clock_start(void)
 {
     uint64_t mult = __atomic_load_n(&fbc_clock_mult, __ATOMIC_RELAXED);
     if (mult)
         return (fbc_stamp){fbc_clock_ticks(), mult};
     uint64_t now = fbc_now_ns();
-    if (__atomic_load_n(&usable, __ATOMIC_RELAXED))
-        calibrate(now);
+    if (__atomic_load_n(&usable, __ATOMIC_RELAXED) && now - mono0 >= CALIBRATE_NS && (mult = calibrate()))
+        return (fbc_stamp){fbc_clock_ticks(), mult};
     return (fbc_stamp){now, 0};
 }
 

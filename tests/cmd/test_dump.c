@@ -181,7 +181,7 @@ Test(dump, bad_hex_address)
 /* A dump whose "stacks" are the caller's text. */
 static char *with_stacks(const char *stacks, const char *more)
 {
-    static char buf[4096];
+    static char buf[16384];
     snprintf(buf, sizeof buf,
              "{\"schema\":\"fbcount/1\",\"reason\":\"crash\",\"seq\":1,"
              "\"process\":{\"pid\":7,\"exe\":\"/bin/x\"},"
@@ -234,14 +234,55 @@ Test(dump, inline_frames_read_by_their_text_keep_their_errors)
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"}]},"
                                "{\"count\":1,\"frames\":[{\"symbol\":\"a\"},{\"offset\":\"1f\"}]}]", ""),
                    "stacks[1].frames[1].offset: expected a hex string");
-    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":tru}]}]", ""),
-                   "stacks[0].frames[0]: line 1: not valid JSON");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":tru}]}]", ""), "line 1: not valid JSON");
+    /* A syntax error anywhere in the stack comes before what its valid parts would fail. */
+    expect_invalid(with_stacks("[{\"count\":\"x\",\"frames\":[{\"symbol\":tru}]}]", ""), "not valid JSON");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"offset\":\"zz\"},{\"symbol\":tru}]}]", ""),
+                   "not valid JSON");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":null,\"frames\":[]}]", ""),
+                   "line 1: not valid JSON: duplicate");
     expect_invalid(with_stacks("[{\"count\":tru,\"frames\":[{\"symbol\":\"a\"}]}]", ""), "not valid JSON");
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":[],\"frames\":[]}]", ""), "duplicate");
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":[],\"fr\\u0061mes\":[]}]", ""), "duplicate");
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"}", ""), "truncated");
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"} {}]}]", ""), "not valid JSON");
     expect_invalid(with_stacks("[{\"frames\":[{\"symbol\":\"a\"}]}]", ""), "stacks[0].count: required");
+}
+
+/* A frame read by its text is nested as deep as it would be inside its stack, and a string
+ * that ends in a backslash at the very end of the buffer is a truncated dump, never a read
+ * past it (the buffer below has no NUL after it). */
+Test(dump, inline_frames_read_by_their_text_keep_the_whole_parsers_limits)
+{
+    for (int deep = 2045; deep <= 2046; deep++) {
+        size_t cap = 4 * (size_t)deep + 512;
+        char *frames = malloc(cap);
+        cr_assert_not_null(frames);
+        int n = snprintf(frames, cap, "[{\"count\":1,\"frames\":[{\"symbol\":\"a\",\"x\":");
+        for (int i = 0; i < deep; i++)
+            frames[n++] = '[';
+        for (int i = 0; i < deep; i++)
+            frames[n++] = ']';
+        snprintf(frames + n, cap - (size_t)n, "}]}]");
+        const char *text = with_stacks(frames, "");
+        fbd_dump *d = fbd_load_buffer(text, strlen(text), "t.json", &st, err, sizeof err);
+        if (deep == 2045)
+            cr_expect_not_null(d, "%s", err);
+        else
+            cr_expect(!d && strstr(err, "nested too deeply"), "%s", err);
+        fbd_free(d);
+        free(frames);
+    }
+    const char *cut = "{\"schema\":\"fbcount/1\",\"stacks\":[{\"count\":1,\"op\":\"abc\\";
+    size_t len = strlen(cut);
+    char *exact = malloc(len);
+    cr_assert_not_null(exact);
+    memcpy(exact, cut, len);
+    fbd_dump *d = fbd_load_buffer(exact, len, "t.json", &st, err, sizeof err);
+    cr_expect_null(d);
+    cr_expect(strstr(err, "truncated") != NULL, "%s", err);
+    fbd_free(d);
+    free(exact);
 }
 
 Test(dump, duplicate_keys_are_rejected)

@@ -466,6 +466,8 @@ struct frame_text {
     const char *p; /* in the file's buffer, alive while it loads */
     size_t n;
     int line;
+    const fbd_frame *f; /* the memo's frame for this text, or NULL and: */
+    json_t *v;          /* jansson's parse of it (split_stack parses before anything is checked) */
 };
 
 struct memo_slot {
@@ -489,32 +491,29 @@ static size_t memo_hash(const char *p, size_t n)
     return (size_t)(h ^ (h >> 29)) & (((size_t)1 << MEMO_BITS) - 1);
 }
 
-/* The frames of a split stack, from their text: the memo's frame when the same bytes were
- * read before, else jansson's parse of them, validated and interned like any frame object. */
+/* The frames of a split stack: the memo's frame where the same bytes were read before, else
+ * the parse split_stack made, validated and interned like any frame object (and remembered). */
 static void read_frame_texts(vctx *c, fbd_stack *st)
 {
     st->nframes = c->nslices;
     const fbd_frame **f = alloc(c, st->nframes, sizeof *f);
     st->frames = f;
-    for (size_t i = 0; i < st->nframes && !c->failed; i++) {
-        const struct frame_text *t = &c->slices[i];
-        struct memo_slot *m = &c->memo[memo_hash(t->p, t->n)];
-        if (m->f && m->n == t->n && !memcmp(m->p, t->p, t->n)) {
-            f[i] = m->f;
+    for (size_t i = 0; i < st->nframes; i++) {
+        struct frame_text *t = &c->slices[i];
+        if (t->f) {
+            if (f)
+                f[i] = t->f;
             continue;
         }
-        size_t o = push_at(c, "." FBR_FRAMES, i);
-        json_error_t err;
-        json_t *e = json_loadb(t->p, t->n, FBD_JSON_FLAGS, &err);
-        if (!e) {
-            fail(c, "line %d: not valid JSON: %s", t->line + (err.line > 0 ? err.line - 1 : 0), err.text);
-        } else {
-            f[i] = intern_frame(c, e);
-            json_decref(e);
+        if (!c->failed && f) {
+            size_t o = push_at(c, "." FBR_FRAMES, i);
+            f[i] = intern_frame(c, t->v);
             if (f[i])
-                *m = (struct memo_slot){t->p, t->n, f[i]};
+                c->memo[memo_hash(t->p, t->n)] = (struct memo_slot){t->p, t->n, f[i]};
+            pop(c, o);
         }
-        pop(c, o);
+        json_decref(t->v);
+        t->v = NULL;
     }
 }
 
@@ -557,8 +556,6 @@ static void read_stack(vctx *c, json_t *e, size_t i)
     st->ns = get_count(c, e, FBR_NS, false);
     st->max_ns = get_count(c, e, FBR_MAX_NS, false);
     if (c->split) {
-        if (json_object_get(e, FBR_FRAMES))
-            fail(c, "duplicate object key \"" FBR_FRAMES "\"");
         read_frame_texts(c, st);
     } else {
         json_t *frames = get_array(c, e, FBR_FRAMES, true);
@@ -733,7 +730,7 @@ static void syntax(vctx *c, const scan *s, const char *what)
 /* Finds the end of the value at s->pos without parsing it (jansson parses the slice
  * afterwards): strings, brackets and the end of a scalar. Leaves s->pos at the end.
  * false on a value that runs into the end of the file, or that nests too deeply. */
-static bool skip_value(vctx *c, scan *s)
+static bool skip_value_within(vctx *c, scan *s, size_t max_depth)
 {
     size_t depth = 0, i = s->pos;
     const char *b = s->b;
@@ -746,8 +743,10 @@ static bool skip_value(vctx *c, scan *s)
                 else if (b[i] == '\n')
                     s->line++;
             }
-            if (i >= s->len)
+            if (i >= s->len) {
+                i = s->len; /* a backslash as the last byte stepped past the end */
                 break;
+            }
             i++;
             if (depth == 0) {
                 s->pos = i;
@@ -756,7 +755,7 @@ static bool skip_value(vctx *c, scan *s)
             continue;
         }
         if (ch == '{' || ch == '[') {
-            if (++depth > JSON_PARSER_MAX_DEPTH) {
+            if (++depth > max_depth) {
                 c->failed = true;
                 snprintf(c->err, c->errlen, "%s: line %d: nested too deeply (more than %d "
                          "levels)", c->d->path, s->line, JSON_PARSER_MAX_DEPTH);
@@ -782,6 +781,11 @@ static bool skip_value(vctx *c, scan *s)
     }
     s->pos = i;
     return true;
+}
+
+static bool skip_value(vctx *c, scan *s)
+{
+    return skip_value_within(c, s, JSON_PARSER_MAX_DEPTH);
 }
 
 /* Parses the value at s->pos with jansson; NULL (with the error set) when it is not JSON. */
@@ -873,7 +877,8 @@ static bool split_frames(vctx *c, scan *s)
             return false;
         }
         int line = s->line;
-        if (!skip_value(c, s))
+        /* Within the whole stack a frame's object sits two levels down (the stack, frames). */
+        if (!skip_value_within(c, s, JSON_PARSER_MAX_DEPTH - 2))
             return false;
         if (c->nslices == c->capslices) {
             size_t cap = c->capslices ? c->capslices * 2 : 64;
@@ -885,7 +890,7 @@ static bool split_frames(vctx *c, scan *s)
             c->slices = t;
             c->capslices = cap;
         }
-        c->slices[c->nslices++] = (struct frame_text){s->b + e, s->pos - e, line};
+        c->slices[c->nslices++] = (struct frame_text){s->b + e, s->pos - e, line, NULL, NULL};
         skip_space(s);
         if (s->pos >= s->len)
             return false;
@@ -955,6 +960,26 @@ static json_t *split_stack(vctx *c, scan *s)
     json_t *rest = json_loadb(c->rest, n, FBD_JSON_FLAGS, NULL);
     if (!rest)
         goto whole;
+    if (json_object_get(rest, FBR_FRAMES)) { /* spelled with escapes: jansson names the duplicate */
+        json_decref(rest);
+        goto whole;
+    }
+    /* Every frame text the memo lacks is parsed now, before anything of the stack is checked:
+     * one that is not JSON sends the stack to jansson whole, whose error it is to name. */
+    for (size_t i = 0; i < c->nslices; i++) {
+        struct frame_text *t = &c->slices[i];
+        const struct memo_slot *m = &c->memo[memo_hash(t->p, t->n)];
+        t->f = m->f && m->n == t->n && !memcmp(m->p, t->p, t->n) ? m->f : NULL;
+        t->v = t->f ? NULL : json_loadb(t->p, t->n, FBD_JSON_FLAGS, NULL);
+        if (!t->f && !t->v) {
+            for (size_t j = 0; j < i; j++) {
+                json_decref(c->slices[j].v);
+                c->slices[j].v = NULL;
+            }
+            json_decref(rest);
+            goto whole;
+        }
+    }
     c->split = true;
     return rest;
 whole:
@@ -997,6 +1022,10 @@ static void stream_array(vctx *c, scan *s, const char *key, void (*each)(vctx *,
             return;
         each(c, e, i);
         json_decref(e);
+        for (size_t j = 0; c->split && j < c->nslices; j++) { /* what a failed stack left unread */
+            json_decref(c->slices[j].v);
+            c->slices[j].v = NULL;
+        }
         skip_space(s);
         if (s->pos >= s->len) {
             truncated(c, s);
