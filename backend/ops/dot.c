@@ -52,7 +52,7 @@ typedef struct dot_kernel {
     bool vec;        /* reads 4-vectors where the host says they are aligned */
 } dot_kernel;
 
-enum { DK_DIRECT, DK_TINY, DK_SMALL, DK_BIG, DK_BIG_VEC, DK_WIDE_VEC, DK__COUNT };
+enum { DK_DIRECT, DK_TINY, DK_SMALL, DK_BIG, DK_BIG_VEC, DK_TALL_VEC, DK__COUNT };
 static const dot_kernel dot_kernels[DK__COUNT] = {
     [DK_DIRECT] = {"direct", {SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8},
                    0, 0, false},
@@ -61,7 +61,7 @@ static const dot_kernel dot_kernels[DK__COUNT] = {
                   false},
     [DK_BIG] = {"big", {SPV_gemm_big_f32, -1, -1, -1}, 128, 128, false},
     [DK_BIG_VEC] = {"big_vec", {SPV_gemm_big_vec_f32, -1, -1, -1}, 128, 128, true},
-    [DK_WIDE_VEC] = {"wide_vec", {SPV_gemm_wide_vec_f32, -1, -1, -1}, 128, 256, true},
+    [DK_TALL_VEC] = {"tall_vec", {SPV_gemm_tall_vec_f32, -1, -1, -1}, 256, 128, true},
 };
 
 /* ---- planning -------------------------------------------------------------- */
@@ -163,11 +163,13 @@ static int dot_layout(const vkt_tensor *t, dot_operand *op, const vkt_tensor **s
  * against 6 to 8 us for LeNet's other small products with the 16 x 16 tile). */
 #define DOT_TINY_OUTPUTS 131072
 
-/* The 128 x 256 tile with 4-vector loads pays off once there are enough of its
+/* The 256 x 128 tile with 4-vector loads pays off once there are enough of its
  * tiles to fill the GPU (H200, each kernel forced, 2026-12-01: 2048^3 ran at 40.0
- * TFLOP/s wide_vec, 38.9 big_vec, 33.8 big; 4096^3 at 42.7, 40.9 and 35.5, against
- * torch.mm's 49.7), and below that the 64 x 64 tile wins (1024^3: 20.7 small,
- * 16.7 big_vec, 10.1 wide_vec); lavapipe (a CPU) gains nothing from big tiles.
+ * TFLOP/s with the 128 x 256 tile then used, 38.9 big_vec, 33.8 big; 4096^3 at
+ * 42.7, 40.9 and 35.5, against torch.mm's 49.7; 2026-12-02: 256 x 128 at 40.5 and
+ * 43.2, 1-1.3% above 128 x 256 at every size), and below that the 64 x 64 tile
+ * wins (1024^3: 20.7 small, 16.7 big_vec, 10.1 for the 128 x 256 tile); lavapipe
+ * (a CPU) gains nothing from big tiles.
  * Thin products would idle most of a tile: one thread per output there, but
  * on a GPU small ones take the 16 x 16 tile (DOT_TINY_OUTPUTS). */
 static int dot_auto(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
@@ -177,8 +179,8 @@ static int dot_auto(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, ui
         return DK_TINY;
     if (M < 16 || N < 16)
         return DK_DIRECT;
-    if (dt == VKT_F32 && gpu && Q * ((M + 127) / 128) * ((N + 255) / 256) >= 128)
-        return DK_WIDE_VEC;
+    if (dt == VKT_F32 && gpu && Q * ((M + 255) / 256) * ((N + 127) / 128) >= 128)
+        return DK_TALL_VEC;
     return DK_SMALL;
 }
 
@@ -190,7 +192,7 @@ static int dot_choose(vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64
         for (int k = 0; k < DK__COUNT; k++)
             if (strcmp(dot_kernels[k].name, ctx->dot_kernel) == 0)
                 return dot_kernels[k].shader[dt] >= 0 ? k : dot_auto(ctx, dt, Q, M, N);
-        fprintf(stderr, "libvkt: VKT_DOT_KERNEL=%s names no dot kernel (direct, tiny, small, big, big_vec, wide_vec); "
+        fprintf(stderr, "libvkt: VKT_DOT_KERNEL=%s names no dot kernel (direct, tiny, small, big, big_vec, tall_vec); "
                         "choosing by size\n", ctx->dot_kernel);
         free(ctx->dot_kernel);
         ctx->dot_kernel = NULL;

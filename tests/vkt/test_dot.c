@@ -185,12 +185,13 @@ Test(dot, grid_limits)
  * where the 4-vector loads must stand aside. */
 Test(dot, every_kernel_on_every_layout, .timeout = 240)
 {
-    static const char *const kernels[] = {"direct", "tiny", "small", "big", "big_vec", "wide_vec"};
+    static const char *const kernels[] = {"direct", "tiny", "small", "big", "big_vec", "tall_vec"};
     struct {
         h_shape a, b;
         dot_arg arg;
     } cases[] = {
         {shp(2, (int64_t[]){130, 36}), shp(2, (int64_t[]){36, 260}), {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){260, 36}), shp(2, (int64_t[]){36, 132}), {.ca = {1}, .cb = {0}, .nc = 1}},
         {shp(2, (int64_t[]){36, 132}), shp(2, (int64_t[]){36, 260}), {.ca = {0}, .cb = {0}, .nc = 1}},
         {shp(2, (int64_t[]){132, 36}), shp(2, (int64_t[]){264, 36}), {.ca = {1}, .cb = {1}, .nc = 1}},
         {shp(2, (int64_t[]){66, 37}), shp(2, (int64_t[]){37, 129}), {.ca = {1}, .cb = {0}, .nc = 1}},
