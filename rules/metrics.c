@@ -1,5 +1,6 @@
 /* metrics.c - see metrics.h. */
 #include "metrics.h"
+#include "decimal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,13 +41,8 @@ static void puts_(out_t *o, const char *s) { put(o, s, strlen(s)); }
 
 static void put_u64(out_t *o, uint64_t v)
 {
-    char d[24];
-    size_t i = sizeof d;
-    do {
-        d[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    put(o, d + i, sizeof d - i);
+    char d[20];
+    put(o, d, fbr_fmt_u64(d, v));
 }
 
 static void put_i64(out_t *o, int64_t v)

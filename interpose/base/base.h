@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "allow.h"
+#include "decimal.h" /* fbr_fmt_u64 */
 #include "attrib.h"
 
 #define FBC_EXPORT __attribute__((visibility("default")))
@@ -80,7 +81,6 @@ typedef struct {
 void fbc_clock_init(bool monotonic_only);
 fbc_stamp fbc_clock_start(void);
 uint64_t fbc_clock_since(fbc_stamp s); /* ns from s to now, 0 if the clock went back */
-uint64_t fbc_clock_ticks(void);        /* the raw counter (CLOCK_MONOTONIC ns without one) */
 const char *fbc_clock_name(void);      /* "tsc" once its rate is known, else "monotonic" */
 
 /* ---- fd.c: the shim's own descriptors, kept out of the application's way ------------- */
@@ -116,7 +116,6 @@ void fbc_w_num(fbc_writer *w, const char *key, uint64_t v); /* key (e.g. ",\"cou
 void fbc_w_i64(fbc_writer *w, int64_t v);
 void fbc_w_hex(fbc_writer *w, uint64_t v);          /* "0x..." quoted */
 void fbc_w_flush(fbc_writer *w);
-size_t fbc_fmt_u64(char *out, uint64_t v);          /* no NUL; returns length */
 void fbc_fmt_time(char out[21], uint64_t unix_s);   /* UTC ISO 8601, NUL-terminated */
 
 /* ---- output.c: file names and atomic writes, async-signal-safe --------------------- */

@@ -43,7 +43,8 @@ uint64_t fbc_now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t fbc_clock_ticks(void)
+/* The raw counter (CLOCK_MONOTONIC ns on a machine without one). */
+static inline uint64_t fbc_clock_ticks(void)
 {
 #if HAVE_TSC
     return __rdtsc();

@@ -46,7 +46,7 @@ static void put_str(sbuf *b, const char *s)
 static void put_num(sbuf *b, uint64_t v)
 {
     char d[20];
-    put(b, d, fbc_fmt_u64(d, v));
+    put(b, d, fbr_fmt_u64(d, v));
 }
 
 /* seq 0 names the checkpoint file ("checkpoint" for %n). */

@@ -123,23 +123,10 @@ void fbc_w_json(fbc_writer *w, const char *s)
     fbc_w_raw(w, "\"", 1);
 }
 
-size_t fbc_fmt_u64(char *out, uint64_t v)
-{
-    char tmp[20];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    for (size_t i = 0; i < n; i++)
-        out[i] = tmp[n - 1 - i];
-    return n;
-}
-
 void fbc_w_u64(fbc_writer *w, uint64_t v)
 {
     char b[20];
-    fbc_w_raw(w, b, fbc_fmt_u64(b, v));
+    fbc_w_raw(w, b, fbr_fmt_u64(b, v));
 }
 
 void fbc_w_num(fbc_writer *w, const char *key, uint64_t v)

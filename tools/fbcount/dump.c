@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "attrib.h"   /* rules/: the default op prefix */
+#include "decimal.h"  /* rules/: fbr_fmt_u64 */
 #include "fields.h"   /* rules/: the field names the shim writes */
 #include "readfile.h" /* rules/: regular files only, never blocking, capped */
 #include "signals.h"
@@ -126,19 +127,14 @@ static size_t push(vctx *c, const char *fmt, ...)
 static size_t push_at(vctx *c, const char *name, size_t i)
 {
     size_t old = strlen(c->path), n = strlen(name), room = sizeof c->path - old;
-    char digits[24];
-    size_t k = sizeof digits;
-    do {
-        digits[--k] = (char)('0' + i % 10);
-        i /= 10;
-    } while (i);
-    size_t nd = sizeof digits - k;
+    char digits[20];
+    size_t nd = fbr_fmt_u64(digits, i);
     if (n + nd + 3 > room) /* as vsnprintf would cut it: cut it */
-        return push(c, "%s[%.*s]", name, (int)nd, digits + k);
+        return push(c, "%s[%.*s]", name, (int)nd, digits);
     char *w = c->path + old;
     memcpy(w, name, n);
     w[n] = '[';
-    memcpy(w + n + 1, digits + k, nd);
+    memcpy(w + n + 1, digits, nd);
     w[n + 1 + nd] = ']';
     w[n + 2 + nd] = '\0';
     return old;
