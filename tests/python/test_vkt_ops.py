@@ -768,6 +768,33 @@ def test_bad_python_arguments_raise_vkt_error(ctx):
             fn()
 
 
+def test_cached_options_keep_each_calls_arguments(ctx, rng):
+    """conv, the window ops and dot build their option structs once per argument list: a call
+    after another with other arguments gets its own, and 1.0 where an int belongs is still refused
+    after the int made a cached struct (numpy's ints still work, uncached)."""
+    x = random(rng, "f32", (2, 3, 7, 6))
+    k = random(rng, "f32", (4, 3, 3, 2))
+    tx, tk = ctx.tensor(x), ctx.tensor(k)
+    for pad in ([(1, 1), (0, 2)], [(0, 0), (1, 1)], [(1, 1), (0, 2)]):
+        want = conv_ref(x, k, [1, 2], [p[0] for p in pad], [p[1] for p in pad], [1, 1], [1, 1])
+        check(vkt.conv(tx, tk, strides=[1, 2], padding=pad), want, "f32", *_tol("f32"))
+    with pytest.raises(vkt.Error, match="integers"):
+        vkt.conv(tx, tk, strides=[1.0, 2])
+    want = conv_ref(x, k, [2, 1], [0, 0], [0, 0], [1, 1], [1, 1])
+    check(vkt.conv(tx, tk, strides=[np.int64(2), 1]), want, "f32", *_tol("f32"))
+    for win in ((1, 1, 2, 2), (1, 1, 3, 1), (1, 1, 2, 2)):
+        want = _window_ref(x, list(win), list(win), [0] * 4, [0] * 4, [1] * 4, "max")
+        check(vkt.window_max(tx, win, strides=win), want, "f32")
+    with pytest.raises(vkt.Error, match="integers"):
+        vkt.window_max(tx, (1, 1, 2, 2), strides=(1, 1, 2.0, 2))
+    a, b = random(rng, "f32", (3, 5)), random(rng, "f32", (3, 4))
+    check(vkt.dot(ctx.tensor(a), [0], ctx.tensor(b), [0]), a.T.astype(np.float64) @ b, "f32", *_tol("f32"))
+    c = random(rng, "f32", (5, 4))
+    check(vkt.dot(ctx.tensor(a), [1], ctx.tensor(c), [0]), a.astype(np.float64) @ c, "f32", *_tol("f32"))
+    with pytest.raises(vkt.Error, match="integers"):
+        vkt.dot(ctx.tensor(a), [1.0], ctx.tensor(c), [0])
+
+
 def test_ops_under_a_forced_fallback_match(ctx, rng):
     a = random(rng, "f32", (5, 4))
     b = random(rng, "f32", (4, 3))

@@ -79,25 +79,74 @@ def _ints(values, what, ctype=ctypes.c_int):
         return None, 0
     if type(values) is not tuple:
         values = (values,) if isinstance(values, numbers.Integral) else tuple(values)
+    # Only exact ints make a key: 1.0 equals 1 as a key, and must still be refused.
+    exact = True
+    for v in values:
+        if type(v) is not int:
+            exact = False
+            break
     key = (ctype, values)
-    try:
-        arr = _ARRAYS.get(key)
-    except TypeError:  # unhashable elements: refused below
-        arr = None
+    arr = _ARRAYS.get(key) if exact else None
     if arr is None:
         try:
             vals = [operator.index(v) for v in values]
         except TypeError:
             raise Error(f"{what} must be integers, got {values!r}") from None
         arr = (ctype * builtins.max(len(vals), 1))(*vals)
-        # Only exact ints as keys: 1.0 hashes like 1 and must still be refused.
-        if len(_ARRAYS) < 4096 and builtins.all(type(v) is int for v in values):
+        if exact and len(_ARRAYS) < 4096:
             _ARRAYS[key] = arr
     return arr, len(values)
 
 
 def _i64(values, what):
     return _ints(values, what, ctypes.c_int64)
+
+
+# Option structs of conv and the window ops, by their Python arguments: a model passes the same
+# few again and again, and building one takes longer than the op's own call (libvkt only reads
+# them). Only exact ints, strings, None and tuples or lists of them make a key, so that 1.0 and
+# numpy's ints still meet the checks of the slow path.
+_OPTS = {}
+
+
+def _opts_key(*args):
+    """A key for _OPTS, or None when an argument is of a kind that is not cached: exact ints,
+    strings and None, and tuples or lists of ints or of tuples or lists of ints (the padding
+    pairs). Written flat, not recursive: it runs on every call of the op."""
+    key = []
+    for v in args:
+        t = type(v)
+        if t is list or t is tuple:
+            inner = []
+            for e in v:
+                te = type(e)
+                if te is int:
+                    inner.append(e)
+                elif te is list or te is tuple:
+                    for z in e:
+                        if type(z) is not int:
+                            return None
+                    inner.append(tuple(e))
+                else:
+                    return None
+            key.append(tuple(inner))
+        elif t is int or t is str or v is None:
+            key.append(v)
+        else:
+            return None
+    return tuple(key)
+
+
+def _opts_cached(key, build):
+    """build()'s result, made once per key (a None key: every time)."""
+    if key is None:
+        return build()
+    v = _OPTS.get(key)
+    if v is None:
+        v = build()
+        if len(_OPTS) < 4096:
+            _OPTS[key] = v
+    return v
 
 
 def _per_axis(value, n, what, default):
@@ -357,11 +406,18 @@ def gather(x, indices, axes=None):
 
 def _dot(a, ca, ba, b, cb, bb):
     ctx, a, b = _pair(a, b)
+    key = _opts_key("dot", ca, ba, cb, bb)
+    ca, ba, cb, bb, nc, nb = _opts_cached(key, lambda: _dot_axes(ca, ba, cb, bb))
+    return ctx._call(_F["vkt_dot"], a._h, ca, ba, b._h, cb, bb, nc, nb)
+
+
+def _dot_axes(ca, ba, cb, bb):
+    """vkt_dot's axis arrays and counts (contracting, batch) from Nx.dot's axis lists."""
     (ca, nca), (ba, nba), (cb, ncb), (bb, nbb) = (_ints(() if v is None else v, "dot axes") for v in (ca, ba, cb, bb))
     if nca != ncb or nba != nbb:
         raise Error(f"dot: {nca} and {ncb} contracting axes, {nba} and {nbb} batch axes: "
                     "each side needs as many as the other", _lib.EAXIS)
-    return ctx._call(_F["vkt_dot"], a._h, ca, ba, b._h, cb, bb, nca, nba)
+    return ca, ba, cb, bb, nca, nba
 
 
 def dot(a, *args):
@@ -467,10 +523,21 @@ def conv(input, kernel, strides=1, padding="valid", input_dilation=1, kernel_dil
     if rank < 3 or rank > _lib.MAX_RANK or k._rank() != rank:
         raise Error(f"conv: input and kernel need one rank from 3 to {_lib.MAX_RANK}, got shapes "
                     f"{x.shape} and {k.shape}", _lib.ESHAPE)
+    args = (strides, padding, input_dilation, kernel_dilation, feature_group_size, batch_group_size,
+            input_permutation, kernel_permutation, output_permutation)
+    # 'same' padding depends on the kernel's shape: built every time
+    key = None if padding == "same" else _opts_key("conv", rank, *args)
+    ref = _opts_cached(key, lambda: _conv_opts(rank, k, *args))
+    return ctx._call(_F["vkt_conv"], x._handle(), k._handle(), ref)
+
+
+def _conv_opts(rank, k, strides, padding, input_dilation, kernel_dilation, feature_group_size,
+               batch_group_size, input_permutation, kernel_permutation, output_permutation):
+    """A reference to conv's vkt_conv_opts (the struct kept alive by it)."""
     n = rank - 2
     o = _lib.ConvOpts()
     o.strides[:n] = _per_axis(strides, n, "strides", 1)
-    o.input_dilation[:n] = idil = _per_axis(input_dilation, n, "input_dilation", 1)
+    o.input_dilation[:n] = _per_axis(input_dilation, n, "input_dilation", 1)
     o.kernel_dilation[:n] = kdil = _per_axis(kernel_dilation, n, "kernel_dilation", 1)
     o.feature_group_size = operator.index(feature_group_size)
     o.batch_group_size = operator.index(batch_group_size)
@@ -484,15 +551,20 @@ def conv(input, kernel, strides=1, padding="valid", input_dilation=1, kernel_dil
             raise Error(f"conv: kernel_permutation {kperm} is out of range for rank {rank}", _lib.EAXIS)
         kspatial = [k.shape[a] for a in kperm[2:]]
         sizes = [(s - 1) * d + 1 for s, d in zip(kspatial, kdil)]
-    del idil
     lo, hi = _padding(padding, n, sizes, "conv")
     o.padding_lo[:n] = lo
     o.padding_hi[:n] = hi
-    return ctx._call(_F["vkt_conv"], x._handle(), k._handle(), ctypes.byref(o))
+    return ctypes.byref(o)
 
 
 def _window_opts(x, window, strides, padding, dilations, what):
+    """(window array, reference to vkt_window_opts) for x's rank, from the cache."""
     rank = x._rank()
+    key = _opts_key("window", rank, window, strides, padding, dilations, what)
+    return _opts_cached(key, lambda: _window_opts_built(rank, window, strides, padding, dilations, what))
+
+
+def _window_opts_built(rank, window, strides, padding, dilations, what):
     win = _per_axis(window, rank, "window_dimensions", 1)
     o = _lib.WindowOpts()
     o.strides[:rank] = _per_axis(strides, rank, "strides", 1)
@@ -500,7 +572,7 @@ def _window_opts(x, window, strides, padding, dilations, what):
     lo, hi = _padding(padding, rank, [(w - 1) * d + 1 for w, d in zip(win, dil)], what)
     o.padding_lo[:rank] = lo
     o.padding_hi[:rank] = hi
-    return _i64(win, "window_dimensions")[0], o
+    return _i64(win, "window_dimensions")[0], ctypes.byref(o)
 
 
 def _window(name):
@@ -510,7 +582,7 @@ def _window(name):
         ctx = _ctx_of(x)
         x = _operand(x, ctx)
         win, o = _window_opts(x, window_dimensions, strides, padding, window_dilations, name)
-        return ctx._call(_F[fn_name], x._handle(), win, ctypes.byref(o))
+        return ctx._call(_F[fn_name], x._handle(), win, o)
 
     return _named(op, name, (f"Nx.{name}: reduces every window of shape window_dimensions (strides 1, 'valid' "
                   f"padding and dilations 1 by default; padding takes the reduction's identity)."))
@@ -531,8 +603,7 @@ def _scatter(name):
         src = _operand(source, ctx, x.dtype)
         init = _operand(init_value, ctx, x.dtype)
         win, o = _window_opts(x, window_dimensions, strides, padding, 1, name)
-        return ctx._call(_F[fn_name], x._handle(), src._handle(), init._handle(), win,
-                         ctypes.byref(o))
+        return ctx._call(_F[fn_name], x._handle(), src._handle(), init._handle(), win, o)
 
     return _named(op, name, (f"Nx.{name}: adds each window's source value at its first {name[15:]}imum, into a "
                   "tensor of x's shape that starts from init_value."))
