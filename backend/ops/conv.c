@@ -13,7 +13,15 @@
  * their gradients) runs through shared memory (conv2d_tile), its reduction in
  * parts that conv2d_sum adds up when the outputs are few; any other takes one
  * of two general kernels: one invocation per output element, or one workgroup
- * per output element for few outputs with long reductions. */
+ * per output element for few outputs with long reductions.
+ *
+ * VKT_CONV_KERNEL=auto|tile|direct|split (ctx->conv_kernel) forces a kernel
+ * wherever it applies, for measuring them against each other: tile as
+ * above, direct except for the reductions a CPU device's loop limit would cut
+ * short, split always; elsewhere, and for auto, the choice is the automatic
+ * one. A name that is none is reported on standard error once and
+ * forgotten. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +242,15 @@ static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor
     p[CV_R] = (int32_t)(ksp * pl->csz[1][1]);
 }
 
+/* Products each output sums: kernel elements per output feature. */
+static int64_t cv_reduction(const cv_plan *pl)
+{
+    int64_t r = pl->csz[1][1];
+    for (int d = 0; d < pl->nsp; d++)
+        r *= pl->csz[1][2 + d];
+    return r;
+}
+
 /* Geometry past 32-bit shader arithmetic; shapes this large are refused by the
  * storage-range gate first on every device we know, but the gate stays honest. */
 static const char *conv_gate(const cv_plan *pl)
@@ -245,10 +262,7 @@ static const char *conv_gate(const cv_plan *pl)
         if (reach > INT32_MAX / 2 || llabs(o->padding_hi[d]) > INT32_MAX / 2)
             return "conv geometry (padding, strides, dilations) exceeds 32-bit shader indexing";
     }
-    int64_t r = pl->csz[1][1];
-    for (int d = 0; d < pl->nsp; d++)
-        r *= pl->csz[1][2 + d];
-    if (r > INT32_MAX)
+    if (cv_reduction(pl) > INT32_MAX)
         return "conv reduction length exceeds 32-bit shader indexing";
     return NULL;
 }
@@ -429,50 +443,95 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
     return s;
 }
 
+/* ---- choosing a kernel ------------------------------------------------------------ */
+
+/* conv's kernels by VKT_CONV_KERNEL's names: auto (the choice below), tile
+ * (conv2d_tile), direct, split. */
+enum { CK_AUTO, CK_TILE, CK_DIRECT, CK_SPLIT, CK__COUNT };
+static const char *const conv_kernel_names[CK__COUNT] = {"auto", "tile", "direct", "split"};
+
+/* VKT_CONV_KERNEL's kernel; a name that is none warns once and is forgotten. */
+static int conv_forced(vkt_ctx *ctx)
+{
+    if (!ctx->conv_kernel)
+        return CK_AUTO;
+    for (int k = 0; k < CK__COUNT; k++)
+        if (strcmp(conv_kernel_names[k], ctx->conv_kernel) == 0)
+            return k;
+    fprintf(stderr, "libvkt: VKT_CONV_KERNEL=%s names no conv kernel (auto, tile, direct, split); "
+                    "choosing by shape\n", ctx->conv_kernel);
+    free(ctx->conv_kernel);
+    ctx->conv_kernel = NULL;
+    return CK_AUTO;
+}
+
+/* The general kernels: one invocation per output (direct) or one workgroup
+ * per output (split), any dtype, layout, groups and dilations. */
+static int cv_general(vkt_ctx *ctx, const cv_plan *pl, bool split, const vkt_tensor *x, const vkt_tensor *k,
+                      vkt_tensor *y)
+{
+    int32_t params[CV_NPARAM];
+    fill_params(pl, x, k, y, params);
+    vkt_tensor *pt = NULL;
+    int s = tn_new(ctx, VKT_S32, (const int64_t[]){CV_NPARAM}, 1, &pt);
+    if (s == VKT_OK)
+        s = tn_alloc_device(pt);
+    if (s == VKT_OK)
+        s = tn_upload(pt, params, sizeof params);
+    if (s == VKT_OK) {
+        int fdt = pl->dtype == VKT_F64;
+        pl_dispatch d = {.shader = split ? split_shaders[fdt] : direct_shaders[fdt],
+                         .nbufs = 4,
+                         .bufs = {x->st, k->st, pt->st, y->st},
+                         .writes = {false, false, false, true}};
+        pl_grid(split ? (uint64_t)y->numel * 256 : y->numel, 256, d.groups);
+        s = pl_run(ctx, &d);
+    }
+    vkt_tensor_free(pt);
+    return s;
+}
+
+/* The kernel is VKT_CONV_KERNEL's where that one applies, else chosen here:
+ * conv2d_tile where it fits, else split for few outputs with long reductions
+ * (and on a CPU device for any reduction the direct kernel's one invocation
+ * could not finish), else direct. */
 static int conv_native(exec_call *c)
 {
     const cv_plan *pl = c->params;
     vkt_tensor *y = c->out;
     if (y->numel == 0)
         return VKT_OK;
+    vkt_ctx *ctx = y->ctx;
     const vkt_tensor *x = c->in[0], *k = c->in[1];
-    vkt_tensor *owned[3] = {0};
+    vkt_tensor *owned[2] = {0};
     int s = op_device_convert(x, pl->dtype, &x, &owned[0]);
     if (s == VKT_OK)
         s = op_device_convert(k, pl->dtype, &k, &owned[1]);
-    c2t_push tp;
-    uint32_t ob, pt;
-    uint64_t wgs;
-    if (s == VKT_OK && c2_fits(pl)) {
-        c2_geometry(pl, x, k, y, &tp);
-        if (c2t_plan(y->ctx, &tp, &ob, &pt, &wgs)) {
-            s = c2_run(y->ctx, &tp, ob, pt, wgs, x, k, y);
-            for (int i = 0; i < 2; i++)
-                vkt_tensor_free(owned[i]);
-            return s;
-        }
-    }
-    int32_t params[CV_NPARAM];
-    fill_params(pl, x, k, y, params);
-    if (s == VKT_OK)
-        s = tn_new(y->ctx, VKT_S32, (const int64_t[]){CV_NPARAM}, 1, &owned[2]);
-    if (s == VKT_OK)
-        s = tn_alloc_device(owned[2]);
-    if (s == VKT_OK)
-        s = tn_upload(owned[2], params, sizeof params);
     if (s == VKT_OK) {
-        int fdt = pl->dtype == VKT_F64;
-        bool cpu = y->ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-        bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && params[CV_R] >= CV_SPLIT_MIN_R) ||
-                     (cpu && params[CV_R] >= CV_CPU_LOOP_R);
-        pl_dispatch d = {.shader = split ? split_shaders[fdt] : direct_shaders[fdt],
-                         .nbufs = 4,
-                         .bufs = {x->st, k->st, owned[2]->st, y->st},
-                         .writes = {false, false, false, true}};
-        pl_grid(split ? (uint64_t)y->numel * 256 : y->numel, 256, d.groups);
-        s = pl_run(y->ctx, &d);
+        bool cpu = ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        int64_t r = cv_reduction(pl);
+        c2t_push tp = {0};
+        uint32_t ob = 0, pt = 0;
+        uint64_t wgs = 0;
+        bool fits = c2_fits(pl);
+        if (fits)
+            c2_geometry(pl, x, k, y, &tp);
+        bool tile = fits && c2t_plan(ctx, &tp, &ob, &pt, &wgs);
+        bool direct = !cpu || r < CV_CPU_LOOP_R;
+        int kn = conv_forced(ctx);
+        if ((kn == CK_TILE && !tile) || (kn == CK_DIRECT && !direct))
+            kn = CK_AUTO;
+        if (kn == CK_AUTO) {
+            bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && r >= CV_SPLIT_MIN_R) ||
+                         !direct;
+            kn = tile ? CK_TILE : split ? CK_SPLIT : CK_DIRECT;
+        }
+        if (kn == CK_TILE)
+            s = c2_run(ctx, &tp, ob, pt, wgs, x, k, y);
+        else
+            s = cv_general(ctx, pl, kn == CK_SPLIT, x, k, y);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 2; i++)
         vkt_tensor_free(owned[i]);
     return s;
 }

@@ -541,6 +541,102 @@ Test(conv, reductions_past_the_loop_limit)
                  "LeNet kernel gradient, batch 128");
 }
 
+/* ---- kernels by name: VKT_CONV_KERNEL --------------------------------------------- */
+
+/* A new context for the test, with VKT_CONV_KERNEL set to name (unset: NULL):
+ * the context reads the variable when it is created. */
+static void use_kernel(const char *name)
+{
+    h_teardown();
+    if (name)
+        cr_assert_eq(setenv("VKT_CONV_KERNEL", name, 1), 0);
+    else
+        cr_assert_eq(unsetenv("VKT_CONV_KERNEL"), 0);
+    h_setup();
+}
+
+/* Empties the profile, saying whether a dispatch of `kernel` (may be NULL)
+ * was in it. */
+static bool profile_seen(const char *kernel)
+{
+    size_t n = vkt_profile_read(h_ctx, NULL, 0);
+    vkt_profile_entry *e = malloc((n ? n : 1) * sizeof *e);
+    cr_assert_not_null(e);
+    n = vkt_profile_read(h_ctx, e, n);
+    bool seen = false;
+    for (size_t i = 0; i < n; i++)
+        seen = seen || (kernel && strcmp(e[i].kernel, kernel) == 0);
+    free(e);
+    return seen;
+}
+
+/* check() with every dispatch timed, asserting that kernel `ran` (may be
+ * NULL) ran: values alone cannot tell the kernels apart. A device without
+ * timestamps shows no dispatches, so there only the values are checked. */
+static void check_path(vkt_tensor *x, vkt_tensor *k, const vkt_conv_opts *o, const char *ran, const char *what)
+{
+    H_OK(vkt_ctx_set_profiling(h_ctx, true));
+    profile_seen(NULL);
+    check(x, k, o, what);
+    bool seen = profile_seen(ran);
+    H_OK(vkt_ctx_set_profiling(h_ctx, false));
+    if (ran && vkt_ctx_last_gpu_ns(h_ctx) >= 0)
+        cr_assert(seen, "%s: %s did not run", what, ran);
+}
+
+static void random_path(const int64_t *xs, const int64_t *ks, const vkt_conv_opts *o, uint64_t seed, const char *ran,
+                        const char *what)
+{
+    h_shape sx = shp(4, xs), sk = shp(4, ks);
+    vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed), *k = h_rand(VKT_F32, &sk, -1, 1, seed + 1);
+    check_path(x, k, o, ran, what);
+    vkt_tensor_free(x);
+    vkt_tensor_free(k);
+}
+
+/* The kernel gradient of a stride-1 conv of an n x c x h x w input with an
+ * o x c x kh x kw kernel and the given padding, as an autodiff emits it:
+ * input x, "kernel" the output's gradient (n x o x ho x wo), both with batch
+ * and feature axes swapped. */
+static void kgrad_path(const int64_t *xs, int64_t o, int64_t kh, int64_t kw, const int64_t *lo, const int64_t *hi,
+                       uint64_t seed, const char *ran, const char *what)
+{
+    vkt_conv_opts dk;
+    memset(&dk, 0, sizeof dk);
+    swap_batch_and_features(&dk);
+    for (int d = 0; d < 2; d++) {
+        dk.padding_lo[d] = lo[d];
+        dk.padding_hi[d] = hi[d];
+    }
+    int64_t g[4] = {xs[0], o, xs[2] + lo[0] + hi[0] - kh + 1, xs[3] + lo[1] + hi[1] - kw + 1};
+    char msg[224];
+    snprintf(msg, sizeof msg, "%s: x %lldx%lldx%lldx%lld, kernel %lldx%lldx%lldx%lld, padding %lld/%lld %lld/%lld",
+             what, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3], (long long)o,
+             (long long)xs[1], (long long)kh, (long long)kw, (long long)lo[0], (long long)hi[0], (long long)lo[1],
+             (long long)hi[1]);
+    random_path(xs, g, &dk, seed, ran, msg);
+}
+
+/* Each kernel VKT_CONV_KERNEL names runs where it applies, on LeNet's kernel
+ * gradients at batch 16 (where all of them do); a name that is none is
+ * reported and the choice goes back to the automatic one. */
+Test(conv, kernel_override, .timeout = 240)
+{
+    static const char *const names[][2] = {
+        {"tile", "conv2d_tile_f32"}, {"direct", "conv_direct_f32"}, {"split", "conv_split_f32"},
+        {"auto", NULL}, {"no-such-kernel", NULL},
+    };
+    const int64_t z[2] = {0, 0};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        use_kernel(names[i][0]);
+        char what[64];
+        snprintf(what, sizeof what, "VKT_CONV_KERNEL=%s", names[i][0]);
+        kgrad_path((int64_t[]){16, 1, 28, 28}, 6, 5, 5, z, z, 500 + 4 * i, names[i][1], what);
+        kgrad_path((int64_t[]){16, 6, 12, 12}, 16, 5, 5, z, z, 502 + 4 * i, names[i][1], what);
+    }
+    use_kernel(NULL);
+}
+
 /* ---- the error contract ------------------------------------------------------------ */
 
 static void expect_error(const vkt_tensor *x, const vkt_tensor *k, const vkt_conv_opts *o, int status,
