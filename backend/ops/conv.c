@@ -540,7 +540,8 @@ static bool kg_plan(const c2t_push *t, kg_launch *l)
     /* lavapipe's loop budget: per unit the staging and the lane's segments,
      * then the lanes' sums; more chunks while a chunk's units overrun it */
     uint64_t cnt = N * O * OH * OW;
-    uint64_t per_unit = ceil_div(cb * N * (rb + OH - 1) * xw, 256) + ceil_div(cb * O * rb * KW, 256) +
+    uint64_t per_unit = ceil_div(cb * N * (rb + OH - 1) * xw, 256 * KG_STAGE) +
+                        ceil_div(cb * O * rb * KW, 256 * KG_STAGE) +
                         ceil_div(rows * ceil_div(KW, js), lanes) * (js + 1) + 1;
     uint64_t tail = ceil_div(cnt, 256) * (lanes + 1) + 1;
     while (upc > 1 && upc * per_unit + tail > C2T_LOOP_BUDGET)

@@ -180,6 +180,8 @@
 #define KG_SM 8192
 #define KG_MAX_ACC 32
 #define KG_MAX_QB 8
+/* Values an invocation of conv2d_kgrad loads per staging round. */
+#define KG_STAGE 8
 /* conv2d_kgrad_sum.comp: outputs per workgroup; LOCAL / KG_SUM_W lanes
  * share out each one's parts. */
 #define KG_SUM_W 8

@@ -59,21 +59,48 @@ void main()
         uint c0 = u / nbands * p.cb, i0 = u % nbands * p.rb;
         uint ncb = min(p.cb, p.c - c0), nrb = min(p.rb, p.kh - i0), nxr = nrb + p.oh - 1;
         // Input rows i0 - ph ... of each feature and batch element, from
-        // column -pw; zeros outside the input.
-        for (uint e = lid; e < ncb * p.n * nxr * xw; e += LOCAL) {
-            uint col = e % xw, r = e / xw;
-            uint row = r % nxr, bc = r / nxr;
-            int iy = int(i0 + row) - p.ph, ix = int(col) - p.pw;
-            bool in_ = iy >= 0 && iy < int(p.ih) && ix >= 0 && ix < int(p.iw);
-            sm[(bc * xr + row) * xw + col] =
-                in_ ? x[int(bc % p.n) * p.xs[0] + int(c0 + bc / p.n) * p.xs[1] + iy * p.xs[2] + ix * p.xs[3]] : 0.0;
+        // column -pw; zeros outside the input. A round loads KG_STAGE values
+        // per invocation before it stores any, so it waits on memory once.
+        const uint nx = ncb * p.n * nxr * xw, ng = ncb * p.o * nrb * p.kw;
+        for (uint e0 = lid; e0 < nx; e0 += KG_STAGE * LOCAL) {
+            float v[KG_STAGE];
+            uint at[KG_STAGE];
+            [[unroll]] for (int s = 0; s < KG_STAGE; s++) {
+                uint e = e0 + uint(s) * LOCAL;
+                v[s] = 0.0;
+                at[s] = 0;
+                if (e < nx) {
+                    uint col = e % xw, r = e / xw;
+                    uint row = r % nxr, bc = r / nxr;
+                    int iy = int(i0 + row) - p.ph, ix = int(col) - p.pw;
+                    if (iy >= 0 && iy < int(p.ih) && ix >= 0 && ix < int(p.iw))
+                        v[s] = x[int(bc % p.n) * p.xs[0] + int(c0 + bc / p.n) * p.xs[1] + iy * p.xs[2] + ix * p.xs[3]];
+                    at[s] = (bc * xr + row) * xw + col;
+                }
+            }
+            [[unroll]] for (int s = 0; s < KG_STAGE; s++)
+                if (e0 + uint(s) * LOCAL < nx)
+                    sm[at[s]] = v[s];
         }
-        // Kernel rows i0 ... of each feature and output feature.
-        for (uint e = lid; e < ncb * p.o * nrb * p.kw; e += LOCAL) {
-            uint col = e % p.kw, r = e / p.kw;
-            uint row = r % nrb, fc = r / nrb;
-            sm[gbase + fc * gplane + row * p.kw + col] = kw[int(fc % p.o) * p.ks[0] + int(c0 + fc / p.o) * p.ks[1] +
-                                                            int(i0 + row) * p.ks[2] + int(col) * p.ks[3]];
+        // Kernel rows i0 ... of each feature and output feature, alike.
+        for (uint e0 = lid; e0 < ng; e0 += KG_STAGE * LOCAL) {
+            float v[KG_STAGE];
+            uint at[KG_STAGE];
+            [[unroll]] for (int s = 0; s < KG_STAGE; s++) {
+                uint e = e0 + uint(s) * LOCAL;
+                v[s] = 0.0;
+                at[s] = 0;
+                if (e < ng) {
+                    uint col = e % p.kw, r = e / p.kw;
+                    uint row = r % nrb, fc = r / nrb;
+                    v[s] = kw[int(fc % p.o) * p.ks[0] + int(c0 + fc / p.o) * p.ks[1] + int(i0 + row) * p.ks[2] +
+                              int(col) * p.ks[3]];
+                    at[s] = gbase + fc * gplane + row * p.kw + col;
+                }
+            }
+            [[unroll]] for (int s = 0; s < KG_STAGE; s++)
+                if (e0 + uint(s) * LOCAL < ng)
+                    sm[at[s]] = v[s];
         }
         barrier();
         if (lane < p.lanes) {
