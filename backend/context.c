@@ -178,6 +178,9 @@ static void read_env(vkt_ctx *ctx)
     const char *dk = getenv("VKT_DOT_KERNEL");
     if (dk && *dk)
         ctx->dot_kernel = strdup(dk);
+    const char *ck = getenv("VKT_CONV_KERNEL");
+    if (ck && *ck)
+        ctx->conv_kernel = strdup(ck);
 }
 
 VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out)
@@ -234,6 +237,7 @@ VKT_API void vkt_ctx_destroy(vkt_ctx *ctx)
         vkDestroyInstance(ctx->instance, NULL);
     free(ctx->native_disable);
     free(ctx->dot_kernel);
+    free(ctx->conv_kernel);
     free(ctx);
 }
 

@@ -284,6 +284,7 @@ struct vkt_ctx {
     vkt_residency fallback_result;
     char *native_disable; /* ",a,b," or NULL; "all" disables everything */
     char *dot_kernel;     /* VKT_DOT_KERNEL, or NULL: dot chooses by size */
+    char *conv_kernel;    /* VKT_CONV_KERNEL, or NULL: conv chooses by shape and device */
     /* Why the latest op in this context did not run natively (a gate's reason
      * or "inputs are host-resident"), NULL when it did: the census counts
      * fallbacks, this names the cause for a debugger or a white-box test. */

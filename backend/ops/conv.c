@@ -1,9 +1,9 @@
 /* conv.c — the conv family: vkt_conv (Nx.conv, XLA ConvGeneralDilated).
  *
- * Parts: shaders/conv/ (conv2d_tile.comp, conv2d_sum.comp, direct.comp,
- * split.comp; conv.glsl); host reference backend/ref/conv.c; tests
- * tests/vkt/test_conv.c with the PyTorch golden data of tests/golden/conv/.
- * Its one gate is conv_gate (32-bit geometry).
+ * Parts: shaders/conv/ (conv2d_tile.comp, conv2d_sum.comp, conv2d_kgrad.comp,
+ * conv2d_kgrad_sum.comp, direct.comp, split.comp; conv.glsl); host reference
+ * backend/ref/conv.c; tests tests/vkt/test_conv.c with the PyTorch golden
+ * data of tests/golden/conv/. Its one gate is conv_gate (32-bit geometry).
  *
  * Every layout runs natively: the shaders index input, kernel and output
  * through per-axis strides, so permuted operands — the gradient convs arrive
@@ -13,7 +13,24 @@
  * their gradients) runs through shared memory (conv2d_tile), its reduction in
  * parts that conv2d_sum adds up when the outputs are few; any other takes one
  * of two general kernels: one invocation per output element, or one workgroup
- * per output element for few outputs with long reductions. */
+ * per output element for few outputs with long reductions.
+ *
+ * On a GPU, a 2-d f32 conv of strides 1 with few outputs (at most 8,192) and a
+ * long reduction (at least KG_MIN_R products each) — a kernel gradient, whose
+ * reduction runs over the batch and the output's positions — takes
+ * conv2d_kgrad instead: an implicit GEMM over that reduction, whose
+ * workgroups each stage a chunk of it (images by kernel rows) once and
+ * accumulate every output from it, then conv2d_kgrad_sum adds the chunks'
+ * partial sums. A CPU device keeps its other kernels there: the chunking is
+ * sized for a GPU's multiprocessors, and lavapipe's runs stay as they were.
+ *
+ * VKT_CONV_KERNEL=auto|tile|kgrad|direct|split (ctx->conv_kernel) forces a
+ * kernel wherever it applies, for measuring them against each other: tile
+ * and kgrad as above (kgrad on a CPU device too), direct except for the
+ * reductions a CPU device's loop limit would cut short, split always;
+ * elsewhere, and for auto, the choice is the automatic one. A name that is
+ * none is reported on standard error once and forgotten. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +251,15 @@ static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor
     p[CV_R] = (int32_t)(ksp * pl->csz[1][1]);
 }
 
+/* Products each output sums: kernel elements per output feature. */
+static int64_t cv_reduction(const cv_plan *pl)
+{
+    int64_t r = pl->csz[1][1];
+    for (int d = 0; d < pl->nsp; d++)
+        r *= pl->csz[1][2 + d];
+    return r;
+}
+
 /* Geometry past 32-bit shader arithmetic; shapes this large are refused by the
  * storage-range gate first on every device we know, but the gate stays honest. */
 static const char *conv_gate(const cv_plan *pl)
@@ -245,10 +271,7 @@ static const char *conv_gate(const cv_plan *pl)
         if (reach > INT32_MAX / 2 || llabs(o->padding_hi[d]) > INT32_MAX / 2)
             return "conv geometry (padding, strides, dilations) exceeds 32-bit shader indexing";
     }
-    int64_t r = pl->csz[1][1];
-    for (int d = 0; d < pl->nsp; d++)
-        r *= pl->csz[1][2 + d];
-    if (r > INT32_MAX)
+    if (cv_reduction(pl) > INT32_MAX)
         return "conv reduction length exceeds 32-bit shader indexing";
     return NULL;
 }
@@ -429,50 +452,249 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
     return s;
 }
 
+/* ---- the kernel-gradient kernel ------------------------------------------------ */
+
+/* Workgroups (chunks of the reduction) conv2d_kgrad aims for: about two per
+ * multiprocessor of a large GPU (an H200 has 132), which at LeNet's kernel
+ * gradients at batch 256 is one image per chunk. Every device plans alike: a
+ * CPU device runs conv2d_kgrad only when VKT_CONV_KERNEL asks for it, and
+ * then checks the chunking a GPU gets. */
+#define KG_TARGET 256
+/* The automatic choice takes conv2d_kgrad on a GPU wherever it fits (at most
+ * LOCAL x KG_MAX_ACC = 8,192 outputs) and each output sums at least this many
+ * products: at KG_TARGET chunks each partial sum still stands for several. */
+#define KG_MIN_R 1024
+
+_Static_assert(KG_SM >= 256 * KG_MAX_ACC, "conv2d_kgrad's lanes' sums must fit its shared array");
+
+typedef struct kg_push {
+    KG_PUSH_FIELDS
+} kg_push;
+
+/* conv2d_kgrad's dispatch: its push block, register tile (features by
+ * columns: specialization constants) and chunks. */
+typedef struct kg_launch {
+    kg_push push;
+    uint32_t ob, qb, parts;
+} kg_launch;
+
+/* Shared-memory floats of one unit of cb input features by rb kernel rows. */
+static uint64_t kg_unit(const c2t_push *t, uint64_t xw, uint64_t cb, uint64_t rb)
+{
+    return cb * (t->n * (rb + t->oh - 1) * xw + t->o * ((rb * t->kw) | 1));
+}
+
+/* How conv2d_kgrad splits the work, or false when it cannot take it: strides
+ * other than 1, outputs past one workgroup's register tiles, a unit of one
+ * kernel row past shared memory, or a loop past the budget. */
+static bool kg_plan(const c2t_push *t, kg_launch *l)
+{
+    if (t->sh != 1 || t->sw != 1)
+        return false;
+    uint64_t N = t->n, O = t->o, C = t->c, OH = t->oh, OW = t->ow, KH = t->kh, KW = t->kw;
+    /* Columns per invocation: the output row in as few even blocks as the
+     * window's registers allow. */
+    uint64_t nqb = ceil_div(OW, KG_MAX_QB), qb = ceil_div(OW, nqb);
+    /* Features per invocation: the most invocations busy (tiles times whole
+     * lanes), and of those the largest tile (the most products per load). */
+    uint64_t ob = 0, busy = 0;
+    for (uint64_t f = 1; f <= O && f * qb <= KG_MAX_ACC; f++) {
+        uint64_t nob = ceil_div(O, f), tiles = N * OH * nob * nqb;
+        if (tiles <= 256 && tiles * (256 / tiles) >= busy) {
+            busy = tiles * (256 / tiles);
+            ob = ceil_div(O, nob);
+        }
+    }
+    if (ob == 0)
+        return false;
+    uint64_t tiles = N * OH * ceil_div(O, ob) * nqb, lanes = 256 / tiles, xw = KW + nqb * qb - 1;
+    /* Whole kernel rows per unit, unless there are too few input features for
+     * KG_TARGET units or one feature's bands overflow shared memory. */
+    uint64_t nb = C >= KG_TARGET ? 1 : ceil_div(KG_TARGET, C);
+    uint64_t rb = ceil_div(KH, nb < KH ? nb : KH);
+    while (kg_unit(t, xw, 1, rb) > KG_SM) {
+        if (rb == 1)
+            return false;
+        rb = ceil_div(rb, 2);
+    }
+    nb = ceil_div(KH, rb);
+    rb = ceil_div(KH, nb);
+    /* Several features per unit where whole ones fit and there are more than
+     * KG_TARGET of them: fewer barriers per product. */
+    uint64_t cb = 1;
+    if (nb == 1 && C > KG_TARGET) {
+        uint64_t fit = KG_SM / kg_unit(t, xw, 1, rb);
+        cb = fit < C / KG_TARGET ? fit : C / KG_TARGET;
+    }
+    uint64_t units = ceil_div(C, cb) * nb, upc = ceil_div(units, KG_TARGET);
+    /* Segments of a kernel row: the fewest steps for the busiest lane, each
+     * segment's window start counted as QB - 1 steps. */
+    uint64_t rows = cb * rb, js = KW, best = UINT64_MAX;
+    for (uint64_t s = 1; s <= KW; s++) {
+        uint64_t w = ceil_div(KW, s), cost = ceil_div(rows * ceil_div(KW, w), lanes) * (w + qb - 1);
+        if (cost < best) {
+            best = cost;
+            js = w;
+        }
+    }
+    /* lavapipe's loop budget: per unit the staging and the lane's segments,
+     * then the lanes' sums; more chunks while a chunk's units overrun it */
+    uint64_t cnt = N * O * OH * OW;
+    uint64_t per_unit = ceil_div(cb * N * (rb + OH - 1) * xw, 256 * KG_STAGE) +
+                        ceil_div(cb * O * rb * KW, 256 * KG_STAGE) +
+                        ceil_div(rows * ceil_div(KW, js), lanes) * (js + 1) + 1;
+    uint64_t tail = ceil_div(cnt, 256) * (lanes + 1) + 1;
+    while (upc > 1 && upc * per_unit + tail > C2T_LOOP_BUDGET)
+        upc = ceil_div(upc, 2);
+    uint64_t parts = ceil_div(units, upc);
+    if (upc * per_unit + tail > C2T_LOOP_BUDGET || parts > C2T_MAX_PARTS || cnt * parts >= INT32_MAX)
+        return false;
+    l->push = (kg_push){.n = t->n, .o = t->o, .c = t->c, .oh = t->oh, .ow = t->ow, .ih = t->ih, .iw = t->iw,
+                        .kh = t->kh, .kw = t->kw, .ph = t->ph, .pw = t->pw, .cb = (uint32_t)cb,
+                        .rb = (uint32_t)rb, .upc = (uint32_t)upc, .js = (uint32_t)js, .lanes = (uint32_t)lanes};
+    memcpy(l->push.xs, t->xs, sizeof t->xs);
+    memcpy(l->push.ks, t->ks, sizeof t->ks);
+    memcpy(l->push.ys, t->ys, sizeof t->ys);
+    l->ob = (uint32_t)ob;
+    l->qb = (uint32_t)qb;
+    l->parts = (uint32_t)parts;
+    return true;
+}
+
+/* conv2d_kgrad as planned, then conv2d_kgrad_sum when there are several chunks. */
+static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const vkt_tensor *k, vkt_tensor *y)
+{
+    const kg_push *t = &l->push;
+    uint64_t cnt = (uint64_t)t->n * t->o * t->oh * t->ow;
+    vkt_tensor *part = NULL;
+    int s = VKT_OK;
+    if (l->parts > 1) {
+        s = tn_new(ctx, VKT_F32, (const int64_t[]){(int64_t)(cnt * l->parts)}, 1, &part);
+        if (s == VKT_OK)
+            s = tn_alloc_device(part);
+    }
+    if (s == VKT_OK) {
+        pl_dispatch d = {.shader = SPV_conv2d_kgrad_f32,
+                         .spec = {l->ob, l->qb},
+                         .nspec = 2,
+                         .nbufs = 3,
+                         .bufs = {x->st, k->st, part ? part->st : y->st},
+                         .writes = {false, false, true},
+                         .push = t,
+                         .push_size = sizeof *t,
+                         .groups = {l->parts, 1, 1}};
+        s = pl_run(ctx, &d);
+    }
+    if (s == VKT_OK && part) {
+        c2s_push sp = {.cnt = (uint32_t)cnt, .parts = l->parts, .o = t->o, .oh = t->oh, .ow = t->ow};
+        memcpy(sp.ys, t->ys, sizeof sp.ys);
+        uint64_t groups = ceil_div(cnt, KG_SUM_W);
+        pl_dispatch d = {.shader = SPV_conv2d_kgrad_sum_f32,
+                         .nbufs = 2,
+                         .bufs = {part->st, y->st},
+                         .writes = {false, true},
+                         .push = &sp,
+                         .push_size = sizeof sp,
+                         .groups = {(uint32_t)(groups > 65535 ? 65535 : groups), 1, 1}};
+        s = pl_run(ctx, &d);
+    }
+    vkt_tensor_free(part);
+    return s;
+}
+
+/* ---- choosing a kernel ------------------------------------------------------------ */
+
+/* conv's kernels by VKT_CONV_KERNEL's names: auto (the choice below), tile
+ * (conv2d_tile), kgrad (conv2d_kgrad), direct, split. */
+enum { CK_AUTO, CK_TILE, CK_KGRAD, CK_DIRECT, CK_SPLIT, CK__COUNT };
+static const char *const conv_kernel_names[CK__COUNT] = {"auto", "tile", "kgrad", "direct", "split"};
+
+/* VKT_CONV_KERNEL's kernel; a name that is none warns once and is forgotten. */
+static int conv_forced(vkt_ctx *ctx)
+{
+    if (!ctx->conv_kernel)
+        return CK_AUTO;
+    for (int k = 0; k < CK__COUNT; k++)
+        if (strcmp(conv_kernel_names[k], ctx->conv_kernel) == 0)
+            return k;
+    fprintf(stderr, "libvkt: VKT_CONV_KERNEL=%s names no conv kernel (auto, tile, kgrad, direct, split); "
+                    "choosing by shape\n", ctx->conv_kernel);
+    free(ctx->conv_kernel);
+    ctx->conv_kernel = NULL;
+    return CK_AUTO;
+}
+
+/* The general kernels: one invocation per output (direct) or one workgroup
+ * per output (split), any dtype, layout, groups and dilations. */
+static int cv_general(vkt_ctx *ctx, const cv_plan *pl, bool split, const vkt_tensor *x, const vkt_tensor *k,
+                      vkt_tensor *y)
+{
+    int32_t params[CV_NPARAM];
+    fill_params(pl, x, k, y, params);
+    vkt_tensor *pt = NULL;
+    int s = tn_new(ctx, VKT_S32, (const int64_t[]){CV_NPARAM}, 1, &pt);
+    if (s == VKT_OK)
+        s = tn_alloc_device(pt);
+    if (s == VKT_OK)
+        s = tn_upload(pt, params, sizeof params);
+    if (s == VKT_OK) {
+        int fdt = pl->dtype == VKT_F64;
+        pl_dispatch d = {.shader = split ? split_shaders[fdt] : direct_shaders[fdt],
+                         .nbufs = 4,
+                         .bufs = {x->st, k->st, pt->st, y->st},
+                         .writes = {false, false, false, true}};
+        pl_grid(split ? (uint64_t)y->numel * 256 : y->numel, 256, d.groups);
+        s = pl_run(ctx, &d);
+    }
+    vkt_tensor_free(pt);
+    return s;
+}
+
+/* The kernel is VKT_CONV_KERNEL's where that one applies, else chosen here:
+ * conv2d_kgrad on a GPU for few outputs over a long reduction, else
+ * conv2d_tile where it fits, else split for few outputs with long reductions
+ * (and on a CPU device for any reduction the direct kernel's one invocation
+ * could not finish), else direct. */
 static int conv_native(exec_call *c)
 {
     const cv_plan *pl = c->params;
     vkt_tensor *y = c->out;
     if (y->numel == 0)
         return VKT_OK;
+    vkt_ctx *ctx = y->ctx;
     const vkt_tensor *x = c->in[0], *k = c->in[1];
-    vkt_tensor *owned[3] = {0};
+    vkt_tensor *owned[2] = {0};
     int s = op_device_convert(x, pl->dtype, &x, &owned[0]);
     if (s == VKT_OK)
         s = op_device_convert(k, pl->dtype, &k, &owned[1]);
-    c2t_push tp;
-    uint32_t ob, pt;
-    uint64_t wgs;
-    if (s == VKT_OK && c2_fits(pl)) {
-        c2_geometry(pl, x, k, y, &tp);
-        if (c2t_plan(y->ctx, &tp, &ob, &pt, &wgs)) {
-            s = c2_run(y->ctx, &tp, ob, pt, wgs, x, k, y);
-            for (int i = 0; i < 2; i++)
-                vkt_tensor_free(owned[i]);
-            return s;
-        }
-    }
-    int32_t params[CV_NPARAM];
-    fill_params(pl, x, k, y, params);
-    if (s == VKT_OK)
-        s = tn_new(y->ctx, VKT_S32, (const int64_t[]){CV_NPARAM}, 1, &owned[2]);
-    if (s == VKT_OK)
-        s = tn_alloc_device(owned[2]);
-    if (s == VKT_OK)
-        s = tn_upload(owned[2], params, sizeof params);
     if (s == VKT_OK) {
-        int fdt = pl->dtype == VKT_F64;
-        bool cpu = y->ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
-        bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && params[CV_R] >= CV_SPLIT_MIN_R) ||
-                     (cpu && params[CV_R] >= CV_CPU_LOOP_R);
-        pl_dispatch d = {.shader = split ? split_shaders[fdt] : direct_shaders[fdt],
-                         .nbufs = 4,
-                         .bufs = {x->st, k->st, owned[2]->st, y->st},
-                         .writes = {false, false, false, true}};
-        pl_grid(split ? (uint64_t)y->numel * 256 : y->numel, 256, d.groups);
-        s = pl_run(y->ctx, &d);
+        bool cpu = ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+        int64_t r = cv_reduction(pl);
+        c2t_push tp = {0};
+        kg_launch kl = {0};
+        uint32_t ob = 0, pt = 0;
+        uint64_t wgs = 0;
+        bool fits = c2_fits(pl);
+        if (fits)
+            c2_geometry(pl, x, k, y, &tp);
+        bool kgrad = fits && kg_plan(&tp, &kl), tile = fits && c2t_plan(ctx, &tp, &ob, &pt, &wgs);
+        bool direct = !cpu || r < CV_CPU_LOOP_R;
+        int kn = conv_forced(ctx);
+        if ((kn == CK_KGRAD && !kgrad) || (kn == CK_TILE && !tile) || (kn == CK_DIRECT && !direct))
+            kn = CK_AUTO;
+        if (kn == CK_AUTO) {
+            bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && r >= CV_SPLIT_MIN_R) ||
+                         !direct;
+            kn = kgrad && !cpu && r >= KG_MIN_R ? CK_KGRAD : tile ? CK_TILE : split ? CK_SPLIT : CK_DIRECT;
+        }
+        if (kn == CK_KGRAD)
+            s = kg_run(ctx, &kl, x, k, y);
+        else if (kn == CK_TILE)
+            s = c2_run(ctx, &tp, ob, pt, wgs, x, k, y);
+        else
+            s = cv_general(ctx, pl, kn == CK_SPLIT, x, k, y);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 2; i++)
         vkt_tensor_free(owned[i]);
     return s;
 }

@@ -152,11 +152,39 @@
 #define C2T_XS 4096
 #define C2T_KS 4096
 
-/* conv2d_sum.comp: cnt canonical outputs (n, o, oh, ow), parts partial sums
- * of each, and the result's strides. */
+/* conv2d_sum.comp and conv2d_kgrad_sum.comp: cnt canonical outputs (n, o,
+ * oh, ow), parts partial sums of each, and the result's strides. */
 #define C2S_PUSH_FIELDS                                                         \
     PC_U32 cnt, parts, o, oh, ow;                                               \
     PC_I32 ys[4];
+
+/* conv: conv2d_kgrad.comp, 2-d f32 convs with strides 1, no dilations or
+ * groups, few outputs and a long reduction (kernel gradients), in canonical
+ * order as C2T's. The reduction (input features c by kernel rows kh) is cut
+ * into units of cb features by rb kernel rows; a workgroup takes upc
+ * consecutive units and writes one partial sum of every output. Its lanes
+ * (groups of invocations covering all outputs) share out each unit's kernel
+ * rows in segments of js columns. */
+#define KG_PUSH_FIELDS                                                          \
+    PC_U32 n, o, c;                                                             \
+    PC_U32 oh, ow, ih, iw;                                                      \
+    PC_U32 kh, kw;                                                              \
+    PC_I32 ph, pw;                                                              \
+    PC_U32 cb, rb, upc, js, lanes;                                              \
+    PC_I32 xs[4];                                                               \
+    PC_I32 ks[4];                                                               \
+    PC_I32 ys[4];
+/* conv2d_kgrad's shared array in floats (a unit's input and kernel bands,
+ * then the lanes' sums: LOCAL x KG_MAX_ACC), the most accumulators of one
+ * invocation (output features by columns), and the most columns. */
+#define KG_SM 8192
+#define KG_MAX_ACC 32
+#define KG_MAX_QB 8
+/* Values an invocation of conv2d_kgrad loads per staging round. */
+#define KG_STAGE 8
+/* conv2d_kgrad_sum.comp: outputs per workgroup; LOCAL / KG_SUM_W lanes
+ * share out each one's parts. */
+#define KG_SUM_W 8
 
 /* The conv family's parameter block (a storage buffer of ints). */
 #define CV_N 0        /* canonical output elements */

@@ -541,6 +541,205 @@ Test(conv, reductions_past_the_loop_limit)
                  "LeNet kernel gradient, batch 128");
 }
 
+/* ---- kernels by name: VKT_CONV_KERNEL and conv2d_kgrad ----------------------------- */
+
+/* A new context for the test, with VKT_CONV_KERNEL set to name (unset: NULL):
+ * the context reads the variable when it is created. */
+static void use_kernel(const char *name)
+{
+    h_teardown();
+    if (name)
+        cr_assert_eq(setenv("VKT_CONV_KERNEL", name, 1), 0);
+    else
+        cr_assert_eq(unsetenv("VKT_CONV_KERNEL"), 0);
+    h_setup();
+}
+
+/* Empties the profile, saying whether kernels a and b (either may be NULL)
+ * had a dispatch in it. */
+static void profile_seen(const char *a, bool *seen_a, const char *b, bool *seen_b)
+{
+    size_t n = vkt_profile_read(h_ctx, NULL, 0);
+    vkt_profile_entry *e = malloc((n ? n : 1) * sizeof *e);
+    cr_assert_not_null(e);
+    n = vkt_profile_read(h_ctx, e, n);
+    *seen_a = *seen_b = false;
+    for (size_t i = 0; i < n; i++) {
+        *seen_a = *seen_a || (a && strcmp(e[i].kernel, a) == 0);
+        *seen_b = *seen_b || (b && strcmp(e[i].kernel, b) == 0);
+    }
+    free(e);
+}
+
+/* check() with every dispatch timed, asserting that kernel `ran` ran and
+ * kernel `not` did not (either may be NULL): values alone cannot tell the
+ * kernels apart. A device without timestamps shows no dispatches, so there
+ * only the values are checked. */
+static void check_path(vkt_tensor *x, vkt_tensor *k, const vkt_conv_opts *o, const char *ran, const char *not,
+                       const char *what)
+{
+    bool seen_ran, seen_not;
+    H_OK(vkt_ctx_set_profiling(h_ctx, true));
+    profile_seen(NULL, &seen_ran, NULL, &seen_not);
+    check(x, k, o, what);
+    profile_seen(ran, &seen_ran, not, &seen_not);
+    H_OK(vkt_ctx_set_profiling(h_ctx, false));
+    if (vkt_ctx_last_gpu_ns(h_ctx) < 0)
+        return;
+    if (ran)
+        cr_assert(seen_ran, "%s: %s did not run", what, ran);
+    if (not)
+        cr_assert(!seen_not, "%s: %s ran", what, not);
+}
+
+static void random_path(const int64_t *xs, const int64_t *ks, const vkt_conv_opts *o, uint64_t seed, const char *ran,
+                        const char *not, const char *what)
+{
+    h_shape sx = shp(4, xs), sk = shp(4, ks);
+    vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed), *k = h_rand(VKT_F32, &sk, -1, 1, seed + 1);
+    check_path(x, k, o, ran, not, what);
+    vkt_tensor_free(x);
+    vkt_tensor_free(k);
+}
+
+/* The kernel gradient of a stride-1 conv of an n x c x h x w input with an
+ * o x c x kh x kw kernel and the given padding, as an autodiff emits it:
+ * input x, "kernel" the output's gradient (n x o x ho x wo), both with batch
+ * and feature axes swapped. */
+static void kgrad_path(const int64_t *xs, int64_t o, int64_t kh, int64_t kw, const int64_t *lo, const int64_t *hi,
+                       uint64_t seed, const char *ran, const char *not, const char *what)
+{
+    vkt_conv_opts dk;
+    memset(&dk, 0, sizeof dk);
+    swap_batch_and_features(&dk);
+    for (int d = 0; d < 2; d++) {
+        dk.padding_lo[d] = lo[d];
+        dk.padding_hi[d] = hi[d];
+    }
+    int64_t g[4] = {xs[0], o, xs[2] + lo[0] + hi[0] - kh + 1, xs[3] + lo[1] + hi[1] - kw + 1};
+    char msg[224];
+    snprintf(msg, sizeof msg, "%s: x %lldx%lldx%lldx%lld, kernel %lldx%lldx%lldx%lld, padding %lld/%lld %lld/%lld",
+             what, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3], (long long)o,
+             (long long)xs[1], (long long)kh, (long long)kw, (long long)lo[0], (long long)hi[0], (long long)lo[1],
+             (long long)hi[1]);
+    random_path(xs, g, &dk, seed, ran, not, msg);
+}
+
+/* conv2d_kgrad, forced (a CPU device never chooses it): kernel gradients of
+ * many shapes, against the reference. Its chunks of the reduction: one (no
+ * sums to add), whole images one or several per unit, bands of kernel rows
+ * (for few images, or images past shared memory) with a ragged last band,
+ * several units per chunk with a ragged last chunk; its register tiles:
+ * several input and output features, a ragged last block of features and of
+ * columns, one lane or dozens; padding on either side, negative too. */
+Test(conv, kgrad_kernel, .timeout = 240)
+{
+    use_kernel("kgrad");
+    const char *kg = "conv2d_kgrad_f32", *sum = "conv2d_kgrad_sum_f32";
+    const int64_t z[2] = {0, 0}, p2[2] = {2, 2};
+    /* LeNet's, at batch 32 (bands of 3 rows of 24) and 301 (two images per
+     * chunk, the last chunk one) */
+    kgrad_path((int64_t[]){32, 1, 28, 28}, 6, 5, 5, z, z, 200, kg, NULL, "LeNet conv1");
+    kgrad_path((int64_t[]){32, 6, 12, 12}, 16, 5, 5, z, z, 201, kg, NULL, "LeNet conv2");
+    kgrad_path((int64_t[]){301, 6, 12, 12}, 16, 5, 5, z, z, 202, kg, NULL, "LeNet conv2, ragged last chunk");
+    kgrad_path((int64_t[]){40, 1, 28, 28}, 6, 5, 5, p2, p2, 203, kg, NULL, "LeNet conv1 padded");
+    /* 601 small images: two per unit, the last unit one, two units per chunk */
+    kgrad_path((int64_t[]){601, 2, 6, 6}, 3, 3, 3, z, z, 204, kg, NULL, "two images per unit");
+    /* 46 x 48 gradient rows of 8 features: bands of 12 rows (the last 10),
+     * halved to fit shared memory */
+    kgrad_path((int64_t[]){128, 1, 50, 52}, 8, 5, 5, z, z, 205, kg, NULL, "bands past shared memory");
+    /* one input feature, one kernel row: one chunk, the result written directly */
+    kgrad_path((int64_t[]){1, 1, 5, 9}, 3, 5, 1, z, z, 206, kg, sum, "one chunk");
+    /* columns in two blocks (11 = 6 + 5), features in blocks with a ragged last */
+    kgrad_path((int64_t[]){9, 2, 16, 17}, 4, 3, 11, z, (int64_t[]){1, 0}, 207, kg, NULL, "11 columns");
+    kgrad_path((int64_t[]){7, 3, 10, 10}, 13, 4, 4, (int64_t[]){-1, 1}, (int64_t[]){2, -1}, 208, kg, NULL,
+               "13 features, negative padding");
+    /* 8 x 9 rows of two column blocks: 144 tiles, one lane */
+    kgrad_path((int64_t[]){20, 8, 14, 15}, 5, 9, 10, z, z, 209, kg, NULL, "one lane");
+    for (int it = 0; it < 24; it++) {
+        bool wide = it % 5 == 4;
+        int64_t kh = rnd(1, 5), kw = wide ? rnd(9, 11) : rnd(1, 5);
+        int64_t c = rnd(1, wide ? 2 : 4), o = rnd(1, wide ? 4 : 12), n = rnd(1, 40);
+        int64_t lo[2] = {rnd(-1, 2), rnd(-1, 2)}, hi[2] = {rnd(-1, 2), rnd(-1, 2)};
+        int64_t xs[4] = {n, c, kh + 2 + rnd(0, 9), kw + 2 + rnd(0, 9)};
+        kgrad_path(xs, o, kh, kw, lo, hi, 300 + 2 * (uint64_t)it, kg, NULL, "random kernel gradient");
+    }
+    /* Any 2-d f32 conv with strides 1 fits it (slowly, where the outputs are
+     * many): forward convs with their operands in any layout. */
+    for (int it = 0; it < 12; it++) {
+        int64_t xc[4] = {rnd(1, 2), rnd(1, 5), rnd(1, 8), rnd(1, 8)}, kc[4] = {rnd(1, 9), xc[1], rnd(1, 5), rnd(1, 5)};
+        vkt_conv_opts o;
+        memset(&o, 0, sizeof o);
+        for (int d = 0; d < 2; d++) {
+            o.padding_lo[d] = rnd(-1, 2);
+            o.padding_hi[d] = rnd(-1, 2);
+            /* at least one output position */
+            while (xc[2 + d] + o.padding_lo[d] + o.padding_hi[d] < kc[2 + d])
+                o.padding_hi[d]++;
+        }
+        int ip[4], kp[4], op[4];
+        random_perm(ip, 4);
+        random_perm(kp, 4);
+        random_perm(op, 4);
+        o.has_input_permutation = o.has_kernel_permutation = o.has_output_permutation = true;
+        set_perm(o.input_permutation, ip, 4);
+        set_perm(o.kernel_permutation, kp, 4);
+        set_perm(o.output_permutation, op, 4);
+        int64_t xs[4], ks[4];
+        for (int i = 0; i < 4; i++) {
+            xs[ip[i]] = xc[i];
+            ks[kp[i]] = kc[i];
+        }
+        char what[160];
+        snprintf(what, sizeof what, "forward conv %d: x %lldx%lldx%lldx%lld k %lldx%lldx%lldx%lld", it,
+                 (long long)xc[0], (long long)xc[1], (long long)xc[2], (long long)xc[3], (long long)kc[0],
+                 (long long)kc[1], (long long)kc[2], (long long)kc[3]);
+        random_path(xs, ks, &o, 400 + 2 * (uint64_t)it, kg, NULL, what);
+    }
+    /* Strides other than 1 it leaves to the other kernels, forced or not:
+     * a conv of stride 2 and the kernel gradient of one (kernel dilation 2). */
+    vkt_conv_opts s2;
+    memset(&s2, 0, sizeof s2);
+    s2.strides[0] = s2.strides[1] = 2;
+    random_path((int64_t[]){4, 3, 11, 11}, (int64_t[]){5, 3, 3, 3}, &s2, 450, "conv2d_tile_f32", kg, "stride 2");
+    vkt_conv_opts dk;
+    memset(&dk, 0, sizeof dk);
+    swap_batch_and_features(&dk);
+    dk.kernel_dilation[0] = dk.kernel_dilation[1] = 2;
+    random_path((int64_t[]){16, 3, 11, 11}, (int64_t[]){16, 5, 4, 4}, &dk, 452, NULL, kg,
+                "kernel gradient of a stride-2 conv");
+    /* f64 has no 2-d kernels */
+    vkt_conv_opts dk64;
+    memset(&dk64, 0, sizeof dk64);
+    swap_batch_and_features(&dk64);
+    h_shape sx = shp(4, (int64_t[]){8, 2, 9, 9}), sk = shp(4, (int64_t[]){8, 3, 5, 5});
+    vkt_tensor *x = h_rand(VKT_F64, &sx, -1, 1, 454), *k = h_rand(VKT_F64, &sk, -1, 1, 455);
+    check_path(x, k, &dk64, NULL, kg, "f64 kernel gradient");
+    vkt_tensor_free(x);
+    vkt_tensor_free(k);
+    use_kernel(NULL);
+}
+
+/* Each kernel VKT_CONV_KERNEL names runs where it applies, on LeNet's kernel
+ * gradients at batch 16 (where all of them do); a name that is none is
+ * reported and the choice goes back to the automatic one. */
+Test(conv, kernel_override, .timeout = 240)
+{
+    static const char *const names[][2] = {
+        {"tile", "conv2d_tile_f32"}, {"kgrad", "conv2d_kgrad_f32"}, {"direct", "conv_direct_f32"},
+        {"split", "conv_split_f32"}, {"auto", NULL}, {"no-such-kernel", NULL},
+    };
+    const int64_t z[2] = {0, 0};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        use_kernel(names[i][0]);
+        char what[64];
+        snprintf(what, sizeof what, "VKT_CONV_KERNEL=%s", names[i][0]);
+        kgrad_path((int64_t[]){16, 1, 28, 28}, 6, 5, 5, z, z, 500 + 4 * i, names[i][1], NULL, what);
+        kgrad_path((int64_t[]){16, 6, 12, 12}, 16, 5, 5, z, z, 502 + 4 * i, names[i][1], NULL, what);
+    }
+    use_kernel(NULL);
+}
+
 /* ---- the error contract ------------------------------------------------------------ */
 
 static void expect_error(const vkt_tensor *x, const vkt_tensor *k, const vkt_conv_opts *o, int status,
