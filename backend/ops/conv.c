@@ -410,6 +410,18 @@ static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint32_t
     return true;
 }
 
+/* The device buffer for `parts` partial sums of cnt outputs each, which a sum
+ * kernel then adds into the output; none (*part NULL) for one part, which the
+ * kernel writes into the output itself. The caller frees *part, also on error. */
+static int c2_part_buffer(vkt_ctx *ctx, uint64_t cnt, uint32_t parts, vkt_tensor **part)
+{
+    *part = NULL;
+    if (parts <= 1)
+        return VKT_OK;
+    int s = tn_new(ctx, VKT_F32, (const int64_t[]){(int64_t)(cnt * parts)}, 1, part);
+    return s == VKT_OK ? tn_alloc_device(*part) : s;
+}
+
 /* conv2d_tile as planned, then conv2d_sum when the reduction came in parts. */
 static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uint64_t wgs, const vkt_tensor *x,
                   const vkt_tensor *k, vkt_tensor *y)
@@ -418,12 +430,7 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
     uint64_t cnt = (uint64_t)t->n * t->o * t->oh * t->ow;
     bool unroll = t->kh * t->kw <= C2T_UNROLL_TAPS;
     vkt_tensor *part = NULL;
-    int s = VKT_OK;
-    if (parts > 1) {
-        s = tn_new(ctx, VKT_F32, (const int64_t[]){(int64_t)(cnt * parts)}, 1, &part);
-        if (s == VKT_OK)
-            s = tn_alloc_device(part);
-    }
+    int s = c2_part_buffer(ctx, cnt, parts, &part);
     if (s == VKT_OK) {
         pl_dispatch d = {.shader = SPV_conv2d_tile_f32,
                          .spec = {ob, unroll && t->parts_u == 1 ? t->kh : 0, unroll ? t->kw : 0, pt},
@@ -567,12 +574,7 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
     const kg_push *t = &l->push;
     uint64_t cnt = (uint64_t)t->n * t->o * t->oh * t->ow;
     vkt_tensor *part = NULL;
-    int s = VKT_OK;
-    if (l->parts > 1) {
-        s = tn_new(ctx, VKT_F32, (const int64_t[]){(int64_t)(cnt * l->parts)}, 1, &part);
-        if (s == VKT_OK)
-            s = tn_alloc_device(part);
-    }
+    int s = c2_part_buffer(ctx, cnt, l->parts, &part);
     if (s == VKT_OK) {
         pl_dispatch d = {.shader = SPV_conv2d_kgrad_f32,
                          .spec = {l->ob, l->qb},
