@@ -205,20 +205,35 @@ static int cmp_proc(const fbr_metrics_proc *a, const fbr_metrics_proc *b)
     return r;
 }
 
+/* The rows as one formatting sees them: each with its process and its origin. */
 typedef struct {
     const fbr_metrics_proc *procs;
     const fbr_metrics_row *rows;
-} sort_ctx;
+    const fbr_metrics_origin *origins; /* NULL: libvkt's rows, sizes known */
+} view;
 
 /* qsort has no context argument; one formatting runs at a time per thread. */
-static _Thread_local sort_ctx sorting;
+static _Thread_local view sorting;
 
 static const char *op_name(const fbr_metrics_row *r) { return r->op ? r->op : "(unknown)"; }
 
-static int cmp_rows(const fbr_metrics_proc *procs, const fbr_metrics_row *a,
-                    const fbr_metrics_row *b)
+/* A row without a backend is libvkt's, the one backend of shims that named none. */
+static const char *backend_name(const char *b) { return b ? b : "vkt"; }
+
+static const char *row_backend(const view *v, size_t i)
 {
+    return backend_name(v->origins ? v->origins[i].backend : NULL);
+}
+
+static bool row_sized(const view *v, size_t i) { return !v->origins || !v->origins[i].bytes_unknown; }
+
+static int cmp_rows(const view *v, size_t ia, size_t ib)
+{
+    const fbr_metrics_row *a = &v->rows[ia], *b = &v->rows[ib];
+    const fbr_metrics_proc *procs = v->procs;
     int r = cmp_num(a->kind, b->kind);
+    if (!r)
+        r = strcmp(row_backend(v, ia), row_backend(v, ib));
     if (!r)
         r = strcmp(op_name(a), op_name(b));
     if (!r)
@@ -234,17 +249,9 @@ static int cmp_rows(const fbr_metrics_proc *procs, const fbr_metrics_row *a,
 
 static int cmp_row_idx(const void *x, const void *y)
 {
-    const fbr_metrics_row *a = &sorting.rows[*(const size_t *)x];
-    const fbr_metrics_row *b = &sorting.rows[*(const size_t *)y];
-    int r = cmp_rows(sorting.procs, a, b);
-    return r ? r : cmp_num((int64_t)*(const size_t *)x, (int64_t)*(const size_t *)y);
-}
-
-static int cmp_proc_idx(const void *x, const void *y)
-{
-    size_t i = *(const size_t *)x, j = *(const size_t *)y;
-    int r = cmp_proc(&sorting.procs[i], &sorting.procs[j]);
-    return r ? r : cmp_num((int64_t)i, (int64_t)j);
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+    int r = cmp_rows(&sorting, a, b);
+    return r ? r : cmp_num((int64_t)a, (int64_t)b);
 }
 
 static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
@@ -268,6 +275,12 @@ static const struct {
      "Bytes of the results of host-resident ops."},
     {FBR_METRICS_HOST, F_SECONDS, "fbcount_host_op_seconds_total",
      "Wall time of host-resident ops."},
+    {FBR_METRICS_TRANSFER, F_COUNT, "fbcount_transfers_total",
+     "Copies of tensors between devices (a backend's transfers)."},
+    {FBR_METRICS_TRANSFER, F_BYTES, "fbcount_transfer_bytes_total",
+     "Bytes that crossed between devices."},
+    {FBR_METRICS_TRANSFER, F_SECONDS, "fbcount_transfer_seconds_total",
+     "Wall time of transfers between devices."},
 };
 
 static void put_header(out_t *o, const char *name, const char *help, const char *type)
@@ -284,27 +297,31 @@ static void put_header(out_t *o, const char *name, const char *help, const char 
 }
 
 /* One family of op rows: the rows of its kind in sorted order, equal series added up. */
-static void put_family(out_t *o, int f, const fbr_metrics_proc *procs,
-                       const fbr_metrics_row *rows, const size_t *idx, size_t nrows)
+static void put_family(out_t *o, int f, const view *w, const size_t *idx, size_t nrows)
 {
+    const fbr_metrics_proc *procs = w->procs;
     bool header = false;
     for (size_t i = 0; i < nrows && !o->err;) {
-        const fbr_metrics_row *r = &rows[idx[i]];
+        const fbr_metrics_row *r = &w->rows[idx[i]];
+        const char *backend = row_backend(w, idx[i]);
         size_t j = i;
         uint64_t v = 0;
-        bool timed = false;
-        for (; j < nrows && !cmp_rows(procs, r, &rows[idx[j]]); j++) {
-            const fbr_metrics_row *q = &rows[idx[j]];
+        bool timed = false, sized = false;
+        for (; j < nrows && !cmp_rows(w, idx[i], idx[j]); j++) {
+            const fbr_metrics_row *q = &w->rows[idx[j]];
+            bool known = row_sized(w, idx[j]);
             timed |= procs[q->proc].has_time;
+            sized |= known;
             if (families[f].field == F_COUNT)
                 v = add_sat(v, q->count);
-            else if (families[f].field == F_BYTES)
+            else if (families[f].field == F_BYTES && known)
                 v = add_sat(v, q->bytes);
-            else if (procs[q->proc].has_time)
+            else if (families[f].field == F_SECONDS && procs[q->proc].has_time)
                 v = add_sat(v, q->ns);
         }
         i = j;
-        if (r->kind != families[f].kind || (families[f].field == F_SECONDS && !timed))
+        if (r->kind != families[f].kind || (families[f].field == F_SECONDS && !timed) ||
+            (families[f].field == F_BYTES && !sized))
             continue;
         if (!header) {
             put_header(o, families[f].name, families[f].help, "counter");
@@ -312,6 +329,7 @@ static void put_family(out_t *o, int f, const fbr_metrics_proc *procs,
         }
         bool first = true;
         puts_(o, families[f].name);
+        put_label(o, &first, "backend", backend);
         put_label(o, &first, "op", op_name(r));
         if (has(r->site))
             put_label(o, &first, "site", r->site);
@@ -329,29 +347,60 @@ static void put_family(out_t *o, int f, const fbr_metrics_proc *procs,
     }
 }
 
-/* libvkt's own counters and the native share, one series per process label set. */
-static void put_backend(out_t *o, const fbr_metrics_proc *procs, const size_t *idx, size_t n)
+/* One backend's counters in one process: what put_backend sorts and adds up. */
+typedef struct {
+    const fbr_metrics_proc *proc;
+    const char *name;
+    uint64_t v[3]; /* native, fallback, host */
+} counters_at;
+
+static int cmp_counters(const void *x, const void *y)
+{
+    const counters_at *a = x, *b = y;
+    int r = cmp_proc(a->proc, b->proc);
+    return r ? r : strcmp(a->name, b->name);
+}
+
+/* Every backend's counters of every process, sorted by labels: each process's backends[],
+ * or libvkt's counters where it lists none. NULL when out of memory. */
+static counters_at *collect_counters(const fbr_metrics_proc *procs, size_t nprocs, size_t *n)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < nprocs; i++)
+        cap += procs[i].nbackends ? procs[i].nbackends : procs[i].has_backend;
+    counters_at *c = malloc((cap ? cap : 1) * sizeof *c);
+    *n = 0;
+    for (size_t i = 0; c && i < nprocs; i++) {
+        const fbr_metrics_proc *p = &procs[i];
+        for (size_t k = 0; k < p->nbackends; k++)
+            c[(*n)++] = (counters_at){p, backend_name(p->backends[k].name),
+                                      {p->backends[k].native, p->backends[k].fallback,
+                                       p->backends[k].host_ops}};
+        if (!p->nbackends && p->has_backend)
+            c[(*n)++] = (counters_at){p, "vkt", {p->native, p->fallback, p->host_ops}};
+    }
+    if (c && *n)
+        qsort(c, *n, sizeof *c, cmp_counters);
+    return c;
+}
+
+/* The backends' own counters and their native shares, one series per process label set and
+ * backend. */
+static void put_backend(out_t *o, const counters_at *c, size_t n)
 {
     static const char *paths[] = {"native", "fallback", "host"};
     for (int pass = 0; pass < 2 && !o->err; pass++) {
         bool header = false;
         for (size_t i = 0; i < n && !o->err;) {
-            const fbr_metrics_proc *p = &procs[idx[i]];
             uint64_t v[3] = {0, 0, 0};
-            bool known = false;
             size_t j = i;
-            for (; j < n && !cmp_proc(p, &procs[idx[j]]); j++) {
-                const fbr_metrics_proc *q = &procs[idx[j]];
-                if (!q->has_backend)
-                    continue;
-                known = true;
-                v[0] = add_sat(v[0], q->native);
-                v[1] = add_sat(v[1], q->fallback);
-                v[2] = add_sat(v[2], q->host_ops);
-            }
+            for (; j < n && !cmp_counters(&c[i], &c[j]); j++)
+                for (int k = 0; k < 3; k++)
+                    v[k] = add_sat(v[k], c[j].v[k]);
+            const counters_at *at = &c[i];
             i = j;
             uint64_t total = add_sat(add_sat(v[0], v[1]), v[2]);
-            if (!known || (pass == 1 && total == 0))
+            if (pass == 1 && total == 0)
                 continue;
             if (!header) {
                 if (pass == 0)
@@ -367,7 +416,8 @@ static void put_backend(out_t *o, const fbr_metrics_proc *procs, const size_t *i
             for (int k = 0; k < (pass == 0 ? 3 : 1); k++) {
                 bool first = true;
                 puts_(o, pass == 0 ? "fbcount_backend_ops_total" : "fbcount_native_share");
-                put_proc_labels(o, &first, p);
+                put_label(o, &first, "backend", at->name);
+                put_proc_labels(o, &first, at->proc);
                 if (pass == 0) {
                     put_label(o, &first, "path", paths[k]);
                     put(o, "} ", 2);
@@ -386,39 +436,44 @@ int fbr_metrics_format(const fbr_metrics_proc *procs, size_t nprocs,
                        const fbr_metrics_row *rows, size_t nrows,
                        fbr_metrics_write_fn write, void *ctx)
 {
+    return fbr_metrics_format_from(procs, nprocs, rows, NULL, nrows, write, ctx);
+}
+
+int fbr_metrics_format_from(const fbr_metrics_proc *procs, size_t nprocs,
+                            const fbr_metrics_row *rows, const fbr_metrics_origin *origins,
+                            size_t nrows, fbr_metrics_write_fn write, void *ctx)
+{
     for (size_t i = 0; i < nrows; i++)
         if (rows[i].proc >= nprocs)
             return -2;
-    size_t n = nrows + nprocs;
-    size_t *idx = malloc((n ? n : 1) * sizeof *idx);
-    if (!idx)
-        return -1;
-    size_t *ridx = idx, *pidx = idx + nrows;
-    for (size_t i = 0; i < nrows; i++)
-        ridx[i] = i;
-    for (size_t i = 0; i < nprocs; i++)
-        pidx[i] = i;
-    sorting = (sort_ctx){procs, rows};
-    qsort(ridx, nrows, sizeof *ridx, cmp_row_idx);
-    qsort(pidx, nprocs, sizeof *pidx, cmp_proc_idx);
-    sorting = (sort_ctx){NULL, NULL};
-
+    size_t *ridx = malloc((nrows ? nrows : 1) * sizeof *ridx), ncounters;
+    counters_at *counters = collect_counters(procs, nprocs, &ncounters);
     out_t *o = malloc(sizeof *o);
-    if (!o) {
-        free(idx);
+    if (!ridx || !counters || !o) {
+        free(ridx);
+        free(counters);
+        free(o);
         return -1;
     }
+    for (size_t i = 0; i < nrows; i++)
+        ridx[i] = i;
+    view w = {procs, rows, origins};
+    sorting = w;
+    qsort(ridx, nrows, sizeof *ridx, cmp_row_idx);
+    sorting = (view){NULL, NULL, NULL};
+
     o->len = 0;
     o->err = 0;
     o->write = write;
     o->ctx = ctx;
     for (size_t f = 0; f < sizeof families / sizeof *families; f++)
-        put_family(o, (int)f, procs, rows, ridx, nrows);
-    put_backend(o, procs, pidx, nprocs);
+        put_family(o, (int)f, &w, ridx, nrows);
+    put_backend(o, counters, ncounters);
     puts_(o, "# EOF\n");
     flush(o);
     int err = o->err;
     free(o);
-    free(idx);
+    free(ridx);
+    free(counters);
     return err;
 }

@@ -342,7 +342,7 @@ for sub in ("report", "diff", "check", "symbolize"):
 code, o, _ = run("-V")
 expect(code == 0 and o.startswith("fbcount "), "fbcount -V")
 code, o, _ = run("report", "--raw", "--no-headings", one)
-expect("fallback vkt_conv 5 2048 1024 conv_backward\\x205" in o.splitlines(),
+expect("fallback vkt_conv 5 2048 1024 conv_backward\\x20(lenet.c:88)\\x205" in o.splitlines(),
        "report --raw:\n" + o)
 code, o, _ = run("report", "--raw", one)
 expect(o.splitlines()[0] == "KIND OP COUNT BYTES LARGEST SITES", "report --raw headings:\n" + o)

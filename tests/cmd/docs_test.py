@@ -94,6 +94,17 @@ for sub in subs:
             expect(not value or word_in(value, said),
                    f"fbcount.1: {sub} {m.group(1)} {value} is not described")
 
+# Exit codes: one list in cli.h prints in every --help; the man page's EXIT STATUS and the
+# README's table name the same codes, in the same order.
+codes = re.findall(r"^  (\d+)  ", top.split("Exit codes:")[1], re.M) if "Exit codes:" in top else []
+expect(len(codes) >= 10 and codes[0] == "0", f"fbcount --help lists its exit codes: {codes}")
+man_codes = re.findall(r"^\.TP\n(\d+)\n", section(fb1, "EXIT STATUS"), re.M)
+expect(man_codes == codes, f"fbcount.1 EXIT STATUS {man_codes} != --help {codes}")
+readme = open(os.path.join(SRC, "README.md")).read()
+table = readme.split("### Exit codes", 1)[-1].split("\n\n", 2)[1] if "### Exit codes" in readme else ""
+readme_codes = re.findall(r"^\| (\d+) \|", table, re.M)
+expect(readme_codes == codes, f"README's exit codes {readme_codes} != --help {codes}")
+
 # libfbcount(3): every variable the shim reads, every FBCOUNT_OUTPUT escape, every function.
 lib3 = page("libfbcount.3")
 env3 = section(lib3, "ENVIRONMENT")
@@ -137,6 +148,9 @@ for name in sorted(public):
 # fbcount-dump(5): every field name the shim and the command share.
 dump5 = page("fbcount-dump.5")
 fields = re.findall(r'#define FBR_\w+ "([^"]+)"', open(os.path.join(SRC, "rules", "fields.h")).read())
+# the backend fields the reader defines until rules/fields.h has them
+fields += re.findall(r'#define FBR_\w+ "([^"]+)"',
+                     open(os.path.join(SRC, "tools", "fbcount", "backend_fields.h")).read())
 expect(len(fields) >= 60, f"field names found in rules/fields.h: {len(fields)}")
 for name in fields:
     expect(word_in(name, dump5), f"fbcount-dump.5: field {name} is not described")
@@ -181,21 +195,24 @@ with tempfile.TemporaryDirectory() as tmp:
     validate(full, "dump", "dump with the newer fields")
     path = os.path.join(tmp, "full.json")
     json.dump(full, open(path, "w"))
-    runs = [os.path.join(DATA, "run1"), path]
+    runs = [os.path.join(DATA, "run1"), path, os.path.join(DATA, "backends")]
     for src in runs:
-        for by in ("op", "site", "stack", "shape", "rank", "host", "process"):
+        for by in ("op", "site", "stack", "shape", "rank", "host", "process", "backend"):
             out = subprocess.run([FB, "report", "--format", "json", "--by", by, src],
                                  capture_output=True, text=True).stdout
             validate(json.loads(out), "report", f"report --by {by} {src}")
-    for by in ("op", "site"):
-        out = subprocess.run([FB, "diff", "--format", "json", "--all", "--by", by,
-                              os.path.join(DATA, "before"), path],
-                             capture_output=True, text=True).stdout
-        validate(json.loads(out), "diff", f"diff --by {by}")
-    for args in (["--max", "100"], ["--max-time", "1s", "--host"], []):
-        out = subprocess.run([FB, "check", "--json"] + args + [path], capture_output=True,
-                             text=True).stdout
-        validate(json.loads(out), "check", f"check --json {args}")
+    for by in ("op", "site", "backend"):
+        for new in (path, os.path.join(DATA, "backends")):
+            out = subprocess.run([FB, "diff", "--format", "json", "--all", "--by", by,
+                                  os.path.join(DATA, "before"), new],
+                                 capture_output=True, text=True).stdout
+            validate(json.loads(out), "diff", f"diff --by {by} {new}")
+    for args in (["--max", "100"], ["--max-time", "1s", "--host"], [],
+                 ["--max-transfer-bytes", "1K", "--host"]):
+        for src in (path, os.path.join(DATA, "backends")):
+            out = subprocess.run([FB, "check", "--json"] + args + [src], capture_output=True,
+                                 text=True).stdout
+            validate(json.loads(out), "check", f"check --json {args} {src}")
 for name in ("dump", "report", "diff", "check"):
     jsonschema.Draft202012Validator.check_schema(schema(name))
 

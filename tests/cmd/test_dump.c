@@ -55,7 +55,7 @@ Test(dump, loads_the_documented_example)
     cr_expect_eq(t.fallbacks, 12);
     cr_expect_eq(t.bytes, 4096);
     cr_expect_eq(t.host_ops, 3);
-    fbd_backend b = fbd_backend_stats(d);
+    fbd_counters b = fbd_backend_stats(d);
     cr_expect(b.present);
     cr_expect_eq(b.native, 880);
     size_t n;

@@ -42,7 +42,7 @@ Test(census, two_processes_add_up)
     cr_expect_eq(r[0].count, 14);
     cr_expect_eq(r[0].max_bytes, 512);
     cr_assert_eq(r[0].nparts, 2);
-    cr_expect_str_eq(r[0].parts[0].name, "train_step");
+    cr_expect_str_eq(r[0].parts[0].name, "train_step (lenet.c:120)"); /* sites with their line */
     cr_expect_eq(r[0].parts[0].count, 10);
     fbm_census_free(c);
 }
@@ -83,12 +83,13 @@ Test(census, site_stack_and_shape_views)
     r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_SHAPE, FBM_SORT_COUNT, &n);
     cr_assert_eq(n, 2);
     cr_expect_str_eq(r[0].key, "vkt_dot f32[16x32]");
-    cr_expect_not(r[0].has_bytes);
+    cr_expect(r[0].has_bytes && r[0].has_time); /* the op's one shape: its bytes and time */
+    cr_expect_eq(r[0].bytes, 4096);
     r = fbm_census_rows(c, FBD_HOST, FBM_BY_OP, FBM_SORT_BYTES, &n);
     cr_assert_eq(n, 1);
     cr_expect_eq(r[0].count, 6);
-    cr_expect_not_null(fbm_census_find(c, FBD_FALLBACK, FBM_BY_OP, "vkt_conv"));
-    cr_expect_null(fbm_census_find(c, FBD_FALLBACK, FBM_BY_OP, "vkt_sort"));
+    cr_expect_not_null(fbm_census_find(c, FBD_FALLBACK, FBM_BY_OP, "vkt", "vkt_conv"));
+    cr_expect_null(fbm_census_find(c, FBD_FALLBACK, FBM_BY_OP, "vkt", "vkt_sort"));
     fbm_census_free(c);
 }
 
@@ -207,8 +208,8 @@ Test(census, very_deep_stacks_are_cut_to_the_innermost_frames)
     cr_expect_eq(r[0].nframes, FBM_MAX_FRAMES);
     cr_expect_str_eq(r[0].labels[FBM_MAX_FRAMES - 1], "f0"); /* innermost kept */
     FILE *null = fopen("/dev/null", "w");
-    cr_expect_eq(fbf_svg(null, c, FBF_COUNT), 0);
-    cr_expect_eq(fbf_folded(null, c, FBF_COUNT), 0);
+    cr_expect_eq(fbf_svg(null, c, &(fbt_opts){.weight = FBM_SORT_COUNT}), 0);
+    cr_expect_eq(fbf_folded(null, c, &(fbt_opts){.weight = FBM_SORT_COUNT}), 0);
     fclose(null);
     fbm_census_free(c);
 }

@@ -9,6 +9,7 @@
 
 #include "merge.h"
 #include "metrics_report.h"
+#include "output.h"
 #include "pprof.h"
 
 int main(int argc, char **argv)
@@ -24,7 +25,7 @@ int main(int argc, char **argv)
     if (st != FBD_OK) {
         fprintf(stderr, "fleet-export: %s\n", c ? err : "out of memory");
         fbm_census_free(c);
-        return (int)st;
+        return st == FBD_EINVALID ? 4 : 3;
     }
     int rc = 0;
     if (!strcmp(argv[1], "pprof")) {
@@ -34,10 +35,11 @@ int main(int argc, char **argv)
             rc = ps == FBPP_ETTY ? 2 : 3;
         }
     } else {
-        FILE *out = strcmp(argv[2], "-") ? fopen(argv[2], "w") : stdout;
-        if (!out || fbom_write(c, out) != 0 || (out != stdout && fclose(out) != 0) ||
-            (out == stdout && fflush(stdout) != 0)) {
-            fprintf(stderr, "fleet-export: %s: cannot write\n", argv[2]);
+        fbo_file out;
+        fbt_opts o = {.by = FBM_BY_OP};
+        if (fbo_open(&out, argv[2], err, sizeof err) != 0 ||
+            fbo_close(&out, fbom_write(out.f, c, &o) == 0, err, sizeof err) != 0) {
+            fprintf(stderr, "fleet-export: %s\n", err);
             rc = 3;
         }
     }

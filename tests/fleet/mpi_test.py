@@ -2,7 +2,7 @@
 """An MPI job under fbcount run: `fbcount run -- mpirun -np 3 vkt-lenet-mpi` collects one census
 per rank (process.rank 0, 1, 2) and nothing from mpirun, which uses no backend; the rank whose
 last batch is short, and only it, shows the fallbacks of its other path (vkt_pow, played by
-VKT_NATIVE_DISABLE=pow); `report --by rank` tells the ranks apart once it exists.
+VKT_NATIVE_DISABLE=pow); `report --by rank` tells the ranks apart.
 
 usage: mpi_test.py FBCOUNT SHIM VKT_LENET_MPI
 """
@@ -49,13 +49,10 @@ try:
     m = re.search(r"fbcount: (\d+) processes watched, (\d+) used a backend", p.stderr)
     expect(m and int(m.group(1)) >= 4 and m.group(2) == "3",
            f"summary: mpirun and 3 ranks watched, 3 used a backend: {m and m.group(0)}\n{p.stderr}")
-    if "rank" in subprocess.run([FB, "report", "--help"], capture_output=True, text=True).stdout:
-        r = subprocess.run([FB, "report", "--by", "rank", out], capture_output=True, text=True)
-        rows = re.findall(r"^\s+(?:rank )?([012])\s+(\d+)\b", r.stdout, re.M)
-        expect(r.returncode == 0 and ("2", "1") in rows,
-               f"report --by rank: rank 2 has the one fallback:\n{r.stdout}{r.stderr}")
-    else:
-        print("note: fbcount report has no --by rank yet")
+    r = subprocess.run([FB, "report", "--by", "rank", out], capture_output=True, text=True)
+    rows = re.findall(r"^\s+(?:rank )?([012])\s+(\d+)\b", r.stdout, re.M)
+    expect(r.returncode == 0 and ("2", "1") in rows,
+           f"report --by rank: rank 2 has the one fallback:\n{r.stdout}{r.stderr}")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

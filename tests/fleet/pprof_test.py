@@ -41,7 +41,7 @@ def pprof(*args):
 
 
 UNITS = {"fallbacks": "", "bytes": "B", "time": "ns", "host_ops": "", "host_bytes": "B",
-         "host_time": "ns"}
+         "host_time": "ns", "transfers": "", "transfer_bytes": "B", "transfer_time": "ns"}
 
 
 def top_total(path, index, focus=None):
@@ -149,9 +149,23 @@ def parse_traces(text):
     return out
 
 
+def demangled(sym):
+    """A C++ name as go tool pprof shows it: demangled, without its parameters."""
+    if not sym.startswith("_Z"):
+        return sym
+    full = subprocess.run(["c++filt", sym], capture_output=True, text=True).stdout.strip()
+    depth = 0
+    for i, ch in enumerate(full):
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "(" and depth == 0:
+            return full[:i]
+    return full
+
+
 def frame_text(f, lines):
     if f.get("symbol"):
-        t = f["symbol"]
+        t = demangled(f["symbol"])
     else:
         t = "[%s]" % os.path.basename(f.get("module", "?"))
     if lines and f.get("symbol") and f.get("file"):
@@ -159,6 +173,19 @@ def frame_text(f, lines):
     if f.get("inlined"):
         t += " (inline)"
     return t
+
+
+def site_label(d, s):
+    """The site label of a stack: the site with the file:line of its frame outward from the
+    op (the innermost frame named with an op prefix), as the report names sites."""
+    frames = [d["frame_table"][f] if isinstance(f, int) else f for f in s["frames"]]
+    prefixes = d.get("config", {}).get("op_prefix") or ["vkt_"]
+    op = next((i for i, f in enumerate(frames) if not f.get("python") and
+               any(f.get("symbol", "").startswith(p) for p in prefixes)), -1)
+    for f in frames[op + 1:]:
+        if f.get("symbol") == s["site"] and f.get("file") and f.get("line"):
+            return "%s (%s:%d)" % (s["site"], os.path.basename(f["file"]), f["line"])
+    return s["site"]
 
 
 def check_census(name, directory, lines):
@@ -175,17 +202,22 @@ def check_census(name, directory, lines):
     host_ns = total.get("host_ns", sum(d["total"].get("host_ns", 0) for d in dumps))
     want = {"fallbacks": total["fallbacks"], "bytes": total["bytes"], "time": ns,
             "host_ops": total["host_ops"], "host_bytes": total["host_bytes"],
-            "host_time": host_ns}
+            "host_time": host_ns, "transfers": total["transfers"],
+            "transfer_bytes": total["transfer_bytes"]}
     for index, value in want.items():
         got = top_total(prof, index)
         expect(got == value, f"{name}: -top -sample_index={index}: total {got}, report {value}")
-    for kind, section, (ci, bi) in (("fallback", "fallbacks", ("fallbacks", "bytes")),
-                                    ("host", "host_ops", ("host_ops", "host_bytes"))):
+    # per backend and op, from the samples and their labels (-tagfocus cannot AND two labels)
+    per_op = collections.Counter()
+    for s in parse_raw(prof)[0]:
+        for k, v in enumerate(s["values"]):
+            per_op[(s["labels"].get("backend"), s["labels"].get("op"), k)] += v
+    for section, base in (("fallbacks", 0), ("host_ops", 3), ("transfers", 6)):
         for row in rep[section]:
-            focus = "op=^%s$" % re.escape(row["op"])
-            for idx, key in ((ci, "count"), (bi, "bytes")):
-                got = top_total(prof, idx, focus)
-                expect(got == row[key], f"{name}: {row['op']} {idx}: pprof {got}, report {row[key]}")
+            for k, key in ((base, "count"), (base + 1, "bytes")):
+                got = per_op[(row["backend"], row["op"], k)]
+                expect(got == row[key],
+                       f"{name}: {row['backend']} {row['op']} {key}: pprof {got}, report {row[key]}")
 
     # every stack, with its frames and labels, as -traces shows it
     want_traces = collections.Counter()
@@ -195,7 +227,7 @@ def check_census(name, directory, lines):
                 continue
             fr = tuple(frame_text(d["frame_table"][f] if isinstance(f, int) else f, lines)
                        for f in s["frames"])
-            want_traces[(d["process"]["pid"], s["op"], s["site"], s["count"], fr)] += 1
+            want_traces[(d["process"]["pid"], s["op"], site_label(d, s), s["count"], fr)] += 1
     got_traces = collections.Counter()
     args = ["-traces", "-sample_index=fallbacks"] + (["-lines"] if lines else [])
     for labels, value, frames in parse_traces(pprof(*args, prof)):
@@ -232,6 +264,7 @@ def check_census(name, directory, lines):
         expect((r is None and "rank" not in s["labels"]) or s["labels"].get("rank") == str(r),
                f"{name}: rank label {s['labels'].get('rank')} for pid {pid} (dump: {r})")
         expect(s["labels"].get("host") == dumps[0]["process"]["host"], f"{name}: host label")
+        expect(s["labels"].get("backend"), f"{name}: every sample has a backend label")
     modules = {m["path"]: m.get("build_id") for d in dumps for m in d.get("modules", [])}
     used = {f["module"] for d in dumps for s in d["stacks"]
             for f in (d["frame_table"][x] if isinstance(x, int) else x for x in s["frames"])
@@ -276,6 +309,21 @@ try:
     p = check_census("untimed", old, lines=False)
     expect("Comment: times: not measured" in pprof("-raw", p), "untimed comment")
 
+    # two processes, four backends, transfers, sizes a backend cannot read (tests/cmd/data)
+    multi = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cmd", "data",
+                         "backends")
+    p = check_census("backends", multi, lines=False)
+    tags = pprof("-tags", "-sample_index=fallbacks", p)
+    expect(re.search(r"backend: Total 18\.0", tags) and "torch" in tags and "mygpu" in tags,
+           "backend labels split the fallbacks:\n" + tags)
+    expect("forward (model.py:8)" in tags and "generate (app.c:88)" in tags,
+           "site labels carry file:line:\n" + tags)
+    expect(top_total(p, "fallbacks", "backend=^torch$") == 6, "-tagfocus=backend=^torch$: 6")
+    sub = os.path.join(tmp, "torch.pb.gz")
+    r = sh(FB, "report", "--format", "pprof", "--where", "backend=torch", "-o", sub, multi)
+    expect(r.returncode == 0 and top_total(sub, "fallbacks") == 6 and
+           top_total(sub, "transfers") == 0, f"--where backend=torch keeps torch's samples: {r.stderr}")
+
     # --- real dumps of a program under the shim --------------------------------------------
     real = os.path.join(tmp, "real")
     os.mkdir(real)
@@ -309,7 +357,7 @@ try:
     expect(code == 2 and b"not written to a terminal" in text,
            f"stdout on a terminal refused: {code} {text!r}")
     p = sh(EXPORT, "pprof", "/nonexistent/dir/x.pb.gz", hand)
-    expect(p.returncode == 3 and p.stderr.count("\n") == 1 and "/nonexistent/dir/x.pb.gz: cannot create"
+    expect(p.returncode == 3 and p.stderr.count("\n") == 1 and "/nonexistent/dir/x.pb.gz: cannot write"
            in p.stderr, f"unwritable path: {p.returncode} {p.stderr!r}")
     victim = os.path.join(tmp, "victim")
     open(victim, "w").write("keep me")
@@ -318,36 +366,36 @@ try:
     p = sh(EXPORT, "pprof", link, hand)
     expect(p.returncode == 0 and not os.path.islink(link) and open(victim).read() == "keep me",
            "a symbolic link at the path is replaced, not followed")
-    expect(not [n for n in os.listdir(tmp) if n.startswith(".link.pb.gz.")], "no temporary left")
+    expect(not [n for n in os.listdir(tmp) if ".tmp." in n], "no temporary left")
+    # one policy for every file the command writes (output.h): a device is refused
     p = sh(EXPORT, "pprof", "/dev/null", hand)
-    expect(p.returncode == 0 and os.path.exists("/dev/null") and
+    expect(p.returncode == 3 and "not a regular file" in p.stderr and
            os.stat("/dev/null").st_rdev != 0 and not os.path.isfile("/dev/null"),
-           "/dev/null is written into, not replaced")
-    if os.path.exists("/dev/full"):
-        p = sh(EXPORT, "pprof", "/dev/full", hand)
-        expect(p.returncode == 3 and "No space left" in p.stderr, f"/dev/full: {p.returncode} {p.stderr!r}")
+           f"/dev/null is refused, not replaced: {p.returncode} {p.stderr!r}")
+    if os.path.exists("/dev/full"):  # a full disk: standard output redirected to /dev/full
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run([EXPORT, "pprof", "-", hand], stdout=full, stderr=subprocess.PIPE,
+                               text=True, timeout=60)
+        expect(p.returncode == 3 and "No space left" in p.stderr,
+               f"/dev/full: {p.returncode} {p.stderr!r}")
     with open(os.path.join(tmp, "stdout.pb.gz"), "wb") as f:
         p = subprocess.run([EXPORT, "pprof", "-", hand], stdout=f, timeout=60)
     expect(p.returncode == 0 and open(os.path.join(tmp, "stdout.pb.gz"), "rb").read() ==
            open(os.path.join(tmp, "hand-made.pb.gz"), "rb").read(),
            "standard output (not a terminal) gets the same profile as a file")
 
-    # --- through the command, once report writes pprof -------------------------------------
-    helptext = sh(FB, "report", "--help").stdout
-    if "pprof" in helptext:
-        out = os.path.join(tmp, "cmd.pb.gz")
-        p = sh(FB, "report", "--format", "pprof", "-o", out, hand)
-        expect(p.returncode == 0 and open(out, "rb").read() ==
-               open(os.path.join(tmp, "hand-made.pb.gz"), "rb").read(),
-               f"fbcount report --format pprof writes the same profile: {p.returncode} {p.stderr}")
-        code, text = on_terminal([FB, "report", "--format", "pprof", hand])
-        expect(code == 2 and text.count(b"\n") == 1 and b"not written to a terminal" in text,
-               f"report --format pprof without -o on a terminal: one line, exit 2: {code} {text!r}")
-        p = sh(FB, "report", "--format", "pprof", "-o", "/nonexistent/dir/x.pb.gz", hand)
-        expect(p.returncode not in (0, 1) and p.stderr.count("\n") == 1,
-               f"report --format pprof to an unwritable path: one line: {p.returncode} {p.stderr!r}")
-    else:
-        print("note: fbcount report has no --format pprof yet; the writer was checked directly")
+    # --- through the command ----------------------------------------------------------------
+    out = os.path.join(tmp, "cmd.pb.gz")
+    p = sh(FB, "report", "--format", "pprof", "-o", out, hand)
+    expect(p.returncode == 0 and open(out, "rb").read() ==
+           open(os.path.join(tmp, "hand-made.pb.gz"), "rb").read(),
+           f"fbcount report --format pprof writes the same profile: {p.returncode} {p.stderr}")
+    code, text = on_terminal([FB, "report", "--format", "pprof", hand])
+    expect(code == 2 and text.count(b"\n") == 1 and b"not written to a terminal" in text,
+           f"report --format pprof without -o on a terminal: one line, exit 2: {code} {text!r}")
+    p = sh(FB, "report", "--format", "pprof", "-o", "/nonexistent/dir/x.pb.gz", hand)
+    expect(p.returncode == 9 and p.stderr.count("\n") == 1,
+           f"report --format pprof to an unwritable path: one line, exit 9: {p.returncode} {p.stderr!r}")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 

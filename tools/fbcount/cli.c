@@ -10,22 +10,19 @@
 #include <sys/stat.h>
 
 #include "output.h"
+#include "text.h"
 
+#define FBX_LINE(code, name, text) "  " #code "  " text "\n"
 const char fbx_exit_codes[] =
-    "Exit codes:\n"
-    "  0  success (check: within the allowance)\n"
-    "  1  check: over the allowance\n"
-    "  2  usage error\n"
-    "  3  a file or directory cannot be read (check: no dump found)\n"
-    "  4  a file is not a valid fbcount/1 dump (bad JSON, truncated, wrong schema or type)\n"
-    "  5  run: libfbcount.so not found\n"
-    "  6  snapshot: no new dump before the timeout\n"
-    "  7  snapshot: no such process, or it does not run the shim or catch its census\n"
-    "     signal (nothing is sent then)\n"
-    "  8  symbolize: the dump's modules cannot be read\n"
-    "  9  the output cannot be written (a full disk, a closed pipe, -o naming a device)\n"
+    "Exit codes:\n" FBX_EXIT_CODES(FBX_LINE)
     "  run ends as the command did: its status, or the same signal (a shell shows\n"
     "  128+N); 126/127 if it cannot be executed.\n";
+#undef FBX_LINE
+
+int fbx_load_code(fbd_status st)
+{
+    return st == FBD_ENOMEM ? FBX_NOMEM : st == FBD_EREAD ? FBX_READ : FBX_INVALID;
+}
 
 void fbx_error(const char *cmd, const char *fmt, ...)
 {
@@ -42,14 +39,14 @@ fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code)
     fbm_census *c = fbm_census_new();
     if (!c) {
         fbx_error(cmd, "out of memory");
-        *code = FBX_READ;
+        *code = FBX_NOMEM;
         return NULL;
     }
     char err[512];
     fbd_status st = fbm_census_load(c, paths, (size_t)n, err, sizeof err);
     if (st != FBD_OK) {
         fbx_error(cmd, "%s", err);
-        *code = st == FBD_EREAD ? FBX_READ : FBX_INVALID;
+        *code = fbx_load_code(st);
         fbm_census_free(c);
         return NULL;
     }
@@ -63,7 +60,7 @@ int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n)
     fbd_status st = fbm_census_load(c, paths, (size_t)n, err, sizeof err);
     if (st != FBD_OK) {
         fbx_error(cmd, "%s", err);
-        return st == FBD_EREAD ? FBX_READ : FBX_INVALID;
+        return fbx_load_code(st);
     }
     return FBX_OK;
 }
@@ -83,33 +80,128 @@ bool fbx_is_run_dir(const char *name)
     return *p == '\0';
 }
 
-int fbx_default_dir(const char *cmd, char *buf, size_t len)
+/* A folder fbcount run made, and whether it holds a dump. */
+typedef struct {
+    char name[256];
+    struct timespec mtime;
+    bool dumps;
+} run_dir;
+
+static int cmp_run_dir(const run_dir *a, const run_dir *b)
 {
-    DIR *dp = opendir(".");
+    if (a->mtime.tv_sec != b->mtime.tv_sec)
+        return a->mtime.tv_sec < b->mtime.tv_sec ? -1 : 1;
+    if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+        return a->mtime.tv_nsec < b->mtime.tv_nsec ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+bool fbx_holds_dump(const char *dir)
+{
+    DIR *dp = opendir(dir);
     struct dirent *e;
-    struct timespec best = {0, 0};
-    buf[0] = '\0';
-    while (dp && (e = readdir(dp))) {
-        struct stat sb;
-        if (!fbx_is_run_dir(e->d_name) || lstat(e->d_name, &sb) || !S_ISDIR(sb.st_mode))
-            continue;
-        if (!buf[0] || sb.st_mtim.tv_sec > best.tv_sec ||
-            (sb.st_mtim.tv_sec == best.tv_sec && sb.st_mtim.tv_nsec > best.tv_nsec) ||
-            (sb.st_mtim.tv_sec == best.tv_sec && sb.st_mtim.tv_nsec == best.tv_nsec &&
-             strcmp(e->d_name, buf) > 0)) {
-            best = sb.st_mtim;
-            snprintf(buf, len, "%s", e->d_name);
-        }
+    bool any = false;
+    while (dp && !any && (e = readdir(dp))) {
+        size_t l = strlen(e->d_name);
+        any = e->d_name[0] != '.' && l > 5 && !strcmp(e->d_name + l - 5, ".json");
     }
     if (dp)
         closedir(dp);
-    if (!buf[0]) {
-        fbx_error(cmd, "no dump given and no fbcount-* folder in the working directory "
-                  "(try --help)");
+    return any;
+}
+
+static int cmp_run_dirs(const void *a, const void *b) { return cmp_run_dir(a, b); }
+
+size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH])
+{
+    run_dir *all = NULL;
+    size_t n = 0;
+    DIR *dp = opendir(".");
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+        struct stat sb;
+        run_dir *more;
+        if (!fbx_is_run_dir(e->d_name) || strlen(e->d_name) >= sizeof all->name ||
+            lstat(e->d_name, &sb) || !S_ISDIR(sb.st_mode) ||
+            !(more = realloc(all, (n + 1) * sizeof *all)))
+            continue;
+        all = more;
+        snprintf(all[n].name, sizeof all[n].name, "%s", e->d_name);
+        all[n].mtime = sb.st_mtim;
+        all[n].dumps = fbx_holds_dump(all[n].name);
+        n++;
+    }
+    if (dp)
+        closedir(dp);
+    if (n)
+        qsort(all, n, sizeof *all, cmp_run_dirs);
+    /* The k newest that hold a dump; a newer run whose program used no backend left an empty
+     * folder (older versions of run kept them): say why it is not the one read. */
+    size_t found = 0;
+    for (size_t i = n; i-- > 0 && found < k;) {
+        if (all[i].dumps)
+            snprintf(names[k - 1 - found++], FBX_PATH, "%s", all[i].name);
+        else
+            fprintf(stderr, "fbcount: %s: skipping %s: no dump in it (no process of that run "
+                    "used a backend)\n", cmd, all[i].name);
+    }
+    if (found && found < k) /* oldest first, from names[0] */
+        memmove(names, names + (k - found), found * sizeof *names);
+    free(all);
+    return found;
+}
+
+int fbx_default_dir(const char *cmd, char *buf, size_t len)
+{
+    char names[1][FBX_PATH];
+    if (fbx_newest_runs(cmd, 1, names) == 0) {
+        fbx_error(cmd, "no dump given and no fbcount-* folder with a dump in the working "
+                  "directory (try --help)");
         return -1;
     }
+    snprintf(buf, len, "%s", names[0]);
     fprintf(stderr, "fbcount: %s: reading %s (the newest fbcount-* folder here)\n", cmd, buf);
     return 0;
+}
+
+int fbx_where(const char *cmd, fbm_census *c, char *arg)
+{
+    char *eq = strchr(arg, '=');
+    if (eq)
+        *eq = '\0';
+    int rc = eq ? fbm_census_where(c, arg, eq + 1) : -1;
+    if (eq)
+        *eq = '=';
+    if (rc == 0)
+        return FBX_OK;
+    if (rc == -2) {
+        fbx_error(cmd, "out of memory");
+        return FBX_NOMEM;
+    }
+    char e[256];
+    fbx_error(cmd, "--where: expected FIELD=VALUE with FIELD one of %s (rank and pid take a "
+              "number), got '%s'", fbm_where_help(), fbx_escape(arg, e, sizeof e, 0));
+    return FBX_USAGE;
+}
+
+int fbx_load_args(const char *cmd, fbm_census *c, char *const *paths, int n)
+{
+    char dflt[FBX_PATH];
+    char *dpath[] = {dflt};
+    if (n == 0 && fbx_default_dir(cmd, dflt, sizeof dflt) != 0)
+        return FBX_USAGE;
+    int code = n ? fbx_load_into(cmd, c, paths, n) : fbx_load_into(cmd, c, dpath, 1);
+    if (code != FBX_OK)
+        return code;
+    fbm_summary s = fbm_census_summary(c);
+    if (s.dumps + s.filtered + s.superseded == 0) {
+        char e[256];
+        fbx_error(cmd, "no dump in %s%s (no process used a backend, or libfbcount.so was not "
+                  "preloaded)", fbx_escape(n ? paths[0] : dflt, e, sizeof e, 0),
+                  n > 1 ? " and the others given" : "");
+        return FBX_READ;
+    }
+    return FBX_OK;
 }
 
 void fbx_version(void) { printf("fbcount %s\n", FBCOUNT_VERSION); }

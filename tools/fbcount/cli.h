@@ -11,22 +11,37 @@
 
 #include "merge.h"
 
+/* The exit codes, one list: the enum below, the text every --help ends with (cli.c) and the
+ * man page's EXIT STATUS (checked against --help by tests/cmd/docs_test.py) come from it.
+ * X(code, NAME, meaning); a meaning is one line of --help. */
+#define FBX_EXIT_CODES(X)                                                                      \
+    X(0, OK, "success (check: within the allowance)")                                          \
+    X(1, CHECK, "check: over the allowance; diff --fail-on-increase: fallbacks grew")           \
+    X(2, USAGE, "usage error (an unknown option or value, a missing argument)")                 \
+    X(3, READ, "a file or directory cannot be read, or holds no dump")                          \
+    X(4, INVALID, "a file is not a valid fbcount/1 dump (bad JSON, truncated, wrong schema)")   \
+    X(5, SHIM, "run: libfbcount.so not found")                                                  \
+    X(6, TIMEOUT, "snapshot: no new dump before the timeout")                                   \
+    X(7, PROCESS, "snapshot: no such process, or it does not run the shim (nothing is sent)")   \
+    X(8, NOMEM, "out of memory")                                                                \
+    X(9, WRITE, "the output cannot be written (a full disk, a closed pipe, -o naming a device)")\
+    X(10, SYSTEM, "run: the system refused what supervising takes (fork, signalfd, a pipe)")
+
 enum {
-    FBX_OK = 0,        /* success; check: within the allowance */
-    FBX_CHECK = 1,     /* check: the census is over the allowance */
-    FBX_USAGE = 2,     /* bad command line */
-    FBX_READ = 3,      /* a file or directory cannot be read */
-    FBX_INVALID = 4,   /* a file is not a valid fbcount/1 dump */
-    FBX_SHIM = 5,      /* run: libfbcount.so not found */
-    FBX_TIMEOUT = 6,   /* snapshot: no new dump in time */
-    FBX_PROCESS = 7,   /* snapshot: no such process, or it cannot be signalled */
-    FBX_SYMBOLS = 8,   /* symbolize: the dump's modules cannot be read (out of memory) */
-    FBX_WRITE = 9,     /* the output cannot be written: a full disk, a closed pipe, -o
-                        * naming something other than a regular file */
-    FBX_NOTFOUND = 127 /* run: the command cannot be executed (126 also, as in sh) */
+#define FBX_ENUM(code, name, text) FBX_##name = code,
+    FBX_EXIT_CODES(FBX_ENUM)
+#undef FBX_ENUM
+    FBX_NOEXEC = 126,  /* run: the command cannot be executed, as in sh */
+    FBX_NOTFOUND = 127 /* run: the command is not found, as in sh */
 };
 
-/* The text every --help ends with. */
+/* symbolize's name for FBX_NOMEM, which it returns when an allocation fails. */
+#define FBX_SYMBOLS FBX_NOMEM
+
+/* The code of a failed load (fbd_status). */
+int fbx_load_code(fbd_status st);
+
+/* The text every --help ends with: the exit codes. */
 extern const char fbx_exit_codes[];
 
 /* Prints "fbcount: <cmd>: <message>" to stderr. */
@@ -43,10 +58,29 @@ int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n);
 /* Whether name is a folder name fbcount run makes: "fbcount-<pid>" or "fbcount-<pid>.<n>". */
 bool fbx_is_run_dir(const char *name);
 
-/* The census to read when none is named: the newest fbcount-* folder in the working
- * directory (what fbcount run leaves), said on stderr. Writes its name into buf and returns
- * 0, or prints why not and returns -1. */
+/* Whether dir holds a dump (a *.json file that is not hidden). */
+bool fbx_holds_dump(const char *dir);
+
+/* Room for a path the command names. */
+#define FBX_PATH 4096
+
+/* The k newest fbcount-* folders in the working directory (what fbcount run leaves) that
+ * hold a dump, oldest first, into names; a newer folder without a dump is named on stderr
+ * as skipped. Returns how many were found (at most k). */
+size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH]);
+
+/* The census to read when none is named: fbx_newest_runs(cmd, 1), said on stderr. Writes
+ * its name into buf and returns 0, or prints why not and returns -1. */
 int fbx_default_dir(const char *cmd, char *buf, size_t len);
+
+/* --where FIELD=VALUE into c (fbm_census_where). Returns FBX_OK, or prints the error (the
+ * fields there are) and returns the exit code. */
+int fbx_where(const char *cmd, fbm_census *c, char *arg);
+
+/* Loads the paths a command was given into c, or the default folder when n is 0. A census
+ * without any dump is an error (FBX_READ), never a census of zero: it means no process used
+ * a backend, or the shim was not loaded. Returns FBX_OK or the exit code, after the error. */
+int fbx_load_args(const char *cmd, fbm_census *c, char *const *paths, int n);
 
 /* Prints "fbcount VERSION" (what -V and --version print). */
 void fbx_version(void);

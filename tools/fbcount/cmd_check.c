@@ -5,31 +5,39 @@
 #include <string.h>
 
 #include "allow.h" /* rules/: the grammar the shim reads too */
+#include "backend_fields.h"
 #include "cli.h"
-#include "fields.h"
-#include "table.h"
+#include "report_json.h"
 #include "text.h"
 #include "units.h"
 
-static const char help[] =
-    "usage: fbcount check [options] [DUMP|DIR...]\n\n"
-    "Exits 0 when the census is within the allowance, 1 (listing the offending ops and\n"
-    "their sites) when it is not. Ops named in the allow file never count against it.\n"
-    "With no limit given, any fallback not allowed fails the check. An empty census (no\n"
-    "dump at all) is an error (exit 3), not a pass. Without a DUMP or DIR, reads the\n"
-    "newest fbcount-* folder in the working directory.\n\n"
-    "  --allow FILE        allowed ops, one per line, reason after '#' (the FBCOUNT_ALLOW\n"
-    "                      format of the shim); a regular file of at most 1 MiB\n"
-    "  --max N             at most N fallbacks of ops not allowed\n"
-    "  --max-bytes B       at most B bytes leaving the GPU from ops not allowed\n"
-    "                      (suffixes: K, KiB = 1024; KB = 1000; M, G, T likewise)\n"
-    "  --max-time T        at most T of fallback time from ops not allowed (dumps with\n"
-    "                      times only): 500ms, 1.5s, 2min; a bare number is seconds\n"
-    "  --host              gate host-resident ops too (default: fallbacks only)\n"
-    "  --json              print the verdict as one JSON object (fbcount-check/1) on\n"
-    "                      standard output\n"
-    "  -V, --version       print the version\n"
-    "  -h, --help          this text\n\n";
+static void help(void)
+{
+    printf("usage: fbcount check [options] [DUMP|DIR...]\n\n"
+           "Exits 0 when the census is within the allowance, 1 (listing the offending ops and\n"
+           "their sites) when it is not. Ops named in the allow file never count against it.\n"
+           "With no limit given, any fallback not allowed fails the check. An empty census (no\n"
+           "dump at all) is an error (exit 3), not a pass. Without a DUMP or DIR, reads the\n"
+           "newest fbcount-* folder with a dump in the working directory.\n\n"
+           "  --allow FILE        allowed ops, one per line, reason after '#' (the FBCOUNT_ALLOW\n"
+           "                      format of the shim); a regular file of at most 1 MiB\n"
+           "  --max N             at most N fallbacks of ops not allowed\n"
+           "  --max-bytes B       at most B bytes leaving the GPU from ops not allowed\n"
+           "                      (suffixes: K, KiB = 1024; KB = 1000; M, G, T likewise)\n"
+           "  --max-time T        at most T of fallback time from ops not allowed (dumps with\n"
+           "                      times only): 500ms, 1.5s, 2min; a bare number is seconds\n"
+           "  --max-transfer-bytes B\n"
+           "                      at most B bytes crossing between devices (transfers are\n"
+           "                      shown, and gated only with this limit)\n"
+           "  --host              gate host-resident ops too (default: fallbacks only)\n"
+           "  --where FIELD=VALUE only processes whose %s is VALUE; repeat\n"
+           "                      as for report\n"
+           "  --json              print the verdict as one JSON object (fbcount-check/1) on\n"
+           "                      standard output\n"
+           "  -V, --version       print the version\n"
+           "  -h, --help          this text\n\n", fbm_where_help());
+    fputs(fbx_exit_codes, stdout);
+}
 
 /* The shim warns about the same lines (rules/allow.h): one grammar, one verdict. */
 static void warn_no_reason(void *ctx, long line, const char *op)
@@ -41,208 +49,287 @@ static void warn_no_reason(void *ctx, long line, const char *op)
 }
 
 typedef struct {
+    const char *allow_path;
+    uint64_t max, max_bytes, max_ns, max_transfer;
+    bool have_max, have_bytes, have_time, have_transfer, host, json;
+} check_opts;
+
+typedef struct {
     uint64_t count, bytes, ns;
 } sums;
 
 static uint64_t sat(uint64_t a, uint64_t b) { return a > FBM_SAT_MAX - b ? FBM_SAT_MAX : a + b; }
 
+static json_t *sites_json(const fbm_row *r)
+{
+    json_t *sites = json_array();
+    for (size_t p = 0; sites && p < r->nparts; p++) {
+        const fbm_part *s = &r->parts[p];
+        json_t *e = json_object();
+        fbt_site_json(e, s->raw, s->file, s->line, s->python);
+        json_object_set_new(e, FBR_COUNT, json_integer((json_int_t)s->count));
+        json_object_set_new(e, FBR_BYTES, json_integer((json_int_t)s->bytes));
+        json_array_append_new(sites, e);
+    }
+    return sites;
+}
+
+static json_t *op_json(const fbm_row *r, fbd_kind kind, bool time)
+{
+    static const char *const kinds[FBD_NKINDS] = {FBR_KIND_FALLBACK, FBR_KIND_HOST,
+                                                  FBR_KIND_TRANSFER};
+    json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o}", FBR_OP, r->key, FBR_BACKEND,
+                          r->backend ? r->backend : FBR_DEFAULT_BACKEND, FBR_KIND, kinds[kind],
+                          FBR_COUNT, (json_int_t)r->count, FBR_BYTES, (json_int_t)r->bytes,
+                          FBR_MAX_BYTES, (json_int_t)r->max_bytes, FBR_SITES, sites_json(r));
+    if (o && r->unknown)
+        json_object_set_new(o, FBR_BYTES_KNOWN, json_false());
+    if (o && time)
+        json_object_set_new(o, FBR_NS, json_integer((json_int_t)r->ns));
+    return o;
+}
+
+/* "  vkt_dot: 180 calls, 5.5 MiB left the GPU (largest 188 KiB); sites: ..." on stderr. */
+static void print_op(const fbm_row *r, fbd_kind kind, bool time, bool multi)
+{
+    char b1[32], b2[32], b3[32], e[1200];
+    fprintf(stderr, "  %s", fbx_escape(r->key, e, sizeof e, 0));
+    if (multi && r->backend)
+        fprintf(stderr, " [%s]", fbx_escape(r->backend, e, sizeof e, 0));
+    fprintf(stderr, "%s: %" PRIu64 " call%s, %s %s (largest %s)",
+            kind == FBD_HOST ? " (host-resident)" : "", r->count, r->count == 1 ? "" : "s",
+            fbt_bytes(r->bytes, r->unknown, r->count, false, b1, sizeof b1),
+            kind == FBD_TRANSFER ? "crossed between devices" : "left the GPU",
+            r->max_bytes || !r->unknown ? fbu_bytes(r->max_bytes, b2, sizeof b2) : "?");
+    if (time)
+        fprintf(stderr, ", %s", fbu_duration(r->ns, b3, sizeof b3));
+    fputs("; sites: ", stderr);
+    for (size_t p = 0; p < r->nparts && p < 6; p++)
+        fprintf(stderr, "%s%s (%" PRIu64 ")", p ? ", " : "",
+                fbx_escape(r->parts[p].name, e, sizeof e, 0), r->parts[p].count);
+    if (r->nparts > 6)
+        fprintf(stderr, ", +%zu more", r->nparts - 6);
+    if (!r->nparts)
+        fputs("(none recorded)", stderr);
+    fputc('\n', stderr);
+}
+
 /* Adds the rows of ops not allowed to s; prints them (print) or lists them in arr (JSON). */
 static void list_bad(fbm_census *c, fbd_kind kind, const fbr_allow *allow, sums *s, bool print,
-                     json_t *arr, bool time)
+                     json_t *arr)
 {
-    size_t n;
+    size_t n, nb;
     const fbm_row *rows = fbm_census_rows(c, kind, FBM_BY_OP, FBM_SORT_BYTES, &n);
+    bool time = fbm_census_has_time(c);
+    fbm_census_backends(c, &nb);
     for (size_t i = 0; i < n; i++) {
         const fbm_row *r = &rows[i];
-        if (fbr_allow_has(allow, r->key) || !r->count)
+        if ((kind != FBD_TRANSFER && fbr_allow_has(allow, r->key)) || !r->count)
             continue;
         s->count = sat(s->count, r->count);
         s->bytes = sat(s->bytes, r->bytes);
         s->ns = sat(s->ns, r->ns);
-        if (arr) {
-            json_t *sites = json_array();
-            for (size_t p = 0; sites && p < r->nparts; p++) {
-                json_t *e = json_pack("{s:s,s:I,s:I}", FBR_SITE, r->parts[p].raw, FBR_COUNT,
-                                      (json_int_t)r->parts[p].count, FBR_BYTES,
-                                      (json_int_t)r->parts[p].bytes);
-                if (e)
-                    fbt_add_demangled(e, r->parts[p].raw);
-                json_array_append_new(sites, e);
-            }
-            json_t *o = json_pack("{s:s,s:s,s:I,s:I,s:I,s:o}", FBR_OP, r->key, FBR_KIND,
-                                  kind == FBD_HOST ? FBR_KIND_HOST : FBR_KIND_FALLBACK,
-                                  FBR_COUNT, (json_int_t)r->count, FBR_BYTES,
-                                  (json_int_t)r->bytes, FBR_MAX_BYTES,
-                                  (json_int_t)r->max_bytes, FBR_SITES, sites);
-            if (o && time)
-                json_object_set_new(o, FBR_NS, json_integer((json_int_t)r->ns));
-            json_array_append_new(arr, o);
-        }
-        if (!print)
-            continue;
-        char b1[32], b2[32], b3[32], e[1200];
-        fprintf(stderr, "  %s%s: %" PRIu64 " call%s, %s left the GPU (largest %s)",
-                fbx_escape(r->key, e, sizeof e, 0), kind == FBD_HOST ? " (host-resident)" : "",
-                r->count, r->count == 1 ? "" : "s", fbu_bytes(r->bytes, b1, sizeof b1),
-                fbu_bytes(r->max_bytes, b2, sizeof b2));
-        if (time)
-            fprintf(stderr, ", %s", fbu_duration(r->ns, b3, sizeof b3));
-        fputs("; sites: ", stderr);
-        for (size_t p = 0; p < r->nparts && p < 6; p++)
-            fprintf(stderr, "%s%s (%" PRIu64 ")", p ? ", " : "",
-                    fbx_escape(r->parts[p].name, e, sizeof e, 0), r->parts[p].count);
-        if (r->nparts > 6)
-            fprintf(stderr, ", +%zu more", r->nparts - 6);
-        if (!r->nparts)
-            fputs("(none recorded)", stderr);
-        fputc('\n', stderr);
+        if (arr)
+            json_array_append_new(arr, op_json(r, kind, time));
+        if (print)
+            print_op(r, kind, time, nb > 1);
     }
 }
 
-int fbx_check(int argc, char **argv)
+static json_t *limits_json(const check_opts *o)
+{
+    json_t *limits = json_object();
+    if (o->have_max || (!o->have_bytes && !o->have_time))
+        json_object_set_new(limits, "max", json_integer((json_int_t)o->max));
+    if (o->have_bytes)
+        json_object_set_new(limits, "max_bytes", json_integer((json_int_t)o->max_bytes));
+    if (o->have_time)
+        json_object_set_new(limits, "max_ns", json_integer((json_int_t)o->max_ns));
+    if (o->have_transfer)
+        json_object_set_new(limits, "max_transfer_bytes", json_integer((json_int_t)o->max_transfer));
+    return limits;
+}
+
+static int print_json(fbm_census *c, const check_opts *o, const fbr_allow *allow, bool over)
+{
+    sums s = {0}, t = {0};
+    json_t *bad = json_array(), *transfers = json_array();
+    list_bad(c, FBD_FALLBACK, allow, &s, false, bad);
+    if (o->host)
+        list_bad(c, FBD_HOST, allow, &s, false, bad);
+    list_bad(c, FBD_TRANSFER, allow, &t, false, transfers);
+    json_t *j = json_pack("{s:s,s:b,s:I,s:b,s:o,s:{s:I,s:I,s:o},s:{s:I,s:I,s:b,s:o}}",
+                          FBR_SCHEMA, "fbcount-check/1", "ok", !over, "dumps",
+                          (json_int_t)fbm_census_ndumps(c), "host", o->host, "limits",
+                          limits_json(o), "not_allowed", FBR_COUNT, (json_int_t)s.count,
+                          FBR_BYTES, (json_int_t)s.bytes, FBR_OPS, bad, FBR_TRANSFERS,
+                          FBR_COUNT, (json_int_t)t.count, FBR_BYTES, (json_int_t)t.bytes,
+                          "gated", o->have_transfer, FBR_OPS, transfers);
+    if (j && fbm_census_has_time(c))
+        json_object_set_new(json_object_get(j, "not_allowed"), FBR_NS,
+                            json_integer((json_int_t)s.ns));
+    int rc = !j ? FBX_NOMEM : json_dumpf(j, stdout, JSON_INDENT(2)) != 0 ? FBX_WRITE : FBX_OK;
+    if (!j)
+        fbx_error("check", "out of memory");
+    putchar('\n');
+    json_decref(j);
+    return rc;
+}
+
+static void print_over(fbm_census *c, const check_opts *o, const fbr_allow *allow, sums s,
+                       sums t)
+{
+    char b1[32], b2[32];
+    fprintf(stderr, "fbcount: check: over the allowance: %" PRIu64 " %s not allowed", s.count,
+            o->host ? "fallbacks and host-resident ops" : "fallbacks");
+    if (o->have_max || (!o->have_bytes && !o->have_time && !o->have_transfer))
+        fprintf(stderr, " (max %" PRIu64 ")", o->max);
+    fprintf(stderr, ", %s", fbu_bytes(s.bytes, b1, sizeof b1));
+    /* Exact bytes too: two sizes can print alike in binary units. */
+    if (o->have_bytes)
+        fprintf(stderr, " = %" PRIu64 " B (max %" PRIu64 " B)", s.bytes, o->max_bytes);
+    if (o->have_time)
+        fprintf(stderr, ", %s (max %s)", fbu_duration(s.ns, b1, sizeof b1),
+                fbu_duration(o->max_ns, b2, sizeof b2));
+    if (o->have_transfer)
+        fprintf(stderr, "; %" PRIu64 " B crossed between devices (max %" PRIu64 " B)", t.bytes,
+                o->max_transfer);
+    fputs(o->allow_path ? "; not in the allow file:\n" : ":\n", stderr);
+    sums d = {0};
+    list_bad(c, FBD_FALLBACK, allow, &d, true, NULL);
+    if (o->host)
+        list_bad(c, FBD_HOST, allow, &d, true, NULL);
+    if (o->have_transfer && t.bytes > o->max_transfer)
+        list_bad(c, FBD_TRANSFER, allow, &d, true, NULL);
+}
+
+/* The verdict, printed; returns FBX_OK or FBX_CHECK (or the error of a failed print). */
+static int verdict(fbm_census *c, const check_opts *o, const fbr_allow *allow)
+{
+    sums s = {0}, t = {0};
+    list_bad(c, FBD_FALLBACK, allow, &s, false, NULL);
+    if (o->host)
+        list_bad(c, FBD_HOST, allow, &s, false, NULL);
+    list_bad(c, FBD_TRANSFER, allow, &t, false, NULL);
+    bool over = s.count > o->max || s.bytes > o->max_bytes ||
+                (o->have_time && s.ns > o->max_ns) ||
+                (o->have_transfer && t.bytes > o->max_transfer);
+    char b1[32], b2[32];
+    if (o->json) {
+        int rc = print_json(c, o, allow, over);
+        if (rc != FBX_OK)
+            return rc;
+    } else if (over) {
+        print_over(c, o, allow, s, t);
+    } else {
+        printf("fbcount: check: ok: %" PRIu64 " fallback%s not allowed (%s", s.count,
+               s.count == 1 ? "" : "s", fbu_bytes(s.bytes, b1, sizeof b1));
+        if (fbm_census_has_time(c))
+            printf(", %s", fbu_duration(s.ns, b2, sizeof b2));
+        printf(") in %zu dump%s", fbm_census_ndumps(c), fbm_census_ndumps(c) == 1 ? "" : "s");
+        if (t.count)
+            printf("; %" PRIu64 " transfer%s, %s crossed between devices%s", t.count,
+                   t.count == 1 ? "" : "s", fbu_bytes(t.bytes, b1, sizeof b1),
+                   o->have_transfer ? "" : " (not gated)");
+        putchar('\n');
+    }
+    return over ? FBX_CHECK : FBX_OK;
+}
+
+static int limit(const char *opt, const char *arg, uint64_t *out, bool *have)
+{
+    int bad = !strcmp(opt, "--max") ? fbu_parse_count(arg, out)
+              : !strcmp(opt, "--max-time") ? fbu_parse_duration(arg, out)
+                                           : fbu_parse_bytes(arg, out);
+    if (bad) {
+        fbx_error("check", "%s: expected %s, got '%s'", opt,
+                  !strcmp(opt, "--max") ? "a non-negative number"
+                  : !strcmp(opt, "--max-time") ? "a duration like 500ms, 1.5s or 2min"
+                                               : "a size like 4096, 64K or 1.5MiB", arg);
+        return FBX_USAGE;
+    }
+    *have = true;
+    return FBX_OK;
+}
+
+static int option(check_opts *o, fbm_census *c, int opt, char *arg, const char *given)
+{
+    switch (opt) {
+    case 'a': o->allow_path = arg; return FBX_OK;
+    case 'm': return limit("--max", arg, &o->max, &o->have_max);
+    case 'b': return limit("--max-bytes", arg, &o->max_bytes, &o->have_bytes);
+    case 't': return limit("--max-time", arg, &o->max_ns, &o->have_time);
+    case 'T': return limit("--max-transfer-bytes", arg, &o->max_transfer, &o->have_transfer);
+    case 'H': o->host = true; return FBX_OK;
+    case 'j': o->json = true; return FBX_OK;
+    case 'W': return fbx_where("check", c, arg);
+    case 'V': fbx_version(); return -1;
+    case 'h': help(); return -1;
+    default:
+        fbx_error("check", "unknown or incomplete option '%s' (try --help)", given);
+        return FBX_USAGE;
+    }
+}
+
+static int parse(check_opts *o, fbm_census *c, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"allow", required_argument, 0, 'a'}, {"max", required_argument, 0, 'm'},
         {"max-bytes", required_argument, 0, 'b'}, {"max-time", required_argument, 0, 't'},
+        {"max-transfer-bytes", required_argument, 0, 'T'}, {"where", required_argument, 0, 'W'},
         {"host", no_argument, 0, 'H'}, {"json", no_argument, 0, 'j'},
         {"version", no_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *allow_path = NULL;
-    uint64_t max = UINT64_MAX, max_bytes = UINT64_MAX, max_ns = UINT64_MAX;
-    bool have_max = false, have_bytes = false, have_time = false, host = false, json = false;
-    int opt;
     optind = 1;
     opterr = 0;
-    while ((opt = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'a': allow_path = optarg; break;
-        case 'm':
-            if (fbu_parse_count(optarg, &max) != 0) {
-                fbx_error("check", "--max: expected a non-negative number, got '%s'", optarg);
-                return FBX_USAGE;
-            }
-            have_max = true;
-            break;
-        case 'b':
-            if (fbu_parse_bytes(optarg, &max_bytes) != 0) {
-                fbx_error("check", "--max-bytes: expected a size like 4096, 64K or 1.5MiB, "
-                          "got '%s'", optarg);
-                return FBX_USAGE;
-            }
-            have_bytes = true;
-            break;
-        case 't':
-            if (fbu_parse_duration(optarg, &max_ns) != 0) {
-                fbx_error("check", "--max-time: expected a duration like 500ms, 1.5s or 2min, "
-                          "got '%s'", optarg);
-                return FBX_USAGE;
-            }
-            have_time = true;
-            break;
-        case 'H': host = true; break;
-        case 'j': json = true; break;
-        case 'V': fbx_version(); return fbx_finish("check", FBX_OK);
-        case 'h':
-            fputs(help, stdout);
-            fputs(fbx_exit_codes, stdout);
-            return fbx_finish("check", FBX_OK);
-        default:
-            fbx_error("check", "unknown or incomplete option '%s' (try --help)",
-                      argv[optind - 1]);
-            return FBX_USAGE;
-        }
-    }
-    char dflt[4096];
-    char *dpath[] = {dflt};
-    if (optind >= argc && fbx_default_dir("check", dflt, sizeof dflt) != 0)
-        return FBX_USAGE;
-    if (!have_max && !have_bytes && !have_time)
-        max = 0;
-    char err[512];
+    int opt, code = FBX_OK;
+    while (code == FBX_OK && (opt = getopt_long(argc, argv, "hV", longopts, NULL)) != -1)
+        code = option(o, c, opt, optarg, argv[optind - 1]);
+    if (code == FBX_OK && !o->have_max && !o->have_bytes && !o->have_time && !o->have_transfer)
+        o->max = 0;
+    return code;
+}
+
+static fbr_allow *load_allow(const char *path, int *code)
+{
+    char err[512], e[1200];
     bool unreadable = false;
-    fbr_allow *allow = allow_path ? fbr_allow_load(allow_path, warn_no_reason, (void *)allow_path,
-                                                   err, sizeof err, &unreadable)
-                                  : fbr_allow_empty();
-    if (!allow) {
-        char e[1200];
-        fbx_error("check", "%s%s%s", allow_path ? "allow file " : "",
-                  allow_path ? fbx_escape(err, e, sizeof e, 0) : "out of memory",
-                  allow_path && !unreadable ? " (nothing is allowed by an invalid allow file)" : "");
-        return FBX_READ;
+    fbr_allow *allow = path ? fbr_allow_load(path, warn_no_reason, (void *)path, err, sizeof err,
+                                             &unreadable)
+                            : fbr_allow_empty();
+    *code = FBX_OK;
+    if (!allow && !path) {
+        fbx_error("check", "out of memory");
+        *code = FBX_NOMEM;
+    } else if (!allow) {
+        fbx_error("check", "allow file %s%s", fbx_escape(err, e, sizeof e, 0),
+                  unreadable ? "" : " (nothing is allowed by an invalid allow file)");
+        *code = FBX_READ;
     }
-    int code;
-    fbm_census *c = optind >= argc ? fbx_load("check", dpath, 1, &code)
-                                   : fbx_load("check", argv + optind, argc - optind, &code);
-    if (!c) {
-        fbr_allow_free(allow);
-        return code;
-    }
+    return allow;
+}
+
+int fbx_check(int argc, char **argv)
+{
+    check_opts o = {.max = UINT64_MAX, .max_bytes = UINT64_MAX, .max_ns = UINT64_MAX,
+                    .max_transfer = UINT64_MAX};
+    fbm_census *c = fbm_census_new();
+    fbr_allow *allow = NULL;
+    int code = c ? parse(&o, c, argc, argv) : FBX_NOMEM;
+    if (!c)
+        fbx_error("check", "out of memory");
+    if (code == FBX_OK)
+        allow = load_allow(o.allow_path, &code);
     /* A census with no dump usually means the shim was not loaded: passing would hide
-     * exactly the silence this command exists to catch. */
-    if (fbm_census_ndumps(c) == 0) {
-        fbx_error("check", "no dump found in the given paths (was libfbcount.so preloaded?)");
-        fbm_census_free(c);
-        fbr_allow_free(allow);
-        return FBX_READ;
-    }
-    bool time = fbm_census_has_time(c);
-    if (have_time && !time) {
+     * exactly the silence this command exists to catch (fbx_load_args refuses it). */
+    if (code == FBX_OK)
+        code = fbx_load_args("check", c, argv + optind, argc - optind);
+    if (code == FBX_OK && o.have_time && !fbm_census_has_time(c)) {
         fbx_error("check", "--max-time: these dumps carry no times (written by an older shim)");
-        fbm_census_free(c);
-        fbr_allow_free(allow);
-        return FBX_INVALID;
+        code = FBX_INVALID;
     }
-    sums s = {0};
-    json_t *bad = json ? json_array() : NULL;
-    list_bad(c, FBD_FALLBACK, allow, &s, false, bad, time);
-    if (host)
-        list_bad(c, FBD_HOST, allow, &s, false, bad, time);
-    bool over = s.count > max || s.bytes > max_bytes || (have_time && s.ns > max_ns);
-    char b1[32], b2[32];
-    if (json) {
-        json_t *limits = json_object(), *o;
-        if (have_max || (!have_bytes && !have_time))
-            json_object_set_new(limits, "max", json_integer((json_int_t)max));
-        if (have_bytes)
-            json_object_set_new(limits, "max_bytes", json_integer((json_int_t)max_bytes));
-        if (have_time)
-            json_object_set_new(limits, "max_ns", json_integer((json_int_t)max_ns));
-        o = json_pack("{s:s,s:b,s:I,s:b,s:o,s:{s:I,s:I,s:O}}", FBR_SCHEMA, "fbcount-check/1",
-                      "ok", !over, "dumps", (json_int_t)fbm_census_ndumps(c), "host", host,
-                      "limits", limits, "not_allowed", FBR_COUNT, (json_int_t)s.count,
-                      FBR_BYTES, (json_int_t)s.bytes, FBR_OPS, bad);
-        if (o && time)
-            json_object_set_new(json_object_get(o, "not_allowed"), FBR_NS,
-                                json_integer((json_int_t)s.ns));
-        if (!o || json_dumpf(o, stdout, JSON_INDENT(2)) != 0)
-            fbx_error("check", "out of memory");
-        putchar('\n');
-        json_decref(o);
-    } else if (over) {
-        fprintf(stderr, "fbcount: check: over the allowance: %" PRIu64 " %s not allowed", s.count,
-                host ? "fallbacks and host-resident ops" : "fallbacks");
-        if (have_max || (!have_bytes && !have_time))
-            fprintf(stderr, " (max %" PRIu64 ")", max);
-        fprintf(stderr, ", %s", fbu_bytes(s.bytes, b1, sizeof b1));
-        /* Exact bytes too: two sizes can print alike in binary units. */
-        if (have_bytes)
-            fprintf(stderr, " = %" PRIu64 " B (max %" PRIu64 " B)", s.bytes, max_bytes);
-        if (have_time)
-            fprintf(stderr, ", %s (max %s)", fbu_duration(s.ns, b1, sizeof b1),
-                    fbu_duration(max_ns, b2, sizeof b2));
-        fputs(allow_path ? "; not in the allow file:\n" : ":\n", stderr);
-        sums d = {0};
-        list_bad(c, FBD_FALLBACK, allow, &d, true, NULL, time);
-        if (host)
-            list_bad(c, FBD_HOST, allow, &d, true, NULL, time);
-    } else {
-        printf("fbcount: check: ok: %" PRIu64 " fallback%s not allowed (%s", s.count,
-               s.count == 1 ? "" : "s", fbu_bytes(s.bytes, b1, sizeof b1));
-        if (time)
-            printf(", %s", fbu_duration(s.ns, b2, sizeof b2));
-        printf(") in %zu dump%s\n", fbm_census_ndumps(c), fbm_census_ndumps(c) == 1 ? "" : "s");
-    }
-    json_decref(bad);
+    if (code == FBX_OK)
+        code = verdict(c, &o, allow);
     fbm_census_free(c);
     fbr_allow_free(allow);
-    return fbx_finish("check", over ? FBX_CHECK : FBX_OK);
+    return code < 0 ? fbx_finish("check", FBX_OK) : fbx_finish("check", code);
 }

@@ -3,31 +3,54 @@
  * The total can rise after a fix that worked (fixing dot exposes window_scatter_max), so
  * the output is per op: what appeared, vanished, grew or shrank, in count, bytes and time.
  */
-#include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "backend_fields.h"
 #include "cli.h"
-#include "fields.h"
-#include "table.h"
+#include "report_json.h"
 #include "text.h"
 #include "units.h"
 
-static const char help[] =
-    "usage: fbcount diff [options] [OLD] [NEW]\n\n"
-    "Compares two censuses (each a dump or a directory of dumps) op by op, for fallbacks\n"
-    "and host-resident ops: which appeared, vanished, grew or shrank, by count, bytes and\n"
-    "(when the dumps carry it) time. Without arguments, compares the two newest fbcount-*\n"
-    "folders in the working directory; with one, compares it against the newest.\n\n"
-    "  --by op|site                 compare ops (default) or call sites\n"
-    "  --sort bytes|count|time      order rows within each change by (default bytes)\n"
-    "  --format text|json           output format (default text; json: fbcount-diff/1)\n"
-    "  --all                        also list unchanged rows\n"
-    "  -V, --version                print the version\n"
-    "  -h, --help                   this text\n\n";
+/* The groupings diff compares: by name they are report's (table.c). */
+static const fbm_by diff_bys[] = {FBM_BY_OP, FBM_BY_SITE, FBM_BY_BACKEND};
+#define NDIFF_BYS (sizeof diff_bys / sizeof *diff_bys)
+static const fbx_choice diff_formats[] = {{"text", 0}, {"json", 1}};
+
+static const fbx_choice *by_choices(void)
+{
+    static fbx_choice list[NDIFF_BYS];
+    for (size_t i = 0; i < NDIFF_BYS; i++)
+        list[i] = (fbx_choice){fbt_by_name(diff_bys[i]), (int)diff_bys[i]};
+    return list;
+}
+
+static void help(void)
+{
+    char bys[64], sorts[64], fmts[32];
+    printf("usage: fbcount diff [options] [OLD] [NEW]\n\n"
+           "Compares two censuses (each a dump or a directory of dumps) op by op, for fallbacks,\n"
+           "host-resident ops and transfers: which appeared, vanished, grew or shrank, by count,\n"
+           "bytes and (when the dumps carry it) time. Without arguments, compares the two newest\n"
+           "fbcount-* folders with a dump in the working directory; with one, compares it against\n"
+           "the newest.\n\n"
+           "  --by %-22s compare ops (default), call sites or backends\n"
+           "  --sort %-20s order rows within each change by (default bytes)\n"
+           "  --where FIELD=VALUE          only processes whose %s is VALUE,\n"
+           "                               in both censuses; repeat as for report\n"
+           "  --format %-18s output format (default text; json: fbcount-diff/1)\n"
+           "  --all                        also list unchanged rows\n"
+           "  --fail-on-increase           exit 1 when NEW has more fallbacks, or more bytes\n"
+           "                               leaving the GPU, than OLD\n"
+           "  -V, --version                print the version\n"
+           "  -h, --help                   this text\n\n",
+           fbx_choices(by_choices(), NDIFF_BYS, "|", bys, sizeof bys),
+           fbx_choices(fbt_sorts, fbt_nsorts, "|", sorts, sizeof sorts), fbm_where_help(),
+           fbx_choices(diff_formats, 2, "|", fmts, sizeof fmts));
+    fputs(fbx_exit_codes, stdout);
+}
 
 typedef enum { D_APPEARED, D_GREW, D_VANISHED, D_SHRANK, D_SAME } change;
 static const char *change_names[] = {"appeared", "grew", "vanished", "shrank", "same"};
@@ -59,9 +82,26 @@ static int cmp_delta(const void *pa, const void *pb)
         if (k[0][j] != k[1][j])
             return k[0][j] < k[1][j] ? 1 : -1;
     }
-    return strcmp(a->row->key, b->row->key);
+    int s = strcmp(a->row->key, b->row->key);
+    if (s || !a->row->backend || !b->row->backend)
+        return s;
+    return strcmp(a->row->backend, b->row->backend);
 }
 
+static change classify(const delta *e)
+{
+    if (!e->oc && e->nc)
+        return D_APPEARED;
+    if (e->oc && !e->nc)
+        return D_VANISHED;
+    if (e->nb > e->ob || (e->nb == e->ob && e->nc > e->oc))
+        return D_GREW;
+    if (e->nb < e->ob || e->nc < e->oc)
+        return D_SHRANK;
+    return D_SAME;
+}
+
+/* The rows of both censuses matched by backend and key. NULL when out of memory. */
 static delta *compare(fbm_census *o, fbm_census *n, fbd_kind kind, fbm_by by, size_t *count)
 {
     size_t no, nn;
@@ -72,24 +112,15 @@ static delta *compare(fbm_census *o, fbm_census *n, fbd_kind kind, fbm_by by, si
         return NULL;
     size_t k = 0;
     for (size_t i = 0; i < no; i++) {
-        const fbm_row *m = fbm_census_find(n, kind, by, ro[i].key);
+        const fbm_row *m = fbm_census_find(n, kind, by, ro[i].backend, ro[i].key);
         d[k++] = (delta){m ? m : &ro[i], ro[i].count, ro[i].bytes, ro[i].ns,
                          m ? m->count : 0, m ? m->bytes : 0, m ? m->ns : 0, D_SAME};
     }
     for (size_t i = 0; i < nn; i++)
-        if (!fbm_census_find(o, kind, by, rn[i].key))
+        if (!fbm_census_find(o, kind, by, rn[i].backend, rn[i].key))
             d[k++] = (delta){&rn[i], 0, 0, 0, rn[i].count, rn[i].bytes, rn[i].ns, D_SAME};
-    for (size_t i = 0; i < k; i++) {
-        delta *e = &d[i];
-        if (!e->oc && e->nc)
-            e->ch = D_APPEARED;
-        else if (e->oc && !e->nc)
-            e->ch = D_VANISHED;
-        else if (e->nb > e->ob || (e->nb == e->ob && e->nc > e->oc))
-            e->ch = D_GREW;
-        else if (e->nb < e->ob || e->nc < e->oc)
-            e->ch = D_SHRANK;
-    }
+    for (size_t i = 0; i < k; i++)
+        d[i].ch = classify(&d[i]);
     qsort(d, k, sizeof *d, cmp_delta);
     *count = k;
     return d;
@@ -112,7 +143,7 @@ static const char *signed_time(int64_t v, char *buf, size_t len)
 typedef struct {
     const delta *d;
     size_t *idx;
-    bool time;
+    bool time, backend;
 } diff_ctx;
 
 static void diff_cells(void *p, size_t i, char **cells)
@@ -120,270 +151,268 @@ static void diff_cells(void *p, size_t i, char **cells)
     const diff_ctx *c = p;
     const delta *d = &c->d[c->idx[i]];
     char b1[32], b2[32], b3[40];
-    snprintf(cells[0], FBT_CELL, "%s", change_names[d->ch]);
-    snprintf(cells[1], FBT_CELL, "%s", d->row->key);
-    fbx_utf8_truncate(cells[1], FBT_CELL - 1);
-    snprintf(cells[2], FBT_CELL, "%" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")", d->oc, d->nc,
+    int k = 0;
+    snprintf(cells[k++], FBT_CELL, "%s", change_names[d->ch]);
+    snprintf(cells[k], FBT_CELL, "%s", d->row->key);
+    fbx_utf8_truncate(cells[k++], FBT_CELL - 1);
+    if (c->backend)
+        snprintf(cells[k++], FBT_CELL, "%s", d->row->backend ? d->row->backend : "-");
+    snprintf(cells[k++], FBT_CELL, "%" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")", d->oc, d->nc,
              diff64(d->oc, d->nc));
-    snprintf(cells[3], FBT_CELL, "%s -> %s (%s)", fbu_bytes(d->ob, b1, sizeof b1),
+    snprintf(cells[k++], FBT_CELL, "%s -> %s (%s)", fbu_bytes(d->ob, b1, sizeof b1),
              fbu_bytes(d->nb, b2, sizeof b2), signed_bytes(diff64(d->ob, d->nb), b3, sizeof b3));
     if (c->time)
-        snprintf(cells[4], FBT_CELL, "%s -> %s (%s)", fbu_duration(d->on, b1, sizeof b1),
+        snprintf(cells[k], FBT_CELL, "%s -> %s (%s)", fbu_duration(d->on, b1, sizeof b1),
                  fbu_duration(d->nn, b2, sizeof b2), signed_time(diff64(d->on, d->nn), b3,
                                                                  sizeof b3));
 }
 
-static void text_section(FILE *out, const char *title, fbm_by by, const delta *d, size_t n,
-                         bool all, bool time)
+typedef struct {
+    fbm_by by;
+    bool all, time, backend, json, fail_on_increase;
+} diff_opts;
+
+static void text_section(FILE *out, const char *title, const diff_opts *o, const delta *d,
+                         size_t n)
 {
     fprintf(out, "\n%s:\n", title);
     size_t *idx = calloc(n + 1, sizeof *idx), shown = 0;
     if (!idx)
         return;
     for (size_t i = 0; i < n; i++)
-        if (all || d[i].ch != D_SAME)
+        if (o->all || d[i].ch != D_SAME)
             idx[shown++] = i;
     if (!shown) {
         fputs("  no change\n", out);
         free(idx);
         return;
     }
-    fbt_col cols[5] = {{"CHANGE", false, false}, {by == FBM_BY_OP ? "op" : "site", false, true},
-                       {"COUNT OLD -> NEW", true, false}, {"BYTES OLD -> NEW", false, false},
-                       {"TIME OLD -> NEW", false, false}};
-    fbt_opts o = {.width = fbt_term_width(out)};
-    diff_ctx c = {d, idx, time};
-    fbt_print(out, &o, cols, time ? 5 : 4, shown, diff_cells, &c);
+    fbt_col cols[6];
+    int k = 0;
+    cols[k++] = (fbt_col){"CHANGE", false, false};
+    cols[k++] = (fbt_col){fbt_by_name(o->by), false, true};
+    if (o->backend)
+        cols[k++] = (fbt_col){"BACKEND", false, false};
+    cols[k++] = (fbt_col){"COUNT OLD -> NEW", true, false};
+    cols[k++] = (fbt_col){"BYTES OLD -> NEW", false, false};
+    if (o->time)
+        cols[k++] = (fbt_col){"TIME OLD -> NEW", false, false};
+    fbt_opts to = {.width = fbt_term_width(out)};
+    diff_ctx c = {d, idx, o->time, o->backend};
+    fbt_print(out, &to, cols, k, shown, diff_cells, &c);
     free(idx);
 }
 
-static json_t *json_section(fbm_by by, const delta *d, size_t n, bool all, bool time)
+static json_t *json_section(const diff_opts *o, const delta *d, size_t n)
 {
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++) {
-        if (!all && d[i].ch == D_SAME)
+        if (!o->all && d[i].ch == D_SAME)
             continue;
         const fbm_row *r = d[i].row;
-        json_t *e = json_object(), *old = json_object(), *new = json_object();
-        if (!e || !old || !new)
+        json_t *e = json_object();
+        if (!e)
             break;
-        if (by == FBM_BY_OP) {
+        if (o->by == FBM_BY_SITE)
+            fbt_site_json(e, r->site, r->file, r->line, r->python);
+        else if (o->by == FBM_BY_OP)
             json_object_set_new(e, FBR_OP, json_string(r->op));
-        } else {
-            json_object_set_new(e, FBR_SITE, json_string(r->site));
-            fbt_add_demangled(e, r->site);
-            if (r->file)
-                json_object_set_new(e, FBR_FILE, json_string(r->file));
-            if (r->line > 0)
-                json_object_set_new(e, FBR_LINE, json_integer(r->line));
-        }
+        if (r->backend)
+            json_object_set_new(e, FBR_BACKEND, json_string(r->backend));
         json_object_set_new(e, "change", json_string(change_names[d[i].ch]));
-        json_object_set_new(old, FBR_COUNT, json_integer((json_int_t)d[i].oc));
-        json_object_set_new(old, FBR_BYTES, json_integer((json_int_t)d[i].ob));
-        json_object_set_new(new, FBR_COUNT, json_integer((json_int_t)d[i].nc));
-        json_object_set_new(new, FBR_BYTES, json_integer((json_int_t)d[i].nb));
-        if (time) {
-            json_object_set_new(old, FBR_NS, json_integer((json_int_t)d[i].on));
-            json_object_set_new(new, FBR_NS, json_integer((json_int_t)d[i].nn));
+        json_object_set_new(e, "old", json_pack("{s:I,s:I}", FBR_COUNT, (json_int_t)d[i].oc,
+                                                FBR_BYTES, (json_int_t)d[i].ob));
+        json_object_set_new(e, "new", json_pack("{s:I,s:I}", FBR_COUNT, (json_int_t)d[i].nc,
+                                                FBR_BYTES, (json_int_t)d[i].nb));
+        if (o->time) {
+            json_object_set_new(json_object_get(e, "old"), FBR_NS, json_integer((json_int_t)d[i].on));
+            json_object_set_new(json_object_get(e, "new"), FBR_NS, json_integer((json_int_t)d[i].nn));
         }
-        json_object_set_new(e, "old", old);
-        json_object_set_new(e, "new", new);
         json_array_append_new(a, e);
     }
     return a;
 }
 
-static json_t *total_json(const fbm_summary *s)
-{
-    json_t *t = json_pack("{s:I,s:I,s:I,s:I}", FBR_FALLBACKS, (json_int_t)s->total.fallbacks,
-                          FBR_BYTES, (json_int_t)s->total.bytes, FBR_HOST_OPS,
-                          (json_int_t)s->total.host_ops, FBR_HOST_BYTES,
-                          (json_int_t)s->total.host_bytes);
-    if (t && s->timed) {
-        json_object_set_new(t, FBR_NS, json_integer((json_int_t)s->total.ns));
-        json_object_set_new(t, FBR_HOST_NS, json_integer((json_int_t)s->total.host_ns));
-    }
-    return t;
-}
+static const struct {
+    fbd_kind kind;
+    const char *title, *key;
+} sections[FBD_NKINDS] = {{FBD_FALLBACK, "Fallbacks", FBR_FALLBACKS},
+                          {FBD_HOST, "Host-resident ops", FBR_HOST_OPS},
+                          {FBD_TRANSFER, "Transfers between devices", FBR_TRANSFERS}};
 
 typedef struct {
-    char name[256];
-    struct timespec mtime;
-} folder;
+    const char *paths[2];
+    fbm_summary s[2];
+    delta *d[FBD_NKINDS];
+    size_t n[FBD_NKINDS];
+} comparison;
 
-static int cmp_folder(const void *pa, const void *pb)
+static int print_json(const diff_opts *o, const comparison *cmp)
 {
-    const folder *a = pa, *b = pb;
-    if (a->mtime.tv_sec != b->mtime.tv_sec)
-        return a->mtime.tv_sec < b->mtime.tv_sec ? -1 : 1;
-    if (a->mtime.tv_nsec != b->mtime.tv_nsec)
-        return a->mtime.tv_nsec < b->mtime.tv_nsec ? -1 : 1;
-    return strcmp(a->name, b->name);
+    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", FBR_SCHEMA, "fbcount-diff/1", "by",
+                          fbt_by_name(o->by), "old", cmp->paths[0], "new", cmp->paths[1],
+                          "old_total", fbt_total_json(&cmp->s[0]), "new_total",
+                          fbt_total_json(&cmp->s[1]));
+    for (int k = 0; j && k < FBD_NKINDS; k++)
+        json_object_set_new(j, sections[k].key, json_section(o, cmp->d[k], cmp->n[k]));
+    int rc = !j || json_dumpf(j, stdout, JSON_INDENT(2)) != 0 ? FBX_WRITE : FBX_OK;
+    putchar('\n');
+    json_decref(j);
+    return rc;
 }
 
-/* The k (1 or 2) newest fbcount-* folders here, oldest first: what fbcount run leaves. */
-static int newest(size_t k, char names[][4096], size_t nargs)
+/* "fallbacks:         280 -> 180 (-100), 15 MiB -> 5.5 MiB (-9.3 MiB)" */
+static void total_line(const char *what, uint64_t oc, uint64_t nc, uint64_t ob, uint64_t nb)
 {
-    DIR *dp = opendir(".");
-    folder f[2] = {{"", {0, 0}}, {"", {0, 0}}}, cur;
-    size_t n = 0;
-    struct dirent *e;
-    while (dp && (e = readdir(dp))) {
-        struct stat sb;
-        if (!fbx_is_run_dir(e->d_name) || lstat(e->d_name, &sb) || !S_ISDIR(sb.st_mode) ||
-            strlen(e->d_name) >= sizeof cur.name)
-            continue;
-        snprintf(cur.name, sizeof cur.name, "%s", e->d_name);
-        cur.mtime = sb.st_mtim;
-        if (n < 2)
-            f[n++] = cur;
-        else if (cmp_folder(&cur, &f[0]) > 0 || cmp_folder(&cur, &f[1]) > 0)
-            f[cmp_folder(&f[0], &f[1]) < 0 ? 0 : 1] = cur;
+    char b1[32], b2[32], b3[40];
+    printf("%-19s%" PRIu64 " -> %" PRIu64 " (%+" PRId64 "), %s -> %s (%s)\n", what, oc, nc,
+           diff64(oc, nc), fbu_bytes(ob, b1, sizeof b1), fbu_bytes(nb, b2, sizeof b2),
+           signed_bytes(diff64(ob, nb), b3, sizeof b3));
+}
+
+static void print_text(const diff_opts *o, const comparison *cmp)
+{
+    const fbd_total *t0 = &cmp->s[0].total, *t1 = &cmp->s[1].total;
+    char b1[32], b2[32], b3[40], e0[1200], e1[1200];
+    printf("fbcount diff: %s (%zu dump%s) -> %s (%zu dump%s)\n",
+           fbx_escape(cmp->paths[0], e0, sizeof e0, 0), cmp->s[0].dumps,
+           cmp->s[0].dumps == 1 ? "" : "s", fbx_escape(cmp->paths[1], e1, sizeof e1, 0),
+           cmp->s[1].dumps, cmp->s[1].dumps == 1 ? "" : "s");
+    total_line("fallbacks:", t0->fallbacks, t1->fallbacks, t0->bytes, t1->bytes);
+    if (o->time)
+        printf("fallback time:     %s -> %s (%s)\n", fbu_duration(t0->ns, b1, sizeof b1),
+               fbu_duration(t1->ns, b2, sizeof b2), signed_time(diff64(t0->ns, t1->ns), b3,
+                                                                sizeof b3));
+    total_line("host-resident ops:", t0->host_ops, t1->host_ops, t0->host_bytes, t1->host_bytes);
+    bool transfers = t0->transfers || t1->transfers;
+    if (transfers)
+        total_line("transfers:", t0->transfers, t1->transfers, t0->transfer_bytes,
+                   t1->transfer_bytes);
+    for (int k = 0; k < FBD_NKINDS; k++)
+        if (k != FBD_TRANSFER || transfers)
+            text_section(stdout, sections[k].title, o, cmp->d[k], cmp->n[k]);
+}
+
+/* --fail-on-increase: whether NEW has more fallbacks or more bytes left the GPU. */
+static bool increased(const comparison *cmp)
+{
+    const fbd_total *t0 = &cmp->s[0].total, *t1 = &cmp->s[1].total;
+    if (t1->fallbacks <= t0->fallbacks && t1->bytes <= t0->bytes)
+        return false;
+    fprintf(stderr, "fbcount: diff: fallbacks increased: %" PRIu64 " -> %" PRIu64 " calls, %"
+            PRIu64 " -> %" PRIu64 " bytes\n", t0->fallbacks, t1->fallbacks, t0->bytes, t1->bytes);
+    return true;
+}
+
+static int report(const diff_opts *o, fbm_census *old, fbm_census *new, const char *const *paths)
+{
+    comparison cmp = {{paths[0], paths[1]}, {fbm_census_summary(old), fbm_census_summary(new)},
+                      {NULL}, {0}};
+    bool oom = false;
+    for (int k = 0; k < FBD_NKINDS; k++)
+        oom |= !(cmp.d[k] = compare(old, new, (fbd_kind)k, o->by, &cmp.n[k]));
+    int rc = FBX_OK;
+    if (oom) {
+        fbx_error("diff", "out of memory");
+        rc = FBX_NOMEM;
+    } else if (o->json) {
+        rc = print_json(o, &cmp);
+    } else {
+        print_text(o, &cmp);
     }
-    if (dp)
-        closedir(dp);
-    if (n == 2 && cmp_folder(&f[0], &f[1]) > 0) {
-        cur = f[0];
-        f[0] = f[1];
-        f[1] = cur;
+    if (rc == FBX_OK && o->fail_on_increase && increased(&cmp))
+        rc = FBX_CHECK;
+    for (int k = 0; k < FBD_NKINDS; k++)
+        free(cmp.d[k]);
+    return rc;
+}
+
+/* The two censuses: the paths given, or the newest fbcount-* folders here. */
+static int pick_paths(int nargs, char **args, char names[][FBX_PATH], const char **paths)
+{
+    if (nargs > 2) {
+        fbx_error("diff", "expected two censuses, OLD and NEW (try --help)");
+        return FBX_USAGE;
     }
-    if (n < k) {
-        fbx_error("diff", "expected two censuses, OLD and NEW: %zu given, and %s fbcount-* "
-                  "folder%s here (try --help)", nargs, n ? "only one" : "no", n ? "" : "s");
-        return -1;
+    size_t want = 2 - (size_t)nargs, found = want ? fbx_newest_runs("diff", want, names) : 0;
+    if (found < want) {
+        fbx_error("diff", "expected two censuses, OLD and NEW: %d given, and %s fbcount-* "
+                  "folder%s with a dump here (try --help)", nargs, found ? "only one" : "no",
+                  found ? "" : "s");
+        return FBX_USAGE;
     }
-    for (size_t i = 0; i < k; i++)
-        snprintf(names[i], 4096, "%s", f[n - k + i].name);
-    if (k == 2)
+    paths[0] = nargs ? args[0] : names[0];
+    paths[1] = nargs == 2 ? args[1] : names[want - 1];
+    if (want == 2)
         fprintf(stderr, "fbcount: diff: comparing %s -> %s (the two newest fbcount-* folders "
-                "here)\n", names[0], names[1]);
-    else
+                "here)\n", paths[0], paths[1]);
+    else if (want == 1)
         fprintf(stderr, "fbcount: diff: comparing against %s (the newest fbcount-* folder "
-                "here)\n", names[0]);
-    return 0;
+                "here)\n", paths[1]);
+    return FBX_OK;
+}
+
+static int option(diff_opts *o, fbm_census *const c[2], int opt, char *arg, const char *given)
+{
+    int v = 0;
+    switch (opt) {
+    case 'b': v = fbx_choose("diff", "--by", arg, by_choices(), NDIFF_BYS); o->by = (fbm_by)v; break;
+    case 's': v = fbx_choose("diff", "--sort", arg, fbt_sorts, fbt_nsorts); g_sort = (fbm_sort)v; break;
+    case 'f': v = fbx_choose("diff", "--format", arg, diff_formats, 2); o->json = v == 1; break;
+    case 'a': o->all = true; break;
+    case 'i': o->fail_on_increase = true; break;
+    case 'W': {
+        int rc = fbx_where("diff", c[0], arg);
+        return rc ? rc : fbx_where("diff", c[1], arg);
+    }
+    case 'V': fbx_version(); return -1;
+    case 'h': help(); return -1;
+    default:
+        fbx_error("diff", "unknown or incomplete option '%s' (try --help)", given);
+        return FBX_USAGE;
+    }
+    return v < 0 ? FBX_USAGE : FBX_OK;
+}
+
+static int parse(diff_opts *o, fbm_census *const c[2], int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"by", required_argument, 0, 'b'}, {"format", required_argument, 0, 'f'},
+        {"sort", required_argument, 0, 's'}, {"where", required_argument, 0, 'W'},
+        {"all", no_argument, 0, 'a'}, {"fail-on-increase", no_argument, 0, 'i'},
+        {"version", no_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    optind = 1;
+    opterr = 0;
+    int opt, code = FBX_OK;
+    while (code == FBX_OK && (opt = getopt_long(argc, argv, "hV", longopts, NULL)) != -1)
+        code = option(o, c, opt, optarg, argv[optind - 1]);
+    return code;
 }
 
 int fbx_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"by", required_argument, 0, 'b'}, {"format", required_argument, 0, 'f'},
-        {"sort", required_argument, 0, 's'}, {"all", no_argument, 0, 'a'},
-        {"version", no_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    fbm_by by = FBM_BY_OP;
-    bool json = false, all = false;
-    int opt;
+    diff_opts o = {.by = FBM_BY_OP};
     g_sort = FBM_SORT_BYTES;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "hV", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'b':
-            if (strcmp(optarg, "op") && strcmp(optarg, "site")) {
-                fbx_error("diff", "--by: unknown value '%s' (op or site)", optarg);
-                return FBX_USAGE;
-            }
-            by = strcmp(optarg, "op") ? FBM_BY_SITE : FBM_BY_OP;
-            break;
-        case 's':
-            if (strcmp(optarg, "bytes") && strcmp(optarg, "count") && strcmp(optarg, "time")) {
-                fbx_error("diff", "--sort: unknown value '%s' (bytes, count or time)", optarg);
-                return FBX_USAGE;
-            }
-            g_sort = !strcmp(optarg, "bytes") ? FBM_SORT_BYTES
-                     : !strcmp(optarg, "count") ? FBM_SORT_COUNT : FBM_SORT_TIME;
-            break;
-        case 'f':
-            if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-                fbx_error("diff", "--format: unknown value '%s' (text or json)", optarg);
-                return FBX_USAGE;
-            }
-            json = !strcmp(optarg, "json");
-            break;
-        case 'a': all = true; break;
-        case 'V': fbx_version(); return fbx_finish("diff", FBX_OK);
-        case 'h':
-            fputs(help, stdout);
-            fputs(fbx_exit_codes, stdout);
-            return fbx_finish("diff", FBX_OK);
-        default:
-            fbx_error("diff", "unknown or incomplete option '%s' (try --help)", argv[optind - 1]);
-            return FBX_USAGE;
-        }
-    }
-    char d[2][4096];
-    char *paths[2];
-    int nargs = argc - optind;
-    if (nargs > 2) {
-        fbx_error("diff", "expected two censuses, OLD and NEW (try --help)");
-        return FBX_USAGE;
-    } else if (nargs == 2) {
-        paths[0] = argv[optind];
-        paths[1] = argv[optind + 1];
-    } else if (nargs == 1) {
-        if (newest(1, d, 1) != 0)
-            return FBX_USAGE;
-        paths[0] = argv[optind];
-        paths[1] = d[0];
-    } else {
-        if (newest(2, d, 0) != 0)
-            return FBX_USAGE;
-        paths[0] = d[0];
-        paths[1] = d[1];
-    }
-    int code;
-    fbm_census *o = fbx_load("diff", paths, 1, &code);
-    if (!o)
-        return code;
-    fbm_census *n = fbx_load("diff", paths + 1, 1, &code);
-    if (!n) {
-        fbm_census_free(o);
-        return code;
-    }
-    size_t nf = 0, nh = 0;
-    delta *df = compare(o, n, FBD_FALLBACK, by, &nf);
-    delta *dh = compare(o, n, FBD_HOST, by, &nh);
-    fbm_summary so = fbm_census_summary(o), sn = fbm_census_summary(n);
-    bool time = so.timed || sn.timed;
-    int rc = FBX_OK;
-    if (!df || !dh) {
+    fbm_census *c[2] = {fbm_census_new(), fbm_census_new()};
+    int code = c[0] && c[1] ? parse(&o, c, argc, argv) : FBX_NOMEM;
+    char names[2][FBX_PATH];
+    const char *paths[2];
+    if (code == FBX_NOMEM)
         fbx_error("diff", "out of memory");
-        rc = FBX_READ;
-    } else if (json) {
-        json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:o,s:o}", FBR_SCHEMA, "fbcount-diff/1",
-                              "by", by == FBM_BY_OP ? "op" : "site", "old", paths[0], "new",
-                              paths[1], "old_total", total_json(&so), "new_total",
-                              total_json(&sn), FBR_FALLBACKS,
-                              json_section(by, df, nf, all, time), FBR_HOST_OPS,
-                              json_section(by, dh, nh, all, time));
-        if (!j || json_dumpf(j, stdout, JSON_INDENT(2)) != 0)
-            rc = FBX_WRITE;
-        putchar('\n');
-        json_decref(j);
-    } else {
-        char b1[32], b2[32], b3[40], e0[1200], e1[1200];
-        printf("fbcount diff: %s (%zu dump%s) -> %s (%zu dump%s)\n",
-               fbx_escape(paths[0], e0, sizeof e0, 0), so.dumps, so.dumps == 1 ? "" : "s",
-               fbx_escape(paths[1], e1, sizeof e1, 0), sn.dumps, sn.dumps == 1 ? "" : "s");
-        printf("fallbacks:         %" PRIu64 " -> %" PRIu64 " (%+" PRId64 "), %s -> %s (%s)\n",
-               so.total.fallbacks, sn.total.fallbacks,
-               diff64(so.total.fallbacks, sn.total.fallbacks),
-               fbu_bytes(so.total.bytes, b1, sizeof b1), fbu_bytes(sn.total.bytes, b2, sizeof b2),
-               signed_bytes(diff64(so.total.bytes, sn.total.bytes), b3, sizeof b3));
-        if (time)
-            printf("fallback time:     %s -> %s (%s)\n", fbu_duration(so.total.ns, b1, sizeof b1),
-                   fbu_duration(sn.total.ns, b2, sizeof b2),
-                   signed_time(diff64(so.total.ns, sn.total.ns), b3, sizeof b3));
-        printf("host-resident ops: %" PRIu64 " -> %" PRIu64 " (%+" PRId64 "), %s -> %s (%s)\n",
-               so.total.host_ops, sn.total.host_ops, diff64(so.total.host_ops, sn.total.host_ops),
-               fbu_bytes(so.total.host_bytes, b1, sizeof b1),
-               fbu_bytes(sn.total.host_bytes, b2, sizeof b2),
-               signed_bytes(diff64(so.total.host_bytes, sn.total.host_bytes), b3, sizeof b3));
-        text_section(stdout, "Fallbacks", by, df, nf, all, time);
-        text_section(stdout, "Host-resident ops", by, dh, nh, all, time);
+    if (code == FBX_OK)
+        code = pick_paths(argc - optind, argv + optind, names, paths);
+    for (int i = 0; i < 2 && code == FBX_OK; i++)
+        code = fbx_load_args("diff", c[i], (char *const *)&paths[i], 1);
+    if (code == FBX_OK) {
+        size_t nb[2];
+        const char *const *b0 = fbm_census_backends(c[0], &nb[0]);
+        const char *const *b1 = fbm_census_backends(c[1], &nb[1]);
+        o.backend = o.by == FBM_BY_OP &&
+                    (nb[0] > 1 || nb[1] > 1 || (nb[0] && nb[1] && strcmp(b0[0], b1[0])));
+        o.time = fbm_census_has_time(c[0]) || fbm_census_has_time(c[1]);
+        code = report(&o, c[0], c[1], paths);
     }
-    free(df);
-    free(dh);
-    fbm_census_free(o);
-    fbm_census_free(n);
-    return fbx_finish("diff", rc);
+    fbm_census_free(c[0]);
+    fbm_census_free(c[1]);
+    return code < 0 ? fbx_finish("diff", FBX_OK) : fbx_finish("diff", code);
 }

@@ -1,188 +1,204 @@
-/* cmd_report.c - fbcount report: merge dumps and print them in one of several formats. */
+/* cmd_report.c - fbcount report: merge dumps and print them in one of several formats.
+ *
+ * A format is one row of `formats`: its name, what --help says of it, and its writer, which
+ * lives in the file of its own idea (table.c, flame.c, pprof.c, metrics_report.c). Adding a
+ * format is one row here and one writer there.
+ */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "flame.h"
 #include "metrics_report.h"
 #include "output.h"
 #include "pprof.h"
+#include "report_json.h"
 #include "table.h"
 #include "units.h"
 
-static const char help[] =
-    "usage: fbcount report [options] [DUMP|DIR...]\n\n"
-    "Merges dumps (a DIR means every *.json in it) and prints the census. Successive dumps\n"
-    "of one process (checkpoints, snapshots, then its exit or signal dump) are counted\n"
-    "once, from the latest. Without a DUMP or DIR, reads the newest fbcount-* folder in\n"
-    "the working directory.\n\n"
-    "  --by op|site|stack|shape|rank|host|process\n"
-    "                             group rows by (default op)\n"
-    "  --sort bytes|count|time    order rows by (default bytes)\n"
-    "  --top N                    print at most N rows per table (default all)\n"
-    "  --where FIELD=VALUE        only processes whose rank, pid, host or exe (path or\n"
-    "                             name) is VALUE; repeat to allow several values or to\n"
-    "                             combine fields\n"
-    "  --frames func|line         name stack frames by function (default), or by function\n"
-    "                             and call line, one frame per line: 'step (a.c:187)'\n"
-    "  --format text|json|folded|svg|pprof|openmetrics\n"
-    "                             text: tables of fallbacks and host-resident ops;\n"
-    "                             json: the same as one object (fbcount-report/1);\n"
-    "                             folded: collapsed stacks for flamegraph.pl, speedscope,\n"
-    "                             inferno; svg: a self-contained interactive flame graph;\n"
-    "                             pprof: gzip-compressed profile.proto for go tool pprof,\n"
-    "                             Pyroscope, Parca, Grafana (needs -o or a redirect);\n"
-    "                             openmetrics: counters for Prometheus\n"
-    "  --weight count|bytes|time  folded/svg frame width (default count)\n"
-    "  --raw                      text: one line per row, fields separated by a space,\n"
-    "                             exact numbers, names escaped (\\x20 for a space)\n"
-    "  --no-headings              text: no column headings\n"
-    "  -o, --output FILE          write there (replaced atomically) instead of standard\n"
-    "                             output\n"
-    "  -V, --version              print the version\n"
-    "  -h, --help                 this text\n\n"
-    "C++ names are demangled in text, folded and SVG output; JSON keeps the dump's raw\n"
-    "symbol and adds \"demangled\". Tables fit the terminal when writing to one and are\n"
-    "never cut otherwise.\n\n";
+/* Writes the census to out; returns 0, or -1 when memory ran out or out failed (ferror). */
+typedef int (*report_writer)(FILE *out, fbm_census *c, const fbt_opts *o);
 
-static int pick(const char *cmd, const char *opt, const char *val, const char *const *names,
-                int n)
+static const struct {
+    const char *name;
+    report_writer write;
+    bool binary; /* never written to a terminal */
+    const char *help;
+} formats[] = {
+    {"text", fbt_write_text, false, "tables of fallbacks and host-resident ops"},
+    {"json", fbt_json_write, false, "the same as one object (fbcount-report/1)"},
+    {"folded", fbf_folded, false, "stacks for flamegraph.pl, speedscope, inferno"},
+    {"svg", fbf_svg, false, "a self-contained interactive flame graph"},
+    {"pprof", fbpp_write_file, true, "profile.proto, gzip (-o or a redirect)"},
+    {"openmetrics", fbom_write, false, "counters for Prometheus"},
+};
+#define NFORMATS (sizeof formats / sizeof *formats)
+
+static const fbx_choice *format_choices(void)
 {
-    for (int i = 0; i < n; i++)
-        if (!strcmp(val, names[i]))
-            return i;
-    fbx_error(cmd, "%s: unknown value '%s'", opt, val);
-    return -1;
+    static fbx_choice list[NFORMATS];
+    for (size_t i = 0; i < NFORMATS; i++)
+        list[i] = (fbx_choice){formats[i].name, (int)i};
+    return list;
 }
 
-int fbx_report(int argc, char **argv)
+static void help(void)
 {
-    static const char *bys[] = {"op", "site", "stack", "shape", "rank", "host", "process"};
-    static const char *sorts[] = {"bytes", "count", "time"};
-    static const char *formats[] = {"text", "json", "folded", "svg", "pprof", "openmetrics"};
-    static const char *weights[] = {"count", "bytes", "time"};
-    static const char *frames[] = {"func", "line"};
+    char bys[256], sorts[64], fmts[256], weights[64], frames[64];
+    printf("usage: fbcount report [options] [DUMP|DIR...]\n\n"
+           "Merges dumps (a DIR means every *.json in it) and prints the census. Successive dumps\n"
+           "of one process (checkpoints, snapshots, then its exit or signal dump) are counted\n"
+           "once, from the latest. Without a DUMP or DIR, reads the newest fbcount-* folder in\n"
+           "the working directory that holds a dump.\n\n"
+           "  --by %s\n"
+           "                             group rows by (default op)\n"
+           "  --sort %s    order rows by (default bytes)\n"
+           "  --top N                    print at most N rows per table (default all)\n"
+           "  --where FIELD=VALUE        only processes whose %s is VALUE\n"
+           "                             (exe: path or name); repeat to allow several values or\n"
+           "                             to combine fields\n"
+           "  --frames %s         name stack frames by function (default), or by function\n"
+           "                             and call line, one frame per line: 'step (a.c:187)'\n"
+           "  --depth N                  --by stack: user frames shown per row (default 8;\n"
+           "                             0: all); the backend's and the interpreter's are folded\n"
+           "  --format %s\n",
+           fbx_choices(fbt_bys, fbt_nbys, "|", bys, sizeof bys),
+           fbx_choices(fbt_sorts, fbt_nsorts, "|", sorts, sizeof sorts), fbm_where_help(),
+           fbx_choices(fbt_frame_modes, fbt_nframe_modes, "|", frames, sizeof frames),
+           fbx_choices(format_choices(), NFORMATS, "|", fmts, sizeof fmts));
+    for (size_t i = 0; i < NFORMATS; i++)
+        printf("                             %s: %s%s\n", formats[i].name, formats[i].help,
+               i == 0 ? " (default)" : "");
+    printf("  --weight %s  folded/svg frame width (default count)\n"
+           "  --user-only                folded/svg: the user's frames and the op only (the\n"
+           "                             backend's, the interpreter's and libc's left out)\n"
+           "  --raw                      text: one line per row, fields separated by a space,\n"
+           "                             exact numbers, names escaped (\\x20 for a space)\n"
+           "  --no-headings              text: no column headings\n"
+           "  -o, --output FILE          write there (replaced atomically) instead of standard\n"
+           "                             output\n"
+           "  -V, --version              print the version\n"
+           "  -h, --help                 this text\n\n"
+           "C++ names are demangled in text, folded and SVG output; JSON keeps the dump's raw\n"
+           "symbol and adds \"demangled\". Tables fit the terminal when writing to one and are\n"
+           "never cut otherwise.\n\n",
+           fbx_choices(fbt_weights, fbt_nweights, "|", weights, sizeof weights));
+    fputs(fbx_exit_codes, stdout);
+}
+
+typedef struct {
+    fbt_opts o;
+    int format, frames;
+    const char *output;
+} report_args;
+
+/* One option; returns FBX_OK, or the code to end with (-1: printed help or the version). */
+static int option(report_args *a, fbm_census *c, int opt, char *arg, const char *given)
+{
+    int v = 0;
+    switch (opt) {
+    case 'b': v = a->o.by = (fbm_by)fbx_choose("report", "--by", arg, fbt_bys, fbt_nbys); break;
+    case 's': v = a->o.sort = fbx_choose("report", "--sort", arg, fbt_sorts, fbt_nsorts); break;
+    case 'f': v = a->format = fbx_choose("report", "--format", arg, format_choices(), NFORMATS);
+        break;
+    case 'w': v = a->o.weight = fbx_choose("report", "--weight", arg, fbt_weights, fbt_nweights);
+        break;
+    case 'F': v = a->frames = fbx_choose("report", "--frames", arg, fbt_frame_modes,
+                                         fbt_nframe_modes);
+        break;
+    case 'o': a->output = arg; break;
+    case 'r': a->o.raw = true; break;
+    case 'n': a->o.noheadings = true; break;
+    case 'u': a->o.user_only = true; break;
+    case 'W': return fbx_where("report", c, arg);
+    case 't':
+    case 'd': {
+        uint64_t n;
+        if (fbu_parse_count(arg, &n) != 0) {
+            fbx_error("report", "%s: expected a number, got '%s'", opt == 't' ? "--top" : "--depth",
+                      arg);
+            return FBX_USAGE;
+        }
+        if (opt == 't')
+            a->o.top = (size_t)n;
+        else
+            a->o.depth = (size_t)n;
+        break;
+    }
+    case 'V': fbx_version(); return -1;
+    case 'h': help(); return -1;
+    default:
+        fbx_error("report", "unknown or incomplete option '%s' (try --help)", given);
+        return FBX_USAGE;
+    }
+    return v < 0 ? FBX_USAGE : FBX_OK;
+}
+
+static int parse(report_args *a, fbm_census *c, int argc, char **argv)
+{
     static const struct option longopts[] = {
         {"by", required_argument, 0, 'b'},     {"sort", required_argument, 0, 's'},
         {"top", required_argument, 0, 't'},    {"format", required_argument, 0, 'f'},
         {"weight", required_argument, 0, 'w'}, {"output", required_argument, 0, 'o'},
         {"where", required_argument, 0, 'W'},  {"frames", required_argument, 0, 'F'},
+        {"depth", required_argument, 0, 'd'},  {"user-only", no_argument, 0, 'u'},
         {"raw", no_argument, 0, 'r'},          {"no-headings", no_argument, 0, 'n'},
         {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    int by = 0, sort = 0, format = 0, weight = 0, frame = 0, opt;
-    uint64_t top = 0;
-    bool raw = false, noheadings = false;
-    const char *output = NULL;
+    optind = 1;
+    opterr = 0;
+    int opt, code = FBX_OK;
+    while (code == FBX_OK && (opt = getopt_long(argc, argv, "ho:V", longopts, NULL)) != -1)
+        code = option(a, c, opt, optarg, argv[optind - 1]);
+    return code;
+}
+
+/* Writes the census in the chosen format; returns the exit code. */
+static int write_report(fbm_census *c, const report_args *a)
+{
+    char err[512];
+    if (formats[a->format].binary && (!a->output || !strcmp(a->output, "-")) &&
+        isatty(STDOUT_FILENO)) {
+        fbx_error("report", "a %s profile is binary: not written to a terminal (give -o FILE, "
+                  "or redirect standard output)", formats[a->format].name);
+        return FBX_USAGE;
+    }
+    fbo_file out;
+    if (fbo_open(&out, a->output, err, sizeof err) != 0) {
+        fbx_error("report", "%s", err);
+        return FBX_WRITE;
+    }
+    fbt_opts o = a->o;
+    o.width = fbt_term_width(out.f);
+    int rc = formats[a->format].write(out.f, c, &o);
+    bool nomem = rc != 0 && !ferror(out.f);
+    if (fbo_close(&out, rc == 0, err, sizeof err) == 0)
+        return FBX_OK;
+    if (nomem)
+        fbx_error("report", "out of memory while writing the report");
+    else
+        fbx_error("report", "%s", err);
+    return nomem ? FBX_NOMEM : FBX_WRITE;
+}
+
+int fbx_report(int argc, char **argv)
+{
+    report_args a = {.o = {.by = FBM_BY_OP, .sort = FBM_SORT_BYTES, .weight = FBM_SORT_COUNT,
+                           .depth = 8}};
     fbm_census *c = fbm_census_new();
     if (!c) {
         fbx_error("report", "out of memory");
-        return FBX_READ;
+        return FBX_NOMEM;
     }
-    optind = 1;
-    opterr = 0;
-    int code = FBX_OK;
-    while (code == FBX_OK && (opt = getopt_long(argc, argv, "ho:V", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'b': by = pick("report", "--by", optarg, bys, 7); break;
-        case 's': sort = pick("report", "--sort", optarg, sorts, 3); break;
-        case 'f': format = pick("report", "--format", optarg, formats, 6); break;
-        case 'w': weight = pick("report", "--weight", optarg, weights, 3); break;
-        case 'F': frame = pick("report", "--frames", optarg, frames, 2); break;
-        case 'o': output = optarg; break;
-        case 'r': raw = true; break;
-        case 'n': noheadings = true; break;
-        case 'W': {
-            char *eq = strchr(optarg, '=');
-            if (eq)
-                *eq = '\0';
-            if (!eq || fbm_census_where(c, optarg, eq + 1) != 0) {
-                if (eq)
-                    *eq = '=';
-                fbx_error("report", "--where: expected rank=N, pid=N, host=NAME or exe=NAME, "
-                          "got '%s'", optarg);
-                code = FBX_USAGE;
-            }
-            break;
-        }
-        case 't':
-            if (fbu_parse_count(optarg, &top) != 0) {
-                fbx_error("report", "--top: expected a number, got '%s'", optarg);
-                code = FBX_USAGE;
-            }
-            break;
-        case 'V': fbx_version(); fbm_census_free(c); return fbx_finish("report", FBX_OK);
-        case 'h':
-            fputs(help, stdout);
-            fputs(fbx_exit_codes, stdout);
-            fbm_census_free(c);
-            return fbx_finish("report", FBX_OK);
-        default:
-            fbx_error("report", "unknown or incomplete option '%s' (try --help)",
-                      argv[optind - 1]);
-            code = FBX_USAGE;
-        }
-        if (by < 0 || sort < 0 || format < 0 || weight < 0 || frame < 0)
-            code = FBX_USAGE;
+    int code = parse(&a, c, argc, argv);
+    if (code == FBX_OK) {
+        fbm_census_set_frames(c, (fbm_frames)a.frames);
+        code = fbx_load_args("report", c, argv + optind, argc - optind);
     }
-    if (code != FBX_OK) {
-        fbm_census_free(c);
-        return code;
-    }
-    fbm_census_set_frames(c, (fbm_frames)frame);
-    char dflt[4096];
-    char *dpath[] = {dflt};
-    if (optind >= argc && fbx_default_dir("report", dflt, sizeof dflt) != 0) {
-        fbm_census_free(c);
-        return FBX_USAGE;
-    }
-    code = optind >= argc ? fbx_load_into("report", c, dpath, 1)
-                          : fbx_load_into("report", c, argv + optind, argc - optind);
-    if (code != FBX_OK) {
-        fbm_census_free(c);
-        return code;
-    }
-    char err[512];
-    if (format == 4) {
-        /* Binary: written (atomically, never to a terminal) by the profile's own writer. */
-        fbpp_status ps = fbpp_write(c, output, err, sizeof err);
-        fbm_census_free(c);
-        if (ps != FBPP_OK) {
-            fbx_error("report", "%s", err);
-            return ps == FBPP_ETTY ? FBX_USAGE : FBX_WRITE;
-        }
-        return FBX_OK;
-    }
-    fbo_file out;
-    if (fbo_open(&out, output, err, sizeof err) != 0) {
-        fbx_error("report", "%s", err);
-        fbm_census_free(c);
-        return FBX_WRITE;
-    }
-    fbt_opts o = {.by = (fbm_by)by, .sort = (fbm_sort)sort, .top = top, .raw = raw,
-                  .noheadings = noheadings, .width = fbt_term_width(out.f)};
-    int rc = 0;
-    if (format == 0) {
-        fbt_print_census(out.f, c, &o);
-    } else if (format == 1) {
-        rc = fbt_json_write(out.f, c, &o);
-    } else if (format == 2) {
-        rc = fbf_folded(out.f, c, (fbf_weight)weight);
-    } else if (format == 5) {
-        rc = fbom_write(c, out.f);
-    } else {
-        rc = fbf_svg(out.f, c, (fbf_weight)weight);
-    }
+    if (code == FBX_OK)
+        code = write_report(c, &a);
     fbm_census_free(c);
-    if (rc) {
-        fbo_close(&out, false, err, sizeof err);
-        fbx_error("report", "out of memory while writing the report");
-        return FBX_WRITE;
-    }
-    if (fbo_close(&out, true, err, sizeof err) != 0) {
-        fbx_error("report", "%s", err);
-        return FBX_WRITE;
-    }
-    return FBX_OK;
+    return code < 0 ? fbx_finish("report", FBX_OK) : code;
 }

@@ -39,9 +39,11 @@
 #include <dirent.h>
 
 #include "cli.h"
+#include "output.h"
+#include "report_json.h"
+#include "run_dir.h"
 #include "shim.h"
 #include "signals.h"
-#include "table.h"
 
 static const char help[] =
     "usage: fbcount run [options] [--] CMD [ARGS...]\n\n"
@@ -56,10 +58,13 @@ static const char help[] =
     "                            replaced), so DIR holds this run only\n"
     "  --append                  add this run's dumps to those already in DIR; the\n"
     "                            summary then covers them all, as report DIR does\n"
-    "  --json[=FILE]             the result as one JSON object (fbcount-run/1): in FILE,\n"
-    "                            or on standard error instead of the text summary\n"
+    "  --json[=FILE]             the result as one JSON object (fbcount-run/1): written to\n"
+    "                            FILE (the text summary kept), or alone on standard output\n"
+    "                            (CMD's standard output then goes to standard error)\n"
     "  -h, --help                this text\n\n"
     "At start, fbcount prints the command's pid and the dump directory on standard error.\n"
+    "A run whose processes wrote no dump leaves no directory behind (a directory it made is\n"
+    "removed; dumps it moved aside are moved back).\n"
     "SIGUSR1 sent to fbcount asks every watched process that runs the shim for a snapshot.\n"
     "INT, TERM, HUP and QUIT are passed on to the command (Ctrl-C on a terminal reaches it\n"
     "directly); fbcount then waits for the census, prints it and ends by the same signal.\n"
@@ -70,7 +75,6 @@ static const char help[] =
 /* How long watched processes get, after a termination signal was passed on, to write
  * their census and end: the shim waits FBCOUNT_SIGNAL_WAIT (2 s) before dying anyway. */
 #define GRACE_S 10.0
-#define RUN_LOG_FMT "%s/.fbcount-run.%ld.log"
 
 static double now_s(void)
 {
@@ -79,148 +83,47 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* ---- the output directory ---------------------------------------------------------- */
-
-/* Files a run leaves in its directory: dumps, the shim's temporaries, its run log. */
-static bool ours(const char *name)
-{
-    size_t l = strlen(name);
-    return (l > 5 && !strcmp(name + l - 5, ".json")) || strstr(name, ".json.tmp") ||
-           !strncmp(name, ".fbcount-run.", 13);
-}
-
-/* Whether dir holds anything; *foreign names the first entry a run does not write. */
-static int scan_dir(const char *dir, bool *empty, char *foreign, size_t len)
-{
-    DIR *dp = opendir(dir);
-    if (!dp)
-        return -1;
-    *empty = true;
-    foreign[0] = '\0';
-    struct dirent *e;
-    while ((e = readdir(dp))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        *empty = false;
-        char p[PATH_MAX + 256];
-        struct stat sb;
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (!foreign[0] && (!ours(e->d_name) || lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)))
-            snprintf(foreign, len, "%s", e->d_name);
-    }
-    closedir(dp);
-    return 0;
-}
-
-/* Empties and removes a DIR.old that holds only what runs write. */
-static int remove_old(const char *old)
-{
-    DIR *dp = opendir(old);
-    if (!dp)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(dp))) {
-        char p[PATH_MAX + 256];
-        snprintf(p, sizeof p, "%s/%s", old, e->d_name);
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            unlink(p);
-    }
-    closedir(dp);
-    return rmdir(old);
-}
-
-/* Prepares the directory. Returns 0, or an exit code after one line on stderr. *moved is
- * set when the previous contents went to DIR.old. */
-static int make_dir(const char *out, bool append, char *dir, size_t len, char *moved,
-                    size_t mlen)
-{
-    moved[0] = '\0';
-    if (!out) {
-        for (int i = 0; i < 100; i++) {
-            if (i)
-                snprintf(dir, len, "fbcount-%ld.%d", (long)getpid(), i);
-            else
-                snprintf(dir, len, "fbcount-%ld", (long)getpid());
-            if (mkdir(dir, 0777) == 0)
-                return 0;
-            if (errno != EEXIST)
-                break;
-        }
-        fbx_error("run", "%s: cannot create directory: %s", dir, strerror(errno));
-        return FBX_READ;
-    }
-    snprintf(dir, len, "%s", out);
-    for (size_t l = strlen(dir); l > 1 && dir[l - 1] == '/'; l--)
-        dir[l - 1] = '\0';
-    struct stat sb;
-    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-        fbx_error("run", "-o %s: exists and is not a directory", out);
-        return FBX_USAGE;
-    }
-    if (mkdir(dir, 0777) == 0)
-        return 0;
-    if (errno != EEXIST) {
-        fbx_error("run", "%s: cannot create directory: %s", dir, strerror(errno));
-        return FBX_READ;
-    }
-    bool empty;
-    char foreign[256];
-    if (scan_dir(dir, &empty, foreign, sizeof foreign) != 0) {
-        fbx_error("run", "%s: cannot read directory: %s", dir, strerror(errno));
-        return FBX_READ;
-    }
-    if (empty || append)
-        return 0;
-    if (foreign[0]) {
-        fbx_error("run", "-o %s: holds '%s', which is not a dump: name a new directory, or "
-                  "add to this one with --append", out, foreign);
-        return FBX_USAGE;
-    }
-    snprintf(moved, mlen, "%s.old", dir);
-    if (lstat(moved, &sb) == 0) {
-        bool oempty;
-        char ofor[256];
-        if (!S_ISDIR(sb.st_mode) || scan_dir(moved, &oempty, ofor, sizeof ofor) != 0 ||
-            ofor[0] || remove_old(moved) != 0) {
-            fbx_error("run", "%s: holds more than dumps of an earlier run: remove it, or use "
-                      "--append", moved);
-            return FBX_USAGE;
-        }
-    }
-    if (rename(dir, moved) != 0 || mkdir(dir, 0777) != 0) {
-        fbx_error("run", "%s: cannot move it aside to %s: %s", dir, moved, strerror(errno));
-        return FBX_READ;
-    }
-    return 0;
-}
+typedef struct {
+    const char *mode, *allow, *output, *json_file;
+    bool append, json;
+    char **cmd;
+    char shim[PATH_MAX + 256], absallow[PATH_MAX];
+} run_opts;
 
 /* ---- the command ------------------------------------------------------------------- */
 
-static void child(char **cmd, const char *shim, const char *dir, const char *log,
-                  const char *mode, const char *allow, bool own_group, const sigset_t *mask)
+/* The child: the shim's environment, the caller's signal mask, then CMD. When the exec fails,
+ * its errno goes up the pipe (close-on-exec: a successful exec closes it unread). */
+static void child(const run_opts *o, const fbx_run_dir *d, bool own_group, const sigset_t *mask,
+                  int report_fd)
 {
     if (own_group)
         setpgid(0, 0);
+    /* --json alone on standard output: CMD's own output goes where fbcount's messages go. */
+    if (o->json && !o->json_file)
+        dup2(STDERR_FILENO, STDOUT_FILENO);
     const char *old = getenv("LD_PRELOAD");
-    size_t len = (old ? strlen(old) : 0) + strlen(shim) + 2;
+    size_t len = (old ? strlen(old) : 0) + strlen(o->shim) + 2;
     char *preload = malloc(len), output[PATH_MAX + 64];
-    if (!preload)
-        _exit(127);
-    snprintf(preload, len, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", shim);
-    snprintf(output, sizeof output, "%s/fbcount.%%e.%%p.%%n.json", dir);
-    setenv("LD_PRELOAD", preload, 1);
-    setenv("FBCOUNT_OUTPUT", output, 1);
-    setenv("FBCOUNT_RUN_LOG", log, 1);
-    setenv("FBCOUNT_QUIET", "1", 1);
-    if (mode)
-        setenv("FBCOUNT_MODE", mode, 1);
-    if (allow)
-        setenv("FBCOUNT_ALLOW", allow, 1);
-    sigprocmask(SIG_SETMASK, mask, NULL);
-    execvp(cmd[0], cmd);
-    int e = errno;
-    fbx_error("run", "%s: cannot execute: %s", cmd[0], strerror(e));
-    _exit(e == ENOENT ? 127 : 126);
+    int e = ENOMEM;
+    if (preload) {
+        snprintf(preload, len, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", o->shim);
+        snprintf(output, sizeof output, "%s/fbcount.%%e.%%p.%%n.json", d->abs);
+        setenv("LD_PRELOAD", preload, 1);
+        setenv("FBCOUNT_OUTPUT", output, 1);
+        setenv("FBCOUNT_RUN_LOG", d->log, 1);
+        setenv("FBCOUNT_QUIET", "1", 1);
+        if (o->mode)
+            setenv("FBCOUNT_MODE", o->mode, 1);
+        if (o->allow)
+            setenv("FBCOUNT_ALLOW", o->absallow, 1);
+        sigprocmask(SIG_SETMASK, mask, NULL);
+        execvp(o->cmd[0], o->cmd);
+        e = errno;
+    }
+    ssize_t w = write(report_fd, &e, sizeof e);
+    (void)w;
+    _exit(e == ENOENT ? FBX_NOTFOUND : FBX_NOEXEC);
 }
 
 /* Whether fbcount runs in the foreground of its controlling terminal. */
@@ -357,6 +260,81 @@ static void supervise(run_state *r, int sfd)
     }
 }
 
+
+/* ---- starting and ending ------------------------------------------------------------ */
+
+/* What start() changed in fbcount itself, for end() to restore. */
+typedef struct {
+    sigset_t watch, oldmask;
+    int sfd;
+    bool subreaper, blocked;
+} supervisor;
+
+static void restore(supervisor *s)
+{
+    if (s->sfd >= 0)
+        close(s->sfd);
+    s->sfd = -1;
+    if (s->blocked)
+        sigprocmask(SIG_SETMASK, &s->oldmask, NULL);
+    s->blocked = false;
+    if (s->subreaper)
+        prctl(PR_SET_CHILD_SUBREAPER, 0);
+    s->subreaper = false;
+}
+
+/* Becomes the supervisor (subreaper, signals through a signalfd) and starts CMD. Returns 0,
+ * or an exit code after one line on stderr, with everything restored. */
+static int start(const run_opts *o, const fbx_run_dir *d, supervisor *s, run_state *r)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGCHLD};
+    s->sfd = -1;
+    /* Every process the command starts stays below fbcount, whatever it reparents. */
+    s->subreaper = prctl(PR_SET_CHILD_SUBREAPER, 1) == 0;
+    sigemptyset(&s->watch);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaddset(&s->watch, sigs[i]);
+    s->blocked = sigprocmask(SIG_BLOCK, &s->watch, &s->oldmask) == 0;
+    int pipefd[2] = {-1, -1};
+    const char *failed = (s->sfd = signalfd(-1, &s->watch, SFD_CLOEXEC)) < 0 ? "signalfd"
+                         : pipe2(pipefd, O_CLOEXEC) != 0                    ? "pipe"
+                                                                            : NULL;
+    if (!failed) {
+        r->own_group = !terminal_foreground();
+        fflush(NULL);
+        if ((r->pid = fork()) == 0)
+            child(o, d, r->own_group, &s->oldmask, pipefd[1]);
+        if (r->pid < 0)
+            failed = "fork";
+    }
+    int e = errno;
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    if (failed) {
+        if (pipefd[0] >= 0)
+            close(pipefd[0]);
+        fbx_error("run", "%s: %s", failed, strerror(e));
+        restore(s);
+        return FBX_SYSTEM;
+    }
+    if (r->own_group)
+        setpgid(r->pid, r->pid); /* also here, so a signal right after fork finds the group */
+    ssize_t n;
+    while ((n = read(pipefd[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    close(pipefd[0]);
+    if (n == (ssize_t)sizeof e) { /* the exec failed: the child is gone, nothing ran */
+        waitpid(r->pid, NULL, 0);
+        fbx_error("run", "%s: cannot execute: %s", o->cmd[0], strerror(e));
+        restore(s);
+        return e == ENOENT ? FBX_NOTFOUND : FBX_NOEXEC;
+    }
+    const char *slash = strrchr(o->cmd[0], '/');
+    fprintf(stderr, "fbcount: run: %s is pid %ld; dumps in %s\n",
+            slash && slash[1] ? slash + 1 : o->cmd[0], (long)r->pid, d->abs);
+    return 0;
+}
+
 /* ---- the census of the run ------------------------------------------------------------ */
 
 typedef struct {
@@ -436,216 +414,226 @@ static fbm_census *collect(const char *dir, json_t *bad)
     return c;
 }
 
-static int write_json(const char *file, json_t *j)
+/* ---- what the run reports ---------------------------------------------------------- */
+
+typedef struct {
+    fbm_census *census; /* NULL when out of memory */
+    json_t *bad;        /* dumps that could not be read */
+    run_log log;
+    size_t with_dump, nalive;
+    pid_t *alive;
+    int status, sig, exit_code;
+    bool by_signal;
+} run_result;
+
+static void gather(const fbx_run_dir *d, const run_state *r, run_result *res)
 {
-    if (!file)
-        return json_dumpf(j, stderr, JSON_COMPACT) || fputc('\n', stderr) == EOF ? -1 : 0;
-    char tmp[PATH_MAX + 32];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", file, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    int rc = json_dumpf(j, f, JSON_INDENT(2)) == 0 && fputc('\n', f) != EOF ? 0 : -1;
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc == 0 && rename(tmp, file) != 0)
-        rc = -1;
-    if (rc)
-        unlink(tmp);
-    return rc;
+    res->bad = json_array();
+    res->census = collect(d->abs, res->bad);
+    read_log(d->log, &res->log);
+    size_t nd = res->census ? fbm_census_ndumps(res->census) : 0;
+    for (size_t i = 0; i < nd; i++)
+        res->with_dump += !res->log.n || of_run(fbm_census_dump(res->census, i), &res->log);
+    res->alive = fbs_descendants(getpid(), &res->nalive);
+    res->status = r->status;
+    res->by_signal = r->done && WIFSIGNALED(r->status);
+    res->sig = res->by_signal ? WTERMSIG(r->status) : r->cut_short ? r->termsig : 0;
+    res->exit_code = res->sig ? 128 + res->sig
+                     : r->done && WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 1;
 }
 
-int fbx_run(int argc, char **argv)
+static void summary(const run_opts *o, const fbx_run_dir *d, const run_state *r,
+                    const run_result *res, bool kept)
+{
+    size_t nd = res->census ? fbm_census_ndumps(res->census) : 0;
+    fputc('\n', stderr);
+    if (!res->census)
+        fbx_error("run", "out of memory");
+    else if (nd == 0 && !json_array_size(res->bad))
+        fbx_error("run", "no dump was written: no process of %s used a backend", o->cmd[0]);
+    else
+        fbt_text(stderr, res->census, FBM_BY_OP, FBM_SORT_BYTES, 0);
+    fputc('\n', stderr);
+    if (res->log.n)
+        fprintf(stderr, "fbcount: %zu process%s watched, %zu used a backend\n", res->log.n,
+                res->log.n == 1 ? "" : "es", res->with_dump);
+    else
+        fprintf(stderr, "fbcount: %zu process%s used a backend\n", res->with_dump,
+                res->with_dump == 1 ? "" : "es");
+    if (r->cut_short)
+        fprintf(stderr, "fbcount: a second %s: stopped waiting; the census may lack "
+                "processes that were still writing\n", fbr_signal_name(r->termsig));
+    if (res->nalive)
+        fprintf(stderr, "fbcount: %zu watched process%s still running (first pid %ld): "
+                "not in this summary\n", res->nalive, res->nalive == 1 ? " is" : "es are",
+                (long)res->alive[0]);
+    if (kept)
+        fprintf(stderr, "fbcount: dumps in %s (fbcount report %s)\n", d->abs, d->abs);
+    else if (d->created)
+        fprintf(stderr, "fbcount: removed %s, which holds no census\n", d->abs);
+    if (res->by_signal)
+        fprintf(stderr, "fbcount: %s died by %s\n", o->cmd[0], fbr_signal_name(res->sig));
+}
+
+static json_t *result_json(const run_opts *o, const fbx_run_dir *d, const run_state *r,
+                           const run_result *res, bool kept)
+{
+    json_t *cmd = json_array(), *st = json_object(), *still = json_array();
+    for (char **a = o->cmd; *a; a++)
+        json_array_append_new(cmd, json_string(*a));
+    for (size_t i = 0; i < res->nalive; i++)
+        json_array_append_new(still, json_integer(res->alive[i]));
+    if (r->done && WIFEXITED(res->status))
+        json_object_set_new(st, "exit", json_integer(WEXITSTATUS(res->status)));
+    if (res->sig) {
+        json_object_set_new(st, "signal", json_integer(res->sig));
+        json_object_set_new(st, "signal_name", json_string(fbr_signal_name(res->sig)));
+    }
+    fbt_opts to = {.by = FBM_BY_OP, .sort = FBM_SORT_BYTES};
+    bool any = res->census && fbm_census_ndumps(res->census);
+    return json_pack("{s:s,s:o,s:I,s:o,s:o,s:o,s:i,s:b,s:o,s:I,s:o,s:O,s:o}",
+                     "schema", "fbcount-run/1", "argv", cmd, "pid", (json_int_t)r->pid,
+                     "dir", kept ? json_string(d->abs) : json_null(), "moved_to",
+                     d->moved[0] ? json_string(d->moved) : json_null(), "status", st,
+                     "exit_code", res->exit_code, "cut_short", r->cut_short, "watched",
+                     res->log.n ? json_integer((json_int_t)res->log.n) : json_null(),
+                     "used_backend", (json_int_t)res->with_dump, "still_running", still,
+                     "bad_dumps", res->bad, "census",
+                     any ? fbt_json(res->census, &to) : json_null());
+}
+
+/* The JSON result, on standard output or into the file (output.h, as every file written). */
+static int write_result(const run_opts *o, json_t *j)
+{
+    char err[512];
+    fbo_file out;
+    if (!j) {
+        fbx_error("run", "out of memory");
+        return FBX_NOMEM;
+    }
+    if (fbo_open(&out, o->json_file, err, sizeof err) != 0) {
+        fbx_error("run", "%s", err);
+        return FBX_WRITE;
+    }
+    int rc = json_dumpf(j, out.f, JSON_INDENT(2)) || fputc('\n', out.f) == EOF ? -1 : 0;
+    if (fbo_close(&out, rc == 0, err, sizeof err) != 0) {
+        fbx_error("run", "%s", err);
+        return FBX_WRITE;
+    }
+    return FBX_OK;
+}
+
+static void free_result(run_result *res)
+{
+    json_decref(res->bad);
+    free(res->alive);
+    free_log(&res->log);
+    fbm_census_free(res->census);
+}
+
+/* Ends as the command did: its status, or the same signal raised again, with no core file
+ * of fbcount for a QUIT or a crash. */
+static int end_like(int sig, int exit_code)
+{
+    fflush(NULL);
+    if (!sig)
+        return exit_code;
+    struct rlimit no_core = {0, 0};
+    setrlimit(RLIMIT_CORE, &no_core);
+    signal(sig, SIG_DFL);
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, sig);
+    sigprocmask(SIG_UNBLOCK, &one, NULL);
+    raise(sig);
+    return exit_code;
+}
+
+/* ---- the command line ------------------------------------------------------------- */
+
+static int parse(run_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"mode", required_argument, 0, 'm'}, {"allow", required_argument, 0, 'a'},
         {"output", required_argument, 0, 'o'}, {"append", no_argument, 0, 'A'},
         {"json", optional_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    const char *mode = NULL, *allow = NULL, *out = NULL, *json_file = NULL;
-    bool append = false, json = false;
+    static const fbx_choice modes[] = {{"count", 0}, {"warn", 1}, {"abort", 2}};
     int opt;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'm':
-            if (strcmp(optarg, "count") && strcmp(optarg, "warn") && strcmp(optarg, "abort")) {
-                fbx_error("run", "--mode: unknown value '%s' (count, warn or abort)", optarg);
+            if (fbx_choose("run", "--mode", optarg, modes, FBX_NCHOICES(modes)) < 0)
                 return FBX_USAGE;
-            }
-            mode = optarg;
+            o->mode = optarg;
             break;
-        case 'a': allow = optarg; break;
-        case 'o': out = optarg; break;
-        case 'A': append = true; break;
+        case 'a': o->allow = optarg; break;
+        case 'o': o->output = optarg; break;
+        case 'A': o->append = true; break;
         case 'j':
-            json = true;
-            json_file = optarg;
+            o->json = true;
+            o->json_file = optarg;
             break;
-        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return FBX_OK;
+        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return -1;
         default:
             fbx_error("run", "unknown or incomplete option '%s' (try --help)", argv[optind - 1]);
             return FBX_USAGE;
         }
     }
-    if (optind >= argc) {
-        fbx_error("run", "no command given (try --help)");
+    const char *bad = optind >= argc ? "no command given (try --help)"
+                      : o->append && !o->output ? "--append needs -o DIR"
+                      : o->json_file && !*o->json_file ? "--json=: expected a file name"
+                                                       : NULL;
+    if (bad) {
+        fbx_error("run", "%s", bad);
         return FBX_USAGE;
     }
-    if (append && !out) {
-        fbx_error("run", "--append needs -o DIR");
-        return FBX_USAGE;
-    }
-    if (json_file && !*json_file) {
-        fbx_error("run", "--json=: expected a file name");
-        return FBX_USAGE;
-    }
-    char shim[PATH_MAX + 256], dir[PATH_MAX], absdir[PATH_MAX], absallow[PATH_MAX];
-    char moved[PATH_MAX + 8], log[PATH_MAX + 64];
-    if (fbs_find(shim, sizeof shim) != 0) {
-        fbx_error("run", "libfbcount.so not found (tried %s); set FBCOUNT_SHIM", shim);
+    o->cmd = argv + optind;
+    return FBX_OK;
+}
+
+/* What must hold before anything is made: the shim, the allow file. */
+static int check_inputs(run_opts *o)
+{
+    if (fbs_find(o->shim, sizeof o->shim) != 0) {
+        fbx_error("run", "libfbcount.so not found (tried %s); set FBCOUNT_SHIM", o->shim);
         return FBX_SHIM;
     }
-    if (allow && !realpath(allow, absallow)) {
-        fbx_error("run", "%s: cannot open allow file: %s", allow, strerror(errno));
+    if (o->allow && !realpath(o->allow, o->absallow)) {
+        fbx_error("run", "%s: cannot open allow file: %s", o->allow, strerror(errno));
         return FBX_READ;
     }
-    int code = make_dir(out, append, dir, sizeof dir, moved, sizeof moved);
-    if (code)
-        return code;
-    if (!realpath(dir, absdir)) {
-        fbx_error("run", "%s: %s", dir, strerror(errno));
-        return FBX_READ;
-    }
-    if (moved[0])
-        fprintf(stderr, "fbcount: run: moved the previous dumps in %s to %s\n", dir, moved);
-    snprintf(log, sizeof log, RUN_LOG_FMT, absdir, (long)getpid());
+    return FBX_OK;
+}
 
-    /* Every process the command starts stays below fbcount, whatever it reparents. */
-    prctl(PR_SET_CHILD_SUBREAPER, 1);
-    sigset_t watch, oldmask;
-    sigemptyset(&watch);
-    int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGCHLD};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        sigaddset(&watch, sigs[i]);
-    sigprocmask(SIG_BLOCK, &watch, &oldmask);
-    int sfd = signalfd(-1, &watch, SFD_CLOEXEC);
-    if (sfd < 0) {
-        fbx_error("run", "signalfd: %s", strerror(errno));
-        sigprocmask(SIG_SETMASK, &oldmask, NULL);
-        return FBX_READ;
-    }
+int fbx_run(int argc, char **argv)
+{
+    run_opts o = {0};
+    fbx_run_dir d;
+    supervisor s = {.sfd = -1};
     run_state r = {0};
-    r.own_group = !terminal_foreground();
-    fflush(NULL);
-    r.pid = fork();
-    if (r.pid < 0) {
-        fbx_error("run", "fork: %s", strerror(errno));
-        return FBX_READ;
-    }
-    if (r.pid == 0)
-        child(argv + optind, shim, absdir, log, mode, allow ? absallow : NULL, r.own_group,
-              &oldmask);
-    if (r.own_group)
-        setpgid(r.pid, r.pid); /* also here, so a signal right after fork finds the group */
-    const char *slash = strrchr(argv[optind], '/');
-    fprintf(stderr, "fbcount: run: %s is pid %ld; dumps in %s\n",
-            slash && slash[1] ? slash + 1 : argv[optind], (long)r.pid, absdir);
-    supervise(&r, sfd);
-    close(sfd);
-
-    json_t *bad = json_array();
-    fbm_census *c = collect(absdir, bad);
-    run_log lg = {0};
-    read_log(log, &lg);
-    size_t with_dump = 0, nd = c ? fbm_census_ndumps(c) : 0;
-    for (size_t i = 0; i < nd; i++)
-        with_dump += !lg.n || of_run(fbm_census_dump(c, i), &lg);
-    size_t nalive = 0;
-    pid_t *alive = fbs_descendants(getpid(), &nalive);
-    int status = r.status;
-    bool by_signal = r.done && WIFSIGNALED(status);
-    int sig = by_signal ? WTERMSIG(status) : r.cut_short ? r.termsig : 0;
-    int exit_code = sig ? 128 + sig : r.done && WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-
-    if (!json || json_file) {
-        fputc('\n', stderr);
-        if (!c)
-            fbx_error("run", "out of memory");
-        else if (nd == 0 && !json_array_size(bad))
-            fbx_error("run", "no dump was written in %s (does %s use libvkt?)", absdir,
-                      argv[optind]);
-        else
-            fbt_text(stderr, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
-        fputc('\n', stderr);
-        if (lg.n)
-            fprintf(stderr, "fbcount: %zu process%s watched, %zu used a backend\n", lg.n,
-                    lg.n == 1 ? "" : "es", with_dump);
-        else
-            fprintf(stderr, "fbcount: %zu process%s used a backend\n", with_dump,
-                    with_dump == 1 ? "" : "es");
-        if (r.cut_short)
-            fprintf(stderr, "fbcount: a second %s: stopped waiting; the census may lack "
-                    "processes that were still writing\n", fbr_signal_name(r.termsig));
-        if (nalive)
-            fprintf(stderr, "fbcount: %zu watched process%s still running (first pid %ld): "
-                    "not in this summary\n", nalive, nalive == 1 ? " is" : "es are",
-                    (long)alive[0]);
-        fprintf(stderr, "fbcount: dumps in %s (fbcount report %s)\n", absdir, absdir);
-        if (by_signal)
-            fprintf(stderr, "fbcount: %s died by %s\n", argv[optind], fbr_signal_name(sig));
-    }
-    if (json) {
-        json_t *j = json_object(), *cmd = json_array(), *st = json_object();
-        for (int i = optind; i < argc; i++)
-            json_array_append_new(cmd, json_string(argv[i]));
-        json_t *still = json_array();
-        for (size_t i = 0; i < nalive; i++)
-            json_array_append_new(still, json_integer(alive[i]));
-        if (r.done && WIFEXITED(status))
-            json_object_set_new(st, "exit", json_integer(WEXITSTATUS(status)));
-        if (sig) {
-            json_object_set_new(st, "signal", json_integer(sig));
-            json_object_set_new(st, "signal_name", json_string(fbr_signal_name(sig)));
-        }
-        json_object_set_new(j, "schema", json_string("fbcount-run/1"));
-        json_object_set_new(j, "argv", cmd);
-        json_object_set_new(j, "pid", json_integer(r.pid));
-        json_object_set_new(j, "dir", json_string(absdir));
-        json_object_set_new(j, "moved_to", moved[0] ? json_string(moved) : json_null());
-        json_object_set_new(j, "status", st);
-        json_object_set_new(j, "exit_code", json_integer(exit_code));
-        json_object_set_new(j, "cut_short", json_boolean(r.cut_short));
-        json_object_set_new(j, "watched", lg.n ? json_integer((json_int_t)lg.n) : json_null());
-        json_object_set_new(j, "used_backend", json_integer((json_int_t)with_dump));
-        json_object_set_new(j, "still_running", still);
-        json_object_set_new(j, "bad_dumps", json_incref(bad));
-        fbt_opts o = {.by = FBM_BY_OP, .sort = FBM_SORT_BYTES};
-        json_object_set_new(j, "census", c ? fbt_json(c, &o) : json_null());
-        if (write_json(json_file, j) != 0)
-            fbx_error("run", "%s: cannot write the JSON result", json_file ? json_file : "stderr");
-        json_decref(j);
-    }
-    json_decref(bad);
-    free(alive);
-    free_log(&lg);
-    fbm_census_free(c);
-    fflush(NULL);
-    sigprocmask(SIG_SETMASK, &oldmask, NULL);
-    if (sig) {
-        /* End as the command did. No core file of fbcount for a QUIT or a crash. */
-        struct rlimit no_core = {0, 0};
-        setrlimit(RLIMIT_CORE, &no_core);
-        signal(sig, SIG_DFL);
-        sigset_t one;
-        sigemptyset(&one);
-        sigaddset(&one, sig);
-        sigprocmask(SIG_UNBLOCK, &one, NULL);
-        raise(sig);
-    }
-    return exit_code;
+    int code = parse(&o, argc, argv);
+    if (code == FBX_OK)
+        code = check_inputs(&o);
+    if (code == FBX_OK)
+        code = fbx_run_dir_make(&d, o.output, o.append);
+    if (code == FBX_OK && (code = start(&o, &d, &s, &r)) != 0)
+        fbx_run_dir_undo(&d);
+    if (code != FBX_OK)
+        return code < 0 ? fbx_finish("run", FBX_OK) : code;
+    supervise(&r, s.sfd);
+    close(s.sfd);
+    s.sfd = -1;
+    run_result res = {0};
+    gather(&d, &r, &res);
+    bool kept = fbx_run_dir_has_dump(&d) || !fbx_run_dir_undo(&d);
+    if (!o.json || o.json_file)
+        summary(&o, &d, &r, &res, kept);
+    if (o.json)
+        write_result(&o, result_json(&o, &d, &r, &res, kept));
+    int sig = res.sig, exit_code = res.exit_code;
+    free_result(&res);
+    restore(&s);
+    return end_like(sig, exit_code);
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "attrib.h"   /* rules/: the default op prefix */
+#include "backend_fields.h"
 #include "decimal.h"  /* rules/: fbr_fmt_u64 */
 #include "fields.h"   /* rules/: the field names the shim writes */
 #include "readfile.h" /* rules/: regular files only, never blocking, capped */
@@ -33,11 +34,13 @@ struct fbd_dump {
     int signal;
     bool symbolized, has_time;
     fbd_total total;
-    fbd_backend backend;
-    const char **prefixes;
-    size_t nprefixes;
-    fbd_op *ops[2];
-    size_t nops[2];
+    fbd_counters backend;
+    fbd_backend *backends;
+    size_t nbackends;
+    const char **prefixes, **cfg_backends, **py_backends;
+    size_t nprefixes, ncfg_backends, npy_backends;
+    fbd_op *ops[FBD_NKINDS];
+    size_t nops[FBD_NKINDS];
     fbd_stack *stacks;
     size_t nstacks, capstacks;
     bool seen_stacks, seen_table, tagged; /* tagged: some frames are frame_table indices */
@@ -46,6 +49,7 @@ struct fbd_dump {
 };
 
 static const char *default_prefixes[] = {FBR_DEFAULT_OP_PREFIX}; /* rules/attrib.h */
+static const char *default_py_backends[] = {FBR_DEFAULT_PY_BACKEND};
 
 /* Duplicate keys are rejected so a dump cannot say two things about one field. */
 #define FBD_JSON_FLAGS (JSON_REJECT_DUPLICATES | JSON_DECODE_ANY)
@@ -57,6 +61,7 @@ typedef struct {
     char *err;
     size_t errlen;
     bool failed;
+    bool nomem; /* the failure is an allocation's */
     const fbd_frame **table; /* frame_table's frames, interned as it streams by */
     size_t ntable, captable;
     /* Inline frames read by their text (split_stack): the stack at hand's frames, the memo of
@@ -85,17 +90,24 @@ static void fail(vctx *c, const char *fmt, ...)
     snprintf(c->err, c->errlen, "%s: %s%s%s", c->d->path, c->path, c->path[0] ? ": " : "", msg);
 }
 
+static void oom(vctx *c)
+{
+    if (!c->failed)
+        c->nomem = true;
+    fail(c, "out of memory");
+}
+
 static void *alloc(vctx *c, size_t n, size_t size)
 {
     if (c->failed)
         return NULL;
     if (n && size > SIZE_MAX / n) {
-        fail(c, "out of memory");
+        oom(c);
         return NULL;
     }
     void *p = fbp_alloc(c->d->pool, n * size);
     if (!p)
-        fail(c, "out of memory");
+        oom(c);
     return p;
 }
 
@@ -105,7 +117,7 @@ static const char *intern(vctx *c, const char *s)
         return s;
     const char *r = fbp_str(c->d->pool, s, strlen(s));
     if (!r)
-        fail(c, "out of memory");
+        oom(c);
     return r;
 }
 
@@ -182,11 +194,11 @@ static const char *get_str(vctx *c, json_t *obj, const char *key, bool required)
     return json_string_value(v);
 }
 
-static bool get_bool(vctx *c, json_t *obj, const char *key)
+static bool get_bool_or(vctx *c, json_t *obj, const char *key, bool dflt)
 {
     json_t *v = field(c, obj, key, false);
     if (!v || json_is_null(v))
-        return false;
+        return dflt;
     if (!json_is_boolean(v)) {
         size_t o = push(c, c->path[0] ? ".%s" : "%s", key);
         fail(c, "expected a boolean, got %s", type_name(v));
@@ -194,6 +206,11 @@ static bool get_bool(vctx *c, json_t *obj, const char *key)
         return false;
     }
     return json_is_true(v);
+}
+
+static bool get_bool(vctx *c, json_t *obj, const char *key)
+{
+    return get_bool_or(c, obj, key, false);
 }
 
 static uint64_t get_count(vctx *c, json_t *obj, const char *key, bool required)
@@ -329,9 +346,9 @@ static void read_shapes(vctx *c, json_t *arr, fbd_op *op)
     }
 }
 
-static void read_ops(vctx *c, json_t *root, const char *key, fbd_kind kind)
+static void read_ops(vctx *c, json_t *root, const char *key, fbd_kind kind, bool required)
 {
-    json_t *arr = get_array(c, root, key, true);
+    json_t *arr = get_array(c, root, key, required);
     size_t n = arr ? json_array_size(arr) : 0;
     fbd_op *ops = alloc(c, n, sizeof *ops);
     c->d->ops[kind] = ops;
@@ -342,11 +359,17 @@ static void read_ops(vctx *c, json_t *root, const char *key, fbd_kind kind)
             return;
         size_t o = push_at(c, key, i);
         ops[i].op = get_str(c, e, FBR_OP, true);
+        ops[i].backend = get_str(c, e, FBR_BACKEND, false);
+        if (!ops[i].backend)
+            ops[i].backend = FBR_DEFAULT_BACKEND;
         ops[i].count = get_count(c, e, FBR_COUNT, true);
         ops[i].bytes = get_count(c, e, FBR_BYTES, true);
         ops[i].max_bytes = get_count(c, e, FBR_MAX_BYTES, false);
         ops[i].ns = get_count(c, e, FBR_NS, false);
         ops[i].max_ns = get_count(c, e, FBR_MAX_NS, false);
+        ops[i].bytes_known = get_bool_or(c, e, FBR_BYTES_KNOWN, true);
+        if (!ops[i].bytes_known)
+            c->d->total.unknown[kind] += ops[i].count;
         read_shapes(c, get_array(c, e, FBR_SHAPES, false), &ops[i]);
         read_sites(c, get_array(c, e, FBR_SITES, false), &ops[i]);
         pop(c, o);
@@ -370,7 +393,7 @@ static const fbd_frame *intern_frame(vctx *c, json_t *e)
         return NULL;
     const fbd_frame *f = fbp_intern(c->d->pool, &fr, sizeof fr);
     if (!f)
-        fail(c, "out of memory");
+        oom(c);
     return f;
 }
 
@@ -415,7 +438,7 @@ static void read_table_frame(vctx *c, json_t *e, size_t i)
         size_t cap = c->captable ? c->captable * 2 : 256;
         const fbd_frame **t = realloc(c->table, cap * sizeof *t);
         if (!t)
-            fail(c, "out of memory");
+            oom(c);
         else {
             c->table = t;
             c->captable = cap;
@@ -527,7 +550,7 @@ static void read_stack(vctx *c, json_t *e, size_t i)
         size_t cap = d->capstacks ? d->capstacks * 2 : 64;
         fbd_stack *n = realloc(d->stacks, cap * sizeof *n);
         if (!n) {
-            fail(c, "out of memory");
+            oom(c);
             pop(c, o);
             return;
         }
@@ -537,11 +560,18 @@ static void read_stack(vctx *c, json_t *e, size_t i)
     fbd_stack *st = &d->stacks[d->nstacks];
     memset(st, 0, sizeof *st);
     const char *kind = get_str(c, e, FBR_KIND, false);
-    if (kind && strcmp(kind, FBR_KIND_FALLBACK) && strcmp(kind, FBR_KIND_HOST))
-        fail(c, "kind: expected \"fallback\" or \"host_op\", got \"%.40s\"", kind);
-    st->kind = kind && !strcmp(kind, FBR_KIND_HOST) ? FBD_HOST : FBD_FALLBACK;
+    st->kind = !kind || !strcmp(kind, FBR_KIND_FALLBACK) ? FBD_FALLBACK
+               : !strcmp(kind, FBR_KIND_HOST)            ? FBD_HOST
+               : !strcmp(kind, FBR_KIND_TRANSFER)        ? FBD_TRANSFER
+                                                         : FBD_NKINDS;
+    if (st->kind == FBD_NKINDS)
+        fail(c, "kind: expected \"fallback\", \"host_op\" or \"transfer\", got \"%.40s\"", kind);
     st->op = intern(c, get_str(c, e, FBR_OP, false));
     st->site = intern(c, get_str(c, e, FBR_SITE, false));
+    st->backend = intern(c, get_str(c, e, FBR_BACKEND, false));
+    if (!st->backend)
+        st->backend = FBR_DEFAULT_BACKEND;
+    st->bytes_known = get_bool_or(c, e, FBR_BYTES_KNOWN, true);
     if (!st->op)
         st->op = "(unknown)";
     if (!st->site)
@@ -563,25 +593,34 @@ static void read_stack(vctx *c, json_t *e, size_t i)
         d->nstacks++;
 }
 
-static void read_modules(vctx *c, json_t *root)
+/* An optional top-level array of objects: each element checked to be one and handed to
+ * each() at its JSON path, into a new array of n records of size bytes. */
+static void *read_objects(vctx *c, json_t *root, const char *key, size_t size, size_t *n,
+                          void (*each)(vctx *, json_t *, void *))
 {
-    json_t *arr = get_array(c, root, FBR_MODULES, false);
-    size_t n = arr ? json_array_size(arr) : 0;
-    fbd_module *m = alloc(c, n, sizeof *m);
-    c->d->modules = m;
-    c->d->nmodules = m ? n : 0;
-    for (size_t i = 0; i < n && !c->failed; i++) {
+    json_t *arr = get_array(c, root, key, false);
+    size_t len = arr ? json_array_size(arr) : 0;
+    char *out = alloc(c, len, size);
+    *n = out ? len : 0;
+    for (size_t i = 0; out && i < len && !c->failed; i++) {
         json_t *e;
-        if (!element(c, arr, i, FBR_MODULES, &e))
-            return;
-        size_t o = push(c, FBR_MODULES "[%zu]", i);
-        bool has;
-        m[i].path = get_str(c, e, FBR_PATH, true);
-        m[i].build_id = get_str(c, e, FBR_BUILD_ID, false);
-        m[i].base = get_hex(c, e, FBR_BASE, &has);
-        m[i].size = get_count(c, e, FBR_SIZE, false);
+        if (!element(c, arr, i, key, &e))
+            break;
+        size_t o = push_at(c, key, i);
+        each(c, e, out + i * size);
         pop(c, o);
     }
+    return out;
+}
+
+static void read_module(vctx *c, json_t *e, void *rec)
+{
+    fbd_module *m = rec;
+    bool has;
+    m->path = get_str(c, e, FBR_PATH, true);
+    m->build_id = get_str(c, e, FBR_BUILD_ID, false);
+    m->base = get_hex(c, e, FBR_BASE, &has);
+    m->size = get_count(c, e, FBR_SIZE, false);
 }
 
 static void read_process(vctx *c, json_t *root)
@@ -612,6 +651,95 @@ static void read_process(vctx *c, json_t *root)
         p->host = "";
 }
 
+static void read_total(vctx *c, json_t *root)
+{
+    fbd_dump *d = c->d;
+    json_t *t = get_object(c, root, FBR_TOTAL, true);
+    if (!t)
+        return;
+    size_t o = push(c, FBR_TOTAL);
+    d->total.fallbacks = get_count(c, t, FBR_FALLBACKS, true);
+    d->total.bytes = get_count(c, t, FBR_BYTES, true);
+    d->total.host_ops = get_count(c, t, FBR_HOST_OPS, true);
+    d->total.max_bytes = get_count(c, t, FBR_MAX_BYTES, false);
+    d->total.host_bytes = get_count(c, t, FBR_HOST_BYTES, false);
+    json_t *ns = field(c, t, FBR_NS, false);
+    d->has_time = ns && !json_is_null(ns);
+    d->total.ns = get_count(c, t, FBR_NS, false);
+    d->total.host_ns = get_count(c, t, FBR_HOST_NS, false);
+    d->total.transfers = get_count(c, t, FBR_TRANSFERS, false);
+    d->total.transfer_bytes = get_count(c, t, FBR_TRANSFER_BYTES, false);
+    d->total.transfer_ns = get_count(c, t, FBR_TRANSFER_NS, false);
+    get_count(c, t, FBR_STACKS, false);
+    pop(c, o);
+}
+
+static void read_counters(vctx *c, json_t *obj, const char *key, fbd_counters *out)
+{
+    json_t *b = get_object(c, obj, key, false);
+    if (!b)
+        return;
+    size_t o = push(c, c->path[0] ? ".%s" : "%s", key);
+    out->present = true;
+    out->native = get_count(c, b, FBR_NATIVE, true);
+    out->fallback = get_count(c, b, FBR_FALLBACK, true);
+    out->host = get_count(c, b, FBR_HOSTCOUNT, true);
+    pop(c, o);
+}
+
+/* An array of strings at obj.key (absent or null: *n = 0); its strings stay in the tree. */
+static const char **read_names(vctx *c, json_t *obj, const char *key, size_t *n)
+{
+    json_t *arr = get_array(c, obj, key, false);
+    *n = arr ? json_array_size(arr) : 0;
+    const char **names = *n ? alloc(c, *n, sizeof *names) : NULL;
+    for (size_t i = 0; names && i < *n && !c->failed; i++) {
+        json_t *s = json_array_get(arr, i);
+        if (!json_is_string(s)) {
+            size_t o = push(c, c->path[0] ? ".%s[%zu]" : "%s[%zu]", key, i);
+            fail(c, "expected a string, got %s", type_name(s));
+            pop(c, o);
+        } else {
+            names[i] = json_string_value(s);
+        }
+    }
+    if (!names)
+        *n = 0;
+    return names;
+}
+
+static void read_config(vctx *c, json_t *root)
+{
+    fbd_dump *d = c->d;
+    json_t *cfg = get_object(c, root, FBR_CONFIG, false);
+    if (cfg) {
+        size_t o = push(c, FBR_CONFIG);
+        d->timing = get_str(c, cfg, FBR_TIMING, false);
+        d->prefixes = read_names(c, cfg, FBR_OP_PREFIX, &d->nprefixes);
+        d->py_backends = read_names(c, cfg, FBR_PY_BACKEND, &d->npy_backends);
+        d->cfg_backends = read_names(c, cfg, FBR_BACKENDS, &d->ncfg_backends);
+        pop(c, o);
+    }
+    if (!d->nprefixes) {
+        d->prefixes = default_prefixes;
+        d->nprefixes = 1;
+    }
+    if (!d->npy_backends) {
+        d->py_backends = default_py_backends;
+        d->npy_backends = 1;
+    }
+}
+
+/* backends[]: one object per backend the process used. */
+static void read_backend(vctx *c, json_t *e, void *rec)
+{
+    fbd_backend *b = rec;
+    b->name = get_str(c, e, FBR_NAME, true);
+    b->source = get_str(c, e, FBR_SOURCE, false);
+    b->modules = read_names(c, e, FBR_MODULES, &b->nmodules);
+    read_counters(c, e, FBR_COUNTERS, &b->counters);
+}
+
 static void read_header(vctx *c, json_t *root)
 {
     fbd_dump *d = c->d;
@@ -635,55 +763,9 @@ static void read_header(vctx *c, json_t *root)
         fail(c, "symbolized: expected a boolean, got %s", type_name(sym));
     else if (sym)
         d->symbolized = json_is_true(sym);
-
-    json_t *t = get_object(c, root, FBR_TOTAL, true);
-    if (t) {
-        size_t o = push(c, FBR_TOTAL);
-        d->total.fallbacks = get_count(c, t, FBR_FALLBACKS, true);
-        d->total.bytes = get_count(c, t, FBR_BYTES, true);
-        d->total.host_ops = get_count(c, t, FBR_HOST_OPS, true);
-        d->total.max_bytes = get_count(c, t, FBR_MAX_BYTES, false);
-        d->total.host_bytes = get_count(c, t, FBR_HOST_BYTES, false);
-        json_t *ns = field(c, t, FBR_NS, false);
-        d->has_time = ns && !json_is_null(ns);
-        d->total.ns = get_count(c, t, FBR_NS, false);
-        d->total.host_ns = get_count(c, t, FBR_HOST_NS, false);
-        get_count(c, t, FBR_STACKS, false);
-        pop(c, o);
-    }
-    json_t *b = get_object(c, root, FBR_BACKEND, false);
-    if (b) {
-        size_t o = push(c, FBR_BACKEND);
-        d->backend.present = true;
-        d->backend.native = get_count(c, b, FBR_NATIVE, true);
-        d->backend.fallback = get_count(c, b, FBR_FALLBACK, true);
-        d->backend.host = get_count(c, b, FBR_HOSTCOUNT, true);
-        pop(c, o);
-    }
-    json_t *cfg = get_object(c, root, FBR_CONFIG, false);
-    if (cfg) {
-        size_t o = push(c, FBR_CONFIG);
-        d->timing = get_str(c, cfg, FBR_TIMING, false);
-        pop(c, o);
-    }
-    json_t *pre = cfg ? json_object_get(cfg, FBR_OP_PREFIX) : NULL;
-    if (pre && !json_is_array(pre))
-        fail(c, "config.op_prefix: expected an array, got %s", type_name(pre));
-    size_t np = pre && json_is_array(pre) ? json_array_size(pre) : 0;
-    if (np) {
-        d->prefixes = alloc(c, np, sizeof *d->prefixes);
-        for (size_t i = 0; i < np && !c->failed; i++) {
-            json_t *s = json_array_get(pre, i);
-            if (!json_is_string(s))
-                fail(c, "config.op_prefix[%zu]: expected a string, got %s", i, type_name(s));
-            else
-                d->prefixes[i] = json_string_value(s);
-        }
-        d->nprefixes = np;
-    } else {
-        d->prefixes = default_prefixes;
-        d->nprefixes = 1;
-    }
+    read_total(c, root);
+    read_counters(c, root, FBR_BACKEND, &d->backend);
+    read_config(c, root);
 }
 
 /* --- the scanner: top-level keys and the stacks array ------------------------------------ */
@@ -804,8 +886,10 @@ static json_t *parse_value(vctx *c, scan *s)
     if (!v && !c->failed) {
         c->failed = true;
         int at = line + (e.line > 0 ? e.line - 1 : 0);
-        if (json_error_code(&e) == json_error_out_of_memory)
+        if (json_error_code(&e) == json_error_out_of_memory) {
+            c->nomem = true;
             snprintf(c->err, c->errlen, "%s: out of memory while parsing", c->d->path);
+        }
         else if (json_error_code(&e) == json_error_stack_overflow)
             snprintf(c->err, c->errlen, "%s: line %d: nested too deeply (more than %d levels)",
                      c->d->path, at, JSON_PARSER_MAX_DEPTH);
@@ -843,7 +927,7 @@ static bool rest_put(vctx *c, size_t *n, const char *p, size_t len)
             cap *= 2;
         char *r = realloc(c->rest, cap);
         if (!r) {
-            fail(c, "out of memory");
+            oom(c);
             return false;
         }
         c->rest = r;
@@ -880,7 +964,7 @@ static bool split_frames(vctx *c, scan *s)
             size_t cap = c->capslices ? c->capslices * 2 : 64;
             struct frame_text *t = realloc(c->slices, cap * sizeof *t);
             if (!t) {
-                fail(c, "out of memory");
+                oom(c);
                 return false;
             }
             c->slices = t;
@@ -911,7 +995,7 @@ static json_t *split_stack(vctx *c, scan *s)
     c->nslices = 0;
     c->split = false;
     if (!c->memo && !(c->memo = calloc((size_t)1 << MEMO_BITS, sizeof *c->memo))) {
-        fail(c, "out of memory");
+        oom(c);
         return NULL;
     }
     bool frames = false;
@@ -1057,7 +1141,7 @@ static void scan_top(vctx *c, const char *buf, size_t len)
     if (!expect_char(c, &s, '{', "'{' expected"))
         return;
     if (!(d->root = json_object())) {
-        fail(c, "out of memory");
+        oom(c);
         return;
     }
     for (bool first = true; !c->failed; first = false) {
@@ -1115,7 +1199,7 @@ static void scan_top(vctx *c, const char *buf, size_t len)
         if (!v)
             return;
         if (json_object_set_new(d->root, key, v) != 0)
-            fail(c, "out of memory");
+            oom(c);
     }
 }
 
@@ -1132,7 +1216,7 @@ static fbd_dump *new_dump(const char *name, fbd_status *st, char *err, size_t er
             fbp_free(d->pool);
         }
         free(d);
-        *st = FBD_EREAD;
+        *st = FBD_ENOMEM;
         snprintf(err, errlen, "%s: out of memory", name);
         return NULL;
     }
@@ -1162,19 +1246,24 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
     if (!c.failed) {
         json_t *root = d->root;
         read_header(&c, root);
-        read_ops(&c, root, FBR_OPS, FBD_FALLBACK);
-        read_ops(&c, root, FBR_HOST_OPS, FBD_HOST);
+        read_ops(&c, root, FBR_OPS, FBD_FALLBACK, true);
+        read_ops(&c, root, FBR_HOST_OPS, FBD_HOST, true);
+        read_ops(&c, root, FBR_TRANSFERS, FBD_TRANSFER, false);
+        d->backends = read_objects(&c, root, FBR_BACKENDS, sizeof *d->backends, &d->nbackends,
+                                   read_backend);
         if (!d->seen_stacks)
             field(&c, root, FBR_STACKS, true);
         if (d->tagged)
             resolve_frames(&c);
-        read_modules(&c, root);
+        d->modules = read_objects(&c, root, FBR_MODULES, sizeof *d->modules, &d->nmodules,
+                                  read_module);
     }
     free(c.table);
     free(c.slices);
     free(c.memo);
     free(c.rest);
     if (c.failed) {
+        *st = c.nomem ? FBD_ENOMEM : FBD_EINVALID;
         fbd_free(d);
         return NULL;
     }
@@ -1190,7 +1279,7 @@ fbd_dump *fbd_load_file(const char *path, fbd_status *st, char *err, size_t errl
         int e = errno;
         char why[128];
         /* Too large is a property of the content, like an invalid dump, not a failed read. */
-        *st = e == EFBIG ? FBD_EINVALID : FBD_EREAD;
+        *st = e == EFBIG ? FBD_EINVALID : e == ENOMEM ? FBD_ENOMEM : FBD_EREAD;
         if (e == ENOENT || e == EACCES || e == ELOOP || e == ENOTDIR)
             snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
         else if (e == EFBIG)
@@ -1228,7 +1317,7 @@ const fbd_process *fbd_proc(const fbd_dump *d) { return &d->proc; }
 int fbd_signal(const fbd_dump *d) { return d->signal; }
 bool fbd_symbolized(const fbd_dump *d) { return d->symbolized; }
 fbd_total fbd_totals(const fbd_dump *d) { return d->total; }
-fbd_backend fbd_backend_stats(const fbd_dump *d) { return d->backend; }
+fbd_counters fbd_backend_stats(const fbd_dump *d) { return d->backend; }
 bool fbd_has_time(const fbd_dump *d) { return d->has_time; }
 const char *fbd_timing(const fbd_dump *d) { return d->timing; }
 json_t *fbd_json(fbd_dump *d) { return d->root; }
@@ -1244,6 +1333,24 @@ const char *const *fbd_op_prefixes(const fbd_dump *d, size_t *n)
 {
     *n = d->nprefixes;
     return d->prefixes;
+}
+
+const char *const *fbd_py_backends(const fbd_dump *d, size_t *n)
+{
+    *n = d->npy_backends;
+    return d->py_backends;
+}
+
+const char *const *fbd_config_backends(const fbd_dump *d, size_t *n)
+{
+    *n = d->ncfg_backends;
+    return d->cfg_backends;
+}
+
+const fbd_backend *fbd_backends(const fbd_dump *d, size_t *n)
+{
+    *n = d->nbackends;
+    return d->backends;
 }
 
 const fbd_op *fbd_ops(const fbd_dump *d, fbd_kind kind, size_t *n)

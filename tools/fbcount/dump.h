@@ -17,8 +17,9 @@
 
 typedef struct fbd_dump fbd_dump;
 
-/* Why a load failed; the values double as the command's exit codes. */
-typedef enum { FBD_OK = 0, FBD_EREAD = 3, FBD_EINVALID = 4 } fbd_status;
+/* Why a load failed: the file cannot be read, it is not a valid dump, or memory ran out
+ * (the command maps each to its exit code, cli.h). */
+typedef enum { FBD_OK = 0, FBD_EREAD, FBD_EINVALID, FBD_ENOMEM } fbd_status;
 
 /* Largest dump the reader accepts. The file is read whole, then its stacks are streamed
  * out of it, so this bounds the reader's memory to about the file plus its distinct
@@ -27,7 +28,9 @@ typedef enum { FBD_OK = 0, FBD_EREAD = 3, FBD_EINVALID = 4 } fbd_status;
 /* Counts and byte totals are JSON numbers; above 2^53 they are no longer exact. */
 #define FBD_MAX_COUNT (UINT64_C(1) << 53)
 
-typedef enum { FBD_FALLBACK = 0, FBD_HOST = 1 } fbd_kind;
+/* What a recorded call was: a fallback, host-resident work, or bytes that crossed between
+ * devices (a transfer). Each kind has its rows (ops, host_ops, transfers) and its tables. */
+typedef enum { FBD_FALLBACK = 0, FBD_HOST = 1, FBD_TRANSFER = 2, FBD_NKINDS } fbd_kind;
 
 typedef struct {
     const char *site, *file, *module; /* file and module may be NULL */
@@ -44,9 +47,13 @@ typedef struct {
     uint64_t count;
 } fbd_shape;
 
+/* backend is the backend whose exit recorded a row or stack ("vkt" where the dump does not
+ * say); bytes_known is false for a backend that cannot read sizes: its bytes are 0 and
+ * mean "unknown". */
 typedef struct {
-    const char *op;
+    const char *op, *backend;
     uint64_t count, bytes, max_bytes, ns, max_ns;
+    bool bytes_known;
     const fbd_shape *shapes;
     size_t nshapes;
     const fbd_site *sites;
@@ -64,8 +71,9 @@ typedef struct {
 
 typedef struct {
     fbd_kind kind;
-    const char *op, *site;
+    const char *op, *site, *backend;
     uint64_t count, bytes, max_bytes, ns, max_ns;
+    bool bytes_known;
     const fbd_frame *const *frames; /* innermost first */
     size_t nframes;
 } fbd_stack;
@@ -75,13 +83,27 @@ typedef struct {
     uint64_t base, size;
 } fbd_module;
 
+/* The dump's totals. unknown[kind]: calls of that kind whose bytes the backend could not
+ * read (summed from its rows), counted in the totals with 0 bytes. */
 typedef struct {
     uint64_t fallbacks, bytes, max_bytes, host_ops, host_bytes, ns, host_ns;
+    uint64_t transfers, transfer_bytes, transfer_ns;
+    uint64_t unknown[FBD_NKINDS];
 } fbd_total;
 
+/* A backend's own op counters: libvkt's (the top-level "backend"), or a backends[] row's. */
 typedef struct {
     bool present;
     uint64_t native, fallback, host;
+} fbd_counters;
+
+/* A backend seen in the process (backends[]): its name, where its description came from
+ * ("builtin", "file", "declared"), its native modules and its counters. */
+typedef struct {
+    const char *name, *source; /* source NULL when absent */
+    const char *const *modules;
+    size_t nmodules;
+    fbd_counters counters;
 } fbd_backend;
 
 /* Who wrote the dump. id is the census id (a process image), NULL in older dumps. */
@@ -118,7 +140,14 @@ int fbd_signal(const fbd_dump *d);
 const char *fbd_signal_name(const fbd_dump *d);
 bool fbd_symbolized(const fbd_dump *d);
 fbd_total fbd_totals(const fbd_dump *d);
-fbd_backend fbd_backend_stats(const fbd_dump *d);
+/* libvkt's counters, the top-level "backend" (present false when the dump has none). */
+fbd_counters fbd_backend_stats(const fbd_dump *d);
+/* The backends[] rows; none in dumps of shims that knew libvkt only. */
+const fbd_backend *fbd_backends(const fbd_dump *d, size_t *n);
+/* config.backends: the names of the backend rows in force (NULL, 0 when absent). */
+const char *const *fbd_config_backends(const fbd_dump *d, size_t *n);
+/* config.py_backend: the Python packages that count as the backend's (default {"vkt"}). */
+const char *const *fbd_py_backends(const fbd_dump *d, size_t *n);
 /* Whether the dump carries times (total.ns; absent in dumps of older shims), and what they
  * measure: config.timing, "fallback" or "host_result", NULL when not said. */
 bool fbd_has_time(const fbd_dump *d);

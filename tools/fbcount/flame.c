@@ -10,17 +10,40 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold.h"
 #include "text.h"
 #include "units.h"
 
-/* Stack rows of both kinds, frames outermost first; a stack without frames is shown as
+/* Stack rows of both kinds, with the frames a graph draws, outermost first: the row's, or
+ * with --user-only the program's own and the op; a stack without frames is shown as
  * site;op so it still appears. */
 typedef struct {
     const fbm_row *row;
-    const char *synth[2];
+    const char *const *frames;
+    size_t n;
+    const char *own[2];
 } flame_stack;
 
-static size_t collect(fbm_census *c, flame_stack **out)
+/* The user's frames of a row and its op, outermost first, into out (nframes + 1 long). */
+static size_t user_frames(const fbm_row *r, const char **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->nframes; i++)
+        if (r->roles[i] == FBM_ROLE_USER)
+            out[n++] = r->labels[i];
+    out[n++] = r->op ? r->op : "(unknown)";
+    return n;
+}
+
+static void free_stacks(flame_stack *s, size_t n, bool user_only)
+{
+    for (size_t i = 0; user_only && s && i < n; i++)
+        if (s[i].frames != s[i].own)
+            free((void *)s[i].frames);
+    free(s);
+}
+
+static size_t collect(fbm_census *c, bool user_only, flame_stack **out)
 {
     size_t nf, nh;
     const fbm_row *f = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_STACK, FBM_SORT_COUNT, &nf);
@@ -29,22 +52,29 @@ static size_t collect(fbm_census *c, flame_stack **out)
     if (!s)
         return (size_t)-1;
     for (size_t i = 0; i < nf + nh; i++) {
-        s[i].row = i < nf ? &f[i] : &h[i - nf];
-        if (!s[i].row->nframes) {
-            const char *at = strstr(s[i].row->key, " @ ");
-            s[i].synth[0] = s[i].row->op ? s[i].row->op : "?";
-            s[i].synth[1] = at ? at + 3 : "(unknown)";
+        const fbm_row *r = s[i].row = i < nf ? &f[i] : &h[i - nf];
+        const char **mine = r->nframes && user_only ? malloc((r->nframes + 1) * sizeof *mine)
+                                                    : NULL;
+        if (r->nframes && user_only && !mine) {
+            free_stacks(s, i, true);
+            return (size_t)-1;
+        }
+        if (mine) {
+            s[i].n = user_frames(r, mine);
+            s[i].frames = mine;
+        } else if (r->nframes) {
+            s[i].frames = r->labels;
+            s[i].n = r->nframes;
+        } else {
+            const char *at = strstr(r->key, " @ ");
+            s[i].own[0] = at ? at + 3 : "(unknown)";
+            s[i].own[1] = r->op ? r->op : "?";
+            s[i].frames = s[i].own;
+            s[i].n = 2;
         }
     }
     *out = s;
     return nf + nh;
-}
-
-static size_t stack_depth(const flame_stack *s) { return s->row->nframes ? s->row->nframes : 2; }
-
-static const char *stack_frame(const flame_stack *s, size_t i)
-{
-    return s->row->nframes ? s->row->labels[i] : s->synth[1 - i];
 }
 
 /* A folded line is "frame;frame weight": a ';' in a name would split the frame, and a
@@ -57,30 +87,31 @@ static void put_folded_name(FILE *out, const char *s)
         fputc(*p == ';' ? ':' : *p, out);
 }
 
-static uint64_t weight_of(const fbm_row *r, fbf_weight w)
+static uint64_t weight_of(const fbm_row *r, fbm_sort w)
 {
-    return w == FBF_BYTES ? r->bytes : w == FBF_TIME ? r->ns : r->count;
+    return w == FBM_SORT_BYTES ? r->bytes : w == FBM_SORT_TIME ? r->ns : r->count;
 }
 
-int fbf_folded(FILE *out, fbm_census *c, fbf_weight weight)
+int fbf_folded(FILE *out, fbm_census *c, const fbt_opts *o)
 {
+    fbm_sort weight = o->weight;
     flame_stack *s;
-    size_t n = collect(c, &s);
+    size_t n = collect(c, o->user_only, &s);
     if (n == (size_t)-1)
         return -1;
     for (size_t i = 0; i < n; i++) {
         uint64_t w = weight_of(s[i].row, weight);
         if (!w)
             continue;
-        for (size_t f = 0; f < stack_depth(&s[i]); f++) {
+        for (size_t f = 0; f < s[i].n; f++) {
             if (f)
                 fputc(';', out);
-            put_folded_name(out, stack_frame(&s[i], f));
+            put_folded_name(out, s[i].frames[f]);
         }
         fprintf(out, " %" PRIu64 "\n", w);
     }
-    free(s);
-    return 0;
+    free_stacks(s, n, o->user_only);
+    return ferror(out) ? -1 : 0;
 }
 
 typedef struct node {
@@ -169,7 +200,7 @@ typedef struct {
     FILE *out;
     double height;
     uint64_t total;
-    fbf_weight weight;
+    fbm_sort weight;
     bool time;
 } layout;
 
@@ -297,10 +328,11 @@ static const char svg_script[] =
     "})();\n"
     "]]></script>\n";
 
-int fbf_svg(FILE *out, fbm_census *c, fbf_weight weight)
+int fbf_svg(FILE *out, fbm_census *c, const fbt_opts *o)
 {
+    fbm_sort weight = o->weight;
     flame_stack *s;
-    size_t n = collect(c, &s);
+    size_t n = collect(c, o->user_only, &s);
     if (n == (size_t)-1)
         return -1;
     node root = {.name = "all"};
@@ -311,8 +343,8 @@ int fbf_svg(FILE *out, fbm_census *c, fbf_weight weight)
             continue;
         add_to(&root, s[i].row, w);
         node *p = &root;
-        for (size_t f = 0; f < stack_depth(&s[i]) && p; f++) {
-            p = child_of(p, stack_frame(&s[i], f));
+        for (size_t f = 0; f < s[i].n && p; f++) {
+            p = child_of(p, s[i].frames[f]);
             if (p)
                 add_to(p, s[i].row, w);
         }
@@ -323,7 +355,7 @@ int fbf_svg(FILE *out, fbm_census *c, fbf_weight weight)
         rc = sort_children(&root);
     if (rc) {
         free_tree(root.child);
-        free(s);
+        free_stacks(s, n, o->user_only);
         return -1;
     }
     int depth = max_depth(&root);
@@ -345,10 +377,11 @@ int fbf_svg(FILE *out, fbm_census *c, fbf_weight weight)
     fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\"/>\n",
             SVG_W, L.height);
     fprintf(out, "<text id=\"title\" x=\"%.0f\" y=\"24\" text-anchor=\"middle\">fbcount: "
-            "fallbacks and host-resident ops</text>\n", SVG_W / 2);
+            "fallbacks and host-resident ops%s</text>\n", SVG_W / 2,
+            o->user_only ? " (the program's own frames)" : "");
     fprintf(out, "<text x=\"%.0f\" y=\"44\">width: %s; %" PRIu64 " calls, %s; "
             "warm: fallback stacks, blue: host-resident stacks; click a frame to zoom</text>\n",
-            SVG_PAD, weight == FBF_BYTES ? "bytes" : weight == FBF_TIME ? "time" : "count",
+            SVG_PAD, fbx_choice_name(fbt_weights, fbt_nweights, (int)weight),
             root.count,
             fbu_bytes(root.bytes, b1, sizeof b1));
     fprintf(out, "<text id=\"reset\" x=\"%.0f\" y=\"44\" text-anchor=\"end\" "
@@ -362,6 +395,6 @@ int fbf_svg(FILE *out, fbm_census *c, fbf_weight weight)
     fputs(svg_script, out);
     fputs("</svg>\n", out);
     free_tree(root.child);
-    free(s);
-    return 0;
+    free_stacks(s, n, o->user_only);
+    return ferror(out) ? -1 : 0;
 }

@@ -15,7 +15,7 @@ typedef struct fbm_census fbm_census;
 
 typedef enum {
     FBM_BY_OP, FBM_BY_SITE, FBM_BY_STACK, FBM_BY_SHAPE, FBM_BY_RANK, FBM_BY_HOST,
-    FBM_BY_PROCESS, FBM_NBY
+    FBM_BY_PROCESS, FBM_BY_BACKEND, FBM_NBY
 } fbm_by;
 typedef enum { FBM_SORT_BYTES, FBM_SORT_COUNT, FBM_SORT_TIME } fbm_sort;
 /* How a frame is named: by its function, or by function and call line, so that five
@@ -25,12 +25,15 @@ typedef enum { FBM_FRAMES_FUNC, FBM_FRAMES_LINE } fbm_frames;
 /* Sums saturate here: the largest value a JSON reader with 64-bit signed integers takes. */
 #define FBM_SAT_MAX ((uint64_t)INT64_MAX)
 
-/* One part of a row: a site of an op row, an op of a site, rank, host or process row.
- * name is for people (demangled, with file:line where known); raw is the dump's name. */
+/* One part of a row: a site of an op row, an op of a site, rank, host, process or backend
+ * row. name is for people (demangled, with file:line where known; an op with its backend
+ * where the census has several); raw is the dump's name. unknown: calls whose bytes the
+ * backend could not read (bytes counts the others). */
 typedef struct {
-    const char *name, *raw, *file;
+    const char *name, *raw, *file, *backend;
     long line;
-    uint64_t count, bytes, ns;
+    bool python;
+    uint64_t count, bytes, ns, unknown;
 } fbm_part;
 
 /* Stack rows keep at most this many frames, the innermost ones (the op and its callers
@@ -38,13 +41,15 @@ typedef struct {
 #define FBM_MAX_FRAMES 512
 
 /* One line of a table. key is the row's name for people; the other fields name what the
- * row groups in the dump's terms. has_bytes is false where the dump format carries counts
- * only (shapes). */
+ * row groups in the dump's terms. Rows of op, stack and shape tables belong to one backend
+ * (backend), and a row's identity is its backend and key. has_bytes is false where the
+ * bytes are not known at all; unknown counts the calls whose bytes the backend could not
+ * read (bytes then sums the others). */
 typedef struct {
-    const char *key;
+    const char *key, *backend; /* backend NULL in site, rank, host and process rows */
     fbd_kind kind;
-    uint64_t count, bytes, max_bytes, ns, max_ns;
-    bool has_bytes;
+    uint64_t count, bytes, max_bytes, ns, max_ns, unknown;
+    bool has_bytes, has_time;
     fbm_part *parts;
     size_t nparts;
     const char *op;                /* op and stack rows */
@@ -53,6 +58,7 @@ typedef struct {
     bool python;                   /* site rows: a Python site */
     const char **labels;           /* stack rows: frame names, outermost first (pool strings) */
     const fbd_frame *const *frames; /* stack rows: the frames, outermost first */
+    const unsigned char *roles;    /* stack rows: each frame's fbm_role (fold.h), outermost first */
     size_t nframes;
     const fbd_dump *dump;          /* process rows: the census's kept dump */
     const char *host;              /* host and process rows */
@@ -63,8 +69,9 @@ typedef struct {
 typedef struct {
     size_t dumps, processes, superseded; /* superseded: older states of a kept census */
     size_t filtered;                     /* dumps left out by a filter (fbm_census_where) */
-    fbd_total total;
-    fbd_backend backend;  /* present when any dump had "backend"; sums over those */
+    bool backend_filter;                 /* rows of some backends left out (--where backend=) */
+    fbd_total total;      /* of the backends --where keeps */
+    fbd_counters backend; /* libvkt's: present when any dump had "backend"; sums over those */
     size_t crashed;       /* kept dumps with reason "crash" */
     size_t signalled;     /* kept dumps with reason "signal": the process died by it */
     size_t checkpoints;   /* kept dumps with reason "checkpoint": killed without a final dump */
@@ -80,8 +87,23 @@ void fbm_census_free(fbm_census *c);
 
 /* Keeps only dumps whose field matches value: rank, pid, host, or exe (the path or its
  * base name). Several values of one field match any of them; different fields must all
- * match. Call before adding dumps. Returns 0, or -1 for an unknown field or a bad number. */
+ * match. Call before adding dumps. Returns 0, -1 for an unknown field or a bad number, -2
+ * when out of memory. */
 int fbm_census_where(fbm_census *c, const char *field, const char *value);
+
+/* The fields --where takes, for messages and help: "rank, pid, host, exe or backend". A
+ * backend filter keeps the rows, stacks and counters of those backends in every dump. */
+const char *fbm_where_help(void);
+
+/* Whether rows of this backend are kept (no backend filter, or one that names it). */
+bool fbm_census_keeps_backend(const fbm_census *c, const char *backend);
+
+/* The backends of the kept rows, stacks and backends[] entries, sorted by name. */
+const char *const *fbm_census_backends(fbm_census *c, size_t *n);
+
+/* The counters of one backend summed over the kept dumps: backends[] entries of that name,
+ * and for "vkt" the top-level "backend" of dumps without one. */
+fbd_counters fbm_census_counters(fbm_census *c, const char *backend);
 
 /* How frames are named in stack rows (default FBM_FRAMES_FUNC); drops built tables. */
 void fbm_census_set_frames(fbm_census *c, fbm_frames mode);
@@ -106,8 +128,10 @@ fbd_dump *fbm_census_dump(const fbm_census *c, size_t i);
 const fbm_row *fbm_census_rows(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort,
                                size_t *n);
 
-/* The row with this key, or NULL (not for stack rows, whose keys repeat). */
-const fbm_row *fbm_census_find(fbm_census *c, fbd_kind kind, fbm_by by, const char *key);
+/* The row of this backend (NULL for tables whose rows have none) and key, or NULL (not for
+ * stack rows, whose keys repeat). */
+const fbm_row *fbm_census_find(fbm_census *c, fbd_kind kind, fbm_by by, const char *backend,
+                               const char *key);
 
 /* The name a frame gets in tables and flame graphs: the demangled symbol, else
  * module+offset, else the address; Python frames and line mode add " (file:line)". */

@@ -5,11 +5,12 @@
 
 #include <stdio.h>
 
-#include "merge.h"
+#include "table.h"
 
-/* Writes the metrics of every kept dump of c (one set of series per census: op and site
- * rows with the process's labels, and libvkt's counters where the dump has them) to out.
- * Returns 0, or -1 when out of memory or when writing failed (ferror(out) tells which). */
-int fbom_write(fbm_census *c, FILE *out);
+/* report --format openmetrics: the metrics of every kept dump of c (one set of series per
+ * census: op and site rows with the process's labels, and libvkt's counters where the dump
+ * has them) to out. Returns 0, or -1 when out of memory or when writing failed (ferror(out)
+ * tells which). */
+int fbom_write(FILE *out, fbm_census *c, const fbt_opts *o);
 
 #endif

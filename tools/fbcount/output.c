@@ -79,31 +79,23 @@ int fbo_close(fbo_file *o, bool ok, char *err, size_t errlen)
         o->f = NULL;
         return fbo_check_stdout(err, errlen);
     }
-    int rc = 0;
+    const char *why = NULL;
     errno = 0;
-    if (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0) {
-        if (ok)
-            snprintf(err, errlen, "%s: write error: %s", o->path,
-                     errno ? strerror(errno) : "I/O error");
-        ok = false;
-        rc = -1;
-    }
-    if (fclose(o->f) != 0 && ok) {
-        snprintf(err, errlen, "%s: write error: %s", o->path, strerror(errno));
-        ok = false;
-        rc = -1;
-    }
-    if (ok && rename(o->tmp, o->path) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", o->path, strerror(errno));
-        ok = false;
-        rc = -1;
-    }
-    if (!ok) {
+    /* A write error is sticky in the stream, and fsync reports one the disk met late. */
+    if (fflush(o->f) != 0 || ferror(o->f) || fsync(fileno(o->f)) != 0)
+        why = errno ? strerror(errno) : "I/O error";
+    if (fclose(o->f) != 0 && !why)
+        why = strerror(errno);
+    if (!why && !ok)
+        why = "not written (its writer failed)";
+    if (why)
+        snprintf(err, errlen, "%s: write error: %s", o->path, why);
+    else if (rename(o->tmp, o->path) != 0)
+        snprintf(err, errlen, "%s: cannot write: %s", o->path, why = strerror(errno));
+    if (why)
         unlink(o->tmp);
-        rc = -1;
-    }
     free(o->path);
     free(o->tmp);
     memset(o, 0, sizeof *o);
-    return rc;
+    return why ? -1 : 0;
 }

@@ -22,8 +22,9 @@ typedef struct {
 int fbo_open(fbo_file *o, const char *path, char *err, size_t errlen);
 
 /* Finishes the output: flushes it and checks every write; for a file, renames the temporary
- * into place when ok, else removes it. Returns 0, or -1 with "PATH: why" in err (a full disk,
- * a closed pipe, EIO). */
+ * into place when ok and every write arrived, else removes it. Returns 0, or -1 with
+ * "PATH: why" in err (a full disk, a closed pipe, EIO, or ok false). Every file the command
+ * writes goes through fbo_open and fbo_close: one policy for -o, --json=FILE, pprof, SVG. */
 int fbo_close(fbo_file *o, bool ok, char *err, size_t errlen);
 
 /* Flushes standard output and reports whether everything written to it arrived; -1 with

@@ -8,21 +8,19 @@
  */
 #include "pprof.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <uthash.h>
 #include <zlib.h>
 
+#include "fold.h"
+#include "output.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
@@ -34,9 +32,11 @@ typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 typedef Perftools__Profiles__ValueType pb_value_type;
 
-enum { V_FALLBACKS, V_BYTES, V_TIME, V_HOST_OPS, V_HOST_BYTES, V_HOST_TIME, NVALUES };
+/* Three sample types per kind (fallbacks, host-resident ops, transfers): count, bytes, time. */
+enum { V_FALLBACKS, V_BYTES, V_TIME, V_HOST_OPS, V_HOST_BYTES, V_HOST_TIME, V_TRANSFERS,
+       V_TRANSFER_BYTES, V_TRANSFER_TIME, NVALUES };
 /* Inlined frames deeper than this are kept as frames of their own location. */
-enum { MAX_INLINE = 64, MAX_LABELS = 6 };
+enum { MAX_INLINE = 64, MAX_LABELS = 7 };
 
 /* A growable array of fixed-size items. */
 typedef struct {
@@ -155,9 +155,8 @@ typedef struct {
 typedef struct {
     ProtobufCBuffer base; /* protobuf-c appends packed bytes here */
     z_stream z;
-    int fd;
+    FILE *f;
     bool failed;
-    int err; /* errno of a failed write, 0 for a zlib failure */
     unsigned char out[1 << 16];
 } gz_sink;
 
@@ -393,16 +392,9 @@ static void sink_drain(gz_sink *s, int flush)
             return;
         }
         size_t have = sizeof s->out - s->z.avail_out;
-        for (size_t off = 0; off < have && !s->failed;) {
-            ssize_t w = write(s->fd, s->out + off, have - off);
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w <= 0) {
-                s->failed = true;
-                s->err = w < 0 ? errno : EIO;
-                return;
-            }
-            off += (size_t)w;
+        if (fwrite(s->out, 1, have, s->f) != have) {
+            s->failed = true;
+            return;
         }
     } while (s->z.avail_out == 0);
 }
@@ -435,7 +427,21 @@ static int64_t parse_time(const char *iso)
     return t > 0 ? (int64_t)t * 1000000000 : 0;
 }
 
-static void add_dump(builder *b, fbd_dump *d)
+/* A stack's site as the report names it: "forward (model.py:7)" where a frame of it has the
+ * line, so a profile's site label points at the line to fix. */
+static const char *site_label(const fbd_dump *d, const fbd_stack *st, char *buf, size_t len)
+{
+    const char *file;
+    long line;
+    fbm_stack_site(d, st, &file, &line);
+    if (file && line > 0)
+        snprintf(buf, len, "%s (%s:%ld)", st->site, base_name(file), line);
+    else
+        snprintf(buf, len, "%s", st->site);
+    return buf;
+}
+
+static void add_dump(builder *b, fbm_census *c, fbd_dump *d)
 {
     size_t nstacks, nmods;
     const fbd_stack *st = fbd_stacks(d, &nstacks);
@@ -463,6 +469,8 @@ static void add_dump(builder *b, fbd_dump *d)
     vec ids = {.size = sizeof(uint64_t)};
     size_t group[MAX_INLINE];
     for (size_t i = 0; i < nstacks && !b->oom && !b->sink->failed; i++) {
+        if (!fbm_census_keeps_backend(c, st[i].backend))
+            continue;
         ids.n = 0;
         size_t ng = 0;
         for (size_t k = 0; k < st[i].nframes && !b->oom; k++) {
@@ -490,14 +498,17 @@ static void add_dump(builder *b, fbd_dump *d)
         }
         pb_label *labels[MAX_LABELS];
         size_t nl = 0;
+        char site[1200];
         labels[nl++] = label_of(b, "op", st[i].op);
-        labels[nl++] = label_of(b, "site", st[i].site);
+        labels[nl++] = label_of(b, "site", site_label(d, &st[i], site, sizeof site));
+        labels[nl++] = label_of(b, "backend", st[i].backend);
         for (size_t k = 0; k < nproc; k++)
             labels[nl++] = proc[k];
         if (b->oom)
             break;
         int64_t v[NVALUES] = {0};
-        int base = st[i].kind == FBD_HOST ? V_HOST_OPS : V_FALLBACKS;
+        int base = st[i].kind == FBD_HOST ? V_HOST_OPS
+                   : st[i].kind == FBD_TRANSFER ? V_TRANSFERS : V_FALLBACKS;
         v[base] = (int64_t)st[i].count;
         v[base + 1] = (int64_t)st[i].bytes;
         v[base + 2] = (int64_t)st[i].ns;
@@ -525,7 +536,8 @@ static int finish(builder *b, const fbm_summary *sum)
 {
     static const char *const types[NVALUES][2] = {
         {"fallbacks", "count"}, {"bytes", "bytes"},         {"time", "nanoseconds"},
-        {"host_ops", "count"},  {"host_bytes", "bytes"},    {"host_time", "nanoseconds"}};
+        {"host_ops", "count"},  {"host_bytes", "bytes"},    {"host_time", "nanoseconds"},
+        {"transfers", "count"}, {"transfer_bytes", "bytes"}, {"transfer_time", "nanoseconds"}};
     pb_value_type vt[NVALUES], *vtp[NVALUES];
     for (int i = 0; i < NVALUES; i++) {
         perftools__profiles__value_type__init(&vt[i]);
@@ -671,26 +683,20 @@ static void builder_free(builder *b)
     free(b->lkey.b);
 }
 
-fbpp_status fbpp_write_fd(fbm_census *c, int fd, const char *name, char *err, size_t errlen)
+int fbpp_write_file(FILE *out, fbm_census *c, const fbt_opts *o)
 {
+    (void)o;
     gz_sink *s = calloc(1, sizeof *s);
     builder *b = calloc(1, sizeof *b);
-    if (!s || !b) {
-        free(s);
-        free(b);
-        snprintf(err, errlen, "%s: out of memory", name);
-        return FBPP_ENOMEM;
-    }
-    s->base.append = sink_append;
-    s->fd = fd;
     /* Level 1: the profile is mostly small integers; level 6 gains a few percent and takes
      * several times as long on a census of a million stacks. */
-    if (deflateInit2(&s->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    if (!s || !b || deflateInit2(&s->z, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
         free(s);
         free(b);
-        snprintf(err, errlen, "%s: cannot start compression", name);
-        return FBPP_ENOMEM;
+        return -1;
     }
+    s->base.append = sink_append;
+    s->f = out;
     b->sink = s;
     b->strs.size = sizeof(char *);
     b->funcs.size = 3 * sizeof(uint64_t);
@@ -705,7 +711,7 @@ fbpp_status fbpp_write_fd(fbm_census *c, int fd, const char *name, char *err, si
 
     size_t n = fbm_census_ndumps(c);
     for (size_t i = 0; i < n && !b->oom && !s->failed; i++)
-        add_dump(b, fbm_census_dump(c, i));
+        add_dump(b, c, fbm_census_dump(c, i));
     fbm_summary sum = fbm_census_summary(c);
     if (!b->oom && !s->failed && finish(b, &sum) != 0)
         b->oom = true;
@@ -714,75 +720,30 @@ fbpp_status fbpp_write_fd(fbm_census *c, int fd, const char *name, char *err, si
         s->z.avail_in = 0;
         sink_drain(s, Z_FINISH);
     }
-    fbpp_status st = b->oom ? FBPP_ENOMEM : s->failed ? FBPP_EWRITE : FBPP_OK;
-    if (st == FBPP_ENOMEM)
-        snprintf(err, errlen, "%s: out of memory", name);
-    else if (st == FBPP_EWRITE)
-        snprintf(err, errlen, "%s: cannot write: %s", name,
-                 s->err ? strerror(s->err) : "compression failed");
+    int rc = b->oom || s->failed || ferror(out) ? -1 : 0;
     deflateEnd(&s->z);
     builder_free(b);
     free(b);
     free(s);
-    return st;
+    return rc;
 }
 
 fbpp_status fbpp_write(fbm_census *c, const char *path, char *err, size_t errlen)
 {
-    if (!path || !strcmp(path, "-")) {
-        if (isatty(STDOUT_FILENO)) {
-            snprintf(err, errlen, "a pprof profile is binary: not written to a terminal "
-                                  "(give -o FILE, or redirect standard output)");
-            return FBPP_ETTY;
-        }
-        return fbpp_write_fd(c, STDOUT_FILENO, "standard output", err, errlen);
+    if ((!path || !strcmp(path, "-")) && isatty(STDOUT_FILENO)) {
+        snprintf(err, errlen, "a pprof profile is binary: not written to a terminal "
+                              "(give -o FILE, or redirect standard output)");
+        return FBPP_ETTY;
     }
-    struct stat sb;
-    if (lstat(path, &sb) == 0 && (S_ISCHR(sb.st_mode) || S_ISFIFO(sb.st_mode) ||
-                                  S_ISSOCK(sb.st_mode))) {
-        /* A device or a pipe the user named (/dev/stdout, a FIFO): stream into it. */
-        int fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0) {
-            snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-            return FBPP_EWRITE;
-        }
-        fbpp_status st = fbpp_write_fd(c, fd, path, err, errlen);
-        if (close(fd) != 0 && st == FBPP_OK) {
-            snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-            st = FBPP_EWRITE;
-        }
-        return st;
-    }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp) {
-        snprintf(err, errlen, "%s: out of memory", path);
-        return FBPP_ENOMEM;
-    }
-    /* The temporary file sits beside the target so the rename stays in one file system. */
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    snprintf(tmp, len + 16, "%.*s.%s.XXXXXX", (int)dirlen, path, path + dirlen);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create: %s", path, strerror(errno));
-        free(tmp);
+    fbo_file o;
+    if (fbo_open(&o, path, err, errlen) != 0)
         return FBPP_EWRITE;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    fbpp_status st = fbpp_write_fd(c, fd, path, err, errlen);
-    if (close(fd) != 0 && st == FBPP_OK) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        st = FBPP_EWRITE;
-    }
-    if (st == FBPP_OK && rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        st = FBPP_EWRITE;
-    }
-    if (st != FBPP_OK)
-        unlink(tmp);
-    free(tmp);
-    return st;
+    fbt_opts opts = {.by = FBM_BY_STACK};
+    int rc = fbpp_write_file(o.f, c, &opts);
+    bool nomem = rc && !ferror(o.f);
+    if (fbo_close(&o, rc == 0, err, errlen) == 0)
+        return FBPP_OK;
+    if (nomem)
+        snprintf(err, errlen, "%s: out of memory", path ? path : "standard output");
+    return nomem ? FBPP_ENOMEM : FBPP_EWRITE;
 }

@@ -1,16 +1,21 @@
 /* pprof.h - a census as a pprof profile: gzip-compressed profile.proto, the format of
  * `go tool pprof`, Pyroscope, Parca and Grafana.
  *
- * One sample per stack of each kept dump (the latest state of each census), innermost
- * location first. Sample types, in this order (fallbacks is the default):
- *   fallbacks/count  bytes/bytes  time/nanoseconds          fallback stacks
- *   host_ops/count   host_bytes/bytes  host_time/nanoseconds  host-resident stacks
- * Host-resident work is kept in types of its own rather than behind a label, so that
+ * One sample per stack of each kept dump (the latest state of each census; the backends
+ * --where keeps), innermost location first. Sample types, in this order (fallbacks is the
+ * default):
+ *   fallbacks/count  bytes/bytes  time/nanoseconds                        fallback stacks
+ *   host_ops/count   host_bytes/bytes  host_time/nanoseconds              host-resident stacks
+ *   transfers/count  transfer_bytes/bytes  transfer_time/nanoseconds      transfer stacks
+ * Each kind is kept in types of its own rather than behind a label, so that
  * `-sample_index=fallbacks` totals fallbacks alone and equals the report's count; a sample
- * carries zeros in the three types of the other kind. Times are zero for dumps of shims
- * that did not measure them; a comment in the profile says which.
+ * carries zeros in the types of the other kinds. Times are zero for dumps of shims that did
+ * not measure them; a comment in the profile says which. Bytes a backend could not read
+ * are 0.
  * Labels, all strings (pprof drops a numeric label of value 0, and Pyroscope and Parca read
- * string labels only): op, site, pid, rank (where the dump has one), host, exe (base name). Locations keep module and offset: each
+ * string labels only): op, site (with file:line where a frame has it, as the report names
+ * it), backend, pid, rank (where the dump has one), host, exe (base name). Locations keep
+ * module and offset: each
  * module (path and build id) is one mapping placed in a synthetic address space, so that
  * the stacks of many processes, each loaded at its own address, merge. Inlined frames are
  * lines of their caller's location; Python frames are locations without a mapping whose
@@ -21,7 +26,9 @@
 
 #include <stddef.h>
 
-#include "merge.h"
+#include <stdio.h>
+
+#include "table.h"
 
 typedef enum {
     FBPP_OK = 0,
@@ -30,13 +37,14 @@ typedef enum {
     FBPP_ENOMEM = 3,
 } fbpp_status;
 
-/* Writes c to path, atomically: a temporary file in the same directory renamed into place,
- * never following a symbolic link at path. NULL or "-" means standard output, refused with
- * FBPP_ETTY when it is a terminal. On failure writes one line into err and returns the
- * status; nothing is left at path then. */
-fbpp_status fbpp_write(fbm_census *c, const char *path, char *err, size_t errlen);
+/* report --format pprof: writes c to out, gzip-compressed. Returns 0, or -1 when memory ran
+ * out or out failed (ferror(out) tells which). */
+int fbpp_write_file(FILE *out, fbm_census *c, const fbt_opts *o);
 
-/* Writes c to an open descriptor (not closed); name is used in messages. */
-fbpp_status fbpp_write_fd(fbm_census *c, int fd, const char *name, char *err, size_t errlen);
+/* Writes c to path through the command's output files (output.h: a temporary renamed into
+ * place; a device, FIFO or directory refused). NULL or "-" means standard output, refused
+ * with FBPP_ETTY when it is a terminal. On failure writes one line into err and returns the
+ * status; nothing is left at path then. For tools that drive the writer alone. */
+fbpp_status fbpp_write(fbm_census *c, const char *path, char *err, size_t errlen);
 
 #endif

@@ -1,4 +1,5 @@
-/* table.c - text and JSON tables of a census. */
+/* table.c - the census as text: the summary and one table per kind (fallbacks, host-resident
+ * ops, transfers), fitted to the terminal or raw for scripts. */
 #include "table.h"
 
 #include <inttypes.h>
@@ -8,15 +9,31 @@
 #include <unistd.h>
 
 #include "fields.h"
+#include "fold.h"
 #include "names.h"
 #include "pool.h"
 #include "text.h"
 #include "units.h"
 
-static const char *by_names[FBM_NBY] = {"op", "site", "stack", "shape", "rank", "host",
-                                        "process"};
+const fbx_choice fbt_bys[] = {
+    {"op", FBM_BY_OP},     {"site", FBM_BY_SITE}, {"stack", FBM_BY_STACK},
+    {"shape", FBM_BY_SHAPE}, {"rank", FBM_BY_RANK}, {"host", FBM_BY_HOST},
+    {"process", FBM_BY_PROCESS}, {"backend", FBM_BY_BACKEND}};
+const size_t fbt_nbys = FBX_NCHOICES(fbt_bys);
+const fbx_choice fbt_sorts[] = {
+    {"bytes", FBM_SORT_BYTES}, {"count", FBM_SORT_COUNT}, {"time", FBM_SORT_TIME}};
+const size_t fbt_nsorts = FBX_NCHOICES(fbt_sorts);
+const fbx_choice fbt_weights[] = {
+    {"count", FBM_SORT_COUNT}, {"bytes", FBM_SORT_BYTES}, {"time", FBM_SORT_TIME}};
+const size_t fbt_nweights = FBX_NCHOICES(fbt_weights);
+const fbx_choice fbt_frame_modes[] = {{"func", FBM_FRAMES_FUNC}, {"line", FBM_FRAMES_LINE}};
+const size_t fbt_nframe_modes = FBX_NCHOICES(fbt_frame_modes);
 
-const char *fbt_by_name(fbm_by by) { return by_names[by]; }
+const char *fbt_by_name(fbm_by by)
+{
+    const char *n = fbx_choice_name(fbt_bys, fbt_nbys, (int)by);
+    return n ? n : "?";
+}
 
 size_t fbt_term_width(FILE *out)
 {
@@ -127,7 +144,7 @@ void fbt_print(FILE *out, const fbt_opts *o, const fbt_col *cols, int ncols, siz
 typedef struct {
     const fbm_row *rows;
     const fbt_opts *o;
-    bool time;
+    bool time, backend; /* a TIME column; a BACKEND column */
 } table_ctx;
 
 static const char *num(bool raw, uint64_t v, bool bytes, char *buf, size_t len)
@@ -136,6 +153,19 @@ static const char *num(bool raw, uint64_t v, bool bytes, char *buf, size_t len)
         snprintf(buf, len, "%" PRIu64, v);
     else
         fbu_bytes(v, buf, len);
+    return buf;
+}
+
+const char *fbt_bytes(uint64_t bytes, uint64_t unknown, uint64_t count, bool raw, char *buf,
+                      size_t len)
+{
+    char b[32];
+    if (unknown && unknown >= count)
+        snprintf(buf, len, "?");
+    else if (unknown)
+        snprintf(buf, len, "%s+?", num(raw, bytes, true, b, sizeof b));
+    else
+        num(raw, bytes, true, buf, len);
     return buf;
 }
 
@@ -156,18 +186,44 @@ static size_t put(char *buf, size_t len, size_t o, const char *s)
     return put_n(buf, len, o, s, strlen(s));
 }
 
-static void detail(const fbm_row *r, fbm_by by, char *buf, size_t len)
+/* A stack's frames as a user reads them: their own frames first, innermost first, at most
+ * depth of them (0: all), then how many of the backend's, the interpreter's and the
+ * system's were folded. */
+static size_t stack_detail(const fbm_row *r, size_t depth, char *buf, size_t len)
+{
+    size_t o = 0, shown = 0, user = 0, folded[4] = {0};
+    for (size_t i = r->nframes; i-- > 0;) {
+        if (r->roles[i] != FBM_ROLE_USER) {
+            folded[r->roles[i] & 3]++;
+            continue;
+        }
+        if (++user > depth && depth)
+            continue;
+        /* labels are the census pool's strings, which know their length */
+        o = put_n(buf, len, put(buf, len, o, shown++ ? " < " : ""), r->labels[i],
+                  fbp_strlen(r->labels[i]));
+    }
+    if (!user)
+        o = put(buf, len, o, "(no frame of the program's own)");
+    if (user > shown)
+        o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0,
+                              " < ... %zu more", user - shown);
+    const char *sep = "  [folded: ";
+    for (int k = FBM_ROLE_BACKEND; k <= FBM_ROLE_SYSTEM; k++)
+        if (folded[k] && o < len) {
+            o += (size_t)snprintf(buf + o, len - o, "%s%zu %s", sep, folded[k],
+                                  fbm_role_name((fbm_role)k));
+            sep = ", ";
+        }
+    return *sep == ',' ? put(buf, len, o, "]") : o;
+}
+
+static void detail(const fbm_row *r, const fbt_opts *opt, char *buf, size_t len)
 {
     size_t o = 0;
     buf[0] = '\0';
-    if (by == FBM_BY_STACK) {
-        size_t first = r->nframes > 6 ? r->nframes - 6 : 0;
-        if (first)
-            o = put(buf, len, o, "... > ");
-        for (size_t i = first; i < r->nframes && o < len; i++)
-            /* labels are the census pool's strings, which know their length */
-            o = put_n(buf, len, put(buf, len, o, i > first ? " > " : ""), r->labels[i],
-                      fbp_strlen(r->labels[i]));
+    if (opt->by == FBM_BY_STACK) {
+        stack_detail(r, opt->depth, buf, len);
     } else {
         for (size_t i = 0; i < r->nparts && i < 4 && o < len; i++)
             o += (size_t)snprintf(buf + o, len - o, "%s%s %" PRIu64, i ? ", " : "",
@@ -187,70 +243,106 @@ static void row_cells(void *p, size_t i, char **cells)
     int k = 0;
     put(cells[k], FBT_CELL, 0, r->key);
     fbx_utf8_truncate(cells[k++], FBT_CELL - 1);
+    if (t->backend)
+        snprintf(cells[k++], FBT_CELL, "%s", r->backend ? r->backend : "-");
     num(raw, r->count, false, cells[k++], FBT_CELL);
     if (r->has_bytes)
-        num(raw, r->bytes, true, cells[k++], FBT_CELL);
+        fbt_bytes(r->bytes, r->unknown, r->count, raw, cells[k++], FBT_CELL);
     else
         snprintf(cells[k++], FBT_CELL, "-");
     if (r->max_bytes)
         num(raw, r->max_bytes, true, cells[k++], FBT_CELL);
     else
-        snprintf(cells[k++], FBT_CELL, "-");
+        snprintf(cells[k++], FBT_CELL, r->unknown && r->has_bytes ? "?" : "-");
     if (t->time) {
-        if (raw)
+        if (!r->has_time)
+            snprintf(cells[k++], FBT_CELL, "-");
+        else if (raw)
             snprintf(cells[k++], FBT_CELL, "%" PRIu64, r->ns);
         else
             fbu_duration(r->ns, cells[k++], FBT_CELL);
     }
-    detail(r, t->o->by, cells[k], FBT_CELL);
+    detail(r, t->o, cells[k], FBT_CELL);
 }
 
-static void print_table(FILE *out, fbm_census *c, fbd_kind kind, const fbt_opts *o,
-                        const char *title)
+static const struct {
+    const char *title; /* NULL: the kind's table is left out when it has no row */
+    const char *raw;
+} kinds[FBD_NKINDS] = {
+    [FBD_FALLBACK] = {"Fallbacks (ops that left the GPU)", "fallback"},
+    [FBD_HOST] = {"Host-resident ops (downstream work on tensors a fallback left on the host)",
+                  "host_op"},
+    [FBD_TRANSFER] = {"Transfers between devices", "transfer"},
+};
+
+/* The columns of a table: name, BACKEND where rows of several backends meet, numbers, the
+ * parts or frames. Returns how many. */
+static int columns(fbm_census *c, const fbt_opts *o, fbt_col *cols, table_ctx *t)
+{
+    static const char *keys[FBM_NBY] = {"OP", "SITE", "OP @ SITE", "OP SHAPE", "RANK", "HOST",
+                                        "PROCESS", "BACKEND"};
+    size_t nb;
+    fbm_census_backends(c, &nb);
+    t->backend = nb > 1 && (o->by == FBM_BY_OP || o->by == FBM_BY_STACK || o->by == FBM_BY_SHAPE);
+    t->time = fbm_census_has_time(c);
+    int k = 0;
+    cols[k++] = (fbt_col){keys[o->by], false, true};
+    if (t->backend)
+        cols[k++] = (fbt_col){"BACKEND", false, false};
+    cols[k++] = (fbt_col){"COUNT", true, false};
+    cols[k++] = (fbt_col){"BYTES", true, false};
+    cols[k++] = (fbt_col){"LARGEST", true, false};
+    if (t->time)
+        cols[k++] = (fbt_col){o->raw ? "NS" : "TIME", true, false};
+    cols[k++] = (fbt_col){o->by == FBM_BY_OP ? "SITES" : o->by == FBM_BY_STACK
+                          ? (o->raw ? "FRAMES" : "FRAMES (the program's own, innermost first)")
+                          : o->by == FBM_BY_SHAPE ? "" : "OPS", false, true};
+    return k;
+}
+
+/* Raw rows say which table they belong to, so one stream holds all; the heading comes once,
+ * before the fallbacks. */
+static void print_raw(FILE *out, fbd_kind kind, const fbt_opts *o, const fbt_col *cols, int k,
+                      const table_ctx *t, size_t shown)
+{
+    fbt_opts ro = *o;
+    ro.noheadings = true;
+    if (!o->noheadings && kind == FBD_FALLBACK) {
+        fputs("KIND", out);
+        for (int j = 0; j < k; j++) {
+            char e[256];
+            fprintf(out, " %s", fbx_escape(cols[j].title, e, sizeof e, 1));
+        }
+        fputc('\n', out);
+    }
+    for (size_t i = 0; i < shown; i++) {
+        fprintf(out, "%s ", kinds[kind].raw);
+        table_ctx one = *t;
+        one.rows = t->rows + i;
+        one.o = &ro;
+        fbt_print(out, &ro, cols, k, 1, row_cells, &one);
+    }
+}
+
+static void print_table(FILE *out, fbm_census *c, fbd_kind kind, const fbt_opts *o)
 {
     size_t n;
     const fbm_row *rows = fbm_census_rows(c, kind, o->by, o->sort, &n);
+    if (kind == FBD_TRANSFER && n == 0)
+        return; /* a census without transfers: no section (most backends make none) */
     if (!o->raw)
-        fprintf(out, "\n%s, by %s:\n", title, by_names[o->by]);
+        fprintf(out, "\n%s, by %s:\n", kinds[kind].title, fbt_by_name(o->by));
     if (n == 0) {
         if (!o->raw)
             fputs("  none\n", out);
         return;
     }
     size_t shown = o->top && o->top < n ? o->top : n;
-    static const char *keys[FBM_NBY] = {"OP", "SITE", "OP @ SITE", "OP SHAPE", "RANK", "HOST",
-                                        "PROCESS"};
-    fbt_col cols[7];
-    int k = 0;
-    cols[k++] = (fbt_col){keys[o->by], false, true};
-    cols[k++] = (fbt_col){"COUNT", true, false};
-    cols[k++] = (fbt_col){"BYTES", true, false};
-    cols[k++] = (fbt_col){"LARGEST", true, false};
-    bool time = fbm_census_has_time(c);
-    if (time)
-        cols[k++] = (fbt_col){o->raw ? "NS" : "TIME", true, false};
-    cols[k++] = (fbt_col){o->by == FBM_BY_OP ? "SITES" : o->by == FBM_BY_STACK
-                          ? (o->raw ? "FRAMES" : "FRAMES (outermost first)")
-                          : o->by == FBM_BY_SHAPE ? "" : "OPS", false, true};
-    table_ctx t = {rows, o, time};
+    fbt_col cols[8];
+    table_ctx t = {rows, o, false, false};
+    int k = columns(c, o, cols, &t);
     if (o->raw) {
-        /* Raw rows say which table they belong to, so one stream holds both; the heading
-         * comes once, before the fallbacks. */
-        fbt_opts ro = *o;
-        if (!o->noheadings && kind == FBD_FALLBACK) {
-            fputs("KIND", out);
-            for (int j = 0; j < k; j++) {
-                char e[256];
-                fprintf(out, " %s", fbx_escape(cols[j].title, e, sizeof e, 1));
-            }
-            fputc('\n', out);
-        }
-        for (size_t i = 0; i < shown; i++) {
-            fputs(kind == FBD_HOST ? "host_op " : "fallback ", out);
-            ro.noheadings = true;
-            table_ctx one = {rows + i, &ro, time};
-            fbt_print(out, &ro, cols, k, 1, row_cells, &one);
-        }
+        print_raw(out, kind, o, cols, k, &t, shown);
         return;
     }
     fbt_print(out, o, cols, k, shown, row_cells, &t);
@@ -263,22 +355,10 @@ static void plural(FILE *out, size_t n, const char *one, const char *many)
     fprintf(out, "%zu %s", n, n == 1 ? one : many);
 }
 
-void fbt_summary(FILE *out, fbm_census *c)
+/* How the processes ended, where it was not a plain exit: a census written on a signal, on
+ * a crash or by a checkpoint is complete only up to that moment. One line per way. */
+static void endings(FILE *out, fbm_census *c, const fbm_summary *s)
 {
-    fbm_summary s = fbm_census_summary(c);
-    char b1[32], b2[32];
-    fputs("fbcount: ", out);
-    plural(out, s.dumps, "dump", "dumps");
-    fputs(" from ", out);
-    plural(out, s.processes, "process", "processes");
-    if (s.superseded)
-        fprintf(out, " (%zu earlier dump%s of the same processes not counted again)",
-                s.superseded, s.superseded == 1 ? "" : "s");
-    if (s.filtered)
-        fprintf(out, "; %zu left out by --where", s.filtered);
-    fputc('\n', out);
-    /* How the processes ended, where it was not a plain exit: a census written on a
-     * signal, on a crash or by a checkpoint is complete only up to that moment. */
     const char *names[64];
     size_t counts[64], nn = 0;
     for (size_t i = 0; i < fbm_census_ndumps(c); i++) {
@@ -307,354 +387,154 @@ void fbt_summary(FILE *out, fbm_census *c)
         fputc('\n', out);
         free((void *)names[j]);
     }
-    if (s.checkpoints) {
-        plural(out, s.checkpoints, "process", "processes");
+    if (s->checkpoints) {
+        plural(out, s->checkpoints, "process", "processes");
         fputs(" left only a checkpoint (killed without a final dump: SIGKILL or the OOM killer);"
               " counted up to its last interval\n", out);
     }
-    if (s.snapshots) {
-        plural(out, s.snapshots, "process", "processes");
+    if (s->snapshots) {
+        plural(out, s->snapshots, "process", "processes");
         fputs(" counted from a snapshot (still running, or ended without a final dump)\n", out);
     }
-    fprintf(out, "fallbacks: %" PRIu64 ", %s left the GPU, largest tensor %s%s\n",
-            s.total.fallbacks, fbu_bytes(s.total.bytes, b1, sizeof b1),
-            fbu_bytes(s.total.max_bytes, b2, sizeof b2),
-            s.saturated ? " (a total reached 2^63-1 and stopped there)" : "");
-    if (s.timed) {
-        fprintf(out, "fallbacks cost %s", fbu_duration(s.total.ns, b1, sizeof b1));
-        if (s.with_elapsed == s.processes && s.elapsed_ns)
-            fprintf(out, " of %s%s (%.0f%%)", fbu_duration(s.elapsed_ns, b2, sizeof b2),
-                    s.processes > 1 ? " of the processes' wall time" : "",
-                    100.0 * (double)s.total.ns / (double)s.elapsed_ns);
-        bool inside = false;
-        for (size_t i = 0; i < fbm_census_ndumps(c); i++) {
-            const char *t = fbd_timing(fbm_census_dump(c, i));
-            inside |= t && !strcmp(t, FBR_TIMING_HOST_RESULT);
-        }
-        if (inside)
-            fputs(" (time inside host_result only: the backend does not say when a fallback "
-                  "starts)", out);
-        if (s.timed < s.processes)
-            fprintf(out, " (%zu of %zu processes carry times)", s.timed, s.processes);
-        fputc('\n', out);
+}
+
+/* Where calls of a kind had bytes no backend could read: say how many, once. */
+static void unknown_note(FILE *out, uint64_t unknown, uint64_t count)
+{
+    if (unknown)
+        fprintf(out, " (bytes of %" PRIu64 " of %" PRIu64 " unknown: the backend cannot read "
+                "sizes)", unknown, count);
+}
+
+static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
+{
+    char b1[32], b2[32];
+    fprintf(out, "fallbacks cost %s", fbu_duration(s->total.ns, b1, sizeof b1));
+    if (s->with_elapsed == s->processes && s->elapsed_ns)
+        fprintf(out, " of %s%s (%.0f%%)", fbu_duration(s->elapsed_ns, b2, sizeof b2),
+                s->processes > 1 ? " of the processes' wall time" : "",
+                100.0 * (double)s->total.ns / (double)s->elapsed_ns);
+    bool inside = false;
+    for (size_t i = 0; i < fbm_census_ndumps(c); i++) {
+        const char *t = fbd_timing(fbm_census_dump(c, i));
+        inside |= t && !strcmp(t, FBR_TIMING_HOST_RESULT);
     }
-    fprintf(out, "host-resident ops: %" PRIu64 " (%s of results computed on the host", 
-            s.total.host_ops, fbu_bytes(s.total.host_bytes, b1, sizeof b1));
+    if (inside)
+        fputs(" (time inside host_result only: the backend does not say when a fallback "
+              "starts)", out);
+    if (s->timed < s->processes)
+        fprintf(out, " (%zu of %zu processes carry times)", s->timed, s->processes);
+    fputc('\n', out);
+}
+
+static void share_line(FILE *out, const char *backend, fbd_counters b)
+{
+    uint64_t all = b.native + b.fallback + b.host;
+    fprintf(out, "native share%s%s: %.1f%% of %" PRIu64 " ops ran on the GPU (%" PRIu64
+            " native, %" PRIu64 " fallback, %" PRIu64 " host-resident)\n",
+            backend ? ", " : "", backend ? backend : "",
+            all ? 100.0 * (double)b.native / (double)all : 100.0, all, b.native, b.fallback,
+            b.host);
+}
+
+/* The native share of each backend that counts its own ops; unnamed where libvkt is the
+ * census's one backend, as in every census before backends were rows. */
+static void shares(FILE *out, fbm_census *c)
+{
+    size_t nb;
+    const char *const *names = fbm_census_backends(c, &nb);
+    for (size_t i = 0; i < nb; i++) {
+        fbd_counters b = fbm_census_counters(c, names[i]);
+        if (b.present)
+            share_line(out, nb > 1 ? names[i] : NULL, b);
+    }
+    if (nb == 0) {
+        fbm_summary s = fbm_census_summary(c);
+        if (s.backend.present)
+            share_line(out, NULL, s.backend);
+    }
+}
+
+/* Which backends the census holds, where it is not libvkt's alone. */
+static void backends_line(FILE *out, fbm_census *c, const fbm_summary *s)
+{
+    size_t nb;
+    const char *const *names = fbm_census_backends(c, &nb);
+    if (nb < 2 && !s->backend_filter)
+        return;
+    fputs(nb == 1 ? "backend: " : "backends: ", out);
+    for (size_t i = 0; i < nb; i++) {
+        fputs(i ? ", " : "", out);
+        fbx_put_escaped(out, names[i]);
+    }
+    fputs(s->backend_filter ? (nb ? " (the others left out by --where)\n"
+                                  : "none (every backend left out by --where)\n")
+                            : "\n", out);
+}
+
+void fbt_summary(FILE *out, fbm_census *c)
+{
+    fbm_summary s = fbm_census_summary(c);
+    char b1[32], b2[32];
+    fputs("fbcount: ", out);
+    plural(out, s.dumps, "dump", "dumps");
+    fputs(" from ", out);
+    plural(out, s.processes, "process", "processes");
+    if (s.superseded)
+        fprintf(out, " (%zu earlier dump%s of the same processes not counted again)",
+                s.superseded, s.superseded == 1 ? "" : "s");
+    if (s.filtered)
+        fprintf(out, "; %zu left out by --where", s.filtered);
+    fputc('\n', out);
+    backends_line(out, c, &s);
+    endings(out, c, &s);
+    fprintf(out, "fallbacks: %" PRIu64 ", %s left the GPU, largest tensor %s%s",
+            s.total.fallbacks, fbt_bytes(s.total.bytes, s.total.unknown[FBD_FALLBACK],
+                                         s.total.fallbacks, false, b1, sizeof b1),
+            !s.total.max_bytes && s.total.unknown[FBD_FALLBACK]
+                ? "?" : fbu_bytes(s.total.max_bytes, b2, sizeof b2),
+            s.saturated ? " (a total reached 2^63-1 and stopped there)" : "");
+    unknown_note(out, s.total.unknown[FBD_FALLBACK], s.total.fallbacks);
+    fputc('\n', out);
+    if (s.timed)
+        time_line(out, c, &s);
+    fprintf(out, "host-resident ops: %" PRIu64 " (%s of results computed on the host",
+            s.total.host_ops, fbt_bytes(s.total.host_bytes, s.total.unknown[FBD_HOST],
+                                        s.total.host_ops, false, b1, sizeof b1));
     if (s.timed)
         fprintf(out, ", %s", fbu_duration(s.total.host_ns, b2, sizeof b2));
-    fputs(")\n", out);
-    if (s.backend.present) {
-        uint64_t all = s.backend.native + s.backend.fallback + s.backend.host;
-        fprintf(out, "native share: %.1f%% of %" PRIu64 " ops ran on the GPU (%" PRIu64
-                " native, %" PRIu64 " fallback, %" PRIu64 " host-resident)\n",
-                all ? 100.0 * (double)s.backend.native / (double)all : 100.0, all,
-                s.backend.native, s.backend.fallback, s.backend.host);
+    fputs(")", out);
+    unknown_note(out, s.total.unknown[FBD_HOST], s.total.host_ops);
+    fputc('\n', out);
+    if (s.total.transfers) {
+        fprintf(out, "transfers: %" PRIu64 ", %s crossed between devices", s.total.transfers,
+                fbt_bytes(s.total.transfer_bytes, s.total.unknown[FBD_TRANSFER],
+                          s.total.transfers, false, b1, sizeof b1));
+        if (s.timed)
+            fprintf(out, " in %s", fbu_duration(s.total.transfer_ns, b2, sizeof b2));
+        unknown_note(out, s.total.unknown[FBD_TRANSFER], s.total.transfers);
+        fputc('\n', out);
     }
+    shares(out, c);
 }
 
 void fbt_text(FILE *out, fbm_census *c, fbm_by by, fbm_sort sort, size_t top)
 {
-    fbt_opts o = {.by = by, .sort = sort, .top = top, .width = fbt_term_width(out)};
+    fbt_opts o = {.by = by, .sort = sort, .top = top, .width = fbt_term_width(out), .depth = 8};
     fbt_print_census(out, c, &o);
+}
+
+int fbt_write_text(FILE *out, fbm_census *c, const fbt_opts *o)
+{
+    fbt_print_census(out, c, o);
+    return ferror(out) ? -1 : 0;
 }
 
 void fbt_print_census(FILE *out, fbm_census *c, const fbt_opts *o)
 {
     if (!o->raw)
         fbt_summary(out, c);
-    print_table(out, c, FBD_FALLBACK, o, "Fallbacks (ops that left the GPU)");
-    print_table(out, c, FBD_HOST, o,
-                "Host-resident ops (downstream work on tensors a fallback left on the host)");
+    for (int k = 0; k < FBD_NKINDS; k++)
+        print_table(out, c, (fbd_kind)k, o);
 }
 
-/* --- JSON ---------------------------------------------------------------------------------- */
-
-void fbt_add_demangled(json_t *obj, const char *name)
-{
-    char *d = fbn_demangle(name);
-    if (d && strcmp(d, name))
-        json_object_set_new(obj, FBR_DEMANGLED, json_string(d));
-    free(d);
-}
-
-static void set_int(json_t *o, const char *key, uint64_t v)
-{
-    json_object_set_new(o, key, json_integer((json_int_t)(v > FBM_SAT_MAX ? FBM_SAT_MAX : v)));
-}
-
-static void set_str(json_t *o, const char *key, const char *v)
-{
-    if (v)
-        json_object_set_new(o, key, json_string(v));
-}
-
-json_t *fbt_frame_json(const fbd_frame *f)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    char hex[32];
-    if (f->has_ip) {
-        snprintf(hex, sizeof hex, "0x%" PRIx64, f->ip);
-        set_str(o, FBR_IP, hex);
-    }
-    set_str(o, FBR_SYMBOL, f->symbol);
-    if (f->symbol)
-        fbt_add_demangled(o, f->symbol);
-    set_str(o, FBR_MODULE, f->module);
-    if (f->has_offset) {
-        snprintf(hex, sizeof hex, "0x%" PRIx64, f->offset);
-        set_str(o, FBR_OFFSET, hex);
-    }
-    set_str(o, FBR_FILE, f->file);
-    if (f->line > 0)
-        set_int(o, FBR_LINE, (uint64_t)f->line);
-    if (f->inlined)
-        json_object_set_new(o, FBR_INLINED, json_true());
-    if (f->python)
-        json_object_set_new(o, FBR_PYTHON, json_true());
-    return o;
-}
-
-static json_t *parts_json(const fbm_row *r, fbm_by by, bool time)
-{
-    json_t *a = json_array();
-    for (size_t i = 0; a && i < r->nparts; i++) {
-        const fbm_part *p = &r->parts[i];
-        json_t *e = json_object();
-        if (!e)
-            break;
-        if (by == FBM_BY_OP) {
-            set_str(e, FBR_SITE, p->raw);
-            fbt_add_demangled(e, p->raw);
-            set_str(e, FBR_FILE, p->file);
-            if (p->file && p->line > 0)
-                set_int(e, FBR_LINE, (uint64_t)p->line);
-        } else {
-            set_str(e, FBR_OP, p->raw);
-        }
-        set_int(e, FBR_COUNT, p->count);
-        set_int(e, FBR_BYTES, p->bytes);
-        if (time)
-            set_int(e, FBR_NS, p->ns);
-        json_array_append_new(a, e);
-    }
-    return a;
-}
-
-static json_t *row_json(const fbm_row *r, fbm_by by, bool time)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    switch (by) {
-    case FBM_BY_OP: set_str(o, FBR_OP, r->op); break;
-    case FBM_BY_SITE:
-        set_str(o, FBR_SITE, r->site);
-        fbt_add_demangled(o, r->site);
-        set_str(o, FBR_FILE, r->file);
-        if (r->line > 0)
-            set_int(o, FBR_LINE, (uint64_t)r->line);
-        if (r->python)
-            json_object_set_new(o, FBR_PYTHON, json_true());
-        break;
-    case FBM_BY_STACK:
-        set_str(o, FBR_OP, r->op);
-        set_str(o, FBR_SITE, r->site);
-        fbt_add_demangled(o, r->site);
-        break;
-    case FBM_BY_SHAPE:
-        set_str(o, FBR_OP, r->op);
-        set_str(o, FBR_SHAPE, r->key + (r->op ? strlen(r->op) + 1 : 0));
-        break;
-    case FBM_BY_RANK:
-        json_object_set_new(o, FBR_RANK, r->rank >= 0 ? json_integer(r->rank) : json_null());
-        break;
-    case FBM_BY_HOST: set_str(o, FBR_HOST, r->host); break;
-    default: {
-        const fbd_process *p = fbd_proc(r->dump);
-        set_str(o, FBR_PROCESS, r->key);
-        set_int(o, FBR_PID, (uint64_t)p->pid);
-        set_str(o, FBR_EXE, p->exe);
-        set_str(o, FBR_HOST, p->host);
-        set_str(o, FBR_ID, p->id);
-        if (p->rank >= 0)
-            set_int(o, FBR_RANK, (uint64_t)p->rank);
-        break;
-    }
-    }
-    set_int(o, FBR_COUNT, r->count);
-    if (r->has_bytes) {
-        set_int(o, FBR_BYTES, r->bytes);
-        set_int(o, FBR_MAX_BYTES, r->max_bytes);
-    }
-    if (time && by != FBM_BY_SHAPE) {
-        set_int(o, FBR_NS, r->ns);
-        if (by != FBM_BY_SITE)
-            set_int(o, FBR_MAX_NS, r->max_ns);
-    }
-    if (by == FBM_BY_OP)
-        json_object_set_new(o, FBR_SITES, parts_json(r, by, time));
-    else if (by != FBM_BY_STACK && by != FBM_BY_SHAPE)
-        json_object_set_new(o, FBR_OPS, parts_json(r, by, time));
-    if (by == FBM_BY_STACK) {
-        /* Innermost first, as in the dump. */
-        json_t *frames = json_array();
-        for (size_t i = r->nframes; frames && i-- > 0;)
-            json_array_append_new(frames, fbt_frame_json(r->frames[i]));
-        json_object_set_new(o, FBR_FRAMES, frames);
-    }
-    return o;
-}
-
-static json_t *rows_json(fbm_census *c, fbd_kind kind, const fbt_opts *opt)
-{
-    size_t n;
-    const fbm_row *rows = fbm_census_rows(c, kind, opt->by, opt->sort, &n);
-    bool time = fbm_census_has_time(c);
-    json_t *a = json_array();
-    for (size_t i = 0; a && i < n && (!opt->top || i < opt->top); i++)
-        json_array_append_new(a, row_json(&rows[i], opt->by, time));
-    return a;
-}
-
-static json_t *head_json(fbm_census *c, const fbt_opts *opt, bool with_rows);
-
-json_t *fbt_json(fbm_census *c, const fbt_opts *opt)
-{
-    return head_json(c, opt, true);
-}
-
-/* One array of rows, each row made, written and freed in turn: a million stack rows are never
- * one tree (which took 19x the dump's size in memory). */
-static int write_rows(FILE *out, fbm_census *c, fbd_kind kind, const fbt_opts *opt)
-{
-    size_t n;
-    const fbm_row *rows = fbm_census_rows(c, kind, opt->by, opt->sort, &n);
-    bool time = fbm_census_has_time(c);
-    /* Each row is dumped into one buffer and written with one fwrite: json_dumpf hands stdio
-     * every token on its own, and its locked fwrite calls were 12% of a million-row report. */
-    size_t cap = 4096;
-    char *buf = malloc(cap);
-    if (!buf)
-        return -1;
-    int rc = 0;
-    fputc('[', out);
-    for (size_t i = 0; i < n && (!opt->top || i < opt->top) && !rc; i++) {
-        json_t *r = row_json(&rows[i], opt->by, time);
-        if (!r) {
-            rc = -1;
-            break;
-        }
-        size_t len = json_dumpb(r, buf, cap, JSON_COMPACT);
-        if (len > cap) {
-            char *b = realloc(buf, len);
-            if (b) {
-                buf = b;
-                cap = len;
-                len = json_dumpb(r, buf, cap, JSON_COMPACT);
-            }
-        }
-        json_decref(r);
-        if (len == 0 || len > cap) {
-            rc = -1;
-            break;
-        }
-        fputs(i ? ",\n  " : "\n  ", out);
-        fwrite(buf, 1, len, out);
-    }
-    free(buf);
-    if (rc)
-        return -1;
-    fputs(n ? "\n]" : "]", out);
-    return ferror(out) ? -1 : 0;
-}
-
-int fbt_json_write(FILE *out, fbm_census *c, const fbt_opts *opt)
-{
-    json_t *head = head_json(c, opt, false);
-    if (!head)
-        return -1;
-    /* The head as an object, its closing brace replaced by the two row arrays. */
-    char *text = json_dumps(head, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    json_decref(head);
-    if (!text)
-        return -1;
-    size_t len = strlen(text);
-    while (len && text[len - 1] != '}')
-        len--;
-    int rc = len ? 0 : -1;
-    if (!rc) {
-        fwrite(text, 1, len - 1, out);
-        fputs(",\n  \"" FBR_FALLBACKS "\": ", out);
-        rc = write_rows(out, c, FBD_FALLBACK, opt);
-        fputs(",\n  \"" FBR_HOST_OPS "\": ", out);
-        if (!rc)
-            rc = write_rows(out, c, FBD_HOST, opt);
-        fputs("\n}\n", out);
-    }
-    free(text);
-    return rc || ferror(out) ? -1 : 0;
-}
-
-static json_t *head_json(fbm_census *c, const fbt_opts *opt, bool with_rows)
-{
-    fbm_summary s = fbm_census_summary(c);
-    json_t *dumps = json_array();
-    for (size_t i = 0; dumps && i < fbm_census_ndumps(c); i++) {
-        const fbd_dump *d = fbm_census_dump(c, i);
-        const fbd_process *p = fbd_proc(d);
-        json_t *e = json_object();
-        if (!e)
-            break;
-        set_str(e, FBR_PATH, fbd_path(d));
-        set_int(e, FBR_PID, (uint64_t)p->pid);
-        set_str(e, FBR_EXE, p->exe);
-        if (*p->host)
-            set_str(e, FBR_HOST, p->host);
-        set_str(e, FBR_ID, p->id);
-        if (p->rank >= 0)
-            set_int(e, FBR_RANK, (uint64_t)p->rank);
-        set_str(e, FBR_REASON, fbd_reason(d));
-        set_int(e, FBR_SEQ, fbd_seq(d));
-        if (fbd_signal(d)) {
-            set_int(e, FBR_SIGNAL, (uint64_t)fbd_signal(d));
-            set_str(e, FBR_SIGNAL_NAME, fbd_signal_name(d));
-        }
-        if (p->has_elapsed)
-            set_int(e, FBR_ELAPSED_NS, p->elapsed_ns);
-        json_array_append_new(dumps, e);
-    }
-    json_t *total = json_object();
-    if (total) {
-        set_int(total, FBR_FALLBACKS, s.total.fallbacks);
-        set_int(total, FBR_BYTES, s.total.bytes);
-        set_int(total, FBR_MAX_BYTES, s.total.max_bytes);
-        set_int(total, FBR_HOST_OPS, s.total.host_ops);
-        set_int(total, FBR_HOST_BYTES, s.total.host_bytes);
-        if (s.timed) {
-            set_int(total, FBR_NS, s.total.ns);
-            set_int(total, FBR_HOST_NS, s.total.host_ns);
-        }
-        if (s.with_elapsed == s.processes && s.processes)
-            set_int(total, FBR_ELAPSED_NS, s.elapsed_ns);
-    }
-    json_t *backend = json_null();
-    if (s.backend.present) {
-        uint64_t all = s.backend.native + s.backend.fallback + s.backend.host;
-        backend = json_pack("{s:I,s:I,s:I,s:f}", FBR_NATIVE, (json_int_t)s.backend.native,
-                            FBR_FALLBACK, (json_int_t)s.backend.fallback, FBR_HOSTCOUNT,
-                            (json_int_t)s.backend.host, "native_share",
-                            all ? (double)s.backend.native / (double)all : 1.0);
-    }
-    json_t *head = json_pack("{s:s,s:s,s:o,s:I,s:I,s:o,s:b,s:o}",
-                             FBR_SCHEMA, "fbcount-report/1", "by", by_names[opt->by],
-                             "dumps", dumps, "superseded", (json_int_t)s.superseded,
-                             "filtered", (json_int_t)s.filtered, FBR_TOTAL, total,
-                             "saturated", (int)s.saturated, FBR_BACKEND, backend);
-    if (head && with_rows) {
-        json_object_set_new(head, FBR_FALLBACKS, rows_json(c, FBD_FALLBACK, opt));
-        json_object_set_new(head, FBR_HOST_OPS, rows_json(c, FBD_HOST, opt));
-    }
-    return head;
-}

@@ -10,10 +10,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include <jansson.h>
-
+#include "choice.h"
 #include "merge.h"
 
+/* How a report is made: the options every writer of `report` reads (cmd_report.c). */
 typedef struct {
     fbm_by by;
     fbm_sort sort;
@@ -21,7 +21,21 @@ typedef struct {
     bool raw;       /* one line per row, fields separated by one space, exact numbers */
     bool noheadings;
     size_t width;   /* columns to fit in; 0: no limit */
+    fbm_sort weight; /* flame graphs: what a frame's width measures (count by default) */
+    bool user_only;  /* flame graphs: the user's frames and the op only */
+    size_t depth;    /* --by stack: user frames shown per row; 0: every one */
 } fbt_opts;
+
+/* The option values, as tables (choice.h): groupings (--by), orders (--sort), measures of a
+ * flame graph's width (--weight) and how frames are named (--frames). */
+extern const fbx_choice fbt_bys[];
+extern const size_t fbt_nbys;
+extern const fbx_choice fbt_sorts[];
+extern const size_t fbt_nsorts;
+extern const fbx_choice fbt_weights[];
+extern const size_t fbt_nweights;
+extern const fbx_choice fbt_frame_modes[];
+extern const size_t fbt_nframe_modes;
 
 /* The width tables fit in when writing to out: the terminal's when out is one (COLUMNS
  * overrides it), else 0 (no limit). */
@@ -46,6 +60,9 @@ void fbt_print(FILE *out, const fbt_opts *o, const fbt_col *cols, int ncols, siz
 /* Prints the summary header, the fallback table and the host-resident table. */
 void fbt_print_census(FILE *out, fbm_census *c, const fbt_opts *o);
 
+/* report --format text: fbt_print_census. Returns 0, or -1 when out failed. */
+int fbt_write_text(FILE *out, fbm_census *c, const fbt_opts *o);
+
 /* fbt_print_census with default options (fitted to out's terminal); top == 0 means every
  * row. */
 void fbt_text(FILE *out, fbm_census *c, fbm_by by, fbm_sort sort, size_t top);
@@ -53,20 +70,12 @@ void fbt_text(FILE *out, fbm_census *c, fbm_by by, fbm_sort sort, size_t top);
 /* Prints the summary lines only (what report prints above its tables). */
 void fbt_summary(FILE *out, fbm_census *c);
 
-/* The same content as a JSON object (new reference; NULL when out of memory). */
-json_t *fbt_json(fbm_census *c, const fbt_opts *o);
-
-/* The same JSON written to out row by row, never holding all rows as one tree (a report by
- * stack of a million stacks). Returns 0, or -1 when out of memory or out failed. */
-int fbt_json_write(FILE *out, fbm_census *c, const fbt_opts *o);
+/* Bytes as a table shows them: "4.0 KiB" (raw: "4096"), "4.0 KiB+?" when some of the count
+ * calls had bytes their backend could not read (unknown of them), "?" when all had. */
+const char *fbt_bytes(uint64_t bytes, uint64_t unknown, uint64_t count, bool raw, char *buf,
+                      size_t len);
 
 /* Name of a grouping, as used on the command line ("op", "site", ...). */
 const char *fbt_by_name(fbm_by by);
-
-/* A frame as JSON: the dump's fields, plus "demangled" where the symbol is a C++ name. */
-json_t *fbt_frame_json(const fbd_frame *f);
-
-/* Adds "demangled" to obj when name is a C++ name. */
-void fbt_add_demangled(json_t *obj, const char *name);
 
 #endif

@@ -129,3 +129,25 @@ int fbu_parse_duration(const char *s, uint64_t *ns)
     *ns = (uint64_t)(t + 0.5);
     return 0;
 }
+
+size_t fbu_dtype_size(const char *dtype)
+{
+    static const struct {
+        const char *name;
+        size_t size;
+    } named[] = {{"bool", 1}, {"Bool", 1}, {"Byte", 1}, {"Char", 1}, {"Short", 2},
+                 {"Half", 2}, {"BFloat16", 2}, {"Int", 4}, {"Float", 4}, {"Long", 8},
+                 {"Double", 8}, {"ComplexFloat", 8}, {"ComplexDouble", 16}};
+    if (!dtype)
+        return 0;
+    for (size_t i = 0; i < sizeof named / sizeof *named; i++)
+        if (!strcmp(dtype, named[i].name))
+            return named[i].size;
+    size_t n = strlen(dtype), d = n;
+    while (d && dtype[d - 1] >= '0' && dtype[d - 1] <= '9')
+        d--;
+    if (d == n || d == 0 || n - d > 3)
+        return 0;
+    unsigned long bits = strtoul(dtype + d, NULL, 10);
+    return bits && bits % 8 == 0 ? bits / 8 : 0;
+}

@@ -23,4 +23,9 @@ const char *fbu_duration(uint64_t ns, char *buf, size_t len);
  * seconds ("1.5s", "200ms", "2min", "30"). Sets *ns; returns 0, or -1 for anything else. */
 int fbu_parse_duration(const char *s, uint64_t *ns);
 
+/* Bytes of one element of a dtype as dumps name them: libvkt's f32, f64, s32, u8; names
+ * ending in their width in bits (float16, int64, bf16); PyTorch's Float, Double, Half, Long,
+ * Int, Short, Byte, Char, Bool. 0 when unknown. */
+size_t fbu_dtype_size(const char *dtype);
+
 #endif

@@ -5,7 +5,7 @@
 
 #include "merge.h"
 #include "flame.h"
-#include "table.h"
+#include "report_json.h"
 
 static FILE *sink;
 
@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fbm_census_set_frames(c, size % 2 ? FBM_FRAMES_LINE : FBM_FRAMES_FUNC);
     if (fbm_census_add(c, d) == 0) {
         size_t n;
-        for (int k = 0; k < 2; k++)
+        for (int k = 0; k < FBD_NKINDS; k++)
             for (int b = 0; b < FBM_NBY; b++)
                 fbm_census_rows(c, (fbd_kind)k, (fbm_by)b, (fbm_sort)(b % 3), &n);
         fbt_opts o = {.by = FBM_BY_STACK, .width = size % 3 ? 0 : 60, .raw = size % 5 == 0};
@@ -35,8 +35,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         json_decref(fbt_json(c, &j));
         j.by = (fbm_by)((size / 7) % FBM_NBY);
         json_decref(fbt_json(c, &j));
-        fbf_folded(sink, c, FBF_BYTES);
-        fbf_svg(sink, c, FBF_TIME);
+        fbf_folded(sink, c, &(fbt_opts){.weight = FBM_SORT_BYTES, .user_only = size % 4 == 1});
+        fbf_svg(sink, c, &(fbt_opts){.weight = FBM_SORT_TIME, .user_only = size % 4 == 2});
     }
     fbm_census_free(c);
     return 0;

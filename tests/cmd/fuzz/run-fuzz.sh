@@ -23,9 +23,11 @@ rules=$top/rules
 flags="-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 if [ "$fuzzer" = dump ]; then
     fuzzer=$work/fuzz-dump
-    clang $flags -I"$src" -I"$rules" "$here/fuzz_dump.c" "$src/dump.c" \
-        "$src/merge.c" "$src/units.c" "$src/table.c" "$src/flame.c" "$src/text.c" \
-        "$src/pool.c" "$src/names.c" "$rules/readfile.c" "$rules/signals.c" \
+    # The reader, merger and renderers: the files tools/fbcount/meson.build builds them from.
+    core=$(sed "s|^|$src/|" "$src/core-sources.txt")
+    # shellcheck disable=SC2086
+    clang $flags -I"$src" -I"$rules" "$here/fuzz_dump.c" $core "$rules/readfile.c" \
+        "$rules/signals.c" "$rules/attrib.c" \
         $(pkg-config --cflags --libs jansson) -lstdc++ -lm -o "$fuzzer"
 elif [ "$fuzzer" = allow ]; then
     fuzzer=$work/fuzz-allow

@@ -1,0 +1,187 @@
+/* run_dir.c - see run_dir.h. */
+#include "run_dir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* Files a run leaves in its directory: dumps, the shim's temporaries, its run log. */
+static bool ours(const char *name)
+{
+    size_t l = strlen(name);
+    return (l > 5 && !strcmp(name + l - 5, ".json")) || strstr(name, ".json.tmp") ||
+           !strncmp(name, ".fbcount-run.", 13);
+}
+
+/* Whether dir holds anything; *foreign names the first entry a run does not write. */
+static int scan_dir(const char *dir, bool *empty, char *foreign, size_t len)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return -1;
+    *empty = true;
+    foreign[0] = '\0';
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        *empty = false;
+        char p[PATH_MAX + 256];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        if (!foreign[0] && (!ours(e->d_name) || lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)))
+            snprintf(foreign, len, "%s", e->d_name);
+    }
+    closedir(dp);
+    return 0;
+}
+
+/* Empties and removes a DIR.old that holds only what runs write. */
+static int remove_old(const char *old)
+{
+    DIR *dp = opendir(old);
+    if (!dp)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(dp))) {
+        char p[PATH_MAX + 256];
+        snprintf(p, sizeof p, "%s/%s", old, e->d_name);
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            unlink(p);
+    }
+    closedir(dp);
+    return rmdir(old);
+}
+
+/* A fresh fbcount-<pid> (or fbcount-<pid>.<n> when that name is taken). */
+static int make_default(fbx_run_dir *d)
+{
+    for (int i = 0; i < 100; i++) {
+        if (i)
+            snprintf(d->path, sizeof d->path, "fbcount-%ld.%d", (long)getpid(), i);
+        else
+            snprintf(d->path, sizeof d->path, "fbcount-%ld", (long)getpid());
+        if (mkdir(d->path, 0777) == 0) {
+            d->created = true;
+            return 0;
+        }
+        if (errno != EEXIST)
+            break;
+    }
+    fbx_error("run", "%s: cannot create directory: %s", d->path, strerror(errno));
+    return FBX_READ;
+}
+
+/* Moves DIR's dumps aside to DIR.old, replacing a DIR.old of dumps, and makes DIR anew. */
+static int move_aside(fbx_run_dir *d, const char *out)
+{
+    struct stat sb;
+    snprintf(d->moved, sizeof d->moved, "%s.old", d->path);
+    if (lstat(d->moved, &sb) == 0) {
+        bool oempty;
+        char ofor[256];
+        if (!S_ISDIR(sb.st_mode) || scan_dir(d->moved, &oempty, ofor, sizeof ofor) != 0 ||
+            ofor[0] || remove_old(d->moved) != 0) {
+            fbx_error("run", "%s: holds more than dumps of an earlier run: remove it, or use "
+                      "--append", d->moved);
+            d->moved[0] = '\0';
+            return FBX_USAGE;
+        }
+    }
+    if (rename(d->path, d->moved) != 0) {
+        fbx_error("run", "%s: cannot move it aside to %s: %s", out, d->moved, strerror(errno));
+        d->moved[0] = '\0';
+        return FBX_READ;
+    }
+    if (mkdir(d->path, 0777) != 0) {
+        fbx_error("run", "%s: cannot create directory: %s", d->path, strerror(errno));
+        rename(d->moved, d->path);
+        d->moved[0] = '\0';
+        return FBX_READ;
+    }
+    return 0;
+}
+
+/* -o DIR: made when missing, taken as it is when empty or with --append, else its dumps are
+ * moved aside; a file, or a directory holding more than dumps, is refused. */
+static int take_named(fbx_run_dir *d, const char *out, bool append)
+{
+    snprintf(d->path, sizeof d->path, "%s", out);
+    for (size_t l = strlen(d->path); l > 1 && d->path[l - 1] == '/'; l--)
+        d->path[l - 1] = '\0';
+    struct stat sb;
+    if (stat(d->path, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        fbx_error("run", "-o %s: exists and is not a directory", out);
+        return FBX_USAGE;
+    }
+    if (mkdir(d->path, 0777) == 0) {
+        d->created = true;
+        return 0;
+    }
+    if (errno != EEXIST) {
+        fbx_error("run", "%s: cannot create directory: %s", d->path, strerror(errno));
+        return FBX_READ;
+    }
+    bool empty;
+    char foreign[256];
+    if (scan_dir(d->path, &empty, foreign, sizeof foreign) != 0) {
+        fbx_error("run", "%s: cannot read directory: %s", d->path, strerror(errno));
+        return FBX_READ;
+    }
+    if (empty || append)
+        return 0;
+    if (foreign[0]) {
+        fbx_error("run", "-o %s: holds '%s', which is not a dump: name a new directory, or "
+                  "add to this one with --append", out, foreign);
+        return FBX_USAGE;
+    }
+    return move_aside(d, out);
+}
+
+int fbx_run_dir_make(fbx_run_dir *d, const char *output, bool append)
+{
+    memset(d, 0, sizeof *d);
+    int code = output ? take_named(d, output, append) : make_default(d);
+    if (code)
+        return code;
+    if (!realpath(d->path, d->abs)) {
+        fbx_error("run", "%s: %s", d->path, strerror(errno));
+        fbx_run_dir_undo(d);
+        return FBX_READ;
+    }
+    if (d->moved[0])
+        fprintf(stderr, "fbcount: run: moved the previous dumps in %s to %s\n", d->path,
+                d->moved);
+    snprintf(d->log, sizeof d->log, "%s/.fbcount-run.%ld.log", d->abs, (long)getpid());
+    return 0;
+}
+
+bool fbx_run_dir_has_dump(const fbx_run_dir *d)
+{
+    return fbx_holds_dump(d->abs[0] ? d->abs : d->path);
+}
+
+bool fbx_run_dir_undo(fbx_run_dir *d)
+{
+    if (d->log[0])
+        unlink(d->log);
+    if (!d->created && !d->moved[0])
+        return false;
+    /* Only what a run writes: the shim's temporaries of a dump that never landed. */
+    bool empty;
+    char foreign[256];
+    if (scan_dir(d->path, &empty, foreign, sizeof foreign) != 0 || foreign[0] ||
+        remove_old(d->path) != 0)
+        return false;
+    if (d->moved[0] && rename(d->moved, d->path) == 0) {
+        d->moved[0] = '\0';
+        return false; /* the earlier dumps are back where they were */
+    }
+    return true;
+}
