@@ -10,9 +10,13 @@
   signal, refuses FBCOUNT_SIGNAL=none, and snapshots what a run supervisor watches;
   SIGUSR1 to the supervisor does the same;
 - `sh -c 'ls; date; prog'` gives one dump and "N processes watched, 1 used a backend";
-- -o reused (moved aside to DIR.old), --append, -o naming a file or a foreign directory.
+- -o reused (moved aside to DIR.old), --append, -o naming a file or a foreign directory;
+- a run that writes no dump leaves no folder (and moves earlier dumps back); a command that
+  cannot be executed is one line; --json alone is the JSON alone on standard output;
+- fork, signalfd and pipe2 failing (FAIL_LIB preloaded into fbcount): exit 10, one line,
+  nothing started, no folder left.
 
-usage: run_test.py FBCOUNT SHIM RUN_PROG VKT_LENET
+usage: run_test.py FBCOUNT SHIM RUN_PROG VKT_LENET FAIL_LIB
 """
 import json
 import os
@@ -29,7 +33,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
 from verdict import done, expect  # noqa: E402
 
-FB, SHIM, PROG, LENET = (os.path.abspath(a) for a in sys.argv[1:5])
+FB, SHIM, PROG, LENET, FAIL_LIB = (os.path.abspath(a) for a in sys.argv[1:6])
 
 
 def clean_env(**kw):
@@ -223,6 +227,9 @@ try:
     ds = dumps("to-d")
     expect(p.returncode == 124 and fallbacks(ds) == 7 and "fallbacks: 7," in p.stderr,
            f"timeout: census collected: exit {p.returncode}, {fallbacks(ds)} in dumps\n{p.stderr}")
+    # timeout signals fbcount, then its own group (fbcount again): one request, not a second
+    expect("stopped waiting" not in p.stderr and "died by SIGTERM" in p.stderr,
+           f"timeout's two copies of SIGTERM are one, the wait is not cut short:\n{p.stderr}")
 
     # --- vkt-lenet interrupted mid-training ---------------------------------------------------
     env = clean_env(VKT_NATIVE_DISABLE="conv")
@@ -260,14 +267,42 @@ try:
            f"--json=FILE: {p.returncode} {j}")
     p = subprocess.run([FB, "run", "-o", "js2", "--json", "--", PROG, "--fallbacks", "3"],
                        capture_output=True, text=True, env=clean_env(), timeout=60)
-    last = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else "{}"
     try:
-        j = json.loads(last)
+        j = json.loads(p.stdout)
     except ValueError:
         j = {}
     expect(p.returncode == 0 and j.get("census", {}).get("total", {}).get("fallbacks") == 3
-           and "Fallbacks (ops" not in p.stderr,
-           f"--json: the result instead of the text summary:\n{p.stderr}")
+           and "Fallbacks (ops" not in p.stderr and re.search(r"^pid \d+$", p.stderr, re.M),
+           f"--json: the JSON alone on standard output, the program's output on standard "
+           f"error:\n{p.stdout}\n{p.stderr}")
+
+    # --- runs that leave no census, and commands that cannot run --------------------------
+    os.mkdir("quiet")
+    p = subprocess.run([FB, "run", "--", "true"], capture_output=True, text=True, env=clean_env(),
+                       timeout=60, cwd="quiet")
+    expect(p.returncode == 0 and not os.listdir("quiet") and "removed" in p.stderr
+           and "no dump was written" in p.stderr and "(fbcount report" not in p.stderr,
+           f"a run without a dump leaves no folder: {os.listdir('quiet')}\n{p.stderr}")
+    p = subprocess.run([FB, "run", "--json", "--", "true"], capture_output=True, text=True,
+                       env=clean_env(), timeout=60, cwd="quiet")
+    j = json.loads(p.stdout) if p.stdout.strip().startswith("{") else {}
+    expect(p.returncode == 0 and j.get("dir") is None and j.get("census") is None
+           and not os.listdir("quiet"), f"--json of a run without a dump: {p.stdout}")
+    p = subprocess.run([FB, "run", "--", "/nonexistent/prog"], capture_output=True, text=True,
+                       env=clean_env(), timeout=60, cwd="quiet")
+    expect(p.returncode == 127 and p.stderr.count("\n") == 1 and "cannot execute" in p.stderr
+           and " is pid " not in p.stderr and not os.listdir("quiet"),
+           f"run -- /nonexistent: one line, exit 127: {p.returncode} {p.stderr!r}")
+    for call, err in (("fork", "Resource temporarily unavailable"),
+                      ("signalfd", "Too many open files"), ("pipe2", "Too many open files")):
+        marker = os.path.join(tmp, "ran-" + call)
+        p = subprocess.run([FB, "run", "--", "touch", marker], capture_output=True, text=True,
+                           env=clean_env(LD_PRELOAD=FAIL_LIB, FAIL_CALL=call), timeout=60,
+                           cwd="quiet")
+        expect(p.returncode == 10 and p.stderr.count("\n") == 1 and err in p.stderr
+               and not os.path.exists(marker) and not os.listdir("quiet"),
+               f"{call} failing: exit 10, one line, nothing run, no folder: {p.returncode} "
+               f"{p.stderr!r} {os.listdir('quiet')}")
 
     # --- snapshot ----------------------------------------------------------------------------
     sl = subprocess.Popen(["sleep", "30"])
@@ -367,6 +402,11 @@ try:
     p, n4 = run_o(["-o", "re", "--append"], 4)
     expect(n4 == 7 and report_total("re") == 7 and "moved" not in p.stderr,
            f"--append: summary {n4} and report {report_total('re')} both 7\n{p.stderr}")
+    # a run that writes nothing into a reused -o moves the earlier dumps back
+    p = subprocess.run([FB, "run", "-o", "re", "--", "true"], capture_output=True, text=True,
+                       env=clean_env(), timeout=60)
+    expect(p.returncode == 0 and report_total("re") == 7 and report_total("re.old") is None
+           and "moved" in p.stderr, f"the earlier dumps moved back: {p.stderr}")
     open("afile", "w").close()
     marker = os.path.join(tmp, "ran")
     p = subprocess.run([FB, "run", "-o", "afile", "--", "touch", marker], capture_output=True,

@@ -161,6 +161,7 @@ typedef struct {
     int status;
     int termsig;        /* the last termination signal received, 0 if none */
     double term_at;     /* when */
+    pid_t term_from;    /* and who sent it */
     bool cut_short;     /* a second signal stopped the wait */
 } run_state;
 
@@ -249,10 +250,16 @@ static void supervise(run_state *r, int sfd)
             continue;
         }
         double t = now_s();
+        /* `timeout` sends its signal to fbcount and then to its own group, fbcount again: the
+         * same signal from the same sender at once is one request, not a second one. */
+        if (sig == r->termsig && (pid_t)si.ssi_pid == r->term_from && si.ssi_code == SI_USER &&
+            t - r->term_at < 0.25)
+            continue;
         bool again = r->termsig && t - r->term_at < 1.0;
         pass_on(r, sig, &si);
         r->termsig = sig;
         r->term_at = t;
+        r->term_from = (pid_t)si.ssi_pid;
         if (again) {
             r->cut_short = true;
             return;
