@@ -349,6 +349,78 @@ expect(o.splitlines()[0] == "KIND OP COUNT BYTES LARGEST SITES", "report --raw h
 code, o, _ = run("report", "--no-headings", one)
 expect("COUNT" not in o and "vkt_conv" in o, "report --no-headings:\n" + o)
 
+# --- issue 24: one policy for every file the command writes, checked once per writer ------
+fifo2 = os.path.join(tmp, "fifo2")
+os.mkfifo(fifo2)
+for fmt in ("text", "json", "folded", "svg", "pprof", "openmetrics"):
+    for target, what in (("/dev/null", "a device"), (fifo2, "a FIFO"), (tmp, "a directory")):
+        try:
+            code, _, err = run("report", "--format", fmt, "-o", target, one, timeout=10)
+        except subprocess.TimeoutExpired:
+            code, err = None, "hangs"
+        expect(code == 9 and "not a regular file" in err and err.count("\n") == 1,
+               f"report --format {fmt} -o {what}: {code} {err}")
+    out = os.path.join(tmp, "w." + fmt)
+    link = out + ".tmp"
+    code, _, err = run("report", "--format", fmt, "-o", out, one)
+    expect(code == 0 and os.path.isfile(out) and not [f for f in os.listdir(tmp) if ".tmp." in f],
+           f"report --format {fmt} -o FILE: {code} {err}")
+expect(os.stat("/dev/null").st_rdev != 0, "/dev/null is still a device")
+
+# --- issue 24: option values are tables; an unknown one lists the valid ones -------------
+for args, want in ((["report", "--by", "line"], "one of op, site, stack, shape, rank, host, process, backend"),
+                   (["report", "--format", "xml"], "one of text, json, folded, svg, pprof, openmetrics"),
+                   (["report", "--sort", "size"], "one of bytes, count, time"),
+                   (["report", "--weight", "size"], "one of count, bytes, time"),
+                   (["report", "--frames", "all"], "one of func, line"),
+                   (["diff", "--by", "stack"], "one of op, site, backend"),
+                   (["diff", "--format", "svg"], "one of text, json"),
+                   (["run", "--mode", "loud", "--", "true"], "one of count, warn, abort")):
+    code, _, err = run(*args, one)
+    expect(code == 2 and want in err and err.count("\n") == 1,
+           f"{' '.join(args)}: the valid values: {code} {err}")
+for sub in ("report", "diff", "check"):
+    code, _, err = run(sub, "--where", "colour=red", one, one)
+    expect(code == 2 and "rank, pid, host, exe or backend" in err, f"{sub} --where colour: {err}")
+
+# --- issue 23: no census is an error, never a census of zero; empty run folders skipped ----
+nodump = folder("nodump")
+for args in (["report", nodump], ["report", "--format", "json", nodump], ["check", nodump],
+             ["diff", one, nodump], ["diff", nodump, one]):
+    code, o, err = run(*args)
+    expect(code == 3 and "no dump in" in err and "fallbacks: 0" not in o,
+           f"{' '.join(args[:-1])} of a folder without a dump: {code} {o} {err}")
+cwd2 = folder("cwd2")
+shutil.copytree(os.path.join(DATA, "before"), os.path.join(cwd2, "fbcount-100"))
+shutil.copytree(os.path.join(DATA, "after"), os.path.join(cwd2, "fbcount-200"))
+os.mkdir(os.path.join(cwd2, "fbcount-796"))  # a failed run of an older fbcount
+os.utime(os.path.join(cwd2, "fbcount-100"), (1, 1))
+os.utime(os.path.join(cwd2, "fbcount-200"), (2, 2))
+code, o, err = run("report", cwd=cwd2)
+expect(code == 0 and "skipping fbcount-796: no dump in it" in err and "reading fbcount-200" in err,
+       f"report skips an empty run folder: {code} {err}")
+code, o, err = run("diff", cwd=cwd2)
+expect(code == 0 and "fbcount-100 -> fbcount-200" in err and "skipping fbcount-796" in err,
+       f"diff skips an empty run folder: {code} {err}")
+code, o, err = run("diff", "--fail-on-increase", os.path.join(DATA, "before"),
+                   os.path.join(DATA, "after"))
+expect(code == 1 and "more fallbacks or bytes than before" in err and "appeared" in o,
+       f"diff --fail-on-increase, bytes grew: {code} {err}")
+code, o, err = run("diff", "--fail-on-increase", os.path.join(DATA, "run1"),
+                   os.path.join(DATA, "before"))
+expect(code == 0, f"diff --fail-on-increase, fallbacks fell: {code} {err}")
+
+# --- issue 23: file:line in every site field; a known shape's bytes and time ---------------
+code, o, err = run("check", "--json", one)
+sites = [s for op in json.loads(o)["not_allowed"]["ops"] for s in op["sites"]]
+expect(code == 1 and any(s.get("file") == "lenet.c" and s.get("line") == 88 for s in sites),
+       f"check --json sites with file and line: {sites}")
+code, o, err = run("check", one)
+expect("conv_backward (lenet.c:88) (5)" in err, "check names sites with their line:\n" + err)
+code, o, err = run("report", "--by", "shape", timed)
+expect(re.search(r"vkt_conv f32\[8x6x5x5\]\s+15\s+6\.0 KiB\s+1\.0 KiB\s+900 ms", o),
+       "report --by shape: a known shape's bytes and time:\n" + o)
+
 shutil.rmtree(tmp, ignore_errors=True)
 if failures:
     print(f"{len(failures)} failed")

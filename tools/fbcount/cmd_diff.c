@@ -58,6 +58,7 @@ static const char *change_names[] = {"appeared", "grew", "vanished", "shrank", "
 typedef struct {
     const fbm_row *row; /* the new row, else the old one: names the op or site */
     uint64_t oc, ob, on, nc, nb, nn;
+    uint64_t ou, nu; /* calls whose bytes their backend could not read */
     change ch;
 } delta;
 
@@ -114,11 +115,13 @@ static delta *compare(fbm_census *o, fbm_census *n, fbd_kind kind, fbm_by by, si
     for (size_t i = 0; i < no; i++) {
         const fbm_row *m = fbm_census_find(n, kind, by, ro[i].backend, ro[i].key);
         d[k++] = (delta){m ? m : &ro[i], ro[i].count, ro[i].bytes, ro[i].ns,
-                         m ? m->count : 0, m ? m->bytes : 0, m ? m->ns : 0, D_SAME};
+                         m ? m->count : 0, m ? m->bytes : 0, m ? m->ns : 0,
+                         ro[i].unknown, m ? m->unknown : 0, D_SAME};
     }
     for (size_t i = 0; i < nn; i++)
         if (!fbm_census_find(o, kind, by, rn[i].backend, rn[i].key))
-            d[k++] = (delta){&rn[i], 0, 0, 0, rn[i].count, rn[i].bytes, rn[i].ns, D_SAME};
+            d[k++] = (delta){&rn[i], 0, 0, 0, rn[i].count, rn[i].bytes, rn[i].ns, 0,
+                             rn[i].unknown, D_SAME};
     for (size_t i = 0; i < k; i++)
         d[i].ch = classify(&d[i]);
     qsort(d, k, sizeof *d, cmp_delta);
@@ -159,8 +162,10 @@ static void diff_cells(void *p, size_t i, char **cells)
         snprintf(cells[k++], FBT_CELL, "%s", d->row->backend ? d->row->backend : "-");
     snprintf(cells[k++], FBT_CELL, "%" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")", d->oc, d->nc,
              diff64(d->oc, d->nc));
-    snprintf(cells[k++], FBT_CELL, "%s -> %s (%s)", fbu_bytes(d->ob, b1, sizeof b1),
-             fbu_bytes(d->nb, b2, sizeof b2), signed_bytes(diff64(d->ob, d->nb), b3, sizeof b3));
+    /* Bytes a backend could not read are "?", and so is a change that involves them. */
+    snprintf(cells[k++], FBT_CELL, "%s -> %s (%s)", fbt_bytes(d->ob, d->ou, d->oc, false, b1, sizeof b1),
+             fbt_bytes(d->nb, d->nu, d->nc, false, b2, sizeof b2),
+             d->ou || d->nu ? "?" : signed_bytes(diff64(d->ob, d->nb), b3, sizeof b3));
     if (c->time)
         snprintf(cells[k], FBT_CELL, "%s -> %s (%s)", fbu_duration(d->on, b1, sizeof b1),
                  fbu_duration(d->nn, b2, sizeof b2), signed_time(diff64(d->on, d->nn), b3,
@@ -228,6 +233,10 @@ static json_t *json_section(const diff_opts *o, const delta *d, size_t n)
             json_object_set_new(json_object_get(e, "old"), FBR_NS, json_integer((json_int_t)d[i].on));
             json_object_set_new(json_object_get(e, "new"), FBR_NS, json_integer((json_int_t)d[i].nn));
         }
+        if (d[i].ou)
+            json_object_set_new(json_object_get(e, "old"), FBR_BYTES_KNOWN, json_false());
+        if (d[i].nu)
+            json_object_set_new(json_object_get(e, "new"), FBR_BYTES_KNOWN, json_false());
         json_array_append_new(a, e);
     }
     return a;
@@ -299,8 +308,9 @@ static bool increased(const comparison *cmp)
     const fbd_total *t0 = &cmp->s[0].total, *t1 = &cmp->s[1].total;
     if (t1->fallbacks <= t0->fallbacks && t1->bytes <= t0->bytes)
         return false;
-    fprintf(stderr, "fbcount: diff: fallbacks increased: %" PRIu64 " -> %" PRIu64 " calls, %"
-            PRIu64 " -> %" PRIu64 " bytes\n", t0->fallbacks, t1->fallbacks, t0->bytes, t1->bytes);
+    fprintf(stderr, "fbcount: diff: more fallbacks or bytes than before: %" PRIu64 " -> %" PRIu64
+            " fallbacks, %" PRIu64 " -> %" PRIu64 " bytes left the GPU\n", t0->fallbacks,
+            t1->fallbacks, t0->bytes, t1->bytes);
     return true;
 }
 

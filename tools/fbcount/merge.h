@@ -128,8 +128,8 @@ fbd_dump *fbm_census_dump(const fbm_census *c, size_t i);
 const fbm_row *fbm_census_rows(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort,
                                size_t *n);
 
-/* The row of this backend (NULL for tables whose rows have none) and key, or NULL (not for
- * stack rows, whose keys repeat). */
+/* The row of this backend and key (the backend counts in op and shape tables only), or NULL
+ * (not for stack rows, whose keys repeat). */
 const fbm_row *fbm_census_find(fbm_census *c, fbd_kind kind, fbm_by by, const char *backend,
                                const char *key);
 

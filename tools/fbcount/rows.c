@@ -418,14 +418,12 @@ typedef struct {
     size_t row;
 } stack_row;
 
-/* A new stack row for st, whose frame labels (outermost first) are labels[0..n). */
+/* A new stack row for st, whose frame labels (outermost first) are labels[0..n) and whose
+ * site is at file:line. */
 static fbm_row *new_stack_row(fbm_census *c, table *t, const fbd_dump *d, const fbd_stack *st,
-                              const void *const *labels, size_t n)
+                              const void *const *labels, size_t n, const char *file, long line)
 {
     char name[1200], sname[600];
-    const char *file;
-    long line;
-    fbm_stack_site(d, st, &file, &line);
     fbn_display(st->site, sname, sizeof sname);
     if (file && line > 0)
         snprintf(name, sizeof name, "%s @ %s (%s:%ld)", st->op, sname, fbn_base(file), line);
@@ -456,26 +454,34 @@ static fbm_row *new_stack_row(fbm_census *c, table *t, const fbd_dump *d, const 
 }
 
 /* Stack rows merge across processes by their frame names, since addresses differ between
- * runs: the identity is kind, backend, op, site and the interned labels, as pointers. */
+ * runs: the identity is kind, backend, op, site, the site's line and the interned labels, as
+ * pointers. */
 static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kind)
 {
     size_t n;
     const fbd_stack *st = fbd_stacks(d, &n);
-    const void *key[FBM_MAX_FRAMES + 4];
+    enum { K = 6 }; /* kind, op, site, backend, the site's file and line */
+    const void *key[FBM_MAX_FRAMES + K];
     for (size_t i = 0; i < n; i++) {
         if (st[i].kind != kind || !fbm_census_keeps_backend(c, st[i].backend))
             continue;
         size_t keep_n = st[i].nframes < FBM_MAX_FRAMES ? st[i].nframes : FBM_MAX_FRAMES;
+        const char *file;
+        long line;
+        /* Calls of one op from two lines of a function are two rows, named by their lines. */
+        fbm_stack_site(d, &st[i], &file, &line);
         key[0] = (void *)(uintptr_t)kind;
         key[1] = census_str(c, st[i].op);
         key[2] = census_str(c, st[i].site);
         key[3] = census_str(c, st[i].backend);
-        if (!key[1] || !key[2] || !key[3])
+        key[4] = file ? census_str(c, file) : NULL;
+        key[5] = (void *)(uintptr_t)line;
+        if (!key[1] || !key[2] || !key[3] || (file && !key[4]))
             return -1;
         for (size_t f = 0; f < keep_n; f++)
-            if (!(key[4 + f] = label_of(c, st[i].frames[keep_n - 1 - f])))
+            if (!(key[K + f] = label_of(c, st[i].frames[keep_n - 1 - f])))
                 return -1;
-        size_t keylen = (4 + keep_n) * sizeof key[0];
+        size_t keylen = (K + keep_n) * sizeof key[0];
         /* The interned key stands for the stack and carries its row in this build: one probe
          * finds it, with no chain of full-key compares and no second map. */
         stack_row *sr = fbp_intern_extra(c->pool, key, keylen, sizeof *sr);
@@ -483,7 +489,7 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
             return -1;
         sr = (stack_row *)((unsigned char *)sr + keylen);
         fbm_row *r = sr->gen == t->gen ? &t->rows[sr->row]
-                                       : new_stack_row(c, t, d, &st[i], key + 4, keep_n);
+                                       : new_stack_row(c, t, d, &st[i], key + K, keep_n, file, line);
         if (!r)
             return -1;
         sr->gen = t->gen;
@@ -615,7 +621,9 @@ const fbm_row *fbm_census_find(fbm_census *c, fbd_kind kind, fbm_by by, const ch
     if (!t->built && !fbm_census_rows(c, kind, by, FBM_SORT_BYTES, &n))
         return NULL;
     char id[2200];
-    size_t idlen = ident(id, sizeof id, backend, key);
+    /* Only op and shape rows have their backend in their identity (named_row's callers). */
+    size_t idlen = ident(id, sizeof id, by == FBM_BY_OP || by == FBM_BY_SHAPE ? backend : NULL,
+                         key);
     row_acc *r;
     HASH_FIND(hh, t->map, id, idlen, r);
     return r ? &t->rows[r->index] : NULL;

@@ -328,7 +328,7 @@ static void print_table(FILE *out, fbm_census *c, fbd_kind kind, const fbt_opts 
 {
     size_t n;
     const fbm_row *rows = fbm_census_rows(c, kind, o->by, o->sort, &n);
-    if (kind == FBD_TRANSFER && n == 0)
+    if (kind == FBD_TRANSFER && !fbm_census_summary(c).total.transfers)
         return; /* a census without transfers: no section (most backends make none) */
     if (!o->raw)
         fprintf(out, "\n%s, by %s:\n", kinds[kind].title, fbt_by_name(o->by));
