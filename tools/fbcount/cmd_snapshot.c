@@ -190,78 +190,89 @@ static long pick(long pid, target **out)
     return (long)k;
 }
 
-int fbx_snapshot(int argc, char **argv)
+typedef struct {
+    double timeout;
+    int want;
+    const char *dir;
+    long pid;
+} snap_opts;
+
+static int parse(snap_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"timeout", required_argument, 0, 't'}, {"signal", required_argument, 0, 's'},
         {"dir", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    double timeout = 5.0;
-    int want = 0, opt;
-    const char *dir_opt = NULL;
+    int opt;
+    char *end;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        char *end;
         switch (opt) {
         case 't':
-            timeout = strtod(optarg, &end);
-            if (*end || end == optarg || !(timeout > 0) || timeout > 86400) {
+            o->timeout = strtod(optarg, &end);
+            if (*end || end == optarg || !(o->timeout > 0) || o->timeout > 86400) {
                 fbx_error("snapshot", "--timeout: expected seconds, got '%s'", optarg);
                 return FBX_USAGE;
             }
             break;
         case 's':
-            if (fbr_signal_parse(optarg, &want) != 0 || want == 0) {
+            if (fbr_signal_parse(optarg, &o->want) != 0 || o->want == 0) {
                 fbx_error("snapshot", "--signal: '%s' is not a census signal (USR1, USR2, "
                           "WINCH, URG or a real-time signal)", optarg);
                 return FBX_USAGE;
             }
             break;
-        case 'd': dir_opt = optarg; break;
-        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return FBX_OK;
+        case 'd': o->dir = optarg; break;
+        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return -1;
         default:
             fbx_error("snapshot", "unknown or incomplete option '%s' (try --help)",
                       argv[optind - 1]);
             return FBX_USAGE;
         }
     }
-    char *end;
-    long pid = optind + 1 == argc ? strtol(argv[optind], &end, 10) : 0;
-    if (optind + 1 != argc || *end || pid <= 0 || pid > INT_MAX) {
+    o->pid = optind + 1 == argc ? strtol(argv[optind], &end, 10) : 0;
+    if (optind + 1 != argc || *end || o->pid <= 0 || o->pid > INT_MAX) {
         fbx_error("snapshot", "expected one PID (try --help)");
         return FBX_USAGE;
     }
-    target *t;
-    long n = pick(pid, &t);
-    if (n < 0)
-        return FBX_PROCESS;
-    int code = FBX_OK;
+    return FBX_OK;
+}
+
+/* Sends each target its census signal, after noting what its directory holds. Returns how
+ * many were sent; *code becomes FBX_PROCESS for a target that could not be asked. */
+static size_t ask(target *t, long n, const snap_opts *o, int *code)
+{
     size_t sent = 0;
     for (long i = 0; i < n; i++) {
-        if (dir_opt) {
-            snprintf(t[i].dir, sizeof t[i].dir, "%s", dir_opt);
+        if (o->dir) {
+            snprintf(t[i].dir, sizeof t[i].dir, "%s", o->dir);
         } else if (find_dir(t[i].pid, t[i].dir, sizeof t[i].dir) == -2) {
             fbx_error("snapshot", "process %ld has FBCOUNT_OUTPUT=none: it writes no dumps",
                       (long)t[i].pid);
             t[i].got = true; /* nothing to wait for */
-            code = FBX_PROCESS;
+            *code = FBX_PROCESS;
             continue;
         }
         t[i].before = scan(t[i].dir, &t[i].nbefore);
         int sig;
         char why[512];
-        if (fbs_signal(t[i].pid, want, &sig, why, sizeof why) != 0) {
+        if (fbs_signal(t[i].pid, o->want, &sig, why, sizeof why) != 0) {
             fbx_error("snapshot", "process %ld %s: nothing sent", (long)t[i].pid, why);
             t[i].got = true;
-            code = FBX_PROCESS;
+            *code = FBX_PROCESS;
             continue;
         }
         sent++;
     }
-    fbm_census *c = fbm_census_new();
+    return sent;
+}
+
+/* Waits up to the timeout for each target's new dump, adding it to c. */
+static void wait_dumps(target *t, long n, double timeout, fbm_census *c)
+{
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (bool waiting = sent > 0 && c; waiting;) {
+    for (bool waiting = true; waiting;) {
         waiting = false;
         for (long i = 0; i < n; i++)
             if (!t[i].got) {
@@ -274,10 +285,29 @@ int fbx_snapshot(int argc, char **argv)
             break;
         usleep(50000);
     }
+}
+
+int fbx_snapshot(int argc, char **argv)
+{
+    snap_opts o = {.timeout = 5.0};
+    int code = parse(&o, argc, argv);
+    if (code != FBX_OK)
+        return code < 0 ? fbx_finish("snapshot", FBX_OK) : code;
+    target *t;
+    long n = pick(o.pid, &t);
+    if (n < 0)
+        return FBX_PROCESS;
+    fbm_census *c = fbm_census_new();
+    if (!c) {
+        fbx_error("snapshot", "out of memory");
+        code = FBX_NOMEM;
+    } else if (ask(t, n, &o, &code) > 0) {
+        wait_dumps(t, n, o.timeout, c);
+    }
     for (long i = 0; i < n; i++) {
-        if (!t[i].got) {
+        if (!t[i].got && code != FBX_NOMEM) {
             fbx_error("snapshot", "no new dump of process %ld appeared in %s within %g s",
-                      (long)t[i].pid, t[i].dir, timeout);
+                      (long)t[i].pid, t[i].dir, o.timeout);
             code = FBX_TIMEOUT;
         }
         free_seen(t[i].before, t[i].nbefore);
@@ -286,5 +316,5 @@ int fbx_snapshot(int argc, char **argv)
         fbt_text(stdout, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
     fbm_census_free(c);
     free(t);
-    return code;
+    return fbx_finish("snapshot", code);
 }

@@ -441,6 +441,80 @@ static const char *site_label(const fbd_dump *d, const fbd_stack *st, char *buf,
     return buf;
 }
 
+/* A stack's locations, outermost last, into ids: each frame's record, an inlined frame in
+ * one location with the frame it was inlined into. Returns false when out of memory. */
+static bool stack_locations(builder *b, const fbd_stack *st, const fbd_module *mods,
+                            size_t nmods, vec *ids)
+{
+    size_t group[MAX_INLINE], ng = 0;
+    ids->n = 0;
+    for (size_t k = 0; k < st->nframes && !b->oom; k++) {
+        /* The reader interns a dump's frames: a frame met again is the same record, found
+         * by its address before its contents are keyed and hashed. */
+        const fbd_frame *f = st->frames[k];
+        entry *seen = table_find(&b->by_addr, &f, sizeof f);
+        size_t r = seen ? seen->id : frame_of(b, f, f->python, f->inlined && !f->python,
+                                               mods, nmods);
+        if (!seen && r != NO_FRAME && !table_add(&b->by_addr, &f, sizeof f, r))
+            b->oom = true;
+        if (r == NO_FRAME)
+            break;
+        group[ng++] = r;
+        /* An inlined frame waits for the frame it was inlined into. */
+        if (frec(b, r)->inlined && ng < MAX_INLINE && k + 1 < st->nframes)
+            continue;
+        uint64_t *slot = vec_push(ids);
+        if (!slot) {
+            b->oom = true;
+            break;
+        }
+        *slot = location_of(b, group, ng);
+        ng = 0;
+    }
+    return !b->oom;
+}
+
+/* One sample: the stack's locations, its labels, its three values in its kind's types. */
+static void put_sample(builder *b, const fbd_stack *st, const vec *ids, pb_label **labels,
+                       size_t nl)
+{
+    int64_t v[NVALUES] = {0};
+    int base = st->kind == FBD_HOST ? V_HOST_OPS : st->kind == FBD_TRANSFER ? V_TRANSFERS
+                                                                             : V_FALLBACKS;
+    v[base] = (int64_t)st->count;
+    v[base + 1] = (int64_t)st->bytes;
+    v[base + 2] = (int64_t)st->ns;
+    pb_sample s;
+    perftools__profiles__sample__init(&s);
+    s.n_location_id = ids->n;
+    s.location_id = ids->v;
+    s.n_value = NVALUES;
+    s.value = v;
+    s.n_label = nl;
+    s.label = labels;
+    pb_sample *one = &s;
+    pb_profile p;
+    perftools__profiles__profile__init(&p);
+    p.n_sample = 1;
+    p.sample = &one;
+    perftools__profiles__profile__pack_to_buffer(&p, &b->sink->base);
+}
+
+/* The labels of a dump's process: pid, rank, host, exe. Returns how many. */
+static size_t process_labels(builder *b, const fbd_dump *d, pb_label **proc)
+{
+    size_t n = 0;
+    long rank = fbd_proc(d)->rank;
+    proc[n++] = num_label_of(b, "pid", fbd_pid(d));
+    if (rank >= 0)
+        proc[n++] = num_label_of(b, "rank", rank);
+    if (*fbd_host(d))
+        proc[n++] = label_of(b, "host", fbd_host(d));
+    if (fbd_exe(d) && *fbd_exe(d))
+        proc[n++] = label_of(b, "exe", base_name(fbd_exe(d)));
+    return n;
+}
+
 static void add_dump(builder *b, fbm_census *c, fbd_dump *d)
 {
     size_t nstacks, nmods;
@@ -454,84 +528,124 @@ static void add_dump(builder *b, fbm_census *c, fbd_dump *d)
     int64_t t = parse_time(fbd_time(d));
     if (t && (!b->earliest_ns || t < b->earliest_ns))
         b->earliest_ns = t;
-
-    pb_label *proc[4];
-    size_t nproc = 0;
-    long rank = fbd_proc(d)->rank;
-    proc[nproc++] = num_label_of(b, "pid", fbd_pid(d));
-    if (rank >= 0)
-        proc[nproc++] = num_label_of(b, "rank", rank);
-    if (*fbd_host(d))
-        proc[nproc++] = label_of(b, "host", fbd_host(d));
-    if (fbd_exe(d) && *fbd_exe(d))
-        proc[nproc++] = label_of(b, "exe", base_name(fbd_exe(d)));
-
+    pb_label *labels[MAX_LABELS];
+    size_t nproc = process_labels(b, d, labels + 3);
     vec ids = {.size = sizeof(uint64_t)};
-    size_t group[MAX_INLINE];
     for (size_t i = 0; i < nstacks && !b->oom && !b->sink->failed; i++) {
         if (!fbm_census_keeps_backend(c, st[i].backend))
             continue;
-        ids.n = 0;
-        size_t ng = 0;
-        for (size_t k = 0; k < st[i].nframes && !b->oom; k++) {
-            /* The reader interns a dump's frames: a frame met again is the same record, found
-             * by its address before its contents are keyed and hashed. */
-            const fbd_frame *f = st[i].frames[k];
-            entry *seen = table_find(&b->by_addr, &f, sizeof f);
-            size_t r = seen ? seen->id : frame_of(b, f, f->python, f->inlined && !f->python,
-                                                   mods, nmods);
-            if (!seen && r != NO_FRAME && !table_add(&b->by_addr, &f, sizeof f, r))
-                b->oom = true;
-            if (r == NO_FRAME)
-                break;
-            group[ng++] = r;
-            /* An inlined frame waits for the frame it was inlined into. */
-            if (frec(b, r)->inlined && ng < MAX_INLINE && k + 1 < st[i].nframes)
-                continue;
-            uint64_t *slot = vec_push(&ids);
-            if (!slot) {
-                b->oom = true;
-                break;
-            }
-            *slot = location_of(b, group, ng);
-            ng = 0;
-        }
-        pb_label *labels[MAX_LABELS];
-        size_t nl = 0;
         char site[1200];
-        labels[nl++] = label_of(b, "op", st[i].op);
-        labels[nl++] = label_of(b, "site", site_label(d, &st[i], site, sizeof site));
-        labels[nl++] = label_of(b, "backend", st[i].backend);
-        for (size_t k = 0; k < nproc; k++)
-            labels[nl++] = proc[k];
-        if (b->oom)
-            break;
-        int64_t v[NVALUES] = {0};
-        int base = st[i].kind == FBD_HOST ? V_HOST_OPS
-                   : st[i].kind == FBD_TRANSFER ? V_TRANSFERS : V_FALLBACKS;
-        v[base] = (int64_t)st[i].count;
-        v[base + 1] = (int64_t)st[i].bytes;
-        v[base + 2] = (int64_t)st[i].ns;
-        pb_sample s;
-        perftools__profiles__sample__init(&s);
-        s.n_location_id = ids.n;
-        s.location_id = ids.v;
-        s.n_value = NVALUES;
-        s.value = v;
-        s.n_label = nl;
-        s.label = labels;
-        pb_sample *one = &s;
-        pb_profile p;
-        perftools__profiles__profile__init(&p);
-        p.n_sample = 1;
-        p.sample = &one;
-        perftools__profiles__profile__pack_to_buffer(&p, &b->sink->base);
+        labels[0] = label_of(b, "op", st[i].op);
+        labels[1] = label_of(b, "site", site_label(d, &st[i], site, sizeof site));
+        labels[2] = label_of(b, "backend", st[i].backend);
+        if (stack_locations(b, &st[i], mods, nmods, &ids) && !b->oom)
+            put_sample(b, &st[i], &ids, labels, 3 + nproc);
     }
     free(ids.v);
 }
 
 /* ---- the tables, after the samples -------------------------------------------------- */
 
+/* The profile's tables as protobuf-c records, made from the builder's at the end. */
+typedef struct {
+    pb_mapping *maps, **mapp;
+    pb_function *funcs, **funcp;
+    pb_location *locs, **locp;
+    pb_line *lines, **linep;
+    uint64_t *bases, *ids; /* each mapping's synthetic base and its new id */
+} tables;
+
+static void tables_free(tables *t)
+{
+    free(t->maps);
+    free(t->mapp);
+    free(t->funcs);
+    free(t->funcp);
+    free(t->locs);
+    free(t->locp);
+    free(t->lines);
+    free(t->linep);
+    free(t->bases);
+    free(t->ids);
+}
+
+static int tables_alloc(tables *t, const builder *b)
+{
+    size_t nm = b->maps.n ? b->maps.n : 1, nf = b->funcs.n ? b->funcs.n : 1;
+    size_t nl = b->locs.n ? b->locs.n : 1, nli = b->lines.n ? b->lines.n : 1;
+    *t = (tables){calloc(nm, sizeof *t->maps),   calloc(nm, sizeof *t->mapp),
+                  calloc(nf, sizeof *t->funcs),  calloc(nf, sizeof *t->funcp),
+                  calloc(nl, sizeof *t->locs),   calloc(nl, sizeof *t->locp),
+                  calloc(nli, sizeof *t->lines), calloc(nli, sizeof *t->linep),
+                  calloc(nm, sizeof *t->bases),  calloc(nm, sizeof *t->ids)};
+    return t->maps && t->mapp && t->funcs && t->funcp && t->locs && t->locp && t->lines &&
+                   t->linep && t->bases && t->ids ? 0 : -1;
+}
+
+/* Mappings side by side from 4 MiB up, page-aligned with a gap, so no two overlap; the
+ * executable's first, which pprof takes for the program. */
+static void make_mappings(tables *t, const builder *b)
+{
+    size_t nm = b->maps.n, first = 0;
+    for (size_t i = 0; i < nm; i++)
+        if (b->exe && ((mapping_rec *)b->maps.v)[i].path == b->exe) {
+            first = i;
+            break;
+        }
+    uint64_t next = 0x400000;
+    for (size_t i = 0; i < nm; i++) {
+        size_t src = i == 0 ? first : i <= first ? i - 1 : i; /* mapping id src + 1 */
+        const mapping_rec *r = &((mapping_rec *)b->maps.v)[src];
+        pb_mapping *m = &t->maps[i];
+        perftools__profiles__mapping__init(m);
+        m->id = i + 1;
+        t->ids[src] = i + 1;
+        t->bases[src] = next;
+        m->memory_start = next;
+        m->memory_limit = next + (r->size ? r->size : 1);
+        m->filename = (int64_t)r->path;
+        m->build_id = (int64_t)r->build_id;
+        m->has_functions = r->all_symbolized;
+        m->has_filenames = r->any_file;
+        m->has_line_numbers = r->any_line;
+        m->has_inline_frames = r->any_inline;
+        next = (m->memory_limit + 0x1fff) & ~(uint64_t)0xfff;
+        t->mapp[i] = m;
+    }
+}
+
+static void make_functions_and_locations(tables *t, const builder *b)
+{
+    for (size_t i = 0; i < b->funcs.n; i++) {
+        const uint64_t *f = &((uint64_t *)b->funcs.v)[3 * i];
+        perftools__profiles__function__init(&t->funcs[i]);
+        t->funcs[i].id = i + 1;
+        t->funcs[i].name = (int64_t)f[0];
+        t->funcs[i].system_name = (int64_t)f[1];
+        t->funcs[i].filename = (int64_t)f[2];
+        t->funcp[i] = &t->funcs[i];
+    }
+    for (size_t i = 0; i < b->lines.n; i++) {
+        const uint64_t *l = &((uint64_t *)b->lines.v)[2 * i];
+        perftools__profiles__line__init(&t->lines[i]);
+        t->lines[i].function_id = l[0];
+        t->lines[i].line = (int64_t)l[1];
+        t->linep[i] = &t->lines[i];
+    }
+    for (size_t i = 0; i < b->locs.n; i++) {
+        const location_rec *r = &((location_rec *)b->locs.v)[i];
+        pb_location *l = &t->locs[i];
+        perftools__profiles__location__init(l);
+        l->id = i + 1;
+        l->mapping_id = r->mapping ? t->ids[r->mapping - 1] : 0;
+        l->address = r->mapping ? t->bases[r->mapping - 1] + r->offset : r->offset;
+        l->n_line = r->nlines;
+        l->line = r->nlines ? &t->linep[r->first_line] : NULL;
+        t->locp[i] = l;
+    }
+}
+
+/* The last piece of the profile: sample types, comments and the tables. */
 static int finish(builder *b, const fbm_summary *sum)
 {
     static const char *const types[NVALUES][2] = {
@@ -553,108 +667,31 @@ static int finish(builder *b, const fbm_summary *sum)
              : b->any_untimed ? "measured in some dumps only (0 in the others)"
                               : "measured");
     int64_t comments[2] = {(int64_t)str_id(b, c1), (int64_t)str_id(b, c2)};
-
-    size_t nm = b->maps.n, nf = b->funcs.n, nl = b->locs.n;
-    pb_mapping *maps = calloc(nm ? nm : 1, sizeof *maps);
-    pb_mapping **mapp = calloc(nm ? nm : 1, sizeof *mapp);
-    pb_function *funcs = calloc(nf ? nf : 1, sizeof *funcs);
-    pb_function **funcp = calloc(nf ? nf : 1, sizeof *funcp);
-    pb_location *locs = calloc(nl ? nl : 1, sizeof *locs);
-    pb_location **locp = calloc(nl ? nl : 1, sizeof *locp);
-    pb_line *lines = calloc(b->lines.n ? b->lines.n : 1, sizeof *lines);
-    pb_line **linep = calloc(b->lines.n ? b->lines.n : 1, sizeof *linep);
-    uint64_t *bases = calloc(nm ? nm : 1, sizeof *bases);
-    uint64_t *ids = calloc(nm ? nm : 1, sizeof *ids); /* new id of each mapping */
-    int rc = -1;
-    if (b->oom || !maps || !mapp || !funcs || !funcp || !locs || !locp || !lines || !linep ||
-        !bases || !ids)
-        goto out;
-    /* pprof takes the first mapping for the program: put the executable's there. */
-    size_t first = 0;
-    for (size_t i = 0; i < nm; i++)
-        if (b->exe && ((mapping_rec *)b->maps.v)[i].path == b->exe) {
-            first = i;
-            break;
-        }
-    /* Modules side by side from 4 MiB up, page-aligned with a gap, so no two overlap. */
-    uint64_t next = 0x400000;
-    for (size_t i = 0; i < nm; i++) {
-        size_t src = i == 0 ? first : i <= first ? i - 1 : i; /* mapping id src + 1 */
-        const mapping_rec *r = &((mapping_rec *)b->maps.v)[src];
-        pb_mapping *m = &maps[i];
-        perftools__profiles__mapping__init(m);
-        m->id = i + 1;
-        ids[src] = i + 1;
-        bases[src] = next;
-        m->memory_start = next;
-        m->memory_limit = next + (r->size ? r->size : 1);
-        m->filename = (int64_t)r->path;
-        m->build_id = (int64_t)r->build_id;
-        m->has_functions = r->all_symbolized;
-        m->has_filenames = r->any_file;
-        m->has_line_numbers = r->any_line;
-        m->has_inline_frames = r->any_inline;
-        next = (m->memory_limit + 0x1fff) & ~(uint64_t)0xfff;
-        mapp[i] = m;
+    tables t;
+    /* b->oom: the comments or types above may have failed to intern */
+    int rc = tables_alloc(&t, b) != 0 || b->oom ? -1 : 0;
+    if (rc == 0) {
+        make_mappings(&t, b);
+        make_functions_and_locations(&t, b);
+        pb_profile p;
+        perftools__profiles__profile__init(&p);
+        p.n_sample_type = NVALUES;
+        p.sample_type = vtp;
+        p.n_mapping = b->maps.n;
+        p.mapping = t.mapp;
+        p.n_location = b->locs.n;
+        p.location = t.locp;
+        p.n_function = b->funcs.n;
+        p.function = t.funcp;
+        p.n_comment = 2;
+        p.comment = comments;
+        p.default_sample_type = vt[V_FALLBACKS].type;
+        p.time_nanos = b->earliest_ns;
+        p.n_string_table = b->strs.n;
+        p.string_table = b->strs.v;
+        perftools__profiles__profile__pack_to_buffer(&p, &b->sink->base);
     }
-    for (size_t i = 0; i < nf; i++) {
-        const uint64_t *f = &((uint64_t *)b->funcs.v)[3 * i];
-        perftools__profiles__function__init(&funcs[i]);
-        funcs[i].id = i + 1;
-        funcs[i].name = (int64_t)f[0];
-        funcs[i].system_name = (int64_t)f[1];
-        funcs[i].filename = (int64_t)f[2];
-        funcp[i] = &funcs[i];
-    }
-    for (size_t i = 0; i < b->lines.n; i++) {
-        const uint64_t *l = &((uint64_t *)b->lines.v)[2 * i];
-        perftools__profiles__line__init(&lines[i]);
-        lines[i].function_id = l[0];
-        lines[i].line = (int64_t)l[1];
-        linep[i] = &lines[i];
-    }
-    for (size_t i = 0; i < nl; i++) {
-        const location_rec *r = &((location_rec *)b->locs.v)[i];
-        pb_location *l = &locs[i];
-        perftools__profiles__location__init(l);
-        l->id = i + 1;
-        l->mapping_id = r->mapping ? ids[r->mapping - 1] : 0;
-        l->address = r->mapping ? bases[r->mapping - 1] + r->offset : r->offset;
-        l->n_line = r->nlines;
-        l->line = r->nlines ? &linep[r->first_line] : NULL;
-        locp[i] = l;
-    }
-    pb_profile p;
-    perftools__profiles__profile__init(&p);
-    p.n_sample_type = NVALUES;
-    p.sample_type = vtp;
-    p.n_mapping = nm;
-    p.mapping = mapp;
-    p.n_location = nl;
-    p.location = locp;
-    p.n_function = nf;
-    p.function = funcp;
-    p.n_comment = 2;
-    p.comment = comments;
-    p.default_sample_type = vt[V_FALLBACKS].type;
-    p.time_nanos = b->earliest_ns;
-    if (b->oom) /* the comments or types above may have failed to intern */
-        goto out;
-    p.n_string_table = b->strs.n;
-    p.string_table = b->strs.v;
-    perftools__profiles__profile__pack_to_buffer(&p, &b->sink->base);
-    rc = 0;
-out:
-    free(maps);
-    free(mapp);
-    free(funcs);
-    free(funcp);
-    free(locs);
-    free(locp);
-    free(lines);
-    free(linep);
-    free(bases);
-    free(ids);
+    tables_free(&t);
     return rc;
 }
 
