@@ -11,7 +11,9 @@ used from there, as if installed at that prefix, with no LD_LIBRARY_PATH and no 
   what a relocated install needs;
 - the installed `fbcount run` finds the installed shim, and the census shows the program's
   fallback (VKT_NATIVE_DISABLE=dot); its in-process census (fbcount_count) agrees;
-- `man -l` renders each installed page, and `man` finds each by name in <mandir>.
+- `man -l` renders each installed page, and `man` finds each by name in <mandir>;
+- vkt-lenet-mpi is installed by a build with the tests and not by one without them, as the
+  README's install table says (meson setup -Dtests=false, read with meson introspect).
 
 Each check is reported apart. Where one fails, the next ones are still made, with the
 missing piece supplied by the test and said in its output ("supplied: ...").
@@ -153,6 +155,17 @@ try:
         p = run(["man", "-w", section, name], env=clean_env(MANPATH=at["mandir"]))
         expect(p.stdout.strip() == path, f"man {section} {name} with MANPATH={opts['mandir']}: "
                f"{p.stdout.strip() or p.stderr.strip()}")
+    # a build without the tests installs no vkt-lenet-mpi (and needs no MPI)
+    installed = json.loads(run([MESON, "introspect", "--installed", BUILD]).stdout)
+    mpi = [v for v in installed.values() if os.path.basename(v) == "vkt-lenet-mpi"]
+    expect(mpi if opts.get("tests") else not mpi, f"vkt-lenet-mpi installed with the tests: {mpi}")
+    bare = os.path.join(tmp, "no-tests")
+    p = run([MESON, "setup", bare, os.path.dirname(os.path.dirname(HERE)), "-Dtests=false"],
+            timeout=300, env=clean_env())
+    installed = json.loads(run([MESON, "introspect", "--installed", bare]).stdout or "{}")
+    expect(p.returncode == 0 and installed and
+           not [v for v in installed.values() if os.path.basename(v) == "vkt-lenet-mpi"],
+           f"-Dtests=false installs no vkt-lenet-mpi: {p.returncode} {p.stderr[-500:]}")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 done("install")
