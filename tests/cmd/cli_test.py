@@ -365,6 +365,9 @@ for fmt in ("text", "json", "folded", "svg", "pprof", "openmetrics"):
     code, _, err = run("report", "--format", fmt, "-o", out, one)
     expect(code == 0 and os.path.isfile(out) and not [f for f in os.listdir(tmp) if ".tmp." in f],
            f"report --format {fmt} -o FILE: {code} {err}")
+for target in ("/dev/null", fifo2, tmp):  # symbolize -o, written by the same module
+    code, _, err = run("symbolize", "-q", "-o", target, one, timeout=10)
+    expect(code == 9 and "not a regular file" in err, f"symbolize -o {target}: {code} {err}")
 expect(os.stat("/dev/null").st_rdev != 0, "/dev/null is still a device")
 
 # --- issue 24: option values are tables; an unknown one lists the valid ones -------------

@@ -362,6 +362,11 @@ if standin:
               r"dumps in \S+/fbcount-\d+ ", "err", env=dict(env, LD_PRELOAD=""), cwd=cwd)
     expect(len(glob.glob(os.path.join(cwd, "fbcount-*"))) == 1, "run: default directory")
     expect_rc(["run", "--", "/nonexistent/prog"], 127, r"cannot execute", env=env, cwd=tmp)
+    # run --json=FILE is written by the command's one output module: a device is refused
+    _, err = expect_rc(["run", "--json=/dev/null", "--", sys.executable, SELF, "--child", "env",
+                        envout], 3, r"/dev/null: not a regular file", "err",
+                       env=dict(env, LD_PRELOAD=""), cwd=cwd)
+    expect(os.stat("/dev/null").st_rdev != 0, "run --json=/dev/null left the device alone")
     expect_rc(["run", "--mode", "loud", "--", "true"], 2, env=env, cwd=tmp)
 
     # --- snapshot: a process that answers SIGUSR1 like the shim, but does not run it -----
