@@ -509,25 +509,27 @@ static json_t *result_json(const run_opts *o, const fbx_run_dir *d, const run_st
                      any ? fbt_json(res->census, &to) : json_null());
 }
 
-/* The JSON result, on standard output or into the file (output.h, as every file written). */
+/* The JSON result (taken over: freed here), on standard output or into the file (output.h,
+ * as every file written). */
 static int write_result(const run_opts *o, json_t *j)
 {
     char err[512];
     fbo_file out;
+    int code = FBX_OK;
     if (!j) {
         fbx_error("run", "out of memory");
         return FBX_NOMEM;
     }
     if (fbo_open(&out, o->json_file, err, sizeof err) != 0) {
-        fbx_error("run", "%s", err);
-        return FBX_WRITE;
+        code = FBX_WRITE;
+    } else {
+        int rc = json_dumpf(j, out.f, JSON_INDENT(2)) || fputc('\n', out.f) == EOF ? -1 : 0;
+        code = fbo_close(&out, rc == 0, err, sizeof err) != 0 ? FBX_WRITE : FBX_OK;
     }
-    int rc = json_dumpf(j, out.f, JSON_INDENT(2)) || fputc('\n', out.f) == EOF ? -1 : 0;
-    if (fbo_close(&out, rc == 0, err, sizeof err) != 0) {
+    if (code != FBX_OK)
         fbx_error("run", "%s", err);
-        return FBX_WRITE;
-    }
-    return FBX_OK;
+    json_decref(j);
+    return code;
 }
 
 static void free_result(run_result *res)

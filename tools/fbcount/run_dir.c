@@ -62,19 +62,21 @@ static int remove_old(const char *old)
 /* A fresh fbcount-<pid> (or fbcount-<pid>.<n> when that name is taken). */
 static int make_default(fbx_run_dir *d)
 {
+    char name[64] = "";
     for (int i = 0; i < 100; i++) {
         if (i)
-            snprintf(d->path, sizeof d->path, "fbcount-%ld.%d", (long)getpid(), i);
+            snprintf(name, sizeof name, "fbcount-%ld.%d", (long)getpid(), i);
         else
-            snprintf(d->path, sizeof d->path, "fbcount-%ld", (long)getpid());
-        if (mkdir(d->path, 0777) == 0) {
+            snprintf(name, sizeof name, "fbcount-%ld", (long)getpid());
+        if (mkdir(name, 0777) == 0) {
+            memcpy(d->path, name, sizeof name);
             d->created = true;
             return 0;
         }
         if (errno != EEXIST)
             break;
     }
-    fbx_error("run", "%s: cannot create directory: %s", d->path, strerror(errno));
+    fbx_error("run", "%s: cannot create directory: %s", name, strerror(errno));
     return FBX_READ;
 }
 

@@ -51,6 +51,32 @@ size_t fbt_term_width(FILE *out)
 
 #define ESC_CELL (FBT_CELL * 4 + 1)
 
+/* Fits the column widths w into width: fixed columns keep theirs; the flexible ones share
+ * what is left, the first (the names) taking most of it. */
+static void fit(size_t *w, const fbt_col *cols, int ncols, size_t width)
+{
+    size_t fixed = 2 + 2 * (size_t)(ncols - 1), flexw = 0;
+    int flex[2], nf = 0;
+    for (int k = 0; k < ncols; k++) {
+        if (cols[k].flex && nf < 2) {
+            flex[nf++] = k;
+            flexw += w[k];
+        } else {
+            fixed += w[k];
+        }
+    }
+    size_t avail = width > fixed + 16 ? width - fixed : 16;
+    if (!nf || flexw <= avail)
+        return;
+    size_t a = w[flex[0]], b = nf > 1 ? w[flex[1]] : 0;
+    size_t fa = a < avail * 3 / 5 ? a : a + b <= avail ? a : avail - (b < avail * 2 / 5 ? b : avail * 2 / 5);
+    if (fa > avail)
+        fa = avail;
+    w[flex[0]] = fa < 8 ? 8 : fa;
+    if (nf > 1)
+        w[flex[1]] = avail > w[flex[0]] ? avail - w[flex[0]] : 0;
+}
+
 void fbt_print(FILE *out, const fbt_opts *o, const fbt_col *cols, int ncols, size_t nrows,
                fbt_cells_fn fn, void *ctx)
 {
@@ -86,30 +112,8 @@ void fbt_print(FILE *out, const fbt_opts *o, const fbt_col *cols, int ncols, siz
                 w[k] = cw;
         }
     }
-    if (o->width) {
-        /* Fixed columns keep their width; the flexible ones share what is left, the first
-         * (the names) taking most of it. */
-        size_t fixed = 2 + 2 * (size_t)(ncols - 1), flexw = 0;
-        int flex[2], nf = 0;
-        for (int k = 0; k < ncols; k++) {
-            if (cols[k].flex && nf < 2) {
-                flex[nf++] = k;
-                flexw += w[k];
-            } else {
-                fixed += w[k];
-            }
-        }
-        size_t avail = o->width > fixed + 16 ? o->width - fixed : 16;
-        if (nf && flexw > avail) {
-            size_t a = w[flex[0]], b = nf > 1 ? w[flex[1]] : 0;
-            size_t fa = a < avail * 3 / 5 ? a : a + b <= avail ? a : avail - (b < avail * 2 / 5 ? b : avail * 2 / 5);
-            if (fa > avail)
-                fa = avail;
-            w[flex[0]] = fa < 8 ? 8 : fa;
-            if (nf > 1)
-                w[flex[1]] = avail > w[flex[0]] ? avail - w[flex[0]] : 0;
-        }
-    }
+    if (o->width)
+        fit(w, cols, ncols, o->width);
     for (size_t i = o->noheadings ? 1 : 0; i <= nrows; i++) {
         if (i)
             fn(ctx, i - 1, cells);
