@@ -122,7 +122,8 @@ expect(code == 0 and {r["backend"]: r["change"] for r in j.get("fallbacks", [])}
 code, out, err = run("diff", "--where", "backend=vkt", "--fail-on-increase", OLD, MULTI)
 expect(code == 0 and "mygpu" not in out, f"diff --where backend=vkt: {code}\n{out}{err}")
 code, out, err = run("diff", "--fail-on-increase", OLD, MULTI)
-expect(code == 1 and "than before: 24 -> 18 fallbacks, 8192 -> 28672 bytes" in err, f"diff --fail-on-increase: {code} {err}")
+expect(code == 1 and "than before: 24 -> 18 fallbacks, 8192 -> 28672 bytes" in err,
+       f"diff --fail-on-increase: {code} {err}")
 code, j = js("check", "--max", "100", MULTI)
 expect(code == 0 and j.get("transfers", {}).get("bytes") == 98304 and j["transfers"]["gated"] is False,
        f"check: transfers shown, not gated: {j.get('transfers')}")

@@ -135,7 +135,7 @@ try:
                f"app under fbcount run: libfbcount is not the installed copy:\n{p.stdout}")
         expect("in-process census: 1 fallback(s) of vkt_dot" in p.stdout,
                f"app under fbcount run: its in-process census:\n{p.stdout}{p.stderr}")
-        expect(re.search(r"^\s*vkt_dot\s+1\s.*\bstep 1$", p.stderr, re.M),
+        expect(re.search(r"^\s*vkt_dot\s+1\s.*\bstep \(app\.c:\d+\) 1$", p.stderr, re.M),
                f"fbcount run: the census does not show app's vkt_dot from step:\n{p.stderr}")
         p = run([fbcount, "report", "--format", "json", "--by", "site", out_dir],
                 env=clean_env())
