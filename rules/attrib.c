@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int fbr_names_parse(const char *value, const char *def, fbr_names *out)
 {
@@ -84,6 +85,22 @@ bool fbr_module_is_interpreter(const char *path)
     return true;
 }
 
+/* Whether the directory file[0..len) is a Python package: it holds __init__.py, or it is not
+ * here to look at (a dump read on another machine), where the name alone decides. A folder
+ * that merely shares the name (a project checked out in ~/src/torch) is not the package. */
+static bool package_dir(const char *file, size_t len)
+{
+    char dir[4096];
+    if (len + sizeof "/__init__.py" > sizeof dir)
+        return true;
+    memcpy(dir, file, len);
+    strcpy(dir + len, "/__init__.py");
+    if (access(dir, F_OK) == 0)
+        return true;
+    dir[len] = '\0';
+    return access(dir, F_OK) != 0;
+}
+
 bool fbr_py_in_package(const char *file, const fbr_names *packages)
 {
     if (!file)
@@ -93,7 +110,7 @@ bool fbr_py_in_package(const char *file, const fbr_names *packages)
         size_t len = strlen(pkg);
         for (const char *p = file; (p = strstr(p, pkg)); p++) {
             bool starts = p == file || p[-1] == '/';
-            if (starts && p[len] == '/')
+            if (starts && p[len] == '/' && package_dir(file, (size_t)(p - file) + len))
                 return true; /* .../vkt/ops.py */
             if (starts && !strcmp(p + len, ".py"))
                 return true; /* .../vkt.py */

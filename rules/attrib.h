@@ -41,8 +41,9 @@ bool fbr_is_op(const char *symbol, const fbr_names *prefixes);
  * for the Python code that called through them. */
 bool fbr_module_is_interpreter(const char *path);
 
-/* Whether a Python source file belongs to one of the packages (a directory component named
- * like the package, or the module file <package>.py). */
+/* Whether a Python source file belongs to one of the packages: under a directory named like
+ * the package that is a Python package (holds __init__.py, or is not on this machine), or the
+ * module file <package>.py. */
 bool fbr_py_in_package(const char *file, const fbr_names *packages);
 
 /* A native frame as attribution needs it. module: an id shared by the frames of one
@@ -65,6 +66,7 @@ typedef struct {
     long op;      /* native frame of the op, -1 when no frame is an op */
     long site;    /* native frame of the site, -1 when none lies outside the module */
     long py_site; /* Python frame of the site (innermost first), -1 when not Python */
+    int site_inline; /* the site's function among those inlined at its frame (0: innermost) */
 } fbr_attrib;
 
 /* Attributes a stack of n native frames and npy Python frames (innermost first). */

@@ -121,6 +121,11 @@ static int d_python(parse_ctx *p, char **w, int n)
     return add_patterns(p, &p->b->python, w, n, "python");
 }
 
+static int d_sources(parse_ctx *p, char **w, int n)
+{
+    return add_patterns(p, &p->b->sources, w, n, "sources");
+}
+
 static int d_exit(parse_ctx *p, char **w, int n)
 {
     fbr_backend *b = p->b;
@@ -224,7 +229,7 @@ typedef struct {
 static const directive directives[] = {
     {"name", d_name, true},          {"library", d_library, false}, {"exit", d_exit, false},
     {"op", d_op, true},              {"modules", d_modules, false}, {"python", d_python, false},
-    {"accessor", d_accessor, false}, {"refuse", d_refuse, true},
+    {"accessor", d_accessor, false}, {"refuse", d_refuse, true},   {"sources", d_sources, false},
 };
 
 static int directive_line(parse_ctx *p, char *line)
@@ -249,8 +254,8 @@ static int directive_line(parse_ctx *p, char *line)
         p->seen |= 1u << i;
         return directives[i].read(p, w + 1, n - 1);
     }
-    return fail(p, "unknown directive '%.40s' (name, library, exit, op, modules, python, accessor, "
-                   "refuse)", w[0]);
+    return fail(p, "unknown directive '%.40s' (name, library, exit, op, modules, python, sources, "
+                   "accessor, refuse)", w[0]);
 }
 
 int fbr_backend_parse(const char *text, size_t len, fbr_source source, fbr_backend *out,
@@ -415,6 +420,14 @@ bool fbr_backend_module(const fbr_backend *b, const char *path)
     return matches(&b->library, path) || matches(&b->modules, path);
 }
 
+bool fbr_backend_source(const fbr_backend *b, const char *file)
+{
+    for (int i = 0; file && i < b->sources.n; i++)
+        if (!fnmatch(b->sources.s[i], file, 0))
+            return true;
+    return false;
+}
+
 bool fbr_backend_python(const fbr_backend *b, const char *file)
 {
     fbr_names pk = {.n = b->python.n};
@@ -501,11 +514,23 @@ static long op_frame(const fbr_backend *b, size_t n, fbr_native_at at, void *ctx
     return -1;
 }
 
-void fbr_attribute_backend(const fbr_backend *b, size_t n, fbr_native_at at, void *ctx,
-                           const fbr_pyframe *py, size_t npy, fbr_attrib *out, char *op,
+/* The innermost function inlined at frame i that is not the backend's; -1 when all are. */
+static int user_inline(const fbr_backend *b, fbr_files_at files, void *ctx, size_t i)
+{
+    const char *f[16];
+    int n = files && b->sources.n ? files(ctx, i, f, 16) : 0;
+    for (int k = 0; k < n; k++)
+        if (!fbr_backend_source(b, f[k]))
+            return k;
+    return n ? -1 : 0;
+}
+
+void fbr_attribute_backend(const fbr_backend *b, size_t n, fbr_native_at at, fbr_files_at files,
+                           void *ctx, const fbr_pyframe *py, size_t npy, fbr_attrib *out, char *op,
                            size_t cap)
 {
     out->op = out->site = out->py_site = -1;
+    out->site_inline = 0;
     if (cap)
         op[0] = '\0';
     if (n == 0)
@@ -517,7 +542,11 @@ void fbr_attribute_backend(const fbr_backend *b, size_t n, fbr_native_at at, voi
         const fbr_native *f = at(ctx, j);
         if (f->module == op_mod || f->module == exit_mod || fbr_backend_module(b, f->path))
             continue;
+        int k = user_inline(b, files, ctx, j);
+        if (k < 0)
+            continue; /* the backend's header code, compiled into the caller's module */
         out->site = (long)j;
+        out->site_inline = k;
         if (fbr_module_is_interpreter(f->path))
             for (size_t k = 0; k < npy; k++)
                 if (!fbr_backend_python(b, py[k].file)) {

@@ -24,6 +24,9 @@
  *   modules   libvkt.so* _vkt.*.so      more modules of the backend (the exit's module and the
  *                                       op's module always are)
  *   python    vkt                       the backend's Python packages
+ *   sources   PATTERN...                the backend's source files (its headers: torch's are
+ *                                       the ATen and c10 trees), whole-path globs: a function of
+ *                                       theirs inlined into the user's code is the backend's
  *   accessor  rank=vkt_tensor_rank ...  optional functions of the exit's module that read a
  *                                       result (rank, shape, dtype, dtype_name), its counters
  *                                       (stats) and the fallback's start (started)
@@ -107,6 +110,7 @@ typedef struct fbr_backend {
     fbr_patterns op;     /* prefixes, or the scope's components (at, _ops) */
     fbr_patterns modules;
     fbr_patterns python;
+    fbr_patterns sources;
     char accessor[FBR_ACC_COUNT][FBR_PATTERN_LEN]; /* "" where not named */
     bool refuse_throw;
     bool has_refuse;
@@ -146,6 +150,12 @@ bool fbr_backend_library(const fbr_backend *b, const char *path);
 bool fbr_backend_module(const fbr_backend *b, const char *path);
 /* Whether a Python source file belongs to one of the backend's packages. */
 bool fbr_backend_python(const fbr_backend *b, const char *file);
+/* Whether a native source file is one of the backend's (sources patterns, on the whole path). */
+bool fbr_backend_source(const fbr_backend *b, const char *file);
+
+/* The source files of the functions inlined at native frame i, innermost first (the function
+ * the symbol table names last): at most max into files; returns how many (0 when unknown). */
+typedef int (*fbr_files_at)(void *ctx, size_t i, const char **files, int max);
 
 /* The op a native frame names under the row's rule (prefix, scope), written into out (cap
  * bytes); false when the frame names none. The library rule is decided by the caller, which
@@ -158,8 +168,11 @@ bool fbr_backend_op_of(const fbr_backend *b, const char *symbol, char *out, size
  * (cap bytes, "" without one); the site is searched outward from the op frame (from the exit
  * without one), past the backend's modules and Python packages. A name the reader gave wins
  * over op's, but the site is still found from the op frame. */
-void fbr_attribute_backend(const fbr_backend *b, size_t n, fbr_native_at at, void *ctx,
-                           const fbr_pyframe *py, size_t npy, fbr_attrib *out, char *op,
+/* files (may be NULL) names the functions inlined at a candidate site: a frame whose every
+ * function is in the backend's sources is the backend's too, and out->site_inline is the
+ * innermost function of the site's frame that is not. */
+void fbr_attribute_backend(const fbr_backend *b, size_t n, fbr_native_at at, fbr_files_at files,
+                           void *ctx, const fbr_pyframe *py, size_t npy, fbr_attrib *out, char *op,
                            size_t cap);
 
 #endif

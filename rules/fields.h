@@ -103,6 +103,7 @@
 #define FBR_SOURCE_FILE "file"
 #define FBR_SOURCE_DECLARED "declared"
 #define FBR_COUNTERS "counters" /* backends[]: the backend's own op counters, or null */
+#define FBR_READER "reader"     /* backends[]: what the reader says of it ("adapter ...") */
 
 /* frames, sites and modules */
 #define FBR_IP "ip"

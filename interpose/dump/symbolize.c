@@ -13,6 +13,7 @@
 
 #include "dump.h"
 #include "dwname.h" /* rules/: how DWARF names a frame and its file */
+#include "fields.h"
 
 pthread_mutex_t fbc_sym_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -277,6 +278,31 @@ static const fbr_native *native_at(void *ctx, size_t i)
     return &w->natives[i];
 }
 
+/* The row a stack was recorded under; libvkt's for a stack of no known backend. */
+static const fbr_backend *row_of(const fbc_entry *e, const fbc_bmod **bm)
+{
+    *bm = fbc_bmod_at(FBC_BACKEND_BMOD(e->backend));
+    if (*bm)
+        return (*bm)->row;
+    const fbr_backend *vkt = fbc_row_at(0);
+    return vkt ? vkt : fbr_backend_named(FBR_BACKEND_DEFAULT);
+}
+
+/* The files of the functions inlined at a candidate site, as rules/backend.h asks. */
+static int files_at(void *ctx, size_t i, const char **files, int max)
+{
+    walk *w = ctx;
+    fbc_frame_info chain[FBC_MAX_INLINE];
+    int n = fbc_symbolize_chain(w->e->frames[i], i == 0, chain, FBC_MAX_INLINE);
+    int k = 0;
+    for (int j = 0; j < n && k < max; j++)
+        if (chain[j].file)
+            files[k++] = chain[j].file;
+        else
+            return 0; /* a function of no known file: the rule cannot tell */
+    return k;
+}
+
 unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out)
 {
     /* Frames are named only as far as the op and its site need: a stack's outer frames
@@ -291,11 +317,18 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
     }
     walk w = {e, infos, natives, 0};
     fbr_attrib a;
-    fbr_attribute(n, native_at, &w, py, npy, &fbc_cfg.prefixes, &fbc_cfg.py_backend, &a);
+    char op[256];
     memset(out, 0, sizeof *out);
+    const fbr_backend *row = row_of(e, &out->backend);
+    fbr_attribute_backend(row, n, native_at, files_at, &w, py, npy, &a, op, sizeof op);
     out->op = out->site = FBR_UNKNOWN;
-    if (a.op >= 0)
+    /* A name the reader gave (ggml's node, the dispatcher's operator) wins over the stack's. */
+    if (e->op)
+        out->op = (const char *)e->op;
+    else if (op[0] && a.op >= 0 && infos[a.op].symbol && !strcmp(op, infos[a.op].symbol))
         out->op = infos[a.op].symbol;
+    else if (op[0] && intern(op))
+        out->op = intern(op); /* the second lookup finds the first's copy */
     if (a.py_site >= 0) {
         out->site = py[a.py_site].function ? py[a.py_site].function : FBR_UNKNOWN;
         out->site_file = py[a.py_site].file;
@@ -305,8 +338,8 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
         /* The innermost function at that address: a helper inlined into its caller is the
          * code that called the op, at its own line. */
         fbc_frame_info chain[FBC_MAX_INLINE];
-        fbc_symbolize_chain(e->frames[a.site], false, chain, FBC_MAX_INLINE);
-        fbc_frame_info *f = &chain[0];
+        int nc = fbc_symbolize_chain(e->frames[a.site], false, chain, FBC_MAX_INLINE);
+        fbc_frame_info *f = &chain[a.site_inline < nc ? a.site_inline : 0];
         out->site = unnamed(f);
         out->site_file = f->file;
         out->site_line = f->line;

@@ -168,7 +168,7 @@ Test(backend, torch_site_from_the_op_frame)
     frames s = {f};
     fbr_attrib a;
     char op[64];
-    fbr_attribute_backend(torch, 6, at, &s, py, 2, &a, op, sizeof op);
+    fbr_attribute_backend(torch, 6, at, NULL, &s, py, 2, &a, op, sizeof op);
     cr_expect_eq(a.op, 3);
     cr_expect_str_eq(op, "gelu");
     cr_expect_eq(a.site, 5);
@@ -176,7 +176,7 @@ Test(backend, torch_site_from_the_op_frame)
     /* A C++ caller: the user's frame after the op. */
     const fbr_native g[] = {f[0], f[1], f[2], f[3], {"main", 6, "/home/u/driver"}};
     frames t = {g};
-    fbr_attribute_backend(torch, 5, at, &t, NULL, 0, &a, op, sizeof op);
+    fbr_attribute_backend(torch, 5, at, NULL, &t, NULL, 0, &a, op, sizeof op);
     cr_expect_eq(a.site, 4);
     cr_expect_eq(a.py_site, -1);
 }
@@ -191,7 +191,7 @@ Test(backend, reader_and_library_rules)
     frames s = {f};
     fbr_attrib a;
     char op[64];
-    fbr_attribute_backend(ggml, 4, at, &s, NULL, 0, &a, op, sizeof op);
+    fbr_attribute_backend(ggml, 4, at, NULL, &s, NULL, 0, &a, op, sizeof op);
     cr_expect_eq(a.op, -1, "the reader names ggml's ops");
     cr_expect_str_eq(op, "");
     cr_expect_eq(a.site, 3, "the caller of llama_decode");
@@ -201,8 +201,51 @@ Test(backend, reader_and_library_rules)
                             {"cv_layer_forward", 1, "/l/libcv.so.4"},
                             {"run_net", 2, "/home/u/app"}};
     frames t = {g};
-    fbr_attribute_backend(&row, 3, at, &t, NULL, 0, &a, op, sizeof op);
+    fbr_attribute_backend(&row, 3, at, NULL, &t, NULL, 0, &a, op, sizeof op);
     cr_expect_eq(a.op, 1);
     cr_expect_str_eq(op, "cv_layer_forward");
     cr_expect_eq(a.site, 2);
+}
+
+/* The functions inlined at each frame, by its symbol: at::gelu inlined into main, and an
+ * out-of-line copy of a header function in the caller's module. */
+static int files_at(void *ctx, size_t i, const char **files, int max)
+{
+    static const struct {
+        const char *symbol, *files[2];
+    } chains[] = {{"main", {"/usr/include/ATen/ops/gelu.h", "/home/u/driver.cc"}},
+                  {"_ZNK3c108optionalIlE5valueEv", {"/usr/include/c10/util/Optional.h", NULL}},
+                  {"run", {"/home/u/driver.cc", NULL}}};
+    const char *sym = at(ctx, i)->symbol;
+    for (size_t c = 0; c < sizeof chains / sizeof *chains; c++) {
+        if (strcmp(chains[c].symbol, sym))
+            continue;
+        int n = 0;
+        for (; n < 2 && n < max && chains[c].files[n]; n++)
+            files[n] = chains[c].files[n];
+        return n;
+    }
+    return 0;
+}
+
+Test(backend, inlined_backend_code_is_not_the_site)
+{
+    const fbr_backend *torch = fbr_backend_named("torch");
+    const fbr_native f[] = {{"_ZN2at4_ops4gelu4callERKNS_6TensorEN3c1017basic_string_viewIcEE", 1,
+                             "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"},
+                            {"main", 2, "/home/u/driver"}};
+    frames s = {f};
+    fbr_attrib a;
+    char op[64];
+    fbr_attribute_backend(torch, 2, at, files_at, &s, NULL, 0, &a, op, sizeof op);
+    cr_expect_eq(a.site, 1);
+    cr_expect_eq(a.site_inline, 1, "main, which at::gelu was inlined into");
+    const fbr_native g[] = {f[0], {"_ZNK3c108optionalIlE5valueEv", 2, "/home/u/driver"},
+                            {"run", 2, "/home/u/driver"}, {"main", 2, "/home/u/driver"}};
+    frames t = {g};
+    fbr_attribute_backend(torch, 4, at, files_at, &t, NULL, 0, &a, op, sizeof op);
+    cr_expect_eq(a.site, 2, "the header function's own frame is PyTorch's");
+    cr_expect_eq(a.site_inline, 0);
+    cr_expect(fbr_backend_source(torch, "/usr/include/ATen/ops/gelu.h"));
+    cr_expect(!fbr_backend_source(torch, "/home/u/attention.cc"));
 }
