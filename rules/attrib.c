@@ -1,6 +1,7 @@
 /* attrib.c - see attrib.h. */
 #include "attrib.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -145,4 +146,26 @@ void fbr_attribute(size_t n, fbr_native_at at, void *ctx, const fbr_pyframe *py,
                 }
         return;
     }
+}
+
+const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned long offset,
+                        char *buf, size_t cap)
+{
+    if (symbol)
+        return symbol;
+    if (!module_path)
+        return FBR_UNKNOWN;
+    snprintf(buf, cap, "%s+0x%lx", base_name(module_path), offset);
+    return buf;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const char *site_b,
+                   const char *file_b, long line_b)
+{
+    return same_text(site_a, site_b) && same_text(file_a, file_b) && (!file_a || line_a == line_b);
 }

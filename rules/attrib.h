@@ -69,6 +69,17 @@ typedef struct {
     int site_inline; /* the site's function among those inlined at its frame (0: innermost) */
 } fbr_attrib;
 
+/* The name of a frame as people read it where its symbol is unknown: "libfoo.so+0x1f30"
+ * (the module's file name and the offset from its load base), or "(unknown)" without a
+ * module. symbol itself when known. Written into buf (cap bytes) when made. */
+const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned long offset,
+                        char *buf, size_t cap);
+
+/* Whether two sites of an op are one: the same function, at the same file and line (no file
+ * on either side: the function alone). The shim's report and `fbcount symbolize` merge by it. */
+bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const char *site_b,
+                   const char *file_b, long line_b);
+
 /* Attributes a stack of n native frames and npy Python frames (innermost first). */
 void fbr_attribute(size_t n, fbr_native_at at, void *ctx, const fbr_pyframe *py, size_t npy,
                    const fbr_names *prefixes, const fbr_names *py_backend, fbr_attrib *out);

@@ -2,7 +2,6 @@
  * the shim can read them in a process that may never use a backend. */
 #include "backend.h"
 
-#include <fnmatch.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -399,13 +398,37 @@ int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t er
 
 /* ---- membership ----------------------------------------------------------------------- */
 
+/* A glob of '*' (any run of bytes) and '?' (one byte), matched byte by byte: fnmatch(3)
+ * converts to wide characters under a UTF-8 locale, an allocation per frame of every stack. */
+bool fbr_glob(const char *pattern, const char *s)
+{
+    const char *star = NULL, *resume = NULL;
+    while (*s) {
+        if (*pattern == '*') {
+            star = pattern++;
+            resume = s;
+        } else if (*pattern == '?' || *pattern == *s) {
+            pattern++;
+            s++;
+        } else if (star) {
+            pattern = star + 1;
+            s = ++resume;
+        } else {
+            return false;
+        }
+    }
+    while (*pattern == '*')
+        pattern++;
+    return !*pattern;
+}
+
 static bool matches(const fbr_patterns *p, const char *path)
 {
     if (!path)
         return false;
     const char *b = base_of(path);
     for (int i = 0; i < p->n; i++)
-        if (!fnmatch(p->s[i], b, 0))
+        if (fbr_glob(p->s[i], b))
             return true;
     return false;
 }
@@ -423,7 +446,7 @@ bool fbr_backend_module(const fbr_backend *b, const char *path)
 bool fbr_backend_source(const fbr_backend *b, const char *file)
 {
     for (int i = 0; file && i < b->sources.n; i++)
-        if (!fnmatch(b->sources.s[i], file, 0))
+        if (fbr_glob(b->sources.s[i], file))
             return true;
     return false;
 }
@@ -555,4 +578,66 @@ void fbr_attribute_backend(const fbr_backend *b, size_t n, fbr_native_at at, fbr
                 }
         return;
     }
+}
+
+/* ---- a row as text ------------------------------------------------------------------- */
+
+typedef struct {
+    char *out;
+    size_t cap, len;
+} text;
+
+__attribute__((format(printf, 2, 3))) static void put(text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->len < t->cap ? t->out + t->len : NULL, t->len < t->cap ? t->cap - t->len : 0,
+                      fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len += (size_t)n;
+}
+
+static void put_list(text *t, const char *directive, const fbr_patterns *p)
+{
+    if (!p->n)
+        return;
+    put(t, "%s", directive);
+    for (int i = 0; i < p->n; i++)
+        put(t, " %s", p->s[i]);
+    put(t, "\n");
+}
+
+int fbr_backend_format(const fbr_backend *b, char *out, size_t cap)
+{
+    text t = {out, cap, 0};
+    if (cap)
+        out[0] = '\0';
+    put(&t, "name %s\n", b->name);
+    put_list(&t, "library", &b->library);
+    for (int i = 0; i < b->nexits; i++)
+        put(&t, "exit %s %s read=%s\n", b->exit[i].symbol, fbr_exit_kind_name(b->exit[i].kind),
+            fbr_reader_name(b->exit[i].reader));
+    if (b->oprule == FBR_OPRULE_SCOPE) {
+        put(&t, "op scope ");
+        for (int i = 0; i < b->op.n; i++)
+            put(&t, "%s%s", i ? "::" : "", b->op.s[i]);
+        put(&t, "\n");
+    } else {
+        put(&t, "op %s", oprule_names[b->oprule]);
+        for (int i = 0; b->oprule == FBR_OPRULE_PREFIX && i < b->op.n; i++)
+            put(&t, " %s", b->op.s[i]);
+        put(&t, "\n");
+    }
+    put_list(&t, "modules", &b->modules);
+    put_list(&t, "python", &b->python);
+    put_list(&t, "sources", &b->sources);
+    for (int a = 0; a < FBR_ACC_COUNT; a++)
+        if (b->accessor[a][0])
+            put(&t, "accessor %s=%s\n", accessor_names[a], b->accessor[a]);
+    if (b->refuse_throw)
+        put(&t, "refuse throw\n");
+    else if (b->has_refuse)
+        put(&t, "refuse %ld\n", b->refuse);
+    return (int)t.len;
 }

@@ -137,12 +137,19 @@ const fbr_backend *fbr_backend_named(const char *name);
  * the reason in err. */
 int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t errlen);
 
+/* The row as a descriptor (the format above) in out (cap bytes): parsing it gives the row
+ * back. Returns the length the whole text needs, like snprintf. */
+int fbr_backend_format(const fbr_backend *b, char *out, size_t cap);
+
 /* Names of the kinds, readers and accessors, for descriptors and dumps. */
 const char *fbr_exit_kind_name(fbr_exit_kind k);
 const char *fbr_reader_name(fbr_reader r);
 const char *fbr_accessor_name(fbr_accessor a);
 
 /* ---- what belongs to a backend -------------------------------------------------------- */
+
+/* Whether s matches a glob of '*' (any run of bytes) and '?' (any one byte). */
+bool fbr_glob(const char *pattern, const char *s);
 
 /* Whether the module at path is the backend's library (library patterns, on the base name). */
 bool fbr_backend_library(const fbr_backend *b, const char *path);

@@ -104,6 +104,7 @@
 #define FBR_SOURCE_DECLARED "declared"
 #define FBR_COUNTERS "counters" /* backends[]: the backend's own op counters, or null */
 #define FBR_READER "reader"     /* backends[]: what the reader says of it ("adapter ...") */
+#define FBR_DESCRIPTOR "descriptor" /* backends[]: a row not built in, as its descriptor text */
 
 /* frames, sites and modules */
 #define FBR_IP "ip"

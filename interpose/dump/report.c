@@ -52,9 +52,8 @@ static fbc_rop *op_for(fbc_report *r, fbc_kind k, const fbc_bmod *b, const char 
 static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
 {
     for (size_t i = 0; i < o->nsites; i++)
-        if (!strcmp(o->sites[i].site, a->site) && o->sites[i].line == a->site_line &&
-            (o->sites[i].file == a->site_file ||
-             (o->sites[i].file && a->site_file && !strcmp(o->sites[i].file, a->site_file)))) {
+        if (fbr_same_site(o->sites[i].site, o->sites[i].file, o->sites[i].line, a->site,
+                          a->site_file, a->site_line)) {
             fbc_rsite *g = &o->sites[i];
             g->count += s->count;
             g->bytes += s->bytes;

@@ -181,6 +181,13 @@ static void write_backend(fbc_writer *w, const fbc_report *r)
             fbc_w_str(w, "," FBR_KEY(FBR_READER));
             fbc_w_json(w, b->note);
         }
+        if (b->row->source != FBR_FROM_BUILTIN) {
+            /* So that the command attributes its stacks again (a crash dump) by its rule. */
+            char text[FBR_DESCRIPTOR_MAX];
+            fbr_backend_format(b->row, text, sizeof text);
+            fbc_w_str(w, "," FBR_KEY(FBR_DESCRIPTOR));
+            fbc_w_json(w, text);
+        }
         fbc_w_raw(w, "}", 1);
     }
     fbc_w_raw(w, "]", 1);

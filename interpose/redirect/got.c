@@ -3,7 +3,6 @@
  * relocation names a redirected symbol, and stores the new target there. */
 #include <dlfcn.h>
 #include <elf.h>
-#include <fnmatch.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
@@ -82,7 +81,7 @@ static const fbc_redirection *wanted(const scan_ctx *c, const char *name, const 
 {
     for (size_t i = 0; i < c->n; i++)
         if (!strcmp(c->r[i].symbol, name) &&
-            (!c->r[i].only || !fnmatch(c->r[i].only, base_name(module), 0)))
+            (!c->r[i].only || fbr_glob(c->r[i].only, base_name(module))))
             return &c->r[i];
     return NULL;
 }
