@@ -120,34 +120,6 @@ bool fbr_py_in_package(const char *file, const fbr_names *packages)
     return false;
 }
 
-void fbr_attribute(size_t n, fbr_native_at at, void *ctx, const fbr_pyframe *py, size_t npy,
-                   const fbr_names *prefixes, const fbr_names *py_backend, fbr_attrib *out)
-{
-    out->op = out->site = out->py_site = -1;
-    if (n == 0)
-        return;
-    for (size_t i = 0; i < n; i++)
-        if (fbr_is_op(at(ctx, i)->symbol, prefixes)) {
-            out->op = (long)i;
-            break;
-        }
-    size_t from = out->op >= 0 ? (size_t)out->op : 0;
-    long mod = at(ctx, from)->module;
-    for (size_t j = from + 1; j < n; j++) {
-        const fbr_native *f = at(ctx, j);
-        if (f->module == mod)
-            continue;
-        out->site = (long)j;
-        if (fbr_module_is_interpreter(f->path))
-            for (size_t k = 0; k < npy; k++)
-                if (!fbr_py_in_package(py[k].file, py_backend)) {
-                    out->py_site = (long)k;
-                    break;
-                }
-        return;
-    }
-}
-
 const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned long offset,
                         char *buf, size_t cap)
 {

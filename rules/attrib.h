@@ -80,8 +80,4 @@ const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned lo
 bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const char *site_b,
                    const char *file_b, long line_b);
 
-/* Attributes a stack of n native frames and npy Python frames (innermost first). */
-void fbr_attribute(size_t n, fbr_native_at at, void *ctx, const fbr_pyframe *py, size_t npy,
-                   const fbr_names *prefixes, const fbr_names *py_backend, fbr_attrib *out);
-
 #endif

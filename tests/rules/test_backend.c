@@ -249,3 +249,112 @@ Test(backend, inlined_backend_code_is_not_the_site)
     cr_expect(fbr_backend_source(torch, "/usr/include/ATen/ops/gelu.h"));
     cr_expect(!fbr_backend_source(torch, "/home/u/attention.cc"));
 }
+
+Test(backend, a_row_as_text_parses_back)
+{
+    char text[FBR_DESCRIPTOR_MAX];
+    for (size_t i = 0; i < fbr_backend_builtin_count(); i++) {
+        const fbr_backend *b = fbr_backend_builtin(i);
+        int n = fbr_backend_format(b, text, sizeof text);
+        cr_assert(n > 0 && (size_t)n < sizeof text);
+        fbr_backend back;
+        cr_assert_eq(fbr_backend_parse(text, (size_t)n, FBR_FROM_BUILTIN, &back, err, sizeof err), 0,
+                     "%s: %s\n%s", b->name, err, text);
+        cr_expect_eq(memcmp(&back, b, sizeof back), 0, "%s does not parse back:\n%s", b->name, text);
+    }
+    cr_assert_eq(fbr_backend_declare("libx.so:fx:op=x_", &row, err, sizeof err), 0);
+    char small[8];
+    int n = fbr_backend_format(&row, small, sizeof small);
+    cr_expect(n > (int)sizeof small && strlen(small) == sizeof small - 1, "cut, like snprintf");
+}
+
+Test(backend, globs)
+{
+    cr_expect(fbr_glob("libvkt.so*", "libvkt.so"));
+    cr_expect(fbr_glob("libvkt.so*", "libvkt.so.0.1"));
+    cr_expect(!fbr_glob("libvkt.so*", "libvktx.so"));
+    cr_expect(fbr_glob("_C.cpython-*.so", "_C.cpython-311-x86_64-linux-gnu.so"));
+    cr_expect(fbr_glob("*/ATen/*", "/usr/include/ATen/ops/gelu.h"));
+    cr_expect(!fbr_glob("*/ATen/*", "/usr/include/c10/util/Optional.h"));
+    cr_expect(fbr_glob("a?c", "abc") && !fbr_glob("a?c", "ac"));
+    cr_expect(fbr_glob("*", "") && fbr_glob("**x", "yyx") && !fbr_glob("x", ""));
+    cr_expect(fbr_glob("libtorch*.so*", "libtorch_python.so.1.13"));
+}
+
+/* libvkt's row: the rule the shim applied before backends were rows, unchanged. */
+typedef struct {
+    fbr_native *frames;
+    size_t asked; /* the highest index looked at, + 1 */
+} stack;
+
+static const fbr_native *at_counted(void *ctx, size_t i)
+{
+    stack *s = ctx;
+    if (i + 1 > s->asked)
+        s->asked = i + 1;
+    return &s->frames[i];
+}
+
+Test(backend_vkt, op_and_native_site)
+{
+    fbr_backend vkt = *fbr_backend_named("vkt");
+    char op[64];
+    fbr_native f[] = {{"host_result", 1, "/lib/libvkt.so"},  {"dot_fallback", 1, "/lib/libvkt.so"},
+                      {"vkt_dot", 1, "/lib/libvkt.so"},      {"train_step", 2, "/bin/app"},
+                      {"main", 2, "/bin/app"},               {"__libc_start_main", 3, "/lib/libc.so.6"}};
+    stack s = {f, 0};
+    fbr_attrib a;
+    fbr_attribute_backend(&vkt, 6, at_counted, NULL, &s, NULL, 0, &a, op, sizeof op);
+    cr_expect_eq(a.op, 2);
+    cr_expect_eq(a.site, 3);
+    cr_expect_eq(a.py_site, -1);
+    cr_expect_eq(s.asked, 4, "looked at %zu frames: names are needed only as far as the site", s.asked);
+}
+
+Test(backend_vkt, no_op_site_outside_first_module)
+{
+    fbr_backend vkt = *fbr_backend_named("vkt");
+    char op[64];
+    fbr_native f[] = {{"host_result", 1, "/lib/libb.so"}, {NULL, 1, "/lib/libb.so"},
+                      {"caller", 2, "/bin/app"}};
+    stack s = {f, 0};
+    fbr_attrib a;
+    fbr_attribute_backend(&vkt, 3, at_counted, NULL, &s, NULL, 0, &a, op, sizeof op);
+    cr_expect_eq(a.op, -1);
+    cr_expect_eq(a.site, 2);
+    fbr_native g[] = {{"vkt_dot", 1, "/lib/libvkt.so"}, {"helper", 1, "/lib/libvkt.so"}};
+    stack t = {g, 0};
+    fbr_attribute_backend(&vkt, 2, at_counted, NULL, &t, NULL, 0, &a, op, sizeof op);
+    cr_expect_eq(a.op, 0);
+    cr_expect_eq(a.site, -1);
+}
+
+Test(backend_vkt, python_site_skips_backend_package)
+{
+    fbr_backend vkt = *fbr_backend_named("vkt");
+    char op[64];
+    fbr_names py;
+    fbr_names_parse("vkt", FBR_DEFAULT_PY_BACKEND, &py);
+    fbr_native f[] = {{"host_result", 1, "/usr/lib/libvkt.so.0"},
+                      {"vkt_dot", 1, "/usr/lib/libvkt.so.0"},
+                      {"ffi_call_unix64", 2, "/usr/lib/x86_64-linux-gnu/libffi.so.8"},
+                      {"_PyEval_EvalFrameDefault", 3, "/usr/bin/python3.11"}};
+    fbr_pyframe p[] = {{"/usr/lib/python3/dist-packages/vkt/ops.py", "dot", 120},
+                       {"/usr/lib/python3/dist-packages/vkt.py", "wrap", 3},
+                       {"/home/u/test_model.py", "test_step", 14},
+                       {"/home/u/test_model.py", "<module>", 30}};
+    stack s = {f, 0};
+    fbr_attrib a;
+    fbr_attribute_backend(&vkt, 4, at_counted, NULL, &s, p, 4, &a, op, sizeof op);
+    cr_expect_eq(a.op, 1);
+    cr_expect_eq(a.site, 2);
+    cr_expect_eq(a.py_site, 2);
+    /* A C site is not replaced by Python frames. */
+    f[2] = (fbr_native){"train_step", 4, "/home/u/ext.so"};
+    fbr_attribute_backend(&vkt, 4, at_counted, NULL, &s, p, 4, &a, op, sizeof op);
+    cr_expect_eq(a.py_site, -1);
+    cr_expect(!fbr_py_in_package("/home/u/vktools/x.py", &py));
+    cr_expect(!fbr_py_in_package("/home/u/myvkt/x.py", &py));
+    fbr_names_free(&py);
+}
+
