@@ -68,6 +68,12 @@ typedef struct {
     uint64_t count, bytes, ns, max_bytes, max_ns;
 } fbc_rsite;
 
+/* A result shape of an op's, with the backend whose accessors read it (its dtype's name). */
+typedef struct {
+    fbc_shape s;
+    const fbc_bmod *backend;
+} fbc_rshape;
+
 typedef struct fbc_rop {
     UT_hash_handle hh;
     const char *op;
@@ -75,7 +81,7 @@ typedef struct fbc_rop {
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_rsite *sites;
     size_t nsites;
-    fbc_shape *shapes;
+    fbc_rshape *shapes;
     size_t nshapes;
 } fbc_rop;
 

@@ -71,19 +71,22 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
                                  s->max_bytes,    s->max_ns};
 }
 
-static void add_shape(fbc_rop *o, const fbc_shape *s)
+/* Shapes are one when their backend reads them alike: two modules of a row may not. */
+static void add_shape(fbc_rop *o, const fbc_shape *s, const fbc_bmod *b)
 {
-    for (size_t i = 0; i < o->nshapes; i++)
-        if (o->shapes[i].dtype == s->dtype && o->shapes[i].rank == s->rank &&
-            !memcmp(o->shapes[i].dims, s->dims, (size_t)s->rank * sizeof *s->dims)) {
-            o->shapes[i].count += s->count;
+    for (size_t i = 0; i < o->nshapes; i++) {
+        fbc_shape *t = &o->shapes[i].s;
+        if (o->shapes[i].backend == b && t->dtype == s->dtype && t->rank == s->rank &&
+            !memcmp(t->dims, s->dims, (size_t)s->rank * sizeof *s->dims)) {
+            t->count += s->count;
             return;
         }
-    fbc_shape *g = realloc(o->shapes, (o->nshapes + 1) * sizeof *g);
+    }
+    fbc_rshape *g = realloc(o->shapes, (o->nshapes + 1) * sizeof *g);
     if (!g)
         return;
     o->shapes = g;
-    g[o->nshapes++] = *s;
+    g[o->nshapes++] = (fbc_rshape){*s, b};
 }
 
 static int by_weight(const void *a, const void *b)
@@ -296,7 +299,7 @@ static fbc_report *attribute(fbc_report *r)
         o->max_ns = s->max_ns > o->max_ns ? s->max_ns : o->max_ns;
         add_site(o, &s->a, s);
         for (size_t j = 0; j < s->nshapes; j++)
-            add_shape(o, &s->shapes[j]);
+            add_shape(o, &s->shapes[j], s->a.backend);
     }
     pthread_mutex_unlock(&fbc_sym_lock);
     for (int k = 0; k < FBC_KINDS; k++) {
@@ -454,15 +457,16 @@ static void json_shapes(fbc_writer *w, const fbc_rop *o)
     fbc_w_str(w, "," FBR_KEY(FBR_SHAPES) "[");
     for (size_t j = 0; j < o->nshapes; j++) {
         char buf[32];
+        const fbc_shape *sh = &o->shapes[j].s;
         fbc_w_str(w, j ? ",{" FBR_KEY(FBR_DTYPE) : "{" FBR_KEY(FBR_DTYPE));
-        fbc_w_json(w, dtype_name(o->backend, o->shapes[j].dtype, buf, sizeof buf));
+        fbc_w_json(w, dtype_name(o->shapes[j].backend, sh->dtype, buf, sizeof buf));
         fbc_w_str(w, "," FBR_KEY(FBR_SHAPE) "[");
-        for (int d = 0; d < o->shapes[j].rank; d++) {
+        for (int d = 0; d < sh->rank; d++) {
             if (d)
                 fbc_w_raw(w, ",", 1);
-            fbc_w_i64(w, o->shapes[j].dims[d]);
+            fbc_w_i64(w, sh->dims[d]);
         }
-        fbc_w_num(w, "]," FBR_KEY(FBR_COUNT), o->shapes[j].count);
+        fbc_w_num(w, "]," FBR_KEY(FBR_COUNT), sh->count);
         fbc_w_raw(w, "}", 1);
     }
     fbc_w_raw(w, "]", 1);

@@ -175,3 +175,34 @@ def test_falls_back():
     assert "1 failed, 1 passed" in p.stdout, p.stdout
     assert "test_falls_back" in p.stdout and "aten::relu" in p.stdout, p.stdout
     assert "test_model.py:11" in p.stdout, p.stdout
+
+
+def test_two_backends_one_census(tmp_path):
+    """libvkt and the toy PyTorch device in one Python process: one census, each op under its
+    backend, each call read by its own backend's rules."""
+    script = tmp_path / "both.py"
+    script.write_text(f"""\
+import numpy as np
+import torch
+import vkt
+
+torch.ops.load_library({TOYDEV!r})
+ctx = vkt.Context()
+v = ctx.tensor(np.arange(8, dtype=np.float32)[::-1].copy())
+t = torch.ones(4).to("privateuseone")
+for _ in range(2):
+    vkt.sort(v)  # the vkt line
+    torch.relu(t)  # the torch line
+""")
+    p, dump = census(tmp_path, [sys.executable, str(script)], {"VKT_NATIVE_DISABLE": "sort"})
+    lines = script.read_text().splitlines()
+    where = {b: n for n, t in enumerate(lines, 1) for b in ("vkt", "torch")
+             if f"# the {b} line" in t}
+    ops = {(o["backend"], o["op"]): o for o in dump["ops"]}
+    assert set(ops) == {("vkt", "vkt_sort"), ("torch", "aten::relu")}, sorted(ops)
+    for (backend, _), o in ops.items():
+        assert o["count"] == 2, o
+        assert [(s.get("line"), s.get("python")) for s in o["sites"]] == [(where[backend], True)], o
+    assert {b["name"] for b in dump["backends"]} == {"vkt", "torch"}, dump["backends"]
+    vkt_ops = ops[("vkt", "vkt_sort")]
+    assert vkt_ops["shapes"][0]["dtype"] == "f32" and vkt_ops["shapes"][0]["shape"] == [8]
