@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "allow.h" /* rules/: the grammar the shim reads too */
-#include "backend_fields.h"
+#include "fields.h"
 #include "cli.h"
 #include "report_json.h"
 #include "text.h"
@@ -78,7 +78,7 @@ static json_t *op_json(const fbm_row *r, fbd_kind kind, bool time)
     static const char *const kinds[FBD_NKINDS] = {FBR_KIND_FALLBACK, FBR_KIND_HOST,
                                                   FBR_KIND_TRANSFER};
     json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:o}", FBR_OP, r->key, FBR_BACKEND,
-                          r->backend ? r->backend : FBR_DEFAULT_BACKEND, FBR_KIND, kinds[kind],
+                          r->backend ? r->backend : FBR_BACKEND_DEFAULT, FBR_KIND, kinds[kind],
                           FBR_COUNT, (json_int_t)r->count, FBR_BYTES, (json_int_t)r->bytes,
                           FBR_MAX_BYTES, (json_int_t)r->max_bytes, FBR_SITES, sites_json(r));
     if (o && r->unknown)

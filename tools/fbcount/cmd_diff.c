@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_fields.h"
+#include "fields.h"
 #include "cli.h"
 #include "report_json.h"
 #include "text.h"

@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "attrib.h"   /* rules/: the default op prefix */
-#include "backend_fields.h"
 #include "decimal.h"  /* rules/: fbr_fmt_u64 */
 #include "fields.h"   /* rules/: the field names the shim writes */
 #include "readfile.h" /* rules/: regular files only, never blocking, capped */
@@ -361,7 +360,7 @@ static void read_ops(vctx *c, json_t *root, const char *key, fbd_kind kind, bool
         ops[i].op = get_str(c, e, FBR_OP, true);
         ops[i].backend = get_str(c, e, FBR_BACKEND, false);
         if (!ops[i].backend)
-            ops[i].backend = FBR_DEFAULT_BACKEND;
+            ops[i].backend = FBR_BACKEND_DEFAULT;
         ops[i].count = get_count(c, e, FBR_COUNT, true);
         ops[i].bytes = get_count(c, e, FBR_BYTES, true);
         ops[i].max_bytes = get_count(c, e, FBR_MAX_BYTES, false);
@@ -570,7 +569,7 @@ static void read_stack(vctx *c, json_t *e, size_t i)
     st->site = intern(c, get_str(c, e, FBR_SITE, false));
     st->backend = intern(c, get_str(c, e, FBR_BACKEND, false));
     if (!st->backend)
-        st->backend = FBR_DEFAULT_BACKEND;
+        st->backend = FBR_BACKEND_DEFAULT;
     st->bytes_known = get_bool_or(c, e, FBR_BYTES_KNOWN, true);
     if (!st->op)
         st->op = "(unknown)";
@@ -736,6 +735,8 @@ static void read_backend(vctx *c, json_t *e, void *rec)
     fbd_backend *b = rec;
     b->name = get_str(c, e, FBR_NAME, true);
     b->source = get_str(c, e, FBR_SOURCE, false);
+    b->descriptor = get_str(c, e, FBR_DESCRIPTOR, false);
+    get_str(c, e, FBR_READER, false);
     b->modules = read_names(c, e, FBR_MODULES, &b->nmodules);
     read_counters(c, e, FBR_COUNTERS, &b->counters);
 }

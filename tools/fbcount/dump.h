@@ -98,9 +98,10 @@ typedef struct {
 } fbd_counters;
 
 /* A backend seen in the process (backends[]): its name, where its description came from
- * ("builtin", "file", "declared"), its native modules and its counters. */
+ * ("builtin", "file", "declared"), its native modules, its counters, and for a row not built
+ * in, the row as descriptor text (rules/backend.h). */
 typedef struct {
-    const char *name, *source; /* source NULL when absent */
+    const char *name, *source, *descriptor; /* source and descriptor NULL when absent */
     const char *const *modules;
     size_t nmodules;
     fbd_counters counters;

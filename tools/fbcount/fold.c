@@ -3,7 +3,8 @@
 
 #include <string.h>
 
-#include "attrib.h" /* rules/: interpreters and FFI layers, Python packages */
+#include "attrib.h"  /* rules/: interpreters and FFI layers, Python packages */
+#include "backend.h" /* rules/: each backend's modules, Python packages and sources */
 #include "names.h"
 
 /* The innermost native frame named with one of the dump's op prefixes, or -1. */
@@ -20,15 +21,50 @@ static long op_frame(const fbd_dump *d, const fbd_stack *st)
     return -1;
 }
 
-/* Whether a native module is the backend's: the op's own module, one the dump lists for
- * the stack's backend (backends[].modules), or libvkt's library (dumps of shims that knew
- * libvkt alone list no modules). */
-static bool backend_module(const fbd_dump *d, const char *backend, const char *path,
-                           const char *op_module)
+/* Rows parsed from dumps' descriptors (backends not built in), kept by their text: a census
+ * holds few, and each stack row asks for its backend's. */
+#define ROWS 8
+static struct {
+    const char *text; /* the dump's string: compared by address, then by content */
+    fbr_backend row;
+    bool ok;
+} parsed[ROWS];
+static unsigned next_slot;
+
+static const fbr_backend *parse_row(const char *text)
+{
+    for (unsigned i = 0; i < ROWS; i++)
+        if (parsed[i].text && (parsed[i].text == text || !strcmp(parsed[i].text, text)))
+            return parsed[i].ok ? &parsed[i].row : NULL;
+    unsigned i = next_slot++ % ROWS;
+    char err[256];
+    parsed[i].text = text;
+    parsed[i].ok = fbr_backend_parse(text, strlen(text), FBR_FROM_FILE, &parsed[i].row, err,
+                                     sizeof err) == 0;
+    return parsed[i].ok ? &parsed[i].row : NULL;
+}
+
+/* The row of the stack's backend: a built-in one by name, else the descriptor the dump gives
+ * for it; NULL when neither is known. */
+static const fbr_backend *row_of(const fbd_dump *d, const char *backend)
+{
+    const fbr_backend *b = fbr_backend_named(backend);
+    size_t n;
+    const fbd_backend *seen = fbd_backends(d, &n);
+    for (size_t i = 0; !b && i < n; i++)
+        if (!strcmp(seen[i].name, backend) && seen[i].descriptor)
+            b = parse_row(seen[i].descriptor);
+    return b;
+}
+
+/* Whether a native module is the backend's: the op's own module, one the backend's row names
+ * (library, modules), or one the dump lists for it (backends[].modules). */
+static bool backend_module(const fbd_dump *d, const char *backend, const fbr_backend *row,
+                           const char *path, const char *op_module)
 {
     if (!path)
         return false;
-    if (op_module && !strcmp(path, op_module))
+    if ((op_module && !strcmp(path, op_module)) || (row && fbr_backend_module(row, path)))
         return true;
     size_t n;
     const fbd_backend *b = fbd_backends(d, &n);
@@ -36,7 +72,21 @@ static bool backend_module(const fbd_dump *d, const char *backend, const char *p
         for (size_t k = 0; !strcmp(b[i].name, backend) && k < b[i].nmodules; k++)
             if (!strcmp(b[i].modules[k], path))
                 return true;
-    return !strncmp(fbn_base(path), "libvkt.so", 9);
+    return false;
+}
+
+/* A Python frame is the backend's in one of its packages: the row's, and the dump's
+ * config.py_backend (which older shims wrote, libvkt's vkt by default). */
+static bool python_backend(const fbd_dump *d, const fbr_backend *row, const char *file)
+{
+    if (row && fbr_backend_python(row, file))
+        return true;
+    size_t n;
+    const char *const *pkgs = fbd_py_backends(d, &n);
+    fbr_names names = {.n = 0};
+    for (size_t i = 0; i < n && i < FBR_MAX_NAMES; i++)
+        names.name[names.n++] = pkgs[i];
+    return fbr_py_in_package(file, &names);
 }
 
 static bool system_frame(const fbd_frame *f)
@@ -51,43 +101,39 @@ static bool system_frame(const fbd_frame *f)
                          !strncmp(f->symbol, "__libc_start", 12));
 }
 
-static bool python_backend(const fbd_dump *d, const char *file)
+/* The role of native frame f, not inlined, outward from the op frame. */
+static unsigned char native_role(const fbd_dump *d, const fbd_stack *st, const fbr_backend *row,
+                                 const fbd_frame *f, const char *op_module)
 {
-    size_t n;
-    const char *const *pkgs = fbd_py_backends(d, &n);
-    fbr_names names = {.n = 0};
-    for (size_t i = 0; i < n && i < FBR_MAX_NAMES; i++)
-        names.name[names.n++] = pkgs[i];
-    return fbr_py_in_package(file, &names);
+    if (backend_module(d, st->backend, row, f->module, op_module))
+        return FBM_ROLE_BACKEND;
+    if (fbr_module_is_interpreter(f->module))
+        return FBM_ROLE_INTERPRETER;
+    return system_frame(f) ? FBM_ROLE_SYSTEM : FBM_ROLE_USER;
 }
 
 void fbm_frame_roles(const fbd_dump *d, const fbd_stack *st, unsigned char *roles)
 {
+    const fbr_backend *row = row_of(d, st->backend);
     long op = op_frame(d, st);
     size_t first = op >= 0 ? (size_t)op : 0;
     const char *op_module = st->nframes ? st->frames[first]->module : NULL;
     /* Outermost first, so an inlined frame takes the role of the frame it was inlined into,
-     * which comes after it. */
+     * which comes after it, unless its source is the backend's (a header of its C++ API). */
     unsigned char outer = FBM_ROLE_USER;
     for (size_t i = st->nframes; i-- > 0;) {
         const fbd_frame *f = st->frames[i];
         unsigned char r;
         if (f->python)
-            r = python_backend(d, f->file) ? FBM_ROLE_BACKEND : FBM_ROLE_USER;
+            r = python_backend(d, row, f->file) ? FBM_ROLE_BACKEND : FBM_ROLE_USER;
         else if (f->inlined)
-            r = outer;
+            r = row && f->file && fbr_backend_source(row, f->file) ? FBM_ROLE_BACKEND : outer;
         else if (op >= 0 && i <= first)
             r = FBM_ROLE_BACKEND;
-        else if (backend_module(d, st->backend, f->module, op_module))
-            r = FBM_ROLE_BACKEND;
-        else if (fbr_module_is_interpreter(f->module))
-            r = FBM_ROLE_INTERPRETER;
-        else if (system_frame(f))
-            r = FBM_ROLE_SYSTEM;
         else
-            r = FBM_ROLE_USER;
+            r = native_role(d, st, row, f, op_module);
         roles[i] = r;
-        if (!f->python)
+        if (!f->python && !f->inlined)
             outer = r;
     }
 }

@@ -3,12 +3,13 @@
  * merges native frames and pprof's -focus hides the runtime.
  *
  * A frame is the backend's when it lies at or inside the op's frame, in the op's native
- * module or one the dump lists for the stack's backend (backends[].modules; libvkt's library
- * in dumps that list none), or in one of the backend's Python packages (the dump's
- * config.py_backend, default vkt); the interpreter's when its module is an FFI layer or a
- * Python interpreter (rules/attrib.h); the system's when it is the C library's, the C++
- * runtime's or the loader's; the user's otherwise. An inlined frame has the role of the
- * frame it was inlined into.
+ * module or one of the backend's (its row in rules/backend.h: a built-in one by name, else
+ * the descriptor the dump carries for it; and backends[].modules), in one of its Python
+ * packages (the row's and the dump's config.py_backend), or, inlined, in its sources (a
+ * header of its C++ API); the interpreter's when its module is an FFI layer or a Python
+ * interpreter (rules/attrib.h); the system's when it is the C library's, the C++ runtime's
+ * or the loader's; the user's otherwise. Another inlined frame has the role of the frame it
+ * was inlined into.
  */
 #ifndef FBCOUNT_FOLD_H
 #define FBCOUNT_FOLD_H

@@ -2,7 +2,7 @@
  * tables of rows (per op, site, stack, ...) are rows.c's.
  */
 #include "merge.h"
-#include "backend_fields.h"
+#include "fields.h"
 #include "census.h"
 #include "names.h"
 
@@ -388,7 +388,7 @@ fbm_summary fbm_census_summary(const fbm_census *c)
     for (size_t i = 0; i < c->ndumps; i++) {
         const fbd_dump *d = c->order[i];
         add_total(&s.total, kept_total(c, d));
-        if (fbm_census_keeps_backend(c, FBR_DEFAULT_BACKEND))
+        if (fbm_census_keeps_backend(c, FBR_BACKEND_DEFAULT))
             add_counters(&s.backend, fbd_backend_stats(d));
         const char *r = fbd_reason(d);
         s.crashed += !strcmp(r, "crash");
@@ -419,7 +419,7 @@ fbd_counters fbm_census_counters(fbm_census *c, const char *backend)
                 add_counters(&sum, b[k].counters);
                 listed = true;
             }
-        if (!listed && !strcmp(backend, FBR_DEFAULT_BACKEND))
+        if (!listed && !strcmp(backend, FBR_BACKEND_DEFAULT))
             add_counters(&sum, fbd_backend_stats(c->order[i]));
     }
     return sum;

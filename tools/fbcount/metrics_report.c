@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_fields.h"
+#include "fields.h"
 #include "metrics.h"
 
 static int to_file(void *ctx, const char *buf, size_t len)
@@ -75,7 +75,7 @@ static int add_op(row_list *l, size_t proc, fbd_kind kind, const fbd_op *op)
 static void add_proc(fbm_census *c, fbd_dump *d, fbr_metrics_proc *p, fbr_metrics_counters *cnt)
 {
     fbd_counters be = fbd_backend_stats(d);
-    bool vkt = fbm_census_keeps_backend(c, FBR_DEFAULT_BACKEND);
+    bool vkt = fbm_census_keeps_backend(c, FBR_BACKEND_DEFAULT);
     *p = (fbr_metrics_proc){.pid = fbd_pid(d), .rank = fbd_proc(d)->rank, .host = fbd_host(d),
                             .exe = fbd_exe(d), .has_time = fbd_has_time(d),
                             .has_backend = be.present && vkt, .native = be.native,
@@ -89,9 +89,9 @@ static void add_proc(fbm_census *c, fbd_dump *d, fbr_metrics_proc *p, fbr_metric
     /* libvkt's top-level counters stand for it where backends[] does not list its own. */
     bool listed = false;
     for (size_t k = 0; k < p->nbackends; k++)
-        listed |= !strcmp(cnt[k].name, FBR_DEFAULT_BACKEND);
+        listed |= !strcmp(cnt[k].name, FBR_BACKEND_DEFAULT);
     if (p->nbackends && p->has_backend && !listed)
-        cnt[p->nbackends++] = (fbr_metrics_counters){FBR_DEFAULT_BACKEND, be.native, be.fallback,
+        cnt[p->nbackends++] = (fbr_metrics_counters){FBR_BACKEND_DEFAULT, be.native, be.fallback,
                                                      be.host};
 }
 

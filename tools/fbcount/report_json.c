@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend_fields.h"
+#include "fields.h"
 #include "fold.h"
 #include "names.h"
 

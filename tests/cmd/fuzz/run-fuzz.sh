@@ -23,11 +23,13 @@ rules=$top/rules
 flags="-std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 if [ "$fuzzer" = dump ]; then
     fuzzer=$work/fuzz-dump
-    # The reader, merger and renderers: the files tools/fbcount/meson.build builds them from.
+    # The reader, merger and renderers: the files tools/fbcount/meson.build builds them from,
+    # and the backend rows compiled in as rules/meson.build does.
     core=$(sed "s|^|$src/|" "$src/core-sources.txt")
+    python3 "$rules/backends/embed.py" "$work/backends.h" "$rules"/backends/*.backend
     # shellcheck disable=SC2086
-    clang $flags -I"$src" -I"$rules" "$here/fuzz_dump.c" $core "$rules/readfile.c" \
-        "$rules/signals.c" "$rules/attrib.c" \
+    clang $flags -I"$src" -I"$rules" -I"$work" "$here/fuzz_dump.c" $core "$rules/readfile.c" \
+        "$rules/signals.c" "$rules/attrib.c" "$rules/backend.c" \
         $(pkg-config --cflags --libs jansson) -lstdc++ -lm -o "$fuzzer"
 elif [ "$fuzzer" = allow ]; then
     fuzzer=$work/fuzz-allow
