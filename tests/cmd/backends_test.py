@@ -95,8 +95,9 @@ expect(out.strip().splitlines() and all("vkt_" in line for line in out.strip().s
 # --- the program's own frames first ---------------------------------------------------------
 code, out, err = run("report", "--by", "stack", MULTI)
 expect("forward (model.py:8) < train (train.py:41) < <module> (train.py:50)  "
-       "[folded: 4 backend, 2 interpreter]" in out,
-       "--by stack: torch's and the interpreter's frames folded:\n" + out)
+       "[folded: 5 backend, 2 interpreter]" in out,
+       "--by stack: torch's, the accelerator library's (inside the site) and the "
+       "interpreter's frames folded:\n" + out)
 expect("vkt_dot @ forward (model.py:7)" in out and "[folded: 4 backend, 3 interpreter, 1 system]" in out,
        "--by stack: the site with its line, libc folded:\n" + out)
 code, out, err = run("report", "--by", "stack", "--depth", "1", MULTI)
@@ -107,7 +108,7 @@ expect("<module> (train.py:50);train (train.py:41);forward (model.py:8);aten::ge
 code, j = js("report", "--by", "stack", MULTI)
 frames = [r for r in j.get("fallbacks", []) if r["op"] == "aten::gelu.out"][0]["frames"]
 expect([f.get("folded") for f in frames] ==
-       ["backend", "backend", "backend", "backend", None, None, None, "interpreter", "interpreter"],
+       ["backend"] * 5 + [None, None, None, "interpreter", "interpreter"],
        f"JSON frames say what is folded: {[f.get('folded') for f in frames]}")
 
 # --- diff and check --------------------------------------------------------------------------

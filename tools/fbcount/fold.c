@@ -112,10 +112,25 @@ static unsigned char native_role(const fbd_dump *d, const fbd_stack *st, const f
     return system_frame(f) ? FBM_ROLE_SYSTEM : FBM_ROLE_USER;
 }
 
+/* The frame of the stack's site: the innermost one outward from the op that bears the site's
+ * name (a Python frame outside the backend's packages), or -1. Every frame inside it was on
+ * the backend's side of the call: the accelerator's own library that called the fallback,
+ * a template of the framework instantiated there. */
+static long site_frame(const fbd_dump *d, const fbd_stack *st, const fbr_backend *row, long op)
+{
+    for (size_t i = op >= 0 ? (size_t)op + 1 : 0; i < st->nframes; i++) {
+        const fbd_frame *f = st->frames[i];
+        if (f->symbol && !strcmp(f->symbol, st->site) &&
+            (!f->python || !python_backend(d, row, f->file)))
+            return (long)i;
+    }
+    return -1;
+}
+
 void fbm_frame_roles(const fbd_dump *d, const fbd_stack *st, unsigned char *roles)
 {
     const fbr_backend *row = row_of(d, st->backend);
-    long op = op_frame(d, st);
+    long op = op_frame(d, st), site = site_frame(d, st, row, op);
     size_t first = op >= 0 ? (size_t)op : 0;
     const char *op_module = st->nframes ? st->frames[first]->module : NULL;
     /* Outermost first, so an inlined frame takes the role of the frame it was inlined into,
@@ -124,7 +139,10 @@ void fbm_frame_roles(const fbd_dump *d, const fbd_stack *st, unsigned char *role
     for (size_t i = st->nframes; i-- > 0;) {
         const fbd_frame *f = st->frames[i];
         unsigned char r;
-        if (f->python)
+        if ((long)i < site)
+            r = !f->python && fbr_module_is_interpreter(f->module) ? FBM_ROLE_INTERPRETER
+                                                                   : FBM_ROLE_BACKEND;
+        else if (f->python)
             r = python_backend(d, row, f->file) ? FBM_ROLE_BACKEND : FBM_ROLE_USER;
         else if (f->inlined)
             r = row && f->file && fbr_backend_source(row, f->file) ? FBM_ROLE_BACKEND : outer;
