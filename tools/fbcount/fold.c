@@ -112,17 +112,21 @@ static unsigned char native_role(const fbd_dump *d, const fbd_stack *st, const f
     return system_frame(f) ? FBM_ROLE_SYSTEM : FBM_ROLE_USER;
 }
 
-/* The frame of the stack's site: the innermost one outward from the op that bears the site's
- * name (a Python frame outside the backend's packages), or -1. Every frame inside it was on
- * the backend's side of the call: the accelerator's own library that called the fallback,
- * a template of the framework instantiated there. */
+/* Where the stack's site begins: the innermost frame outward from the op that bears the
+ * site's name (a Python frame outside the backend's packages), with the functions inlined
+ * into it; -1 when none does. Every frame inside it was on the backend's side of the call:
+ * the accelerator's own library that called the fallback, a template of the framework
+ * instantiated there. */
 static long site_frame(const fbd_dump *d, const fbd_stack *st, const fbr_backend *row, long op)
 {
     for (size_t i = op >= 0 ? (size_t)op + 1 : 0; i < st->nframes; i++) {
         const fbd_frame *f = st->frames[i];
-        if (f->symbol && !strcmp(f->symbol, st->site) &&
-            (!f->python || !python_backend(d, row, f->file)))
-            return (long)i;
+        if (!f->symbol || strcmp(f->symbol, st->site) || (f->python && python_backend(d, row, f->file)))
+            continue;
+        /* The functions inlined into the site's frame are of that frame (they precede it). */
+        while (i > 0 && st->frames[i - 1]->inlined && !st->frames[i - 1]->python)
+            i--;
+        return (long)i;
     }
     return -1;
 }
