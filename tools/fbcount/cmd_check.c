@@ -51,6 +51,7 @@ typedef struct {
     const char *allow_path;
     uint64_t max, max_bytes, max_ns, max_transfer;
     bool have_max, have_bytes, have_time, have_transfer, host, json;
+    fbm_census *c;
 } check_opts;
 
 typedef struct {
@@ -251,8 +252,9 @@ static int limit(const char *opt, const char *arg, uint64_t *out, bool *have)
     return FBX_OK;
 }
 
-static int option(check_opts *o, fbm_census *c, int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg, const char *given)
 {
+    check_opts *o = ctx;
     switch (opt) {
     case 'a': o->allow_path = arg; return FBX_OK;
     case 'm': return limit("--max", arg, &o->max, &o->have_max);
@@ -261,7 +263,7 @@ static int option(check_opts *o, fbm_census *c, int opt, char *arg, const char *
     case 'T': return limit("--max-transfer-bytes", arg, &o->max_transfer, &o->have_transfer);
     case 'H': o->host = true; return FBX_OK;
     case 'j': o->json = true; return FBX_OK;
-    case 'W': return fbx_where("check", c, arg);
+    case 'W': return fbx_where("check", o->c, arg);
     case 'V': fbx_version(); return -1;
     case 'h': help(); return -1;
     default:
@@ -270,7 +272,7 @@ static int option(check_opts *o, fbm_census *c, int opt, char *arg, const char *
     }
 }
 
-static int parse(check_opts *o, fbm_census *c, int argc, char **argv)
+static int parse(check_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"allow", required_argument, 0, 'a'}, {"max", required_argument, 0, 'm'},
@@ -278,11 +280,7 @@ static int parse(check_opts *o, fbm_census *c, int argc, char **argv)
         {"max-transfer-bytes", required_argument, 0, 'T'}, {"where", required_argument, 0, 'W'},
         {"host", no_argument, 0, 'H'}, {"json", no_argument, 0, 'j'},
         {"version", no_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int opt, code = FBX_OK;
-    while (code == FBX_OK && (opt = getopt_long(argc, argv, "hV", longopts, NULL)) != -1)
-        code = option(o, c, opt, optarg, argv[optind - 1]);
+    int code = fbx_options(argc, argv, "hV", longopts, option, o);
     if (code == FBX_OK && !o->have_max && !o->have_bytes && !o->have_time && !o->have_transfer)
         o->max = 0;
     return code;
@@ -311,9 +309,9 @@ int fbx_check(int argc, char **argv)
 {
     check_opts o = {.max = UINT64_MAX, .max_bytes = UINT64_MAX, .max_ns = UINT64_MAX,
                     .max_transfer = UINT64_MAX};
-    fbm_census *c = fbm_census_new();
+    fbm_census *c = o.c = fbm_census_new();
     fbr_allow *allow = NULL;
-    int code = c ? parse(&o, c, argc, argv) : FBX_NOMEM;
+    int code = c ? parse(&o, argc, argv) : FBX_NOMEM;
     if (!c)
         fbx_error("check", "out of memory");
     if (code == FBX_OK)

@@ -175,6 +175,7 @@ static void diff_cells(void *p, size_t i, char **cells)
 typedef struct {
     fbm_by by;
     bool all, time, backend, json, fail_on_increase;
+    fbm_census *c[2]; /* OLD and NEW: --where applies to both */
 } diff_opts;
 
 static void text_section(FILE *out, const char *title, const diff_opts *o, const delta *d,
@@ -362,8 +363,9 @@ static int pick_paths(int nargs, char **args, char names[][FBX_PATH], const char
     return FBX_OK;
 }
 
-static int option(diff_opts *o, fbm_census *const c[2], int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg, const char *given)
 {
+    diff_opts *o = ctx;
     int v = 0;
     switch (opt) {
     case 'b': v = fbx_choose("diff", "--by", arg, by_choices(), NDIFF_BYS); o->by = (fbm_by)v; break;
@@ -372,8 +374,8 @@ static int option(diff_opts *o, fbm_census *const c[2], int opt, char *arg, cons
     case 'a': o->all = true; break;
     case 'i': o->fail_on_increase = true; break;
     case 'W': {
-        int rc = fbx_where("diff", c[0], arg);
-        return rc ? rc : fbx_where("diff", c[1], arg);
+        int rc = fbx_where("diff", o->c[0], arg);
+        return rc ? rc : fbx_where("diff", o->c[1], arg);
     }
     case 'V': fbx_version(); return -1;
     case 'h': help(); return -1;
@@ -384,27 +386,22 @@ static int option(diff_opts *o, fbm_census *const c[2], int opt, char *arg, cons
     return v < 0 ? FBX_USAGE : FBX_OK;
 }
 
-static int parse(diff_opts *o, fbm_census *const c[2], int argc, char **argv)
+static int parse(diff_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"by", required_argument, 0, 'b'}, {"format", required_argument, 0, 'f'},
         {"sort", required_argument, 0, 's'}, {"where", required_argument, 0, 'W'},
         {"all", no_argument, 0, 'a'}, {"fail-on-increase", no_argument, 0, 'i'},
         {"version", no_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int opt, code = FBX_OK;
-    while (code == FBX_OK && (opt = getopt_long(argc, argv, "hV", longopts, NULL)) != -1)
-        code = option(o, c, opt, optarg, argv[optind - 1]);
-    return code;
+    return fbx_options(argc, argv, "hV", longopts, option, o);
 }
 
 int fbx_diff(int argc, char **argv)
 {
-    diff_opts o = {.by = FBM_BY_OP};
+    diff_opts o = {.by = FBM_BY_OP, .c = {fbm_census_new(), fbm_census_new()}};
     g_sort = FBM_SORT_BYTES;
-    fbm_census *c[2] = {fbm_census_new(), fbm_census_new()};
-    int code = c[0] && c[1] ? parse(&o, c, argc, argv) : FBX_NOMEM;
+    fbm_census **c = o.c;
+    int code = c[0] && c[1] ? parse(&o, argc, argv) : FBX_NOMEM;
     char names[2][FBX_PATH];
     const char *paths[2];
     if (code == FBX_NOMEM)

@@ -93,11 +93,13 @@ typedef struct {
     fbt_opts o;
     int format, frames;
     const char *output;
+    fbm_census *c;
 } report_args;
 
-/* One option; returns FBX_OK, or the code to end with (-1: printed help or the version). */
-static int option(report_args *a, fbm_census *c, int opt, char *arg, const char *given)
+/* One option (fbx_option_fn). */
+static int option(void *ctx, int opt, char *arg, const char *given)
 {
+    report_args *a = ctx;
     int v = 0;
     switch (opt) {
     case 'b': v = a->o.by = (fbm_by)fbx_choose("report", "--by", arg, fbt_bys, fbt_nbys); break;
@@ -113,7 +115,7 @@ static int option(report_args *a, fbm_census *c, int opt, char *arg, const char 
     case 'r': a->o.raw = true; break;
     case 'n': a->o.noheadings = true; break;
     case 'u': a->o.user_only = true; break;
-    case 'W': return fbx_where("report", c, arg);
+    case 'W': return fbx_where("report", a->c, arg);
     case 't':
     case 'd': {
         uint64_t n;
@@ -137,7 +139,7 @@ static int option(report_args *a, fbm_census *c, int opt, char *arg, const char 
     return v < 0 ? FBX_USAGE : FBX_OK;
 }
 
-static int parse(report_args *a, fbm_census *c, int argc, char **argv)
+static int parse(report_args *a, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"by", required_argument, 0, 'b'},     {"sort", required_argument, 0, 's'},
@@ -148,12 +150,7 @@ static int parse(report_args *a, fbm_census *c, int argc, char **argv)
         {"raw", no_argument, 0, 'r'},          {"no-headings", no_argument, 0, 'n'},
         {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
-    optind = 1;
-    opterr = 0;
-    int opt, code = FBX_OK;
-    while (code == FBX_OK && (opt = getopt_long(argc, argv, "ho:V", longopts, NULL)) != -1)
-        code = option(a, c, opt, optarg, argv[optind - 1]);
-    return code;
+    return fbx_options(argc, argv, "ho:V", longopts, option, a);
 }
 
 /* Writes the census in the chosen format; returns the exit code. */
@@ -188,12 +185,12 @@ int fbx_report(int argc, char **argv)
 {
     report_args a = {.o = {.by = FBM_BY_OP, .sort = FBM_SORT_BYTES, .weight = FBM_SORT_COUNT,
                            .depth = 8}};
-    fbm_census *c = fbm_census_new();
+    fbm_census *c = a.c = fbm_census_new();
     if (!c) {
         fbx_error("report", "out of memory");
         return FBX_NOMEM;
     }
-    int code = parse(&a, c, argc, argv);
+    int code = parse(&a, argc, argv);
     if (code == FBX_OK) {
         fbm_census_set_frames(c, (fbm_frames)a.frames);
         code = fbx_load_args("report", c, argv + optind, argc - optind);
