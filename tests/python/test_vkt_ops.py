@@ -98,7 +98,7 @@ API = {
     "graph_free": "Graph.free", "dtype_size": "numpy_dtype", "dtype_name": "dtype_name",
     "tensor_from_host": "Context.tensor", "zeros": "Context.zeros", "full": "Context.full", "iota": "Context.iota",
     "tensor_read": "Tensor.numpy", "tensor_write": "Tensor.write", "tensor_move": "Tensor.move",
-    "tensor_free": "Tensor.__del__", "tensor_dtype": "Tensor.dtype", "tensor_rank": "Tensor.ndim",
+    "tensor_free": "Tensor", "tensor_dtype": "Tensor.dtype", "tensor_rank": "Tensor.ndim",
     "tensor_shape": "Tensor.shape", "tensor_numel": "Tensor.size", "tensor_nbytes": "Tensor.nbytes",
     "tensor_residency": "Tensor.residency", "stats": "stats", "stats_reset": "stats_reset", "op_count": "op_names",
     "op_name": "op_names", "op_support": "op_support",
