@@ -655,19 +655,25 @@ static PyObject *ctx_last_gpu_ns_get(vpy_ctx *c, void *closure)
     return ns < 0 ? Py_NewRef(Py_None) : PyFloat_FromDouble(ns);
 }
 
+/* d[key's address] = v (v stolen); on failure d is released and NULL returned. */
+static PyObject *put(PyObject *d, const void *key, PyObject *v)
+{
+    PyObject *k = PyLong_FromVoidPtr((void *)key);
+    if (!k || !v || PyDict_SetItem(d, k, v) < 0)
+        Py_CLEAR(d);
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+    return d;
+}
+
 /* The bookkeeping as Python values, for the package's tests: each live handle and how many
  * graphs bind it; each graph not freed and how many handles it binds. */
 static PyObject *ctx_live_get(vpy_ctx *c, void *closure)
 {
     (void)closure;
     PyObject *d = PyDict_New();
-    for (vpy_slot *s = c->live.next; d && c->h && s != &c->live; s = s->next) {
-        PyObject *k = PyLong_FromVoidPtr(s->h), *v = PyLong_FromUnsignedLong(s->pins);
-        if (!k || !v || PyDict_SetItem(d, k, v) < 0)
-            Py_CLEAR(d);
-        Py_XDECREF(k);
-        Py_XDECREF(v);
-    }
+    for (vpy_slot *s = c->live.next; d && c->h && s != &c->live; s = s->next)
+        d = put(d, s->h, PyLong_FromUnsignedLong(s->pins));
     return d;
 }
 
@@ -675,13 +681,8 @@ static PyObject *ctx_graphs_get(vpy_ctx *c, void *closure)
 {
     (void)closure;
     PyObject *d = PyDict_New();
-    for (vpy_grec *r = c->graphs.next; d && c->h && r != &c->graphs; r = r->next) {
-        PyObject *k = PyLong_FromVoidPtr(r->h), *v = PyLong_FromSize_t(r->nbound);
-        if (!k || !v || PyDict_SetItem(d, k, v) < 0)
-            Py_CLEAR(d);
-        Py_XDECREF(k);
-        Py_XDECREF(v);
-    }
+    for (vpy_grec *r = c->graphs.next; d && c->h && r != &c->graphs; r = r->next)
+        d = put(d, r->h, PyLong_FromSize_t(r->nbound));
     return d;
 }
 

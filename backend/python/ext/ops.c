@@ -51,6 +51,17 @@ static vpy_tensor *tensor_arg(PyObject *x)
     return NULL;
 }
 
+/* The end of an op on one tensor t: libvkt's fn on t's handle and the arguments that follow,
+ * under the mutex, and the result wrapped. */
+#define CALL_ON(t, fn, ...)                                                                          \
+    do {                                                                                             \
+        if (vpy_enter((t)->ctx) < 0)                                                                 \
+            return NULL;                                                                             \
+        vkt_tensor *out_ = NULL;                                                                     \
+        int st_ = fn((t)->h, __VA_ARGS__, &out_);                                                    \
+        return vpy_made((t)->ctx, st_, out_, &(t), 1);                                               \
+    } while (0)
+
 /* ---- elementwise ------------------------------------------------------------------------------ */
 
 PyObject *vpy_unary(vpy_unary_fn fn, PyObject *x)
@@ -169,11 +180,9 @@ PyObject *vpy_op_as_type(PyObject *x, PyObject *dtype)
 {
     vpy_tensor *t = tensor_arg(x);
     int dt = t ? vpy_dtype_arg(dtype) : -1;
-    if (dt < 0 || vpy_enter(t->ctx) < 0)
+    if (dt < 0)
         return NULL;
-    vkt_tensor *out = NULL;
-    int st = vk.vkt_as_type(t->h, (vkt_dtype)dt, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, vk.vkt_as_type, (vkt_dtype)dt);
 }
 
 static PyObject *op_as_type(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -197,11 +206,9 @@ PyObject *vpy_op_reduce(vpy_reduce_fn fn, PyObject *x, PyObject *axes, PyObject 
     if (!all && (n = vpy_axes(axes, ax, MAXR, "axes")) < 0)
         return NULL;
     int k = vpy_truth(keep, false);
-    if (k < 0 || vpy_enter(t->ctx) < 0)
+    if (k < 0)
         return NULL;
-    vkt_tensor *out = NULL;
-    int st = fn(t->h, all ? NULL : ax, (int)n, k, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, fn, all ? NULL : ax, (int)n, k);
 }
 
 #define REDUCE_FN(name)                                                                              \
@@ -241,11 +248,7 @@ static PyObject *axis_op(const char *name, axis_fn fn, bool sorts, PyObject *con
         if (!asc && !flag)
             return vpy_error(VKT_EINVAL, "direction must be 'asc' or 'desc', got %R", a[2]);
     }
-    if (vpy_enter(t->ctx) < 0)
-        return NULL;
-    vkt_tensor *out = NULL;
-    int st = fn(t->h, axis, flag, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, fn, axis, flag);
 }
 
 #define AXIS_FN(name, sorts)                                                                         \
@@ -306,11 +309,7 @@ PyObject *vpy_op_reshape(PyObject *x, PyObject *shape)
         }
         dims[inferred] = size / rest;
     }
-    if (vpy_enter(t->ctx) < 0)
-        return NULL;
-    vkt_tensor *out = NULL;
-    int st = vk.vkt_reshape(t->h, dims, (int)n, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, vk.vkt_reshape, dims, (int)n);
 }
 
 static PyObject *op_reshape(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -340,11 +339,9 @@ PyObject *vpy_op_transpose(PyObject *x, PyObject *axes)
     vpy_tensor *t = tensor_arg(x);
     int perm[MAXR];
     int rank = t ? vpy_rank(t) : -1;
-    if (rank < 0 || rank_axes(axes, rank, "transpose", perm) < 0 || vpy_enter(t->ctx) < 0)
+    if (rank < 0 || rank_axes(axes, rank, "transpose", perm) < 0)
         return NULL;
-    vkt_tensor *out = NULL;
-    int st = vk.vkt_transpose(t->h, axes && axes != Py_None ? perm : NULL, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, vk.vkt_transpose, axes && axes != Py_None ? perm : NULL);
 }
 
 static PyObject *op_transpose(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -367,11 +364,9 @@ static PyObject *op_broadcast(PyObject *m, PyObject *const *args, Py_ssize_t nar
     vpy_tensor *t = tensor_arg(a[0]);
     Py_ssize_t n = t ? vpy_ints(a[1], dims, MAXR, "shape") : -1;
     int rank = n < 0 ? -1 : vpy_rank(t);
-    if (rank < 0 || rank_axes(a[2], rank, "broadcast", axes) < 0 || vpy_enter(t->ctx) < 0)
+    if (rank < 0 || rank_axes(a[2], rank, "broadcast", axes) < 0)
         return NULL;
-    vkt_tensor *out = NULL;
-    int st = vk.vkt_broadcast(t->h, dims, (int)n, a[2] && a[2] != Py_None ? axes : NULL, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, vk.vkt_broadcast, dims, (int)n, a[2] && a[2] != Py_None ? axes : NULL);
 }
 
 static PyObject *op_slice(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -385,12 +380,9 @@ static PyObject *op_slice(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     vpy_tensor *t = tensor_arg(a[0]);
     int rank = t ? vpy_rank(t) : -1;
     if (rank < 0 || vpy_per_axis(a[1], rank, "start_indices", 0, start) < 0 ||
-        vpy_per_axis(a[2], rank, "lengths", 0, lens) < 0 || vpy_per_axis(a[3], rank, "strides", 1, strides) < 0 ||
-        vpy_enter(t->ctx) < 0)
+        vpy_per_axis(a[2], rank, "lengths", 0, lens) < 0 || vpy_per_axis(a[3], rank, "strides", 1, strides) < 0)
         return NULL;
-    vkt_tensor *out = NULL;
-    int st = vk.vkt_slice(t->h, start, lens, strides, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, vk.vkt_slice, start, lens, strides);
 }
 
 /* pad's config: per axis (lo, hi) or (lo, hi, interior). */
@@ -468,11 +460,7 @@ static PyObject *op_reverse(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     } else if ((n = vpy_axes(a[1], axes, MAXR, "axes")) < 0) {
         return NULL;
     }
-    if (vpy_enter(t->ctx) < 0)
-        return NULL;
-    vkt_tensor *out = NULL;
-    int st = vk.vkt_reverse(t->h, axes, (int)n, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, vk.vkt_reverse, axes, (int)n);
 }
 
 static PyObject *op_concatenate(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -846,11 +834,9 @@ static PyObject *window_op(const char *name, window_fn fn, PyObject *const *args
         return NULL;
     vpy_tensor *t = tensor_arg(a[0]);
     int rank = t ? vpy_rank(t) : -1;
-    if (rank < 0 || window_opts(a[1], a[2], a[3], a[4], rank, name, win, &opts) < 0 || vpy_enter(t->ctx) < 0)
+    if (rank < 0 || window_opts(a[1], a[2], a[3], a[4], rank, name, win, &opts) < 0)
         return NULL;
-    vkt_tensor *out = NULL;
-    int st = fn(t->h, win, &opts, &out);
-    return vpy_made(t->ctx, st, out, &t, 1);
+    CALL_ON(t, fn, win, &opts);
 }
 
 #define WINDOW_FN(name)                                                                              \
