@@ -16,9 +16,9 @@ empty loop of as many turns) is measured and shown, not subtracted. Target: Pyth
 0.3 us a call more than C.
 
 Prints the table; --results FILE writes the rows (tools/bench/results/ format); --doc FILE
-rewrites the table between "<!-- pycall:table NAME -->" and "<!-- pycall:end -->" in FILE from
-the results file NAME (in tools/bench/results/); --check-doc FILE only compares (exit 1 when
-the table differs from its data).
+rewrites each table between "<!-- pycall:table NAME -->" and "<!-- pycall:end -->" in FILE from
+the results file NAME (in tools/bench/results/), after measuring with --results, else at once;
+--check-doc FILE only compares (exit 1 when a table differs from its data).
 
 usage: bench_pycall.py [--build DIR] [--baseline NAME=DIR]... [--calls N] [--repeat N]
                        [--rounds N] [--device SEL] [--results FILE] [--commit REV] [--doc FILE]
@@ -185,15 +185,18 @@ def main():
                     help="also time the vkt package in DIR (a folder holding vkt/), named NAME in the rows")
     ap.add_argument("--calls", type=int, default=51200, help="calls a loop, a multiple of 256 (default 51200)")
     ap.add_argument("--repeat", type=int, default=3, help="loops per process; the best counts (default 3)")
-    ap.add_argument("--rounds", type=int, default=5, help="processes per side, alternating; the median counts")
+    ap.add_argument("--rounds", type=int, default=5, help="processes per side, alternating (default 5)")
     ap.add_argument("--device", help="libvkt device (as VKT_DEVICE)")
     ap.add_argument("--results", help="write the rows in the results format (tools/bench/results/)")
     ap.add_argument("--commit", help="the commit measured, for the results (default: this checkout's HEAD)")
-    ap.add_argument("--doc", help="then rewrite this document's table from the results file it names")
+    ap.add_argument("--doc", help="rewrite this document's tables from the results files they name (after "
+                    "measuring, with --results)")
     ap.add_argument("--check-doc", help="only compare this document's table with its data")
     args = ap.parse_args()
     if args.check_doc:
         sys.exit(doc(args.check_doc, check=True))
+    if args.doc and not args.results:
+        sys.exit(doc(args.doc, check=False))
     if min(args.calls, args.repeat, args.rounds) < 1 or args.calls % 256:
         ap.error("--calls must be a multiple of 256, --repeat and --rounds >= 1")
     packages = [("extension", os.path.join(args.build, "backend", "python"))]
