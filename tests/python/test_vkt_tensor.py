@@ -1,6 +1,7 @@
 """vkt's contexts and tensors: conversions to and from numpy, metadata, lifetime (tensors
 freed with their Python objects, a closed context's tensors refused rather than touched),
 errors, and use from several threads."""
+import ast
 import gc
 import importlib.metadata
 import os
@@ -259,3 +260,20 @@ def test_the_package_is_c_on_every_op_path():
         assert getattr(vkt.Tensor, op) is getattr(_vkt.Tensor, op), op
     assert issubclass(vkt.Tensor, _vkt.Tensor) and issubclass(vkt.Context, _vkt.Context)
     assert vkt.Graph is _vkt.Graph and vkt.Error is _vkt.Error
+
+
+def test_the_package_imports_one_way():
+    """Each module of the package imports only the ones before it in the order below (the
+    extension, then the loader, then the types' Python side, then the Python ops, which give
+    Tensor [] and @), so no module needs another to have finished importing first."""
+    order = ["_vkt", "_libpath", "_lib", "_tensor", "_ops", "__init__"]
+    here = os.path.dirname(vkt.__file__)
+    for i, mod in enumerate(order[1:], 1):
+        with open(os.path.join(here, mod + ".py")) as f:
+            tree = ast.parse(f.read())
+        used = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                used |= {node.module} if node.module else {a.name for a in node.names}
+        assert used <= set(order[:i]), f"vkt.{mod} imports {sorted(used - set(order[:i]))}, which come after it"
+    assert "_ops" not in vars(sys.modules["vkt._tensor"])

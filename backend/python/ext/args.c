@@ -343,7 +343,7 @@ int vpy_operands(vpy_ctx *c, PyObject *const *xs, int n, const int *likes, vpy_o
     return 0;
 }
 
-int vpy_operands_make(vpy_ctx *c, vpy_operand *o, int n)
+int vpy_operands_make(vpy_ctx *c, vpy_operand *o, int n, vpy_failure *f)
 {
     static const int64_t none[1] = {0};
     for (int i = 0; i < n; i++) {
@@ -351,7 +351,7 @@ int vpy_operands_make(vpy_ctx *c, vpy_operand *o, int n)
             continue;
         int st = vk.vkt_full(c->h, (vkt_dtype)o[i].dtype, none, 0, o[i].value, &o[i].tmp);
         if (st) {
-            vpy_status_error(st);
+            vpy_failure_take(f, st);
             vpy_operands_free(o, i);
             return -1;
         }

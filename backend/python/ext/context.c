@@ -1,5 +1,6 @@
 /* context.c - vkt's Context: a vkt_ctx, its mutex, and every tensor handle and graph made on
  * it, so that closing it frees them all and the Python objects that outlive it refuse use. */
+#include <stdio.h>
 #include <string.h>
 
 #include "vpy.h"
@@ -165,14 +166,19 @@ int vpy_notes_end(vpy_ctx *c, vpy_grec *r)
     return r && !bound ? -1 : 0;
 }
 
+PyObject *vpy_leave_status(vpy_ctx *c, int st)
+{
+    vpy_failure f;
+    if (st)
+        vpy_failure_take(&f, st);
+    vpy_leave(c);
+    return st ? vpy_failure_raise(&f) : Py_NewRef(Py_None);
+}
+
 PyObject *vpy_made(vpy_ctx *c, int status, vkt_tensor *out, vpy_tensor *const *used, int n)
 {
-    if (status) {
-        if (!PyErr_Occurred())
-            vpy_status_error(status);
-        vpy_leave(c);
-        return NULL;
-    }
+    if (status)
+        return vpy_leave_status(c, status);
     if (!out) {
         vpy_leave(c);
         return vpy_error(VKT_EINVAL, "libvkt returned no tensor");
@@ -376,10 +382,13 @@ static int ctx_status(vpy_ctx *c, ctx_fn fn, bool wait)
     }
     if (c->pending.n || c->pending_graphs.n)
         drain(c);
-    if (st < 0)
-        vpy_status_error(st);
-    vpy_leave(c);
-    return st < 0 ? -1 : st;
+    if (st >= 0) {
+        vpy_leave(c);
+        return st;
+    }
+    PyObject *none = vpy_leave_status(c, st);
+    Py_XDECREF(none);
+    return -1;
 }
 
 static PyObject *ctx_sync_m(vpy_ctx *c, PyObject *unused)
@@ -402,11 +411,7 @@ static PyObject *ctx_native_disable_m(vpy_ctx *c, PyObject *ops)
     const char *s = PyUnicode_AsUTF8(ops);
     if (!s || vpy_enter(c) < 0)
         return NULL;
-    int st = vk.vkt_ctx_set_native_disable(c->h, s);
-    if (st)
-        vpy_status_error(st);
-    vpy_leave(c);
-    return st ? NULL : Py_NewRef(Py_None);
+    return vpy_leave_status(c, vk.vkt_ctx_set_native_disable(c->h, s));
 }
 
 static PyObject *ctx_fallback_result_m(vpy_ctx *c, PyObject *where)
@@ -414,11 +419,7 @@ static PyObject *ctx_fallback_result_m(vpy_ctx *c, PyObject *where)
     int r = vpy_residency_arg(where, "fallback result");
     if (r < 0 || vpy_enter(c) < 0)
         return NULL;
-    int st = vk.vkt_ctx_set_fallback_result(c->h, (vkt_residency)r);
-    if (st)
-        vpy_status_error(st);
-    vpy_leave(c);
-    return st ? NULL : Py_NewRef(Py_None);
+    return vpy_leave_status(c, vk.vkt_ctx_set_fallback_result(c->h, (vkt_residency)r));
 }
 
 static PyObject *ctx_set_profiling_m(vpy_ctx *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -433,12 +434,9 @@ static PyObject *ctx_set_profiling_m(vpy_ctx *c, PyObject *const *args, Py_ssize
     if (flag < 0 || vpy_enter(c) < 0)
         return NULL;
     int st = vk.vkt_ctx_set_profiling(c->h, flag);
-    if (st)
-        vpy_status_error(st);
-    else
+    if (!st)
         c->profiling = flag;
-    vpy_leave(c);
-    return st ? NULL : Py_NewRef(Py_None);
+    return vpy_leave_status(c, st);
 }
 
 static PyObject *opt_str(const char *s)
@@ -460,6 +458,8 @@ static PyObject *ctx_profile_m(vpy_ctx *c, PyObject *unused)
     size_t got = vk.vkt_profile_read(c->h, e, n);
     if (got > n)
         got = n;
+    vpy_leave(c);
+    /* The names are libvkt's static strings (its op and kernel tables). */
     PyObject *list = PyList_New((Py_ssize_t)got);
     for (size_t i = 0; list && i < got; i++) {
         PyObject *row = Py_BuildValue("(NNd)", opt_str(e[i].op), opt_str(e[i].kernel), e[i].gpu_ns);
@@ -468,7 +468,6 @@ static PyObject *ctx_profile_m(vpy_ctx *c, PyObject *unused)
         else
             PyList_SET_ITEM(list, (Py_ssize_t)i, row);
     }
-    vpy_leave(c);
     PyMem_RawFree(e);
     return list;
 }
@@ -476,20 +475,17 @@ static PyObject *ctx_profile_m(vpy_ctx *c, PyObject *unused)
 static PyObject *ctx_record_m(vpy_ctx *c, PyObject *unused)
 {
     (void)unused;
-    if (vpy_enter(c) < 0)
+    vpy_graph *g = vpy_graph_new(c);
+    if (!g)
         return NULL;
-    int st = vk.vkt_graph_begin(c->h);
-    if (st) {
-        vpy_status_error(st);
-        vpy_leave(c);
+    if (vpy_enter(c) < 0) {
+        Py_DECREF(g);
         return NULL;
     }
-    vpy_graph *g = vpy_graph_new(c);
-    if (!g) {
-        vkt_graph *out = NULL;
-        vk.vkt_graph_end(c->h, &out);
-        vk.vkt_graph_free(out);
-        vpy_leave(c);
+    int st = vk.vkt_graph_begin(c->h);
+    if (st) {
+        vpy_leave_status(c, st);
+        Py_DECREF(g);
         return NULL;
     }
     c->rec = (vpy_graph *)Py_NewRef(g);
@@ -502,12 +498,7 @@ static PyObject *ctx_record_m(vpy_ctx *c, PyObject *unused)
 /* A shape argument: an int, or a sequence of ints. */
 static int shape_arg(PyObject *shape, int64_t *dims)
 {
-    Py_ssize_t n = vpy_ints(shape, dims, VKT_MAX_RANK + 1, "shape");
-    if (n < 0 && PyErr_ExceptionMatches((PyObject *)&vpy_ErrorType)) {
-        PyErr_Clear();
-        vpy_error(VKT_EINVAL, "shape must be a sequence of integers, got %R", shape);
-    }
-    return (int)n;
+    return (int)vpy_ints(shape, dims, VKT_MAX_RANK + 1, "shape");
 }
 
 static PyObject *ctx_zeros_m(vpy_ctx *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
@@ -629,10 +620,11 @@ static PyObject *ctx_device_name_get(vpy_ctx *c, void *closure)
     (void)closure;
     if (vpy_enter(c) < 0)
         return NULL;
-    const char *name = vk.vkt_ctx_device_name(c->h);
-    PyObject *s = PyUnicode_DecodeUTF8(name ? name : "", name ? (Py_ssize_t)strlen(name) : 0, "replace");
+    char name[256];
+    const char *n = vk.vkt_ctx_device_name(c->h);
+    snprintf(name, sizeof name, "%s", n ? n : "");
     vpy_leave(c);
-    return s;
+    return PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "replace");
 }
 
 static PyObject *ctx_max_bytes_get(vpy_ctx *c, void *closure)

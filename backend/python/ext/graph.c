@@ -72,14 +72,14 @@ static PyObject *graph_end(vpy_graph *g, bool keep)
     int st = vk.vkt_graph_end(c->h, &out);
     c->rec = NULL;
     vpy_grec *r = NULL;
+    vpy_failure f = {.status = 0};
     if (keep && st)
-        vpy_status_error(st);
-    else if (keep && !(r = PyMem_RawCalloc(1, sizeof *r)))
-        PyErr_NoMemory();
+        vpy_failure_take(&f, st);
+    else if (keep)
+        r = PyMem_RawCalloc(1, sizeof *r);
     if (r && vpy_notes_end(c, r) < 0) {
         PyMem_RawFree(r);
         r = NULL;
-        PyErr_NoMemory();
     } else if (!r) {
         vpy_notes_end(c, NULL);
     }
@@ -99,7 +99,7 @@ static PyObject *graph_end(vpy_graph *g, bool keep)
     vpy_leave(c);
     Py_DECREF(g); /* the context's reference while it recorded */
     if (keep && !r)
-        return NULL;
+        return f.status ? vpy_failure_raise(&f) : PyErr_NoMemory();
     Py_RETURN_NONE;
 }
 
@@ -136,10 +136,7 @@ static PyObject *graph_launch_m(vpy_graph *g, PyObject *unused)
     Py_BEGIN_ALLOW_THREADS
     st = vk.vkt_graph_launch(h);
     Py_END_ALLOW_THREADS
-    if (st)
-        vpy_status_error(st);
-    vpy_leave(g->ctx);
-    return st ? NULL : Py_NewRef(Py_None);
+    return vpy_leave_status(g->ctx, st);
 }
 
 static PyObject *graph_free_m(vpy_graph *g, PyObject *unused)

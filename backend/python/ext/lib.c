@@ -2,6 +2,7 @@
  * vkt.Error (a status and libvkt's message). */
 #include <dlfcn.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "vpy.h"
@@ -234,13 +235,24 @@ PyObject *vpy_error(int status, const char *fmt, ...)
     return raise_message(status, msg);
 }
 
-PyObject *vpy_status_error(int status)
+void vpy_failure_take(vpy_failure *f, int status)
 {
     const char *text = vk.vkt_last_error();
-    if (text && *text)
-        return raise_message(status, PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace"));
-    const char *name = vpy_status_name(status);
-    if (name)
-        return vpy_error(status, "%s", name);
-    return vpy_error(status, "status %d", status);
+    f->status = status;
+    snprintf(f->message, sizeof f->message, "%s", text ? text : "");
+}
+
+PyObject *vpy_failure_raise(const vpy_failure *f)
+{
+    if (f->message[0])
+        return raise_message(f->status, PyUnicode_DecodeUTF8(f->message, (Py_ssize_t)strlen(f->message), "replace"));
+    const char *name = vpy_status_name(f->status);
+    return name ? vpy_error(f->status, "%s", name) : vpy_error(f->status, "status %d", f->status);
+}
+
+PyObject *vpy_status_error(int status)
+{
+    vpy_failure f;
+    vpy_failure_take(&f, status);
+    return vpy_failure_raise(&f);
 }

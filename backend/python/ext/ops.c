@@ -17,9 +17,11 @@ static int begin(vpy_ctx *c, vpy_operand *o, int n)
         vpy_operands_done(o, n);
         return -1;
     }
-    if (vpy_operands_make(c, o, n) < 0) {
+    vpy_failure f;
+    if (vpy_operands_make(c, o, n, &f) < 0) {
         vpy_leave(c);
         vpy_operands_done(o, n);
+        vpy_failure_raise(&f);
         return -1;
     }
     return 0;
@@ -29,8 +31,14 @@ static int begin(vpy_ctx *c, vpy_operand *o, int n)
  * numbers' tensors freed, the result wrapped, the mutex released. */
 static PyObject *finish(vpy_ctx *c, int st, vkt_tensor *out, vpy_operand *o, int n)
 {
-    if (st)
-        vpy_status_error(st);
+    vpy_failure f;
+    if (st) {
+        vpy_failure_take(&f, st);
+        vpy_operands_free(o, n);
+        vpy_leave(c);
+        vpy_operands_done(o, n);
+        return vpy_failure_raise(&f);
+    }
     vpy_operands_free(o, n);
     vpy_tensor *used[4];
     int k = 0;
@@ -479,7 +487,11 @@ static PyObject *op_concatenate(PyObject *m, PyObject *const *args, Py_ssize_t n
     vpy_ctx *c = n ? vpy_ctx_of(xs, (int)n) : NULL;
     if (!n)
         vpy_error(VKT_EINVAL, "concatenate needs at least one tensor");
-    if (!c || n > INT32_MAX || vpy_like(xs, (int)n, &like) < 0) {
+    if (c && n > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "concatenate: too many tensors");
+        c = NULL;
+    }
+    if (!c || vpy_like(xs, (int)n, &like) < 0) {
         Py_DECREF(seq);
         return NULL;
     }
@@ -498,14 +510,20 @@ static PyObject *op_concatenate(PyObject *m, PyObject *const *args, Py_ssize_t n
     for (Py_ssize_t i = 0; i < n; i++)
         hs[i] = vpy_h(&o[i]);
     vkt_tensor *out = NULL;
+    vpy_failure f;
     int st = vk.vkt_concatenate(hs, (int)n, axis, &out);
     if (st)
-        vpy_status_error(st);
+        vpy_failure_take(&f, st);
     vpy_operands_free(o, (int)n);
-    if (!st && c->rec)
-        for (Py_ssize_t i = 0; i < n; i++)
-            vpy_touch(c, &o[i].t, 1);
-    r = vpy_made(c, st, out, NULL, 0);
+    if (st) {
+        vpy_leave(c);
+        vpy_failure_raise(&f);
+    } else {
+        if (c->rec)
+            for (Py_ssize_t i = 0; i < n; i++)
+                vpy_touch(c, &o[i].t, 1);
+        r = vpy_made(c, 0, out, NULL, 0);
+    }
     vpy_operands_done(o, (int)n);
 done:
     PyMem_Free(o);
@@ -569,8 +587,9 @@ static PyObject *op_assign(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     }
     if (!st)
         st = vk.vkt_assign(dst->h, vpy_h(&src));
+    vpy_failure f;
     if (st)
-        vpy_status_error(st);
+        vpy_failure_take(&f, st);
     vpy_operands_free(&src, 1);
     if (!st && c->rec) {
         vpy_tensor *used[2] = {dst, src.t};
@@ -578,7 +597,7 @@ static PyObject *op_assign(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     }
     vpy_leave(c);
     vpy_operands_done(&src, 1);
-    return st ? NULL : Py_NewRef(dst);
+    return st ? vpy_failure_raise(&f) : Py_NewRef(dst);
 }
 
 static PyObject *op_gather(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)

@@ -151,10 +151,11 @@ static PyObject *tensor_move_m(vpy_tensor *t, PyObject *where)
     Py_BEGIN_ALLOW_THREADS
     st = vk.vkt_tensor_move(t->h, (vkt_residency)to);
     Py_END_ALLOW_THREADS
-    if (st)
-        vpy_status_error(st);
-    vpy_leave(c);
-    return st ? NULL : Py_NewRef(t);
+    PyObject *r = vpy_leave_status(c, st);
+    if (!r)
+        return NULL;
+    Py_DECREF(r);
+    return Py_NewRef(t);
 }
 
 /* ---- host buffers -------------------------------------------------------------------------- */
@@ -171,20 +172,19 @@ static PyObject *tensor_copy(vpy_tensor *t, PyObject *buf, bool out)
         return NULL;
     }
     size_t nbytes = vk.vkt_tensor_nbytes(t->h);
-    int st = 0;
+    PyObject *r;
     if ((size_t)view.len != nbytes) {
-        vpy_error(VKT_ESHAPE, "%zd bytes for a tensor of %zu", view.len, nbytes);
-        st = VKT_ESHAPE;
+        vpy_leave(t->ctx);
+        r = vpy_error(VKT_ESHAPE, "%zd bytes for a tensor of %zu", view.len, nbytes);
     } else {
+        int st;
         Py_BEGIN_ALLOW_THREADS
         st = out ? vk.vkt_tensor_read(t->h, view.buf, nbytes) : vk.vkt_tensor_write(t->h, view.buf, nbytes);
         Py_END_ALLOW_THREADS
-        if (st)
-            vpy_status_error(st);
+        r = vpy_leave_status(t->ctx, st);
     }
-    vpy_leave(t->ctx);
     PyBuffer_Release(&view);
-    return st ? NULL : Py_NewRef(Py_None);
+    return r;
 }
 
 static PyObject *tensor_read_into_m(vpy_tensor *t, PyObject *buf)

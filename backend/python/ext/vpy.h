@@ -78,6 +78,18 @@ PyObject *vpy_error(int status, const char *fmt, ...);
 /* Raises the vkt.Error of a failed libvkt call: vkt_last_error's message, else the status'
  * name. Call before any other libvkt call on this thread. Returns NULL. */
 PyObject *vpy_status_error(int status);
+
+/* A failed libvkt call's status and message, taken under a context's mutex (vkt_last_error is
+ * this thread's until its next libvkt call) and raised once the mutex is released: making a
+ * Python object can run the garbage collector, and with it finalizers that call into the same
+ * context, so no Python object is made while the mutex is held. */
+typedef struct vpy_failure {
+    int status;
+    char message[1024];
+} vpy_failure;
+void vpy_failure_take(vpy_failure *f, int status);
+/* Raises f as vkt.Error; returns NULL. */
+PyObject *vpy_failure_raise(const vpy_failure *f);
 /* The status name of a code ("VKT_ESHAPE"), or NULL for none. */
 const char *vpy_status_name(int status);
 /* Adds the status codes and their table to the module. */
@@ -150,12 +162,15 @@ extern PyTypeObject *vpy_tensor_class;
  * was collected meanwhile. 0, or -1 with vkt.Error. */
 int vpy_enter(vpy_ctx *c);
 static inline void vpy_leave(vpy_ctx *c) { pthread_mutex_unlock(&c->mu); }
+/* Releases c's mutex, then raises the failure of the call st (taken first): NULL for an error
+ * (st != 0), else None. */
+PyObject *vpy_leave_status(vpy_ctx *c, int st);
 /* Takes c's mutex (without the GIL while it waits); the caller checks c->h. */
 void vpy_lock(vpy_ctx *c);
 
 /* After a libvkt call that made out (c's mutex held): on failure the error, else a Tensor
  * object of out; while recording, the n tensors used and the result go into the notes.
- * Releases the mutex either way. */
+ * Releases the mutex either way, before it makes any Python object. */
 PyObject *vpy_made(vpy_ctx *c, int status, vkt_tensor *out, vpy_tensor *const *used, int n);
 /* From a Tensor's destructor, which may run on any thread at any time: frees the slot now
  * when the mutex is free, else queues it for the next call that holds it (never waits: the
@@ -178,7 +193,7 @@ void vpy_grec_free(vpy_ctx *c, vpy_grec *r);
 /* Ends the recording's notes (c's mutex held): with r, the tensors still alive that the
  * recording used are bound to r (pinned); without, they are forgotten. 0 or -1 (no memory). */
 int vpy_notes_end(vpy_ctx *c, vpy_grec *r);
-/* The Graph object of a recording that begins now on c (c's mutex held). */
+/* The Graph object of a recording about to begin on c. */
 struct vpy_graph *vpy_graph_new(vpy_ctx *c);
 
 /* vkt.h's dtypes by name, in the enum's order (vkt_dtype_name's names), NULL-terminated. */
@@ -236,8 +251,8 @@ int vpy_like(PyObject *const *xs, int n, int *like);
 /* Prepares n operands of c (no mutex): likes[i] is the dtype numbers follow, or VPY_LIKE_NONE.
  * 0, or -1 with the error (operands released). */
 int vpy_operands(vpy_ctx *c, PyObject *const *xs, int n, const int *likes, vpy_operand *o);
-/* Makes the numbers' tensors (c's mutex held); on failure frees them: 0 or the status. */
-int vpy_operands_make(vpy_ctx *c, vpy_operand *o, int n);
+/* Makes the numbers' tensors (c's mutex held): 0, or -1 with the failure in f and none made. */
+int vpy_operands_make(vpy_ctx *c, vpy_operand *o, int n, vpy_failure *f);
 /* Frees the numbers' tensors (c's mutex held). */
 void vpy_operands_free(vpy_operand *o, int n);
 /* Releases the operands made from data (no mutex). */
