@@ -1,8 +1,10 @@
 /* attrib.c - see attrib.h. */
 #include "attrib.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int fbr_names_parse(const char *value, const char *def, fbr_names *out)
 {
@@ -84,6 +86,22 @@ bool fbr_module_is_interpreter(const char *path)
     return true;
 }
 
+/* Whether the directory file[0..len) is a Python package: it holds __init__.py, or it is not
+ * here to look at (a dump read on another machine), where the name alone decides. A folder
+ * that merely shares the name (a project checked out in ~/src/torch) is not the package. */
+static bool package_dir(const char *file, size_t len)
+{
+    char dir[4096];
+    if (len + sizeof "/__init__.py" > sizeof dir)
+        return true;
+    memcpy(dir, file, len);
+    strcpy(dir + len, "/__init__.py");
+    if (access(dir, F_OK) == 0)
+        return true;
+    dir[len] = '\0';
+    return access(dir, F_OK) != 0;
+}
+
 bool fbr_py_in_package(const char *file, const fbr_names *packages)
 {
     if (!file)
@@ -93,7 +111,7 @@ bool fbr_py_in_package(const char *file, const fbr_names *packages)
         size_t len = strlen(pkg);
         for (const char *p = file; (p = strstr(p, pkg)); p++) {
             bool starts = p == file || p[-1] == '/';
-            if (starts && p[len] == '/')
+            if (starts && p[len] == '/' && package_dir(file, (size_t)(p - file) + len))
                 return true; /* .../vkt/ops.py */
             if (starts && !strcmp(p + len, ".py"))
                 return true; /* .../vkt.py */
@@ -102,30 +120,24 @@ bool fbr_py_in_package(const char *file, const fbr_names *packages)
     return false;
 }
 
-void fbr_attribute(size_t n, fbr_native_at at, void *ctx, const fbr_pyframe *py, size_t npy,
-                   const fbr_names *prefixes, const fbr_names *py_backend, fbr_attrib *out)
+const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned long offset,
+                        char *buf, size_t cap)
 {
-    out->op = out->site = out->py_site = -1;
-    if (n == 0)
-        return;
-    for (size_t i = 0; i < n; i++)
-        if (fbr_is_op(at(ctx, i)->symbol, prefixes)) {
-            out->op = (long)i;
-            break;
-        }
-    size_t from = out->op >= 0 ? (size_t)out->op : 0;
-    long mod = at(ctx, from)->module;
-    for (size_t j = from + 1; j < n; j++) {
-        const fbr_native *f = at(ctx, j);
-        if (f->module == mod)
-            continue;
-        out->site = (long)j;
-        if (fbr_module_is_interpreter(f->path))
-            for (size_t k = 0; k < npy; k++)
-                if (!fbr_py_in_package(py[k].file, py_backend)) {
-                    out->py_site = (long)k;
-                    break;
-                }
-        return;
-    }
+    if (symbol)
+        return symbol;
+    if (!module_path)
+        return FBR_UNKNOWN;
+    snprintf(buf, cap, "%s+0x%lx", base_name(module_path), offset);
+    return buf;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const char *site_b,
+                   const char *file_b, long line_b)
+{
+    return same_text(site_a, site_b) && same_text(file_a, file_b) && (!file_a || line_a == line_b);
 }

@@ -41,8 +41,9 @@ bool fbr_is_op(const char *symbol, const fbr_names *prefixes);
  * for the Python code that called through them. */
 bool fbr_module_is_interpreter(const char *path);
 
-/* Whether a Python source file belongs to one of the packages (a directory component named
- * like the package, or the module file <package>.py). */
+/* Whether a Python source file belongs to one of the packages: under a directory named like
+ * the package that is a Python package (holds __init__.py, or is not on this machine), or the
+ * module file <package>.py. */
 bool fbr_py_in_package(const char *file, const fbr_names *packages);
 
 /* A native frame as attribution needs it. module: an id shared by the frames of one
@@ -65,10 +66,18 @@ typedef struct {
     long op;      /* native frame of the op, -1 when no frame is an op */
     long site;    /* native frame of the site, -1 when none lies outside the module */
     long py_site; /* Python frame of the site (innermost first), -1 when not Python */
+    int site_inline; /* the site's function among those inlined at its frame (0: innermost) */
 } fbr_attrib;
 
-/* Attributes a stack of n native frames and npy Python frames (innermost first). */
-void fbr_attribute(size_t n, fbr_native_at at, void *ctx, const fbr_pyframe *py, size_t npy,
-                   const fbr_names *prefixes, const fbr_names *py_backend, fbr_attrib *out);
+/* The name of a frame as people read it where its symbol is unknown: "libfoo.so+0x1f30"
+ * (the module's file name and the offset from its load base), or "(unknown)" without a
+ * module. symbol itself when known. Written into buf (cap bytes) when made. */
+const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned long offset,
+                        char *buf, size_t cap);
+
+/* Whether two sites of an op are one: the same function, at the same file and line (no file
+ * on either side: the function alone). The shim's report and `fbcount symbolize` merge by it. */
+bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const char *site_b,
+                   const char *file_b, long line_b);
 
 #endif

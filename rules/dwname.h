@@ -7,6 +7,8 @@
 #define FBR_DWNAME_H
 
 #include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A source file as a line table names it, made absolute against the compilation directory
@@ -18,5 +20,23 @@ char *fbr_source_path(const char *file, const char *comp_dir, char *out, size_t 
 /* The name a DIE has in the symbol table's terms: its linkage (mangled) name where it has
  * one, from its abstract origin for an inlined instance; else its plain name; else NULL. */
 const char *fbr_die_name(Dwarf_Die *die);
+
+/* One frame at an address: a function inlined there, or the function the symbol table names
+ * (the last of a chain). symbol points into the module's data (valid while its Dwfl is);
+ * file into the buffer given to fbr_dw_chain. */
+typedef struct {
+    const char *symbol;
+    const char *file;
+    long line;
+    bool inlined;
+} fbr_dw_frame;
+
+/* The frames at addr in mod (a Dwfl address: the return address less one for every frame but
+ * a stack's innermost), innermost first: each function inlined there, named by its DIE at the
+ * line inside it, then the function the symbol table names at the line of the innermost
+ * call. Returns how many were written (at least 1, at most max); files are made absolute
+ * (fbr_source_path) into buf (cap bytes; a file that does not fit is left NULL). */
+int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, char *buf,
+                 size_t cap);
 
 #endif

@@ -23,6 +23,8 @@
 #define FBR_BACKEND "backend"
 #define FBR_OPS "ops"
 #define FBR_HOST_OPS "host_ops"
+#define FBR_TRANSFERS "transfers" /* bytes that crossed between devices, by op */
+#define FBR_BACKENDS "backends"   /* the backends seen in the process, one object each */
 #define FBR_STACKS "stacks"
 #define FBR_MODULES "modules"
 #define FBR_FRAME_TABLE "frame_table" /* distinct frames; stacks name them by index */
@@ -58,6 +60,7 @@
 #define FBR_TIMING_FALLBACK "fallback"
 #define FBR_TIMING_HOST_RESULT "host_result"
 #define FBR_CLOCK "clock" /* what timed the events the backend did not time: "tsc", "monotonic" */
+#define FBR_CONFIG_BACKENDS "backends" /* the names of the backend rows in force */
 
 /* total (also FBR_BYTES, FBR_MAX_BYTES, FBR_HOST_OPS, FBR_STACKS) */
 #define FBR_FALLBACKS "fallbacks"
@@ -65,6 +68,8 @@
 #define FBR_NS "ns"
 #define FBR_MAX_NS "max_ns"
 #define FBR_HOST_NS "host_ns"
+#define FBR_TRANSFER_BYTES "transfer_bytes" /* total: also FBR_TRANSFERS, the count */
+#define FBR_TRANSFER_NS "transfer_ns"
 
 /* backend: libvkt's own counters */
 #define FBR_NATIVE "native"
@@ -85,6 +90,21 @@
 #define FBR_FRAMES "frames"
 #define FBR_KIND_FALLBACK "fallback"
 #define FBR_KIND_HOST "host_op"
+#define FBR_KIND_TRANSFER "transfer"
+#define FBR_BYTES_KNOWN "bytes_known" /* false: the backend cannot read sizes (bytes are 0) */
+
+/* stacks, rows and backends[]: which backend (rules/backend.h) recorded them; a missing
+ * value in a stack or row means "vkt", the only backend of older dumps */
+#define FBR_BACKEND_NAME "backend"
+#define FBR_BACKEND_DEFAULT "vkt"
+#define FBR_NAME "name"
+#define FBR_SOURCE "source" /* backends[]: "builtin", "file" or "declared" */
+#define FBR_SOURCE_BUILTIN "builtin"
+#define FBR_SOURCE_FILE "file"
+#define FBR_SOURCE_DECLARED "declared"
+#define FBR_COUNTERS "counters" /* backends[]: the backend's own op counters, or null */
+#define FBR_READER "reader"     /* backends[]: what the reader says of it ("adapter ...") */
+#define FBR_DESCRIPTOR "descriptor" /* backends[]: a row not built in, as its descriptor text */
 
 /* frames, sites and modules */
 #define FBR_IP "ip"

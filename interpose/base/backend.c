@@ -1,60 +1,194 @@
-/* backend.c - the backend's optional accessors: a result tensor's rank, shape and dtype, the
- * per-op counters, and when the current fallback began. Looked up by name next to the
- * host_result definition calls go to (libvkt's names), else anywhere in the process; any of
- * them may be missing, and a census is written without what they would add. */
+/* backend.c - the backend rows in force (rules/backend.h: built in, from FBCOUNT_BACKEND's
+ * files, and FBCOUNT_EXIT's declared exits), and the backends of this process: each row bound
+ * to the module that defines its exits, with that module's own accessors. Rows and modules
+ * live in static tables, published append-only, so a dump (and a crash dump) reads them
+ * without a lock and a process that never uses a backend gets no allocation from them. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base.h"
+#include "fields.h"
+#include "readfile.h"
 
-static fbc_backend found, none;
-static fbc_backend *published;
+static fbr_backend rows[FBR_BACKENDS_MAX];
+static size_t nrows;
+
+static fbc_bmod bmods[FBC_MAX_BMODS];
+static size_t nbmods; /* published with release; entries below it never change */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-void fbc_backend_find(const void *fn)
+/* A row's place: replacing the row of its name, or the next free one. */
+static fbr_backend *slot(const char *name)
 {
-    pthread_mutex_lock(&lock);
-    if (published) {
-        pthread_mutex_unlock(&lock);
-        return;
-    }
-    void *h = NULL;
-    Dl_info di;
-    if (dladdr(fn, &di) && di.dli_fname)
-        h = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD); /* kept: the backend stays mapped */
-#define LOOK(field, sym)                                                                        \
-    do {                                                                                        \
-        void *p = h ? dlsym(h, sym) : NULL;                                                     \
-        if (!p)                                                                                 \
-            p = dlsym(RTLD_DEFAULT, sym);                                                       \
-        memcpy(&found.field, &p, sizeof p);                                                     \
-    } while (0)
-    LOOK(rank, "vkt_tensor_rank");
-    LOOK(shape, "vkt_tensor_shape");
-    LOOK(dtype, "vkt_tensor_dtype");
-    LOOK(dtype_name, "vkt_dtype_name");
-    LOOK(stats, "vkt_stats");
-    LOOK(started_ns, "vkt_fallback_started_ns");
-#undef LOOK
-    __atomic_store_n(&published, &found, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&lock);
+    for (size_t i = 0; i < nrows; i++)
+        if (!strcmp(rows[i].name, name))
+            return &rows[i];
+    return nrows < FBR_BACKENDS_MAX ? &rows[nrows++] : NULL;
 }
 
-const fbc_backend *fbc_backend_get(void)
+static void names_into(const fbr_names *from, fbr_patterns *to)
 {
-    fbc_backend *b = __atomic_load_n(&published, __ATOMIC_ACQUIRE);
-    return b ? b : &none;
+    to->n = 0;
+    for (int i = 0; i < from->n && to->n < FBR_PATTERNS_MAX; i++)
+        snprintf(to->s[to->n++], FBR_PATTERN_LEN, "%s", from->name[i]);
+}
+
+static void load_file(const char *path)
+{
+    size_t len;
+    char *text = fbr_read_file(path, FBR_DESCRIPTOR_MAX, &len), err[320];
+    if (!text) {
+        char why[128];
+        fbc_warn("FBCOUNT_BACKEND: %.600s: %s; left out", path,
+                 fbr_read_error(errno, FBR_DESCRIPTOR_MAX, why, sizeof why));
+        return;
+    }
+    fbr_backend b;
+    int rc = fbr_backend_parse(text, len, FBR_FROM_FILE, &b, err, sizeof err);
+    free(text);
+    fbr_backend *to = rc ? NULL : slot(b.name);
+    if (rc)
+        fbc_warn("FBCOUNT_BACKEND: %.600s: %s; left out", path, err);
+    else if (!to)
+        fbc_warn("FBCOUNT_BACKEND: %.600s: more than %d backends; left out", path, FBR_BACKENDS_MAX);
+    else
+        *to = b;
+}
+
+static void declare(const char *spec)
+{
+    fbr_backend b;
+    char err[320];
+    if (fbr_backend_declare(spec, &b, err, sizeof err)) {
+        fbc_warn("FBCOUNT_EXIT: %s; left out", err);
+        return;
+    }
+    fbr_backend *to = slot(b.name);
+    if (!to)
+        fbc_warn("FBCOUNT_EXIT: %.600s: more than %d backends; left out", spec, FBR_BACKENDS_MAX);
+    else if (to->name[0] && to->source == FBR_FROM_DECLARED && to->nexits < FBR_EXITS_MAX)
+        to->exit[to->nexits++] = b.exit[0]; /* another exit of the same library */
+    else
+        *to = b;
+}
+
+/* Calls each(item) for each item of list split at any of seps (list is copied). */
+static void each_of(const char *list, const char *seps, void (*each)(const char *))
+{
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s", list);
+    for (char *save = NULL, *s = strtok_r(copy, seps, &save); s; s = strtok_r(NULL, seps, &save))
+        each(s);
+}
+
+void fbc_backends_load(void)
+{
+    nrows = 0;
+    for (size_t i = 0; i < fbr_backend_builtin_count() && nrows < FBR_BACKENDS_MAX; i++) {
+        const fbr_backend *b = fbr_backend_builtin(i);
+        if (b)
+            rows[nrows++] = *b;
+    }
+    /* The two older variables speak of libvkt's row. */
+    fbr_backend *vkt = slot(FBR_BACKEND_DEFAULT);
+    if (vkt && vkt->name[0] && fbc_cfg.prefixes_set) {
+        vkt->oprule = FBR_OPRULE_PREFIX;
+        names_into(&fbc_cfg.prefixes, &vkt->op);
+    }
+    if (vkt && vkt->name[0] && fbc_cfg.py_backend_set)
+        names_into(&fbc_cfg.py_backend, &vkt->python);
+    each_of(fbc_cfg.backend_files, ":", load_file);
+    each_of(fbc_cfg.exits, ", \t", declare);
+}
+
+size_t fbc_rows_count(void)
+{
+    return nrows;
+}
+
+const fbr_backend *fbc_row_at(size_t i)
+{
+    return i < nrows ? &rows[i] : NULL;
+}
+
+long fbc_row_for(const char *symbol, const char *path, unsigned *exit)
+{
+    long first = -1;
+    unsigned first_exit = 0;
+    for (size_t i = 0; i < nrows; i++)
+        for (int k = 0; k < rows[i].nexits; k++) {
+            if (strcmp(rows[i].exit[k].symbol, symbol))
+                continue;
+            if (path && fbr_backend_library(&rows[i], path)) {
+                *exit = (unsigned)k;
+                return (long)i;
+            }
+            if (first < 0) {
+                first = (long)i;
+                first_exit = (unsigned)k;
+            }
+        }
+    *exit = first_exit;
+    return first;
+}
+
+static void look_up_accessors(fbc_bmod *b)
+{
+    /* The defining module's own (and its dependencies'), never the process's: another
+     * backend's function of the same name must not read this one's tensors. */
+    void *h = dlopen(b->path, RTLD_LAZY | RTLD_NOLOAD); /* kept: the backend stays mapped */
+    for (int a = 0; h && a < FBR_ACC_COUNT; a++)
+        if (b->row->accessor[a][0])
+            b->acc[a] = dlsym(h, b->row->accessor[a]);
+}
+
+fbc_bmod *fbc_bmod_bind(long row, const void *fn)
+{
+    Dl_info di;
+    if (row < 0 || (size_t)row >= nrows || !dladdr(fn, &di) || !di.dli_fname)
+        return NULL;
+    uintptr_t base = (uintptr_t)di.dli_fbase;
+    pthread_mutex_lock(&lock);
+    fbc_bmod *b = NULL;
+    for (size_t i = 0; i < nbmods && !b; i++)
+        if (bmods[i].row == &rows[row] && bmods[i].base == base)
+            b = &bmods[i];
+    if (!b && nbmods < FBC_MAX_BMODS) {
+        b = &bmods[nbmods];
+        memset(b, 0, sizeof *b);
+        b->row = &rows[row];
+        b->index = (unsigned)nbmods;
+        b->base = base;
+        snprintf(b->path, sizeof b->path, "%s", di.dli_fname);
+        look_up_accessors(b);
+        __atomic_store_n(&nbmods, nbmods + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
+    return b;
+}
+
+size_t fbc_bmod_count(void)
+{
+    return __atomic_load_n(&nbmods, __ATOMIC_ACQUIRE);
+}
+
+const fbc_bmod *fbc_bmod_at(size_t i)
+{
+    return i < fbc_bmod_count() ? &bmods[i] : NULL;
 }
 
 bool fbc_backend_seen(void)
 {
-    return __atomic_load_n(&published, __ATOMIC_ACQUIRE) != NULL;
+    return fbc_bmod_count() > 0;
 }
 
 typedef struct {
-    uintptr_t self; /* the shim's own load base: its host_result is no backend */
-    void *found;
+    uintptr_t self; /* the shim's own load base: its definitions are no backend */
+    bool found;
 } scan;
 
 static int visit(struct dl_phdr_info *info, size_t size, void *data)
@@ -66,13 +200,19 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
         return 0;
-    void *f = dlsym(h, "host_result");
-    Dl_info di;
-    /* dlsym searches the module's dependencies too: only its own definition counts. */
-    if (f && dladdr(f, &di) && (uintptr_t)di.dli_fbase == info->dlpi_addr)
-        sc->found = f;
+    for (size_t r = 0; r < nrows; r++)
+        for (int k = 0; k < rows[r].nexits; k++) {
+            void *f = dlsym(h, rows[r].exit[k].symbol);
+            Dl_info di;
+            /* dlsym searches the module's dependencies too: only its own definition counts. */
+            if (f && dladdr(f, &di) && (uintptr_t)di.dli_fbase == info->dlpi_addr) {
+                unsigned e;
+                if (fbc_bmod_bind(fbc_row_for(rows[r].exit[k].symbol, info->dlpi_name, &e), f))
+                    sc->found = true;
+            }
+        }
     dlclose(h);
-    return sc->found != NULL;
+    return 0;
 }
 
 bool fbc_backend_scan(void)
@@ -82,9 +222,68 @@ bool fbc_backend_scan(void)
     Dl_info me;
     if (!dladdr((void *)fbc_backend_scan, &me))
         return false;
-    scan sc = {(uintptr_t)me.dli_fbase, NULL};
+    scan sc = {(uintptr_t)me.dli_fbase, false};
     dl_iterate_phdr(visit, &sc);
-    if (sc.found)
-        fbc_backend_find(sc.found);
-    return sc.found != NULL;
+    return sc.found;
+}
+
+/* ---- the accessors ------------------------------------------------------------------ */
+
+typedef int (*int_of_tensor)(const void *);
+typedef const int64_t *(*dims_of_tensor)(const void *);
+typedef const char *(*name_of_dtype)(int);
+typedef size_t (*stats_fn)(fbc_stats_entry *, size_t);
+typedef uint64_t (*clock_fn)(void);
+
+/* A looked-up accessor as its function type. */
+#define ACC(b, id, type, name)                                                                  \
+    type name;                                                                                  \
+    memcpy(&name, &(b)->acc[id], sizeof name)
+
+bool fbc_bmod_shape(const fbc_bmod *b, const void *t, int *rank, const int64_t **dims, int *dtype)
+{
+    ACC(b, FBR_ACC_RANK, int_of_tensor, rank_fn);
+    ACC(b, FBR_ACC_SHAPE, dims_of_tensor, shape_fn);
+    ACC(b, FBR_ACC_DTYPE, int_of_tensor, dtype_fn);
+    if (!t || !rank_fn || !shape_fn || !dtype_fn)
+        return false;
+    *rank = rank_fn(t);
+    *dims = shape_fn(t);
+    *dtype = dtype_fn(t);
+    return true;
+}
+
+const char *fbc_bmod_dtype_name(const fbc_bmod *b, int dtype)
+{
+    if (b->dtype_name)
+        return b->dtype_name(dtype);
+    ACC(b, FBR_ACC_DTYPE_NAME, name_of_dtype, fn);
+    return fn ? fn(dtype) : NULL;
+}
+
+size_t fbc_bmod_stats(const fbc_bmod *b, fbc_stats_entry *entries, size_t cap)
+{
+    ACC(b, FBR_ACC_STATS, stats_fn, fn);
+    return fn ? fn(entries, cap) : 0;
+}
+
+uint64_t fbc_bmod_started(const fbc_bmod *b)
+{
+    ACC(b, FBR_ACC_STARTED, clock_fn, fn);
+    return fn ? fn() : 0;
+}
+
+bool fbc_bmod_timed(const fbc_bmod *b)
+{
+    return b->acc[FBR_ACC_STARTED] != NULL;
+}
+
+bool fbc_bmod_has_stats(const fbc_bmod *b)
+{
+    return b->acc[FBR_ACC_STATS] != NULL;
+}
+
+void fbc_backends_fork(int phase)
+{
+    fbc_mutex_fork(&lock, phase);
 }

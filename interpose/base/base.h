@@ -14,21 +14,26 @@
 #include <stdint.h>
 
 #include "allow.h"
-#include "decimal.h" /* fbr_fmt_u64 */
 #include "attrib.h"
+#include "backend.h"
+#include "decimal.h" /* fbr_fmt_u64 */
 
 #define FBC_EXPORT __attribute__((visibility("default")))
 #define FBC_MAX_DEPTH 256
 
 /* ---- config.c: the FBCOUNT_ environment, read once ---------------------------------- */
-typedef enum { FBC_MODE_COUNT, FBC_MODE_WARN, FBC_MODE_ABORT } fbc_mode;
+typedef enum { FBC_MODE_COUNT, FBC_MODE_WARN, FBC_MODE_ABORT, FBC_MODE_ERROR } fbc_mode;
 
 typedef struct {
     bool enabled;        /* process-wide recording (FBCOUNT; default: on when preloaded) */
     bool all_processes;  /* FBCOUNT_ALL_PROCESSES: dump even without a backend */
     int depth;           /* FBCOUNT_DEPTH */
-    fbr_names prefixes;  /* FBCOUNT_OP_PREFIX */
-    fbr_names py_backend; /* FBCOUNT_PY_BACKEND */
+    fbr_names prefixes;  /* FBCOUNT_OP_PREFIX: the vkt row's op prefixes, when set */
+    fbr_names py_backend; /* FBCOUNT_PY_BACKEND: the vkt row's Python packages, when set */
+    bool prefixes_set, py_backend_set;
+    char backend_files[4096]; /* FBCOUNT_BACKEND: descriptor files, ':'-separated */
+    char exits[4096];    /* FBCOUNT_EXIT: declared exits LIB:SYMBOL[:op=P], ','-separated */
+    char torch_adapter[1024]; /* FBCOUNT_TORCH_ADAPTER: the adapter to use, "" for the usual */
     char output[1024];   /* FBCOUNT_OUTPUT template; "" means none */
     char metrics[1024];  /* FBCOUNT_METRICS path; "" means none */
     char run_log[1024];  /* FBCOUNT_RUN_LOG: set by `fbcount run` */
@@ -70,6 +75,9 @@ extern fbc_process fbc_proc;
 void fbc_process_load(void);
 /* A fork child: new pid and census id, the parent's id kept as parent_id. Allocation-free. */
 void fbc_process_forked(void);
+/* One lock of the shim's around fork: 0 prepare (takes it), 1 parent and child after it
+ * (releases it), 2 a child of a fork that ran no handlers (makes it anew). */
+void fbc_mutex_fork(pthread_mutex_t *m, int phase);
 
 /* ---- clock.c: CLOCK_MONOTONIC, and two cheap reads that time an event ----------------- */
 uint64_t fbc_now_ns(void); /* CLOCK_MONOTONIC; async-signal-safe */
@@ -151,31 +159,59 @@ void fbc_modmap_self(uintptr_t *start, uintptr_t *end); /* this library's span *
 unsigned fbc_modmap_generation(void);
 void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 anew */
 
-/* ---- backend.c: the backend's optional accessors (libvkt's), found by name ---------- */
+/* ---- backend.c: the backend rows in force, and each module that defines their exits --- */
 typedef struct {
     const char *op;
     uint64_t native, fallback, host;
-} fbc_stats_entry; /* vkt_stats_entry, as libvkt lays it out */
+} fbc_stats_entry; /* vkt_stats_entry, as libvkt lays it out (the stats accessor's) */
 
-typedef struct {
-    int (*rank)(const void *t);
-    const int64_t *(*shape)(const void *t);
-    int (*dtype)(const void *t);
-    const char *(*dtype_name)(int dtype);
-    size_t (*stats)(fbc_stats_entry *entries, size_t cap);
-    uint64_t (*started_ns)(void); /* when this thread's current fallback began; 0 unknown */
-} fbc_backend;
+/* A backend in this process: a row (rules/backend.h) bound to the module that defines its
+ * exits. Accessors are that module's own, never the process's: two backends each read their
+ * own tensors. Made at the first call of an exit from each module; never freed. */
+typedef struct fbc_bmod {
+    const fbr_backend *row;
+    unsigned index;       /* the event's backend number (FBC_BACKEND_ID) */
+    uintptr_t base;       /* the defining module's load base */
+    char path[1024];      /* and its file */
+    void *acc[FBR_ACC_COUNT];             /* the row's accessors there, NULL where absent */
+    const char *(*dtype_name)(int dtype); /* a reader's own names (torch's adapter), or NULL */
+    void *reader;         /* what the row's reader keeps for this module (set once) */
+    bool sizes;           /* the reader reads sizes of this backend's calls (bytes are known) */
+    bool bound;           /* the reader has looked at it (hooks/, under its lock) */
+    char note[320];       /* what the reader says of it, for the dump ("adapter ...") */
+} fbc_bmod;
 
-/* Looks the accessors up next to the definition fn (the first backend seen wins) and
- * publishes them. */
-void fbc_backend_find(const void *fn);
-/* The accessors; every member NULL until a backend was seen. */
-const fbc_backend *fbc_backend_get(void);
-/* Whether a backend was seen: the process resolved a host_result definition. */
+#define FBC_MAX_BMODS 64
+
+/* Reads the rows in force: the built-in ones (the vkt row with FBCOUNT_OP_PREFIX and
+ * FBCOUNT_PY_BACKEND when set), FBCOUNT_BACKEND's files (a file's row replaces a built-in
+ * one of its name) and FBCOUNT_EXIT's declared exits. A bad file or spec is named in one
+ * warning and left out. No allocation survives it. */
+void fbc_backends_load(void);
+size_t fbc_rows_count(void);
+const fbr_backend *fbc_row_at(size_t i);
+/* The row that has symbol as an exit, preferring one whose library names path; -1 when no row
+ * has it. *exit receives the exit's index in the row. */
+long fbc_row_for(const char *symbol, const char *path, unsigned *exit);
+/* The backend of row `row` in the module that defines fn, made (and its accessors looked up
+ * there) the first time; NULL when the table is full or fn lies in no module. */
+fbc_bmod *fbc_bmod_bind(long row, const void *fn);
+size_t fbc_bmod_count(void);                 /* async-signal-safe */
+const fbc_bmod *fbc_bmod_at(size_t i);       /* async-signal-safe */
+/* Whether a backend was seen: some exit was called from, or defined in, a module. */
 bool fbc_backend_seen(void);
-/* Looks for a module other than the shim defining host_result among those loaded (a backend
- * dlopen-ed with RTLD_LOCAL that never fell back): true, and its accessors found, when there
- * is one. */
+/* Looks for modules other than the shim that define an exit of a row (a backend that never
+ * fell back, even one dlopen-ed RTLD_LOCAL): binds each, and says whether there was one. */
 bool fbc_backend_scan(void);
+
+/* The accessors, each 0/NULL/false where the backend has none. */
+bool fbc_bmod_shape(const fbc_bmod *b, const void *t, int *rank, const int64_t **dims, int *dtype);
+const char *fbc_bmod_dtype_name(const fbc_bmod *b, int dtype);
+size_t fbc_bmod_stats(const fbc_bmod *b, fbc_stats_entry *entries, size_t cap);
+uint64_t fbc_bmod_started(const fbc_bmod *b); /* this thread's fallback began (ns), 0 unknown */
+bool fbc_bmod_timed(const fbc_bmod *b);       /* it has a "started" accessor */
+bool fbc_bmod_has_stats(const fbc_bmod *b);   /* it has a "stats" accessor */
+/* 0 prepare (takes the table's lock), 1 parent and child after it, 2 anew. */
+void fbc_backends_fork(int phase);
 
 #endif

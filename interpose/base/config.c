@@ -39,7 +39,10 @@ void fbc_warn(const char *fmt, ...)
 
 const char *fbc_mode_name(fbc_mode m)
 {
-    return m == FBC_MODE_WARN ? "warn" : m == FBC_MODE_ABORT ? "abort" : "count";
+    return m == FBC_MODE_WARN    ? "warn"
+           : m == FBC_MODE_ABORT ? "abort"
+           : m == FBC_MODE_ERROR ? "error"
+                                 : "count";
 }
 
 static const char *env(const char *name)
@@ -162,8 +165,10 @@ static void parse_mode(void)
         fbc_cfg.mode = FBC_MODE_WARN;
     else if (!strcmp(v, "abort"))
         fbc_cfg.mode = FBC_MODE_ABORT;
+    else if (!strcmp(v, "error"))
+        fbc_cfg.mode = FBC_MODE_ERROR;
     else
-        fbc_warn("FBCOUNT_MODE=%.64s is not count, warn or abort; using count", v);
+        fbc_warn("FBCOUNT_MODE=%.64s is not count, warn, abort or error; using count", v);
 }
 
 static void parse_clock(void)
@@ -204,6 +209,11 @@ void fbc_config_load(bool preloaded)
     parse_depth();
     parse_names("FBCOUNT_OP_PREFIX", FBR_DEFAULT_OP_PREFIX, &fbc_cfg.prefixes);
     parse_names("FBCOUNT_PY_BACKEND", FBR_DEFAULT_PY_BACKEND, &fbc_cfg.py_backend);
+    fbc_cfg.prefixes_set = env("FBCOUNT_OP_PREFIX") != NULL;
+    fbc_cfg.py_backend_set = env("FBCOUNT_PY_BACKEND") != NULL;
+    parse_path("FBCOUNT_BACKEND", fbc_cfg.backend_files, sizeof fbc_cfg.backend_files);
+    parse_path("FBCOUNT_EXIT", fbc_cfg.exits, sizeof fbc_cfg.exits);
+    parse_path("FBCOUNT_TORCH_ADAPTER", fbc_cfg.torch_adapter, sizeof fbc_cfg.torch_adapter);
     parse_output();
     parse_path("FBCOUNT_METRICS", fbc_cfg.metrics, sizeof fbc_cfg.metrics);
     parse_path("FBCOUNT_RUN_LOG", fbc_cfg.run_log, sizeof fbc_cfg.run_log);

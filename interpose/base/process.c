@@ -108,3 +108,13 @@ void fbc_process_forked(void)
     fbc_proc.forked = true;
     stamp_start();
 }
+
+void fbc_mutex_fork(pthread_mutex_t *m, int phase)
+{
+    if (phase == 0)
+        pthread_mutex_lock(m);
+    else if (phase == 1)
+        pthread_mutex_unlock(m);
+    else
+        pthread_mutex_init(m, NULL);
+}

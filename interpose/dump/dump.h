@@ -27,6 +27,7 @@ typedef struct {
     const char *site_file, *site_module;
     int site_line;
     bool site_python;            /* the site is a line of Python code */
+    const fbc_bmod *backend;     /* the backend whose exit recorded the stack (NULL: unknown) */
 } fbc_attrib;
 
 /* Callers hold fbc_sym_lock; the strings live as long as the process. first: the innermost
@@ -38,8 +39,8 @@ void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out);
  * the function the symbol table names (at the line that called the innermost). Fills at
  * most max; returns how many (1 where nothing was inlined). */
 int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max);
-/* Attributes entry e (rules/attrib.h), naming its frames only as far as needed; infos has
- * room for e->nframes. Returns how many leading infos were filled. */
+/* Attributes entry e by its backend's row (rules/backend.h), naming its frames only as far as
+ * needed; infos has room for e->nframes. Returns how many leading infos were filled. */
 unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out);
 extern pthread_mutex_t fbc_sym_lock;
 
@@ -67,13 +68,20 @@ typedef struct {
     uint64_t count, bytes, ns, max_bytes, max_ns;
 } fbc_rsite;
 
+/* A result shape of an op's, with the backend whose accessors read it (its dtype's name). */
+typedef struct {
+    fbc_shape s;
+    const fbc_bmod *backend;
+} fbc_rshape;
+
 typedef struct fbc_rop {
     UT_hash_handle hh;
     const char *op;
+    const fbc_bmod *backend;     /* with op, the row's key: one op of two backends is two rows */
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_rsite *sites;
     size_t nsites;
-    fbc_shape *shapes;
+    fbc_rshape *shapes;
     size_t nshapes;
 } fbc_rop;
 
@@ -85,15 +93,22 @@ typedef struct {
     fbc_attrib a;
 } fbc_rstack;
 
+/* A backend's own op counters (its stats accessor), read when the census was copied. */
+typedef struct {
+    bool has;
+    uint64_t native, fallback, host;
+} fbc_counters;
+
 typedef struct fbc_report {
     fbc_rstack *stacks;
     size_t nstacks;
-    fbc_rop *ophash[2];
-    fbc_rop **ops[2]; /* sorted by bytes, then count */
-    size_t nops[2];
-    uint64_t total[2], bytes[2], max[2], ns[2];
-    bool has_backend; /* libvkt's counters, read when the census was copied */
+    fbc_rop *ophash[FBC_KINDS];
+    fbc_rop **ops[FBC_KINDS]; /* sorted by bytes, then count */
+    size_t nops[FBC_KINDS];
+    uint64_t total[FBC_KINDS], bytes[FBC_KINDS], max[FBC_KINDS], ns[FBC_KINDS];
+    bool has_backend; /* some backend's counters were read: their sums below */
     uint64_t native, fallback, host;
+    fbc_counters counters[FBC_MAX_BMODS]; /* each backend's, by fbc_bmod index */
 } fbc_report;
 
 /* The report of one table the caller owns (a scope). NULL when out of memory. */
@@ -103,7 +118,10 @@ fbc_report *fbc_report_build(const fbc_table *t);
  * interrupted mid-event, is copied without it, shapes left out). */
 fbc_report *fbc_report_build_process(bool patient);
 void fbc_report_free(fbc_report *r);
+/* The count (or bytes) of op's rows of kind k, summed over the backends that have it. */
 uint64_t fbc_report_op(const fbc_report *r, fbc_kind k, const char *op, bool bytes);
+/* Whether the stacks of a backend carry known sizes (a declared exit's do not). */
+bool fbc_report_sizes(const fbc_bmod *b);
 /* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
 void fbc_fmt_bytes(uint64_t b, char *out, size_t cap);
@@ -114,10 +132,19 @@ void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
 void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes);
 
 /* ---- write.c: the fbcount/1 dump of the process census ---------------------------- */
+/* The fallback an abort stopped the program at (FBCOUNT_MODE=abort, or error without an error
+ * path), written into the census as typed fields. */
+typedef struct {
+    const char *op, *site, *file; /* file NULL when unknown */
+    int line;
+    const char *backend;          /* NULL when unknown */
+} fbc_abort;
+
 typedef struct {
     const char *reason;     /* FBR_REASON_* */
     const char *path;       /* an explicit file (fbcount_dump), or NULL for the template's */
     const char *extra_json; /* inserted after the totals, e.g. ",\"exec\":true" */
+    const fbc_abort *abort; /* the abort dump's record, or NULL */
     int signal;             /* a signal dump's signal, or 0 */
     bool checkpoint;        /* write the checkpoint file, replacing the last one */
     bool always;            /* even in a process that never used a backend (fbcount_dump) */

@@ -26,6 +26,23 @@ static void write_unknown_op(fbc_writer *w, const char *key, const uint64_t v[4]
     fbc_w_raw(w, "]", 1);
 }
 
+/* The backends seen, each with the modules that define its exits; their counters are not
+ * read here (a backend's function, in a process that is dying). */
+static void write_backends(fbc_writer *w)
+{
+    fbc_w_str(w, "," FBR_KEY(FBR_BACKENDS) "[");
+    size_t n = fbc_bmod_count();
+    for (size_t i = 0; i < n; i++) {
+        const fbc_bmod *b = fbc_bmod_at(i);
+        fbc_w_str(w, i ? ",{" FBR_KEY(FBR_NAME) : "{" FBR_KEY(FBR_NAME));
+        fbc_w_json(w, b->row->name);
+        fbc_w_str(w, "," FBR_KEY(FBR_MODULES) "[");
+        fbc_w_json(w, b->path);
+        fbc_w_str(w, "]," FBR_KEY(FBR_COUNTERS) "null}");
+    }
+    fbc_w_raw(w, "]", 1);
+}
+
 /* Every recorded stack, shard by shard, without a lock: lists only grow at one end and
  * entries never move. A stack recorded by two threads is listed twice; readers merge it. */
 #define FOR_EACH_ENTRY(e)                                                                      \
@@ -37,14 +54,21 @@ static void write_unknown_op(fbc_writer *w, const char *key, const uint64_t v[4]
 
 static void write_entry(fbc_writer *w, const fbc_entry *e, bool first)
 {
+    const fbc_bmod *b = fbc_bmod_at(FBC_BACKEND_BMOD(e->backend));
     fbc_w_str(w, first ? "{" FBR_KEY(FBR_KIND) : ",{" FBR_KEY(FBR_KIND));
-    fbc_w_str(w, e->kind == FBC_HOST ? "\"" FBR_KIND_HOST "\"" : "\"" FBR_KIND_FALLBACK "\"");
-    fbc_w_num(w, "," FBR_KEY(FBR_OP) "\"" FBR_UNKNOWN "\"," FBR_KEY(FBR_SITE) "\"" FBR_UNKNOWN
-                 "\"," FBR_KEY(FBR_COUNT), LOAD(e->count));
+    fbc_w_json(w, fbc_kind_name((fbc_kind)e->kind));
+    /* A reader's name for the op is a string interned for the life of the process. */
+    fbc_w_str(w, "," FBR_KEY(FBR_OP));
+    fbc_w_json(w, e->op ? (const char *)e->op : FBR_UNKNOWN);
+    fbc_w_num(w, "," FBR_KEY(FBR_SITE) "\"" FBR_UNKNOWN "\"," FBR_KEY(FBR_COUNT), LOAD(e->count));
     fbc_w_num(w, "," FBR_KEY(FBR_BYTES), LOAD(e->bytes));
     fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), LOAD(e->max_bytes));
     fbc_w_num(w, "," FBR_KEY(FBR_NS), LOAD(e->ns));
     fbc_w_num(w, "," FBR_KEY(FBR_MAX_NS), LOAD(e->max_ns));
+    fbc_w_str(w, "," FBR_KEY(FBR_BACKEND_NAME));
+    fbc_w_json(w, b ? b->row->name : FBR_BACKEND_DEFAULT);
+    if (b && !b->sizes)
+        fbc_w_str(w, "," FBR_KEY(FBR_BYTES_KNOWN) "false");
     fbc_w_str(w, "," FBR_KEY(FBR_FRAMES) "[");
     for (uint32_t f = 0; f < e->nframes; f++) {
         fbc_w_str(w, f ? ",{" FBR_KEY(FBR_IP) : "{" FBR_KEY(FBR_IP));
@@ -81,9 +105,9 @@ void fbc_dump_emergency(int sig)
     int fd = fbc_output_open(path, tmp, sizeof tmp);
     if (fd < 0)
         return;
-    uint64_t v[2][4] = {{0}}, stacks = 0;
+    uint64_t v[FBC_KINDS][4] = {{0}}, stacks = 0;
     FOR_EACH_ENTRY(e) {
-        int k = e->kind == FBC_HOST;
+        unsigned k = e->kind < FBC_KINDS ? e->kind : FBC_FALLBACK;
         uint64_t mb = LOAD(e->max_bytes);
         v[k][0] += LOAD(e->count);
         v[k][1] += LOAD(e->bytes);
@@ -104,10 +128,15 @@ void fbc_dump_emergency(int sig)
     fbc_w_num(&w, "," FBR_KEY(FBR_HOST_OPS), v[1][0]);
     fbc_w_num(&w, "," FBR_KEY(FBR_HOST_BYTES), v[1][1]);
     fbc_w_num(&w, "," FBR_KEY(FBR_HOST_NS), v[1][3]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_TRANSFERS), v[2][0]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_TRANSFER_BYTES), v[2][1]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_TRANSFER_NS), v[2][3]);
     fbc_w_num(&w, "," FBR_KEY(FBR_STACKS), stacks);
     fbc_w_str(&w, "}," FBR_KEY(FBR_BACKEND) "null");
+    write_backends(&w);
     write_unknown_op(&w, "," FBR_KEY(FBR_OPS) "[", v[0]);
     write_unknown_op(&w, "," FBR_KEY(FBR_HOST_OPS) "[", v[1]);
+    write_unknown_op(&w, "," FBR_KEY(FBR_TRANSFERS) "[", v[2]);
     fbc_w_str(&w, "," FBR_KEY(FBR_STACKS) "[");
     bool first = true;
     FOR_EACH_ENTRY(e) {

@@ -10,26 +10,50 @@
 #include "dump.h"
 #include "fields.h"
 
-static fbc_rop *op_for(fbc_report *r, fbc_kind k, const char *name)
+/* A row's key: its backend's row name and its op, "vkt\0vkt_dot". */
+typedef struct {
+    fbc_rop rop;
+    size_t len;
+    char key[];
+} keyed_rop;
+
+static const char *row_name(const fbc_bmod *b)
 {
-    fbc_rop *o;
-    HASH_FIND_STR(r->ophash[k], name, o);
-    if (o)
-        return o;
-    o = calloc(1, sizeof *o);
-    if (!o)
+    return b ? b->row->name : FBR_BACKEND_DEFAULT;
+}
+
+static fbc_rop *op_for(fbc_report *r, fbc_kind k, const fbc_bmod *b, const char *name)
+{
+    const char *row = row_name(b);
+    size_t a = strlen(row), n = strlen(name), len = a + 1 + n;
+    char stack_key[512], *key = len < sizeof stack_key ? stack_key : malloc(len + 1);
+    if (!key)
         return NULL;
-    o->op = name;
-    HASH_ADD_KEYPTR(hh, r->ophash[k], o->op, strlen(o->op), o);
+    memcpy(key, row, a + 1);
+    memcpy(key + a + 1, name, n + 1);
+    fbc_rop *o;
+    HASH_FIND(hh, r->ophash[k], key, len, o);
+    if (!o) {
+        keyed_rop *kr = calloc(1, sizeof *kr + len + 1);
+        if (kr) {
+            memcpy(kr->key, key, len + 1);
+            kr->len = len;
+            o = &kr->rop;
+            o->op = name;
+            o->backend = b;
+            HASH_ADD_KEYPTR(hh, r->ophash[k], kr->key, len, o);
+        }
+    }
+    if (key != stack_key)
+        free(key);
     return o;
 }
 
 static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
 {
     for (size_t i = 0; i < o->nsites; i++)
-        if (!strcmp(o->sites[i].site, a->site) && o->sites[i].line == a->site_line &&
-            (o->sites[i].file == a->site_file ||
-             (o->sites[i].file && a->site_file && !strcmp(o->sites[i].file, a->site_file)))) {
+        if (fbr_same_site(o->sites[i].site, o->sites[i].file, o->sites[i].line, a->site,
+                          a->site_file, a->site_line)) {
             fbc_rsite *g = &o->sites[i];
             g->count += s->count;
             g->bytes += s->bytes;
@@ -47,19 +71,22 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
                                  s->max_bytes,    s->max_ns};
 }
 
-static void add_shape(fbc_rop *o, const fbc_shape *s)
+/* Shapes are one when their backend reads them alike: two modules of a row may not. */
+static void add_shape(fbc_rop *o, const fbc_shape *s, const fbc_bmod *b)
 {
-    for (size_t i = 0; i < o->nshapes; i++)
-        if (o->shapes[i].dtype == s->dtype && o->shapes[i].rank == s->rank &&
-            !memcmp(o->shapes[i].dims, s->dims, (size_t)s->rank * sizeof *s->dims)) {
-            o->shapes[i].count += s->count;
+    for (size_t i = 0; i < o->nshapes; i++) {
+        fbc_shape *t = &o->shapes[i].s;
+        if (o->shapes[i].backend == b && t->dtype == s->dtype && t->rank == s->rank &&
+            !memcmp(t->dims, s->dims, (size_t)s->rank * sizeof *s->dims)) {
+            t->count += s->count;
             return;
         }
-    fbc_shape *g = realloc(o->shapes, (o->nshapes + 1) * sizeof *g);
+    }
+    fbc_rshape *g = realloc(o->shapes, (o->nshapes + 1) * sizeof *g);
     if (!g)
         return;
     o->shapes = g;
-    g[o->nshapes++] = *s;
+    g[o->nshapes++] = (fbc_rshape){*s, b};
 }
 
 static int by_weight(const void *a, const void *b)
@@ -82,23 +109,36 @@ static int site_weight(const void *a, const void *b)
     return strcmp(x->site, y->site);
 }
 
-static void read_backend(fbc_report *r)
+static void read_counters(const fbc_bmod *b, fbc_counters *c)
 {
-    const fbc_backend *b = fbc_backend_get();
-    if (!b->stats)
+    if (!fbc_bmod_has_stats(b))
         return;
-    size_t n = b->stats(NULL, 0);
+    size_t n = fbc_bmod_stats(b, NULL, 0);
     fbc_stats_entry *e = calloc(n + 1, sizeof *e);
     if (!e)
         return;
-    n = b->stats(e, n);
+    n = fbc_bmod_stats(b, e, n);
     for (size_t i = 0; i < n; i++) {
-        r->native += e[i].native;
-        r->fallback += e[i].fallback;
-        r->host += e[i].host;
+        c->native += e[i].native;
+        c->fallback += e[i].fallback;
+        c->host += e[i].host;
     }
     free(e);
-    r->has_backend = true;
+    c->has = true;
+}
+
+static void read_backend(fbc_report *r)
+{
+    for (size_t i = 0; i < fbc_bmod_count() && i < FBC_MAX_BMODS; i++) {
+        fbc_counters *c = &r->counters[i];
+        read_counters(fbc_bmod_at(i), c);
+        if (!c->has)
+            continue;
+        r->native += c->native;
+        r->fallback += c->fallback;
+        r->host += c->host;
+        r->has_backend = true;
+    }
 }
 
 /* A stack already copied into the report, found by its frames (the same stack recorded by
@@ -249,7 +289,7 @@ static fbc_report *attribute(fbc_report *r)
         r->bytes[k] += s->bytes;
         r->ns[k] += s->ns;
         r->max[k] = s->max_bytes > r->max[k] ? s->max_bytes : r->max[k];
-        fbc_rop *o = op_for(r, k, s->a.op);
+        fbc_rop *o = op_for(r, k, s->a.backend, s->a.op);
         if (!o)
             continue;
         o->count += s->count;
@@ -259,10 +299,10 @@ static fbc_report *attribute(fbc_report *r)
         o->max_ns = s->max_ns > o->max_ns ? s->max_ns : o->max_ns;
         add_site(o, &s->a, s);
         for (size_t j = 0; j < s->nshapes; j++)
-            add_shape(o, &s->shapes[j]);
+            add_shape(o, &s->shapes[j], s->a.backend);
     }
     pthread_mutex_unlock(&fbc_sym_lock);
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < FBC_KINDS; k++) {
         r->nops[k] = HASH_COUNT(r->ophash[k]);
         r->ops[k] = calloc(r->nops[k] + 1, sizeof *r->ops[k]);
         if (!r->ops[k]) {
@@ -283,13 +323,13 @@ void fbc_report_free(fbc_report *r)
 {
     if (!r)
         return;
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < FBC_KINDS; k++) {
         fbc_rop *o, *tmp;
         HASH_ITER(hh, r->ophash[k], o, tmp) {
             HASH_DEL(r->ophash[k], o);
             free(o->sites);
             free(o->shapes);
-            free(o);
+            free((keyed_rop *)o); /* the row is the first member */
         }
         free(r->ops[k]);
     }
@@ -301,9 +341,18 @@ void fbc_report_free(fbc_report *r)
 
 uint64_t fbc_report_op(const fbc_report *r, fbc_kind k, const char *op, bool bytes)
 {
-    fbc_rop *o;
-    HASH_FIND_STR(r->ophash[k], op, o);
-    return !o ? 0 : bytes ? o->bytes : o->count;
+    uint64_t sum = 0;
+    for (size_t i = 0; i < r->nops[k]; i++) {
+        const fbc_rop *o = r->ops[k][i];
+        if (!strcmp(o->op, op))
+            sum += bytes ? o->bytes : o->count;
+    }
+    return sum;
+}
+
+bool fbc_report_sizes(const fbc_bmod *b)
+{
+    return !b || b->sizes;
 }
 
 void fbc_fmt_bytes(uint64_t b, char *out, size_t cap)
@@ -361,16 +410,22 @@ void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top)
 {
-    for (int k = 0; k < 2; k++) {
-        if (k == FBC_HOST && !r->nops[k])
+    static const char *const heading[FBC_KINDS] = {
+        [FBC_HOST] = "host-resident ops (computed on the host because their input was):",
+        [FBC_TRANSFER] = "transfers between devices:",
+    };
+    for (int k = 0; k < FBC_KINDS; k++) {
+        if (k != FBC_FALLBACK && !r->nops[k])
             continue;
-        if (k == FBC_HOST)
-            fprintf(out, "%shost-resident ops (computed on the host because their input was):\n",
-                    indent);
+        if (heading[k])
+            fprintf(out, "%s%s\n", indent, heading[k]);
         for (size_t i = 0; i < r->nops[k] && (top <= 0 || (int)i < top); i++) {
             const fbc_rop *o = r->ops[k][i];
             char b[32], site[512];
-            fbc_fmt_bytes(o->bytes, b, sizeof b);
+            if (fbc_report_sizes(o->backend))
+                fbc_fmt_bytes(o->bytes, b, sizeof b);
+            else
+                snprintf(b, sizeof b, "?");
             fbc_site_text(&o->sites[0], site, sizeof site);
             fprintf(out, "%s  %-24s %8" PRIu64 " %11s  at %s", indent, o->op, o->count, b,
                     o->nsites ? site : "(unknown)");
@@ -388,10 +443,9 @@ void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top
     }
 }
 
-static const char *dtype_name(int dtype, char *buf, size_t cap)
+static const char *dtype_name(const fbc_bmod *b, int dtype, char *buf, size_t cap)
 {
-    const fbc_backend *b = fbc_backend_get();
-    const char *n = b->dtype_name ? b->dtype_name(dtype) : NULL;
+    const char *n = b ? fbc_bmod_dtype_name(b, dtype) : NULL;
     if (n)
         return n;
     snprintf(buf, cap, "dtype%d", dtype);
@@ -403,15 +457,16 @@ static void json_shapes(fbc_writer *w, const fbc_rop *o)
     fbc_w_str(w, "," FBR_KEY(FBR_SHAPES) "[");
     for (size_t j = 0; j < o->nshapes; j++) {
         char buf[32];
+        const fbc_shape *sh = &o->shapes[j].s;
         fbc_w_str(w, j ? ",{" FBR_KEY(FBR_DTYPE) : "{" FBR_KEY(FBR_DTYPE));
-        fbc_w_json(w, dtype_name(o->shapes[j].dtype, buf, sizeof buf));
+        fbc_w_json(w, dtype_name(o->shapes[j].backend, sh->dtype, buf, sizeof buf));
         fbc_w_str(w, "," FBR_KEY(FBR_SHAPE) "[");
-        for (int d = 0; d < o->shapes[j].rank; d++) {
+        for (int d = 0; d < sh->rank; d++) {
             if (d)
                 fbc_w_raw(w, ",", 1);
-            fbc_w_i64(w, o->shapes[j].dims[d]);
+            fbc_w_i64(w, sh->dims[d]);
         }
-        fbc_w_num(w, "]," FBR_KEY(FBR_COUNT), o->shapes[j].count);
+        fbc_w_num(w, "]," FBR_KEY(FBR_COUNT), sh->count);
         fbc_w_raw(w, "}", 1);
     }
     fbc_w_raw(w, "]", 1);
@@ -419,11 +474,20 @@ static void json_shapes(fbc_writer *w, const fbc_rop *o)
 
 static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes)
 {
-    fbc_w_str(w, k == FBC_HOST ? "," FBR_KEY(FBR_HOST_OPS) "[" : "," FBR_KEY(FBR_OPS) "[");
+    static const char *const list[FBC_KINDS] = {
+        [FBC_FALLBACK] = "," FBR_KEY(FBR_OPS) "[",
+        [FBC_HOST] = "," FBR_KEY(FBR_HOST_OPS) "[",
+        [FBC_TRANSFER] = "," FBR_KEY(FBR_TRANSFERS) "[",
+    };
+    fbc_w_str(w, list[k]);
     for (size_t i = 0; i < r->nops[k]; i++) {
         const fbc_rop *o = r->ops[k][i];
         fbc_w_str(w, i ? ",{" FBR_KEY(FBR_OP) : "{" FBR_KEY(FBR_OP));
         fbc_w_json(w, o->op);
+        fbc_w_str(w, "," FBR_KEY(FBR_BACKEND_NAME));
+        fbc_w_json(w, row_name(o->backend));
+        if (!fbc_report_sizes(o->backend))
+            fbc_w_str(w, "," FBR_KEY(FBR_BYTES_KNOWN) "false");
         fbc_w_num(w, "," FBR_KEY(FBR_COUNT), o->count);
         fbc_w_num(w, "," FBR_KEY(FBR_BYTES), o->bytes);
         fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), o->max_bytes);
@@ -471,8 +535,11 @@ void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes)
     fbc_w_num(w, "," FBR_KEY(FBR_HOST_OPS), r->total[FBC_HOST]);
     fbc_w_num(w, "," FBR_KEY(FBR_HOST_BYTES), r->bytes[FBC_HOST]);
     fbc_w_num(w, "," FBR_KEY(FBR_HOST_NS), r->ns[FBC_HOST]);
+    fbc_w_num(w, "," FBR_KEY(FBR_TRANSFERS), r->total[FBC_TRANSFER]);
+    fbc_w_num(w, "," FBR_KEY(FBR_TRANSFER_BYTES), r->bytes[FBC_TRANSFER]);
+    fbc_w_num(w, "," FBR_KEY(FBR_TRANSFER_NS), r->ns[FBC_TRANSFER]);
     fbc_w_num(w, "," FBR_KEY(FBR_STACKS), r->nstacks);
     fbc_w_raw(w, "}", 1);
-    json_ops(w, r, FBC_FALLBACK, shapes);
-    json_ops(w, r, FBC_HOST, shapes);
+    for (int k = 0; k < FBC_KINDS; k++)
+        json_ops(w, r, (fbc_kind)k, shapes);
 }

@@ -33,8 +33,8 @@ void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
     char on[64] = "";
     if (signal)
         snprintf(on, sizeof on, "%s: ", fbr_signal_name(signal));
-    uint64_t n = r->total[FBC_FALLBACK];
-    if (n == 0 && r->total[FBC_HOST] == 0) {
+    uint64_t n = r->total[FBC_FALLBACK], moved = r->total[FBC_TRANSFER];
+    if (n == 0 && r->total[FBC_HOST] == 0 && moved == 0) {
         fprintf(f, "fbcount: %s0 fallbacks%s\n", on, where);
     } else {
         char b[32], m[32];
@@ -44,7 +44,15 @@ void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
                    " host-resident op%s",
                 on, n, n == 1 ? "" : "s", b, m, r->total[FBC_HOST],
                 r->total[FBC_HOST] == 1 ? "" : "s");
-        uint64_t all = r->native + r->fallback + r->host;
+        if (moved) {
+            char t[32];
+            fbc_fmt_bytes(r->bytes[FBC_TRANSFER], t, sizeof t);
+            fprintf(f, "; %" PRIu64 " transfer%s between devices (%s)", moved, moved == 1 ? "" : "s", t);
+        }
+        /* A fallback the census counted before it ran (an abort stops it there) is not in the
+         * backend's own counters yet: the census's count is the larger. */
+        uint64_t fell = r->fallback > n ? r->fallback : n;
+        uint64_t all = r->native + fell + r->host;
         if (r->has_backend && all)
             fprintf(f, "; %.1f%% of %" PRIu64 " ops stayed native",
                     100.0 * (double)r->native / (double)all, all);

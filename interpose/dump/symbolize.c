@@ -13,6 +13,7 @@
 
 #include "dump.h"
 #include "dwname.h" /* rules/: how DWARF names a frame and its file */
+#include "fields.h"
 
 pthread_mutex_t fbc_sym_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -192,46 +193,25 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
     HASH_FIND(hh, chains, &key, sizeof key, c);
     if (!c && (c = calloc(1, sizeof *c))) {
         c->key = key;
-        fbc_symbolize_line(ip, first, &c->f[0]);
-        fbc_frame_info real = c->f[0];
-        c->n = 1;
+        fbc_frame_info real;
+        lookup(ip, first, &real);
         Dwfl_Module *m = module(real.module);
-        Dwarf_Addr bias, addr = first ? ip : ip - 1;
-        Dwarf_Die *cu = m ? dwfl_module_addrdie(m, addr, &bias) : NULL;
-        Dwarf_Die *scopes = NULL;
-        int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-        Dwarf_Files *files = NULL;
-        size_t nfiles = 0;
-        const char *comp_dir = NULL;
-        Dwarf_Attribute cd;
-        if (cu && dwarf_attr(cu, DW_AT_comp_dir, &cd))
-            comp_dir = dwarf_formstring(&cd);
-        if (cu)
-            dwarf_getsrcfiles(cu, &files, &nfiles);
-        /* Innermost first: each inlined instance is a frame named after its function, at the
-         * line inside it; its call site is the line of the frame that called it. */
-        for (int i = 0; i < ns && c->n < FBC_MAX_INLINE; i++) {
-            if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-                continue;
-            fbc_frame_info *inl = &c->f[c->n - 1];
-            inl->symbol = intern(fbr_die_name(&scopes[i]));
-            inl->inlined = true;
-            fbc_frame_info *next = &c->f[c->n++];
-            *next = real;
-            next->inlined = false;
-            next->file = NULL;
-            next->line = 0;
-            Dwarf_Attribute a;
-            Dwarf_Word fi = 0, li = 0;
-            if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &fi) == 0 && files &&
-                fi < nfiles)
-                next->file = source_path(dwarf_filesrc(files, fi, NULL, NULL), comp_dir);
-            if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &li) == 0)
-                next->line = (int)li;
+        fbr_dw_frame dw[FBC_MAX_INLINE];
+        char files[8192];
+        /* The rule the command follows for a crash dump's addresses (rules/dwname.h). */
+        c->n = m ? fbr_dw_chain(m, first ? ip : ip - 1, dw, FBC_MAX_INLINE, files, sizeof files)
+                 : 0;
+        for (int i = 0; i < c->n; i++) {
+            c->f[i] = real;
+            c->f[i].symbol = intern(dw[i].symbol);
+            c->f[i].file = intern(dw[i].file);
+            c->f[i].line = (int)dw[i].line;
+            c->f[i].inlined = dw[i].inlined;
         }
-        free(scopes);
-        /* The outermost is the function the symbol table names, at the innermost call. */
-        c->f[c->n - 1].symbol = real.symbol;
+        if (!c->n) {
+            fbc_symbolize_line(ip, first, &c->f[0]);
+            c->n = 1;
+        }
         HASH_ADD(hh, chains, key, sizeof key, c);
     }
     if (!c) {
@@ -245,15 +225,12 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
 
 static const char *unnamed(const fbc_frame_info *f)
 {
-    if (f->symbol)
-        return f->symbol;
-    if (f->module < 0)
-        return "(unknown)";
-    const char *path = fbc_modmap_at((size_t)f->module)->path, *slash = strrchr(path, '/');
     char buf[512];
-    snprintf(buf, sizeof buf, "%s+0x%lx", slash ? slash + 1 : path, (unsigned long)f->offset);
-    const char *s = intern(buf);
-    return s ? s : "(unknown)";
+    const char *n = fbr_unnamed(f->symbol, f->module >= 0 ? fbc_modmap_at((size_t)f->module)->path
+                                                          : NULL,
+                                (unsigned long)f->offset, buf, sizeof buf);
+    const char *s = n == buf ? intern(buf) : n;
+    return s ? s : FBR_UNKNOWN;
 }
 
 /* The lazy frame accessor rules/attrib.h walks: names a frame the first time it is asked. */
@@ -277,6 +254,31 @@ static const fbr_native *native_at(void *ctx, size_t i)
     return &w->natives[i];
 }
 
+/* The row a stack was recorded under; libvkt's for a stack of no known backend. */
+static const fbr_backend *row_of(const fbc_entry *e, const fbc_bmod **bm)
+{
+    *bm = fbc_bmod_at(FBC_BACKEND_BMOD(e->backend));
+    if (*bm)
+        return (*bm)->row;
+    const fbr_backend *vkt = fbc_row_at(0);
+    return vkt ? vkt : fbr_backend_named(FBR_BACKEND_DEFAULT);
+}
+
+/* The files of the functions inlined at a candidate site, as rules/backend.h asks. */
+static int files_at(void *ctx, size_t i, const char **files, int max)
+{
+    walk *w = ctx;
+    fbc_frame_info chain[FBC_MAX_INLINE];
+    int n = fbc_symbolize_chain(w->e->frames[i], i == 0, chain, FBC_MAX_INLINE);
+    int k = 0;
+    for (int j = 0; j < n && k < max; j++)
+        if (chain[j].file)
+            files[k++] = chain[j].file;
+        else
+            return 0; /* a function of no known file: the rule cannot tell */
+    return k;
+}
+
 unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out)
 {
     /* Frames are named only as far as the op and its site need: a stack's outer frames
@@ -291,11 +293,18 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
     }
     walk w = {e, infos, natives, 0};
     fbr_attrib a;
-    fbr_attribute(n, native_at, &w, py, npy, &fbc_cfg.prefixes, &fbc_cfg.py_backend, &a);
+    char op[256];
     memset(out, 0, sizeof *out);
+    const fbr_backend *row = row_of(e, &out->backend);
+    fbr_attribute_backend(row, n, native_at, files_at, &w, py, npy, &a, op, sizeof op);
     out->op = out->site = FBR_UNKNOWN;
-    if (a.op >= 0)
+    /* A name the reader gave (ggml's node, the dispatcher's operator) wins over the stack's. */
+    if (e->op)
+        out->op = (const char *)e->op;
+    else if (op[0] && a.op >= 0 && infos[a.op].symbol && !strcmp(op, infos[a.op].symbol))
         out->op = infos[a.op].symbol;
+    else if (op[0] && intern(op))
+        out->op = intern(op); /* the second lookup finds the first's copy */
     if (a.py_site >= 0) {
         out->site = py[a.py_site].function ? py[a.py_site].function : FBR_UNKNOWN;
         out->site_file = py[a.py_site].file;
@@ -305,8 +314,8 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
         /* The innermost function at that address: a helper inlined into its caller is the
          * code that called the op, at its own line. */
         fbc_frame_info chain[FBC_MAX_INLINE];
-        fbc_symbolize_chain(e->frames[a.site], false, chain, FBC_MAX_INLINE);
-        fbc_frame_info *f = &chain[0];
+        int nc = fbc_symbolize_chain(e->frames[a.site], false, chain, FBC_MAX_INLINE);
+        fbc_frame_info *f = &chain[a.site_inline < nc ? a.site_inline : 0];
         out->site = unnamed(f);
         out->site_file = f->file;
         out->site_line = f->line;

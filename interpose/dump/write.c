@@ -80,8 +80,18 @@ void fbc_dump_head(fbc_writer *w, const char *reason, int seq)
     fbc_w_num(w, "," FBR_KEY(FBR_DEPTH), (uint64_t)fbc_cfg.depth);
     write_names(w, "," FBR_KEY(FBR_OP_PREFIX), &fbc_cfg.prefixes);
     write_names(w, "," FBR_KEY(FBR_PY_BACKEND), &fbc_cfg.py_backend);
+    fbc_w_str(w, "," FBR_KEY(FBR_CONFIG_BACKENDS) "[");
+    for (size_t i = 0; i < fbc_rows_count(); i++) {
+        if (i)
+            fbc_w_raw(w, ",", 1);
+        fbc_w_json(w, fbc_row_at(i)->name);
+    }
+    fbc_w_raw(w, "]", 1);
+    bool timed = false;
+    for (size_t i = 0; i < fbc_bmod_count(); i++)
+        timed |= fbc_bmod_timed(fbc_bmod_at(i));
     fbc_w_str(w, "," FBR_KEY(FBR_TIMING));
-    fbc_w_json(w, fbc_backend_get()->started_ns ? FBR_TIMING_FALLBACK : FBR_TIMING_HOST_RESULT);
+    fbc_w_json(w, timed ? FBR_TIMING_FALLBACK : FBR_TIMING_HOST_RESULT);
     fbc_w_str(w, "," FBR_KEY(FBR_CLOCK));
     fbc_w_json(w, fbc_clock_name());
     fbc_w_raw(w, "}", 1);
@@ -109,16 +119,98 @@ void fbc_dump_modules(fbc_writer *w)
     fbc_w_raw(w, "]", 1);
 }
 
-static void write_backend(fbc_writer *w, const fbc_report *r)
+static void write_counters(fbc_writer *w, bool has, uint64_t native, uint64_t fallback,
+                           uint64_t host)
 {
-    fbc_w_str(w, "," FBR_KEY(FBR_BACKEND));
-    if (!r->has_backend) {
+    if (!has) {
         fbc_w_str(w, "null");
         return;
     }
-    fbc_w_num(w, "{" FBR_KEY(FBR_NATIVE), r->native);
-    fbc_w_num(w, "," FBR_KEY(FBR_FALLBACK), r->fallback);
-    fbc_w_num(w, "," FBR_KEY(FBR_HOSTCOUNT), r->host);
+    fbc_w_num(w, "{" FBR_KEY(FBR_NATIVE), native);
+    fbc_w_num(w, "," FBR_KEY(FBR_FALLBACK), fallback);
+    fbc_w_num(w, "," FBR_KEY(FBR_HOSTCOUNT), host);
+    fbc_w_raw(w, "}", 1);
+}
+
+static const char *source_name(fbr_source s)
+{
+    return s == FBR_FROM_FILE ? FBR_SOURCE_FILE
+           : s == FBR_FROM_DECLARED ? FBR_SOURCE_DECLARED
+                                    : FBR_SOURCE_BUILTIN;
+}
+
+/* "backend": the counters summed, as older dumps have them; "backends": each backend seen,
+ * with the modules that define its exits, its own counters and what its reader says. */
+static void write_backend(fbc_writer *w, const fbc_report *r)
+{
+    fbc_w_str(w, "," FBR_KEY(FBR_BACKEND));
+    write_counters(w, r->has_backend, r->native, r->fallback, r->host);
+    fbc_w_str(w, "," FBR_KEY(FBR_BACKENDS) "[");
+    size_t n = fbc_bmod_count() < FBC_MAX_BMODS ? fbc_bmod_count() : FBC_MAX_BMODS;
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        const fbc_bmod *b = fbc_bmod_at(i);
+        bool first = true;
+        for (size_t j = 0; j < i && first; j++)
+            first = fbc_bmod_at(j)->row != b->row;
+        if (!first)
+            continue; /* written with the first module of its row */
+        fbc_w_str(w, any ? ",{" FBR_KEY(FBR_NAME) : "{" FBR_KEY(FBR_NAME));
+        any = true;
+        fbc_w_json(w, b->row->name);
+        fbc_w_str(w, "," FBR_KEY(FBR_SOURCE));
+        fbc_w_json(w, source_name(b->row->source));
+        fbc_w_str(w, "," FBR_KEY(FBR_MODULES) "[");
+        fbc_counters sum = {0};
+        for (size_t j = i; j < n; j++) {
+            const fbc_bmod *o = fbc_bmod_at(j);
+            if (o->row != b->row)
+                continue;
+            if (j != i)
+                fbc_w_raw(w, ",", 1);
+            fbc_w_json(w, o->path);
+            const fbc_counters *c = &r->counters[j];
+            sum.has |= c->has;
+            sum.native += c->native;
+            sum.fallback += c->fallback;
+            sum.host += c->host;
+        }
+        fbc_w_str(w, "]," FBR_KEY(FBR_COUNTERS));
+        write_counters(w, sum.has, sum.native, sum.fallback, sum.host);
+        if (b->note[0]) {
+            fbc_w_str(w, "," FBR_KEY(FBR_READER));
+            fbc_w_json(w, b->note);
+        }
+        if (b->row->source != FBR_FROM_BUILTIN) {
+            /* So that the command attributes its stacks again (a crash dump) by its rule. */
+            char text[FBR_DESCRIPTOR_MAX];
+            fbr_backend_format(b->row, text, sizeof text);
+            fbc_w_str(w, "," FBR_KEY(FBR_DESCRIPTOR));
+            fbc_w_json(w, text);
+        }
+        fbc_w_raw(w, "}", 1);
+    }
+    fbc_w_raw(w, "]", 1);
+}
+
+static void write_abort(fbc_writer *w, const fbc_abort *a)
+{
+    fbc_w_str(w, "," FBR_KEY(FBR_ABORT) "{" FBR_KEY(FBR_OP));
+    fbc_w_json(w, a->op);
+    fbc_w_str(w, "," FBR_KEY(FBR_SITE));
+    fbc_w_json(w, a->site);
+    if (a->file) {
+        fbc_w_str(w, "," FBR_KEY(FBR_FILE));
+        fbc_w_json(w, a->file);
+        if (a->line > 0)
+            fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)a->line);
+    }
+    if (a->backend) {
+        fbc_w_str(w, "," FBR_KEY(FBR_BACKEND_NAME));
+        fbc_w_json(w, a->backend);
+    }
+    fbc_w_str(w, "," FBR_KEY(FBR_MODE));
+    fbc_w_json(w, fbc_mode_name(fbc_cfg.mode));
     fbc_w_raw(w, "}", 1);
 }
 
@@ -179,7 +271,7 @@ static bool write_stacks(fbc_writer *w, const fbc_report *r)
     for (size_t i = 0; i < r->nstacks; i++) {
         const fbc_rstack *s = &r->stacks[i];
         fbc_w_str(w, i ? ",{" FBR_KEY(FBR_KIND) : "{" FBR_KEY(FBR_KIND));
-        fbc_w_str(w, s->e->kind == FBC_HOST ? "\"" FBR_KIND_HOST "\"" : "\"" FBR_KIND_FALLBACK "\"");
+        fbc_w_json(w, fbc_kind_name((fbc_kind)s->e->kind));
         fbc_w_str(w, "," FBR_KEY(FBR_OP));
         fbc_w_json(w, s->a.op);
         fbc_w_str(w, "," FBR_KEY(FBR_SITE));
@@ -189,6 +281,10 @@ static bool write_stacks(fbc_writer *w, const fbc_report *r)
         fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), s->max_bytes);
         fbc_w_num(w, "," FBR_KEY(FBR_NS), s->ns);
         fbc_w_num(w, "," FBR_KEY(FBR_MAX_NS), s->max_ns);
+        fbc_w_str(w, "," FBR_KEY(FBR_BACKEND_NAME));
+        fbc_w_json(w, s->a.backend ? s->a.backend->row->name : FBR_BACKEND_DEFAULT);
+        if (!fbc_report_sizes(s->a.backend))
+            fbc_w_str(w, "," FBR_KEY(FBR_BYTES_KNOWN) "false");
         fbc_w_str(w, "," FBR_KEY(FBR_FRAMES) "[");
         write_frames(w, fc, s->e);
         fbc_w_str(w, "]}");
@@ -204,13 +300,20 @@ static bool write_stacks(fbc_writer *w, const fbc_report *r)
     return table != NULL;
 }
 
-static void write_body(fbc_writer *w, const fbc_report *r, const char *extra)
+static void write_body(fbc_writer *w, const fbc_report *r, const fbc_dump_req *req)
 {
     fbc_w_str(w, "," FBR_KEY(FBR_SYMBOLIZED) "true,");
     fbc_report_json(w, r, true);
     write_backend(w, r);
-    if (extra)
-        fbc_w_str(w, extra);
+    if (req->extra_json)
+        fbc_w_str(w, req->extra_json);
+    if (req->signal) {
+        fbc_w_num(w, "," FBR_KEY(FBR_SIGNAL), (uint64_t)req->signal);
+        fbc_w_str(w, "," FBR_KEY(FBR_SIGNAL_NAME));
+        fbc_w_json(w, fbr_signal_name(req->signal));
+    }
+    if (req->abort)
+        write_abort(w, req->abort);
     if (!write_stacks(w, r))
         w->failed = true;
     fbc_dump_modules(w);
@@ -228,8 +331,8 @@ static bool alternative(const char *path, char *out, size_t cap)
 
 /* Writes the dump into path's directory and moves it into place: over an earlier state of
  * this census when replace, else only where no file is (or at the alternative name). */
-static int write_file(const char *path, bool replace, const fbc_report *r, const char *reason,
-                      int seq, const char *extra, char *landed, size_t cap)
+static int write_file(const char *path, bool replace, const fbc_report *r,
+                      const fbc_dump_req *req, int seq, char *landed, size_t cap)
 {
     char tmp[2200];
     int fd = fbc_output_open(path, tmp, sizeof tmp);
@@ -241,8 +344,8 @@ static int write_file(const char *path, bool replace, const fbc_report *r, const
         fbc_w_init(&w, fd, big, BIG_BUF);
     else
         fbc_w_init(&w, fd, small_buf, sizeof small_buf);
-    fbc_dump_head(&w, reason, seq);
-    write_body(&w, r, extra);
+    fbc_dump_head(&w, req->reason, seq);
+    write_body(&w, r, req);
     fbc_w_flush(&w);
     free(big);
     int saved = w.failed ? EIO : 0;
@@ -258,7 +361,7 @@ static int write_file(const char *path, bool replace, const fbc_report *r, const
     char alt[2100];
     if (!alternative(path, alt, sizeof alt))
         return -1;
-    return write_file(alt, false, r, reason, seq, extra, landed, cap);
+    return write_file(alt, false, r, req, seq, landed, cap);
 }
 
 /* The dump number seq's file under the template in use, falling back (with one warning
@@ -284,7 +387,7 @@ static int write_templated(const fbc_dump_req *req, const fbc_report *r, int seq
             return -2; /* FBCOUNT_OUTPUT=none */
         char why[256] = "the name is longer than 2 KiB";
         if (named) {
-            if (write_file(path, replace, r, req->reason, seq, req->extra_json, landed, cap) == 0) {
+            if (write_file(path, replace, r, req, seq, landed, cap) == 0) {
                 if (req->checkpoint)
                     snprintf(checkpoint_path, sizeof checkpoint_path, "%s", landed);
                 return 0;
@@ -337,16 +440,7 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
     if (!req->always && !fbc_cfg.all_processes && !fbc_backend_seen())
         return 0;
     int rc = 0;
-    char landed[2200] = "", extra[1024];
-    snprintf(extra, sizeof extra, "%s", req->extra_json ? req->extra_json : "");
-    if (req->signal) {
-        size_t n = strlen(extra);
-        snprintf(extra + n, sizeof extra - n, "," FBR_KEY(FBR_SIGNAL) "%d," FBR_KEY(FBR_SIGNAL_NAME) "\"%s\"",
-                 req->signal, fbr_signal_name(req->signal));
-    }
-    fbc_dump_req with = *req;
-    with.extra_json = extra;
-    req = &with;
+    char landed[2200] = "";
     sigset_t old;
     bool was_pending;
     xfsz_block(&old, &was_pending);
@@ -358,8 +452,7 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
     if (!r) {
         rc = -1;
     } else if (req->path) {
-        if (write_file(req->path, true, r, req->reason, seq, req->extra_json, landed,
-                       sizeof landed) != 0) {
+        if (write_file(req->path, true, r, req, seq, landed, sizeof landed) != 0) {
             fbc_warn("cannot write the %s dump %.600s (%s)", req->reason, req->path,
                      errno == EEXIST ? "it is not a regular file" : strerror(errno));
             rc = -1;

@@ -31,6 +31,7 @@ static fbcount_census *wrap(fbc_scope *s)
 FBC_EXPORT void fbcount_scope_begin(void)
 {
     fbc_init();
+    fbc_exits_redirect(); /* backends loaded since the shim: their calls are bound already */
     if (!fbc_scope_push())
         return; /* out of memory: nothing is recorded for this scope */
     fbc_t.state = FBC_T_ON;
@@ -48,6 +49,7 @@ FBC_EXPORT fbcount_census *fbcount_scope_end(void)
 FBC_EXPORT int fbcount_scope_begin_all(void)
 {
     fbc_init();
+    fbc_exits_redirect();
     if (!fbc_scope_open_all())
         return -1;
     fbc_wrap_slow(true); /* threads that do not record must still see the event */

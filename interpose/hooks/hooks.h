@@ -5,20 +5,38 @@
 #ifndef FBC_HOOKS_H
 #define FBC_HOOKS_H
 
+#include "readers.h"
+#include "redirect.h"
 #include "triggers.h"
 
 /* init.c: start-up and arming */
+extern bool fbc_preloaded;    /* LD_PRELOAD names the shim: its definitions see every call */
 void fbc_init(void);          /* idempotent; the constructor calls it first */
 /* Decides whether the calling thread records (the process census or an open scope). */
 void fbc_thread_decide(void);
 /* The process used a backend: the dumper, the signal handlers and the exit dump, once. */
 void fbc_arm(void);
 
-/* modes.c: FBCOUNT_MODE=warn and abort, for a stack recorded for the first time */
-void fbc_mode_check(const fbc_entry *e);
+/* modes.c: FBCOUNT_MODE=warn, abort and error, for each fallback counted */
+/* Decides e's verdict (once, or again when fresh: a stack counted for the first time), prints
+ * the warning the first time an (op, site) falls back, and aborts in abort mode where the op
+ * is not allowed. True when error mode refuses the call. */
+bool fbc_mode_check(fbc_entry *e, bool fresh);
+/* The message a refused call fails with (the op and the user's line). */
+void fbc_mode_refusal(const fbc_entry *e, char *why, size_t cap);
+/* Error mode where the backend has no error path: writes the census as abort mode does and
+ * aborts. */
+void fbc_mode_abort(const fbc_entry *e) __attribute__((noreturn));
 void fbc_modes_register(void); /* its fork handling */
 
-/* wrap.c: makes every thread take the slow path (a process-wide scope is open) or not */
+/* exits.c: the backends' exits the shim defines */
+/* Makes every thread take the slow path (a process-wide scope is open) or not. */
 void fbc_wrap_slow(bool all);
+/* Whether the shim defines symbol (so LD_PRELOAD interposes it). */
+bool fbc_exit_defined(const char *symbol);
+/* A shim that is not preloaded (linked, or loaded by a Python package after the backend)
+ * points the loaded modules' calls of the exits at its definitions (redirect/), in the
+ * modules loaded since the last time; nothing when preloaded. */
+void fbc_exits_redirect(void);
 
 #endif

@@ -12,6 +12,7 @@
 #include "hooks.h"
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+bool fbc_preloaded;
 static pthread_once_t arm_once = PTHREAD_ONCE_INIT;
 
 static bool preloaded(void)
@@ -55,7 +56,9 @@ static void log_process(void)
 static void init_once(void)
 {
     fbc_process_load();
-    fbc_config_load(preloaded());
+    fbc_preloaded = preloaded();
+    fbc_config_load(fbc_preloaded);
+    fbc_backends_load();
     fbc_clock_init(fbc_cfg.clock_monotonic);
     snprintf(fbc_output_tmpl, sizeof fbc_output_tmpl, "%s", fbc_cfg.output);
     fbc_capture_init();
@@ -71,10 +74,19 @@ static void init_once(void)
  * back still answers a snapshot, Ctrl-C or SIGTERM with its census (of zero). */
 static void arm_if_linked(void)
 {
-    void *f = dlsym(RTLD_NEXT, "host_result");
-    if (f)
-        fbc_backend_find(f);
-    if (f || fbc_cfg.all_processes) /* FBCOUNT_ALL_PROCESSES: every process, as asked */
+    bool linked = false;
+    for (size_t r = 0; r < fbc_rows_count(); r++) {
+        const fbr_backend *row = fbc_row_at(r);
+        for (int k = 0; k < row->nexits; k++) {
+            void *f = dlsym(RTLD_NEXT, row->exit[k].symbol);
+            Dl_info di;
+            unsigned e;
+            if (f && dladdr(f, &di) &&
+                fbc_bmod_bind(fbc_row_for(row->exit[k].symbol, di.dli_fname, &e), f))
+                linked = true;
+        }
+    }
+    if (linked || fbc_cfg.all_processes) /* FBCOUNT_ALL_PROCESSES: every process, as asked */
         fbc_arm();
 }
 

@@ -1,9 +1,11 @@
-/* modes.c - FBCOUNT_MODE=warn and abort: the first time an (op, site) pair falls back, print
- * the op, the site and a short stack; in abort mode, write the census and abort unless the op
- * is allowed (FBCOUNT_ALLOW). Runs only for a stack seen for the first time, so repeated
- * fallbacks never come here. Symbolizing needs more stack than a program's thread may have
- * (16-128 KiB threads died of it): the work runs on the dumper thread while the recording
- * thread waits. */
+/* modes.c - FBCOUNT_MODE=warn, abort and error. The first time an (op, site) pair falls back,
+ * the op, the user's code that called it (its Python lines where there are any) and a short
+ * stack are printed; abort writes the census and aborts unless the op is allowed
+ * (FBCOUNT_ALLOW); error refuses a fallback that is not allowed through the backend's own
+ * error path (the reader's refuse: libvkt's status, PyTorch's c10::Error), and aborts where
+ * the backend has none. A stack's verdict is decided once, when it is first counted, and kept
+ * in its entry. Symbolizing needs more stack than a program's thread may have (16-128 KiB
+ * threads died of it): the work runs on the dumper thread while the recording thread waits. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,12 +14,22 @@
 #include "fields.h"
 #include "hooks.h"
 
+enum { VERDICT_UNKNOWN = 0, VERDICT_PASS = 1, VERDICT_REFUSE = 2, VERDICT_STOP = 3 };
+
 typedef struct {
     UT_hash_handle hh;
     char key[];
 } pair;
 
+/* The refusal message of each refused stack, by entry. */
+typedef struct {
+    UT_hash_handle hh;
+    const fbc_entry *e;
+    char why[];
+} refusal;
+
 static pair *seen;
+static refusal *refusals;
 static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* True the first time (op, site) is offered. */
@@ -41,18 +53,48 @@ static bool first_time(const char *op, const char *site)
     return fresh;
 }
 
+static void keep_refusal(const fbc_entry *e, const char *why)
+{
+    size_t n = strlen(why) + 1;
+    refusal *r = malloc(sizeof *r + n);
+    if (!r)
+        return;
+    r->e = e;
+    memcpy(r->why, why, n);
+    pthread_mutex_lock(&seen_lock);
+    HASH_ADD_PTR(refusals, e, r);
+    pthread_mutex_unlock(&seen_lock);
+}
+
 typedef struct {
     const fbc_entry *e;
-    bool stop;
-    char extra[600];
+    int verdict;
+    fbc_abort abort; /* the record an abort writes into the census */
+    char op[256], site[512], file[1024], backend[FBR_NAME_LEN];
 } check;
 
-/* Kept to characters JSON takes unescaped: the extra member is pasted into the dump. */
-static void json_safe(char *s)
+/* The user's frames: the site, then the Python frames outside the backend's packages (the
+ * lines a Python user reads), else the native frames from the site outward. */
+static void user_frames(FILE *f, const fbc_entry *e, const fbc_frame_info *infos, unsigned named,
+                        const fbr_backend *row)
 {
-    for (char *p = s; *p; p++)
-        if (*p == '"' || *p == '\\' || (unsigned char)*p < 0x20 || (unsigned char)*p >= 0x80)
-            *p = '_';
+    unsigned shown = 0;
+    for (uint32_t k = 0; k < e->npy && shown < 6; k++) {
+        const fbc_pyframe *p = (const fbc_pyframe *)(e->frames[e->nframes + k] & ~(uintptr_t)1);
+        if (row && fbr_backend_python(row, p->file))
+            continue;
+        fprintf(f, "fbcount:   %s (%s:%d)\n", p->function ? p->function : "?", p->file ? p->file : "?",
+                p->line);
+        shown++;
+    }
+    if (shown)
+        return;
+    for (unsigned i = 0; i < named && i < e->nframes && shown < 8; i++, shown++) {
+        const char *mod = infos[i].module >= 0 ? fbc_modmap_at((size_t)infos[i].module)->path : "?";
+        const char *slash = strrchr(mod, '/');
+        fprintf(f, "fbcount:   #%u %s (%s+0x%lx)\n", i, infos[i].symbol ? infos[i].symbol : "??",
+                slash ? slash + 1 : mod, (unsigned long)infos[i].offset);
+    }
 }
 
 static void run_check(void *arg)
@@ -67,35 +109,40 @@ static void run_check(void *arg)
     unsigned named = fbc_attribute(e, infos, &a);
     for (unsigned i = named; i < e->nframes && i < 8; i++)
         fbc_symbolize(e->frames[i], i == 0, &infos[i]); /* the short stack printed below */
+    named = named > 8 || named > e->nframes ? named : (e->nframes < 8 ? e->nframes : 8);
+    bool allowed = fbc_allowed(a.op);
+    c->verdict = allowed || fbc_cfg.mode == FBC_MODE_WARN ? VERDICT_PASS
+                 : fbc_cfg.mode == FBC_MODE_ERROR          ? VERDICT_REFUSE
+                                                           : VERDICT_STOP;
     bool fresh = first_time(a.op, a.site);
-    c->stop = fbc_cfg.mode == FBC_MODE_ABORT && !fbc_allowed(a.op);
-    FILE *f = fresh || c->stop ? open_memstream(&text, &len) : NULL;
+    fbc_rsite site = {.site = a.site, .file = a.site_file, .line = a.site_line};
+    char where[1024];
+    fbc_site_text(&site, where, sizeof where);
+    const fbr_backend *row = a.backend ? a.backend->row : NULL;
+    FILE *f = fresh || c->verdict == VERDICT_STOP ? open_memstream(&text, &len) : NULL;
     if (f) {
-        fbc_rsite site = {.site = a.site, .file = a.site_file, .line = a.site_line};
-        char where[1024];
-        fbc_site_text(&site, where, sizeof where);
-        fprintf(f, "fbcount: fallback: %s at %s\n", a.op, where);
-        for (uint32_t i = 0; i < e->nframes && i < 8; i++) {
-            const char *mod = infos[i].module >= 0 ? fbc_modmap_at((size_t)infos[i].module)->path : "?";
-            const char *slash = strrchr(mod, '/');
-            fprintf(f, "fbcount:   #%u %s (%s+0x%lx)\n", i, infos[i].symbol ? infos[i].symbol : "??",
-                    slash ? slash + 1 : mod, (unsigned long)infos[i].offset);
-        }
-        if (c->stop)
-            fprintf(f, "fbcount: FBCOUNT_MODE=abort: %s is not allowed (FBCOUNT_ALLOW); aborting\n",
-                    a.op);
+        fprintf(f, "fbcount: fallback: %s at %s [%s]\n", a.op, where, row ? row->name : "?");
+        user_frames(f, e, infos, named, row);
+        if (c->verdict == VERDICT_STOP)
+            fprintf(f, "fbcount: FBCOUNT_MODE=%s: %s is not allowed (FBCOUNT_ALLOW); aborting\n",
+                    fbc_mode_name(fbc_cfg.mode), a.op);
+        else if (c->verdict == VERDICT_REFUSE)
+            fprintf(f, "fbcount: FBCOUNT_MODE=error: %s is not allowed (FBCOUNT_ALLOW); the call "
+                       "fails\n", a.op);
         fclose(f);
     }
-    if (c->stop) {
-        char op[201], site[201];
-        snprintf(op, sizeof op, "%s", a.op);
-        snprintf(site, sizeof site, "%s", a.site);
-        json_safe(op);
-        json_safe(site);
-        snprintf(c->extra, sizeof c->extra,
-                 "," FBR_KEY(FBR_ABORT) "{" FBR_KEY(FBR_OP) "\"%s\"," FBR_KEY(FBR_SITE) "\"%s\"}",
-                 op, site);
+    if (c->verdict == VERDICT_REFUSE) {
+        char why[1200];
+        snprintf(why, sizeof why, "fbcount: %s fell back to the host at %s, which FBCOUNT_MODE=error "
+                 "refuses (not in FBCOUNT_ALLOW)", a.op, where);
+        keep_refusal(e, why);
     }
+    snprintf(c->op, sizeof c->op, "%s", a.op);
+    snprintf(c->site, sizeof c->site, "%s", a.site);
+    snprintf(c->file, sizeof c->file, "%s", a.site_file ? a.site_file : "");
+    snprintf(c->backend, sizeof c->backend, "%s", row ? row->name : "");
+    c->abort = (fbc_abort){c->op, c->site, c->file[0] ? c->file : NULL, a.site_line,
+                           c->backend[0] ? c->backend : NULL};
     pthread_mutex_unlock(&fbc_sym_lock);
     for (size_t off = 0; text && off < len;) {
         ssize_t k = write(2, text + off, len - off);
@@ -104,19 +151,49 @@ static void run_check(void *arg)
         off += (size_t)k;
     }
     free(text);
-    if (c->stop) {
-        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .extra_json = c->extra, .patient = true};
+    if (c->verdict == VERDICT_STOP) {
+        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c->abort, .patient = true};
         fbc_dump_write(&req, NULL, NULL, 0);
         fbc_final_mark(); /* no second dump on SIGABRT, nor at exit */
     }
 }
 
-void fbc_mode_check(const fbc_entry *e)
+bool fbc_mode_check(fbc_entry *e, bool fresh)
 {
+    int v = __atomic_load_n(&e->verdict, __ATOMIC_ACQUIRE);
+    if (v == VERDICT_UNKNOWN || fresh) {
+        check c = {.e = e};
+        fbc_run_big(run_check, &c);
+        v = c.verdict;
+        __atomic_store_n(&e->verdict, v, __ATOMIC_RELEASE);
+        if (v == VERDICT_STOP)
+            abort();
+    }
+    return v == VERDICT_REFUSE;
+}
+
+void fbc_mode_refusal(const fbc_entry *e, char *why, size_t cap)
+{
+    refusal *r = NULL;
+    pthread_mutex_lock(&seen_lock);
+    if (e)
+        HASH_FIND_PTR(refusals, &e, r);
+    snprintf(why, cap, "%s", r ? r->why : "fbcount: FBCOUNT_MODE=error refuses this fallback");
+    pthread_mutex_unlock(&seen_lock);
+}
+
+void fbc_mode_abort(const fbc_entry *e)
+{
+    /* The backend has no error path: the census is written as abort mode writes it. */
     check c = {.e = e};
-    fbc_run_big(run_check, &c);
-    if (c.stop)
-        abort();
+    if (e) {
+        fbc_run_big(run_check, &c);
+        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c.abort, .patient = true};
+        fbc_dump_write(&req, NULL, NULL, 0);
+        fbc_final_mark();
+    }
+    fbc_warn("FBCOUNT_MODE=error: this backend has no error path for a refused fallback; aborting");
+    abort();
 }
 
 static void prepare(void)
@@ -136,6 +213,11 @@ static void child(void)
     HASH_ITER(hh, seen, p, t) {
         HASH_DEL(seen, p);
         free(p);
+    }
+    refusal *r, *u;
+    HASH_ITER(hh, refusals, r, u) {
+        HASH_DEL(refusals, r);
+        free(r);
     }
     pthread_mutex_unlock(&seen_lock);
 }

@@ -1,38 +1,32 @@
-/* record.c - one event: capture the stack, read the result's shape, count it in the process
- * census and in every in-process census open on this thread or the process. Raw addresses
- * only; nothing here names a frame or decides a policy (hooks/ does, with what this returns). */
+/* record.c - one event: capture the stack, count it in the process census and in every
+ * in-process census open on this thread or the process, and add its time once its call is
+ * over. Raw addresses only; nothing here names a frame or decides a policy (hooks/ and the
+ * readers do, with what this returns). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "record.h"
 
-static bool shape_of(const void *out, fbc_shape *s)
-{
-    const fbc_backend *b = fbc_backend_get();
-    if (!out || !b->rank || !b->shape || !b->dtype)
-        return false;
-    int rank = b->rank(out);
-    const int64_t *dims = b->shape(out);
-    if (rank < 0 || rank > FBC_MAX_RANK || (rank > 0 && !dims))
-        return false;
-    s->rank = rank;
-    s->dtype = b->dtype(out);
-    for (int i = 0; i < rank; i++)
-        s->dims[i] = dims[i];
-    s->count = 0;
-    return true;
-}
+/* Each thread's events, one per exit call in progress, 3 KiB each, on the heap rather than on
+ * a stack that may be 16 KiB; with the frames of the calls that own them. */
+typedef struct {
+    fbc_event *ev[FBC_MAX_NEST];
+    uintptr_t frame[FBC_MAX_NEST];
+    int depth;
+} nest;
 
-/* Each thread's event, 3 KiB, on the heap rather than on a stack that may be 16 KiB. */
 static pthread_key_t key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
-static __thread fbc_event *mine __attribute__((tls_model("initial-exec")));
+static __thread nest *mine __attribute__((tls_model("initial-exec")));
 
 static void release(void *p)
 {
-    if (mine == p)
+    nest *n = p;
+    if (mine == n)
         mine = NULL;
-    free(p);
+    for (int i = 0; i < FBC_MAX_NEST; i++)
+        free(n->ev[i]);
+    free(n);
 }
 
 static void make_key(void)
@@ -41,31 +35,57 @@ static void make_key(void)
         key = (pthread_key_t)-1;
 }
 
-static fbc_event *event(void)
+static nest *thread_nest(void)
 {
     if (__builtin_expect(mine != NULL, 1))
         return mine;
     pthread_once(&key_once, make_key);
-    mine = malloc(sizeof *mine);
+    mine = calloc(1, sizeof *mine);
     if (mine && key != (pthread_key_t)-1)
         pthread_setspecific(key, mine);
     return mine;
 }
 
-fbc_recorded fbc_record(fbc_kind kind, const void *out, size_t nbytes, uintptr_t fn, uint64_t ns)
+fbc_event *fbc_record_enter(uintptr_t frame)
 {
-    fbc_recorded r = {NULL, false};
-    fbc_event *ev = event(); /* not zeroed: a memset of 3 KiB per event is measurable */
-    if (!ev)
-        return r;
-    ev->kind = kind;
-    ev->pad_ = 0;
+    nest *n = thread_nest();
+    if (!n)
+        return NULL;
+    /* The stack grows down: a call still in progress lies above this frame. */
+    while (n->depth > 0 && n->frame[n->depth - 1] <= frame)
+        n->depth--;
+    if (n->depth == FBC_MAX_NEST)
+        return NULL;
+    int d = n->depth;
+    if (!n->ev[d] && !(n->ev[d] = malloc(sizeof *n->ev[d]))) /* not zeroed: 3 KiB a call */
+        return NULL;
+    n->frame[d] = frame;
+    n->depth = d + 1;
+    return n->ev[d];
+}
+
+void fbc_record_leave(void)
+{
+    if (mine && mine->depth > 0)
+        mine->depth--;
+}
+
+void fbc_record_capture(fbc_event *ev, uintptr_t fn)
+{
+    ev->kind = FBC_FALLBACK;
+    ev->backend = 0;
+    ev->op = 0;
     ev->frames[0] = fn; /* the backend's own entry, as if called without the shim */
     ev->nframes = 1 + (uint32_t)fbc_capture(ev->frames + 1, fbc_cfg.depth - 1);
     ev->npy = (uint32_t)fbc_py_capture(ev->frames + ev->nframes, FBC_MAX_PY);
-    ev->nbytes = nbytes;
-    ev->ns = ns;
-    ev->has_shape = shape_of(out, &ev->shape);
+    ev->nbytes = 0;
+    ev->ns = 0;
+    ev->has_shape = false;
+}
+
+fbc_recorded fbc_record_count(const fbc_event *ev)
+{
+    fbc_recorded r = {NULL, false, __atomic_load_n(&fbc_shards_epoch, __ATOMIC_RELAXED)};
     if (__atomic_load_n(&fbc_process_on, __ATOMIC_RELAXED)) {
         fbc_shard *s = fbc_t.shard ? fbc_t.shard : fbc_shard_claim();
         if (s) {
@@ -82,4 +102,47 @@ fbc_recorded fbc_record(fbc_kind kind, const void *out, size_t nbytes, uintptr_t
     }
     fbc_scope_add(ev);
     return r;
+}
+
+void fbc_record_time(const fbc_event *ev, fbc_recorded r, uint64_t ns)
+{
+    fbc_shard *s = fbc_t.shard;
+    /* The entry lives in this thread's shard, unless a fork since emptied it. */
+    if (r.entry && s && r.epoch == __atomic_load_n(&fbc_shards_epoch, __ATOMIC_RELAXED)) {
+        pthread_mutex_lock(&s->lock);
+        fbc_entry_time(r.entry, ns);
+        pthread_mutex_unlock(&s->lock);
+    }
+    fbc_scope_time(ev, ns);
+}
+
+/* ---- op names the readers find ------------------------------------------------------ */
+
+typedef struct {
+    UT_hash_handle hh;
+    char s[];
+} op_name;
+
+static op_name *ops;
+static pthread_mutex_t ops_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *fbc_record_op(const char *name)
+{
+    if (!name)
+        return NULL;
+    size_t len = strlen(name);
+    pthread_mutex_lock(&ops_lock);
+    op_name *o;
+    HASH_FIND(hh, ops, name, len, o);
+    if (!o && (o = malloc(sizeof *o + len + 1))) {
+        memcpy(o->s, name, len + 1);
+        HASH_ADD_KEYPTR(hh, ops, o->s, len, o);
+    }
+    pthread_mutex_unlock(&ops_lock);
+    return o ? o->s : NULL;
+}
+
+void fbc_record_fork(int phase)
+{
+    fbc_mutex_fork(&ops_lock, phase);
 }

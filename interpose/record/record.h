@@ -12,7 +12,9 @@
 #define FBC_MAX_SHAPES 8 /* distinct result shapes kept per stack; more are counted, not listed */
 #define FBC_MAX_RANK 8
 
-typedef enum { FBC_FALLBACK = 0, FBC_HOST = 1 } fbc_kind;
+/* What an event is: an op that left the GPU, an op run on the host because its input was
+ * there, or bytes that crossed between devices. */
+typedef enum { FBC_FALLBACK = 0, FBC_HOST = 1, FBC_TRANSFER = 2, FBC_KINDS = 3 } fbc_kind;
 
 typedef struct {
     int dtype, rank;
@@ -20,17 +22,29 @@ typedef struct {
     uint64_t count;
 } fbc_shape;
 
-/* A stack deduplicated by its key: kind, nframes, npy, then nframes native return addresses
- * followed by npy interned Python frames (fbc_pyframe pointers), innermost first. */
+/* A stack deduplicated by its key: kind, nframes, npy, the backend (FBC_BACKEND_ID), the op
+ * when the backend's reader named it (an interned string, fbc_record_op; 0 when the stack
+ * names it), then nframes native return addresses followed by npy interned Python frames
+ * (fbc_pyframe pointers), innermost first. */
 typedef struct fbc_entry {
     UT_hash_handle hh;
     struct fbc_entry *next; /* publication order, walked without the lock by the crash dump */
+    int verdict;            /* FBCOUNT_MODE's answer for this stack (hooks/modes.c), 0 unknown */
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_shape *shapes;
     size_t nshapes;
-    uint32_t kind, nframes, npy, pad_; /* the key starts at kind (no padding inside it) */
+    uint32_t kind, nframes, npy, backend; /* the key starts at kind (no padding inside it) */
+    uintptr_t op;
     uintptr_t frames[];
 } fbc_entry;
+
+/* "fallback", "host_op", "transfer": a kind as the dump names it. */
+const char *fbc_kind_name(fbc_kind k);
+
+/* An event's backend: the backend module (base/backend.c's index) and the row's exit. */
+#define FBC_BACKEND_ID(bmod, exit) ((uint32_t)(bmod) | (uint32_t)(exit) << 16)
+#define FBC_BACKEND_BMOD(id) ((id)&0xffffu)
+#define FBC_BACKEND_EXIT(id) ((id) >> 16)
 
 typedef struct {
     fbc_entry *hash;
@@ -48,7 +62,8 @@ typedef struct {
 
 /* A captured event, ready to be counted. */
 typedef struct {
-    uint32_t kind, nframes, npy, pad_;
+    uint32_t kind, nframes, npy, backend;
+    uintptr_t op;
     uintptr_t frames[FBC_MAX_DEPTH + FBC_MAX_PY];
     size_t nbytes;
     uint64_t ns;
@@ -60,6 +75,10 @@ typedef struct {
 /* Counts ev in t; returns the entry, *fresh set when the stack was new. NULL when out of
  * memory. The caller holds whatever lock guards t. */
 fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh);
+/* ev's entry in t, or NULL. The caller holds whatever lock guards t. */
+fbc_entry *fbc_table_find(fbc_table *t, const fbc_event *ev);
+/* Adds the duration of an event counted before, to its entry e. */
+void fbc_entry_time(fbc_entry *e, uint64_t ns);
 void fbc_table_clear(fbc_table *t);
 /* The key's length in bytes for a stack of nframes + npy words. */
 size_t fbc_key_len(uint32_t nframes, uint32_t npy);
@@ -89,6 +108,9 @@ typedef struct fbc_shard {
 /* Guards the shard list's growth and the module map's refresh. */
 extern pthread_mutex_t fbc_global_lock;
 
+/* Bumped whenever a fork child drops the entries it inherited: an entry pointer kept across
+ * a call is stale once it changed. */
+extern unsigned fbc_shards_epoch;
 /* The calling thread's shard, taking over one a finished thread left or making one; NULL
  * when out of memory. Also stored in fbc_t.shard. */
 fbc_shard *fbc_shard_claim(void);
@@ -127,7 +149,7 @@ bool fbc_unwpipe_ready(void);
 typedef struct fbc_scope {
     fbc_table table;
     struct fbc_scope *up; /* the enclosing scope of the same thread */
-    uint64_t total[2], bytes[2], ns[2];
+    uint64_t total[FBC_KINDS], bytes[FBC_KINDS], ns[FBC_KINDS];
     bool all_threads;
 } fbc_scope;
 
@@ -141,6 +163,8 @@ void fbc_scope_free(fbc_scope *s);
 bool fbc_scope_any_all(void); /* a process-wide scope is open (relaxed) */
 /* Counts ev in every scope open on this thread and in the process-wide one. */
 void fbc_scope_add(const fbc_event *ev);
+/* Adds ns to ev's stack (counted before) in the same scopes, once the event's call is over. */
+void fbc_scope_time(const fbc_event *ev, uint64_t ns);
 /* 0 prepare (takes the process-wide scope's lock), 1 parent and child after it, 2 anew. */
 void fbc_scope_fork(int phase);
 
@@ -149,7 +173,7 @@ enum { FBC_T_UNSET = 0, FBC_T_OFF = 1, FBC_T_ON = 2 };
 
 typedef struct {
     int state;                /* the one read the wrappers make when recording is off */
-    int busy;                 /* recursion guard */
+    int busy;                 /* the shim's own code runs for an event: exits do not record */
     struct fbc_scope *scope;  /* innermost scope open on this thread */
     struct fbc_shard *shard;  /* this thread's part of the process census */
 } fbc_thread;
@@ -162,11 +186,32 @@ extern unsigned fbc_stacks_made; /* distinct stacks added to the process census 
 typedef struct {
     fbc_entry *entry;
     bool fresh;
+    unsigned epoch; /* the census's (fork clears a child's): entry is stale once it changed */
 } fbc_recorded;
 
-/* Captures the stack (fn: the backend's own entry, the innermost frame) and the result's
- * shape, and counts the event, with its duration ns, in the process census (when on) and in
- * every scope open on this thread and on the process. */
-fbc_recorded fbc_record(fbc_kind kind, const void *out, size_t nbytes, uintptr_t fn, uint64_t ns);
+#define FBC_MAX_NEST 4 /* exit calls in progress at once on one thread that record */
+
+/* An exit call that records begins at frame (the address of its frame on this thread's
+ * stack): returns the event it fills, NULL when FBC_MAX_NEST calls are in progress already
+ * or out of memory. Calls whose frames lie at or below frame have ended, by returning, by an
+ * exception or by a longjmp, and are forgotten: so a call that never returned leaves
+ * nothing behind. */
+fbc_event *fbc_record_enter(uintptr_t frame);
+/* The call begun last returned. */
+void fbc_record_leave(void);
+/* Captures the calling thread's stack into ev (fn: the exit's own definition, the innermost
+ * frame) and resets the rest: a fallback of backend 0, no op, no bytes, no shape. */
+void fbc_record_capture(fbc_event *ev, uintptr_t fn);
+/* Counts ev as it stands (with ev->ns) in the process census (when on) and in every scope
+ * open on this thread and on the process. */
+fbc_recorded fbc_record_count(const fbc_event *ev);
+/* Adds ns to an event counted before its call ran (r from fbc_record_count), in the process
+ * census and the scopes: a call that ends by an exception keeps its count, without time. */
+void fbc_record_time(const fbc_event *ev, fbc_recorded r, uint64_t ns);
+/* An op name a reader found, interned for the life of the process (names in a backend's
+ * memory may go away with it); NULL when out of memory. */
+const char *fbc_record_op(const char *name);
+/* 0 prepare (takes the op names' lock), 1 parent and child after it, 2 anew. */
+void fbc_record_fork(int phase);
 
 #endif

@@ -90,12 +90,27 @@ void fbc_scope_add(const fbc_event *ev)
     pthread_mutex_unlock(&all_lock);
 }
 
+static void add_time(fbc_scope *s, const fbc_event *ev, uint64_t ns)
+{
+    fbc_entry *e = fbc_table_find(&s->table, ev);
+    if (e)
+        fbc_entry_time(e, ns);
+    s->ns[ev->kind] += ns;
+}
+
+void fbc_scope_time(const fbc_event *ev, uint64_t ns)
+{
+    for (fbc_scope *s = fbc_t.scope; s; s = s->up)
+        add_time(s, ev, ns);
+    if (!__atomic_load_n(&all_scope, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&all_lock);
+    if (all_scope)
+        add_time(all_scope, ev, ns);
+    pthread_mutex_unlock(&all_lock);
+}
+
 void fbc_scope_fork(int phase)
 {
-    if (phase == 0)
-        pthread_mutex_lock(&all_lock);
-    else if (phase == 1)
-        pthread_mutex_unlock(&all_lock);
-    else
-        pthread_mutex_init(&all_lock, NULL);
+    fbc_mutex_fork(&all_lock, phase);
 }

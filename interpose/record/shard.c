@@ -15,6 +15,7 @@
 pthread_mutex_t fbc_global_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static fbc_shard *shards;            /* newest first */
+unsigned fbc_shards_epoch;           /* bumped when a fork child drops the parent's entries */
 static pthread_key_t release_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
@@ -98,6 +99,7 @@ void fbc_shards_fork(int phase)
         } else {
             /* The child's only thread keeps its shard, emptied; the others' threads are gone. */
             fbc_table_clear(&s->table);
+            __atomic_add_fetch(&fbc_shards_epoch, 1, __ATOMIC_RELAXED);
             pthread_mutex_unlock(&s->lock);
             if (s != fbc_t.shard)
                 __atomic_store_n(&s->in_use, 0, __ATOMIC_RELAXED);
@@ -110,6 +112,7 @@ void fbc_shards_abandon(void)
     /* Their memory is the parent's counts, copied: unreachable now, and freeing it could
      * take a malloc lock another parent thread held at the fork. */
     __atomic_store_n(&shards, NULL, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&fbc_shards_epoch, 1, __ATOMIC_RELAXED);
     fbc_t.shard = NULL;
     pthread_mutex_init(&fbc_global_lock, NULL);
 }

@@ -8,15 +8,18 @@
 
 #define HASH_FUNCTION(keyptr, keylen, hashv) ((hashv) = fbc_hash_words((keyptr), (keylen)))
 
+#include "fields.h"
 #include "record.h"
 
-_Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 16, "entry key layout");
-_Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 16, "event key layout");
+_Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 24, "entry key layout");
+_Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 24, "event key layout");
+_Static_assert(offsetof(fbc_entry, op) == offsetof(fbc_entry, kind) + 16, "entry key layout");
+_Static_assert(offsetof(fbc_event, op) == offsetof(fbc_event, kind) + 16, "event key layout");
 _Static_assert(offsetof(fbc_entry, kind) % 8 == 0, "entry key alignment");
 
 size_t fbc_key_len(uint32_t nframes, uint32_t npy)
 {
-    return 4 * sizeof(uint32_t) + (size_t)(nframes + npy) * sizeof(uintptr_t);
+    return 4 * sizeof(uint32_t) + (size_t)(1 + nframes + npy) * sizeof(uintptr_t);
 }
 
 static void add_shape(fbc_entry *e, const fbc_shape *s)
@@ -54,6 +57,8 @@ fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh)
         e->kind = ev->kind;
         e->nframes = ev->nframes;
         e->npy = ev->npy;
+        e->backend = ev->backend;
+        e->op = ev->op;
         memcpy(e->frames, ev->frames, nwords * sizeof(uintptr_t));
         HASH_ADD_KEYPTR(hh, t->hash, &e->kind, klen, e);
         if (t->tail)
@@ -69,12 +74,24 @@ fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh)
     __atomic_store_n(&e->bytes, e->bytes + ev->nbytes, __ATOMIC_RELAXED);
     if (ev->nbytes > e->max_bytes)
         __atomic_store_n(&e->max_bytes, (uint64_t)ev->nbytes, __ATOMIC_RELAXED);
-    __atomic_store_n(&e->ns, e->ns + ev->ns, __ATOMIC_RELAXED);
-    if (ev->ns > e->max_ns)
-        __atomic_store_n(&e->max_ns, ev->ns, __ATOMIC_RELAXED);
+    fbc_entry_time(e, ev->ns);
     if (ev->has_shape)
         add_shape(e, &ev->shape);
     return e;
+}
+
+fbc_entry *fbc_table_find(fbc_table *t, const fbc_event *ev)
+{
+    fbc_entry *e = NULL;
+    HASH_FIND(hh, t->hash, &ev->kind, fbc_key_len(ev->nframes, ev->npy), e);
+    return e;
+}
+
+void fbc_entry_time(fbc_entry *e, uint64_t ns)
+{
+    __atomic_store_n(&e->ns, e->ns + ns, __ATOMIC_RELAXED);
+    if (ns > e->max_ns)
+        __atomic_store_n(&e->max_ns, ns, __ATOMIC_RELAXED);
 }
 
 void fbc_table_clear(fbc_table *t)
@@ -87,4 +104,12 @@ void fbc_table_clear(fbc_table *t)
     }
     t->head = t->tail = NULL;
     t->n = 0;
+}
+
+const char *fbc_kind_name(fbc_kind k)
+{
+    static const char *const names[FBC_KINDS] = {
+        [FBC_FALLBACK] = FBR_KIND_FALLBACK, [FBC_HOST] = FBR_KIND_HOST,
+        [FBC_TRANSFER] = FBR_KIND_TRANSFER};
+    return (unsigned)k < FBC_KINDS ? names[k] : FBR_KIND_FALLBACK;
 }

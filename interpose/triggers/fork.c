@@ -12,10 +12,14 @@ static void prepare(void)
     fbc_shards_fork(0);
     fbc_modmap_fork(0);
     fbc_scope_fork(0);
+    fbc_record_fork(0);
+    fbc_backends_fork(0);
 }
 
 static void parent(void)
 {
+    fbc_backends_fork(1);
+    fbc_record_fork(1);
     fbc_scope_fork(1);
     fbc_modmap_fork(1);
     fbc_shards_fork(1);
@@ -35,6 +39,8 @@ static void new_census(void)
 
 static void child(void)
 {
+    fbc_backends_fork(1);
+    fbc_record_fork(1);
     fbc_scope_fork(1);
     fbc_modmap_fork(1);
     fbc_shards_fork(2);
@@ -46,6 +52,8 @@ static void child(void)
 
 void fbc_fork_child_bare(void)
 {
+    fbc_backends_fork(2);
+    fbc_record_fork(2);
     fbc_scope_fork(2);
     fbc_modmap_fork(2);
     fbc_shards_abandon();

@@ -145,7 +145,17 @@ API uint64_t fake_host_calls(void)
     return __atomic_load_n(&host_calls, __ATOMIC_RELAXED);
 }
 
-/* libvkt's optional accessors. */
+/* libvkt's optional accessors. Built with FAKE_OTHER_LAYOUT, a second backend reads the same
+ * bytes otherwise (ten times each size, its own dtype names): a census that read one module's
+ * tensors with another module's accessors would show it. */
+#ifdef FAKE_OTHER_LAYOUT
+#define SIZE_FACTOR 10
+#define DTYPE_NAMES "b32", "bi32"
+#else
+#define SIZE_FACTOR 1
+#define DTYPE_NAMES "f32", "i32"
+#endif
+
 API int vkt_tensor_rank(const void *t)
 {
     return t ? ((const fake_tensor *)t)->rank : -1;
@@ -153,7 +163,12 @@ API int vkt_tensor_rank(const void *t)
 
 API const int64_t *vkt_tensor_shape(const void *t)
 {
-    return t ? ((const fake_tensor *)t)->shape : NULL;
+    static __thread int64_t scaled[4];
+    if (!t)
+        return NULL;
+    for (int i = 0; i < 4; i++)
+        scaled[i] = ((const fake_tensor *)t)->shape[i] * SIZE_FACTOR;
+    return scaled;
 }
 
 API int vkt_tensor_dtype(const void *t)
@@ -163,7 +178,8 @@ API int vkt_tensor_dtype(const void *t)
 
 API const char *vkt_dtype_name(int dtype)
 {
-    return dtype == 0 ? "f32" : dtype == 1 ? "i32" : "unknown";
+    static const char *const names[] = {DTYPE_NAMES};
+    return dtype == 0 || dtype == 1 ? names[dtype] : "unknown";
 }
 
 API size_t vkt_stats(vkt_stats_entry *e, size_t cap)

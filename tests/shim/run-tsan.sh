@@ -5,9 +5,11 @@
 # census shards, a thread dumping all the while, census signals and checkpoints on the
 # dumper thread, process-wide scopes opened and closed). A separate build because sanitizers are
 # chosen per build, and a plain program because Criterion's test runner does not start under
-# TSan (Criterion issue #274).   usage: run-tsan.sh [CC]
+# TSan (Criterion issue #274).   usage: run-tsan.sh [CC [BACKENDS_H]]
+# BACKENDS_H: the built-in backend rows the build generated (rules/backends.h).
 set -eu
 cc=${1:-${CC:-cc}}
+rows=$(dirname "${2:-$(pwd)/rules/backends.h}")
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 work=$(mktemp -d)
@@ -15,8 +17,10 @@ trap 'rm -rf "$work"' EXIT
 flags="-std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=thread -fno-omit-frame-pointer -fno-optimize-sibling-calls"
 # shellcheck disable=SC2086
 $cc $flags -fPIC -shared -fvisibility=hidden -DFBC_NO_SIGACTION_WRAPPER -I"$top/interpose" \
-    -I"$top/interpose/hooks" -I"$top/interpose/triggers" -I"$top/interpose/dump" \
-    -I"$top/interpose/record" -I"$top/interpose/base" -I"$top/rules" \
+    -I"$top/interpose/hooks" -I"$top/interpose/readers" -I"$top/interpose/triggers" \
+    -I"$top/interpose/dump" -I"$top/interpose/record" -I"$top/interpose/redirect" \
+    -I"$top/interpose/base" -I"$top/interpose/adapters" -I"$top/rules" \
+    -I"$rows" \
     "$top"/interpose/*/*.c "$top"/rules/*.c $(pkg-config --cflags --libs libunwind libdw) \
     -ldl -lpthread -lm \
     -o "$work/libfbcount.so"

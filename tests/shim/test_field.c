@@ -323,6 +323,26 @@ Test(field, two_rtld_local_backends_each_get_their_own_calls)
     cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
     json_t *d = one_dump("exit");
     cr_assert_eq(num(d, "total.fallbacks"), 9);
+    /* Each backend's tensors read by its own accessors: B's are ten times the size, in its
+     * dtype names; both backends are libvkt's row, in two modules. */
+    json_t *shapes = json_object_get(op(d, "ops", "vkt_dot"), "shapes");
+    cr_assert_eq(json_array_size(shapes), 2, "%s", json_dumps(shapes, 0));
+    bool seen_a = false, seen_b = false;
+    size_t i;
+    json_t *s;
+    json_array_foreach(shapes, i, s) {
+        const char *dt = json_string_value(json_object_get(s, "dtype"));
+        json_int_t d0 = json_integer_value(json_array_get(json_object_get(s, "shape"), 0));
+        json_int_t count = json_integer_value(json_object_get(s, "count"));
+        seen_a |= !strcmp(dt, "f32") && d0 == 16 && count == 3;
+        seen_b |= !strcmp(dt, "b32") && d0 == 160 && count == 6;
+    }
+    cr_assert(seen_a && seen_b, "each backend's own accessors: %s", json_dumps(shapes, 0));
+    json_t *b = json_array_get(json_object_get(d, "backends"), 0);
+    char *mods = json_dumps(json_object_get(b, "modules"), 0);
+    cr_assert(mods && strstr(mods, "libfakeva.so") && strstr(mods, "libfakevb.so"),
+              "both modules listed: %s", mods);
+    free(mods);
     json_decref(d);
 }
 

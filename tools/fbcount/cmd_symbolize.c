@@ -4,9 +4,10 @@
  * frames carry module + offset only. Here libdwfl resolves them against the module files
  * (checked against the build ids the dump recorded) the way the shim resolves a live dump's:
  * each address expanded into the functions inlined there, source files made absolute against
- * the compilation directory, and stacks whose op could not be named attributed by the shim's
- * rule (rules/attrib.h), their counts moved out of the "(unknown)" op. A crash dump
- * symbolized afterwards then reads like the dump the process would have written live.
+ * the compilation directory (rules/dwname.h, the shim's walk), and stacks whose op or site
+ * could not be named attributed by their backend's rule (rules/backend.h), their counts moved
+ * out of the "(unknown)" rows. A crash dump symbolized afterwards then reads like the dump the
+ * process would have written live.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -22,7 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "attrib.h" /* rules/: which frame is the op, which the site */
+#include <uthash.h>
+
+#include "attrib.h"  /* rules/: how an unnamed frame is named, when two sites are one */
+#include "backend.h" /* rules/: each backend's rule for the op and the site */
 #include "cli.h"
 #include "dwname.h" /* rules/: how DWARF names a frame and its file */
 #include "fields.h" /* rules/: the dump's field names */
@@ -155,86 +159,13 @@ static long module_of(const modtab *t, const fbd_frame *f, uint64_t *offset)
     return -1;
 }
 
-/* ---- an address's frames, as the shim names them (interpose/dump/symbolize.c) ---------- */
-/* chain_at follows the shim's fbc_symbolize_chain step for step, naming frames by the same
- * rules (rules/dwname.h); tests/cpp checks that both name a crash dump's addresses alike, so
- * change them together. */
+/* ---- an address's frames, as the shim names them (rules/dwname.h's chain walk) ------- */
 
 /* The shim's FBC_MAX_INLINE: the same chain for the same address, live or afterwards. */
 #define SYM_MAX_INLINE 16
 
-/* One frame at an address: a function inlined there, or the function the symbol table
- * names (the last of a chain). file is owned. */
-typedef struct {
-    const char *symbol;
-    char *file;
-    long line;
-    bool inlined;
-} inl_frame;
-
-/* The shared rule (rules/dwname.c), in a buffer of its own: file is owned. */
-static char *source_path(const char *file, const char *comp_dir)
-{
-    if (!file)
-        return NULL;
-    size_t cap = (comp_dir ? strlen(comp_dir) : 0) + strlen(file) + 3;
-    char *out = malloc(cap);
-    return out ? fbr_source_path(file, comp_dir, out, cap) : NULL;
-}
-
-static int chain_at(Dwfl_Module *mod, Dwarf_Addr addr, inl_frame *out)
-{
-    memset(out, 0, SYM_MAX_INLINE * sizeof *out);
-    GElf_Off symoff;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, addr, &symoff, &sym, NULL, NULL, NULL);
-    Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
-    int lineno = 0;
-    const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-    if (src) {
-        out[0].file = source_path(src, dwfl_line_comp_dir(line));
-        out[0].line = lineno;
-    }
-    int n = 1;
-    Dwarf_Addr bias;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-    Dwarf_Die *scopes = NULL;
-    int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-    Dwarf_Files *files = NULL;
-    size_t nfiles = 0;
-    const char *comp_dir = NULL;
-    Dwarf_Attribute cd;
-    if (cu && dwarf_attr(cu, DW_AT_comp_dir, &cd))
-        comp_dir = dwarf_formstring(&cd);
-    if (cu && dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
-        files = NULL;
-    for (int i = 0; i < ns && n < SYM_MAX_INLINE; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-            continue;
-        out[n - 1].symbol = fbr_die_name(&scopes[i]);
-        out[n - 1].inlined = true;
-        inl_frame *caller = &out[n++];
-        Dwarf_Attribute a;
-        Dwarf_Word fi = 0, li = 0;
-        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &fi) == 0 && files &&
-            fi < nfiles)
-            caller->file = source_path(dwarf_filesrc(files, fi, NULL, NULL), comp_dir);
-        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &li) == 0)
-            caller->line = (long)li;
-    }
-    free(scopes);
-    out[n - 1].symbol = name;
-    return n;
-}
-
-static void chain_free(inl_frame *c, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(c[i].file);
-}
-
 /* file and line as the shim writes them: a line only with its file. */
-static void set_source(json_t *fr, const inl_frame *l)
+static void set_source(json_t *fr, const fbr_dw_frame *l)
 {
     json_t *file = l->file ? json_string(l->file) : NULL;
     if (!file)
@@ -245,7 +176,7 @@ static void set_source(json_t *fr, const inl_frame *l)
 }
 
 /* An inlined frame: the ip, module and offset of the frame it was inlined into. */
-static json_t *inlined_frame(json_t *real, const inl_frame *l)
+static json_t *inlined_frame(json_t *real, const fbr_dw_frame *l)
 {
     json_t *fr = json_object(), *v;
     if (!fr)
@@ -263,19 +194,146 @@ static json_t *inlined_frame(json_t *real, const inl_frame *l)
     return fr;
 }
 
-/* ---- attribution (rules/attrib.h) and the op lists ------------------------------------ */
-
-/* A native frame of a stack after symbolizing: what attribution needs, and where its
- * chain starts in the stack's frames (its innermost inlined frame, else itself). */
-typedef struct {
-    fbr_native n;
-    size_t first;
-    uint64_t offset; /* in its module, when n.module >= 0 */
-} native;
-
-static const fbr_native *native_at(void *ctx, size_t i)
+static json_int_t get_int(const json_t *o, const char *key)
 {
-    return &((const native *)ctx)[i].n;
+    return json_integer_value(json_object_get(o, key));
+}
+
+static const char *get_str(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+/* In place where the member is an integer already: a new value per update was most of the
+ * time on a dump of many ops. */
+static void add_int(json_t *o, const char *key, json_int_t v)
+{
+    json_t *m = json_object_get(o, key);
+    json_int_t r = json_integer_value(m) + v;
+    if (json_is_integer(m))
+        json_integer_set(m, r > 0 ? r : 0);
+    else
+        json_object_set_new(o, key, json_integer(r > 0 ? r : 0));
+}
+
+/* ---- the rows of each kind, by backend and op, and their sites: found in O(1) ---------- */
+
+static const char *const lists[] = {FBR_OPS, FBR_HOST_OPS, FBR_TRANSFERS};
+static const char *const kinds[] = {FBR_KIND_FALLBACK, FBR_KIND_HOST, FBR_KIND_TRANSFER};
+#define NKINDS (sizeof lists / sizeof *lists)
+
+typedef struct site_ent {
+    UT_hash_handle hh;
+    json_t *obj;
+    char key[];
+} site_ent;
+
+typedef struct row_ent {
+    UT_hash_handle hh;
+    json_t *obj;
+    site_ent *sites; /* built at the first lookup */
+    bool indexed;
+    char key[];
+} row_ent;
+
+typedef struct {
+    json_t *root;
+    row_ent *rows;
+} rowtab;
+
+/* "kind\0backend\0op": a row's identity (a row without a backend is libvkt's, as older dumps
+ * have it). */
+static size_t row_key(char *out, size_t cap, size_t kind, const char *backend, const char *op)
+{
+    int n = snprintf(out, cap, "%zu%c%s%c%s", kind, 0, backend ? backend : FBR_BACKEND_DEFAULT, 0,
+                     op ? op : FBR_UNKNOWN);
+    return n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+static row_ent *row_index(rowtab *t, size_t kind, json_t *obj)
+{
+    char key[1200];
+    size_t len = row_key(key, sizeof key, kind, get_str(obj, FBR_BACKEND_NAME), get_str(obj, FBR_OP));
+    row_ent *r = calloc(1, sizeof *r + len + 1);
+    if (!r)
+        return NULL;
+    memcpy(r->key, key, len + 1);
+    r->obj = obj;
+    HASH_ADD(hh, t->rows, key, len, r);
+    return r;
+}
+
+static int rowtab_build(rowtab *t, json_t *root)
+{
+    *t = (rowtab){root, NULL};
+    for (size_t k = 0; k < NKINDS; k++) {
+        json_t *list = json_object_get(root, lists[k]), *e;
+        size_t i;
+        if (!list) {
+            list = json_array();
+            if (!list || json_object_set_new(root, lists[k], list) != 0)
+                return -1;
+        }
+        json_array_foreach(list, i, e)
+            if (!row_index(t, k, e))
+                return -1;
+    }
+    return 0;
+}
+
+static void rowtab_free(rowtab *t)
+{
+    row_ent *r, *rt;
+    HASH_ITER(hh, t->rows, r, rt) {
+        site_ent *s, *st;
+        HASH_ITER(hh, r->sites, s, st) {
+            HASH_DEL(r->sites, s);
+            free(s);
+        }
+        HASH_DEL(t->rows, r);
+        free(r);
+    }
+}
+
+/* The row (kind, backend, op), made empty and listed when there is none and make is set. */
+static row_ent *row_get(rowtab *t, size_t kind, const char *backend, const char *op, bool make)
+{
+    char key[1200];
+    size_t len = row_key(key, sizeof key, kind, backend, op);
+    row_ent *r;
+    HASH_FIND(hh, t->rows, key, len, r);
+    if (r || !make)
+        return r;
+    json_t *obj = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:[],s:[]}", FBR_OP, op,
+                            FBR_BACKEND_NAME, backend ? backend : FBR_BACKEND_DEFAULT, FBR_COUNT,
+                            (json_int_t)0, FBR_BYTES, (json_int_t)0, FBR_MAX_BYTES, (json_int_t)0,
+                            FBR_NS, (json_int_t)0, FBR_MAX_NS, (json_int_t)0, FBR_SHAPES, FBR_SITES);
+    if (!obj || json_array_append_new(json_object_get(t->root, lists[kind]), obj) != 0)
+        return NULL;
+    return row_index(t, kind, obj);
+}
+
+/* "site\0file\0line": one site by rules/attrib.h's fbr_same_site (without a file, the
+ * function alone). */
+static size_t site_key(char *out, size_t cap, const char *site, const char *file, long line)
+{
+    int n = snprintf(out, cap, "%s%c%s%c%ld", site ? site : "", 0, file ? file : "", 0,
+                     file ? line : 0L);
+    return n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+}
+
+static site_ent *site_index(row_ent *r, json_t *obj)
+{
+    char key[4200];
+    size_t len = site_key(key, sizeof key, get_str(obj, FBR_SITE), get_str(obj, FBR_FILE),
+                          (long)get_int(obj, FBR_LINE));
+    site_ent *s = calloc(1, sizeof *s + len + 1);
+    if (!s)
+        return NULL;
+    memcpy(s->key, key, len + 1);
+    s->obj = obj;
+    HASH_ADD(hh, r->sites, key, len, s);
+    return s;
 }
 
 typedef struct {
@@ -284,32 +342,40 @@ typedef struct {
     bool python;
 } site_info;
 
-static json_int_t get_int(const json_t *o, const char *key)
+static json_t *site_get(row_ent *r, const site_info *si)
 {
-    return json_integer_value(json_object_get(o, key));
-}
-
-static void add_int(json_t *o, const char *key, json_int_t v)
-{
-    json_int_t r = get_int(o, key) + v;
-    json_object_set_new(o, key, json_integer(r > 0 ? r : 0));
-}
-
-static bool same_str(const char *a, const char *b)
-{
-    return a == b || (a && b && !strcmp(a, b));
-}
-
-static json_t *find_op(json_t *ops, const char *op)
-{
-    json_t *e;
-    size_t i;
-    json_array_foreach(ops, i, e) {
-        const char *name = json_string_value(json_object_get(e, FBR_OP));
-        if (name && !strcmp(name, op))
-            return e;
+    json_t *sites = json_object_get(r->obj, FBR_SITES), *e;
+    if (!json_is_array(sites))
+        return NULL;
+    if (!r->indexed) {
+        size_t i;
+        json_array_foreach(sites, i, e)
+            site_index(r, e);
+        r->indexed = true;
     }
-    return NULL;
+    char key[4200];
+    size_t len = site_key(key, sizeof key, si->site, si->file, si->line);
+    site_ent *s;
+    HASH_FIND(hh, r->sites, key, len, s);
+    if (s)
+        return s->obj;
+    json_t *site = json_object();
+    if (!site)
+        return NULL;
+    json_object_set_new(site, FBR_SITE, json_string(si->site));
+    if (si->file) {
+        json_object_set_new(site, FBR_FILE, json_string(si->file));
+        if (si->line > 0)
+            json_object_set_new(site, FBR_LINE, json_integer(si->line));
+    }
+    if (si->python)
+        json_object_set_new(site, FBR_PYTHON, json_true());
+    if (si->module)
+        json_object_set_new(site, FBR_MODULE, json_string(si->module));
+    if (json_array_append_new(sites, site) != 0)
+        return NULL;
+    site_index(r, site);
+    return site;
 }
 
 /* An op's or a site's largest tensor and longest fallback take in the stack's. */
@@ -318,123 +384,90 @@ static void raise_maxes(json_t *to, const json_t *st)
     const char *maxes[] = {FBR_MAX_BYTES, FBR_MAX_NS};
     for (size_t k = 0; k < 2; k++)
         if (get_int(st, maxes[k]) > get_int(to, maxes[k]))
-            json_object_set_new(to, maxes[k], json_integer(get_int(st, maxes[k])));
+            add_int(to, maxes[k], get_int(st, maxes[k]) - get_int(to, maxes[k]));
 }
 
-/* Moves a stack's counts from the "(unknown)" op to its op and site, as the shim would have
- * listed it: the site with its file, line and module, merged with an equal one. */
-static void move_counts(json_t *ops, const char *op, const site_info *s, const json_t *st)
+static void add_counts(json_t *to, const json_t *st, int sign)
 {
-    json_int_t count = get_int(st, FBR_COUNT), bytes = get_int(st, FBR_BYTES),
-               ns = get_int(st, FBR_NS);
-    json_t *from = find_op(ops, FBR_UNKNOWN), *to = find_op(ops, op);
+    add_int(to, FBR_COUNT, sign * get_int(st, FBR_COUNT));
+    add_int(to, FBR_BYTES, sign * get_int(st, FBR_BYTES));
+    if (sign > 0 || json_object_get(to, FBR_NS))
+        add_int(to, FBR_NS, sign * get_int(st, FBR_NS));
+    if (sign > 0)
+        raise_maxes(to, st);
+}
+
+/* Moves a stack's counts from where the dump listed them (its "(unknown)" row and site) to
+ * its op and site, as the shim would have listed it. */
+static void move_counts(rowtab *t, size_t kind, const char *backend, const char *from_op,
+                        const char *op, const site_info *si, const json_t *st)
+{
+    row_ent *from = row_get(t, kind, backend, from_op, false);
+    if (!from) /* a crash dump's rows of unknown ops name no backend */
+        from = row_get(t, kind, NULL, from_op, false);
     if (from) {
-        add_int(from, FBR_COUNT, -count);
-        add_int(from, FBR_BYTES, -bytes);
-        if (json_object_get(from, FBR_NS))
-            add_int(from, FBR_NS, -ns);
-        json_t *sites = json_object_get(from, FBR_SITES), *e;
-        size_t i;
-        json_array_foreach(sites, i, e) {
-            const char *name = json_string_value(json_object_get(e, FBR_SITE));
-            if (name && !strcmp(name, FBR_UNKNOWN)) {
-                add_int(e, FBR_COUNT, -count);
-                add_int(e, FBR_BYTES, -bytes);
-                if (json_object_get(e, FBR_NS))
-                    add_int(e, FBR_NS, -ns);
-                if (get_int(e, FBR_COUNT) == 0)
-                    json_array_remove(sites, i);
-                break;
-            }
-        }
+        add_counts(from->obj, st, -1);
+        site_info unknown = {.site = FBR_UNKNOWN};
+        json_t *s = site_get(from, &unknown);
+        if (s)
+            add_counts(s, st, -1);
     }
-    if (!to) {
-        to = json_pack("{s:s,s:I,s:I,s:I,s:I,s:I,s:[],s:[]}", FBR_OP, op, FBR_COUNT,
-                       (json_int_t)0, FBR_BYTES, (json_int_t)0, FBR_MAX_BYTES, (json_int_t)0,
-                       FBR_NS, (json_int_t)0, FBR_MAX_NS, (json_int_t)0, FBR_SHAPES, FBR_SITES);
-        if (!to || json_array_append_new(ops, to) != 0)
-            return;
-    }
-    add_int(to, FBR_COUNT, count);
-    add_int(to, FBR_BYTES, bytes);
-    add_int(to, FBR_NS, ns);
-    raise_maxes(to, st);
-    json_t *sites = json_object_get(to, FBR_SITES), *e;
-    if (!json_is_array(sites))
+    row_ent *to = row_get(t, kind, backend, op, true);
+    if (!to)
         return;
-    size_t i;
-    json_array_foreach(sites, i, e) {
-        const char *file = json_string_value(json_object_get(e, FBR_FILE));
-        if (same_str(json_string_value(json_object_get(e, FBR_SITE)), s->site) &&
-            same_str(file, s->file) && (!s->file || get_int(e, FBR_LINE) == s->line) &&
-            json_is_true(json_object_get(e, FBR_PYTHON)) == s->python) {
-            add_int(e, FBR_COUNT, count);
-            add_int(e, FBR_BYTES, bytes);
-            add_int(e, FBR_NS, ns);
-            raise_maxes(e, st);
-            return;
-        }
-    }
-    json_t *site = json_object();
-    if (!site)
-        return;
-    json_object_set_new(site, FBR_SITE, json_string(s->site));
-    if (s->file) {
-        json_object_set_new(site, FBR_FILE, json_string(s->file));
-        if (s->line > 0)
-            json_object_set_new(site, FBR_LINE, json_integer(s->line));
-    }
-    if (s->python)
-        json_object_set_new(site, FBR_PYTHON, json_true());
-    if (s->module)
-        json_object_set_new(site, FBR_MODULE, json_string(s->module));
-    json_object_set_new(site, FBR_COUNT, json_integer(count));
-    json_object_set_new(site, FBR_BYTES, json_integer(bytes));
-    json_object_set_new(site, FBR_NS, json_integer(ns));
-    raise_maxes(site, st);
-    json_array_append_new(sites, site);
+    add_counts(to->obj, st, 1);
+    json_t *s = site_get(to, si);
+    if (s)
+        add_counts(s, st, 1);
 }
 
 /* Heavier first, as the shim orders ops and sites: bytes, then count, then the name. */
-static bool heavier(const json_t *a, const json_t *b, const char *name)
+static const char *sort_name;
+
+static int lighter(const void *pa, const void *pb)
 {
+    const json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
     json_int_t ab = get_int(a, FBR_BYTES), bb = get_int(b, FBR_BYTES);
     if (ab != bb)
-        return ab > bb;
+        return ab > bb ? -1 : 1;
     json_int_t ac = get_int(a, FBR_COUNT), bc = get_int(b, FBR_COUNT);
     if (ac != bc)
-        return ac > bc;
-    const char *an = json_string_value(json_object_get(a, name));
-    const char *bn = json_string_value(json_object_get(b, name));
-    return an && bn && strcmp(an, bn) < 0;
+        return ac > bc ? -1 : 1;
+    const char *an = get_str(a, sort_name), *bn = get_str(b, sort_name);
+    return an && bn ? strcmp(an, bn) : 0;
 }
 
-static void sort_by_weight(json_t *a, const char *name)
+/* Orders a list (O(n log n)) and drops the entries emptied by moving their counts. */
+static void sort_list(json_t *list, const char *name)
 {
-    size_t n = json_array_size(a);
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && heavier(json_array_get(a, j), json_array_get(a, j - 1), name);
-             j--) {
-            json_t *e = json_incref(json_array_get(a, j));
-            json_array_remove(a, j);
-            json_array_insert_new(a, j - 1, e);
-        }
-}
-
-/* Drops an emptied "(unknown)" entry and orders ops and their sites as the shim does. */
-static void tidy_ops(json_t *ops)
-{
-    for (size_t i = json_array_size(ops); i-- > 0;) {
-        json_t *e = json_array_get(ops, i);
-        if (!strcmp(json_string_value(json_object_get(e, FBR_OP)), FBR_UNKNOWN) &&
-            get_int(e, FBR_COUNT) == 0)
-            json_array_remove(ops, i);
+    size_t n = json_array_size(list), k = 0;
+    json_t **v = calloc(n + 1, sizeof *v);
+    if (!v)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(list, i);
+        const char *nm = get_str(e, name);
+        if (nm && !strcmp(nm, FBR_UNKNOWN) && get_int(e, FBR_COUNT) == 0)
+            continue;
+        v[k++] = json_incref(e);
     }
-    json_t *e;
-    size_t i;
-    json_array_foreach(ops, i, e)
-        sort_by_weight(json_object_get(e, FBR_SITES), FBR_SITE);
-    sort_by_weight(ops, FBR_OP);
+    sort_name = name;
+    qsort(v, k, sizeof *v, lighter);
+    json_array_clear(list);
+    for (size_t i = 0; i < k; i++)
+        json_array_append_new(list, v[i]);
+    free(v);
+}
+
+static void tidy(json_t *root)
+{
+    for (size_t k = 0; k < NKINDS; k++) {
+        json_t *list = json_object_get(root, lists[k]), *e;
+        size_t i;
+        json_array_foreach(list, i, e)
+            sort_list(json_object_get(e, FBR_SITES), FBR_SITE);
+        sort_list(list, FBR_OP);
+    }
 }
 
 /* Writes each frame_table index in the stacks out as a copy of the frame it names, so every
@@ -456,31 +489,110 @@ static void expand_frame_table(json_t *root)
     json_object_del(root, FBR_FRAME_TABLE);
 }
 
-/* The name of a site frame, as the shim names one without a symbol: module+0xoffset. */
-static const char *unnamed(const json_t *fr, const native *n, char *buf, size_t cap)
+/* ---- the backends' rows (rules/backend.h), as the dump knew them ---------------------- */
+
+typedef struct {
+    fbr_backend vkt;             /* the built-in row with the dump's op prefixes and packages */
+    size_t n;
+    fbr_backend own[FBR_BACKENDS_MAX]; /* rows not built in, from the dump's descriptors */
+} rowset;
+
+static void patterns_from(const json_t *list, fbr_patterns *to)
 {
-    const char *sym = json_string_value(json_object_get(fr, FBR_SYMBOL));
-    if (sym)
-        return sym;
-    if (!n->n.path)
-        return FBR_UNKNOWN;
-    const char *slash = strrchr(n->n.path, '/');
-    snprintf(buf, cap, "%s+0x%" PRIx64, slash ? slash + 1 : n->n.path, n->offset);
-    return buf;
+    json_t *e;
+    size_t i;
+    if (!json_is_array(list) || !json_array_size(list))
+        return;
+    to->n = 0;
+    json_array_foreach(list, i, e)
+        if (json_is_string(e) && to->n < FBR_PATTERNS_MAX)
+            snprintf(to->s[to->n++], FBR_PATTERN_LEN, "%s", json_string_value(e));
 }
 
-/* Names the ops and sites of a stack whose op was "(unknown)" by the shim's rule, and moves
- * its counts there. */
-static void attribute(json_t *root, json_t *js, const native *nat, size_t n,
-                      const fbr_pyframe *py, size_t npy, const fbr_names *prefixes,
-                      const fbr_names *py_backend)
+static void rowset_load(rowset *rs, const json_t *root)
 {
-    fbr_attrib a;
-    fbr_attribute(n, native_at, (void *)nat, py, npy, prefixes, py_backend, &a);
-    if (a.op < 0 || !nat[a.op].n.symbol)
-        return;
+    memset(rs, 0, sizeof *rs);
+    rs->vkt = *fbr_backend_named(FBR_BACKEND_DEFAULT);
+    const json_t *cfg = json_object_get(root, FBR_CONFIG);
+    patterns_from(json_object_get(cfg, FBR_OP_PREFIX), &rs->vkt.op);
+    patterns_from(json_object_get(cfg, FBR_PY_BACKEND), &rs->vkt.python);
+    json_t *b;
+    size_t i;
+    json_array_foreach(json_object_get(root, FBR_BACKENDS), i, b) {
+        const char *text = get_str(b, FBR_DESCRIPTOR);
+        char err[256];
+        if (text && rs->n < FBR_BACKENDS_MAX &&
+            fbr_backend_parse(text, strlen(text), FBR_FROM_FILE, &rs->own[rs->n], err, sizeof err) == 0)
+            rs->n++;
+    }
+}
+
+static const fbr_backend *rowset_get(const rowset *rs, const char *name)
+{
+    for (size_t i = 0; name && i < rs->n; i++)
+        if (!strcmp(rs->own[i].name, name))
+            return &rs->own[i];
+    if (!name || !strcmp(name, FBR_BACKEND_DEFAULT))
+        return &rs->vkt;
+    const fbr_backend *b = fbr_backend_named(name);
+    return b ? b : &rs->vkt;
+}
+
+/* ---- attribution (rules/backend.h) -------------------------------------------------- */
+
+/* A native frame of a stack after symbolizing: what attribution needs, and where its chain
+ * lies in the stack's frames (its innermost inlined frame first, itself last). */
+typedef struct {
+    fbr_native n;
+    size_t first, self;
+    uint64_t offset; /* in its module, when n.module >= 0 */
+} native;
+
+typedef struct {
+    const native *nat;
+    json_t *frames;
+} walk;
+
+static const fbr_native *native_at(void *ctx, size_t i)
+{
+    return &((const walk *)ctx)->nat[i].n;
+}
+
+static int files_at(void *ctx, size_t i, const char **files, int max)
+{
+    const walk *w = ctx;
+    int k = 0;
+    for (size_t f = w->nat[i].first; f <= w->nat[i].self && k < max; f++) {
+        const char *file = get_str(json_array_get(w->frames, f), FBR_FILE);
+        if (!file)
+            return 0; /* a function of no known file: the rule cannot tell */
+        files[k++] = file;
+    }
+    return k;
+}
+
+/* Names the op and site of a stack the shim could not attribute live (a crash dump's), by its
+ * backend's rule, and moves its counts there. */
+static void attribute(rowtab *t, const rowset *rs, json_t *js, const native *nat, size_t n,
+                      const fbr_pyframe *py, size_t npy)
+{
+    const char *backend = get_str(js, FBR_BACKEND_NAME), *was = get_str(js, FBR_OP);
+    const char *kind = get_str(js, FBR_KIND);
+    size_t k = 0;
+    while (k + 1 < NKINDS && !(kind && !strcmp(kind, kinds[k])))
+        k++;
+    if (!kind || strcmp(kind, kinds[k]))
+        k = 0;
     json_t *frames = json_object_get(js, FBR_FRAMES);
-    char buf[1200];
+    walk w = {nat, frames};
+    fbr_attrib a;
+    char opbuf[256], buf[1200];
+    fbr_attribute_backend(rowset_get(rs, backend), n, native_at, files_at, &w, py, npy, &a, opbuf,
+                          sizeof opbuf);
+    /* A reader's name, kept in the crash dump, wins over the stack's. */
+    const char *op = was && strcmp(was, FBR_UNKNOWN) ? was : opbuf[0] ? opbuf : NULL;
+    if (!op)
+        return;
     site_info s = {.site = FBR_UNKNOWN};
     if (a.py_site >= 0) {
         s.site = py[a.py_site].function ? py[a.py_site].function : FBR_UNKNOWN;
@@ -488,134 +600,136 @@ static void attribute(json_t *root, json_t *js, const native *nat, size_t n,
         s.line = py[a.py_site].line;
         s.python = true;
     } else if (a.site >= 0) {
-        /* The innermost function at that address: a helper inlined into its caller is the
-         * code that called the op, at its own line. */
-        const json_t *fr = json_array_get(frames, nat[a.site].first);
-        s.site = unnamed(fr, &nat[a.site], buf, sizeof buf);
-        s.file = json_string_value(json_object_get(fr, FBR_FILE));
+        /* The chosen function at that address (rules/backend.h's site_inline): a helper
+         * inlined into its caller is the code that called the op, at its own line. */
+        size_t at = nat[a.site].first + (size_t)a.site_inline;
+        const json_t *fr = json_array_get(frames, at <= nat[a.site].self ? at : nat[a.site].first);
+        s.site = fbr_unnamed(get_str(fr, FBR_SYMBOL), nat[a.site].n.path,
+                             (unsigned long)nat[a.site].offset, buf, sizeof buf);
+        s.file = get_str(fr, FBR_FILE);
         s.line = s.file ? (long)get_int(fr, FBR_LINE) : 0;
         s.module = nat[a.site].n.path;
     }
-    const char *kind = json_string_value(json_object_get(js, FBR_KIND));
-    bool host = kind && !strcmp(kind, FBR_KIND_HOST);
     /* Copies: the stack's strings are replaced below and may be what these point to. */
-    char *op = strdup(nat[a.op].n.symbol), *site = strdup(s.site);
-    if (op && site) {
+    char *op_copy = strdup(op), *site = strdup(s.site), *from = strdup(was ? was : FBR_UNKNOWN);
+    if (op_copy && site && from) {
         s.site = site;
-        move_counts(json_object_get(root, host ? FBR_HOST_OPS : FBR_OPS), op, &s, js);
-        json_object_set_new(js, FBR_OP, json_string(op));
+        move_counts(t, k, backend, from, op_copy, &s, js);
+        json_object_set_new(js, FBR_OP, json_string(op_copy));
         json_object_set_new(js, FBR_SITE, json_string(site));
     }
-    free(op);
+    free(op_copy);
     free(site);
+    free(from);
 }
 
-/* Symbolizes every raw frame in place, each expanded into its inlined chain, and attributes
- * again the stacks whose op was unknown; returns the number of frames resolved. */
-static size_t symbolize(json_t *root, const modtab *t)
+/* Symbolizes one raw frame in place (m: its module, or -1) and appends it, after the frames
+ * inlined at its address, to out; returns whether it was resolved. */
+static bool symbolize_frame(const modtab *t, json_t *fr, long m, uint64_t off, bool first,
+                            json_t *out)
 {
-    json_t *jstacks = json_object_get(root, FBR_STACKS), *js;
-    json_t *cfg = json_object_get(root, FBR_CONFIG);
-    fbr_names prefixes, py_backend;
-    /* The lists the shim attributed with, as its dump records them. */
-    char *pre = NULL, *pyb = NULL;
-    const char *keys[] = {FBR_OP_PREFIX, FBR_PY_BACKEND};
-    char **lists[] = {&pre, &pyb};
-    for (size_t k = 0; k < 2; k++) {
-        json_t *l = json_object_get(cfg, keys[k]), *e;
-        size_t i, len = 1;
-        json_array_foreach(l, i, e)
-            len += strlen(json_string_value(e) ? json_string_value(e) : "") + 1;
-        if (!(*lists[k] = calloc(1, len)))
-            continue;
-        json_array_foreach(l, i, e)
-            if (json_string_value(e) && !strchr(json_string_value(e), ',')) {
-                strcat(*lists[k], i ? "," : "");
-                strcat(*lists[k], json_string_value(e));
-            }
+    bool resolved = false;
+    if (!json_object_get(fr, FBR_SYMBOL) && m >= 0 && t->mods[m]) {
+        /* The first frame is where the fallback was; the others are return addresses,
+         * looked up at the call instruction before them. */
+        fbr_dw_frame chain[SYM_MAX_INLINE];
+        char files[8192];
+        int nc = fbr_dw_chain(t->mods[m], off + t->bias[m] - (first ? 0 : 1), chain,
+                              SYM_MAX_INLINE, files, sizeof files);
+        if (chain[nc - 1].symbol || chain[nc - 1].file) {
+            for (int k = 0; k + 1 < nc; k++)
+                json_array_append_new(out, inlined_frame(fr, &chain[k]));
+            if (chain[nc - 1].symbol)
+                json_object_set_new(fr, FBR_SYMBOL, json_string(chain[nc - 1].symbol));
+            if (!json_object_get(fr, FBR_FILE))
+                set_source(fr, &chain[nc - 1]);
+            resolved = chain[nc - 1].symbol != NULL;
+        }
     }
-    fbr_names_parse(pre && *pre ? pre : NULL, FBR_DEFAULT_OP_PREFIX, &prefixes);
-    fbr_names_parse(pyb && *pyb ? pyb : NULL, FBR_DEFAULT_PY_BACKEND, &py_backend);
-    free(pre);
-    free(pyb);
-    size_t resolved = 0, s;
-    json_array_foreach(jstacks, s, js) {
-        json_t *in = json_object_get(js, FBR_FRAMES);
-        size_t nin = json_array_size(in);
-        json_t *out = json_array();
-        native *nat = calloc(nin + 1, sizeof *nat);
-        fbr_pyframe *py = calloc(nin + 1, sizeof *py);
-        if (!out || !nat || !py) {
-            json_decref(out);
-            free(nat);
-            free(py);
-            continue;
-        }
-        size_t nn = 0, npy = 0, pending = SIZE_MAX; /* where inlined frames already there start */
-        for (size_t f = 0; f < nin; f++) {
-            json_t *fr = json_array_get(in, f);
-            if (json_is_true(json_object_get(fr, FBR_PYTHON))) {
-                py[npy++] = (fbr_pyframe){json_string_value(json_object_get(fr, FBR_FILE)),
-                                          json_string_value(json_object_get(fr, FBR_SYMBOL)),
-                                          (long)get_int(fr, FBR_LINE)};
-                json_array_append(out, fr);
-                continue;
-            }
-            if (json_is_true(json_object_get(fr, FBR_INLINED))) {
-                if (pending == SIZE_MAX)
-                    pending = json_array_size(out);
-                json_array_append(out, fr);
-                continue;
-            }
-            const fbd_frame raw = {
-                .module = json_string_value(json_object_get(fr, FBR_MODULE)),
-                .has_offset = json_is_string(json_object_get(fr, FBR_OFFSET)),
-                .has_ip = json_is_string(json_object_get(fr, FBR_IP)),
-                .offset = strtoull(json_string_value(json_object_get(fr, FBR_OFFSET))
-                                       ? json_string_value(json_object_get(fr, FBR_OFFSET))
-                                       : "0", NULL, 16),
-                .ip = strtoull(json_string_value(json_object_get(fr, FBR_IP))
-                                   ? json_string_value(json_object_get(fr, FBR_IP))
-                                   : "0", NULL, 16)};
-            uint64_t off = 0;
-            long m = module_of(t, &raw, &off);
-            size_t first = pending != SIZE_MAX ? pending : json_array_size(out);
-            pending = SIZE_MAX;
-            if (!json_object_get(fr, FBR_SYMBOL) && m >= 0 && t->mods[m]) {
-                /* The first frame is where the fallback was; the others are return
-                 * addresses, looked up at the call instruction before them. */
-                inl_frame chain[SYM_MAX_INLINE];
-                int nc = chain_at(t->mods[m], off + t->bias[m] - (f ? 1 : 0), chain);
-                if (chain[nc - 1].symbol || chain[nc - 1].file) {
-                    for (int k = 0; k + 1 < nc; k++)
-                        json_array_append_new(out, inlined_frame(fr, &chain[k]));
-                    if (chain[nc - 1].symbol)
-                        json_object_set_new(fr, FBR_SYMBOL, json_string(chain[nc - 1].symbol));
-                    if (!json_object_get(fr, FBR_FILE))
-                        set_source(fr, &chain[nc - 1]);
-                    resolved += chain[nc - 1].symbol != NULL;
-                }
-                chain_free(chain, nc);
-            }
-            json_array_append(out, fr);
-            nat[nn++] = (native){{json_string_value(json_object_get(fr, FBR_SYMBOL)), m,
-                                  m >= 0 ? t->paths[m] : NULL},
-                                 first, off};
-        }
-        json_object_set(js, FBR_FRAMES, out);
-        const char *op = json_string_value(json_object_get(js, FBR_OP));
-        if (op && !strcmp(op, FBR_UNKNOWN))
-            attribute(root, js, nat, nn, py, npy, &prefixes, &py_backend);
+    json_array_append(out, fr);
+    return resolved;
+}
+
+static uint64_t hex_of(const json_t *fr, const char *key)
+{
+    const char *s = get_str(fr, key);
+    return s ? strtoull(s, NULL, 16) : 0;
+}
+
+/* Symbolizes the frames of one stack, each expanded into its inlined chain, and attributes it
+ * again when the shim could not; returns the frames resolved. */
+static size_t symbolize_stack(const modtab *t, rowtab *rows, const rowset *rs, json_t *js)
+{
+    json_t *in = json_object_get(js, FBR_FRAMES);
+    size_t nin = json_array_size(in), resolved = 0;
+    json_t *out = json_array();
+    native *nat = calloc(nin + 1, sizeof *nat);
+    fbr_pyframe *py = calloc(nin + 1, sizeof *py);
+    if (!out || !nat || !py) {
         json_decref(out);
         free(nat);
         free(py);
+        return 0;
     }
-    fbr_names_free(&prefixes);
-    fbr_names_free(&py_backend);
-    tidy_ops(json_object_get(root, FBR_OPS));
-    tidy_ops(json_object_get(root, FBR_HOST_OPS));
-    json_object_set_new(root, FBR_SYMBOLIZED, json_true());
+    size_t nn = 0, npy = 0, pending = SIZE_MAX; /* where inlined frames already there start */
+    for (size_t f = 0; f < nin; f++) {
+        json_t *fr = json_array_get(in, f);
+        if (json_is_true(json_object_get(fr, FBR_PYTHON))) {
+            py[npy++] = (fbr_pyframe){get_str(fr, FBR_FILE), get_str(fr, FBR_SYMBOL),
+                                      (long)get_int(fr, FBR_LINE)};
+            json_array_append(out, fr);
+            continue;
+        }
+        if (json_is_true(json_object_get(fr, FBR_INLINED))) {
+            if (pending == SIZE_MAX)
+                pending = json_array_size(out);
+            json_array_append(out, fr);
+            continue;
+        }
+        const fbd_frame raw = {.module = get_str(fr, FBR_MODULE),
+                               .has_offset = json_is_string(json_object_get(fr, FBR_OFFSET)),
+                               .has_ip = json_is_string(json_object_get(fr, FBR_IP)),
+                               .offset = hex_of(fr, FBR_OFFSET),
+                               .ip = hex_of(fr, FBR_IP)};
+        uint64_t off = 0;
+        long m = module_of(t, &raw, &off);
+        size_t first = pending != SIZE_MAX ? pending : json_array_size(out);
+        pending = SIZE_MAX;
+        resolved += symbolize_frame(t, fr, m, off, f == 0, out);
+        nat[nn++] = (native){{get_str(fr, FBR_SYMBOL), m, m >= 0 ? t->paths[m] : NULL}, first,
+                             json_array_size(out) - 1, off};
+    }
+    json_object_set(js, FBR_FRAMES, out);
+    const char *op = get_str(js, FBR_OP), *site = get_str(js, FBR_SITE);
+    if ((op && !strcmp(op, FBR_UNKNOWN)) || (site && !strcmp(site, FBR_UNKNOWN)))
+        attribute(rows, rs, js, nat, nn, py, npy);
+    json_decref(out);
+    free(nat);
+    free(py);
     return resolved;
+}
+
+/* Symbolizes every raw frame in place and attributes again the stacks the shim could not
+ * name; linear in the stacks and ops (rows and sites are found by hash). Returns the number
+ * of frames resolved, or -1 when out of memory. */
+static long symbolize(json_t *root, const modtab *t)
+{
+    rowtab rows;
+    rowset *rs = malloc(sizeof *rs);
+    if (!rs || rowtab_build(&rows, root) != 0) {
+        free(rs);
+        return -1;
+    }
+    rowset_load(rs, root);
+    size_t resolved = 0, s;
+    json_t *js;
+    json_array_foreach(json_object_get(root, FBR_STACKS), s, js)
+        resolved += symbolize_stack(t, &rows, rs, js);
+    rowtab_free(&rows);
+    free(rs);
+    tidy(root);
+    json_object_set_new(root, FBR_SYMBOLIZED, json_true());
+    return (long)resolved;
 }
 
 int fbx_symbolize(int argc, char **argv)
@@ -694,13 +808,18 @@ int fbx_symbolize(int argc, char **argv)
         return FBX_SYMBOLS;
     }
     expand_frame_table(root);
-    size_t resolved = symbolize(root, &t);
+    long resolved = symbolize(root, &t);
     close_modules(&t);
     fbd_free(d);
+    if (resolved < 0) {
+        json_decref(root);
+        fbx_error("symbolize", "out of memory");
+        return FBX_SYMBOLS;
+    }
     fbo_file o;
     int rc = fbo_open(&o, out, err, sizeof err);
     if (rc == 0) {
-        bool ok = json_dumpf(root, o.f, JSON_INDENT(1)) == 0;
+        bool ok = json_dumpf(root, o.f, JSON_COMPACT) == 0; /* as the shim writes dumps */
         rc = fbo_close(&o, ok, err, sizeof err);
         if (!ok && rc == 0)
             rc = -1;
@@ -712,7 +831,7 @@ int fbx_symbolize(int argc, char **argv)
         return FBX_WRITE;
     }
     char e1[1200];
-    fprintf(stderr, "fbcount: symbolize: %zu frame%s resolved; wrote %s\n", resolved,
+    fprintf(stderr, "fbcount: symbolize: %ld frame%s resolved; wrote %s\n", resolved,
             resolved == 1 ? "" : "s", fbx_escape(out, e1, sizeof e1, 0));
     if (quiet)
         return FBX_OK;

@@ -1,0 +1,481 @@
+/* exits.c - the backends' exits the shim defines (LD_PRELOAD): one typed definition per symbol
+ * the built-in rows name (rules/backends/), each forwarding the call to the definition the
+ * calling module would have reached without the shim and returning its result unchanged.
+ * When the calling thread records, the exit's reader (readers/) turns the call into events.
+ *
+ * Fast path (recording off): one thread-local read, one relaxed load of the cached definition
+ * and a range check of the return address against the first module that called the exit; the
+ * slow path is noinline. Definitions are looked up at the first call from each module, not at
+ * load time, so a backend dlopen-ed later (even RTLD_LOCAL, which dlsym(RTLD_NEXT) cannot
+ * see) is found, and two RTLD_LOCAL backends that both define an exit each get their own
+ * calls back. Each backend found is pinned (an RTLD_NOLOAD handle kept), so a cached pointer
+ * never dangles.
+ *
+ * An event is counted before the call runs and its time added after: a call that ends by an
+ * exception (a PyTorch kernel that throws) or a longjmp keeps its count and passes through
+ * unchanged, and record/ forgets such a call when the next one begins at or above its frame. */
+#include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "hooks.h"
+#include "readers.h"
+#include "redirect.h"
+
+#define MAX_CALLERS 32
+
+/* A module that calls an exit, and where its calls go. */
+typedef struct {
+    uintptr_t lo, hi;
+    void *fn;     /* the definition */
+    fbc_bmod *bm; /* the backend that defines it; NULL when no row has the exit */
+    unsigned exit;
+} caller_mod;
+
+typedef struct {
+    const char *symbol;
+    const void *self; /* the shim's own definition */
+    caller_mod callers[MAX_CALLERS];
+    unsigned ncallers; /* published with release; entries below it never change */
+    /* The first caller's, for the fast path: its range, then its definition, published last.
+     * A reader that sees a definition with a range not yet written (span 0) takes the slow
+     * path. */
+    uintptr_t fast_lo, fast_span;
+    void *fast_fn;
+} exit_state;
+
+/* Every exit the shim can define, by the name the rows give it. */
+#define TORCH_FALLBACK "_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE"
+#define EXITS(X)                                                                                \
+    X(HOST_RESULT, "host_result")                                                               \
+    X(HOST_RESIDENT, "host_resident_op")                                                        \
+    X(TORCH_FALLBACK_1, TORCH_FALLBACK)                                                         \
+    X(TORCH_FALLBACK_2, TORCH_FALLBACK "b")                                                     \
+    X(TORCH_FALLBACK_3, TORCH_FALLBACK "bNS1_11DispatchKeyE")                                   \
+    X(GGML_COMPUTE, "ggml_backend_graph_compute_async")                                         \
+    X(GGML_COPY, "ggml_backend_tensor_copy")                                                    \
+    X(GGML_COPY_ASYNC, "ggml_backend_tensor_copy_async")
+
+enum {
+#define X_ENUM(id, sym) X_##id,
+    EXITS(X_ENUM)
+#undef X_ENUM
+        NEXITS
+};
+
+static exit_state exits[NEXITS] = {
+#define X_STATE(id, sym) [X_##id] = {.symbol = sym},
+    EXITS(X_STATE)
+#undef X_STATE
+};
+
+static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool forced_slow;
+
+typedef struct {
+    const char *symbol;
+    const void *self;
+    void *found;
+} any_def;
+
+static int own_definition(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    any_def *d = data;
+    void *h = info->dlpi_name && info->dlpi_name[0] ? dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD)
+                                                    : NULL;
+    void *f = h ? dlsym(h, d->symbol) : NULL;
+    Dl_info di;
+    if (f && f != d->self && dladdr(f, &di) && (uintptr_t)di.dli_fbase == info->dlpi_addr)
+        d->found = f; /* the handle stays open: the backend must not go away */
+    else if (h)
+        dlclose(h);
+    return d->found != NULL;
+}
+
+/* The definition of x's symbol that a call from the module at caller_path (loaded at
+ * caller_base) reaches without the shim: the one in that module's own lookup scope; else
+ * where its entry pointed before the shim redirected it; else the next one after the shim;
+ * else the first module that defines it (a shim loaded after the backend, whose libraries
+ * the lookups above do not reach). */
+static void *find(const exit_state *x, const char *caller_path, uintptr_t lo, uintptr_t hi,
+                  uintptr_t caller_base)
+{
+    void *f = NULL;
+    void *h = caller_path ? dlopen(caller_path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
+    if (h)
+        f = dlsym(h, x->symbol); /* the handle stays open: the backend must not go away */
+    if (!f || f == x->self) {
+        /* An entry bound before the redirection; a lazy one still points into its own PLT. */
+        void *o = fbc_redirect_original(caller_base, x->symbol);
+        f = o && ((uintptr_t)o < lo || (uintptr_t)o >= hi) ? o : NULL;
+    }
+    if (!f || f == x->self)
+        f = dlsym(RTLD_NEXT, x->symbol);
+    if (!f || f == x->self) {
+        any_def d = {x->symbol, x->self, NULL};
+        dl_iterate_phdr(own_definition, &d);
+        f = d.found;
+    }
+    return f == x->self ? NULL : f;
+}
+
+static const caller_mod *lookup(const exit_state *x, uintptr_t ra)
+{
+    unsigned n = __atomic_load_n(&x->ncallers, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++)
+        if (ra >= x->callers[i].lo && ra < x->callers[i].hi)
+            return &x->callers[i];
+    return NULL;
+}
+
+/* The backend behind definition fn: the row that has x's symbol as an exit (preferring one
+ * whose library is fn's module), bound to that module, its reader told once. */
+static fbc_bmod *backend_of(const exit_state *x, void *fn, unsigned *exit)
+{
+    Dl_info di;
+    const char *path = fn && dladdr(fn, &di) ? di.dli_fname : NULL;
+    fbc_bmod *bm = fn ? fbc_bmod_bind(fbc_row_for(x->symbol, path, exit), fn) : NULL;
+    if (bm && !bm->bound) {
+        fbc_reader(bm->row->exit[*exit].reader)->bind(bm);
+        bm->bound = true;
+    }
+    return bm;
+}
+
+static void publish_fast(exit_state *x, const caller_mod *e)
+{
+    __atomic_store_n(&x->fast_lo, e->lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&x->fast_span, e->hi - e->lo, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&forced_slow, __ATOMIC_RELAXED))
+        __atomic_store_n(&x->fast_fn, e->fn, __ATOMIC_RELEASE);
+}
+
+static const caller_mod *resolve(exit_state *x, uintptr_t ra)
+{
+    const caller_mod *c = lookup(x, ra);
+    if (c)
+        return c;
+    fbc_init();
+    pthread_mutex_lock(&resolve_lock);
+    c = lookup(x, ra);
+    if (!c) {
+        long mi = fbc_modmap_find(ra);
+        if (mi < 0) {
+            fbc_modmap_refresh();
+            mi = fbc_modmap_find(ra);
+        }
+        Dl_info di;
+        const char *path = dladdr((void *)ra, &di) && di.dli_fname ? di.dli_fname : NULL;
+        unsigned n = x->ncallers;
+        if (mi >= 0 && n < MAX_CALLERS) {
+            const fbc_module *m = fbc_modmap_at((size_t)mi);
+            caller_mod *e = &x->callers[n];
+            e->lo = m->start;
+            e->hi = m->end;
+            e->fn = find(x, path, m->start, m->end, m->base);
+            e->bm = backend_of(x, e->fn, &e->exit);
+            __atomic_store_n(&x->ncallers, n + 1, __ATOMIC_RELEASE);
+            c = e;
+            if (n == 0)
+                publish_fast(x, e);
+        }
+    }
+    pthread_mutex_unlock(&resolve_lock);
+    if (!c || !c->fn) {
+        static int warned;
+        if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+            fbc_warn("no definition of %.200s after libfbcount; the call does nothing", x->symbol);
+    }
+    return c;
+}
+
+void fbc_wrap_slow(bool all)
+{
+    pthread_mutex_lock(&resolve_lock);
+    __atomic_store_n(&forced_slow, all, __ATOMIC_RELAXED);
+    for (int i = 0; i < NEXITS; i++)
+        __atomic_store_n(&exits[i].fast_fn, !all && exits[i].ncallers ? exits[i].callers[0].fn : NULL,
+                         __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&resolve_lock);
+}
+
+/* The definition to call at once, or NULL for the slow path. */
+static inline void *fast(exit_state *x, uintptr_t ra)
+{
+    void *fn = __atomic_load_n(&x->fast_fn, __ATOMIC_RELAXED);
+    if (__builtin_expect(fbc_t.state == FBC_T_OFF && fn != NULL &&
+                             ra - __atomic_load_n(&x->fast_lo, __ATOMIC_RELAXED) <
+                                 __atomic_load_n(&x->fast_span, __ATOMIC_RELAXED),
+                         1))
+        return fn;
+    return NULL;
+}
+
+/* Whether this call records: the thread records, and the shim's own code is not what called
+ * the exit. */
+static bool should_record(void)
+{
+    if (fbc_t.state == FBC_T_UNSET)
+        fbc_thread_decide();
+    return (fbc_t.state == FBC_T_ON || fbc_scope_any_all()) && !fbc_t.busy;
+}
+
+static void counted(fbc_call *c, fbc_recorded r)
+{
+    if (r.entry && r.entry->kind == FBC_FALLBACK && fbc_cfg.mode != FBC_MODE_COUNT &&
+        fbc_mode_check(r.entry, r.fresh))
+        c->refused = true;
+}
+
+/* A call that records: capture, read, count, run (unless refused), time. The shim's own work
+ * runs under fbc_t.busy, the backend's call outside it: an exit the backend calls inside
+ * (a fallback's copy back to the device) is an event of its own. */
+__attribute__((noinline)) static void slow(exit_state *x, fbc_call *c, uintptr_t ra,
+                                           void (*thunk)(fbc_call *))
+{
+    const caller_mod *m = resolve(x, ra);
+    if (!m || !m->fn)
+        return;
+    c->fn = m->fn;
+    fbc_event *ev = m->bm && should_record()
+                        ? fbc_record_enter((uintptr_t)__builtin_frame_address(0))
+                        : NULL;
+    if (!ev) {
+        thunk(c);
+        return;
+    }
+    fbc_arm();
+    fbc_t.busy = 1;
+    const fbc_reader_ops *rd = fbc_reader(m->bm->row->exit[m->exit].reader);
+    c->bm = m->bm;
+    c->exit = m->exit;
+    c->counted = counted;
+    c->ev = ev;
+    fbc_record_capture(ev, (uintptr_t)m->fn);
+    ev->backend = FBC_BACKEND_ID(m->bm->index, m->exit);
+    bool now = rd->before(c);
+    if (now)
+        c->rec = fbc_reader_count(c);
+    if (c->refused) {
+        char why[1200];
+        fbc_mode_refusal(c->rec.entry, why, sizeof why);
+        fbc_t.busy = 0;
+        fbc_record_leave();
+        if (!rd->refuse(c, why)) /* may throw: the count stays */
+            fbc_mode_abort(c->rec.entry);
+        return;
+    }
+    fbc_t.busy = 0;
+    thunk(c);
+    uint64_t ns = fbc_clock_since(c->t0);
+    fbc_t.busy = 1;
+    if (now)
+        fbc_record_time(ev, c->rec, ns);
+    rd->after(c, ns);
+    fbc_t.busy = 0;
+    fbc_record_leave();
+}
+
+/* ---- the definitions ------------------------------------------------------------------ */
+
+#define RA ((uintptr_t)__builtin_return_address(0))
+#define CALL(type, c) ((type)(c)->fn)
+
+FBC_EXPORT int host_result(void *out, const void *data, size_t nbytes);
+FBC_EXPORT void host_resident_op(const void *out, size_t nbytes);
+
+typedef int (*result_fn)(void *, const void *, size_t);
+
+static void call_host_result(fbc_call *c)
+{
+    c->ret = (uintptr_t)(intptr_t)CALL(result_fn, c)((void *)c->arg[0], (const void *)c->arg[1],
+                                                     (size_t)c->arg[2]);
+}
+
+FBC_EXPORT int host_result(void *out, const void *data, size_t nbytes)
+{
+    result_fn fn = (result_fn)fast(&exits[X_HOST_RESULT], RA);
+    if (fn)
+        return fn(out, data, nbytes);
+    fbc_call c = {.arg = {(uintptr_t)out, (uintptr_t)data, nbytes}, .ret = (uintptr_t)-1};
+    slow(&exits[X_HOST_RESULT], &c, RA, call_host_result);
+    return (int)(intptr_t)c.ret;
+}
+
+typedef void (*resident_fn)(const void *, size_t);
+
+static void call_host_resident(fbc_call *c)
+{
+    CALL(resident_fn, c)((const void *)c->arg[0], (size_t)c->arg[1]);
+}
+
+FBC_EXPORT void host_resident_op(const void *out, size_t nbytes)
+{
+    resident_fn fn = (resident_fn)fast(&exits[X_HOST_RESIDENT], RA);
+    if (fn) {
+        fn(out, nbytes);
+        return;
+    }
+    fbc_call c = {.arg = {(uintptr_t)out, nbytes}};
+    slow(&exits[X_HOST_RESIDENT], &c, RA, call_host_resident);
+}
+
+/* at::native::cpu_fallback(const c10::OperatorHandle&, torch::jit::Stack*[, bool error_on_views
+ * [, c10::DispatchKey]]): references pass as pointers, bool and the uint16_t enum as ints. */
+typedef void (*torch1_fn)(const void *, void *);
+typedef void (*torch2_fn)(const void *, void *, bool);
+typedef void (*torch3_fn)(const void *, void *, bool, uint16_t);
+
+FBC_EXPORT void torch_fallback_1(const void *op, void *stack) __asm__(TORCH_FALLBACK);
+FBC_EXPORT void torch_fallback_2(const void *op, void *stack, bool views) __asm__(TORCH_FALLBACK "b");
+FBC_EXPORT void torch_fallback_3(const void *op, void *stack, bool views, uint16_t key)
+    __asm__(TORCH_FALLBACK "bNS1_11DispatchKeyE");
+
+static void call_torch_1(fbc_call *c)
+{
+    CALL(torch1_fn, c)((const void *)c->arg[0], (void *)c->arg[1]);
+}
+
+static void call_torch_2(fbc_call *c)
+{
+    CALL(torch2_fn, c)((const void *)c->arg[0], (void *)c->arg[1], (bool)c->arg[2]);
+}
+
+static void call_torch_3(fbc_call *c)
+{
+    CALL(torch3_fn, c)((const void *)c->arg[0], (void *)c->arg[1], (bool)c->arg[2], (uint16_t)c->arg[3]);
+}
+
+FBC_EXPORT void torch_fallback_1(const void *op, void *stack)
+{
+    torch1_fn fn = (torch1_fn)fast(&exits[X_TORCH_FALLBACK_1], RA);
+    if (fn) {
+        fn(op, stack);
+        return;
+    }
+    fbc_call c = {.arg = {(uintptr_t)op, (uintptr_t)stack}};
+    slow(&exits[X_TORCH_FALLBACK_1], &c, RA, call_torch_1);
+}
+
+FBC_EXPORT void torch_fallback_2(const void *op, void *stack, bool views)
+{
+    torch2_fn fn = (torch2_fn)fast(&exits[X_TORCH_FALLBACK_2], RA);
+    if (fn) {
+        fn(op, stack, views);
+        return;
+    }
+    fbc_call c = {.arg = {(uintptr_t)op, (uintptr_t)stack, views}};
+    slow(&exits[X_TORCH_FALLBACK_2], &c, RA, call_torch_2);
+}
+
+FBC_EXPORT void torch_fallback_3(const void *op, void *stack, bool views, uint16_t key)
+{
+    torch3_fn fn = (torch3_fn)fast(&exits[X_TORCH_FALLBACK_3], RA);
+    if (fn) {
+        fn(op, stack, views, key);
+        return;
+    }
+    fbc_call c = {.arg = {(uintptr_t)op, (uintptr_t)stack, views, key}};
+    slow(&exits[X_TORCH_FALLBACK_3], &c, RA, call_torch_3);
+}
+
+/* enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t, struct ggml_cgraph *);
+ * void ggml_backend_tensor_copy(struct ggml_tensor *src, struct ggml_tensor *dst);
+ * void ggml_backend_tensor_copy_async(ggml_backend_t, ggml_backend_t, src, dst). */
+typedef int (*compute_fn)(void *, void *);
+typedef void (*copy_fn)(void *, void *);
+typedef void (*copy_async_fn)(void *, void *, void *, void *);
+
+FBC_EXPORT int ggml_backend_graph_compute_async(void *backend, void *graph);
+FBC_EXPORT void ggml_backend_tensor_copy(void *src, void *dst);
+FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src, void *dst);
+
+static void call_compute(fbc_call *c)
+{
+    c->ret = (uintptr_t)(intptr_t)CALL(compute_fn, c)((void *)c->arg[0], (void *)c->arg[1]);
+}
+
+static void call_copy(fbc_call *c)
+{
+    CALL(copy_fn, c)((void *)c->arg[0], (void *)c->arg[1]);
+}
+
+static void call_copy_async(fbc_call *c)
+{
+    CALL(copy_async_fn, c)((void *)c->arg[0], (void *)c->arg[1], (void *)c->arg[2], (void *)c->arg[3]);
+}
+
+/* GGML_STATUS_FAILED when no definition is found, as ggml would say. */
+#define GGML_FAILED (-1)
+
+FBC_EXPORT int ggml_backend_graph_compute_async(void *backend, void *graph)
+{
+    compute_fn fn = (compute_fn)fast(&exits[X_GGML_COMPUTE], RA);
+    if (fn)
+        return fn(backend, graph);
+    fbc_call c = {.arg = {(uintptr_t)backend, (uintptr_t)graph}, .ret = (uintptr_t)GGML_FAILED};
+    slow(&exits[X_GGML_COMPUTE], &c, RA, call_compute);
+    return (int)(intptr_t)c.ret;
+}
+
+FBC_EXPORT void ggml_backend_tensor_copy(void *src, void *dst)
+{
+    copy_fn fn = (copy_fn)fast(&exits[X_GGML_COPY], RA);
+    if (fn) {
+        fn(src, dst);
+        return;
+    }
+    fbc_call c = {.arg = {(uintptr_t)src, (uintptr_t)dst}};
+    slow(&exits[X_GGML_COPY], &c, RA, call_copy);
+}
+
+FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src, void *dst)
+{
+    copy_async_fn fn = (copy_async_fn)fast(&exits[X_GGML_COPY_ASYNC], RA);
+    if (fn) {
+        fn(bsrc, bdst, src, dst);
+        return;
+    }
+    fbc_call c = {.arg = {(uintptr_t)bsrc, (uintptr_t)bdst, (uintptr_t)src, (uintptr_t)dst}};
+    slow(&exits[X_GGML_COPY_ASYNC], &c, RA, call_copy_async);
+}
+
+/* The shim's own definitions, so that a lookup never returns the shim itself; then, in a shim
+ * loaded after a backend, the calls already bound to the backend's definitions. */
+__attribute__((constructor)) static void know_self(void)
+{
+    static const void *const self[NEXITS] = {
+        [X_HOST_RESULT] = (const void *)host_result,
+        [X_HOST_RESIDENT] = (const void *)host_resident_op,
+        [X_TORCH_FALLBACK_1] = (const void *)torch_fallback_1,
+        [X_TORCH_FALLBACK_2] = (const void *)torch_fallback_2,
+        [X_TORCH_FALLBACK_3] = (const void *)torch_fallback_3,
+        [X_GGML_COMPUTE] = (const void *)ggml_backend_graph_compute_async,
+        [X_GGML_COPY] = (const void *)ggml_backend_tensor_copy,
+        [X_GGML_COPY_ASYNC] = (const void *)ggml_backend_tensor_copy_async,
+    };
+    for (int i = 0; i < NEXITS; i++)
+        exits[i].self = self[i];
+    fbc_init();
+    fbc_exits_redirect();
+}
+
+void fbc_exits_redirect(void)
+{
+    if (fbc_preloaded || !fbc_redirect_stale())
+        return;
+    fbc_redirection r[NEXITS];
+    for (int i = 0; i < NEXITS; i++)
+        r[i] = (fbc_redirection){exits[i].symbol, (void *)exits[i].self, NULL};
+    fbc_redirect_scan(r, NEXITS);
+}
+
+bool fbc_exit_defined(const char *symbol)
+{
+    for (int i = 0; i < NEXITS; i++)
+        if (!strcmp(exits[i].symbol, symbol))
+            return true;
+    return false;
+}

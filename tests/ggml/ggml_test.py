@@ -1,0 +1,88 @@
+"""ggml's CPU splits counted with no configuration: llama.cpp's prebuilt ggml with its Vulkan
+backend (tools/deps/ggml.sh fetches the pinned npm package) runs a graph on lavapipe whose
+WIN_PART Vulkan lacks. Under `fbcount run` the census must count WIN_PART as a fallback and
+the SCALE after it as host-resident work, once per compute, with their bytes, the bytes that
+crossed between the devices, and the driver's line that called the scheduler; the program's
+output must not change. Exits 77, saying why, where no Vulkan device is found.
+  usage: ggml_test.py FBCOUNT DRIVER DRIVER_SOURCE GGML_SH CACHE_DIR"""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+FBCOUNT, DRIVER, SOURCE, GGML_SH, CACHE = sys.argv[1:6]
+COMPUTES = 5
+failures = []
+
+
+def expect(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+fetch = subprocess.run(["bash", GGML_SH, CACHE], capture_output=True, text=True, timeout=600)
+if fetch.returncode != 0:
+    print(f"ggml: cannot fetch the libraries:\n{fetch.stderr}")
+    sys.exit(1)
+bins = fetch.stdout.strip().splitlines()[-1]
+env = dict(os.environ, GGML_VK_VISIBLE_DEVICES="0")
+env.pop("FBCOUNT_OUTPUT", None)
+plain = subprocess.run([DRIVER, bins, str(COMPUTES)], capture_output=True, text=True, env=env,
+                       timeout=300)
+if plain.returncode == 77:
+    print(plain.stdout.strip() or "ggml: no Vulkan device")
+    sys.exit(77)
+expect(plain.returncode == 0, f"the driver failed on its own: {plain.stderr[-2000:]}")
+expect("WIN_PART on CPU, SCALE on CPU" in plain.stdout,
+       f"the scheduler did not split as the test expects: {plain.stdout}")
+line = next(n for n, t in enumerate(open(SOURCE, encoding="utf-8"), 1)
+            if re.search(r"/\* DRIVER-COMPUTE \*/", t))
+
+with tempfile.TemporaryDirectory() as tmp:
+    out = os.path.join(tmp, "dumps")
+    run = subprocess.run([FBCOUNT, "run", "-o", out, "--", DRIVER, bins, str(COMPUTES)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    expect(run.returncode == 0, f"under fbcount run: exit {run.returncode}: {run.stderr[-2000:]}")
+    expect(run.stdout == plain.stdout, "the program's output changed under the census")
+    dumps = glob.glob(os.path.join(out, "*.json"))
+    expect(len(dumps) == 1, f"one dump: {dumps}")
+    d = json.load(open(dumps[0], encoding="utf-8")) if dumps else {}
+
+nbytes = int(re.search(r"bytes (\d+) (\d+) (\d+)", plain.stdout).group(2)) if plain.stdout else 0
+
+
+def rows(kind):
+    return {o["op"]: o for o in d.get(kind, [])}
+
+
+def site_ok(o):
+    return [(os.path.basename(s.get("file", "")), s.get("line")) for s in o["sites"]] == \
+        [(os.path.basename(SOURCE), line)]
+
+
+ops, host, moved = rows("ops"), rows("host_ops"), rows("transfers")
+expect(set(ops) == {"WIN_PART"}, f"fallbacks: {sorted(ops)}")
+expect(set(host) == {"SCALE"}, f"host-resident ops: {sorted(host)}")
+for name, table in (("WIN_PART", ops), ("SCALE", host)):
+    o = table.get(name)
+    if not o:
+        continue
+    expect(o["count"] == COMPUTES and o["backend"] == "ggml", f"{name}: {o['count']} in ggml")
+    expect(o["bytes"] == COMPUTES * nbytes, f"{name}: {o['bytes']} bytes, not {COMPUTES} x {nbytes}")
+    expect(site_ok(o), f"{name}: sites {o['sites']}, not driver.c:{line}")
+expect(moved and all(o["backend"] == "ggml" and site_ok(o) for o in moved.values()),
+       f"transfers: {moved}")
+expect("Vulkan0 -> CPU" in moved and moved["Vulkan0 -> CPU"]["count"] == COMPUTES and
+       moved["Vulkan0 -> CPU"]["bytes"] == COMPUTES * nbytes,
+       f"the input of WIN_PART copied to the CPU once per compute: {moved}")
+total = d.get("total", {})
+expect(total.get("transfer_bytes") == sum(o["bytes"] for o in moved.values()),
+       f"total.transfer_bytes: {total}")
+expect([b["name"] for b in d.get("backends", [])] == ["ggml"], f"backends: {d.get('backends')}")
+
+print(f"{len(failures)} failure(s)" if failures else "ggml: all checks passed")
+sys.exit(1 if failures else 0)

@@ -1,0 +1,60 @@
+// driver.cc - a C++ program on the toy device (toydev.cc): a few ops it runs natively, some
+// that fall back to the CPU through at::native::cpu_fallback a known number of times each, a
+// CPU kernel that throws through the fallback (index_select with an index out of range),
+// caught, and more fallbacks after it. The census must count every fallback, name each op
+// and this file's line, and leave the exception and the output as they are.
+// With "scope", it counts two calls in an in-process scope instead (fbcount.h).
+//   usage: torch-driver [steps|scope]    prints values, which do not depend on the census
+#include <ATen/ATen.h>
+#include <fbcount.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "toydev.h"
+
+static int scope(const c10::Device &toy)
+{
+    at::Tensor x = at::ones({4}).to(toy);
+    fbcount_scope_begin();
+    at::Tensor g = at::gelu(x);
+    at::Tensor m = at::mul(g, x);
+    fbcount_census *c = fbcount_scope_end();
+    std::printf("scope: %llu fallbacks, aten::gelu.out %llu, aten::mul.out %llu\n",
+                (unsigned long long)fbcount_census_total(c),
+                (unsigned long long)fbcount_census_op_count(c, "aten::gelu.out"),
+                (unsigned long long)fbcount_census_op_count(c, "aten::mul.out"));
+    fbcount_census_free(c);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const c10::Device toy = toy_device();
+    if (argc > 1 && !std::strcmp(argv[1], "scope"))
+        return scope(toy);
+    int steps = argc > 1 ? std::atoi(argv[1]) : 3;
+    at::Tensor x = at::arange(12, at::kFloat).reshape({3, 4}).to(toy);
+    at::Tensor y = at::ones({3, 4}).to(toy);
+    at::Tensor m;
+    for (int i = 0; i < steps; i++) {
+        at::Tensor z = at::add(x, y); // native
+        at::Tensor g = at::gelu(z); // DRIVER-GELU
+        m = at::mul(g, y); // DRIVER-MUL
+    }
+    at::Tensor rows = at::index_select(x, 0, at::tensor({0, 2}, at::kLong).to(toy)); // DRIVER-SELECT
+    int caught = 0;
+    try {
+        at::index_select(x, 0, at::tensor({7}, at::kLong).to(toy)); // DRIVER-THROW
+    } catch (const c10::Error &e) {
+        caught = 1;
+    }
+    at::Tensor r;
+    for (int i = 0; i < 2; i++)
+        r = at::relu(m); // DRIVER-RELU
+    at::Tensor back = r.to(c10::DeviceType::CPU);
+    std::printf("caught %d sum %.4f rows %.1f\n", caught, back.sum().item<double>(),
+                rows.to(c10::DeviceType::CPU).sum().item<double>());
+    return 0;
+}

@@ -1,0 +1,208 @@
+"""PyTorch's CPU fallback counted with no configuration: a toy PrivateUse1 device (toydev.cc)
+whose missing ops go through at::native::cpu_fallback, driven from C++ (driver.cc) and from
+Python (model.py) under `fbcount run`: exact counts per op, the user's C++ and Python lines,
+an exception thrown through the fallback that changes nothing and leaves counting on, the
+in-process scopes, the pytest gate, and FBCOUNT_MODE=error raising PyTorch's own error."""
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def env_path(name):
+    p = os.environ.get("FBCOUNT_TEST_" + name)
+    if not p:
+        pytest.fail(f"FBCOUNT_TEST_{name} is not set: run the suite through meson test")
+    return p
+
+
+FBCOUNT = env_path("FBCOUNT")
+DRIVER = env_path("TORCH_DRIVER")
+TOYDEV = env_path("TOYDEV")
+MODEL = os.path.join(HERE, "model.py")
+# What the drivers do, per op: the lines that call it (by marker) and the calls from each.
+EXPECTED = {"gelu": {"GELU": 3}, "mul": {"MUL": 3}, "index_select": {"SELECT": 1, "THROW": 1},
+            "relu": {"RELU": 2}}
+# The dispatcher's names of those calls (the adapter reads them), and the stack's (without it).
+ATEN = {"gelu": "aten::gelu.out", "mul": "aten::mul.out", "index_select": "aten::index_select",
+        "relu": "aten::relu"}
+STACK = {"gelu": "gelu_out", "mul": "mul_out", "index_select": "index_select", "relu": "relu"}
+
+
+def marker_line(path, marker):
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if re.search(r"(#|//) \w+-" + marker + r"\b", line):
+                return n
+    raise AssertionError(f"{path}: no line marked {marker}")
+
+
+def run(argv, tmp_path, extra_env=None, check=True):
+    env = dict(os.environ, **(extra_env or {}))
+    env.pop("FBCOUNT_OUTPUT", None)
+    p = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    if check and p.returncode != 0:
+        raise AssertionError(f"{argv} exited {p.returncode}:\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def census(tmp_path, program, extra_env=None):
+    """Runs program under `fbcount run -o DIR` and returns (its output, the dump)."""
+    out = tmp_path / "dumps"
+    p = run([FBCOUNT, "run", "-o", str(out), "--"] + program, tmp_path, extra_env)
+    dumps = glob.glob(str(out / "*.json"))
+    assert len(dumps) == 1, f"one process, one dump: {dumps}\n{p.stderr}"
+    with open(dumps[0], encoding="utf-8") as f:
+        return p, json.load(f)
+
+
+def check_census(dump, source, names, sizes):
+    ops = {o["op"]: o for o in dump["ops"]}
+    assert set(ops) == {names[k] for k in EXPECTED}, f"ops: {sorted(ops)}"
+    for key, lines in EXPECTED.items():
+        o = ops[names[key]]
+        assert o["backend"] == "torch"
+        assert o["count"] == sum(lines.values()), f"{key}: {o['count']} calls"
+        want = {(os.path.basename(source), marker_line(source, m), n) for m, n in lines.items()}
+        sites = {(os.path.basename(s.get("file", "")), s.get("line"), s["count"]) for s in o["sites"]}
+        assert sites == want, f"{key}: sites {sites}, not {want}"
+        if sizes:
+            assert o["bytes"] > 0 and "bytes_known" not in o, o
+        else:
+            assert o["bytes_known"] is False and o["bytes"] == 0, o
+    assert dump["total"]["fallbacks"] == sum(sum(v.values()) for v in EXPECTED.values())
+    (b,) = dump["backends"]
+    assert b["name"] == "torch" and any("libtorch_cpu" in m for m in b["modules"]), b
+
+
+def test_cpp_caller(tmp_path):
+    plain = run([DRIVER, "3"], tmp_path)
+    p, dump = census(tmp_path, [DRIVER, "3"])
+    assert p.stdout == plain.stdout and "caught 1" in p.stdout, "the program's output changed"
+    check_census(dump, os.path.join(HERE, "driver.cc"), ATEN, sizes=True)
+    gelu = next(o for o in dump["ops"] if o["op"] == ATEN["gelu"])
+    assert gelu["shapes"] == [{"dtype": "f32", "shape": [3, 4], "count": 3}], gelu["shapes"]
+
+
+def test_without_the_adapter_ops_come_from_the_stack(tmp_path):
+    p, dump = census(tmp_path, [DRIVER, "3"], {"FBCOUNT_TORCH_ADAPTER": "/nonexistent.so"})
+    assert "caught 1" in p.stdout
+    check_census(dump, os.path.join(HERE, "driver.cc"), STACK, sizes=False)
+    assert "no adapter" in dump["backends"][0]["reader"]
+
+
+def test_python_caller(tmp_path):
+    plain = run([sys.executable, MODEL, TOYDEV, "3"], tmp_path)
+    p, dump = census(tmp_path, [sys.executable, MODEL, TOYDEV, "3"])
+    assert p.stdout == plain.stdout and "caught 1" in p.stdout
+    check_census(dump, MODEL, ATEN, sizes=True)
+    for o in dump["ops"]:
+        assert all(s.get("python") for s in o["sites"]), o["sites"]
+
+
+def test_cpp_scope(tmp_path):
+    """fbcount_scope_begin/end around two calls, in the process itself (libfbcount linked)."""
+    p = run([DRIVER, "scope"], tmp_path, {"FBCOUNT_OUTPUT": "none"})
+    assert "scope: 2 fallbacks, aten::gelu.out 1, aten::mul.out 1" in p.stdout, p.stdout
+
+
+def test_python_scope(tmp_path):
+    script = tmp_path / "scope.py"
+    script.write_text(f"""\
+import sys
+import fbcount
+import torch
+torch.ops.load_library({TOYDEV!r})
+x = torch.ones(4).to("privateuseone")
+with fbcount.count() as c:
+    torch.relu(x)
+    torch.relu(x)
+    x + x
+print(c.total, c.ops["aten::relu"].count)
+""")
+    p = run([sys.executable, str(script)], tmp_path, {"FBCOUNT_OUTPUT": "none"})
+    assert p.stdout.split() == ["2", "2"], p.stdout + p.stderr
+
+
+def test_error_mode_raises_runtime_error(tmp_path):
+    script = tmp_path / "strict.py"
+    script.write_text(f"""\
+import torch
+torch.ops.load_library({TOYDEV!r})
+x = torch.ones(4).to("privateuseone")
+torch.relu(x)  # allowed
+try:
+    torch.nn.functional.gelu(x)  # refused
+except RuntimeError as e:
+    print("RuntimeError:", str(e).splitlines()[0])
+print("after:", (x + x).cpu().sum().item())
+""")
+    allow = tmp_path / "allow.txt"
+    allow.write_text("aten::relu  # a test allows it\n")
+    p, dump = census(tmp_path, [sys.executable, str(script)],
+                     {"FBCOUNT_MODE": "error", "FBCOUNT_ALLOW": str(allow)})
+    line = next(n for n, t in enumerate(script.read_text().splitlines(), 1) if "refused" in t)
+    err = next(t for t in p.stdout.splitlines() if t.startswith("RuntimeError:"))
+    assert "aten::gelu.out" in err and f"strict.py:{line}" in err, err
+    assert "after: 8.0" in p.stdout, "the program goes on after the refused call"
+    ops = {o["op"]: o["count"] for o in dump["ops"]}
+    assert ops == {"aten::relu": 1, "aten::gelu.out": 1}, ops
+
+
+def test_pytest_gate(tmp_path):
+    (tmp_path / "test_model.py").write_text(f"""\
+import torch
+torch.ops.load_library({TOYDEV!r})
+x = torch.ones(4).to("privateuseone")
+
+
+def test_native():
+    assert (x + x).cpu().sum().item() == 8
+
+
+def test_falls_back():
+    torch.relu(x)  # the line
+""")
+    p = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fbcount-max", "0",
+             "test_model.py"], tmp_path, {"FBCOUNT_OUTPUT": "none"}, check=False)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert "1 failed, 1 passed" in p.stdout, p.stdout
+    assert "test_falls_back" in p.stdout and "aten::relu" in p.stdout, p.stdout
+    assert "test_model.py:11" in p.stdout, p.stdout
+
+
+def test_two_backends_one_census(tmp_path):
+    """libvkt and the toy PyTorch device in one Python process: one census, each op under its
+    backend, each call read by its own backend's rules."""
+    script = tmp_path / "both.py"
+    script.write_text(f"""\
+import numpy as np
+import torch
+import vkt
+
+torch.ops.load_library({TOYDEV!r})
+ctx = vkt.Context()
+v = ctx.tensor(np.arange(8, dtype=np.float32)[::-1].copy())
+t = torch.ones(4).to("privateuseone")
+for _ in range(2):
+    vkt.sort(v)  # the vkt line
+    torch.relu(t)  # the torch line
+""")
+    p, dump = census(tmp_path, [sys.executable, str(script)], {"VKT_NATIVE_DISABLE": "sort"})
+    lines = script.read_text().splitlines()
+    where = {b: n for n, t in enumerate(lines, 1) for b in ("vkt", "torch")
+             if f"# the {b} line" in t}
+    ops = {(o["backend"], o["op"]): o for o in dump["ops"]}
+    assert set(ops) == {("vkt", "vkt_sort"), ("torch", "aten::relu")}, sorted(ops)
+    for (backend, _), o in ops.items():
+        assert o["count"] == 2, o
+        assert [(s.get("line"), s.get("python")) for s in o["sites"]] == [(where[backend], True)], o
+    assert {b["name"] for b in dump["backends"]} == {"vkt", "torch"}, dump["backends"]
+    vkt_ops = ops[("vkt", "vkt_sort")]
+    assert vkt_ops["shapes"][0]["dtype"] == "f32" and vkt_ops["shapes"][0]["shape"] == [8]

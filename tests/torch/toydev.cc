@@ -1,0 +1,125 @@
+// toydev.cc - a toy PyTorch device on the PrivateUse1 dispatch key, the way out-of-tree
+// accelerator backends are written: its memory is host memory, it implements a few kernels
+// natively (allocation, copies, views, add) and registers PyTorch's boxed CPU fallback,
+// at::native::cpu_fallback, for every other op. A fallback's result is bit-identical to the
+// CPU's, so nothing but a census can tell which ops left the "device".
+#include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/library.h>
+
+#include <cstdlib>
+
+#include "toydev.h"
+
+c10::Device toy_device()
+{
+    return c10::Device(c10::DeviceType::PrivateUse1, 0);
+}
+
+namespace {
+
+struct ToyAllocator final : c10::Allocator {
+    c10::DataPtr allocate(size_t n) const override
+    {
+        void *p = std::calloc(n ? n : 1, 1);
+        TORCH_CHECK(p, "toy device: out of memory for ", n, " bytes");
+        return {p, p, &std::free, toy_device()};
+    }
+    c10::DeleterFnPtr raw_deleter() const override
+    {
+        return &std::free;
+    }
+};
+
+ToyAllocator toy_allocator;
+
+// The same memory seen as a CPU tensor: the toy device computes with the CPU's kernels.
+at::Tensor on_cpu(const at::Tensor &t)
+{
+    if (t.is_cpu())
+        return t;
+    return at::from_blob(t.data_ptr(), t.sizes(), t.strides(),
+                         t.options().device(c10::DeviceType::CPU));
+}
+
+at::Tensor empty(c10::IntArrayRef size, c10::optional<at::ScalarType> dtype,
+                 c10::optional<at::Layout> layout, c10::optional<at::Device> device,
+                 c10::optional<bool> pin_memory, c10::optional<at::MemoryFormat> memory_format)
+{
+    constexpr c10::DispatchKeySet keys(c10::DispatchKey::PrivateUse1);
+    return at::detail::empty_generic(size, &toy_allocator, keys, c10::dtype_or_default(dtype),
+                                     memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride,
+                         c10::optional<at::ScalarType> dtype, c10::optional<at::Layout> layout,
+                         c10::optional<at::Device> device, c10::optional<bool> pin_memory)
+{
+    constexpr c10::DispatchKeySet keys(c10::DispatchKey::PrivateUse1);
+    return at::detail::empty_strided_generic(size, stride, &toy_allocator, keys,
+                                             c10::dtype_or_default(dtype));
+}
+
+at::Tensor copy_from(const at::Tensor &self, const at::Tensor &dst, bool non_blocking)
+{
+    on_cpu(dst).copy_(on_cpu(self));
+    return dst;
+}
+
+const at::Tensor &toy_resize(const at::Tensor &self, c10::IntArrayRef size,
+                             c10::optional<at::MemoryFormat> memory_format)
+{
+    at::native::resize_impl_cpu_(self.unsafeGetTensorImpl(), size, c10::nullopt);
+    return self;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor &self, const at::Tensor &dst)
+{
+    toy_resize(dst, self.sizes(), c10::nullopt);
+    return copy_from(self, dst, false);
+}
+
+at::Tensor add(const at::Tensor &a, const at::Tensor &b, const at::Scalar &alpha)
+{
+    auto shape = at::infer_size(a.sizes(), b.sizes());
+    at::Tensor out = at::empty(shape, a.options().dtype(at::result_type(a, b)));
+    auto cpu_out = on_cpu(out);
+    at::add_out(cpu_out, on_cpu(a), on_cpu(b), alpha);
+    return out;
+}
+
+// What an out-of-tree backend registers for the ops it lacks: PyTorch's own CPU fallback.
+void toy_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
+{
+    at::native::cpu_fallback(op, stack);
+}
+
+} // namespace
+
+// One device, no streams: PyTorch's guard that does nothing.
+C10_REGISTER_GUARD_IMPL(PrivateUse1, c10::impl::NoOpDeviceGuardImpl<c10::DeviceType::PrivateUse1>);
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
+{
+    m.impl("empty.memory_format", empty);
+    m.impl("empty_strided", empty_strided);
+    m.impl("_copy_from", copy_from);
+    m.impl("_copy_from_and_resize", copy_from_and_resize);
+    m.impl("resize_", toy_resize);
+    m.impl("view", at::native::view);
+    m.impl("as_strided", at::native::as_strided_tensorimpl);
+    m.impl("_reshape_alias", at::native::_reshape_alias);
+    m.impl("add.Tensor", add);
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m)
+{
+    m.fallback(torch::CppFunction::makeFromBoxedFunction<&toy_fallback>());
+}
