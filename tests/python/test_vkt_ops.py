@@ -2,15 +2,21 @@
 its error cases. libvkt's own suites hold the kernels to the host reference ulp by ulp;
 here the question is whether each wrapper passes its arguments and defaults right, so
 math ops get a tolerance of a few tens of ulp and everything else compares exactly."""
+import ctypes
 import itertools
+import json
 import math
+import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from conftest import DTYPES, NP, native_disabled, path_of, random
 
 import vkt
+from vkt import _vkt
 
 PROMOTE = {d: i for i, d in enumerate(("u8", "s32", "f32", "f64"))}
 
@@ -98,20 +104,36 @@ API = {
     "graph_free": "Graph.free", "dtype_size": "numpy_dtype", "dtype_name": "dtype_name",
     "tensor_from_host": "Context.tensor", "zeros": "Context.zeros", "full": "Context.full", "iota": "Context.iota",
     "tensor_read": "Tensor.numpy", "tensor_write": "Tensor.write", "tensor_move": "Tensor.move",
-    "tensor_free": "Tensor.__del__", "tensor_dtype": "Tensor.dtype", "tensor_rank": "Tensor.ndim",
+    "tensor_free": "Tensor", "tensor_dtype": "Tensor.dtype", "tensor_rank": "Tensor.ndim",
     "tensor_shape": "Tensor.shape", "tensor_numel": "Tensor.size", "tensor_nbytes": "Tensor.nbytes",
     "tensor_residency": "Tensor.residency", "stats": "stats", "stats_reset": "stats_reset", "op_count": "op_names",
     "op_name": "op_names", "op_support": "op_support",
 }
 
 
-def test_every_function_of_vkt_h_has_a_wrapper():
-    header = open(path_of("VKT_H")).read()
+def _header():
+    with open(path_of("VKT_H")) as f:
+        return f.read()
+
+
+def _macro(header, name):
+    """The body of vkt.h's #define NAME(X), continuation lines joined."""
+    m = re.search(r"^#define " + name + r"\(X\)((?:[^\n]*\\\n)*[^\n]*)", header, re.M)
+    assert m, f"vkt.h has no #define {name}(X)"
+    return m.group(1).replace("\\\n", " ")
+
+
+def _declared(header):
+    """The functions of vkt.h without their prefix, the X-lists' ops included."""
     declared = set(re.findall(r"VKT_API [\w\s*]*?\bvkt_(\w+)\(", header))
-    assert {"graph_launch", "assign", "tensor_write", "ctx_set_profiling", "profile_read"} <= declared
     for macro in ("VKT_UNARY_OPS", "VKT_BINARY_OPS"):
-        body = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", header, re.S).group(1)
-        declared |= set(re.findall(r"X\((\w+)\)", body))
+        declared |= set(re.findall(r"X\((\w+)\)", _macro(header, macro)))
+    return declared
+
+
+def test_every_function_of_vkt_h_has_a_wrapper():
+    declared = _declared(_header())
+    assert {"graph_launch", "assign", "tensor_write", "ctx_set_profiling", "profile_read", "negate"} <= declared
     declared.discard("fallback_started_ns")  # for the census shim, which charges a fallback from it
     missing = sorted(op for op in declared - set(API) if not callable(getattr(vkt, op, None)))
     assert not missing, f"ops of vkt.h without a vkt.<op>: {missing}"
@@ -125,6 +147,31 @@ def test_every_function_of_vkt_h_has_a_wrapper():
         assert target is not None, f"vkt_{fn}: vkt.{path} is missing"
     assert set(op for op in vkt.op_names()) <= declared, "the support matrix names ops vkt.h does not declare"
     assert "assign" in vkt.op_names()
+
+
+def test_the_extension_binds_vkt_h_and_its_constants():
+    """vkt._vkt calls libvkt through a table filled by name at load (it is not linked, so that
+    libfbcount can load first): every function of vkt.h is in it, with the type vkt.h gives it
+    (the compiler checked), but the exits the census wraps and the clock it reads; and the
+    package's status codes, dtypes and limits are vkt.h's, with libvkt's names for them."""
+    header = _header()
+    declared = {"vkt_" + f for f in _declared(header)} | {"host_result", "host_resident_op"}
+    not_bound = {"host_result", "host_resident_op", "vkt_fallback_started_ns"}
+    assert set(_vkt.bound()) == declared - not_bound and len(_vkt.bound()) == len(set(_vkt.bound()))
+    lib = ctypes.CDLL(vkt.library_path())  # libvkt's own answers, asked around the package
+    lib.vkt_status_name.restype = lib.vkt_dtype_name.restype = ctypes.c_char_p
+    statuses = [(n, int(v)) for n, v in re.findall(r"X\((\w+),\s*(-?\d+)\)", _macro(header, "VKT_STATUSES"))]
+    assert list(vkt.STATUSES) == statuses and ("VKT_EGRAPH", -9) in statuses
+    for name, code in statuses:
+        assert lib.vkt_status_name(code).decode() == name
+        assert getattr(vkt, name[4:]) == code and vkt.Error("x", code).status_name == name
+    assert vkt.Error("x", -1000).status_name == "-1000"
+    assert f"#define VKT_MAX_RANK {_vkt.MAX_RANK}" in header and f"#define VKT_ALL_AXES ({_vkt.ALL_AXES})" in header
+    enum = re.search(r"typedef enum vkt_dtype \{(.*?)\}", header).group(1)
+    assert re.findall(r"VKT_(\w+) = (\d+)", enum) == [(d.upper(), str(i)) for i, d in enumerate(_vkt.DTYPES)]
+    assert [lib.vkt_dtype_name(i).decode() for i in range(len(_vkt.DTYPES))] == list(_vkt.DTYPES)
+    assert _vkt.UNARY_OPS == tuple(re.findall(r"X\((\w+)\)", _macro(header, "VKT_UNARY_OPS")))
+    assert _vkt.BINARY_OPS == tuple(re.findall(r"X\((\w+)\)", _macro(header, "VKT_BINARY_OPS")))
 
 
 def _support(op, dtype):
@@ -805,3 +852,38 @@ def test_ops_under_a_forced_fallback_match(ctx, rng):
         assert vkt.stats()["dot"][1] == before + 1
     # The host reference accumulates in another order than the kernel: equal within rounding.
     np.testing.assert_allclose(native, fell, rtol=1e-5, atol=1e-6)
+
+
+CENSUS = """
+import json
+import numpy as np
+import vkt      # before fbcount: libvkt loads at the first use, after libfbcount
+import fbcount
+ctx = vkt.Context()
+ctx.set_native_disable("multiply,sum,dot")
+a = ctx.tensor(np.ones((2, 2), np.float32))
+with fbcount.count() as c:
+    vkt.multiply(a, a)  # site: function
+    a * a  # site: operator
+    a.sum(axes=0)  # site: method
+    a @ a  # site: python
+print(json.dumps(sorted((s.op, s.where, s.count) for s in c.sites)))
+"""
+
+
+def test_fallbacks_are_attributed_to_the_calling_line(tmp_path):
+    """A fallback is the caller's line whichever way it reaches libvkt: an op function (C), an
+    operator (the type's C slot), a tensor method (C), or a Python op of the package (@, whose
+    frames inside vkt are the backend's): the extension's frames are the backend's too."""
+    prog = tmp_path / "prog.py"
+    prog.write_text(CENSUS)
+    lines = {tag: n for n, text in enumerate(CENSUS.splitlines(), 1) if "# site: " in text
+             for tag in [text.rsplit("# site: ", 1)[1]]}
+    p = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                       env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"})
+    assert p.returncode == 0, p.stderr
+    got = [tuple(s) for s in json.loads(p.stdout.strip().splitlines()[-1])]
+    assert got == sorted([("vkt_multiply", f"prog.py:{lines['function']}", 1),
+                          ("vkt_multiply", f"prog.py:{lines['operator']}", 1),
+                          ("vkt_sum", f"prog.py:{lines['method']}", 1),
+                          ("vkt_dot", f"prog.py:{lines['python']}", 1)]), p.stdout

@@ -1,7 +1,13 @@
 """vkt's contexts and tensors: conversions to and from numpy, metadata, lifetime (tensors
 freed with their Python objects, a closed context's tensors refused rather than touched),
 errors, and use from several threads."""
+import ast
 import gc
+import importlib.metadata
+import os
+import shutil
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -9,6 +15,7 @@ import pytest
 from conftest import DTYPES, NP, random
 
 import vkt
+from vkt import _vkt
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -211,3 +218,62 @@ def test_threads_share_a_context(ctx):
         th.join(60)
     assert not errors, errors
     assert not any(th.is_alive() for th in threads)
+
+
+# ---- the package ----------------------------------------------------------------------------
+
+def _python(code, env=None, cwd=None):
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          env=env, cwd=cwd)
+
+
+def test_metadata_declares_numpy():
+    assert importlib.metadata.requires("vkt") == ["numpy"]
+    assert importlib.metadata.version("vkt") and "vkt" in importlib.metadata.packages_distributions()
+
+
+def test_import_says_what_is_missing(tmp_path):
+    # numpy, under an interpreter that lacks it
+    p = _python("import sys; sys.modules['numpy'] = None; import vkt")
+    assert p.returncode != 0 and "vkt needs numpy" in p.stderr and sys.executable in p.stderr, p.stderr
+    # the extension, in a package built for another interpreter (here: none at all)
+    pkg = tmp_path / "vkt"
+    pkg.mkdir()
+    here = os.path.dirname(vkt.__file__)
+    for f in os.listdir(here):
+        if f.endswith(".py"):
+            shutil.copy(os.path.join(here, f), pkg / f)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    p = _python("import vkt", env=env, cwd=tmp_path)
+    assert p.returncode != 0 and "extension module does not load" in p.stderr, p.stderr
+    assert sys.implementation.cache_tag in p.stderr and "holds none" in p.stderr, p.stderr
+
+
+def test_the_package_is_c_on_every_op_path():
+    """No op, operator or tensor method goes through ctypes: they are the extension's."""
+    assert "ctypes" not in sys.modules or not any(
+        m.startswith("vkt") and "ctypes" in vars(sys.modules[m]) for m in list(sys.modules))
+    for name in vkt._ops._OPS:
+        assert getattr(vkt, name) is getattr(_vkt, name), name
+    assert type(vkt.add).__name__ == "builtin_function_or_method"
+    for op in ("__add__", "__mul__", "__lt__", "reshape", "sum", "transpose", "astype", "move"):
+        assert getattr(vkt.Tensor, op) is getattr(_vkt.Tensor, op), op
+    assert issubclass(vkt.Tensor, _vkt.Tensor) and issubclass(vkt.Context, _vkt.Context)
+    assert vkt.Graph is _vkt.Graph and vkt.Error is _vkt.Error
+
+
+def test_the_package_imports_one_way():
+    """Each module of the package imports only the ones before it in the order below (the
+    extension, then the loader, then the types' Python side, then the Python ops, which give
+    Tensor [] and @), so no module needs another to have finished importing first."""
+    order = ["_vkt", "_libpath", "_lib", "_tensor", "_ops", "__init__"]
+    here = os.path.dirname(vkt.__file__)
+    for i, mod in enumerate(order[1:], 1):
+        with open(os.path.join(here, mod + ".py")) as f:
+            tree = ast.parse(f.read())
+        used = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1:
+                used |= {node.module} if node.module else {a.name for a in node.names}
+        assert used <= set(order[:i]), f"vkt.{mod} imports {sorted(used - set(order[:i]))}, which come after it"
+    assert "_ops" not in vars(sys.modules["vkt._tensor"])

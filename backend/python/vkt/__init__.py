@@ -11,15 +11,34 @@ Every op of vkt.h is a function here, named without the vkt_ prefix and with Nx'
 defaults; tensors have the usual operators. A step can be recorded once and
 replayed (`with ctx.record() as g: ...`, then `g.launch()`), and every dispatch
 timed (`ctx.set_profiling(True)`, `ctx.profile()`). Failures raise vkt.Error
-carrying libvkt's message and status (vkt.EINVAL ... vkt.EGRAPH). The wrappers
-are thin on purpose: fbcount attributes a fallback to the first Python frame
-outside this package, i.e. to the caller's line.
+carrying libvkt's message and status (vkt.EINVAL ... vkt.EGRAPH). The ops and
+types are C (the extension module vkt._vkt), called without ctypes; fbcount
+attributes a fallback to the first Python frame outside this package, i.e. to
+the caller's line.
 """
-from ._lib import (  # noqa: F401 - the API
-    EAXIS, ECTX, EDEVICE, EDTYPE, EGRAPH, EINVAL, ENODEV, ENOMEM, ESHAPE, OK, STATUSES, Error, library_path)
-from ._ops import *  # noqa: F401,F403 - the op functions are the package's API
-from ._ops import __all__ as _ops_all
-from ._tensor import Context, Graph, ProfileEntry, Tensor, dtype_name, numpy_dtype  # noqa: F401 - the API
+import sys
+
+try:
+    import numpy  # noqa: F401 - checked here, to say what is missing
+except ImportError as e:
+    raise ImportError(f"vkt needs numpy (the package's Requires-Dist), which {sys.executable} cannot import: "
+                      f"{e}; install it for this interpreter (Debian: python3-numpy; pip install numpy)") from e
+try:
+    from . import _vkt
+except ImportError as e:
+    import glob
+    import os
+    built = sorted(os.path.basename(p) for p in glob.glob(os.path.join(os.path.dirname(__file__), "_vkt.*")))
+    raise ImportError(f"vkt's extension module does not load in {sys.executable} ({sys.implementation.cache_tag}): "
+                      f"{e}; the package holds {', '.join(built) or 'none'}: build fbcount for this interpreter "
+                      "(meson run by it, with its development headers)") from e
+
+from ._lib import library_path  # noqa: E402,F401 - the API
+from ._ops import *  # noqa: E402,F401,F403 - the op functions are the package's API
+from ._ops import __all__ as _ops_all  # noqa: E402
+from ._tensor import Context, ProfileEntry, Tensor, dtype_name, numpy_dtype  # noqa: E402,F401 - the API
+from ._vkt import (  # noqa: E402,F401 - the API
+    EAXIS, ECTX, EDEVICE, EDTYPE, EGRAPH, EINVAL, ENODEV, ENOMEM, ESHAPE, OK, STATUSES, Error, Graph)
 
 __all__ = ["Error", "Context", "Tensor", "Graph", "ProfileEntry", "library_path", "dtype_name", "numpy_dtype"] + [
     n for n in _ops_all if n not in ("Context", "Tensor")] + [

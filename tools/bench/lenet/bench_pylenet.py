@@ -10,9 +10,11 @@ steps after --warmup steps and --warm-ms of untimed training, the fastest of --r
 and Python alternating. --stats of both runs is read back: the script refuses a row where
 either fell back or where Python issued other ops than C. The Python layer's cost is the
 difference, per step and per op. Where the machine is noisy (a shared CPU running lavapipe)
-that difference drowns; so a third run times the Python step from the inside: every libvkt
-call is timed, and what the step spends outside them (less the timers' own cost) is the
-Python layer's time, whatever the device. Prints a markdown table; --json FILE writes the
+that difference drowns; so a third run times the Python step from the inside: every call into
+the package's C (the op functions, the operators, the uploads, reads, writes, syncs and
+launches: vkt._vkt, which calls libvkt) is timed, and what the step spends outside them (less
+the timers' own cost) is the Python layer's time: lenet.py's own code and the interpreter,
+tensors' destructors (which free their handles) included. Prints a markdown table; --json FILE writes the
 rows, --results FILE the rows in the results format of tools/bench/results/.
 
 Needs a build directory (vkt-lenet, libvkt and the build tree's vkt package) and a python
@@ -20,7 +22,7 @@ with numpy; nothing else. On a GPU machine, raise --warm-ms so the clocks are up
 
 usage: bench_pylenet.py [--build DIR] [--python PY] [--batches 64,256] [--steps N]
                         [--warmup N] [--warm-ms MS] [--repeat N] [--modes eager,graph,graph-fixed]
-                        [--device SEL] [--json FILE] [--results FILE]
+                        [--device SEL] [--json FILE] [--results FILE] [--commit REV]
 """
 import argparse
 import datetime
@@ -65,7 +67,7 @@ def run(cmd, env, what):
 SPLIT = r"""
 import importlib.util, json, sys, time
 import vkt
-from vkt import _lib
+from vkt import _vkt
 batch, steps, warmup = (int(v) for v in sys.argv[1:4])
 device, path, mode = sys.argv[4] or None, sys.argv[5], sys.argv[6]
 spec = importlib.util.spec_from_file_location("lenet", path)
@@ -81,17 +83,32 @@ if mode == "graph-fixed":
     step = lambda images, onehot, want_loss: model.step_graph_again(want_loss)
 spent = [0.0, 0]
 def timed(fn):
-    def call(*a):
+    def call(*a, **k):
         t0 = time.perf_counter()
-        r = fn(*a)
+        r = fn(*a, **k)
         spent[0] += time.perf_counter() - t0
         spent[1] += 1
         return r
     return call
-lib = _lib.lib()
-for name, fn in list(_lib.F.items()):
-    _lib.F[name] = timed(fn)
-    setattr(lib, name, _lib.F[name])
+# Every way into the C: the op functions, Tensor's operators and its C methods, Context's,
+# and the recorded graph's launch (a C type: its object is wrapped instead).
+for name in vkt.__all__:
+    fn = getattr(vkt, name)
+    if getattr(_vkt, name, None) is fn and callable(fn) and not isinstance(fn, type):
+        setattr(vkt, name, timed(fn))
+for cls, names in ((vkt.Tensor, ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+                                 "__truediv__", "__rtruediv__", "__neg__", "__pow__", "_read_into",
+                                 "_write_from", "reshape", "transpose", "astype", "sum", "move")),
+                   (vkt.Context, ("_from_host", "zeros", "full", "iota", "sync"))):
+    for name in names:
+        setattr(cls, name, timed(getattr(cls, name)))
+class TimedGraph:
+    def __init__(self, g):
+        self.g, self.launch = g, timed(g.launch)
+    def __getattr__(self, name):
+        return getattr(self.g, name)
+if model.graph is not None:
+    model.graph = TimedGraph(model.graph)
 nop = timed(lambda *a: 0)
 t0 = time.perf_counter()
 for _ in range(100000):
@@ -104,13 +121,14 @@ for _ in range(steps):
 total = (time.perf_counter() - t0) / steps
 calls = spent[1] / steps
 in_c = spent[0] / steps
-print(json.dumps({"step_ms": total * 1e3, "in_libvkt_ms": in_c * 1e3, "calls": calls,
+print(json.dumps({"step_ms": total * 1e3, "in_c_ms": in_c * 1e3, "calls": calls,
                   "python_ms": (total - in_c - calls * per_call) * 1e3}))
 """
 
 
 def split(python, batch, steps, warmup, device, mode, env):
-    """The Python step timed from the inside: ms outside libvkt per step, and calls per step."""
+    """The Python step timed from the inside: ms outside the package's C calls per step, and calls per
+    step."""
     p = subprocess.run([python, "-c", SPLIT, str(batch), str(steps), str(warmup), device or "", LENET_PY, mode],
                        env=env, capture_output=True, text=True)
     if p.returncode != 0:
@@ -141,6 +159,7 @@ def main():
     ap.add_argument("--device", help="libvkt device (as VKT_DEVICE)")
     ap.add_argument("--json", help="also write the rows here")
     ap.add_argument("--results", help="also write the rows in the results format (tools/bench/results/)")
+    ap.add_argument("--commit", help="the commit measured, for the results (default: this checkout's HEAD)")
     args = ap.parse_args()
     try:
         batches = [int(b) for b in args.batches.split(",")]
@@ -187,13 +206,13 @@ def main():
     print_table(rows, modes)
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"schema": "pylenet-bench/2", "device": device, "python": args.python, "modes": modes,
+            json.dump({"schema": "pylenet-bench/3", "device": device, "python": args.python, "modes": modes,
                        "steps": args.steps, "warmup": args.warmup, "warm_ms": args.warm_ms,
                        "repeat": args.repeat, "rows": rows}, f, indent=1)
     if args.results:
         results.write(args.results, device=device, rows=result_rows(rows, modes),
                       command="python3 tools/bench/lenet/bench_pylenet.py " + " ".join(sys.argv[1:]),
-                      date=datetime.date.today().isoformat())
+                      date=datetime.date.today().isoformat(), commit=args.commit)
 
 
 def measure(row, batch, mode, c, py, args, env):
@@ -214,15 +233,15 @@ def measure(row, batch, mode, c, py, args, env):
         "c_ms_per_step": c["ms"], "py_ms_per_step": py["ms"], "py_added_ms": added,
         "py_added_pct": 100 * added / c["ms"], "ops_per_step": ops, "py_added_us_per_op": 1000 * added / ops,
         "c_gpu_ms": c["gpu_ms"], "c_host_ms": c["host_ms"], "py_gpu_ms": py["gpu_ms"], "py_host_ms": py["host_ms"],
-        "py_outside_libvkt_ms": inside["python_ms"], "py_outside_libvkt_pct_of_c": 100 * inside["python_ms"] / c["ms"],
-        "libvkt_calls_per_step": inside["calls"]}.items()})
+        "py_outside_c_ms": inside["python_ms"], "py_outside_c_pct_of_c": 100 * inside["python_ms"] / c["ms"],
+        "c_calls_per_step": inside["calls"]}.items()})
     return c["device"]
 
 
 def print_table(rows, modes):
     """One line per batch and mode: the C step beside the Python step, then the Python layer's share."""
     print("| batch | step | C ms/step | Python ms/step | difference | host ms/step, C / Python | "
-          "Python outside libvkt, ms/step (% of C step) | libvkt calls/step |")
+          "Python outside its C calls, ms/step (% of C step) | C calls/step |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:
         for mode in modes:
@@ -231,8 +250,8 @@ def print_table(rows, modes):
                 f"{r[p + 'c_host_ms']:.3f} / {r[p + 'py_host_ms']:.3f}"
             print(f"| {r['batch']} | {LABEL[mode]} | {r[p + 'c_ms_per_step']:.3f} | "
                   f"{r[p + 'py_ms_per_step']:.3f} | {r[p + 'py_added_ms']:+.3f} ms ({r[p + 'py_added_pct']:+.1f}%) | "
-                  f"{host} | {r[p + 'py_outside_libvkt_ms']:.3f} ({r[p + 'py_outside_libvkt_pct_of_c']:.1f}%) | "
-                  f"{r[p + 'libvkt_calls_per_step']:.0f} |")
+                  f"{host} | {r[p + 'py_outside_c_ms']:.3f} ({r[p + 'py_outside_c_pct_of_c']:.1f}%) | "
+                  f"{r[p + 'c_calls_per_step']:.0f} |")
 
 
 def result_rows(rows, modes):
@@ -244,7 +263,7 @@ def result_rows(rows, modes):
             row = {"bench": "pylenet", "case": "python" + CASE[mode],
                    "size": str(r["batch"]), "value": round(r[p + "py_ms_per_step"], 4), "unit": "ms",
                    "peer": "c" + CASE[mode], "peer_value": round(r[p + "c_ms_per_step"], 4),
-                   "outside_libvkt_ms": round(r[p + "py_outside_libvkt_ms"], 4)}
+                   "outside_c_ms": round(r[p + "py_outside_c_ms"], 4)}
             if r[p + "py_gpu_ms"] is not None:
                 row.update(gpu_ms=round(r[p + "py_gpu_ms"], 4), host_ms=round(r[p + "py_host_ms"], 4))
             out.append(row)
