@@ -106,9 +106,9 @@ try:
     expect(p.returncode == 0, f"fbcount run model: exit {p.returncode}\n{p.stderr}")
 
     text = fb("report", run_dir)
-    expect(re.search(rf"vkt_dot\s+{STEPS}\s.*{re.escape(FORWARD)} {STEPS}$", text, re.M),
+    expect(re.search(rf"vkt_dot\s+{STEPS}\s.*{re.escape(FORWARD)} \(model\.cc:\d+\) {STEPS}$", text, re.M),
            "report: vkt_dot's site is the template's method, demangled:\n" + text)
-    expect(re.search(rf"vkt_add\s+{STEPS}\s.*{re.escape(ADD_BIAS)} {STEPS}$", text, re.M),
+    expect(re.search(rf"vkt_add\s+{STEPS}\s.*{re.escape(ADD_BIAS)} \(model\.cc:\d+\) {STEPS}$", text, re.M),
            "report: vkt_add's site is the inlined member:\n" + text)
     expect("_Z" not in text, "report: a mangled name in text:\n" + text)
 
@@ -122,7 +122,7 @@ try:
 
     by_stack = fb("report", "--by", "stack", run_dir)
     for op, name in (("vkt_dot", FORWARD), ("vkt_add", ADD_BIAS)):
-        expect(re.search(rf"^  {op} @ {re.escape(name)}\s+{STEPS}\s", by_stack, re.M),
+        expect(re.search(rf"^  {op} @ {re.escape(name)} \(model\.cc:\d+\)\s+{STEPS}\s", by_stack, re.M),
                f"report --by stack: '{op} @ {name}' whole:\n" + by_stack)
 
     folded = fb("report", "--format", "folded", run_dir)

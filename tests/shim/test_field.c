@@ -534,7 +534,7 @@ Test(field, metrics_file_written_or_one_warning)
     size_t n = fread(text, 1, sizeof text - 1, f);
     text[n] = '\0';
     fclose(f);
-    cr_assert(strstr(text, "fbcount_fallbacks_total{op=\"vkt_dot\",site=\"site_a\""), "%s", text);
+    cr_assert(strstr(text, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"site_a\""), "%s", text);
     cr_assert(strstr(text, "} 4\n"), "%s", text);
     cr_assert(n > 6 && !strcmp(text + n - 6, "# EOF\n"), "%s", text);
     const char *bad[] = {SHIM_FIELD, "count", "2", NULL};

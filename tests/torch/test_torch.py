@@ -194,7 +194,12 @@ for _ in range(2):
     vkt.sort(v)  # the vkt line
     torch.relu(t)  # the torch line
 """)
-    p, dump = census(tmp_path, [sys.executable, str(script)], {"VKT_NATIVE_DISABLE": "sort"})
+    metrics = tmp_path / "census.prom"
+    p, dump = census(tmp_path, [sys.executable, str(script)],
+                     {"VKT_NATIVE_DISABLE": "sort", "FBCOUNT_METRICS": str(metrics)})
+    text = metrics.read_text()
+    assert 'fbcount_fallbacks_total{backend="torch",op="aten::relu"' in text, text
+    assert 'fbcount_fallbacks_total{backend="vkt",op="vkt_sort"' in text, text
     lines = script.read_text().splitlines()
     where = {b: n for n, t in enumerate(lines, 1) for b in ("vkt", "torch")
              if f"# the {b} line" in t}

@@ -36,9 +36,6 @@ enum {
     FBX_NOTFOUND = 127 /* run: the command is not found, as in sh */
 };
 
-/* symbolize's name for FBX_NOMEM, which it returns when an allocation fails. */
-#define FBX_SYMBOLS FBX_NOMEM
-
 /* The code of a failed load (fbd_status). */
 int fbx_load_code(fbd_status st);
 

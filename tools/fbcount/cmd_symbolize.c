@@ -797,7 +797,7 @@ int fbx_symbolize(int argc, char **argv)
         char e1[1200];
         fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
         fbd_free(d);
-        return st == FBD_EREAD ? FBX_READ : FBX_INVALID;
+        return fbx_load_code(st);
     }
     modtab t = {0};
     if (open_modules(&t, d) != 0) {
@@ -805,7 +805,7 @@ int fbx_symbolize(int argc, char **argv)
         close_modules(&t);
         fbd_free(d);
         json_decref(root);
-        return FBX_SYMBOLS;
+        return FBX_NOMEM;
     }
     expand_frame_table(root);
     long resolved = symbolize(root, &t);
@@ -814,7 +814,7 @@ int fbx_symbolize(int argc, char **argv)
     if (resolved < 0) {
         json_decref(root);
         fbx_error("symbolize", "out of memory");
-        return FBX_SYMBOLS;
+        return FBX_NOMEM;
     }
     fbo_file o;
     int rc = fbo_open(&o, out, err, sizeof err);
