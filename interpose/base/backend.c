@@ -119,7 +119,8 @@ long fbc_row_for(const char *symbol, const char *path, unsigned *exit)
 {
     long first = -1;
     unsigned first_exit = 0;
-    for (size_t i = 0; i < nrows; i++)
+    /* Later rows first: a descriptor file or a declared exit overrides a built-in row. */
+    for (size_t i = nrows; i-- > 0;)
         for (int k = 0; k < rows[i].nexits; k++) {
             if (strcmp(rows[i].exit[k].symbol, symbol))
                 continue;

@@ -190,8 +190,9 @@ typedef struct fbc_bmod {
 void fbc_backends_load(void);
 size_t fbc_rows_count(void);
 const fbr_backend *fbc_row_at(size_t i);
-/* The row that has symbol as an exit, preferring one whose library names path; -1 when no row
- * has it. *exit receives the exit's index in the row. */
+/* The row that has symbol as an exit, preferring one whose library names path, then the row
+ * read last (a file's or a declared exit's over a built-in); -1 when no row has it. *exit
+ * receives the exit's index in the row. */
 long fbc_row_for(const char *symbol, const char *path, unsigned *exit);
 /* The backend of row `row` in the module that defines fn, made (and its accessors looked up
  * there) the first time; NULL when the table is full or fn lies in no module. */

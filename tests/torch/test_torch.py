@@ -145,8 +145,11 @@ print("after:", (x + x).cpu().sum().item())
 """)
     allow = tmp_path / "allow.txt"
     allow.write_text("aten::relu  # a test allows it\n")
-    p, dump = census(tmp_path, [sys.executable, str(script)],
-                     {"FBCOUNT_MODE": "error", "FBCOUNT_ALLOW": str(allow)})
+    out = tmp_path / "dumps"
+    p = run([FBCOUNT, "run", "--mode", "error", "--allow", str(allow), "-o", str(out), "--",
+             sys.executable, str(script)], tmp_path)
+    with open(glob.glob(str(out / "*.json"))[0], encoding="utf-8") as f:
+        dump = json.load(f)
     line = next(n for n, t in enumerate(script.read_text().splitlines(), 1) if "refused" in t)
     err = next(t for t in p.stdout.splitlines() if t.startswith("RuntimeError:"))
     assert "aten::gelu.out" in err and f"strict.py:{line}" in err, err
@@ -211,3 +214,32 @@ for _ in range(2):
     assert {b["name"] for b in dump["backends"]} == {"vkt", "torch"}, dump["backends"]
     vkt_ops = ops[("vkt", "vkt_sort")]
     assert vkt_ops["shapes"][0]["dtype"] == "f32" and vkt_ops["shapes"][0]["shape"] == [8]
+
+
+def test_a_descriptor_file_replaces_a_row(tmp_path):
+    """`fbcount run --backend FILE`: a row read from a file (here PyTorch's, renamed and without
+    the adapter's reading: op by the stack, bytes unknown) replaces the built-in of its name
+    or is added; a file that does not parse stops the run before it starts, naming the line."""
+    row = tmp_path / "toy.backend"
+    row.write_text("""\
+name      toy
+library   libtorch_cpu.so*
+exit      _ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE fallback
+exit      _ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EEbNS1_11DispatchKeyE fallback
+op        scope at::_ops
+modules   libtorch*.so* libc10*.so*
+""")
+    out = tmp_path / "dumps"
+    p = run([FBCOUNT, "run", "--backend", str(row), "-o", str(out), "--", DRIVER, "1"], tmp_path)
+    assert "caught 1" in p.stdout
+    with open(glob.glob(str(out / "*.json"))[0], encoding="utf-8") as f:
+        d = json.load(f)
+    ops = {(o["backend"], o["op"], o.get("bytes_known", True)) for o in d["ops"]}
+    assert ("toy", "gelu_out", False) in ops, ops
+    assert {b["name"] for b in d["backends"]} == {"toy"}
+    assert "name      toy" in d["backends"][0]["descriptor"].replace("name toy", "name      toy")
+    bad = tmp_path / "bad.backend"
+    bad.write_text("name toy\nlibrary x\nexit f sideways\n")
+    p = run([FBCOUNT, "run", "--backend", str(bad), "--", DRIVER, "1"], tmp_path, check=False)
+    assert p.returncode != 0 and "line 3: exit kind 'sideways'" in p.stderr, p.stderr
+    assert "caught" not in p.stdout, "the run must not start"

@@ -38,8 +38,10 @@
 
 #include <dirent.h>
 
+#include "backend.h" /* rules/: declared exits and descriptor files */
 #include "cli.h"
 #include "output.h"
+#include "readfile.h"
 #include "report_json.h"
 #include "run_dir.h"
 #include "shim.h"
@@ -50,8 +52,14 @@ static const char help[] =
     "Runs CMD with libfbcount.so preloaded (appended to LD_PRELOAD), collects the dumps\n"
     "of CMD and of every process it forks or execs, prints the merged census on standard\n"
     "error, and exits as CMD did: its status, or the signal that ended it.\n\n"
-    "  --mode count|warn|abort   FBCOUNT_MODE for the command (default count)\n"
-    "  --allow FILE              FBCOUNT_ALLOW: ops allowed to fall back (warn/abort)\n"
+    "  --mode count|warn|abort|error\n"
+    "                            FBCOUNT_MODE for the command (default count); error makes\n"
+    "                            a disallowed fallback fail in the backend's error path\n"
+    "  --allow FILE              FBCOUNT_ALLOW: ops allowed to fall back (warn/abort/error)\n"
+    "  --exit LIB:SYMBOL[:op=PREFIX]\n"
+    "                            FBCOUNT_EXIT: also count every call of SYMBOL into LIB, a\n"
+    "                            backend fbcount has no row for (repeatable)\n"
+    "  --backend FILE            FBCOUNT_BACKEND: a backend descriptor file (repeatable)\n"
     "  -o, --output DIR          where dumps go. A new directory by default,\n"
     "                            ./fbcount-<pid>. An existing DIR with dumps in it is\n"
     "                            moved aside to DIR.old first (a DIR.old of dumps is\n"
@@ -88,6 +96,8 @@ typedef struct {
     bool append, json;
     char **cmd;
     char shim[PATH_MAX + 256], absallow[PATH_MAX];
+    char exits[4096];    /* FBCOUNT_EXIT: ','-separated */
+    char backends[4096]; /* FBCOUNT_BACKEND: ':'-separated absolute paths */
 } run_opts;
 
 /* ---- the command ------------------------------------------------------------------- */
@@ -117,6 +127,10 @@ static void child(const run_opts *o, const fbx_run_dir *d, bool own_group, const
             setenv("FBCOUNT_MODE", o->mode, 1);
         if (o->allow)
             setenv("FBCOUNT_ALLOW", o->absallow, 1);
+        if (o->exits[0])
+            setenv("FBCOUNT_EXIT", o->exits, 1);
+        if (o->backends[0])
+            setenv("FBCOUNT_BACKEND", o->backends, 1);
         sigprocmask(SIG_SETMASK, mask, NULL);
         execvp(o->cmd[0], o->cmd);
         e = errno;
@@ -560,13 +574,66 @@ static int end_like(int sig, int exit_code)
 
 /* ---- the command line ------------------------------------------------------------- */
 
+/* Appends item to list (sep between items); false when it does not fit. */
+static bool append_item(char *list, size_t cap, char sep, const char *item)
+{
+    size_t n = strlen(list);
+    int w = snprintf(list + n, cap - n, "%s%s", n ? (char[2]){sep, 0} : "", item);
+    return w > 0 && (size_t)w < cap - n;
+}
+
+/* --exit: a declared exit, checked as the shim will read it. */
+static int add_exit(run_opts *o, const char *spec)
+{
+    fbr_backend row;
+    char err[320];
+    if (fbr_backend_declare(spec, &row, err, sizeof err) != 0) {
+        fbx_error("run", "--exit: %s", err);
+        return FBX_USAGE;
+    }
+    if (strchr(spec, ',') || !append_item(o->exits, sizeof o->exits, ',', spec)) {
+        fbx_error("run", "--exit: '%.80s': too many or too long exits", spec);
+        return FBX_USAGE;
+    }
+    return FBX_OK;
+}
+
+/* --backend: a descriptor, parsed here so that a mistake is named before the run. */
+static int add_backend(run_opts *o, const char *path)
+{
+    char abs[PATH_MAX], err[320], why[128];
+    size_t len;
+    char *text = fbr_read_file(path, FBR_DESCRIPTOR_MAX, &len);
+    if (!text) {
+        fbx_error("run", "--backend %s: %s", path, fbr_read_error(errno, FBR_DESCRIPTOR_MAX, why,
+                                                                  sizeof why));
+        return FBX_READ;
+    }
+    fbr_backend row;
+    int rc = fbr_backend_parse(text, len, FBR_FROM_FILE, &row, err, sizeof err);
+    free(text);
+    if (rc != 0) {
+        fbx_error("run", "--backend %s: %s", path, err);
+        return FBX_INVALID;
+    }
+    if (!realpath(path, abs) || strchr(abs, ':') ||
+        !append_item(o->backends, sizeof o->backends, ':', abs)) {
+        fbx_error("run", "--backend %s: the path cannot be passed on (a ':' in it, or too long)",
+                  path);
+        return FBX_USAGE;
+    }
+    return FBX_OK;
+}
+
 static int parse(run_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"mode", required_argument, 0, 'm'}, {"allow", required_argument, 0, 'a'},
         {"output", required_argument, 0, 'o'}, {"append", no_argument, 0, 'A'},
-        {"json", optional_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    static const fbx_choice modes[] = {{"count", 0}, {"warn", 1}, {"abort", 2}};
+        {"json", optional_argument, 0, 'j'}, {"exit", required_argument, 0, 'x'},
+        {"backend", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const fbx_choice modes[] = {{"count", 0}, {"warn", 1}, {"abort", 2}, {"error", 3}};
+    int rc;
     int opt;
     optind = 1;
     opterr = 0;
@@ -578,6 +645,14 @@ static int parse(run_opts *o, int argc, char **argv)
             o->mode = optarg;
             break;
         case 'a': o->allow = optarg; break;
+        case 'x':
+            if ((rc = add_exit(o, optarg)) != FBX_OK)
+                return rc;
+            break;
+        case 'b':
+            if ((rc = add_backend(o, optarg)) != FBX_OK)
+                return rc;
+            break;
         case 'o': o->output = optarg; break;
         case 'A': o->append = true; break;
         case 'j':

@@ -424,8 +424,8 @@ static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
         inside |= t && !strcmp(t, FBR_TIMING_HOST_RESULT);
     }
     if (inside)
-        fputs(" (time inside host_result only: the backend does not say when a fallback "
-              "starts)", out);
+        fputs(" (time inside the exit only: the backend does not say when a fallback starts)",
+              out);
     if (s->timed < s->processes)
         fprintf(out, " (%zu of %zu processes carry times)", s->timed, s->processes);
     fputc('\n', out);
