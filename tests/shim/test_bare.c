@@ -63,6 +63,35 @@ Test(bare, a_process_that_never_uses_a_backend_is_left_as_it_was)
     cr_expect_eq(dumps(d, 1, NULL), 0, "a process without a backend writes no dump");
 }
 
+static void compare_signals(const char *backend)
+{
+    const char *argv[] = {SHIM_BARE, "signals", backend, NULL};
+    const char *env[] = {"FBCOUNT_QUIET=1", "FBCOUNT_OUTPUT=none", NULL};
+    result without, with;
+    run(&without, false, env, argv);
+    run(&with, true, env, argv);
+    expect_same(&with, &without, backend ? "armed" : "not armed");
+    /* What the comparison rests on: glibc's answers, as the program sees them without the shim. */
+    cr_assert(strstr(without.out, "sigaction(0): -1 Invalid argument\n"), "%s", without.out);
+    cr_assert(strstr(without.out, "signal(65, handler): SIG_ERR Invalid argument\n"));
+    cr_assert(strstr(without.out, "signal(12, SIG_ERR): SIG_ERR Invalid argument\n"));
+    cr_assert(strstr(without.out, "12 signal() after siginterrupt(1): program sees SA_RESTART off, "
+                                  "kernel off\n"));
+    cr_assert(strstr(without.out, "10 siginterrupt(1): program sees SA_RESTART off, kernel off\n"));
+}
+
+Test(bare, signal_wrappers_answer_as_glibc)
+{
+    compare_signals(NULL);
+}
+
+Test(bare, signal_wrappers_answer_as_glibc_once_armed)
+{
+    /* The backend armed the shim: SIGUSR1 is its census signal now, SIGTERM one it stands in
+     * for; the program's view and the kernel's restart bit stay the program's. */
+    compare_signals(SHIM_FAKEVKT);
+}
+
 /* The one dump the command left: its fallbacks and whether it says an exec followed. */
 static void one_exec_dump(const char *how, bool exec)
 {
