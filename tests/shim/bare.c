@@ -125,7 +125,13 @@ static int state(void)
     print_fds();
     print_threads();
     print_handlers();
-    printf("libdw: %s\n", mapped("libdw") || mapped("libelf") ? "mapped" : "no");
+    /* The shim loads these at their first use: a process without a backend maps none. */
+    printf("mapped:");
+    static const char *const heavy[] = {"libunwind", "liblzma", "libdw", "libelf"};
+    for (size_t i = 0; i < sizeof heavy / sizeof *heavy; i++)
+        if (mapped(heavy[i]))
+            printf(" %s", heavy[i]);
+    printf("\n");
     return 0;
 }
 
