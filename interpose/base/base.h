@@ -153,7 +153,10 @@ void fbc_modmap_self(uintptr_t *start, uintptr_t *end); /* this library's span *
 unsigned fbc_modmap_generation(void);
 void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 anew */
 
-/* ---- opnames.c: the ops the process knows ------------------------------------------- */
+/* ---- dynsym.c: what the loaded modules export ------------------------------------------ */
+/* Whether a loaded module other than the shim defines and exports the function name; by the
+ * modules' hash tables, without the dynamic loader (no allocation, no dlerror). */
+bool fbc_defined_elsewhere(const char *name);
 /* The functions loaded modules export under one of prefixes, each once, in *out (free with
  * fbc_opnames_free); returns how many. */
 size_t fbc_opnames(const fbr_names *prefixes, const char ***out);

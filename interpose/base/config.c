@@ -97,7 +97,11 @@ static int parse_seconds(const char *var, double lo, double hi, int def, const c
 static void parse_names(const char *var, const char *def, fbr_names *out, char *keep, size_t cap)
 {
     const char *v = env(var);
-    if (fbr_names_parse(v, def, out) != 0 && v)
+    if (!v) {
+        *out = (fbr_names){.n = 1, .name = {def}}; /* the default: nothing to parse or keep */
+        return;
+    }
+    if (fbr_names_parse(v, def, out) != 0)
         fbc_warn("%s=%.64s is not a list of 1..%d names; using %s", var, v, FBR_MAX_NAMES, def);
     size_t used = 0;
     for (int i = 0; i < out->n; i++) {
@@ -238,8 +242,25 @@ static void parse_allow(void)
     fbr_allow_free(a);
 }
 
+/* Whether any FBCOUNT variable is set: most processes have none, and one look through the
+ * environment then stands for the twenty the variables below would take. */
+static bool any_set(void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, "FBCOUNT", 7))
+            return true;
+    return false;
+}
+
 void fbc_config_load(bool preloaded)
 {
+    if (!any_set()) {
+        fbc_cfg.enabled = preloaded;
+        fbc_cfg.prefixes = (fbr_names){.n = 1, .name = {FBR_DEFAULT_OP_PREFIX}};
+        fbc_cfg.py_backend = (fbr_names){.n = 1, .name = {FBR_DEFAULT_PY_BACKEND}};
+        return;
+    }
     fbc_cfg.enabled = parse_bool("FBCOUNT", preloaded);
     fbc_cfg.all_processes = parse_bool("FBCOUNT_ALL_PROCESSES", false);
     parse_depth();

@@ -77,6 +77,8 @@ static void own_census(void)
         fbc_process_forked();
 }
 
+static bool used; /* the first use has run (atomic) */
+
 static void use_once_(void)
 {
     pthread_once(&load_once, load_once_);
@@ -85,6 +87,18 @@ static void use_once_(void)
     fbc_modmap_refresh();
     fbc_fork_register();
     fbc_modes_register();
+    __atomic_store_n(&used, true, __ATOMIC_RELEASE);
+}
+
+/* Whether this process can have a census to write: it used the shim, or asked for one in
+ * every process, or a module defines an exit the shim wraps (a backend loaded and never
+ * called still gets its census of zero). The last is a look into the modules' own hash
+ * tables, far cheaper than the dynamic loader's failing lookups, which at load and at exit
+ * cost every process the shim is loaded into more than the rest of its start-up. */
+static bool may_have_census(void)
+{
+    return __atomic_load_n(&used, __ATOMIC_ACQUIRE) || fbc_cfg.all_processes ||
+           fbc_defined_elsewhere("host_result");
 }
 
 /* glibc keeps the error of a failed dlsym (the exits a process lacks) for the next dlerror()
@@ -155,7 +169,8 @@ void fbc_thread_decide(void)
 __attribute__((constructor)) static void fbc_start(void)
 {
     fbc_load();
-    arm_if_linked();
+    if (may_have_census())
+        arm_if_linked();
     drop_dlerror();
 }
 
@@ -165,7 +180,8 @@ static void at_last(void *arg)
 {
     (void)arg;
     own_census();
-    fbc_final_dump(NULL);
+    if (may_have_census())
+        fbc_final_dump(NULL);
 }
 
 /* Library destructors run in the reverse order of their constructors, and this one may run
@@ -176,6 +192,7 @@ static void at_last(void *arg)
 __attribute__((destructor)) static void fbc_stop(void)
 {
     own_census();
-    fbc_final_dump(NULL);
+    if (may_have_census())
+        fbc_final_dump(NULL);
     __cxa_atexit(at_last, NULL, NULL);
 }
