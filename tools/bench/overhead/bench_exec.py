@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -218,8 +219,8 @@ def main():
     if missed:
         print(f"bench_exec: over the target of +{TARGET_MS} ms per exec")
     # Paths as the reader's checkout would have them, not this machine's.
-    command = " ".join(os.path.relpath(x) if x.startswith("/") and os.path.exists(x) else x
-                       for x in ["tools/bench/overhead/bench_exec.py"] + sys.argv[1:])
+    command = shlex.join(os.path.relpath(x) if x.startswith("/") and os.path.exists(x) else x
+                         for x in ["tools/bench/overhead/bench_exec.py"] + sys.argv[1:])
     if a.json:
         results.write(a.json, a.device, rows + counted, command, time.strftime("%Y-%m-%d"))
     return 0
