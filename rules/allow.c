@@ -12,11 +12,13 @@
 
 typedef struct {
     char *op, *reason;
+    long line;
     UT_hash_handle hh;
 } entry;
 
 struct fbr_allow {
-    entry *map;
+    entry *map; /* in the file's order (uthash keeps insertion order) */
+    const fbr_names *prefixes;
 };
 
 fbr_allow *fbr_allow_empty(void)
@@ -35,7 +37,8 @@ static bool control(unsigned char c)
     return (c < 0x20 && c != '\t') || c == 0x7f;
 }
 
-static int add(fbr_allow *a, const char *op, size_t oplen, const char *reason, size_t rlen)
+static int add(fbr_allow *a, const char *op, size_t oplen, const char *reason, size_t rlen,
+               long line)
 {
     entry *e;
     HASH_FIND(hh, a->map, op, oplen, e);
@@ -48,6 +51,7 @@ static int add(fbr_allow *a, const char *op, size_t oplen, const char *reason, s
         free(e);
         return -1;
     }
+    e->line = line;
     HASH_ADD_KEYPTR(hh, a->map, e->op, oplen, e);
     return 0;
 }
@@ -105,7 +109,7 @@ static int parse_line(fbr_allow *a, const char *s, size_t n, long no, fbr_allow_
         snprintf(name, sizeof name, "%.*s", (int)oplen, s + op);
         warn(ctx, no, name);
     }
-    if (add(a, s + op, oplen, reason, rlen) != 0) {
+    if (add(a, s + op, oplen, reason, rlen, no) != 0) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -164,20 +168,63 @@ fbr_allow *fbr_allow_load(const char *path, fbr_allow_warn warn, void *ctx, char
     return a;
 }
 
-bool fbr_allow_has(const fbr_allow *a, const char *op)
+void fbr_allow_set_prefixes(fbr_allow *a, const fbr_names *prefixes)
+{
+    if (a)
+        a->prefixes = prefixes;
+}
+
+static const fbr_names *prefixes_of(const fbr_allow *a)
+{
+    return a->prefixes ? a->prefixes : &fbr_default_prefixes;
+}
+
+/* The entry naming op (rules/opname.h): op as written, its short name, or op with each
+ * prefix put before it. */
+static entry *find(const fbr_allow *a, const char *op)
 {
     entry *e = NULL;
-    if (a && op)
-        HASH_FIND_STR(a->map, op, e);
-    return e != NULL;
+    if (!a || !op)
+        return NULL;
+    HASH_FIND_STR(a->map, op, e);
+    const fbr_names *p = prefixes_of(a);
+    const char *s = fbr_op_short(op, p);
+    if (!e && s != op)
+        HASH_FIND_STR(a->map, s, e);
+    for (int i = 0; !e && s == op && i < p->n; i++) {
+        char longer[600];
+        if ((size_t)snprintf(longer, sizeof longer, "%s%s", p->name[i], op) < sizeof longer &&
+            !strcmp(fbr_op_short(longer, p), op))
+            HASH_FIND_STR(a->map, longer, e);
+    }
+    return e;
+}
+
+bool fbr_allow_has(const fbr_allow *a, const char *op)
+{
+    return find(a, op) != NULL;
 }
 
 const char *fbr_allow_reason(const fbr_allow *a, const char *op)
 {
-    entry *e = NULL;
-    if (a && op)
-        HASH_FIND_STR(a->map, op, e);
+    entry *e = find(a, op);
     return e ? e->reason : "";
+}
+
+size_t fbr_allow_unknown(const fbr_allow *a, const char *const *known, size_t n,
+                         fbr_allow_unknown_fn fn, void *ctx)
+{
+    size_t count = 0;
+    for (const entry *e = a ? a->map : NULL; e; e = e->hh.next) {
+        if (fbr_op_known(e->op, known, n, prefixes_of(a)))
+            continue;
+        const char *close[3];
+        size_t nc = fbr_op_closest(e->op, known, n, prefixes_of(a), close, 3);
+        if (fn)
+            fn(ctx, e->line, e->op, close, nc);
+        count++;
+    }
+    return count;
 }
 
 size_t fbr_allow_count(const fbr_allow *a)

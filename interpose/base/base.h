@@ -43,13 +43,15 @@ typedef struct {
     fbc_mode mode;       /* FBCOUNT_MODE */
     bool quiet;          /* FBCOUNT_QUIET */
     bool clock_monotonic; /* FBCOUNT_CLOCK=monotonic: never the CPU's counter */
-    fbr_allow *allow;    /* FBCOUNT_ALLOW; NULL allows nothing */
+    char allow_path[4096]; /* FBCOUNT_ALLOW, made absolute at load; "" when unset */
 } fbc_config;
 
 extern fbc_config fbc_cfg;
 /* Reads the environment (secure_getenv: nothing under AT_SECURE). Each bad value is named in
- * one warning and its default is used. */
+ * one warning and its default is used. Allocates nothing that outlives it. */
 void fbc_config_load(bool preloaded);
+/* Whether FBCOUNT_ALLOW allows op (short or long name, rules/opname.h). The file is read at
+ * the first call, and each entry that names no op of the process is warned about once. */
 bool fbc_allowed(const char *op);
 const char *fbc_mode_name(fbc_mode m);
 /* One line on stderr, "fbcount: ..."; one write(2), never stdio. */
@@ -158,6 +160,15 @@ void fbc_modmap_self(uintptr_t *start, uintptr_t *end); /* this library's span *
 /* Bumped whenever a module was unloaded: addresses may now hold other code. */
 unsigned fbc_modmap_generation(void);
 void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 anew */
+
+/* ---- dynsym.c: what the loaded modules export ------------------------------------------ */
+/* Whether a loaded module other than the shim defines and exports the function name; by the
+ * modules' hash tables, without the dynamic loader (no allocation, no dlerror). */
+bool fbc_defined_elsewhere(const char *name);
+/* The functions loaded modules export under one of prefixes, each once, in *out (free with
+ * fbc_opnames_free); returns how many. */
+size_t fbc_opnames(const fbr_names *prefixes, const char ***out);
+void fbc_opnames_free(const char **names, size_t n);
 
 /* ---- backend.c: the backend rows in force, and each module that defines their exits --- */
 typedef struct {

@@ -95,11 +95,29 @@ static int parse_seconds(const char *var, double lo, double hi, int def, const c
     return (int)(s * 1000 + 0.5);
 }
 
-static void parse_names(const char *var, const char *def, fbr_names *out)
+/* The names' text is moved into static storage: read at load, it must not hold a heap block
+ * in a process that never uses it. A list too long for it keeps its heap copy. */
+static void parse_names(const char *var, const char *def, fbr_names *out, char *keep, size_t cap)
 {
     const char *v = env(var);
-    if (fbr_names_parse(v, def, out) != 0 && v)
+    if (!v) {
+        *out = (fbr_names){.n = 1, .name = {def}}; /* the default: nothing to parse or keep */
+        return;
+    }
+    if (fbr_names_parse(v, def, out) != 0)
         fbc_warn("%s=%.64s is not a list of 1..%d names; using %s", var, v, FBR_MAX_NAMES, def);
+    size_t used = 0;
+    for (int i = 0; i < out->n; i++) {
+        size_t end = (size_t)(out->name[i] - out->storage) + strlen(out->name[i]) + 1;
+        used = end > used ? end : used;
+    }
+    if (!out->storage || used > cap)
+        return;
+    memcpy(keep, out->storage, used);
+    for (int i = 0; i < out->n; i++)
+        out->name[i] = keep + (out->name[i] - out->storage);
+    free(out->storage);
+    out->storage = NULL;
 }
 
 /* A path template: %p %h %e %n %r %i %% only, short enough to expand. */
@@ -189,26 +207,73 @@ static void no_reason(void *ctx, long line, const char *op)
 }
 
 /* The grammar and the file checks are the command's too (rules/allow.h): a FIFO, a device or
- * a directory is refused without blocking, and a bad line allows nothing. */
+ * a directory is refused without blocking, and a bad line allows nothing. warn: name entries
+ * without a reason. NULL when nothing is allowed (said in a warning). */
+static fbr_allow *read_allow(const char *path, bool warn)
+{
+    char err[600];
+    bool unreadable;
+    fbr_allow *a = fbr_allow_load(path, warn ? no_reason : NULL, (void *)path, err, sizeof err,
+                                  &unreadable);
+    if (!a)
+        fbc_warn("FBCOUNT_ALLOW=%.500s; allowing nothing", err);
+    return a;
+}
+
+static bool allow_bad; /* the file was refused at load: nothing is allowed, nothing read again */
+
+/* At load the file is checked as every other variable is (its warnings now, once) and let go:
+ * the list is read again at its first use, so a process that never uses it keeps nothing.
+ * The path is made absolute, so a program that changes directory first still finds it. */
 static void parse_allow(void)
 {
     const char *v = env("FBCOUNT_ALLOW");
     if (!v)
         return;
-    char err[600];
-    bool unreadable;
-    fbc_cfg.allow = fbr_allow_load(v, no_reason, (void *)v, err, sizeof err, &unreadable);
-    if (!fbc_cfg.allow)
-        fbc_warn("FBCOUNT_ALLOW=%.500s; allowing nothing", err);
+    char *path = fbc_cfg.allow_path;
+    size_t cap = sizeof fbc_cfg.allow_path;
+    if (v[0] != '/' && getcwd(path, cap) && strlen(path) + strlen(v) + 2 <= cap) {
+        strcat(path, "/");
+        strcat(path, v);
+    } else if (strlen(v) < cap) {
+        strcpy(path, v);
+    } else {
+        fbc_warn("FBCOUNT_ALLOW is longer than %zu bytes; allowing nothing", cap - 1);
+        allow_bad = true;
+        return;
+    }
+    fbr_allow *a = read_allow(path, true);
+    allow_bad = !a;
+    fbr_allow_free(a);
+}
+
+/* Whether any FBCOUNT variable is set: most processes have none, and one look through the
+ * environment then stands for the twenty the variables below would take. */
+static bool any_set(void)
+{
+    extern char **environ;
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, "FBCOUNT", 7))
+            return true;
+    return false;
 }
 
 void fbc_config_load(bool preloaded)
 {
+    if (!any_set()) {
+        fbc_cfg.enabled = preloaded;
+        fbc_cfg.prefixes = (fbr_names){.n = 1, .name = {FBR_DEFAULT_OP_PREFIX}};
+        fbc_cfg.py_backend = (fbr_names){.n = 1, .name = {FBR_DEFAULT_PY_BACKEND}};
+        return;
+    }
     fbc_cfg.enabled = parse_bool("FBCOUNT", preloaded);
     fbc_cfg.all_processes = parse_bool("FBCOUNT_ALL_PROCESSES", false);
     parse_depth();
-    parse_names("FBCOUNT_OP_PREFIX", FBR_DEFAULT_OP_PREFIX, &fbc_cfg.prefixes);
-    parse_names("FBCOUNT_PY_BACKEND", FBR_DEFAULT_PY_BACKEND, &fbc_cfg.py_backend);
+    static char prefixes[1024], py_backend[1024];
+    parse_names("FBCOUNT_OP_PREFIX", FBR_DEFAULT_OP_PREFIX, &fbc_cfg.prefixes, prefixes,
+                sizeof prefixes);
+    parse_names("FBCOUNT_PY_BACKEND", FBR_DEFAULT_PY_BACKEND, &fbc_cfg.py_backend, py_backend,
+                sizeof py_backend);
     fbc_cfg.prefixes_set = env("FBCOUNT_OP_PREFIX") != NULL;
     fbc_cfg.py_backend_set = env("FBCOUNT_PY_BACKEND") != NULL;
     parse_path("FBCOUNT_BACKEND", fbc_cfg.backend_files, sizeof fbc_cfg.backend_files);
@@ -226,7 +291,49 @@ void fbc_config_load(bool preloaded)
     parse_allow();
 }
 
+static fbr_allow *allow; /* NULL allows nothing */
+static pthread_once_t allow_once = PTHREAD_ONCE_INIT;
+
+static void unknown(void *ctx, long line, const char *name, const char *const *close, size_t n)
+{
+    char hint[300] = "";
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(hint);
+        snprintf(hint + len, sizeof hint - len, "%s%s", i ? ", " : "; closest: ",
+                 fbr_op_short(close[i], &fbc_cfg.prefixes));
+    }
+    fbc_warn("FBCOUNT_ALLOW=%.200s line %ld: '%.64s' names no op of this process%s",
+             (const char *)ctx, line, name, hint);
+}
+
+/* Read again, quietly: its warnings were given at load. Each entry that names no op the
+ * process's modules export is warned about now, once. */
+static void load_allow(void)
+{
+    const char *path = fbc_cfg.allow_path;
+    if (!(allow = read_allow(path, false)))
+        return;
+    fbr_allow_set_prefixes(allow, &fbc_cfg.prefixes);
+    const char **known;
+    size_t n = fbc_opnames(&fbc_cfg.prefixes, &known);
+    if (n) {
+        /* The name of a stack without an op frame is a name an allow file may use too. */
+        const char **all = realloc(known, (n + 1) * sizeof *all);
+        if (all) {
+            known = all;
+            known[n++] = strdup(FBR_UNKNOWN);
+            if (!known[n - 1])
+                n--;
+        }
+        fbr_allow_unknown(allow, known, n, unknown, (void *)path);
+    }
+    fbc_opnames_free(known, n);
+}
+
 bool fbc_allowed(const char *op)
 {
-    return fbr_allow_has(fbc_cfg.allow, op);
+    if (!fbc_cfg.allow_path[0] || allow_bad)
+        return false;
+    pthread_once(&allow_once, load_allow);
+    return fbr_allow_has(allow, op);
 }

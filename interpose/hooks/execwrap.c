@@ -1,8 +1,10 @@
 /* execwrap.c - exec keeps the pid but runs no exit handlers, so the census recorded before an
  * exec would be lost: every exec function writes the final dump first (reason "exit", with
- * "exec": true). The new image is a census of its own (a new census id), so nothing is handed
- * to it: a program the shim cannot load into (a static binary) inherits no variable of the
- * shim's. glibc's _Fork runs no fork handlers: its child is given a census of its own here. */
+ * "exec": true), execveat and fexecve included. The new image is a census of its own (a new
+ * census id), so nothing is handed to it: a program the shim cannot load into (a static
+ * binary) inherits no variable of the shim's. A child that shares
+ * its parent's memory (vfork) must not touch the parent's census: it writes nothing. glibc's
+ * _Fork runs no fork handlers: its child is given a census of its own here. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -21,9 +23,12 @@ static void *next(const char *name)
     return dlsym(RTLD_NEXT, name);
 }
 
+/* Only a process whose census this is writes it: a vfork child (and a child of a fork made
+ * before the parent first used the shim, which has recorded nothing) has its parent's pid. */
 static void before_exec(void)
 {
-    fbc_final_dump("," FBR_KEY(FBR_EXEC) "true");
+    if ((int)getpid() == fbc_proc.pid)
+        fbc_final_dump("," FBR_KEY(FBR_EXEC) "true");
 }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);

@@ -458,7 +458,7 @@ __attribute__((constructor)) static void know_self(void)
     };
     for (int i = 0; i < NEXITS; i++)
         exits[i].self = self[i];
-    fbc_init();
+    fbc_load();
     fbc_exits_redirect();
 }
 

@@ -11,7 +11,9 @@
 
 /* init.c: start-up and arming */
 extern bool fbc_preloaded;    /* LD_PRELOAD names the shim: its definitions see every call */
-void fbc_init(void);          /* idempotent; the constructor calls it first */
+void fbc_load(void);          /* what runs at load: process facts and configuration */
+/* Everything else, at the first use of a backend or of the API; idempotent. */
+void fbc_init(void);
 /* Decides whether the calling thread records (the process census or an open scope). */
 void fbc_thread_decide(void);
 /* The process used a backend: the dumper, the signal handlers and the exit dump, once. */

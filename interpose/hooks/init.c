@@ -1,9 +1,14 @@
-/* init.c - start-up and arming. At load the shim only reads its configuration: a process that
- * never uses a backend gets no signal handler, no thread and no dump from it. Recording is on
- * for the whole process when the library is preloaded (FBCOUNT=0 turns it off; FBCOUNT=1 turns
- * it on when linked in); otherwise only in-process scopes record. The first event arms the
- * triggers: the dumper thread, the census, termination and crash signals, the exit dump. */
+/* init.c - start-up and arming. At load the shim only reads what must be read then (the
+ * command line before the program can rewrite it, the start time, the configuration and its
+ * warnings): a process that never uses a backend is left as it was, with no descriptor,
+ * thread, signal or fork handler, kept allocation or pending dlerror of the shim's, and pays
+ * only that at every exec. The first use of a backend or of the API initialises the rest
+ * (capture, libunwind and its pipe, the module map, the fork handlers); the first event arms
+ * the triggers: the dumper thread, the census, termination and crash signals, the exit dump.
+ * Recording is on for the whole process when the library is preloaded (FBCOUNT=0 turns it
+ * off; FBCOUNT=1 turns it on when linked in); otherwise only in-process scopes record. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +16,8 @@
 
 #include "hooks.h"
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static pthread_once_t use_once = PTHREAD_ONCE_INIT;
 bool fbc_preloaded;
 static pthread_once_t arm_once = PTHREAD_ONCE_INIT;
 
@@ -53,7 +59,7 @@ static void log_process(void)
     close(fd);
 }
 
-static void init_once(void)
+static void load_once_(void)
 {
     fbc_process_load();
     fbc_preloaded = preloaded();
@@ -61,13 +67,56 @@ static void init_once(void)
     fbc_backends_load();
     fbc_clock_init(fbc_cfg.clock_monotonic);
     snprintf(fbc_output_tmpl, sizeof fbc_output_tmpl, "%s", fbc_cfg.output);
+    log_process();
+    if (fbc_cfg.enabled)
+        __atomic_store_n(&fbc_process_on, true, __ATOMIC_RELEASE);
+}
+
+/* A child of a fork made before this process first used the shim: no fork handler of the
+ * shim's ran then, so it still holds its parent's pid and census id. */
+static void own_census(void)
+{
+    if ((int)getpid() != fbc_proc.pid)
+        fbc_process_forked();
+}
+
+static bool used; /* the first use has run (atomic) */
+
+static void use_once_(void)
+{
+    pthread_once(&load_once, load_once_);
+    own_census();
     fbc_capture_init();
     fbc_modmap_refresh();
     fbc_fork_register();
     fbc_modes_register();
-    log_process();
-    if (fbc_cfg.enabled)
-        __atomic_store_n(&fbc_process_on, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&used, true, __ATOMIC_RELEASE);
+}
+
+/* Whether this process can have a census to write: it used the shim, or asked for one in
+ * every process, or a module defines an exit of a backend's row (a backend loaded and never
+ * called still gets its census of zero). The last is a look into the modules' own hash
+ * tables, far cheaper than the dynamic loader's failing lookups, which at load and at exit
+ * cost every process the shim is loaded into more than the rest of its start-up. */
+static bool may_have_census(void)
+{
+    if (__atomic_load_n(&used, __ATOMIC_ACQUIRE) || fbc_cfg.all_processes)
+        return true;
+    for (size_t r = 0; r < fbc_rows_count(); r++)
+        for (int k = 0; k < fbc_row_at(r)->nexits; k++)
+            if (fbc_defined_elsewhere(fbc_row_at(r)->exit[k].symbol))
+                return true;
+    return false;
+}
+
+/* glibc keeps the error of a failed dlsym (the exits a process lacks) for the next dlerror()
+ * call, allocated: the program must not find the shim's there. Read once, then released. */
+static void drop_dlerror(void)
+{
+    int saved = errno;
+    if (dlerror())
+        (void)dlerror();
+    errno = saved;
 }
 
 /* A backend linked into the program is armed for at start, so that a run that never falls
@@ -90,9 +139,14 @@ static void arm_if_linked(void)
         fbc_arm();
 }
 
+void fbc_load(void)
+{
+    pthread_once(&load_once, load_once_);
+}
+
 void fbc_init(void)
 {
-    pthread_once(&once, init_once);
+    pthread_once(&use_once, use_once_);
 }
 
 static void at_exit(void)
@@ -114,6 +168,7 @@ void fbc_arm(void)
 {
     if (!__atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE))
         return;
+    fbc_init();
     pthread_once(&arm_once, arm_once_);
     if (!fbc_dumper_running())
         fbc_dumper_start(); /* also in a fork child, whose parent's thread did not follow it */
@@ -130,8 +185,10 @@ void fbc_thread_decide(void)
 
 __attribute__((constructor)) static void fbc_start(void)
 {
-    fbc_init();
-    arm_if_linked();
+    fbc_load();
+    if (may_have_census())
+        arm_if_linked();
+    drop_dlerror();
 }
 
 int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
@@ -139,7 +196,9 @@ int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 static void at_last(void *arg)
 {
     (void)arg;
-    fbc_final_dump(NULL);
+    own_census();
+    if (may_have_census())
+        fbc_final_dump(NULL);
 }
 
 /* Library destructors run in the reverse order of their constructors, and this one may run
@@ -149,6 +208,8 @@ static void at_last(void *arg)
  * last state. */
 __attribute__((destructor)) static void fbc_stop(void)
 {
-    fbc_final_dump(NULL);
+    own_census();
+    if (may_have_census())
+        fbc_final_dump(NULL);
     __cxa_atexit(at_last, NULL, NULL);
 }

@@ -9,7 +9,8 @@
  * so a wrong guess cannot fault or loop. Any frame not known good sends the capture to
  * libunwind: unw_backtrace with its per-thread cache where the chain holds a frame known not
  * to keep a frame pointer, the full unw_step walk (which teaches the verdicts) where it
- * holds one never seen. */
+ * holds one never seen. libunwind is loaded at the first capture (libunwind.c); where it cannot
+ * be, frame pointers are followed without verdicts, as on a cramped stack. */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
@@ -32,7 +33,9 @@ static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
 
 void fbc_capture_init(void)
 {
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    const fbc_unw *u = fbc_unwind();
+    if (u)
+        u->set_caching_policy(*u->local_as, UNW_CACHE_PER_THREAD);
 }
 
 static size_t slot_of(uintptr_t pc)
@@ -75,7 +78,9 @@ static void forget(void)
     for (size_t i = 0; i < VERDICTS; i++)
         __atomic_store_n(&verdict[i], 0, __ATOMIC_RELEASE);
     __atomic_store_n(&nverdicts, 0, __ATOMIC_RELAXED);
-    unw_flush_cache(unw_local_addr_space, 0, 0);
+    const fbc_unw *u = fbc_unwind();
+    if (u)
+        u->flush_cache(*u->local_as, 0, 0);
 }
 
 /* The calling thread's stack, once; [1, 1) when it cannot be known (no fast path then). */
@@ -100,16 +105,17 @@ static bool stack_bounds(void)
 /* The full libunwind walk; learns a verdict for every frame it steps through. */
 static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
 {
-    if (!fbc_unwpipe_ready())
+    const fbc_unw *u = fbc_unwind();
+    if (!u || !fbc_unwpipe_ready())
         return 0;
     unw_context_t ctx;
     unw_cursor_t cur;
-    if (unw_getcontext(&ctx) < 0 || unw_init_local(&cur, &ctx) < 0)
+    if (u->getcontext(&ctx) < 0 || u->init_local(&cur, &ctx) < 0)
         return 0;
     int n = 0;
     bool inside = true;
     unw_word_t ip, rbp;
-    if (unw_get_reg(&cur, UNW_REG_IP, &ip) < 0 || unw_get_reg(&cur, UNW_X86_64_RBP, &rbp) < 0)
+    if (u->get_reg(&cur, UNW_REG_IP, &ip) < 0 || u->get_reg(&cur, UNW_X86_64_RBP, &rbp) < 0)
         return 0;
     while (ip != 0) {
         if (!inside || ip < lo || ip >= hi) {
@@ -118,11 +124,11 @@ static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
             if (n == max)
                 break;
         }
-        if (unw_step(&cur) <= 0)
+        if (u->step(&cur) <= 0)
             break;
         unw_word_t nip, nsp, nrbp;
-        if (unw_get_reg(&cur, UNW_REG_IP, &nip) < 0 || unw_get_reg(&cur, UNW_REG_SP, &nsp) < 0 ||
-            unw_get_reg(&cur, UNW_X86_64_RBP, &nrbp) < 0)
+        if (u->get_reg(&cur, UNW_REG_IP, &nip) < 0 || u->get_reg(&cur, UNW_REG_SP, &nsp) < 0 ||
+            u->get_reg(&cur, UNW_X86_64_RBP, &nrbp) < 0)
             break;
         /* Good: this frame's rbp sits 16 below its CFA (the caller's sp), and holds the
          * caller's rbp with the return address above it. The reads are inside the stack. */
@@ -165,7 +171,7 @@ __attribute__((noinline)) static int walk(fbc_unwinder how, uintptr_t *frames, i
      * afford libunwind's walk, which takes several KiB: the frame-pointer chain is followed
      * without verdicts there. Its reads stay inside the stack and move outward, so a frame
      * without a frame pointer can only cut the stack short or skip callers, never fault. */
-    bool cramped = (uintptr_t)fp - stack_lo < CRAMPED;
+    bool cramped = (uintptr_t)fp - stack_lo < CRAMPED || !fbc_unwind();
     int n = 0, v = V_UNKNOWN;
     bool inside = true;
     for (;;) {
@@ -201,11 +207,12 @@ __attribute__((noinline)) static int backtrace_walk(uintptr_t *frames, int max, 
     void *buf[FBC_MAX_DEPTH + 16];
     if (CAPTURE_NO_BACKTRACE)
         return slow_walk(frames, max, lo, hi);
-    if (!fbc_unwpipe_ready())
+    const fbc_unw *u = fbc_unwind();
+    if (!u || !fbc_unwpipe_ready())
         return 0;
     /* Four frames of this library sit above the caller (capture, record, the slow path, the
      * wrapper); every frame walked costs, so ask for no more than that. */
-    int n = unw_backtrace(buf, max + 4);
+    int n = u->backtrace(buf, max + 4);
     int skip = 0;
     while (skip < n && (uintptr_t)buf[skip] >= lo && (uintptr_t)buf[skip] < hi)
         skip++;

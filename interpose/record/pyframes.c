@@ -4,9 +4,13 @@
  * while they are read; taking the GIL instead would deadlock where another thread holds the
  * GIL while waiting for a lock this thread holds.
  *
- * The layouts are CPython 3.11's (Debian 12's); every object read is checked to be of the
- * type it should be (a code object, a str), and any other version is named once in a
- * warning and read not at all. A frame is interned as (file, function, line) for the life of
+ * The layouts are CPython 3.11's (Debian 12's) and 3.12's (Ubuntu 24.04's), one row each in
+ * the table below (offsets from the x86-64 headers: cpython/pystate.h, internal/pycore_frame.h,
+ * cpython/code.h, cpython/unicodeobject.h); every object read is checked to be of the type it
+ * should be (a code object, a str), and any other version is named once in a warning and
+ * read not at all. A frame that begins a C-level evaluation ("entry") is marked by a flag of
+ * its own in 3.11, and in 3.12 by the C stack's shim frame (owner FRAME_OWNED_BY_CSTACK)
+ * that lies before it, which is skipped. A frame is interned as (file, function, line) for the life of
  * the process, so stacks name it by a pointer and a crash dump can still write it; bit 0 of
  * that pointer marks the frame a C-level evaluation began with ("entry"), which is where the
  * Python frames are merged into the native stack. Nothing here runs outside a Python
@@ -18,28 +22,44 @@
 
 #include "record.h"
 
-/* CPython 3.11, x86-64 (cpython/pystate.h, internal/pycore_frame.h, cpython/code.h). */
+/* Offsets on x86-64, by minor version of CPython 3. */
+typedef struct {
+    int minor;
+    int ts_cframe;       /* PyThreadState.cframe */
+    int cf_current;      /* _PyCFrame.current_frame */
+    int fr_code, fr_previous, fr_prev_instr;
+    int fr_is_entry;     /* _PyInterpreterFrame.is_entry; -1: marked by a shim frame instead */
+    int fr_owner;
+    int owned_by_cstack; /* the C stack's shim frame's owner value; -1: none */
+    int co_filename, co_name; /* co_name: the function's name, as py-spy and memray show it */
+    int co_firsttraceable;
+    int co_code;         /* co_code_adaptive: the instructions */
+    int str_ascii_data;  /* after PyASCIIObject */
+    int str_utf8;        /* PyCompactUnicodeObject.utf8 (NULL until asked for) */
+    int str_compact_data; /* after PyCompactUnicodeObject */
+} layout;
+
+static const layout layouts[] = {
+    {.minor = 11, .ts_cframe = 56, .cf_current = 8, .fr_code = 32, .fr_previous = 48,
+     .fr_prev_instr = 56, .fr_is_entry = 68, .fr_owner = 69, .owned_by_cstack = -1,
+     .co_filename = 112, .co_name = 120, .co_firsttraceable = 168, .co_code = 184,
+     .str_ascii_data = 48, .str_utf8 = 56, .str_compact_data = 72},
+    {.minor = 12, .ts_cframe = 56, .cf_current = 0, .fr_code = 0, .fr_previous = 8,
+     .fr_prev_instr = 56, .fr_is_entry = -1, .fr_owner = 70, .owned_by_cstack = 3,
+     .co_filename = 112, .co_name = 120, .co_firsttraceable = 176, .co_code = 192,
+     .str_ascii_data = 40, .str_utf8 = 48, .str_compact_data = 56},
+};
+
+/* The same in every version read. */
 enum {
     TS_INTERP = 16,     /* PyThreadState.interp */
-    TS_CFRAME = 56,     /* PyThreadState.cframe */
-    CF_CURRENT = 8,     /* _PyCFrame.current_frame */
-    FR_CODE = 32,       /* _PyInterpreterFrame.f_code */
-    FR_PREVIOUS = 48,
-    FR_PREV_INSTR = 56,
-    FR_IS_ENTRY = 68,
-    FR_OWNER = 69,
     OWNED_BY_GENERATOR = 1,
     OB_TYPE = 8,
-    CO_FILENAME = 112,
-    CO_NAME = 120,      /* the function's name, as py-spy and memray show it */
-    CO_FIRSTTRACEABLE = 168,
-    CO_CODE = 184,      /* co_code_adaptive: the instructions */
     STR_LENGTH = 16,
     STR_STATE = 32,
-    STR_ASCII_DATA = 48,
-    STR_UTF8 = 56,      /* PyCompactUnicodeObject.utf8 (NULL until asked for) */
-    STR_COMPACT_DATA = 72,
 };
+
+static const layout *L; /* the running interpreter's row */
 
 typedef void *(*tstate_fn)(void);
 typedef int (*addr2line_fn)(void *code, int addr);
@@ -65,9 +85,13 @@ static void look(void)
         major = atoi(s);
         minor = strchr(s, '.') ? atoi(strchr(s, '.') + 1) : 0;
     }
-    if (major != 3 || minor != 11) {
-        fbc_warn("Python frames unavailable for %d.%d (read for 3.11); sites name C frames",
-                 major, minor);
+    const layout *row = NULL;
+    for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++)
+        if (major == 3 && layouts[i].minor == minor)
+            row = &layouts[i];
+    if (!row) {
+        fbc_warn("Python frames unavailable for %d.%d (read for 3.11 and 3.12); sites name C "
+                 "frames", major, minor);
         return;
     }
     void *a = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
@@ -76,9 +100,11 @@ static void look(void)
     code_type = dlsym(RTLD_DEFAULT, "PyCode_Type");
     str_type = dlsym(RTLD_DEFAULT, "PyUnicode_Type");
     if (!a || !b || !c || !code_type || !str_type) {
-        fbc_warn("Python frames unavailable: this Python 3.11 lacks the functions to read them");
+        fbc_warn("Python frames unavailable: this Python 3.%d lacks the functions to read them",
+                 minor);
         return;
     }
+    L = row;
     memcpy(&this_thread, &a, sizeof a);
     memcpy(&main_interp, &b, sizeof b);
     memcpy(&addr2line, &c, sizeof c);
@@ -87,7 +113,7 @@ static void look(void)
 
 #define AT(p, off, type) (*(type *)((const char *)(p) + (off)))
 
-/* A str's text, as UTF-8 into buf; "" when it is not a str laid out as 3.11 lays them out. */
+/* A str's text, as UTF-8 into buf; "" when it is not a compact str. */
 static const char *text(const void *s, char *buf, size_t cap)
 {
     buf[0] = '\0';
@@ -100,17 +126,17 @@ static const char *text(const void *s, char *buf, size_t cap)
         return buf;
     if (ascii) {
         size_t n = len < cap - 1 ? len : cap - 1;
-        memcpy(buf, (const char *)s + STR_ASCII_DATA, n);
+        memcpy(buf, (const char *)s + L->str_ascii_data, n);
         buf[n] = '\0';
         return buf;
     }
-    const char *utf8 = AT(s, STR_UTF8, const char *);
+    const char *utf8 = AT(s, L->str_utf8, const char *);
     if (utf8) {
         snprintf(buf, cap, "%s", utf8);
         return buf;
     }
     /* Code points of 1, 2 or 4 bytes, written out as UTF-8. */
-    const unsigned char *d = (const unsigned char *)s + STR_COMPACT_DATA;
+    const unsigned char *d = (const unsigned char *)s + L->str_compact_data;
     size_t o = 0;
     for (size_t i = 0; i < len && o + 5 < cap; i++) {
         unsigned cp = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i] : ((const uint32_t *)d)[i];
@@ -149,8 +175,8 @@ static interned *table;
 
 static const fbc_pyframe *intern(const void *code, int line)
 {
-    const void *file = AT(code, CO_FILENAME, const void *);
-    const void *name = AT(code, CO_NAME, const void *);
+    const void *file = AT(code, L->co_filename, const void *);
+    const void *name = AT(code, L->co_name, const void *);
     interned probe, *e;
     memset(&probe.key, 0, sizeof probe.key);
     probe.key.code = code;
@@ -199,7 +225,8 @@ static void make_key(void)
 
 static const fbc_pyframe *frame_at(const void *code, const char *instr, const char *first)
 {
-    const void *file = AT(code, CO_FILENAME, const void *), *name = AT(code, CO_NAME, const void *);
+    const void *file = AT(code, L->co_filename, const void *);
+    const void *name = AT(code, L->co_name, const void *);
     if (!mine) {
         pthread_once(&recent_once, make_key);
         mine = calloc(RECENT, sizeof *mine);
@@ -235,22 +262,32 @@ int fbc_py_capture(uintptr_t *out, int max)
     void *ts = this_thread(); /* the thread's own state, from thread-specific data: no GIL */
     if (!ts || AT(ts, TS_INTERP, void *) != main_interp())
         return 0; /* not a Python thread, or a subinterpreter's */
-    const void *cf = AT(ts, TS_CFRAME, const void *);
-    const void *fr = cf ? AT(cf, CF_CURRENT, const void *) : NULL;
+    const void *cf = AT(ts, L->ts_cframe, const void *);
+    const void *fr = cf ? AT(cf, L->cf_current, const void *) : NULL;
     int n = 0;
-    for (int guard = 0; fr && n < max && guard < 4096; guard++, fr = AT(fr, FR_PREVIOUS, const void *)) {
-        const void *code = AT(fr, FR_CODE, const void *);
+    bool after_shim = false; /* 3.12: the frame read last lies on a C stack shim frame */
+    for (int guard = 0; fr && n < max && guard < 4096; guard++, fr = AT(fr, L->fr_previous, const void *)) {
+        char owner = AT(fr, L->fr_owner, char);
+        if (owner == L->owned_by_cstack) {
+            if (n > 0 && !after_shim)
+                out[n - 1] |= 1; /* the frame on it began a C-level evaluation */
+            after_shim = true;
+            continue;
+        }
+        after_shim = false;
+        const void *code = AT(fr, L->fr_code, const void *);
         if (!code || AT(code, OB_TYPE, const void *) != code_type)
             break; /* not the layout this reads: stop rather than guess */
-        const char *first = (const char *)code + CO_CODE;
-        const char *instr = AT(fr, FR_PREV_INSTR, const char *);
-        int traceable = AT(code, CO_FIRSTTRACEABLE, int);
-        if (AT(fr, FR_OWNER, char) != OWNED_BY_GENERATOR && instr < first + 2 * traceable)
+        const char *first = (const char *)code + L->co_code;
+        const char *instr = AT(fr, L->fr_prev_instr, const char *);
+        int traceable = AT(code, L->co_firsttraceable, int);
+        if (owner != OWNED_BY_GENERATOR && instr < first + 2 * traceable)
             continue; /* a frame still being set up: not yet running its code */
         const fbc_pyframe *f = frame_at(code, instr, first);
         if (!f)
             break;
-        out[n++] = (uintptr_t)f | (AT(fr, FR_IS_ENTRY, bool) ? 1 : 0);
+        bool entry = L->fr_is_entry >= 0 && AT(fr, L->fr_is_entry, bool);
+        out[n++] = (uintptr_t)f | entry;
     }
     return n;
 }

@@ -137,6 +137,31 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max);
  * 0 outside Python, and for a Python it cannot read (named once in a warning). */
 int fbc_py_capture(uintptr_t *out, int max);
 
+/* ---- libunwind.c: libunwind, loaded at the first capture ------------------------------ */
+/* Whether addr lies in the libunwind the shim loaded (none loaded yet: false). */
+bool fbc_unwind_owns(const void *addr);
+#ifdef UNW_LOCAL_ONLY /* the files that include <libunwind.h> */
+/* field, the function (or variable) as <libunwind.h> declares it */
+#define FBC_UNW_ENTRIES(X)                                                                      \
+    X(getcontext, unw_tdep_getcontext)                                                          \
+    X(init_local, unw_init_local)                                                               \
+    X(step, unw_step)                                                                           \
+    X(get_reg, unw_get_reg)                                                                     \
+    X(set_caching_policy, unw_set_caching_policy)                                               \
+    X(flush_cache, unw_flush_cache)                                                             \
+    X(backtrace, unw_backtrace)                                                                 \
+    X(local_as, unw_local_addr_space)
+typedef struct {
+#define FBC_UNW_FIELD(field, fn) __typeof__(fn) *field;
+    FBC_UNW_ENTRIES(FBC_UNW_FIELD)
+#undef FBC_UNW_FIELD
+} fbc_unw;
+/* libunwind's functions, loaded at the first call; NULL when it cannot be loaded (said once
+ * in a warning). Called through these pointers, never through a wrapper of the shim's:
+ * unw_getcontext must see its caller's own frame. */
+const fbc_unw *fbc_unwind(void);
+#endif
+
 /* ---- unwpipe.c: libunwind's memory-validation pipe ---------------------------------- */
 /* libunwind made a pipe (its pipe2, interposed): its ends are moved above the shim's floor
  * and remembered. */

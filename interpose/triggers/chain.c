@@ -3,7 +3,9 @@
  * program's own handlers run as before.
  *
  * - The census signal (FBCOUNT_SIGNAL) is always the shim's: the program's handler for it is
- *   recorded and called from the shim's handler after the snapshot is requested.
+ *   recorded and called from the shim's handler after the snapshot is requested. The shim's
+ *   handler is installed with the program's SA_RESTART, SA_NODEFER and mask, so a system
+ *   call the signal interrupts fails or restarts as the program asked (siginterrupt).
  * - A termination signal is the shim's only while the program leaves it at the default: a
  *   handler or SIG_IGN the program installs is installed for real (the shim steps aside, and
  *   the program's own exit path writes the census); setting the default again gives it back.
@@ -62,13 +64,27 @@ static bool is_default(const struct sigaction *a)
     return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL;
 }
 
-static int install_mine(int sig)
+static bool has_handler(const struct sigaction *a)
+{
+    return (a->sa_flags & SA_SIGINFO) || (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN);
+}
+
+/* app: the program's action the shim's handler stands in for. The census signal takes its
+ * restart and masking behaviour from the program's handler, when it has one, and restarts
+ * otherwise (a snapshot must not make a program's read fail). */
+static int install_mine(int sig, const struct sigaction *app)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = slots[sig].mine;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | (slots[sig].census ? SA_RESTART : 0);
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&sa.sa_mask);
+    if (slots[sig].census && has_handler(app)) {
+        sa.sa_flags |= app->sa_flags & (SA_RESTART | SA_NODEFER);
+        sa.sa_mask = app->sa_mask;
+    } else if (slots[sig].census) {
+        sa.sa_flags |= SA_RESTART;
+    }
     return real(sig, &sa, NULL);
 }
 
@@ -87,7 +103,7 @@ int fbc_sig_take(int sig, void (*handler)(int, siginfo_t *, void *), bool census
         s->cur = 0;
         s->census = census;
         __atomic_store_n(&s->mine, handler, __ATOMIC_RELEASE);
-        if ((census || is_default(&old)) && install_mine(sig) == 0) {
+        if ((census || is_default(&old)) && install_mine(sig, &old) == 0) {
             __atomic_store_n(&s->taken, 1, __ATOMIC_RELEASE);
             rc = 0;
         }
@@ -98,8 +114,10 @@ int fbc_sig_take(int sig, void (*handler)(int, siginfo_t *, void *), bool census
 
 int fbc_sig_app_action(int sig, const struct sigaction *act, struct sigaction *old)
 {
-    if (sig <= 0 || sig >= NSIG_ || !fbc_sig_ready())
+    if (!fbc_sig_ready())
         return 0;
+    if (sig <= 0 || sig >= NSIG_) /* glibc's own answer: EINVAL */
+        return real(sig, act, old) == 0 ? 1 : -1;
     /* Every call goes through the lock, so a program's action cannot slip in between the
      * shim's look at a signal and its taking it. */
     pthread_mutex_lock(&lock);
@@ -115,7 +133,7 @@ int fbc_sig_app_action(int sig, const struct sigaction *act, struct sigaction *o
         /* A termination signal: the program's action is the real one unless it is the
          * default, which the shim's handler stands in for. */
         if (is_default(act)) {
-            if (real(sig, act, NULL) != 0 || install_mine(sig) != 0)
+            if (real(sig, act, NULL) != 0 || install_mine(sig, act) != 0)
                 rc = -1;
             __atomic_store_n(&s->taken, rc == 1, __ATOMIC_RELEASE);
         } else {
@@ -124,6 +142,8 @@ int fbc_sig_app_action(int sig, const struct sigaction *act, struct sigaction *o
             else
                 __atomic_store_n(&s->taken, 0, __ATOMIC_RELEASE);
         }
+    } else if (act && s->census && install_mine(sig, act) != 0) {
+        rc = -1; /* refused as the kernel would refuse the program's own (a bad mask) */
     }
     if (act && rc == 1) {
         s->app[!s->cur] = *act;

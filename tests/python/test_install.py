@@ -1,8 +1,11 @@
 """Both packages as users get them: `meson install` into a staging folder, then imported from
 there in a clean environment (they must find the installed libraries, and pytest the plugin
-through its entry point), and `meson devenv` running python3 on the build tree's copies."""
+through its entry point), `meson devenv` running python3 on the build tree's copies, and a
+prefix Python does not search: where the packages go, and the setup summary saying what to set
+(as the README's install section does)."""
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -25,7 +28,8 @@ a = ctx.tensor(np.ones((2, 2), np.float32))
 with fbcount.count() as c:
     vkt.dot(a, a)
 print(c.total)
-print(",".join(ep.value for ep in importlib.metadata.entry_points(group="pytest11")))
+print(",".join(f"{ep.name}={ep.value}" for ep in importlib.metadata.entry_points(group="pytest11")))
+print(importlib.metadata.metadata("fbcount")["Requires-Python"])
 """
 
 
@@ -51,12 +55,13 @@ def test_installed_packages_find_the_installed_libraries(tmp_path):
     assert list(root.glob("fbcount-*.dist-info/entry_points.txt"))
     env = dict(CLEAN, PYTHONPATH=str(root))
     out = _run([sys.executable, "-c", PROBE], env, cwd=tmp_path).splitlines()
-    vkt_py, fb_py, vkt_so, fb_so, total, plugins = out[-6:]
+    vkt_py, fb_py, vkt_so, fb_so, total, plugins, requires = out[-7:]
     for p in (vkt_py, fb_py, vkt_so, fb_so):
         assert os.path.realpath(p).startswith(str(stage)), out
     assert os.path.basename(vkt_so) == "libvkt.so.0" and os.path.basename(fb_so) == "libfbcount.so"
     assert total == "1"
-    assert "fbcount.pytest_plugin" in plugins.split(",")
+    assert "fbcount=fbcount.pytest_plugin" in plugins.split(","), plugins  # -p no:fbcount names it
+    assert requires == ">=3.11"
     # pytest finds the installed plugin through the entry point alone
     (tmp_path / "test_planted.py").write_text(PLANTED)
     p = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
@@ -73,3 +78,21 @@ def test_meson_devenv_runs_python_on_the_build_tree(tmp_path):
     assert len(out) >= 4
     for p in out[-4:]:
         assert os.path.realpath(p).startswith(build + os.sep), out
+
+
+def test_any_prefix_says_where_the_packages_go(tmp_path):
+    """For a prefix python3 does not search, the packages go to P/lib/python3/dist-packages and
+    `meson setup` says to set PYTHONPATH there (configured only: nothing is built)."""
+    prefix = tmp_path / "opt" / "fbcount"
+    source = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = _run([path_of("MESON"), "setup", "--prefix", str(prefix), "-Dtests=false", str(tmp_path / "b"), source],
+               CLEAN)
+    want = prefix / "lib" / "python3" / "dist-packages"
+    assert re.search(rf"packages \(vkt, fbcount\) *: {re.escape(str(want))}$", out, re.M), out
+    assert re.search(rf"found by .*: no: export PYTHONPATH={re.escape(str(want))}$", out, re.M), out
+    installed = json.loads(_run([path_of("MESON"), "introspect", "--installed", str(tmp_path / "b")], CLEAN))
+    for pkg in ("fbcount/__init__.py", "fbcount/pytest_plugin.py", "vkt/__init__.py",
+                "fbcount-0.1.0.dist-info/entry_points.txt"):
+        assert str(want / pkg) in installed.values(), (pkg, sorted(installed.values()))
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    assert "`P/lib/python3/dist-packages`" in readme and "export PYTHONPATH=" in readme

@@ -9,18 +9,48 @@ count() records the calling thread (count(all_threads=True): every thread, one s
 count at a time); c.total and c.bytes are the fallbacks and the bytes their results
 carried off the GPU, c.ops maps each op to its OpCount, c.sites lists where the
 application called them, str(c) is the short report. dump(path) writes the whole
-process census now. Over libfbcount's in-process API (fbcount.h); the pytest plugin
-is fbcount.pytest_plugin.
+process census now. Ops are named as the census names them ("vkt_dot"); op_named()
+tells whether a name a person wrote ("dot" or "vkt_dot") names one. Over libfbcount's
+in-process API (fbcount.h); the pytest plugin is fbcount.pytest_plugin.
 """
 import ctypes
 import json
+import os
 import threading
 from collections import namedtuple
 
 from . import _lib
 from ._lib import Error, library_path
 
-__all__ = ["count", "Census", "OpCount", "Site", "dump", "Error", "library_path"]
+__all__ = ["count", "Census", "OpCount", "Site", "dump", "Error", "library_path", "op_named",
+           "short_name"]
+
+_DEFAULT_PREFIX = "vkt_"
+
+
+def _prefixes():
+    """FBCOUNT_OP_PREFIX as libfbcount reads it (rules/attrib.h): comma-separated, blanks around
+    names dropped, empty names skipped, 1 to 16 names, else the default."""
+    names = [n.strip(" \t") for n in os.environ.get("FBCOUNT_OP_PREFIX", _DEFAULT_PREFIX).split(",")]
+    names = [n for n in names if n]
+    return names if 0 < len(names) <= 16 else [_DEFAULT_PREFIX]
+
+
+def short_name(op, prefixes=None):
+    """op without the op prefix it starts with ("vkt_dot" -> "dot"); op itself otherwise."""
+    for p in _prefixes() if prefixes is None else prefixes:
+        if op.startswith(p) and len(op) > len(p):
+            return op[len(p):]
+    return op
+
+
+def op_named(name, op, prefixes=None):
+    """Whether name, as a person wrote it ("dot" or "vkt_dot"), names op as the census names it:
+    the same text, or one is the other with its op prefix taken off. libfbcount's rule
+    (rules/opname.h), for allow lists on this side."""
+    pre = _prefixes() if prefixes is None else prefixes
+    return name == op or name == short_name(op, pre) or short_name(name, pre) == op
+
 
 OpCount = namedtuple("OpCount", "count bytes max_bytes")
 OpCount.__doc__ = "How often one op fell back (or ran on the host), and the bytes of its results."
@@ -43,6 +73,10 @@ class Site(namedtuple("Site", "op function file line count bytes")):
         if self.file and self.line:
             return f"{self.function} ({self.where})"
         return self.function
+
+
+def _plural(n, word):
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _fmt_bytes(b):
@@ -181,9 +215,8 @@ class Census:
         if self._ops is None:
             return self._text
         total, nbytes, host = self._n[:3]
-        head = (f"{total} fallback{'' if total == 1 else 's'} ({_fmt_bytes(nbytes)} left the GPU), "
-                f"{host} host-resident op{'' if host == 1 else 's'}\n")
-        lines = [head]
+        lines = [f"{_plural(total, 'fallback')} ({_fmt_bytes(nbytes)} left the GPU), "
+                 f"{_plural(host, 'host-resident op')}\n"]
         for kind in (0, 1):
             ops = self._op_map(kind)
             if kind == 1 and ops:
@@ -200,18 +233,46 @@ class Census:
 
     def __repr__(self):
         n = self._n
-        return f"<fbcount.Census {n[0]} fallbacks, {n[1]} B, {n[2]} host-resident ops>"
+        return (f"<fbcount.Census {_plural(n[0], 'fallback')}, {n[1]} B, "
+                f"{_plural(n[2], 'host-resident op')}>")
 
 
 _local = threading.local()
 _all_lock = threading.Lock()
-_all_open = None
+_all_stack = []  # the all-threads counts open, outermost first: the process-wide scope is open while any is
+
+
+def _census_of(ptr, counts):
+    """Adds the C census ptr to each of counts, and frees it."""
+    lib = _lib.lib()
+    if not ptr:
+        raise Error("libfbcount had no open scope to close")
+    try:
+        for c in counts:
+            c._add(ptr)
+    finally:
+        lib.fbcount_census_free(ptr)
+
+
+def _roll_all(reopen):
+    """Takes what libfbcount's process-wide scope counted so far into every open all-threads
+    count, and opens the scope again when reopen. A fallback another thread makes between the
+    two calls (microseconds) is not seen. The caller holds _all_lock."""
+    lib = _lib.lib()
+    _census_of(lib.fbcount_scope_end_all(), _all_stack)
+    if reopen and lib.fbcount_scope_begin_all() != 0:
+        raise Error("the all-threads count could not be opened again (an fbcount_scope_begin_all "
+                    "outside this package took it)")
 
 
 class count(Census):  # noqa: N801 - used as a function: `with fbcount.count() as c`
     """Counts the fallbacks of a with block: of the calling thread, or with all_threads=True of
-    every thread of the process (one such count at a time). Counts nest. The census can be read
-    after the block, and inside it when it is the calling thread's innermost count."""
+    every thread of the process. Counts nest, all-threads counts too (each of them sees every
+    fallback made while it is open). The census can be read after the block, and inside it: a
+    thread's count by the thread that opened it, when it is its innermost; an all-threads count
+    from any thread (libfbcount's process-wide scope is closed and opened again for it, at each
+    read and at each nested all-threads count's start and end: a fallback another thread makes
+    in those microseconds is not seen)."""
 
     def __init__(self, all_threads=False):
         super().__init__()
@@ -220,18 +281,19 @@ class count(Census):  # noqa: N801 - used as a function: `with fbcount.count() a
         self._thread = None
 
     def __enter__(self):
-        global _all_open
         if self._state != "new":
             raise Error("a count can be entered once")
-        _lib.check_order()
         lib = _lib.lib()
         if self.all_threads:
             if not _lib.has("fbcount_scope_begin_all"):
                 raise Error("this libfbcount cannot count all threads (no fbcount_scope_begin_all)")
             with _all_lock:
-                if _all_open is not None or lib.fbcount_scope_begin_all() != 0:
-                    raise Error("an all-threads count is already open; they do not nest")
-                _all_open = self
+                if _all_stack:
+                    _roll_all(reopen=True)  # what came before is the enclosing counts' only
+                elif lib.fbcount_scope_begin_all() != 0:
+                    raise Error("an all-threads scope is already open (fbcount_scope_begin_all outside "
+                                "this package)")
+                _all_stack.append(self)
         else:
             stack = _local.__dict__.setdefault("stack", [])
             lib.fbcount_scope_begin()
@@ -240,30 +302,23 @@ class count(Census):  # noqa: N801 - used as a function: `with fbcount.count() a
         self._state = "open"
         return self
 
-    def _end(self):
-        global _all_open
-        lib = _lib.lib()
-        if self.all_threads:
-            ptr = lib.fbcount_scope_end_all()
-            with _all_lock:
-                _all_open = None
-        else:
-            ptr = lib.fbcount_scope_end()
-        if not ptr:
-            raise Error("libfbcount had no open scope to close")
-        try:
-            self._add(ptr)
-        finally:
-            lib.fbcount_census_free(ptr)
-
     def __exit__(self, *exc):
         if self._state != "open":
             raise Error("this count is not open")
-        if not self.all_threads:
-            self._check_innermost("closed")
-            _local.stack.pop()
+        if self.all_threads:
+            with _all_lock:
+                if _all_stack[-1] is not self:
+                    raise Error("counts must be closed innermost first")
+                self._state = "done"
+                try:
+                    _roll_all(reopen=len(_all_stack) > 1)
+                finally:
+                    _all_stack.pop()
+            return False
+        self._check_innermost("closed")
+        _local.stack.pop()
         self._state = "done"
-        self._end()
+        _census_of(_lib.lib().fbcount_scope_end(), [self])
         return False
 
     def _check_innermost(self, what):
@@ -277,11 +332,13 @@ class count(Census):  # noqa: N801 - used as a function: `with fbcount.count() a
         if self._state != "open":
             return
         if self.all_threads:
-            raise Error("an all-threads count can be read after its block only")
+            with _all_lock:
+                _roll_all(reopen=True)
+            return
         self._check_innermost("read")
         self._state = "rolling"
         try:
-            self._end()
+            _census_of(_lib.lib().fbcount_scope_end(), [self])
         finally:
             _lib.lib().fbcount_scope_begin()
             self._state = "open"

@@ -2,8 +2,9 @@
 
 A libfbcount already in the process (preloaded by `fbcount run` or LD_PRELOAD, or
 linked into the program) is the one used. Otherwise it is loaded, RTLD_GLOBAL so
-that a backend loaded afterwards calls its host_result, from $FBCOUNT_LIBRARY,
-the path meson recorded in _libpath.py, or the system loader's libfbcount.so.
+that a backend loaded afterwards calls its exits, from $FBCOUNT_LIBRARY, the path
+meson recorded in _libpath.py, or the system loader's libfbcount.so; a backend
+loaded before it has its calls pointed at the shim by the shim itself.
 """
 import ctypes
 import os
@@ -40,7 +41,6 @@ _lock = threading.Lock()
 _lib = None
 _path = None
 _loaded_here = False
-_order_problem = None
 
 
 def _declare(lib, path):
@@ -72,12 +72,11 @@ def _load():
 
 def lib():
     """The libfbcount in use (found and loaded at the first call)."""
-    global _lib, _path, _loaded_here, _order_problem
+    global _lib, _path, _loaded_here
     if _lib is None:
         with _lock:
             if _lib is None:
                 lib_, _path, _loaded_here = _load()
-                _order_problem = _backends_loaded_before(_path) if _loaded_here else None
                 _lib = lib_
     return _lib
 
@@ -90,65 +89,3 @@ def library_path():
 def has(name):
     """True when the library has the optional function name."""
     return getattr(lib(), name, None) is not None
-
-
-class _PhdrInfo(ctypes.Structure):
-    _fields_ = [("addr", ctypes.c_size_t), ("name", ctypes.c_char_p), ("phdr", ctypes.c_void_p),
-                ("phnum", ctypes.c_uint16)]
-
-
-class _DlInfo(ctypes.Structure):
-    _fields_ = [("fname", ctypes.c_char_p), ("fbase", ctypes.c_void_p), ("sname", ctypes.c_char_p),
-                ("saddr", ctypes.c_void_p)]
-
-
-def _modules():
-    """The loaded objects' paths, in load order (dl_iterate_phdr's order)."""
-    names = []
-    cb_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(_PhdrInfo), ctypes.c_size_t, ctypes.c_void_p)
-
-    def visit(info, size, data):
-        names.append((info.contents.name or b"").decode("utf-8", "replace"))
-        return 0
-
-    libc = ctypes.CDLL(None)
-    libc.dl_iterate_phdr.argtypes = [cb_type, ctypes.c_void_p]
-    libc.dl_iterate_phdr(cb_type(visit), None)
-    return names
-
-
-def _defines_host_result(path):
-    try:
-        handle = ctypes.CDLL(path, mode=os.RTLD_NOLOAD)
-        addr = ctypes.cast(handle.host_result, ctypes.c_void_p).value
-    except (OSError, AttributeError):
-        return False
-    info = _DlInfo()
-    libc = ctypes.CDLL(None)
-    libc.dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
-    if not libc.dladdr(addr, ctypes.byref(info)) or not info.fname:
-        return False
-    return os.path.realpath(info.fname.decode()) == os.path.realpath(path)
-
-
-def _backends_loaded_before(path):
-    """A backend (a library defining host_result) loaded before libfbcount binds its calls to
-    its own host_result (ctypes loads libraries with RTLD_NOW), so no census would see its
-    fallbacks: the message saying so, or None."""
-    mine = os.path.realpath(path)
-    mods = _modules()
-    idx = next((i for i, m in enumerate(mods) if m and os.path.realpath(m) == mine), None)
-    if idx is None:
-        return None
-    early = [m for m in mods[:idx] if m and _defines_host_result(m)]
-    if not early:
-        return None
-    return (f"{', '.join(early)} was loaded before libfbcount, so its fallbacks bypass the census: "
-            "import fbcount before the backend's first use (for vkt: before the first vkt.Context), "
-            "or run under `fbcount run`")
-
-
-def check_order():
-    lib()
-    if _order_problem:
-        raise Error(_order_problem)

@@ -33,7 +33,7 @@ if [ "$fuzzer" = dump ]; then
         $(pkg-config --cflags --libs jansson) -lstdc++ -lm -o "$fuzzer"
 elif [ "$fuzzer" = allow ]; then
     fuzzer=$work/fuzz-allow
-    clang $flags -I"$rules" "$here/fuzz_allow.c" "$rules/allow.c" "$rules/readfile.c" \
+    clang $flags -I"$rules" "$here/fuzz_allow.c" "$rules/allow.c" "$rules/opname.c" "$rules/readfile.c" \
         -o "$fuzzer"
 fi
 mkdir -p "$work/corpus" "$work/seeds" fuzz-artifacts

@@ -1,0 +1,200 @@
+/* dynsym.c - what the loaded modules export, read from their dynamic symbol tables without
+ * the dynamic loader's lookup (a failed dlsym walks every module and allocates its error):
+ * - whether a module other than the shim defines a function, by the modules' own hash tables,
+ *   a few hundred instructions a process: what decides at load and at exit whether a process
+ *   can have a backend at all;
+ * - the ops the process knows: every function a module exports under an op prefix.
+ *   Attribution names an op by such a function, so these are the names an allow list can
+ *   mean; a name that is none of them is a typo or another backend's op (rules/opname.h).
+ *   Read only where a name is checked (the first FBCOUNT_ALLOW lookup). */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base.h"
+
+/* A module's dynamic symbol table, as its PT_DYNAMIC entries give it. */
+typedef struct {
+    const ElfW(Sym) *syms;
+    const char *strs;
+    size_t strsz, nsyms;
+    const uint32_t *gnu, *sysv; /* its hash tables, either may be NULL */
+} table;
+
+typedef struct {
+    const fbr_names *prefixes;
+    const char **names;
+    size_t n, cap;
+    uintptr_t self;
+} collect;
+
+/* A dynamic entry's address: glibc has relocated most of them in place, the vdso's not. */
+static uintptr_t at(const struct dl_phdr_info *info, ElfW(Addr) p)
+{
+    return p < info->dlpi_addr ? info->dlpi_addr + p : p;
+}
+
+/* The number of symbols a GNU hash table covers: past the last chain of its last bucket. */
+static size_t gnu_hash_count(const uint32_t *h)
+{
+    uint32_t nbuckets = h[0], symoffset = h[1], bloom = h[2];
+    const uint32_t *buckets = h + 4 + bloom * (sizeof(ElfW(Addr)) / 4);
+    const uint32_t *chain = buckets + nbuckets;
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < nbuckets; i++)
+        if (buckets[i] > last)
+            last = buckets[i];
+    if (last < symoffset)
+        return symoffset;
+    while (!(chain[last - symoffset] & 1))
+        last++;
+    return last + 1;
+}
+
+static void add(collect *c, const char *name)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (!strcmp(c->names[i], name))
+            return;
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        const char **g = realloc(c->names, cap * sizeof *g);
+        if (!g)
+            return;
+        c->names = g;
+        c->cap = cap;
+    }
+    char *copy = strdup(name);
+    if (copy)
+        c->names[c->n++] = copy;
+}
+
+static bool read_table(const struct dl_phdr_info *info, table *t)
+{
+    memset(t, 0, sizeof *t);
+    const ElfW(Dyn) *dyn = NULL;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+        switch (dyn->d_tag) {
+        case DT_SYMTAB: t->syms = (const ElfW(Sym) *)at(info, dyn->d_un.d_ptr); break;
+        case DT_STRTAB: t->strs = (const char *)at(info, dyn->d_un.d_ptr); break;
+        case DT_STRSZ: t->strsz = dyn->d_un.d_val; break;
+        case DT_HASH: t->sysv = (const uint32_t *)at(info, dyn->d_un.d_ptr); break;
+        case DT_GNU_HASH: t->gnu = (const uint32_t *)at(info, dyn->d_un.d_ptr); break;
+        }
+    }
+    t->nsyms = t->sysv ? t->sysv[1] : t->gnu ? gnu_hash_count(t->gnu) : 0;
+    return t->syms && t->strs && (t->gnu || t->sysv);
+}
+
+/* A function the module defines and exports. */
+static bool exported_function(const table *t, size_t i)
+{
+    const ElfW(Sym) *s = &t->syms[i];
+    int type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
+    return s->st_shndx != SHN_UNDEF && s->st_name < t->strsz &&
+           (type == STT_FUNC || type == STT_GNU_IFUNC) && (bind == STB_GLOBAL || bind == STB_WEAK);
+}
+
+/* Whether the module defines name, through its GNU hash table (bloom filter, then one chain)
+ * or its System V one. */
+static bool defines(const table *t, const char *name)
+{
+    if (t->gnu) {
+        uint32_t h = 5381;
+        for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+            h = h * 33 + *p;
+        const uint32_t nbuckets = t->gnu[0], symoffset = t->gnu[1], nbloom = t->gnu[2], shift = t->gnu[3];
+        const ElfW(Addr) *bloom = (const ElfW(Addr) *)(t->gnu + 4);
+        const unsigned bits = sizeof(ElfW(Addr)) * 8;
+        ElfW(Addr) word = bloom[(h / bits) % nbloom];
+        ElfW(Addr) mask = ((ElfW(Addr))1 << (h % bits)) | ((ElfW(Addr))1 << ((h >> shift) % bits));
+        if (!nbuckets || (word & mask) != mask)
+            return false;
+        const uint32_t *buckets = (const uint32_t *)(bloom + nbloom), *chain = buckets + nbuckets;
+        for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
+            uint32_t ch = chain[i - symoffset];
+            if ((ch | 1) == (h | 1) && exported_function(t, i) && !strcmp(t->strs + t->syms[i].st_name, name))
+                return true;
+            if (ch & 1)
+                break;
+        }
+        return false;
+    }
+    uint32_t h = 0, nbucket = t->sysv[0];
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h = (h << 4) + *p;
+        h ^= (h >> 24) & 0xf0;
+    }
+    h &= 0x0fffffff;
+    const uint32_t *bucket = t->sysv + 2, *chain = bucket + nbucket;
+    for (uint32_t i = nbucket ? bucket[h % nbucket] : 0; i && i < t->nsyms; i = chain[i])
+        if (exported_function(t, i) && !strcmp(t->strs + t->syms[i].st_name, name))
+            return true;
+    return false;
+}
+
+static int visit(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    collect *c = data;
+    table t;
+    if (info->dlpi_addr == c->self || !read_table(info, &t))
+        return 0;
+    for (size_t i = 0; i < t.nsyms; i++)
+        if (exported_function(&t, i) && fbr_is_op(t.strs + t.syms[i].st_name, c->prefixes))
+            add(c, t.strs + t.syms[i].st_name);
+    return 0;
+}
+
+static uintptr_t self_base(void)
+{
+    static uintptr_t base;
+    uintptr_t b = __atomic_load_n(&base, __ATOMIC_RELAXED);
+    Dl_info di;
+    if (!b && dladdr((void *)self_base, &di))
+        __atomic_store_n(&base, b = (uintptr_t)di.dli_fbase, __ATOMIC_RELAXED);
+    return b;
+}
+
+typedef struct {
+    const char *name;
+    uintptr_t self;
+    bool found;
+} find;
+
+static int visit_find(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    find *f = data;
+    table t;
+    if (info->dlpi_addr != f->self && read_table(info, &t) && defines(&t, f->name))
+        f->found = true;
+    return f->found;
+}
+
+bool fbc_defined_elsewhere(const char *name)
+{
+    find f = {name, self_base(), false};
+    dl_iterate_phdr(visit_find, &f);
+    return f.found;
+}
+
+size_t fbc_opnames(const fbr_names *prefixes, const char ***out)
+{
+    collect c = {.prefixes = prefixes, .self = self_base()};
+    dl_iterate_phdr(visit, &c);
+    *out = c.names;
+    return c.n;
+}
+
+void fbc_opnames_free(const char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free((void *)names[i]);
+    free(names);
+}
