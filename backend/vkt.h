@@ -247,28 +247,38 @@ VKT_API void host_resident_op(const vkt_tensor *out, size_t nbytes);
 
 /* ---- elementwise ops ---------------------------------------------------- */
 
-/* Unary ops: out has x's shape. Math functions (exp ... erf_inv) take floating
- * inputs, and integer inputs are converted to f32 first (Nx). abs, negate, sign
- * keep the dtype; floor, ceil, round are identity on integers; bitwise_not,
- * count_leading_zeros, population_count take integers only; is_nan, is_infinity
- * and logical_not return u8. */
-#define VKT_UNARY_OPS(X)                                                                       \
-    X(negate) X(abs) X(sign) X(floor) X(ceil) X(round) X(exp) X(expm1) X(log) X(log1p) X(sqrt) \
-    X(rsqrt) X(cbrt) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh)      \
-    X(asinh) X(acosh) X(atanh) X(sigmoid) X(erf) X(erfc) X(erf_inv) X(is_nan) X(is_infinity)  \
-    X(logical_not) X(bitwise_not) X(count_leading_zeros) X(population_count)
+/* Each elementwise op carries its class, which says what it takes and gives:
+ *   ARITH  any dtype; the result keeps the inputs' (merged) dtype
+ *   MATH   floating point: integer inputs are converted to f32 first (Nx)
+ *   PRED   any dtype; the result is u8 (0 or 1)
+ *   INT    integers only
+ * libvkt's gates and host reference read the classes from these lists. */
+#define VKT_OP_CLASSES(X) X(ARITH) X(MATH) X(PRED) X(INT)
 
-/* Binary ops with full (numpy/Nx) broadcasting. Arithmetic promotes to the wider
- * dtype (u8 < s32 < f32 < f64); divide and atan2 on integers give f32; comparisons
- * and logical ops give u8; bitwise ops and shifts take integers only. */
-#define VKT_BINARY_OPS(X)                                                                   \
-    X(add) X(subtract) X(multiply) X(divide) X(pow) X(min) X(max) X(remainder) X(atan2)     \
-    X(quotient) X(equal) X(not_equal) X(less) X(less_equal) X(greater) X(greater_equal)      \
-    X(logical_and) X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor) \
-    X(left_shift) X(right_shift)
+/* Unary ops, X(name, class): out has x's shape. abs, negate and sign keep the
+ * dtype; floor, ceil and round are identity on integers. */
+#define VKT_UNARY_OPS(X)                                                                           \
+    X(negate, ARITH) X(abs, ARITH) X(sign, ARITH) X(floor, ARITH) X(ceil, ARITH) X(round, ARITH)   \
+    X(exp, MATH) X(expm1, MATH) X(log, MATH) X(log1p, MATH) X(sqrt, MATH) X(rsqrt, MATH)           \
+    X(cbrt, MATH) X(sin, MATH) X(cos, MATH) X(tan, MATH) X(asin, MATH) X(acos, MATH) X(atan, MATH) \
+    X(sinh, MATH) X(cosh, MATH) X(tanh, MATH) X(asinh, MATH) X(acosh, MATH) X(atanh, MATH)         \
+    X(sigmoid, MATH) X(erf, MATH) X(erfc, MATH) X(erf_inv, MATH) X(is_nan, PRED)                   \
+    X(is_infinity, PRED) X(logical_not, PRED) X(bitwise_not, INT) X(count_leading_zeros, INT)      \
+    X(population_count, INT)
 
-#define VKT_DECLARE_UNARY(name) VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out);
-#define VKT_DECLARE_BINARY(name) \
+/* Binary ops, X(name, class), with full (numpy/Nx) broadcasting. Arithmetic
+ * promotes to the wider dtype (u8 < s32 < f32 < f64); divide and atan2 on
+ * integers give f32; comparisons and logical ops give u8; quotient, the bitwise
+ * ops and the shifts take integers only. */
+#define VKT_BINARY_OPS(X)                                                                          \
+    X(add, ARITH) X(subtract, ARITH) X(multiply, ARITH) X(divide, MATH) X(pow, ARITH)              \
+    X(min, ARITH) X(max, ARITH) X(remainder, ARITH) X(atan2, MATH) X(quotient, INT) X(equal, PRED) \
+    X(not_equal, PRED) X(less, PRED) X(less_equal, PRED) X(greater, PRED) X(greater_equal, PRED)   \
+    X(logical_and, PRED) X(logical_or, PRED) X(logical_xor, PRED) X(bitwise_and, INT)              \
+    X(bitwise_or, INT) X(bitwise_xor, INT) X(left_shift, INT) X(right_shift, INT)
+
+#define VKT_DECLARE_UNARY(name, cls) VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out);
+#define VKT_DECLARE_BINARY(name, cls) \
     VKT_API int vkt_##name(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out);
 VKT_UNARY_OPS(VKT_DECLARE_UNARY)
 VKT_BINARY_OPS(VKT_DECLARE_BINARY)

@@ -61,9 +61,9 @@ typedef struct op_case {
 typedef int (*unary_fn)(const vkt_tensor *, vkt_tensor **);
 typedef int (*binary_fn)(const vkt_tensor *, const vkt_tensor *, vkt_tensor **);
 
-#define UNARY_CALL(n) \
+#define UNARY_CALL(n, cls) \
     static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o) { (void)a; return vkt_##n(in[0], o); }
-#define BINARY_CALL(n)                                                         \
+#define BINARY_CALL(n, cls)                                                       \
     static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o) \
     {                                                                          \
         (void)a;                                                               \
