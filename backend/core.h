@@ -10,7 +10,9 @@
  * from the objects), top first: the op families (ops/), create.c and matrix.c;
  * exec.c; fallback.c; graph.c; fuse.c; tensor.c; context.c; pipeline.c;
  * stream.c; memory.c; error.c and the host reference (ref/) beneath
- * everything.
+ * everything. One call goes up: context.c checks the names its options give
+ * against the public op list (vkt_op_name, matrix.c), which depends on
+ * nothing of context.c's.
  */
 #ifndef VKT_CORE_H
 #define VKT_CORE_H
@@ -283,8 +285,8 @@ struct vkt_ctx {
     /* residency options */
     vkt_residency fallback_result;
     char *native_disable; /* ",a,b," or NULL; "all" disables everything */
-    char *dot_kernel;     /* VKT_DOT_KERNEL, or NULL: dot chooses by size */
-    char *conv_kernel;    /* VKT_CONV_KERNEL, or NULL: conv chooses by shape and device */
+    int dot_kernel;       /* VKT_DOT_KERNEL as kernels.h's DK_*; DK_auto: dot chooses by size */
+    int conv_kernel;      /* VKT_CONV_KERNEL as CK_*; CK_auto: conv chooses by shape and device */
     /* Why the latest op in this context did not run natively (a gate's reason
      * or "inputs are host-resident"), NULL when it did: the census counts
      * fallbacks, this names the cause for a debugger or a white-box test. */

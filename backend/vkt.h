@@ -68,8 +68,10 @@ VKT_API const char *vkt_status_name(int status);
 
 /* Opens a Vulkan device and a compute queue. `device` selects one by index or
  * by a case-insensitive substring of its name; NULL uses $VKT_DEVICE, else the
- * best device (discrete > integrated > virtual > CPU). Reads VKT_FALLBACK_RESULT
- * and VKT_NATIVE_DISABLE from the environment. */
+ * best device (discrete > integrated > virtual > CPU). Reads VKT_FALLBACK_RESULT,
+ * VKT_NATIVE_DISABLE, VKT_DOT_KERNEL and VKT_CONV_KERNEL from the environment;
+ * a name in them that is no op or kernel is named in one warning per process
+ * (standard error) and ignored. */
 VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out);
 /* Waits for pending work and releases the context. Tensors must be freed first. */
 VKT_API void vkt_ctx_destroy(vkt_ctx *ctx);
@@ -92,7 +94,8 @@ VKT_API int vkt_sync(vkt_ctx *ctx);
 VKT_API double vkt_ctx_last_gpu_ns(const vkt_ctx *ctx);
 /* Forces the named ops (comma-separated public names without the prefix, e.g.
  * "dot,sum", or "all", or "" for none) down the fallback path, as
- * VKT_NATIVE_DISABLE does. */
+ * VKT_NATIVE_DISABLE does. A name that is no op's (vkt_op_name) is VKT_EINVAL,
+ * and the setting stays as it was. */
 VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops);
 /* Where a fallback's result goes: VKT_DEVICE (upload, the default) or VKT_HOST
  * (leave it host-resident), as VKT_FALLBACK_RESULT=device|host does. */

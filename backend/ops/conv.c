@@ -28,14 +28,14 @@
  * kernel wherever it applies, for measuring them against each other: tile
  * and kgrad as above (kgrad on a CPU device too), direct except for the
  * reductions a CPU device's loop limit would cut short, split always;
- * elsewhere, and for auto, the choice is the automatic one. A name that is
- * none is reported on standard error once and forgotten. */
-#include <stdio.h>
+ * elsewhere, and for auto, the choice is the automatic one. The context
+ * checks the name when it is made (kernels.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "spirv_table.h"
+#include "../kernels.h"
 #include "opsupport.h"
+#include "spirv_table.h"
 
 #define CV_MAXSP VKT_MAX_SPATIAL
 /* The parameter block's offsets (CV_*) come from layouts.h. */
@@ -606,25 +606,9 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
 
 /* ---- choosing a kernel ------------------------------------------------------------ */
 
-/* conv's kernels by VKT_CONV_KERNEL's names: auto (the choice below), tile
- * (conv2d_tile), kgrad (conv2d_kgrad), direct, split. */
-enum { CK_AUTO, CK_TILE, CK_KGRAD, CK_DIRECT, CK_SPLIT, CK__COUNT };
-static const char *const conv_kernel_names[CK__COUNT] = {"auto", "tile", "kgrad", "direct", "split"};
-
-/* VKT_CONV_KERNEL's kernel; a name that is none warns once and is forgotten. */
-static int conv_forced(vkt_ctx *ctx)
-{
-    if (!ctx->conv_kernel)
-        return CK_AUTO;
-    for (int k = 0; k < CK__COUNT; k++)
-        if (strcmp(conv_kernel_names[k], ctx->conv_kernel) == 0)
-            return k;
-    fprintf(stderr, "libvkt: VKT_CONV_KERNEL=%s names no conv kernel (auto, tile, kgrad, direct, split); "
-                    "choosing by shape\n", ctx->conv_kernel);
-    free(ctx->conv_kernel);
-    ctx->conv_kernel = NULL;
-    return CK_AUTO;
-}
+/* conv's kernels by kernels.h's names (VKT_CONV_KERNEL, checked by the
+ * context): auto (the choice below), tile (conv2d_tile), kgrad (conv2d_kgrad),
+ * direct, split. */
 
 /* The general kernels: one invocation per output (direct) or one workgroup
  * per output (split), any dtype, layout, groups and dilations. */
@@ -681,20 +665,20 @@ static int conv_native(exec_call *c)
             c2_geometry(pl, x, k, y, &tp);
         bool kgrad = fits && kg_plan(&tp, &kl), tile = fits && c2t_plan(ctx, &tp, &ob, &pt, &wgs);
         bool direct = !cpu || r < CV_CPU_LOOP_R;
-        int kn = conv_forced(ctx);
-        if ((kn == CK_KGRAD && !kgrad) || (kn == CK_TILE && !tile) || (kn == CK_DIRECT && !direct))
-            kn = CK_AUTO;
-        if (kn == CK_AUTO) {
+        int kn = ctx->conv_kernel;
+        if ((kn == CK_kgrad && !kgrad) || (kn == CK_tile && !tile) || (kn == CK_direct && !direct))
+            kn = CK_auto;
+        if (kn == CK_auto) {
             bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && r >= CV_SPLIT_MIN_R) ||
                          !direct;
-            kn = kgrad && !cpu && r >= KG_MIN_R ? CK_KGRAD : tile ? CK_TILE : split ? CK_SPLIT : CK_DIRECT;
+            kn = kgrad && !cpu && r >= KG_MIN_R ? CK_kgrad : tile ? CK_tile : split ? CK_split : CK_direct;
         }
-        if (kn == CK_KGRAD)
+        if (kn == CK_kgrad)
             s = kg_run(ctx, &kl, x, k, y);
-        else if (kn == CK_TILE)
+        else if (kn == CK_tile)
             s = c2_run(ctx, &tp, ob, pt, wgs, x, k, y);
         else
-            s = cv_general(ctx, pl, kn == CK_SPLIT, x, k, y);
+            s = cv_general(ctx, pl, kn == CK_split, x, k, y);
     }
     for (int i = 0; i < 2; i++)
         vkt_tensor_free(owned[i]);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h" /* white-box: storage sharing, device limits and the last gate's reason */
 #include "harness.h"
@@ -644,6 +645,89 @@ Test(fallback, dot_fallback_host_result_then_host_resident_chain)
 /* reshape allocates nothing and binds nothing, so neither VKT_NATIVE_DISABLE
  * nor a tensor past maxStorageBufferRange turns it into a fallback. The limit is
  * lowered white-box so a 96-byte tensor stands for a 2 GiB one. */
+/* ---- option names --------------------------------------------------------------------- */
+
+/* The names vkt_ctx_set_native_disable takes are op names (or "all"): a typo
+ * is VKT_EINVAL naming it, and the list stays as it was. */
+Test(fallback, native_disable_names_are_checked)
+{
+    H_OK(vkt_ctx_set_native_disable(h_ctx, " dot, sum ,"));
+    cr_assert_str_eq(h_ctx->native_disable, ",dot,sum,");
+    int s = vkt_ctx_set_native_disable(h_ctx, "dot,dott");
+    cr_assert_eq(s, VKT_EINVAL, "a name that is no op: %s", vkt_status_name(s));
+    cr_assert(strstr(vkt_last_error(), "'dott' is no op's name"), "message: %s", vkt_last_error());
+    cr_assert_str_eq(h_ctx->native_disable, ",dot,sum,", "the list changed after a refused call");
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "all"));
+    cr_assert_str_eq(h_ctx->native_disable, ",all,");
+    H_OK(vkt_ctx_set_native_disable(h_ctx, " , "));
+    cr_assert_null(h_ctx->native_disable);
+    for (size_t i = 0; i < vkt_op_count(); i++)
+        H_OK(vkt_ctx_set_native_disable(h_ctx, vkt_op_name(i)));
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+}
+
+/* Makes two contexts under the variables set now and returns what libvkt
+ * wrote on standard error meanwhile (a static buffer); *first gets the
+ * first context's options. */
+static const char *stderr_of_two_contexts(vkt_ctx *first)
+{
+    static char text[4096];
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *tmp = tmpfile();
+    cr_assert(saved >= 0 && tmp);
+    cr_assert(dup2(fileno(tmp), 2) >= 0);
+    for (int i = 0; i < 2; i++) {
+        vkt_ctx *ctx = NULL;
+        H_OK(vkt_ctx_create(NULL, &ctx));
+        if (i == 0) {
+            first->dot_kernel = ctx->dot_kernel;
+            first->conv_kernel = ctx->conv_kernel;
+            first->native_disable = ctx->native_disable ? strdup(ctx->native_disable) : NULL;
+        }
+        vkt_ctx_destroy(ctx);
+    }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(text, 1, sizeof text - 1, tmp);
+    text[n] = '\0';
+    fclose(tmp);
+    return text;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* The variables' names are checked when a context is made: a name that is no
+ * op or kernel warns once per process, however many contexts read it, and is
+ * ignored; the good ones apply. */
+Test(fallback, option_variables_warn_once_and_keep_good_names)
+{
+    cr_assert_eq(setenv("VKT_NATIVE_DISABLE", "dott,dot", 1), 0);
+    cr_assert_eq(setenv("VKT_DOT_KERNEL", "talll_vec", 1), 0);
+    cr_assert_eq(setenv("VKT_CONV_KERNEL", "kgrad", 1), 0);
+    vkt_ctx got = {0};
+    const char *err = stderr_of_two_contexts(&got);
+    cr_assert_eq(count_of(err, "VKT_NATIVE_DISABLE names no op 'dott'"), 1, "stderr: %s", err);
+    cr_assert_eq(count_of(err, "VKT_DOT_KERNEL=talll_vec names no kernel (auto, direct, tiny, small, big, big_vec, "
+                               "tall_vec)"), 1, "stderr: %s", err);
+    cr_assert_eq(count_of(err, "VKT_CONV_KERNEL"), 0, "stderr: %s", err);
+    cr_assert_str_eq(got.native_disable, ",dot,");
+    cr_assert_eq(got.dot_kernel, 0, "a bad VKT_DOT_KERNEL is the automatic choice");
+    cr_assert_neq(got.conv_kernel, 0, "VKT_CONV_KERNEL=kgrad was read");
+    free(got.native_disable);
+    unsetenv("VKT_NATIVE_DISABLE");
+    unsetenv("VKT_DOT_KERNEL");
+    unsetenv("VKT_CONV_KERNEL");
+}
+
 Test(fallback, reshape_is_a_view_past_every_gate)
 {
     h_shape s = shp(3, 2, 3, 4, 0);
