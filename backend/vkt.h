@@ -45,10 +45,13 @@ typedef enum vkt_dtype { VKT_F32 = 0, VKT_F64 = 1, VKT_S32 = 2, VKT_U8 = 3 } vkt
  *   VKT_ENODEV  no Vulkan device could be opened
  *   VKT_EDEVICE a Vulkan call failed (device lost, driver error)
  *   VKT_ECTX    tensors from different contexts mixed in one op
- *   VKT_EGRAPH  not allowed in a graph recording, or a graph misused */
+ *   VKT_EGRAPH  not allowed in a graph recording, or a graph misused
+ *   VKT_EREFUSED the host_result exit refused a fallback: an interposer such
+ *               as libfbcount in FBCOUNT_MODE=error; the op fails with it */
 #define VKT_STATUSES(X)                                                                          \
     X(VKT_OK, 0) X(VKT_EINVAL, -1) X(VKT_ESHAPE, -2) X(VKT_EAXIS, -3) X(VKT_EDTYPE, -4)          \
-    X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8) X(VKT_EGRAPH, -9)
+    X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8) X(VKT_EGRAPH, -9)    \
+    X(VKT_EREFUSED, -10)
 
 #define VKT_STATUS_ENUM(name, value) name = value,
 typedef enum vkt_status { VKT_STATUSES(VKT_STATUS_ENUM) } vkt_status;
@@ -242,7 +245,9 @@ VKT_API vkt_support vkt_op_support(size_t i, vkt_dtype dtype, const char **reaso
 
 /* Makes `data` (nbytes, row-major, out's dtype) the content of `out`: uploads it,
  * or keeps it host-resident when VKT_FALLBACK_RESULT=host. Every fallback path
- * ends in exactly one call to this function. Returns 0 or a negative status. */
+ * ends in exactly one call to this function. Returns 0 or a negative status;
+ * an interposer that refuses the fallback returns VKT_EREFUSED without calling
+ * libvkt's, and the op then fails with VKT_EREFUSED, naming itself. */
 VKT_API int host_result(vkt_tensor *out, const void *data, size_t nbytes);
 /* Called once for every op that ran on the host because its inputs were already
  * host-resident; `out` is the op's result, nbytes its size. */

@@ -728,6 +728,53 @@ Test(fallback, option_variables_warn_once_and_keep_good_names)
     unsetenv("VKT_CONV_KERNEL");
 }
 
+static int call_dot_rows(vkt_tensor *const *in, const void *arg, vkt_tensor **o)
+{
+    static const int ca[1] = {1}, cb[1] = {0};
+    (void)arg;
+    return vkt_dot(in[0], ca, NULL, in[1], cb, NULL, 1, 0, o);
+}
+
+/* An interposer that refuses a fallback (libfbcount's FBCOUNT_MODE=error)
+ * fails the op with VKT_EREFUSED and a message naming it; *out is NULL, the
+ * result's memory is freed, nothing is counted as a fallback, and the next
+ * op, native or fallen back, runs as before. */
+Test(fallback, refused_fallback_fails_the_op_and_the_next_op_works)
+{
+    h_shape sa = shp(2, 6, 5, 0, 0), sb = shp(2, 5, 4, 0, 0);
+    vkt_tensor *a = h_rand(VKT_F32, &sa, -1, 1, 31), *b = h_rand(VKT_F32, &sb, -1, 1, 32);
+    vkt_tensor *const ab[2] = {a, b};
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "dot"));
+    vkt_stats_entry d0 = stat_of("dot");
+    ip_reset();
+    ip_refuse(true);
+    vkt_tensor *d = (vkt_tensor *)&d;
+    int s = call_dot_rows(ab, NULL, &d);
+    ip_refuse(false);
+    cr_assert_eq(s, VKT_EREFUSED, "a refused fallback gave %s (%s)", vkt_status_name(s), vkt_last_error());
+    cr_assert_null(d, "*out after a refused fallback");
+    cr_assert_str_eq(vkt_last_error(), "vkt_dot: the fallback to the host was refused by the host_result exit "
+                                       "(FBCOUNT_MODE=error)");
+    cr_assert_str_eq(vkt_status_name(VKT_EREFUSED), "VKT_EREFUSED");
+    cr_assert_eq(ip_get().host_result, 1, "the exit was reached once");
+    expect_moved("dot", d0, 0, 0, 0);
+
+    /* The same op again, allowed, falls back and gives the reference's bits;
+     * then natively. */
+    vkt_tensor *want = NULL, *fell = NULL, *native = NULL;
+    H_OK(call_dot_rows(ab, NULL, &fell));
+    expect_moved("dot", d0, 0, 1, 0);
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+    H_OK(call_dot_rows(ab, NULL, &native));
+    expect_moved("dot", d0, 1, 1, 0);
+    H_OK(h_oracle(call_dot_rows, ab, NULL, &want));
+    h_compare(fell, want, H_EXACT, "the fallback after a refused one");
+    h_compare(native, want, (h_tol){1e-6, 1e-6, 0}, "the native dot after a refused fallback");
+    vkt_tensor *all[] = {a, b, want, fell, native};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkt_tensor_free(all[i]);
+}
+
 Test(fallback, reshape_is_a_view_past_every_gate)
 {
     h_shape s = shp(3, 2, 3, 4, 0);
