@@ -175,6 +175,20 @@ typedef struct rt_ew {
     uint32_t div[2], mod[2];
 } rt_ew;
 
+/* What a graph needs to run a fused f32 elementwise program in the store of
+ * a dispatch that computes a whole result (fuse.c, epilogue.glsl): the
+ * kernel's variant with an epilogue, the binding of the result, and its
+ * element count n; the dispatch stores each element once, at its index, and
+ * writes nothing else. The variant takes the kernel's own specialization
+ * constants (below EP_SPEC) with the program's after them. */
+typedef struct rt_epi {
+    int shader; /* SPV_* of the _epi variant */
+    uint32_t out, n;
+} rt_epi;
+
+/* Specialization constants of a kernel's own (an epilogue's start at EP_SPEC). */
+#define RT_MAX_SPEC 8
+
 /* One compute dispatch, as the stream records it: a built pipeline, the
  * storages it binds (and which it writes), push constants and the grid. */
 typedef struct rt_dispatch_desc {
@@ -188,6 +202,9 @@ typedef struct rt_dispatch_desc {
     uint32_t groups[3];
     const char *kernel;
     const rt_ew *ew; /* NULL: not a candidate for fusion */
+    const rt_epi *epi; /* NULL: no epilogue can be fused onto it */
+    int nspec;         /* with epi: the kernel's specialization constants */
+    const uint32_t *spec;
 } rt_dispatch_desc;
 
 /* A dispatch or a copy of a graph, held until the recording ends: then the
@@ -206,6 +223,9 @@ typedef struct rt_command {
     rt_tag tag;
     bool has_ew;
     rt_ew ew;
+    bool has_epi;
+    rt_epi epi;
+    uint32_t nspec, spec[RT_MAX_SPEC];
     /* a copy */
     VkBuffer src, dst;
     VkBufferCopy region;
@@ -346,7 +366,9 @@ INTERNAL void rt_log_op(vkt_ctx *ctx, op_counters *counters);
 
 /* ---- pipelines (pipeline.c) ---------------------------------------------- */
 
-#define PL_MAX_SPEC 8
+/* A kernel's own constants, then an epilogue's (layouts.h: EP_SPEC + EP_NSPEC,
+ * which fuse.c asserts). */
+#define PL_MAX_SPEC 30
 #define PL_MAX_BINDINGS RT_MAX_BINDINGS
 #define PL_PUSH_SIZE RT_PUSH_SIZE
 
@@ -363,6 +385,7 @@ typedef struct pl_dispatch {
     uint32_t push_size;
     uint32_t groups[3];
     const rt_ew *ew; /* an f32 elementwise dispatch a graph may fuse, or NULL */
+    const rt_epi *epi; /* a dispatch a graph may fuse an elementwise program onto, or NULL */
 } pl_dispatch;
 
 /* Records one compute dispatch with the needed barriers; builds and caches the

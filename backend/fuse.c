@@ -28,6 +28,10 @@ typedef struct fu_push {
     FU_PUSH_FIELDS
 } fu_push;
 
+_Static_assert(PL_MAX_SPEC == EP_SPEC + EP_NSPEC && RT_MAX_SPEC <= EP_SPEC, "core.h's limits fit layouts.h's");
+_Static_assert(EP_BIND + EP_MAX_IN <= RT_MAX_BINDINGS && EP_SELF < FU_REG && EP_SELF >= EP_MAX_IN,
+               "an epilogue's bindings and operands fit");
+
 /* A dispatch's computation as a program over its inputs. */
 typedef struct fu_prog {
     uint32_t n, nsteps, nin;
@@ -227,6 +231,133 @@ static int emit_fused(vkt_ctx *ctx, rt_command *c, const fu_prog *p)
     return VKT_OK;
 }
 
+/* ---- epilogues: a program run in the store of the dispatch it reads ---------- */
+
+/* Whether the storage is one that command c reads (writes). */
+static bool binds(const rt_command *c, const tn_storage *st, bool written)
+{
+    for (int k = 0; k < c->nst; k++)
+        if (c->st[k] == st && c->writes[k] == written)
+            return true;
+    return false;
+}
+
+/* Whether any command strictly between from and to writes what command p reads. */
+static bool inputs_written_between(const rt_log *log, size_t from, size_t to, const rt_command *p)
+{
+    for (size_t j = from + 1; j < to; j++)
+        for (int k = 0; k < log->cmds[j].nst; k++)
+            if (log->cmds[j].writes[k] && binds(p, log->cmds[j].st[k], false))
+                return true;
+    return false;
+}
+
+/* Whether consumer c's program (its input `self` written by command p) can
+ * run in p's store instead, from c's place in the graph: p writes that one
+ * result and nothing else, c reads it whole and at nothing but its own index,
+ * the program's other inputs fit the epilogue, p's inputs keep their values
+ * until c's place, and c's result is none of them (p's workgroups would read
+ * what others already updated). */
+static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog *prog, uint32_t self)
+{
+    const rt_command *p = &log->cmds[pi], *c = &log->cmds[i];
+    tn_storage *out = c->st[c->ew.nin], *mid = prog->in[self];
+    int written = 0;
+    for (int k = 0; k < p->nst; k++)
+        written += p->writes[k];
+    if (!p->has_epi || written != 1 || p->epi.n != prog->n || prog->div[self] != 1 || prog->mod[self] != prog->n ||
+        prog->nin - 1 > EP_MAX_IN || binds(p, out, false) || inputs_written_between(log, pi, i, p))
+        return false;
+    for (uint32_t k = 0; k < prog->nin; k++)
+        if (k != self && prog->in[k] == mid)
+            return false;
+    return true;
+}
+
+/* Rewrites command p as its kernel's epilogue variant running prog (input
+ * `self` is p's own result) and storing c's result; the caller puts it in
+ * c's place. */
+static int emit_epilogue(vkt_ctx *ctx, rt_command *p, const rt_command *c, const fu_prog *prog, uint32_t self)
+{
+    uint32_t spec[PL_MAX_SPEC] = {0}, map[FU_MAX_IN];
+    memcpy(spec, p->spec, sizeof(uint32_t) * p->nspec);
+    tn_storage *ins[EP_MAX_IN];
+    uint32_t nin = 0;
+    for (uint32_t k = 0; k < prog->nin; k++) {
+        if (k == self) {
+            map[k] = EP_SELF;
+            continue;
+        }
+        spec[EP_SPEC + 1 + FU_MAX_STEPS + 2 * nin] = prog->div[k];
+        spec[EP_SPEC + 2 + FU_MAX_STEPS + 2 * nin] = prog->mod[k];
+        ins[nin] = prog->in[k];
+        map[k] = nin++;
+    }
+    for (uint32_t k = nin; k < EP_MAX_IN; k++)
+        spec[EP_SPEC + 1 + FU_MAX_STEPS + 2 * k] = spec[EP_SPEC + 2 + FU_MAX_STEPS + 2 * k] = 1;
+    spec[EP_SPEC] = prog->nsteps;
+    for (uint32_t t = 0; t < prog->nsteps; t++) {
+        uint32_t st = prog->step[t], kind = st & 3u;
+        spec[EP_SPEC + 1 + t] = with_operands(st, moved(operand_a(st), map, 0),
+                                              kind == FU_BINARY ? moved(operand_b(st), map, 0) : 0);
+    }
+    VkPipeline pipe;
+    VkPipelineLayout layout;
+    TRY(pl_get(ctx, p->epi.shader, spec, PL_MAX_SPEC, RT_MAX_BINDINGS, &pipe, &layout));
+    tn_storage *out = c->st[c->ew.nin];
+    VkDescriptorBufferInfo ob = {.buffer = out->dev.buffer, .offset = out->dev.offset, .range = out->dev.size};
+    /* p's storages but its result, then the program's inputs, then c's result */
+    rt_command e = *p;
+    e.nst = 0;
+    for (int k = 0; k < p->nst; k++)
+        if (!p->writes[k]) {
+            e.st[e.nst] = p->st[k];
+            e.writes[e.nst++] = false;
+        }
+    for (uint32_t k = p->nbufs; k < RT_MAX_BINDINGS; k++)
+        e.bi[k] = ob; /* unused bindings: any valid buffer */
+    e.bi[p->epi.out] = ob;
+    for (uint32_t k = 0; k < nin; k++) {
+        e.bi[EP_BIND + k] = (VkDescriptorBufferInfo){.buffer = ins[k]->dev.buffer, .offset = ins[k]->dev.offset,
+                                                     .range = ins[k]->dev.size};
+        e.st[e.nst] = ins[k];
+        e.writes[e.nst++] = false;
+    }
+    e.st[e.nst] = out;
+    e.writes[e.nst++] = true;
+    e.nbufs = RT_MAX_BINDINGS;
+    e.pipe = pipe;
+    e.layout = layout;
+    e.tag = (rt_tag){c->tag.op, spv_table[p->epi.shader].name};
+    e.has_ew = e.has_epi = false;
+    *p = e;
+    return VKT_OK;
+}
+
+/* For each elementwise command left, the producer of an input that only it
+ * reads runs its program in its own store, if it can (epilogue_fits). */
+static int fuse_epilogues(vkt_ctx *ctx, rt_log *log, fu_prog *progs, bool *gone)
+{
+    for (size_t i = 0; i < log->ncmds; i++) {
+        rt_command *c = &log->cmds[i];
+        if (gone[i] || !c->has_ew)
+            continue;
+        for (uint32_t k = 0; k < progs[i].nin; k++) {
+            tn_storage *st = progs[i].in[k];
+            int pi = st->fu_writer;
+            if (!st->orphan || st->fu_writers != 1 || st->fu_readers != 1 || pi < 0 || (size_t)pi >= i || gone[pi] ||
+                !epilogue_fits(log, (size_t)pi, i, &progs[i], k))
+                continue;
+            rt_command p = log->cmds[pi];
+            TRY(emit_epilogue(ctx, &p, c, &progs[i], k));
+            log->cmds[i] = p;
+            gone[pi] = true;
+            break;
+        }
+    }
+    return VKT_OK;
+}
+
 int fu_graph(vkt_ctx *ctx, rt_log *log)
 {
     size_t n = log->ncmds;
@@ -264,7 +395,7 @@ int fu_graph(vkt_ctx *ctx, rt_log *log)
             k = 0; /* the inputs moved: look again from the first */
         }
     }
-    int s = VKT_OK;
+    int s = fuse_epilogues(ctx, log, progs, gone);
     size_t kept = 0;
     log->dispatches = 0;
     for (size_t i = 0; i < n; i++) {

@@ -431,6 +431,9 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
     bool unroll = t->kh * t->kw <= C2T_UNROLL_TAPS;
     vkt_tensor *part = NULL;
     int s = c2_part_buffer(ctx, cnt, parts, &part);
+    /* the dispatch that writes y stores each element once: a graph may fuse
+     * an elementwise program into that store */
+    rt_epi tile_epi = {SPV_conv2d_tile_f32_epi, 2, (uint32_t)cnt}, sum_epi = {SPV_conv2d_sum_f32_epi, 1, (uint32_t)cnt};
     if (s == VKT_OK) {
         pl_dispatch d = {.shader = SPV_conv2d_tile_f32,
                          .spec = {ob, unroll && t->parts_u == 1 ? t->kh : 0, unroll ? t->kw : 0, pt},
@@ -440,7 +443,8 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
                          .writes = {false, false, true},
                          .push = t,
                          .push_size = sizeof *t,
-                         .groups = {(uint32_t)(wgs > 65535 ? 65535 : wgs), 1, 1}};
+                         .groups = {(uint32_t)(wgs > 65535 ? 65535 : wgs), 1, 1},
+                         .epi = part ? NULL : &tile_epi};
         s = pl_run(ctx, &d);
     }
     if (s == VKT_OK && part) {
@@ -451,7 +455,8 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
                          .bufs = {part->st, y->st},
                          .writes = {false, true},
                          .push = &sp,
-                         .push_size = sizeof sp};
+                         .push_size = sizeof sp,
+                         .epi = &sum_epi};
         pl_grid(cnt, 256, d.groups);
         s = pl_run(ctx, &d);
     }
@@ -575,6 +580,7 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
     uint64_t cnt = (uint64_t)t->n * t->o * t->oh * t->ow;
     vkt_tensor *part = NULL;
     int s = c2_part_buffer(ctx, cnt, l->parts, &part);
+    rt_epi kg_epi = {SPV_conv2d_kgrad_f32_epi, 2, (uint32_t)cnt}, sum_epi = {SPV_conv2d_kgrad_sum_f32_epi, 1, (uint32_t)cnt};
     if (s == VKT_OK) {
         pl_dispatch d = {.shader = SPV_conv2d_kgrad_f32,
                          .spec = {l->ob, l->qb},
@@ -584,7 +590,8 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
                          .writes = {false, false, true},
                          .push = t,
                          .push_size = sizeof *t,
-                         .groups = {l->parts, 1, 1}};
+                         .groups = {l->parts, 1, 1},
+                         .epi = part ? NULL : &kg_epi};
         s = pl_run(ctx, &d);
     }
     if (s == VKT_OK && part) {
@@ -597,7 +604,8 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
                          .writes = {false, true},
                          .push = &sp,
                          .push_size = sizeof sp,
-                         .groups = {(uint32_t)(groups > 65535 ? 65535 : groups), 1, 1}};
+                         .groups = {(uint32_t)(groups > 65535 ? 65535 : groups), 1, 1},
+                         .epi = &sum_epi};
         s = pl_run(ctx, &d);
     }
     vkt_tensor_free(part);

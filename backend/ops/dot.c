@@ -48,18 +48,21 @@ typedef struct dot_operand {
  * measuring the others); the context checked the name. */
 typedef struct dot_kernel {
     int shader[VKT_NUM_DTYPES];
+    int epi; /* the f32 variant with a fused epilogue (epilogue.glsl), or -1 */
     uint32_t bm, bn; /* output tile; 0 for direct */
     bool vec;        /* reads 4-vectors where the host says they are aligned */
 } dot_kernel;
 
 static const dot_kernel dot_kernels[DK__COUNT] = {
-    [DK_auto] = {{-1, -1, -1, -1}, 0, 0, false},
-    [DK_direct] = {{SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8}, 0, 0, false},
-    [DK_tiny] = {{SPV_gemm_tiny_f32, -1, -1, -1}, 16, 16, false},
-    [DK_small] = {{SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8}, 64, 64, false},
-    [DK_big] = {{SPV_gemm_big_f32, -1, -1, -1}, 128, 128, false},
-    [DK_big_vec] = {{SPV_gemm_big_vec_f32, -1, -1, -1}, 128, 128, true},
-    [DK_tall_vec] = {{SPV_gemm_tall_vec_f32, -1, -1, -1}, 256, 128, true},
+    [DK_auto] = {{-1, -1, -1, -1}, -1, 0, 0, false},
+    [DK_direct] = {{SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8},
+                   SPV_gemm_direct_f32_epi, 0, 0, false},
+    [DK_tiny] = {{SPV_gemm_tiny_f32, -1, -1, -1}, SPV_gemm_tiny_f32_epi, 16, 16, false},
+    [DK_small] = {{SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8},
+                  SPV_gemm_small_f32_epi, 64, 64, false},
+    [DK_big] = {{SPV_gemm_big_f32, -1, -1, -1}, SPV_gemm_big_f32_epi, 128, 128, false},
+    [DK_big_vec] = {{SPV_gemm_big_vec_f32, -1, -1, -1}, SPV_gemm_big_vec_f32_epi, 128, 128, true},
+    [DK_tall_vec] = {{SPV_gemm_tall_vec_f32, -1, -1, -1}, SPV_gemm_tall_vec_f32_epi, 256, 128, true},
 };
 
 /* ---- planning -------------------------------------------------------------- */
@@ -259,6 +262,11 @@ static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_
             slice = kn->bm == 16 ? dot_k_slice(passes * 34, 32) : dot_k_slice(passes, 8);
         }
         uint64_t K = oa->K;
+        /* A product in one dispatch stores each output once: a graph may fuse
+         * an elementwise program into that store. */
+        rt_epi epi = {kn->epi, 2, (uint32_t)c->out->numel};
+        if (c->out->dtype == VKT_F32 && kn->epi >= 0 && K <= slice)
+            d.epi = &epi;
         for (uint64_t k0 = 0; s == VKT_OK && (k0 < K || k0 == 0); k0 += slice) {
             pc.K = (uint32_t)(K - k0 < slice ? K - k0 : slice);
             pc.a_off = (uint32_t)(k0 * oa->sk);

@@ -49,6 +49,16 @@
 #define FU_STEP(kind, op, a, b) ((kind) | ((op) << 2) | ((a) << 10) | ((b) << 14))
 #define FU_REG 8u
 
+/* A fused program run in another kernel's store (common/epilogue.glsl): its
+ * inputs are bindings EP_BIND.. (up to EP_MAX_IN), its steps and indexing
+ * specialization constants EP_SPEC.. (1 + FU_MAX_STEPS + 2 * EP_MAX_IN of
+ * them), and operand EP_SELF is the value the kernel computed. */
+#define EP_BIND 5
+#define EP_MAX_IN 3
+#define EP_SPEC 16
+#define EP_NSPEC (1 + FU_MAX_STEPS + 2 * EP_MAX_IN)
+#define EP_SELF 7u
+
 /* reduce (reduce/reduce.glsl): kept and reduced groups of the input. */
 #define RD_PUSH_FIELDS                                                          \
     PC_U32 nout, nred, chunk, nparts;                                           \

@@ -5,8 +5,9 @@
 // one output per thread, so even a 64 x 120 product spreads over 32
 // workgroups where the 64 x 64 tile would give 2. Tiles of 16 x BK of A and
 // BK x 16 of B pass through shared memory. Same push constants and strided
-// operands as gemm.comp, K slices included.
+// operands as gemm.comp, K slices and epilogues included.
 #include "common.glsl"
+#include "epilogue.glsl"
 
 #define T 16
 #define BK 32
@@ -53,7 +54,7 @@ void main()
         uint m = m0 + ty, n = n0 + tx;
         if (m < p.M && n < p.N) {
             uint oi = q * p.M * p.N + m * p.N + n;
-            o[oi] = TS(p.accumulate != 0 ? TC(o[oi]) + acc : acc);
+            o[oi] = TS(ep_store(oi, p.accumulate != 0 ? TC(o[oi]) + acc : acc));
         }
     }
 }

@@ -5,6 +5,7 @@
 // Floats follow the reference: max/min propagate NaN and order -0 below +0;
 // any nonzero value, NaN included, is true.
 #include "common.glsl"
+#include "epilogue.glsl"
 #include "floatbits.glsl"
 
 #define ACC TC
@@ -99,7 +100,9 @@ ACC acc_comb(ACC x, ACC y)
 #endif
 }
 
+// An EPI variant runs only as the last pass (one part per output), so i is
+// the result's index.
 void acc_store(uint i, ACC v)
 {
-    o[i] = TO(v);
+    o[i] = TO(ep_store(i, v));
 }
