@@ -186,6 +186,17 @@ typedef struct rt_epi {
     uint32_t out, n;
 } rt_epi;
 
+/* What a graph's fusing needs to know of a dispatch's work besides its
+ * buffers (fuse.c): a product of dot's kernels (push constants
+ * DOT_PUSH_FIELDS of layouts.h; bindings a, b, the result; an output tile of
+ * bm x bn, 0 x 0 for one thread per output), or a transpose of the last two
+ * axes of a contiguous [b, rows, cols] (transpose_tiled: TILED_PUSH_FIELDS;
+ * bindings source, result). */
+enum { RT_FORM_NONE, RT_FORM_GEMM, RT_FORM_SWAP };
+typedef struct rt_form {
+    uint32_t kind, bm, bn;
+} rt_form;
+
 /* Specialization constants of a kernel's own (an epilogue's start at EP_SPEC). */
 #define RT_MAX_SPEC 8
 
@@ -203,6 +214,7 @@ typedef struct rt_dispatch_desc {
     const char *kernel;
     const rt_ew *ew; /* NULL: not a candidate for fusion */
     const rt_epi *epi; /* NULL: no epilogue can be fused onto it */
+    const rt_form *form; /* NULL: RT_FORM_NONE */
     int nspec;         /* with epi: the kernel's specialization constants */
     const uint32_t *spec;
 } rt_dispatch_desc;
@@ -225,6 +237,7 @@ typedef struct rt_command {
     rt_ew ew;
     bool has_epi;
     rt_epi epi;
+    rt_form form;
     uint32_t nspec, spec[RT_MAX_SPEC];
     /* a copy */
     VkBuffer src, dst;
@@ -386,6 +399,7 @@ typedef struct pl_dispatch {
     uint32_t groups[3];
     const rt_ew *ew; /* an f32 elementwise dispatch a graph may fuse, or NULL */
     const rt_epi *epi; /* a dispatch a graph may fuse an elementwise program onto, or NULL */
+    const rt_form *form; /* what its work is, for a graph's fusing, or NULL */
 } pl_dispatch;
 
 /* Records one compute dispatch with the needed barriers; builds and caches the

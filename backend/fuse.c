@@ -358,6 +358,81 @@ static int fuse_epilogues(vkt_ctx *ctx, rt_log *log, fu_prog *progs, bool *gone)
     return VKT_OK;
 }
 
+/* ---- a product's transpose: the product with its operands swapped ---------- */
+
+typedef struct fu_dot {
+    DOT_PUSH_FIELDS
+} fu_dot;
+
+typedef struct fu_swap {
+    TILED_PUSH_FIELDS
+} fu_swap;
+
+static uint32_t tiles(uint32_t n, uint32_t tile)
+{
+    return (n + tile - 1) / tile;
+}
+
+/* Whether transpose t turns product p's whole result [Q, M, N] into [Q, N, M]. */
+static bool transposes(const rt_command *p, const rt_command *t)
+{
+    fu_dot d;
+    fu_swap w;
+    memcpy(&d, p->push, sizeof d);
+    memcpy(&w, t->push, sizeof w);
+    return p->form.kind == RT_FORM_GEMM && t->form.kind == RT_FORM_SWAP && d.accumulate == 0 && w.b == d.Q &&
+           w.rows == d.M && w.cols == d.N;
+}
+
+/* Rewrites product p to store its result transposed, as t's result:
+ * C^T = B^T A^T takes the same products and sums them in the same order (every
+ * kernel walks K in order for each output), so the bits are the same. */
+static void swap_product(rt_command *p, const rt_command *t)
+{
+    fu_dot d, e;
+    memcpy(&d, p->push, sizeof d);
+    e = d;
+    e.M = d.N;
+    e.N = d.M;
+    e.a_sq = d.b_sq, e.a_sm = d.b_sn, e.a_sk = d.b_sk, e.a_mfast = d.b_nfast, e.a_off = d.b_off, e.a_vec = d.b_vec;
+    e.b_sq = d.a_sq, e.b_sn = d.a_sm, e.b_sk = d.a_sk, e.b_nfast = d.a_mfast, e.b_off = d.a_off, e.b_vec = d.a_vec;
+    if (p->form.bm) {
+        e.tiles_m = tiles(e.M, p->form.bm);
+        e.tiles_n = tiles(e.N, p->form.bn);
+        p->groups[0] = e.tiles_n > 65535 ? 65535 : e.tiles_n;
+        p->groups[1] = e.tiles_m > 65535 ? 65535 : e.tiles_m;
+    }
+    memcpy(p->push, &e, sizeof e);
+    VkDescriptorBufferInfo a = p->bi[0];
+    p->bi[0] = p->bi[1];
+    p->bi[1] = a;
+    p->bi[2] = t->bi[1];
+    p->st[2] = t->st[1];
+    p->tag.op = t->tag.op;
+}
+
+/* A transpose of the last two axes of a product's result, which only it
+ * reads, becomes the product itself, swapped, in the transpose's place. */
+static void fuse_transposes(rt_log *log, bool *gone)
+{
+    for (size_t i = 0; i < log->ncmds; i++) {
+        const rt_command *t = &log->cmds[i];
+        if (t->form.kind != RT_FORM_SWAP || t->nst != 2)
+            continue;
+        tn_storage *mid = t->st[0];
+        int pi = mid->fu_writer;
+        if (!mid->orphan || mid->fu_writers != 1 || mid->fu_readers != 1 || pi < 0 || (size_t)pi >= i || gone[pi])
+            continue;
+        rt_command p = log->cmds[pi];
+        if (p.nst != 3 || p.st[2] != mid || !transposes(&p, t) || binds(&p, t->st[1], false) ||
+            inputs_written_between(log, (size_t)pi, i, &p))
+            continue;
+        swap_product(&p, t);
+        log->cmds[i] = p;
+        gone[pi] = true;
+    }
+}
+
 int fu_graph(vkt_ctx *ctx, rt_log *log)
 {
     size_t n = log->ncmds;
@@ -369,9 +444,10 @@ int fu_graph(vkt_ctx *ctx, rt_log *log)
         return err_set(VKT_ENOMEM, "out of host memory fusing a graph");
     }
     count_uses(log);
+    fuse_transposes(log, gone);
     for (size_t i = 0; i < n; i++) {
         rt_command *c = &log->cmds[i];
-        if (!c->has_ew)
+        if (!c->has_ew || gone[i])
             continue;
         prog_of(c, &progs[i]);
         tn_storage *out = c->st[c->ew.nin];

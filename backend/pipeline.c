@@ -132,6 +132,7 @@ int pl_run(vkt_ctx *ctx, const pl_dispatch *d)
                           .kernel = spv_table[d->shader].name,
                           .ew = d->ew,
                           .epi = d->epi,
+                          .form = d->form,
                           .nspec = d->nspec,
                           .spec = d->spec};
     for (int i = 0; i < d->nbufs; i++) {

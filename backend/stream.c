@@ -418,6 +418,8 @@ int rt_dispatch(vkt_ctx *ctx, const rt_dispatch_desc *d)
         c.has_ew = true;
         c.ew = *d->ew;
     }
+    if (d->form)
+        c.form = *d->form;
     if (d->epi) {
         c.has_epi = true;
         c.epi = *d->epi;

@@ -265,8 +265,10 @@ static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_
         /* A product in one dispatch stores each output once: a graph may fuse
          * an elementwise program into that store. */
         rt_epi epi = {kn->epi, 2, (uint32_t)c->out->numel};
+        rt_form form = {RT_FORM_GEMM, kn->bm, kn->bn};
         if (c->out->dtype == VKT_F32 && kn->epi >= 0 && K <= slice)
             d.epi = &epi;
+        d.form = &form;
         for (uint64_t k0 = 0; s == VKT_OK && (k0 < K || k0 == 0); k0 += slice) {
             pc.K = (uint32_t)(K - k0 < slice ? K - k0 : slice);
             pc.a_off = (uint32_t)(k0 * oa->sk);

@@ -765,6 +765,66 @@ Test(graph, fuses_programs_into_conv_and_reduce_kernels, .timeout = 300)
     use_kernel("VKT_CONV_KERNEL", NULL);
 }
 
+/* A dense layer's weight gradient as the step writes it, contracting the
+ * batch and transposed: the transpose becomes the product itself, with its
+ * operands swapped, and the update runs in its store. */
+static void wgrad_sgd(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int c0[1] = {0}, t10[2] = {1, 0};
+    vkt_tensor *dt, *d;
+    (void)out;
+    H_OK(vkt_dot(in[0], c0, NULL, in[1], c0, NULL, 1, 0, &dt));
+    H_OK(vkt_transpose(dt, t10, &d));
+    sgd_of(st, d, in[2]);
+    vkt_tensor_free(dt);
+    vkt_tensor_free(d);
+}
+
+/* A batched product transposed in its last two axes, kept. */
+static void batched_t(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int ca[1] = {2}, ba[1] = {0}, cb[1] = {1}, bb[1] = {0}, t021[3] = {0, 2, 1};
+    vkt_tensor *d;
+    (void)st;
+    H_OK(vkt_dot(in[0], ca, ba, in[1], cb, bb, 1, 1, &d));
+    H_OK(vkt_transpose(d, t021, &out[0]));
+    vkt_tensor_free(d);
+}
+
+Test(graph, fuses_a_products_transpose_into_it, .timeout = 200)
+{
+    static const int64_t bn[][3] = {{8, 10, 84}, {64, 84, 120}, {33, 120, 400}, {5, 3, 7}};
+    vkt_tensor *lr = h_scalar(VKT_F32, 0.05);
+    for (size_t i = 0; i < sizeof bn / sizeof bn[0]; i++) {
+        h_shape sg = {2, {bn[i][0], bn[i][1]}}, sa = {2, {bn[i][0], bn[i][2]}}, sw = {2, {bn[i][2], bn[i][1]}};
+        vkt_tensor *g = h_rand(VKT_F32, &sg, -1, 1, 950 + i), *a = h_rand(VKT_F32, &sa, -1, 1, 960 + i),
+                   *w = h_rand(VKT_F32, &sw, -1, 1, 970 + i);
+        char what[96];
+        snprintf(what, sizeof what, "SGD on a transposed weight gradient, %lld x %lld x %lld", (long long)bn[i][0],
+                 (long long)bn[i][1], (long long)bn[i][2]);
+        fused_check(what, wgrad_sgd, (vkt_tensor *const[]){g, a, lr}, w, 0, 1, "gemm_", "assign");
+        vkt_tensor_free(g);
+        vkt_tensor_free(a);
+        vkt_tensor_free(w);
+    }
+    h_shape sx = {3, {3, 40, 24}}, sy = {3, {3, 24, 44}};
+    vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, 980), *y = h_rand(VKT_F32, &sy, -1, 1, 981);
+    vkt_tensor *out[1] = {0}, *eout[1] = {0};
+    H_OK(vkt_graph_begin(h_ctx));
+    batched_t((vkt_tensor *const[]){x, y}, NULL, out);
+    vkt_graph *gr;
+    H_OK(vkt_graph_end(h_ctx, &gr));
+    cr_expect_eq(vkt_graph_dispatches(gr), 1, "a batched product and its transpose: %zu dispatches",
+                 vkt_graph_dispatches(gr));
+    H_OK(vkt_graph_launch(gr));
+    batched_t((vkt_tensor *const[]){x, y}, NULL, eout);
+    h_compare(out[0], eout[0], H_EXACT, "a batched product, transposed");
+    vkt_graph_free(gr);
+    vkt_tensor *all[] = {lr, x, y, out[0], eout[0]};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        vkt_tensor_free(all[j]);
+}
+
 /* What must stay apart does, and still computes what the ops compute. */
 Test(graph, keeps_apart_what_an_epilogue_cannot_take)
 {
