@@ -127,6 +127,10 @@
  * dispatch walks; first: start from the identity or init value. */
 #define WN_PUSH_FIELDS PC_U32 n, k0, k1, first;
 
+/* window: pool.comp, windows that tile the last two axes of [planes, h, w]
+ * (kh x kw, an oh x ow grid); n counts outputs, or inputs for a scatter. */
+#define POOL_PUSH_FIELDS PC_U32 n, h, w, kh, kw, oh, ow;
+
 /* The window family's parameter block (a storage buffer of ints: six axes of
  * WP ints each, padded at the front with size-1 windows). */
 #define W_IN 0  /* input size */
