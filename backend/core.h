@@ -189,16 +189,22 @@ typedef struct rt_epi {
 /* What a graph's fusing needs to know of a dispatch's work besides its
  * buffers (fuse.c): a product of dot's kernels (push constants
  * DOT_PUSH_FIELDS of layouts.h; bindings a, b, the result; an output tile of
- * bm x bn, 0 x 0 for one thread per output), or a transpose of the last two
+ * bm x bn, 0 x 0 for one thread per output), a transpose of the last two
  * axes of a contiguous [b, rows, cols] (transpose_tiled: TILED_PUSH_FIELDS;
- * bindings source, result). */
-enum { RT_FORM_NONE, RT_FORM_GEMM, RT_FORM_SWAP };
+ * bindings source, result), or a pass of an f32 reduction (reduce.comp:
+ * RD_PUSH_FIELDS and its specialization constants; bindings input, output;
+ * alt, the variant that takes fused programs). */
+enum { RT_FORM_NONE, RT_FORM_GEMM, RT_FORM_SWAP, RT_FORM_REDUCE };
 typedef struct rt_form {
     uint32_t kind, bm, bn;
+    int alt;
 } rt_form;
 
-/* Specialization constants of a kernel's own (an epilogue's start at EP_SPEC). */
+/* Specialization constants of a kernel's own (fused programs' start at
+ * EP_SPEC), and of a kernel with its fused programs (layouts.h: PRO_SPEC +
+ * EP_NSPEC, which fuse.c asserts). */
 #define RT_MAX_SPEC 8
+#define RT_ALL_SPEC 44
 
 /* One compute dispatch, as the stream records it: a built pipeline, the
  * storages it binds (and which it writes), push constants and the grid. */
@@ -215,7 +221,7 @@ typedef struct rt_dispatch_desc {
     const rt_ew *ew; /* NULL: not a candidate for fusion */
     const rt_epi *epi; /* NULL: no epilogue can be fused onto it */
     const rt_form *form; /* NULL: RT_FORM_NONE */
-    int nspec;         /* with epi: the kernel's specialization constants */
+    int nspec;         /* with epi or form: the kernel's specialization constants */
     const uint32_t *spec;
 } rt_dispatch_desc;
 
@@ -238,7 +244,7 @@ typedef struct rt_command {
     bool has_epi;
     rt_epi epi;
     rt_form form;
-    uint32_t nspec, spec[RT_MAX_SPEC];
+    uint32_t nspec, spec[RT_ALL_SPEC]; /* the kernel's, then its fused programs' */
     /* a copy */
     VkBuffer src, dst;
     VkBufferCopy region;
@@ -379,9 +385,7 @@ INTERNAL void rt_log_op(vkt_ctx *ctx, op_counters *counters);
 
 /* ---- pipelines (pipeline.c) ---------------------------------------------- */
 
-/* A kernel's own constants, then an epilogue's (layouts.h: EP_SPEC + EP_NSPEC,
- * which fuse.c asserts). */
-#define PL_MAX_SPEC 30
+#define PL_MAX_SPEC RT_ALL_SPEC
 #define PL_MAX_BINDINGS RT_MAX_BINDINGS
 #define PL_PUSH_SIZE RT_PUSH_SIZE
 

@@ -28,7 +28,9 @@ typedef struct fu_push {
     FU_PUSH_FIELDS
 } fu_push;
 
-_Static_assert(PL_MAX_SPEC == EP_SPEC + EP_NSPEC && RT_MAX_SPEC <= EP_SPEC, "core.h's limits fit layouts.h's");
+_Static_assert(RT_ALL_SPEC == PRO_SPEC + EP_NSPEC && PRO_SPEC == EP_SPEC + EP_NSPEC && RT_MAX_SPEC <= EP_SPEC,
+               "core.h's limits fit layouts.h's");
+_Static_assert(PRO_BIND + EP_MAX_IN <= EP_BIND, "a reduction's input, output and programs' bindings fit");
 _Static_assert(EP_BIND + EP_MAX_IN <= RT_MAX_BINDINGS && EP_SELF < FU_REG && EP_SELF >= EP_MAX_IN,
                "an epilogue's bindings and operands fit");
 
@@ -252,12 +254,30 @@ static bool inputs_written_between(const rt_log *log, size_t from, size_t to, co
     return false;
 }
 
+typedef struct fu_reduce {
+    RD_PUSH_FIELDS
+} fu_reduce;
+
+/* Whether p is a single-pass f32 reduction of contiguous rows (the reduced
+ * axes last) whose result c's program, of n elements, reads broadcast over
+ * each row at its input `self`: the reduction can then store the program over
+ * its input's rows (reduce.comp's ROWS). */
+static bool row_program(const rt_command *p, const fu_prog *prog, uint32_t self)
+{
+    fu_reduce r;
+    memcpy(&r, p->push, sizeof r);
+    /* spec: 2 kept groups, 3 reduced groups */
+    return p->form.kind == RT_FORM_REDUCE && r.nparts == 1 && p->spec[3] == 1 && r.rstride[0] == 1 &&
+           r.rshape[0] == r.nred && (p->spec[2] == 0 || (p->spec[2] == 1 && r.kstride[0] == r.nred)) &&
+           prog->n == r.nout * r.nred && prog->mod[self] == r.nout && (prog->div[self] == r.nred || r.nout == 1);
+}
+
 /* Whether consumer c's program (its input `self` written by command p) can
  * run in p's store instead, from c's place in the graph: p writes that one
- * result and nothing else, c reads it whole and at nothing but its own index,
- * the program's other inputs fit the epilogue, p's inputs keep their values
- * until c's place, and c's result is none of them (p's workgroups would read
- * what others already updated). */
+ * result and nothing else, c reads it whole and at nothing but its own index
+ * (or a reduction's, over its rows), the program's other inputs fit the
+ * epilogue, p's inputs keep their values until c's place, and c's result is
+ * none of them (p's workgroups would read what others already updated). */
 static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog *prog, uint32_t self)
 {
     const rt_command *p = &log->cmds[pi], *c = &log->cmds[i];
@@ -265,8 +285,9 @@ static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog 
     int written = 0;
     for (int k = 0; k < p->nst; k++)
         written += p->writes[k];
-    if (!p->has_epi || written != 1 || p->epi.n != prog->n || prog->div[self] != 1 || prog->mod[self] != prog->n ||
-        prog->nin - 1 > EP_MAX_IN || binds(p, out, false) || inputs_written_between(log, pi, i, p))
+    bool whole = p->epi.n == prog->n && prog->div[self] == 1 && prog->mod[self] == prog->n;
+    if (!p->has_epi || written != 1 || !(whole || row_program(p, prog, self)) || prog->nin - 1 > EP_MAX_IN ||
+        binds(p, out, false) || inputs_written_between(log, pi, i, p))
         return false;
     for (uint32_t k = 0; k < prog->nin; k++)
         if (k != self && prog->in[k] == mid)
@@ -274,38 +295,56 @@ static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog 
     return true;
 }
 
-/* Rewrites command p as its kernel's epilogue variant running prog (input
- * `self` is p's own result) and storing c's result; the caller puts it in
- * c's place. */
-static int emit_epilogue(vkt_ctx *ctx, rt_command *p, const rt_command *c, const fu_prog *prog, uint32_t self)
+/* Writes prog into spec at base (a fused program's block: steps, then each
+ * input's div and mod), input `self` (none: prog->nin) as EP_SELF and the
+ * others renumbered in order into ins[] (*nin of them). */
+static void encode_program(uint32_t *spec, uint32_t base, const fu_prog *prog, uint32_t self, tn_storage **ins,
+                           uint32_t *nin)
 {
-    uint32_t spec[PL_MAX_SPEC] = {0}, map[FU_MAX_IN];
-    memcpy(spec, p->spec, sizeof(uint32_t) * p->nspec);
-    tn_storage *ins[EP_MAX_IN];
-    uint32_t nin = 0;
+    uint32_t map[FU_MAX_IN];
+    *nin = 0;
     for (uint32_t k = 0; k < prog->nin; k++) {
         if (k == self) {
             map[k] = EP_SELF;
             continue;
         }
-        spec[EP_SPEC + 1 + FU_MAX_STEPS + 2 * nin] = prog->div[k];
-        spec[EP_SPEC + 2 + FU_MAX_STEPS + 2 * nin] = prog->mod[k];
-        ins[nin] = prog->in[k];
-        map[k] = nin++;
+        spec[base + 1 + FU_MAX_STEPS + 2 * *nin] = prog->div[k];
+        spec[base + 2 + FU_MAX_STEPS + 2 * *nin] = prog->mod[k];
+        ins[*nin] = prog->in[k];
+        map[k] = (*nin)++;
     }
-    for (uint32_t k = nin; k < EP_MAX_IN; k++)
-        spec[EP_SPEC + 1 + FU_MAX_STEPS + 2 * k] = spec[EP_SPEC + 2 + FU_MAX_STEPS + 2 * k] = 1;
-    spec[EP_SPEC] = prog->nsteps;
+    for (uint32_t k = *nin; k < EP_MAX_IN; k++)
+        spec[base + 1 + FU_MAX_STEPS + 2 * k] = spec[base + 2 + FU_MAX_STEPS + 2 * k] = 1;
+    spec[base] = prog->nsteps;
     for (uint32_t t = 0; t < prog->nsteps; t++) {
         uint32_t st = prog->step[t], kind = st & 3u;
-        spec[EP_SPEC + 1 + t] = with_operands(st, moved(operand_a(st), map, 0),
-                                              kind == FU_BINARY ? moved(operand_b(st), map, 0) : 0);
+        spec[base + 1 + t] = with_operands(st, moved(operand_a(st), map, 0),
+                                           kind == FU_BINARY ? moved(operand_b(st), map, 0) : 0);
     }
+}
+
+static VkDescriptorBufferInfo info_of(const tn_storage *st)
+{
+    return (VkDescriptorBufferInfo){.buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
+}
+
+/* Rewrites command p as its kernel's variant with fused programs, running
+ * prog (input `self` is p's own result) in its store and storing c's result;
+ * the caller puts it in c's place. */
+static int emit_epilogue(vkt_ctx *ctx, rt_command *p, const rt_command *c, const fu_prog *prog, uint32_t self)
+{
+    uint32_t spec[PL_MAX_SPEC] = {0}, nin;
+    memcpy(spec, p->spec, sizeof(uint32_t) * p->nspec);
+    tn_storage *ins[EP_MAX_IN];
+    encode_program(spec, EP_SPEC, prog, self, ins, &nin);
+    bool whole = p->epi.n == prog->n && prog->div[self] == 1 && prog->mod[self] == prog->n;
+    if (p->form.kind == RT_FORM_REDUCE)
+        spec[7] = !whole; /* reduce.comp's ROWS */
     VkPipeline pipe;
     VkPipelineLayout layout;
     TRY(pl_get(ctx, p->epi.shader, spec, PL_MAX_SPEC, RT_MAX_BINDINGS, &pipe, &layout));
     tn_storage *out = c->st[c->ew.nin];
-    VkDescriptorBufferInfo ob = {.buffer = out->dev.buffer, .offset = out->dev.offset, .range = out->dev.size};
+    VkDescriptorBufferInfo ob = info_of(out);
     /* p's storages but its result, then the program's inputs, then c's result */
     rt_command e = *p;
     e.nst = 0;
@@ -318,8 +357,7 @@ static int emit_epilogue(vkt_ctx *ctx, rt_command *p, const rt_command *c, const
         e.bi[k] = ob; /* unused bindings: any valid buffer */
     e.bi[p->epi.out] = ob;
     for (uint32_t k = 0; k < nin; k++) {
-        e.bi[EP_BIND + k] = (VkDescriptorBufferInfo){.buffer = ins[k]->dev.buffer, .offset = ins[k]->dev.offset,
-                                                     .range = ins[k]->dev.size};
+        e.bi[EP_BIND + k] = info_of(ins[k]);
         e.st[e.nst] = ins[k];
         e.writes[e.nst++] = false;
     }
@@ -328,9 +366,76 @@ static int emit_epilogue(vkt_ctx *ctx, rt_command *p, const rt_command *c, const
     e.nbufs = RT_MAX_BINDINGS;
     e.pipe = pipe;
     e.layout = layout;
+    memcpy(e.spec, spec, sizeof spec);
+    e.nspec = PL_MAX_SPEC;
     e.tag = (rt_tag){c->tag.op, spv_table[p->epi.shader].name};
     e.has_ew = e.has_epi = false;
     *p = e;
+    return VKT_OK;
+}
+
+/* ---- prologues: a reduction whose input is an elementwise program --------- */
+
+/* Rewrites reduction pass r to compute its input as e's program (prog) where
+ * it would read it (in the order it would read it: the same sums), from the
+ * program's inputs: r's variant with fused programs. */
+static int emit_prologue(vkt_ctx *ctx, rt_command *r, const fu_prog *prog)
+{
+    uint32_t spec[PL_MAX_SPEC] = {0}, nin;
+    memcpy(spec, r->spec, sizeof(uint32_t) * r->nspec);
+    tn_storage *ins[EP_MAX_IN];
+    encode_program(spec, PRO_SPEC, prog, prog->nin, ins, &nin);
+    VkPipeline pipe;
+    VkPipelineLayout layout;
+    TRY(pl_get(ctx, r->form.alt, spec, PL_MAX_SPEC, RT_MAX_BINDINGS, &pipe, &layout));
+    tn_storage *out = r->st[1];
+    VkDescriptorBufferInfo ob = info_of(out);
+    for (uint32_t k = 0; k < RT_MAX_BINDINGS; k++)
+        if (k != 1)
+            r->bi[k] = ob; /* the input is not read; unused bindings: any valid buffer */
+    r->nst = 0;
+    for (uint32_t k = 0; k < nin; k++) {
+        r->bi[PRO_BIND + k] = info_of(ins[k]);
+        r->st[r->nst] = ins[k];
+        r->writes[r->nst++] = false;
+    }
+    r->st[r->nst] = out;
+    r->writes[r->nst++] = true;
+    r->nbufs = RT_MAX_BINDINGS;
+    r->pipe = pipe;
+    r->layout = layout;
+    memcpy(r->spec, spec, sizeof spec);
+    r->nspec = PL_MAX_SPEC;
+    r->tag.kernel = spv_table[r->form.alt].name;
+    if (r->has_epi)
+        r->epi.shader = r->form.alt;
+    return VKT_OK;
+}
+
+/* A reduction pass whose input only it reads, written by an elementwise
+ * command, computes that command's program itself (sum(exp(x)) in one
+ * dispatch), if the program's inputs fit and keep their values until then. */
+static int fuse_prologues(vkt_ctx *ctx, rt_log *log, const fu_prog *progs, bool *gone)
+{
+    for (size_t i = 0; i < log->ncmds; i++) {
+        rt_command *r = &log->cmds[i];
+        if (gone[i] || r->form.kind != RT_FORM_REDUCE || r->form.alt < 0 || r->nst != 2 || r->writes[0])
+            continue;
+        tn_storage *in = r->st[0];
+        int ei = in->fu_writer;
+        if (!in->orphan || in->fu_writers != 1 || in->fu_readers != 1 || ei < 0 || (size_t)ei >= i || gone[ei])
+            continue;
+        const rt_command *e = &log->cmds[ei];
+        const fu_prog *prog = &progs[ei];
+        bool ok = e->has_ew && e->st[e->ew.nin] == in && prog->nin <= EP_MAX_IN &&
+                  !written_between(log, (size_t)ei, i, prog);
+        for (uint32_t k = 0; ok && k < prog->nin; k++)
+            ok = prog->in[k] != r->st[1];
+        if (!ok)
+            continue;
+        TRY(emit_prologue(ctx, r, prog));
+        gone[ei] = true;
+    }
     return VKT_OK;
 }
 
@@ -471,7 +576,9 @@ int fu_graph(vkt_ctx *ctx, rt_log *log)
             k = 0; /* the inputs moved: look again from the first */
         }
     }
-    int s = fuse_epilogues(ctx, log, progs, gone);
+    int s = fuse_prologues(ctx, log, progs, gone);
+    if (s == VKT_OK)
+        s = fuse_epilogues(ctx, log, progs, gone);
     size_t kept = 0;
     log->dispatches = 0;
     for (size_t i = 0; i < n; i++) {

@@ -423,6 +423,8 @@ int rt_dispatch(vkt_ctx *ctx, const rt_dispatch_desc *d)
     if (d->epi) {
         c.has_epi = true;
         c.epi = *d->epi;
+    }
+    if (d->epi || d->form) {
         c.nspec = (uint32_t)d->nspec;
         memcpy(c.spec, d->spec, sizeof(uint32_t) * (size_t)d->nspec);
     }

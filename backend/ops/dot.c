@@ -265,7 +265,7 @@ static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_
         /* A product in one dispatch stores each output once: a graph may fuse
          * an elementwise program into that store. */
         rt_epi epi = {kn->epi, 2, (uint32_t)c->out->numel};
-        rt_form form = {RT_FORM_GEMM, kn->bm, kn->bn};
+        rt_form form = {RT_FORM_GEMM, kn->bm, kn->bn, -1};
         if (c->out->dtype == VKT_F32 && kn->epi >= 0 && K <= slice)
             d.epi = &epi;
         d.form = &form;

@@ -1,19 +1,21 @@
-// epilogue.glsl — an f32 elementwise program that a graph fused onto the
-// results of the kernel that includes this (backend/fuse.c): where the kernel
-// would store value v as element i of its result, it stores ep_store(i, v),
-// the program run with operand EP_SELF standing for v. Input k of the
-// program is binding EP_BIND + k, read at (i / div) % mod, as ew_fused.comp
-// reads its inputs; an in-place update reads what it writes at i only. The
-// program and the inputs' indexing are specialization constants (constant_id
-// EP_SPEC...), so each fused graph gets straight-line code. Without -DEPI the
-// kernel is unchanged: ep_store(i, v) is v.
-//
-// The including kernel computes in f32 and includes common.glsl first; its
-// own bindings are below EP_BIND and its specialization constants below
-// EP_SPEC (layouts.h).
+// epilogue.glsl — f32 elementwise programs that a graph fused into the kernel
+// that includes this (backend/fuse.c), each step fused.glsl's (the op's own
+// arithmetic), the program and its inputs' indexing in specialization
+// constants, so each fused graph gets straight-line code:
+//   EPI  an epilogue: where the kernel would store value v as element i of its
+//        result, it stores ep_store(i, v), the program run with operand
+//        EP_SELF standing for v (bindings EP_BIND.., constant_id EP_SPEC..).
+//        Without EPI, ep_store(i, v) is v.
+//   PRO  a prologue (reductions): the kernel's input element i is
+//        pro_run(i, 0), a program over other buffers (bindings PRO_BIND..,
+//        constant_id PRO_SPEC..).
+// Input k of a program is read at (i / div) % mod, as ew_fused.comp reads its
+// inputs; an in-place update reads what it writes at i only. A program of no
+// steps gives v. The including kernel computes in f32 and includes
+// common.glsl first; its own bindings and constants stay below these.
 #ifndef EPILOGUE_GLSL
 #define EPILOGUE_GLSL
-#ifdef EPI
+#if defined(EPI) || defined(PRO)
 #ifndef IS_FLOAT
 #define IS_FLOAT
 #endif
@@ -24,54 +26,64 @@
 #include "../elementwise/binary_ops.glsl"
 #include "fused.glsl"
 
-layout(constant_id = EP_SPEC) const uint EP_NSTEPS = 1;
-layout(constant_id = EP_SPEC + 1) const uint EP_S0 = 0;
-layout(constant_id = EP_SPEC + 2) const uint EP_S1 = 0;
-layout(constant_id = EP_SPEC + 3) const uint EP_S2 = 0;
-layout(constant_id = EP_SPEC + 4) const uint EP_S3 = 0;
-layout(constant_id = EP_SPEC + 5) const uint EP_S4 = 0;
-layout(constant_id = EP_SPEC + 6) const uint EP_S5 = 0;
-layout(constant_id = EP_SPEC + 7) const uint EP_S6 = 0;
-layout(constant_id = EP_SPEC + 8) const uint EP_DIV0 = 1;
-layout(constant_id = EP_SPEC + 9) const uint EP_MOD0 = 1;
-layout(constant_id = EP_SPEC + 10) const uint EP_DIV1 = 1;
-layout(constant_id = EP_SPEC + 11) const uint EP_MOD1 = 1;
-layout(constant_id = EP_SPEC + 12) const uint EP_DIV2 = 1;
-layout(constant_id = EP_SPEC + 13) const uint EP_MOD2 = 1;
-
-layout(std430, binding = EP_BIND) readonly buffer EP0 { float ep_in0[]; };
-layout(std430, binding = EP_BIND + 1) readonly buffer EP1 { float ep_in1[]; };
-layout(std430, binding = EP_BIND + 2) readonly buffer EP2 { float ep_in2[]; };
-
-uint ep_step(uint s)
-{
-    return s == 0 ? EP_S0 : s == 1 ? EP_S1 : s == 2 ? EP_S2 : s == 3 ? EP_S3 : s == 4 ? EP_S4 : s == 5 ? EP_S5 : EP_S6;
-}
-
-float ep_input(uint k, uint i)
-{
-    if (k == 0)
-        return ep_in0[(i / EP_DIV0) % EP_MOD0];
-    if (k == 1)
-        return ep_in1[(i / EP_DIV1) % EP_MOD1];
-    return ep_in2[(i / EP_DIV2) % EP_MOD2];
-}
-
-float ep_store(uint i, float v)
-{
-    precise float r[FU_MAX_STEPS];
-    [[unroll]] for (uint s = 0; s < FU_MAX_STEPS; s++) {
-        if (s >= EP_NSTEPS)
-            break;
-        // (no array passes through a call: a driver may keep it in memory)
-        uint st = ep_step(s), a = fu_a(st), b = fu_b(st);
-        float x = a >= FU_REG ? r[a - FU_REG] : a == EP_SELF ? v : ep_input(a, i);
-        float y = fu_kind(st) != FU_BINARY ? 0.0 : b >= FU_REG ? r[b - FU_REG] : b == EP_SELF ? v : ep_input(b, i);
-        r[s] = fu_apply(st, x, y);
+// A program named P: its constants, its input buffers and P_run(i, v).
+#define PROGRAM(P, SPEC, BIND)                                                                       \
+    layout(constant_id = SPEC) const uint P##_NSTEPS = 0;                                            \
+    layout(constant_id = SPEC + 1) const uint P##_S0 = 0;                                            \
+    layout(constant_id = SPEC + 2) const uint P##_S1 = 0;                                            \
+    layout(constant_id = SPEC + 3) const uint P##_S2 = 0;                                            \
+    layout(constant_id = SPEC + 4) const uint P##_S3 = 0;                                            \
+    layout(constant_id = SPEC + 5) const uint P##_S4 = 0;                                            \
+    layout(constant_id = SPEC + 6) const uint P##_S5 = 0;                                            \
+    layout(constant_id = SPEC + 7) const uint P##_S6 = 0;                                            \
+    layout(constant_id = SPEC + 8) const uint P##_DIV0 = 1;                                          \
+    layout(constant_id = SPEC + 9) const uint P##_MOD0 = 1;                                          \
+    layout(constant_id = SPEC + 10) const uint P##_DIV1 = 1;                                         \
+    layout(constant_id = SPEC + 11) const uint P##_MOD1 = 1;                                         \
+    layout(constant_id = SPEC + 12) const uint P##_DIV2 = 1;                                         \
+    layout(constant_id = SPEC + 13) const uint P##_MOD2 = 1;                                         \
+    layout(std430, binding = BIND) readonly buffer P##0 { float P##_in0[]; };                        \
+    layout(std430, binding = BIND + 1) readonly buffer P##1 { float P##_in1[]; };                    \
+    layout(std430, binding = BIND + 2) readonly buffer P##2 { float P##_in2[]; };                    \
+    uint P##_step(uint s)                                                                            \
+    {                                                                                                \
+        return s == 0 ? P##_S0 : s == 1 ? P##_S1 : s == 2 ? P##_S2 : s == 3 ? P##_S3 : s == 4 ? P##_S4 \
+             : s == 5 ? P##_S5 : P##_S6;                                                             \
+    }                                                                                                \
+    float P##_input(uint k, uint i)                                                                  \
+    {                                                                                                \
+        if (k == 0)                                                                                  \
+            return P##_in0[(i / P##_DIV0) % P##_MOD0];                                               \
+        if (k == 1)                                                                                  \
+            return P##_in1[(i / P##_DIV1) % P##_MOD1];                                               \
+        return P##_in2[(i / P##_DIV2) % P##_MOD2];                                                   \
+    }                                                                                                \
+    /* no array passes through a call: a driver may keep it in memory */                             \
+    float P##_run(uint i, float v)                                                                   \
+    {                                                                                                \
+        if (P##_NSTEPS == 0)                                                                         \
+            return v;                                                                                \
+        precise float r[FU_MAX_STEPS];                                                               \
+        [[unroll]] for (uint s = 0; s < FU_MAX_STEPS; s++) {                                         \
+            if (s >= P##_NSTEPS)                                                                     \
+                break;                                                                               \
+            uint st = P##_step(s), a = fu_a(st), b = fu_b(st);                                       \
+            float x = a >= FU_REG ? r[a - FU_REG] : a == EP_SELF ? v : P##_input(a, i);              \
+            float y = fu_kind(st) != FU_BINARY ? 0.0                                                 \
+                    : b >= FU_REG ? r[b - FU_REG] : b == EP_SELF ? v : P##_input(b, i);              \
+            r[s] = fu_apply(st, x, y);                                                               \
+        }                                                                                            \
+        return r[P##_NSTEPS - 1];                                                                    \
     }
-    return r[EP_NSTEPS - 1];
-}
+#endif
+
+#ifdef EPI
+PROGRAM(ep, EP_SPEC, EP_BIND)
+#define ep_store(i, v) ep_run(i, v)
 #else
 #define ep_store(i, v) (v)
+#endif
+#ifdef PRO
+PROGRAM(pro, PRO_SPEC, PRO_BIND)
 #endif
 #endif

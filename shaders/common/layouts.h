@@ -52,12 +52,16 @@
 /* A fused program run in another kernel's store (common/epilogue.glsl): its
  * inputs are bindings EP_BIND.. (up to EP_MAX_IN), its steps and indexing
  * specialization constants EP_SPEC.. (1 + FU_MAX_STEPS + 2 * EP_MAX_IN of
- * them), and operand EP_SELF is the value the kernel computed. */
+ * them), and operand EP_SELF is the value the kernel computed. A reduction's
+ * prologue (the program its input is) has the same form at PRO_BIND and
+ * PRO_SPEC. */
 #define EP_BIND 5
 #define EP_MAX_IN 3
 #define EP_SPEC 16
 #define EP_NSPEC (1 + FU_MAX_STEPS + 2 * EP_MAX_IN)
 #define EP_SELF 7u
+#define PRO_BIND 2
+#define PRO_SPEC (EP_SPEC + EP_NSPEC)
 
 /* reduce (reduce/reduce.glsl): kept and reduced groups of the input. */
 #define RD_PUSH_FIELDS                                                          \

@@ -78,20 +78,42 @@ ACC acc_from(TA x, uint k)
 #endif
 }
 
+// A PRO variant's input may be a fused program (pro_run) over other buffers,
+// computed where the input would be read, in the same order.
 ACC acc_load(uint off, uint k)
 {
+#ifdef PRO
+    if (pro_NSTEPS != 0)
+        return acc_from(TA(pro_run(off, 0.0)), k);
+#endif
     return acc_from(a[off], k);
 }
 
+TA4 acc_load4(uint i)
+{
+#ifdef PRO
+    if (pro_NSTEPS != 0)
+        return TA4(pro_run(4 * i, 0.0), pro_run(4 * i + 1, 0.0), pro_run(4 * i + 2, 0.0), pro_run(4 * i + 3, 0.0));
+#endif
+    return a4[i];
+}
+
+// Sums and products are `precise`: a prologue's product must not be fused
+// into the sum that takes it (one rounding where the ops one by one make two).
 ACC acc_comb(ACC x, ACC y)
 {
 #ifdef BOOL
     return OP == RED_ALL ? x & y : x | y;
 #else
-    if (OP == RED_SUM)
-        return x + y;
-    if (OP == RED_PRODUCT)
-        return x * y;
+    precise ACC r;
+    if (OP == RED_SUM) {
+        r = x + y;
+        return r;
+    }
+    if (OP == RED_PRODUCT) {
+        r = x * y;
+        return r;
+    }
 #ifdef IS_FLOAT
     return OP == RED_MAX ? max_(x, y) : min_(x, y);
 #else
@@ -100,9 +122,24 @@ ACC acc_comb(ACC x, ACC y)
 #endif
 }
 
-// An EPI variant runs only as the last pass (one part per output), so i is
-// the result's index.
+// An EPI variant's epilogue runs only in the last pass (one part per output),
+// so i is the result's index. ROWS: the program is the op that reads the
+// result broadcast over its rows (a row's maximum subtracted from the row):
+// output i then stores the program over row i of the input (contiguous rows,
+// the host checked), with its result standing for v.
+#ifdef EPI
+layout(constant_id = 7) const uint ROWS = 0;
+#endif
 void acc_store(uint i, ACC v)
 {
+#ifdef EPI
+    if (ROWS != 0) {
+        for (uint j = 0; j < pc.nred; j++) {
+            uint e = i * pc.nred + j;
+            o[e] = TO(ep_store(e, v));
+        }
+        return;
+    }
+#endif
     o[i] = TO(ep_store(i, v));
 }
