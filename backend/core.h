@@ -374,11 +374,12 @@ INTERNAL int rt_record_begin(vkt_ctx *ctx, rt_target *t, rt_log *log);
 INTERNAL int rt_record_end(vkt_ctx *ctx);
 INTERNAL int rt_launch(vkt_ctx *ctx, rt_target *t, const rt_log *log);
 
-/* ---- fusing a graph's elementwise dispatches (fuse.c) --------------------- */
+/* ---- fusing a graph's dispatches (fuse.c) ---------------------------------- */
 
-/* Before a recording ends: replaces each f32 elementwise dispatch whose result
- * only feeds the next elementwise dispatch (an intermediate freed during the
- * recording) by one dispatch of ew_fused that computes both, chains included. */
+/* Before a recording ends: computes each intermediate (freed during the
+ * recording) that one dispatch writes and one reads inside the reader, or
+ * in the writer's store: elementwise chains, programs around products,
+ * convolutions, reductions and pooling, a product's transpose. */
 INTERNAL int fu_graph(vkt_ctx *ctx, rt_log *log);
 /* A native op call recorded into the open graph (counted at launches). */
 INTERNAL void rt_log_op(vkt_ctx *ctx, op_counters *counters);

@@ -1,15 +1,24 @@
-/* fuse.c — fusing a graph's f32 elementwise dispatches before it is emitted.
+/* fuse.c — fusing a graph's dispatches before it is emitted.
  *
  * A recorded step is a chain of small dispatches (a bias add then tanh, the
  * three ops of an activation's gradient, an SGD update's multiply, subtract
  * and copy back into the weights), each a few microseconds of fixed cost
- * with a barrier before it. When the recording ends, every dispatch is known:
- * an f32 elementwise dispatch whose result is an intermediate (its tensor was
- * freed during the recording, so nothing outside the graph can see it), read
- * by exactly one later elementwise dispatch, is computed inside that one
- * instead. The fused dispatch runs ew_fused.comp with the
- * chain as a program of steps in specialization constants; each step is its
- * op's own arithmetic, so a launch gives exactly what the ops give one by one.
+ * with a barrier before it. When the recording ends, every dispatch is known,
+ * and an intermediate (a tensor freed during the recording, so nothing
+ * outside the graph can see it) that one dispatch writes and one reads need
+ * not exist. In order:
+ *  - a transpose of a product's result becomes the product itself with its
+ *    operands swapped (the same sums);
+ *  - an f32 elementwise dispatch is computed inside the elementwise one that
+ *    reads its result: ew_fused.comp runs the chain as a program of steps in
+ *    specialization constants, each step its op's own arithmetic;
+ *  - a reduction pass computes the elementwise program that writes its
+ *    input as it reads it (a prologue);
+ *  - a program runs in the store of the kernel whose result it reads (an
+ *    epilogue: dot's, conv's, a reduction's last pass, the pooling scatter,
+ *    each with an _epi variant, epilogue.glsl), or, after a single-pass
+ *    reduction of rows, over each row of the reduction's input.
+ * So a launch gives exactly what the ops give one by one.
  *
  * Fusing moves a producer's reads to its consumer's place in the graph, so a
  * producer whose inputs something writes in between stays apart; and where
@@ -164,6 +173,8 @@ static bool written_between(const rt_log *log, size_t from, size_t to, const fu_
     }
     return false;
 }
+
+/* ---- elementwise chains ------------------------------------------------------ */
 
 /* Each storage's readers and writers among the commands (a command that binds
  * one twice counts once). */
