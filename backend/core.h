@@ -204,7 +204,7 @@ typedef struct rt_form {
  * EP_SPEC), and of a kernel with its fused programs (layouts.h: PRO_SPEC +
  * EP_NSPEC, which fuse.c asserts). */
 #define RT_MAX_SPEC 8
-#define RT_ALL_SPEC 44
+#define RT_ALL_SPEC 38
 
 /* One compute dispatch, as the stream records it: a built pipeline, the
  * storages it binds (and which it writes), push constants and the grid. */

@@ -298,6 +298,7 @@ static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog 
         written += p->writes[k];
     bool whole = p->epi.n == prog->n && prog->div[self] == 1 && prog->mod[self] == prog->n;
     if (!p->has_epi || written != 1 || !(whole || row_program(p, prog, self)) || prog->nin - 1 > EP_MAX_IN ||
+        prog->nsteps > EP_MAX_STEPS ||
         binds(p, out, false) || inputs_written_between(log, pi, i, p))
         return false;
     for (uint32_t k = 0; k < prog->nin; k++)
@@ -319,13 +320,13 @@ static void encode_program(uint32_t *spec, uint32_t base, const fu_prog *prog, u
             map[k] = EP_SELF;
             continue;
         }
-        spec[base + 1 + FU_MAX_STEPS + 2 * *nin] = prog->div[k];
-        spec[base + 2 + FU_MAX_STEPS + 2 * *nin] = prog->mod[k];
+        spec[base + 1 + EP_MAX_STEPS + 2 * *nin] = prog->div[k];
+        spec[base + 2 + EP_MAX_STEPS + 2 * *nin] = prog->mod[k];
         ins[*nin] = prog->in[k];
         map[k] = (*nin)++;
     }
     for (uint32_t k = *nin; k < EP_MAX_IN; k++)
-        spec[base + 1 + FU_MAX_STEPS + 2 * k] = spec[base + 2 + FU_MAX_STEPS + 2 * k] = 1;
+        spec[base + 1 + EP_MAX_STEPS + 2 * k] = spec[base + 2 + EP_MAX_STEPS + 2 * k] = 1;
     spec[base] = prog->nsteps;
     for (uint32_t t = 0; t < prog->nsteps; t++) {
         uint32_t st = prog->step[t], kind = st & 3u;
@@ -438,7 +439,7 @@ static int fuse_prologues(vkt_ctx *ctx, rt_log *log, const fu_prog *progs, bool 
             continue;
         const rt_command *e = &log->cmds[ei];
         const fu_prog *prog = &progs[ei];
-        bool ok = e->has_ew && e->st[e->ew.nin] == in && prog->nin <= EP_MAX_IN &&
+        bool ok = e->has_ew && e->st[e->ew.nin] == in && prog->nin <= EP_MAX_IN && prog->nsteps <= EP_MAX_STEPS &&
                   !written_between(log, (size_t)ei, i, prog);
         for (uint32_t k = 0; ok && k < prog->nin; k++)
             ok = prog->in[k] != r->st[1];

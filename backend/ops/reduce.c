@@ -233,7 +233,7 @@ static int rd_dispatch(vkt_ctx *ctx, int shader, int code, uint32_t mode, uint32
                        const rt_epi *epi)
 {
     /* an f32 reduction's pass may take fused programs in a graph */
-    rt_form form = {RT_FORM_REDUCE, 0, 0, SPV_reduce_f32_epi};
+    rt_form form = {RT_FORM_REDUCE, 0, 0, SPV_reduce_f32_pro};
     pl_dispatch d = {.shader = shader, .nspec = 7, .nbufs = nbufs, .push = pc, .push_size = sizeof *pc, .epi = epi,
                      .form = shader == SPV_reduce_f32 ? &form : NULL};
     d.spec[0] = (uint32_t)(code == RD_ARGMAX ? 0 : code == RD_ARGMIN ? 1 : code);

@@ -33,22 +33,18 @@
     layout(constant_id = SPEC + 2) const uint P##_S1 = 0;                                            \
     layout(constant_id = SPEC + 3) const uint P##_S2 = 0;                                            \
     layout(constant_id = SPEC + 4) const uint P##_S3 = 0;                                            \
-    layout(constant_id = SPEC + 5) const uint P##_S4 = 0;                                            \
-    layout(constant_id = SPEC + 6) const uint P##_S5 = 0;                                            \
-    layout(constant_id = SPEC + 7) const uint P##_S6 = 0;                                            \
-    layout(constant_id = SPEC + 8) const uint P##_DIV0 = 1;                                          \
-    layout(constant_id = SPEC + 9) const uint P##_MOD0 = 1;                                          \
-    layout(constant_id = SPEC + 10) const uint P##_DIV1 = 1;                                         \
-    layout(constant_id = SPEC + 11) const uint P##_MOD1 = 1;                                         \
-    layout(constant_id = SPEC + 12) const uint P##_DIV2 = 1;                                         \
-    layout(constant_id = SPEC + 13) const uint P##_MOD2 = 1;                                         \
+    layout(constant_id = SPEC + 5) const uint P##_DIV0 = 1;                                          \
+    layout(constant_id = SPEC + 6) const uint P##_MOD0 = 1;                                          \
+    layout(constant_id = SPEC + 7) const uint P##_DIV1 = 1;                                          \
+    layout(constant_id = SPEC + 8) const uint P##_MOD1 = 1;                                          \
+    layout(constant_id = SPEC + 9) const uint P##_DIV2 = 1;                                          \
+    layout(constant_id = SPEC + 10) const uint P##_MOD2 = 1;                                         \
     layout(std430, binding = BIND) readonly buffer P##0 { float P##_in0[]; };                        \
     layout(std430, binding = BIND + 1) readonly buffer P##1 { float P##_in1[]; };                    \
     layout(std430, binding = BIND + 2) readonly buffer P##2 { float P##_in2[]; };                    \
     uint P##_step(uint s)                                                                            \
     {                                                                                                \
-        return s == 0 ? P##_S0 : s == 1 ? P##_S1 : s == 2 ? P##_S2 : s == 3 ? P##_S3 : s == 4 ? P##_S4 \
-             : s == 5 ? P##_S5 : P##_S6;                                                             \
+        return s == 0 ? P##_S0 : s == 1 ? P##_S1 : s == 2 ? P##_S2 : P##_S3;                         \
     }                                                                                                \
     float P##_input(uint k, uint i)                                                                  \
     {                                                                                                \
@@ -63,8 +59,8 @@
     {                                                                                                \
         if (P##_NSTEPS == 0)                                                                         \
             return v;                                                                                \
-        precise float r[FU_MAX_STEPS];                                                               \
-        [[unroll]] for (uint s = 0; s < FU_MAX_STEPS; s++) {                                         \
+        precise float r[EP_MAX_STEPS];                                                               \
+        [[unroll]] for (uint s = 0; s < EP_MAX_STEPS; s++) {                                         \
             if (s >= P##_NSTEPS)                                                                     \
                 break;                                                                               \
             uint st = P##_step(s), a = fu_a(st), b = fu_b(st);                                       \

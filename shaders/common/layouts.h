@@ -50,15 +50,18 @@
 #define FU_REG 8u
 
 /* A fused program run in another kernel's store (common/epilogue.glsl): its
- * inputs are bindings EP_BIND.. (up to EP_MAX_IN), its steps and indexing
- * specialization constants EP_SPEC.. (1 + FU_MAX_STEPS + 2 * EP_MAX_IN of
- * them), and operand EP_SELF is the value the kernel computed. A reduction's
+ * inputs are bindings EP_BIND.. (up to EP_MAX_IN), its steps (up to
+ * EP_MAX_STEPS: each is inlined with every op it could be, which a driver
+ * compiles before it folds them) and indexing specialization constants
+ * EP_SPEC.. (1 + EP_MAX_STEPS + 2 * EP_MAX_IN of them), and operand EP_SELF
+ * is the value the kernel computed. A reduction's
  * prologue (the program its input is) has the same form at PRO_BIND and
  * PRO_SPEC. */
 #define EP_BIND 5
 #define EP_MAX_IN 3
+#define EP_MAX_STEPS 4
 #define EP_SPEC 16
-#define EP_NSPEC (1 + FU_MAX_STEPS + 2 * EP_MAX_IN)
+#define EP_NSPEC (1 + EP_MAX_STEPS + 2 * EP_MAX_IN)
 #define EP_SELF 7u
 #define PRO_BIND 2
 #define PRO_SPEC (EP_SPEC + EP_NSPEC)

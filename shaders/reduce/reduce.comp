@@ -92,8 +92,14 @@ ACC acc_load(uint off, uint k)
 TA4 acc_load4(uint i)
 {
 #ifdef PRO
-    if (pro_NSTEPS != 0)
-        return TA4(pro_run(4 * i, 0.0), pro_run(4 * i + 1, 0.0), pro_run(4 * i + 2, 0.0), pro_run(4 * i + 3, 0.0));
+    // a loop, not four calls: each call inlines the program's every possible
+    // op, which a driver compiles before it folds them away
+    if (pro_NSTEPS != 0) {
+        TA4 v;
+        for (uint c = 0; c < 4; c++)
+            v[c] = pro_run(4 * i + c, 0.0);
+        return v;
+    }
 #endif
     return a4[i];
 }
@@ -133,13 +139,11 @@ layout(constant_id = 7) const uint ROWS = 0;
 void acc_store(uint i, ACC v)
 {
 #ifdef EPI
-    if (ROWS != 0) {
-        for (uint j = 0; j < pc.nred; j++) {
-            uint e = i * pc.nred + j;
-            o[e] = TO(ep_store(e, v));
-        }
-        return;
-    }
+    // one call of ep_store: each inlines the program's every possible op
+    uint n = ROWS != 0 ? pc.nred : 1u, e0 = ROWS != 0 ? i * pc.nred : i;
+    for (uint e = e0; e < e0 + n; e++)
+        o[e] = TO(ep_store(e, v));
+#else
+    o[i] = TO(v);
 #endif
-    o[i] = TO(ep_store(i, v));
 }

@@ -512,8 +512,8 @@ static vkt_tensor *copy_of(const vkt_tensor *t)
 /* Records body into a graph, launches it twice (profiled the second time) and
  * runs it eagerly on a copy of st: every result and st must be the same bits,
  * the graph `dispatches` long (0: not checked), and one dispatch of it a
- * kernel whose name starts with `kernel` and ends in _epi, tagged with the
- * consumer's op. */
+ * kernel whose name starts with `kernel` and ends in _epi or _pro (a variant
+ * with fused programs), tagged with the consumer's op. */
 static void fused_check(const char *what, body_fn body, vkt_tensor *const *in, vkt_tensor *st, int nout,
                         size_t dispatches, const char *kernel, const char *op)
 {
@@ -545,10 +545,11 @@ static void fused_check(const char *what, body_fn body, vkt_tensor *const *in, v
     for (size_t i = 0; i < n && i < 64; i++) {
         size_t kl = strlen(e[i].kernel);
         seen |= strncmp(e[i].kernel, kernel, strlen(kernel)) == 0 && kl > 4 &&
-                strcmp(e[i].kernel + kl - 4, "_epi") == 0 && strcmp(e[i].op, op) == 0;
+                (strcmp(e[i].kernel + kl - 4, "_epi") == 0 || strcmp(e[i].kernel + kl - 4, "_pro") == 0) &&
+                strcmp(e[i].op, op) == 0;
     }
     if (vkt_ctx_last_gpu_ns(h_ctx) >= 0 && !seen) {
-        cr_expect(seen, "%s: no %s*_epi dispatch of %s in the profile (%zu entries)", what, kernel, op, n);
+        cr_expect(seen, "%s: no %s*_epi or _pro dispatch of %s in the profile (%zu entries)", what, kernel, op, n);
         for (size_t i = 0; i < n && i < 64; i++)
             cr_log_info("  %s %s", e[i].op, e[i].kernel);
     }

@@ -157,8 +157,8 @@ def render_lenet_graph(doc):
     sizes = sorted({r["size"] for r in rows}, key=int)
     mine = [num(find(doc, "native-graph-fixed", s)["value"]) for s in sizes]
     parts = []
-    for peer, name in (("torch-compile-cuda-graph", "torch.compile then a CUDA graph"), ("torch-cuda-graph",
-                                                                                          "a CUDA graph alone")):
+    for peer, name in (("torch-compile-cuda-graph", "torch.compile then a CUDA graph"),
+                       ("torch-cuda-graph", "a CUDA graph alone")):
         rs = [find(doc, "native-graph-fixed", s, peer) for s in sizes]
         parts.append(f"{name} {' and '.join(num(r.get('peer_value')) for r in rs)} ms "
                      f"({' and '.join(ratio(r['value'], r.get('peer_value')) for r in rs)})")
