@@ -130,10 +130,14 @@ VKT_API size_t vkt_profile_read(vkt_ctx *ctx, vkt_profile_entry *entries, size_t
  * into the bound tensors (vkt_tensor_write) and state that a step updates is
  * updated in place (vkt_assign), as with a CUDA graph's static inputs.
  *
- * When the recording ends, an f32 elementwise op whose result only the next
- * elementwise op reads (a tensor freed during the recording) is fused into
- * that op's dispatch, computing exactly what the two compute apart; and the
- * dispatches run in dependency levels, one barrier between levels.
+ * When the recording ends, a result that one dispatch writes and only one
+ * reads (a tensor freed during the recording) is fused away, computing
+ * exactly what the ops compute apart: f32 elementwise chains run in one
+ * dispatch, an elementwise op runs in the store of the product, convolution,
+ * reduction or pooling gradient it reads, a reduction computes the
+ * elementwise op that makes its input, and a product's transpose is the
+ * product; and the dispatches run in dependency levels, one barrier between
+ * levels.
  *
  * Only native work is recorded. An op that would fall back or run on the host
  * fails with VKT_EGRAPH, naming the op and the gate, and so does a read to the
