@@ -1,13 +1,17 @@
 /* context.c — a context's life: the Vulkan instance, device selection, the
- * compute queue, the device's properties and the context's options. The work
- * recorded on it is the command stream's (stream.c). */
+ * compute queue, the device's properties and the context's options, whose
+ * names are checked here, once, against the public op list (matrix.c) and
+ * the kernel lists (kernels.h). The work recorded on it is the command
+ * stream's (stream.c). */
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "core.h"
+#include "kernels.h"
 
 static int rank_type(VkPhysicalDeviceType t)
 {
@@ -164,6 +168,93 @@ static int create_device(vkt_ctx *ctx)
     return rt_init(ctx);
 }
 
+/* ---- options: names checked against the op list and kernels.h ------------ */
+
+/* Whether the n bytes at name are a public op's name (vkt_op_name) or "all". */
+static bool op_known(const char *name, size_t n)
+{
+    if (n == 3 && memcmp(name, "all", 3) == 0)
+        return true;
+    for (size_t i = 0, count = vkt_op_count(); i < count; i++) {
+        const char *op = vkt_op_name(i);
+        if (strlen(op) == n && memcmp(op, name, n) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Turns "a, b" into ",a,b," (*out, NULL for none), keeping the names of ops
+ * only; the first other name goes to bad (NUL-terminated, cut to badcap). */
+static int parse_disable(const char *ops, char **out, char *bad, size_t badcap)
+{
+    size_t n = strlen(ops), j = 0;
+    char *list = malloc(n + 3);
+    if (!list)
+        return VKT_ENOMEM;
+    bad[0] = '\0';
+    list[j++] = ',';
+    for (const char *p = ops; *p;) {
+        while (*p == ',' || isspace((unsigned char)*p))
+            p++;
+        const char *start = p;
+        while (*p && *p != ',' && !isspace((unsigned char)*p))
+            p++;
+        size_t len = (size_t)(p - start);
+        if (len == 0)
+            continue;
+        if (!op_known(start, len)) {
+            if (!bad[0])
+                snprintf(bad, badcap, "%.*s", (int)len, start);
+            continue;
+        }
+        memcpy(list + j, start, len);
+        j += len;
+        list[j++] = ',';
+    }
+    list[j] = '\0';
+    *out = j > 1 ? list : NULL;
+    if (j <= 1)
+        free(list);
+    return VKT_OK;
+}
+
+/* The index of name in a kernel list, or -1. */
+static int kernel_index(const char *const *names, int count, const char *name)
+{
+    for (int k = 0; k < count; k++)
+        if (strcmp(names[k], name) == 0)
+            return k;
+    return -1;
+}
+
+#define KERNEL_NAME(name) #name,
+static const char *const dot_kernel_names[DK__COUNT] = {DOT_KERNELS(KERNEL_NAME)};
+static const char *const conv_kernel_names[CK__COUNT] = {CONV_KERNELS(KERNEL_NAME)};
+#undef KERNEL_NAME
+
+/* One warning per variable and process: every context reads the same
+ * environment, and a test or a tool makes many. */
+static atomic_bool warned_disable, warned_dot, warned_conv;
+
+/* A kernel-override variable's kernel: its index in names, else (unset, or
+ * a name that is none, which warns once) 0, the automatic choice. */
+static int kernel_from_env(const char *var, const char *const *names, int count, atomic_bool *warned)
+{
+    const char *v = getenv(var);
+    if (!v || !*v)
+        return 0;
+    int k = kernel_index(names, count, v);
+    if (k >= 0)
+        return k;
+    if (!atomic_exchange(warned, true)) {
+        fprintf(stderr, "libvkt: %s=%s names no kernel (", var, v);
+        for (int i = 0; i < count; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", names[i]);
+        fprintf(stderr, "); choosing automatically\n");
+    }
+    return 0;
+}
+
 static void read_env(vkt_ctx *ctx)
 {
     const char *fr = getenv("VKT_FALLBACK_RESULT");
@@ -173,14 +264,13 @@ static void read_env(vkt_ctx *ctx)
     else if (fr && *fr && strcmp(fr, "device") != 0)
         fprintf(stderr, "libvkt: VKT_FALLBACK_RESULT=%s is not device|host; using device\n", fr);
     const char *nd = getenv("VKT_NATIVE_DISABLE");
-    if (nd && *nd)
-        vkt_ctx_set_native_disable(ctx, nd);
-    const char *dk = getenv("VKT_DOT_KERNEL");
-    if (dk && *dk)
-        ctx->dot_kernel = strdup(dk);
-    const char *ck = getenv("VKT_CONV_KERNEL");
-    if (ck && *ck)
-        ctx->conv_kernel = strdup(ck);
+    char bad[64];
+    if (nd && *nd && parse_disable(nd, &ctx->native_disable, bad, sizeof bad) == VKT_OK && bad[0] &&
+        !atomic_exchange(&warned_disable, true))
+        fprintf(stderr, "libvkt: VKT_NATIVE_DISABLE names no op '%s' (vkt_op_name lists them); ignoring that "
+                        "name\n", bad);
+    ctx->dot_kernel = kernel_from_env("VKT_DOT_KERNEL", dot_kernel_names, DK__COUNT, &warned_dot);
+    ctx->conv_kernel = kernel_from_env("VKT_CONV_KERNEL", conv_kernel_names, CK__COUNT, &warned_conv);
 }
 
 VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out)
@@ -236,8 +326,6 @@ VKT_API void vkt_ctx_destroy(vkt_ctx *ctx)
     if (ctx->instance)
         vkDestroyInstance(ctx->instance, NULL);
     free(ctx->native_disable);
-    free(ctx->dot_kernel);
-    free(ctx->conv_kernel);
     free(ctx);
 }
 
@@ -253,24 +341,19 @@ VKT_API uint64_t vkt_ctx_max_tensor_bytes(const vkt_ctx *ctx)
 
 VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops)
 {
+    err_clear();
     if (!ctx || !ops)
         return err_set(VKT_EINVAL, "vkt_ctx_set_native_disable: NULL argument");
-    size_t n = strlen(ops);
-    char *list = malloc(n + 3);
-    if (!list)
+    char *list = NULL, bad[64];
+    if (parse_disable(ops, &list, bad, sizeof bad) != VKT_OK)
         return err_set(VKT_ENOMEM, "vkt_ctx_set_native_disable: out of host memory");
-    /* Stored as ",a,b," so a lookup is one strstr of ",name,". */
-    size_t j = 0;
-    list[j++] = ',';
-    for (size_t i = 0; i < n; i++)
-        if (!isspace((unsigned char)ops[i]))
-            list[j++] = ops[i];
-    list[j++] = ',';
-    list[j] = '\0';
-    free(ctx->native_disable);
-    ctx->native_disable = j > 2 ? list : NULL;
-    if (j <= 2)
+    if (bad[0]) {
         free(list);
+        return err_set(VKT_EINVAL, "vkt_ctx_set_native_disable: '%s' is no op's name (vkt_op_name lists them, "
+                                   "or \"all\"); nothing changed", bad);
+    }
+    free(ctx->native_disable);
+    ctx->native_disable = list;
     return VKT_OK;
 }
 

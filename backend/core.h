@@ -10,7 +10,9 @@
  * from the objects), top first: the op families (ops/), create.c and matrix.c;
  * exec.c; fallback.c; graph.c; fuse.c; tensor.c; context.c; pipeline.c;
  * stream.c; memory.c; error.c and the host reference (ref/) beneath
- * everything.
+ * everything. One call goes up: context.c checks the names its options give
+ * against the public op list (vkt_op_name, matrix.c), which depends on
+ * nothing of context.c's.
  */
 #ifndef VKT_CORE_H
 #define VKT_CORE_H
@@ -173,6 +175,37 @@ typedef struct rt_ew {
     uint32_t div[2], mod[2];
 } rt_ew;
 
+/* What a graph needs to run a fused f32 elementwise program in the store of
+ * a dispatch that computes a whole result (fuse.c, epilogue.glsl): the
+ * kernel's variant with an epilogue, the binding of the result, and its
+ * element count n; the dispatch stores each element once, at its index, and
+ * writes nothing else. The variant takes the kernel's own specialization
+ * constants (below EP_SPEC) with the program's after them. */
+typedef struct rt_epi {
+    int shader; /* SPV_* of the _epi variant */
+    uint32_t out, n;
+} rt_epi;
+
+/* What a graph's fusing needs to know of a dispatch's work besides its
+ * buffers (fuse.c): a product of dot's kernels (push constants
+ * DOT_PUSH_FIELDS of layouts.h; bindings a, b, the result; an output tile of
+ * bm x bn, 0 x 0 for one thread per output), a transpose of the last two
+ * axes of a contiguous [b, rows, cols] (transpose_tiled: TILED_PUSH_FIELDS;
+ * bindings source, result), or a pass of an f32 reduction (reduce.comp:
+ * RD_PUSH_FIELDS and its specialization constants; bindings input, output;
+ * alt, the variant that takes fused programs). */
+enum { RT_FORM_NONE, RT_FORM_GEMM, RT_FORM_SWAP, RT_FORM_REDUCE };
+typedef struct rt_form {
+    uint32_t kind, bm, bn;
+    int alt;
+} rt_form;
+
+/* Specialization constants of a kernel's own (fused programs' start at
+ * EP_SPEC), and of a kernel with its fused programs (layouts.h: PRO_SPEC +
+ * EP_NSPEC, which fuse.c asserts). */
+#define RT_MAX_SPEC 8
+#define RT_ALL_SPEC 38
+
 /* One compute dispatch, as the stream records it: a built pipeline, the
  * storages it binds (and which it writes), push constants and the grid. */
 typedef struct rt_dispatch_desc {
@@ -186,6 +219,10 @@ typedef struct rt_dispatch_desc {
     uint32_t groups[3];
     const char *kernel;
     const rt_ew *ew; /* NULL: not a candidate for fusion */
+    const rt_epi *epi; /* NULL: no epilogue can be fused onto it */
+    const rt_form *form; /* NULL: RT_FORM_NONE */
+    int nspec;         /* with epi or form: the kernel's specialization constants */
+    const uint32_t *spec;
 } rt_dispatch_desc;
 
 /* A dispatch or a copy of a graph, held until the recording ends: then the
@@ -204,6 +241,10 @@ typedef struct rt_command {
     rt_tag tag;
     bool has_ew;
     rt_ew ew;
+    bool has_epi;
+    rt_epi epi;
+    rt_form form;
+    uint32_t nspec, spec[RT_ALL_SPEC]; /* the kernel's, then its fused programs' */
     /* a copy */
     VkBuffer src, dst;
     VkBufferCopy region;
@@ -283,8 +324,8 @@ struct vkt_ctx {
     /* residency options */
     vkt_residency fallback_result;
     char *native_disable; /* ",a,b," or NULL; "all" disables everything */
-    char *dot_kernel;     /* VKT_DOT_KERNEL, or NULL: dot chooses by size */
-    char *conv_kernel;    /* VKT_CONV_KERNEL, or NULL: conv chooses by shape and device */
+    int dot_kernel;       /* VKT_DOT_KERNEL as kernels.h's DK_*; DK_auto: dot chooses by size */
+    int conv_kernel;      /* VKT_CONV_KERNEL as CK_*; CK_auto: conv chooses by shape and device */
     /* Why the latest op in this context did not run natively (a gate's reason
      * or "inputs are host-resident"), NULL when it did: the census counts
      * fallbacks, this names the cause for a debugger or a white-box test. */
@@ -333,18 +374,19 @@ INTERNAL int rt_record_begin(vkt_ctx *ctx, rt_target *t, rt_log *log);
 INTERNAL int rt_record_end(vkt_ctx *ctx);
 INTERNAL int rt_launch(vkt_ctx *ctx, rt_target *t, const rt_log *log);
 
-/* ---- fusing a graph's elementwise dispatches (fuse.c) --------------------- */
+/* ---- fusing a graph's dispatches (fuse.c) ---------------------------------- */
 
-/* Before a recording ends: replaces each f32 elementwise dispatch whose result
- * only feeds the next elementwise dispatch (an intermediate freed during the
- * recording) by one dispatch of ew_fused that computes both, chains included. */
+/* Before a recording ends: computes each intermediate (freed during the
+ * recording) that one dispatch writes and one reads inside the reader, or
+ * in the writer's store: elementwise chains, programs around products,
+ * convolutions, reductions and pooling, a product's transpose. */
 INTERNAL int fu_graph(vkt_ctx *ctx, rt_log *log);
 /* A native op call recorded into the open graph (counted at launches). */
 INTERNAL void rt_log_op(vkt_ctx *ctx, op_counters *counters);
 
 /* ---- pipelines (pipeline.c) ---------------------------------------------- */
 
-#define PL_MAX_SPEC 8
+#define PL_MAX_SPEC RT_ALL_SPEC
 #define PL_MAX_BINDINGS RT_MAX_BINDINGS
 #define PL_PUSH_SIZE RT_PUSH_SIZE
 
@@ -361,6 +403,8 @@ typedef struct pl_dispatch {
     uint32_t push_size;
     uint32_t groups[3];
     const rt_ew *ew; /* an f32 elementwise dispatch a graph may fuse, or NULL */
+    const rt_epi *epi; /* a dispatch a graph may fuse an elementwise program onto, or NULL */
+    const rt_form *form; /* what its work is, for a graph's fusing, or NULL */
 } pl_dispatch;
 
 /* Records one compute dispatch with the needed barriers; builds and caches the

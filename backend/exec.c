@@ -141,6 +141,11 @@ static int run_on_host_timed(exec_call *c, bool fallback)
     if (fallback) {
         s = host_result(c->out, data, c->out->nbytes);
         free(data);
+        /* An interposer's host_result may refuse the fallback without calling
+         * libvkt's: the op fails with that status, and exec_run frees out. */
+        if (s == VKT_EREFUSED)
+            return err_set(VKT_EREFUSED, "vkt_%s: the fallback to the host was refused by the host_result exit "
+                                         "(FBCOUNT_MODE=error)", c->info->name);
         if (s == VKT_OK && c->into)
             s = tn_copy(c->into, c->out);
         if (s == VKT_OK)

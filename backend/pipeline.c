@@ -116,7 +116,7 @@ static int pipeline_for(vkt_ctx *ctx, const pl_dispatch *d, VkPipeline *out, VkP
 int pl_run(vkt_ctx *ctx, const pl_dispatch *d)
 {
     if (d->shader < 0 || d->shader >= SPV__COUNT || d->nbufs > PL_MAX_BINDINGS || d->nspec > PL_MAX_SPEC ||
-        d->push_size > PL_PUSH_SIZE)
+        d->push_size > PL_PUSH_SIZE || ((d->epi || d->form) && d->nspec > RT_MAX_SPEC))
         return err_set(VKT_EINVAL, "internal: bad dispatch description");
     if (d->groups[0] == 0 || d->groups[1] == 0 || d->groups[2] == 0)
         return VKT_OK;
@@ -130,7 +130,11 @@ int pl_run(vkt_ctx *ctx, const pl_dispatch *d)
                           .push_size = d->push_size,
                           .groups = {d->groups[0], d->groups[1], d->groups[2]},
                           .kernel = spv_table[d->shader].name,
-                          .ew = d->ew};
+                          .ew = d->ew,
+                          .epi = d->epi,
+                          .form = d->form,
+                          .nspec = d->nspec,
+                          .spec = d->spec};
     for (int i = 0; i < d->nbufs; i++) {
         r.bufs[i] = d->bufs[i];
         r.writes[i] = d->writes[i];

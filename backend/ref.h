@@ -22,10 +22,17 @@ typedef struct ref_view {
 
 /* Op codes for the elementwise families, in the order of VKT_UNARY_OPS and
  * VKT_BINARY_OPS (vkt.h), shared by the reference, the shaders and the gates. */
-#define REF_ENUM_UN(name) UN_##name,
-#define REF_ENUM_BIN(name) BIN_##name,
+#define REF_ENUM_UN(name, cls) UN_##name,
+#define REF_ENUM_BIN(name, cls) BIN_##name,
 enum ref_unop { VKT_UNARY_OPS(REF_ENUM_UN) UN__COUNT };
 enum ref_binop { VKT_BINARY_OPS(REF_ENUM_BIN) BIN__COUNT };
+/* The op classes of vkt.h (ARITH, MATH, PRED, INT), as REF_ARITH ...; the
+ * class of each elementwise op comes from the same lists, through these two
+ * tables (ref/common.c), which the gates and the reference both read. */
+#define REF_ENUM_CLASS(cls) REF_##cls,
+enum ref_class { VKT_OP_CLASSES(REF_ENUM_CLASS) REF__CLASSES };
+enum ref_class ref_unop_class(enum ref_unop op);
+enum ref_class ref_binop_class(enum ref_binop op);
 enum ref_redop { RED_SUM, RED_PRODUCT, RED_MAX, RED_MIN, RED_ALL, RED_ANY, RED__COUNT };
 
 size_t ref_numel(const ref_view *v);

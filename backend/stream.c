@@ -418,6 +418,16 @@ int rt_dispatch(vkt_ctx *ctx, const rt_dispatch_desc *d)
         c.has_ew = true;
         c.ew = *d->ew;
     }
+    if (d->form)
+        c.form = *d->form;
+    if (d->epi) {
+        c.has_epi = true;
+        c.epi = *d->epi;
+    }
+    if (d->epi || d->form) {
+        c.nspec = (uint32_t)d->nspec;
+        memcpy(c.spec, d->spec, sizeof(uint32_t) * (size_t)d->nspec);
+    }
     c.nst = d->nbufs;
     for (int i = 0; i < d->nbufs; i++) {
         tn_storage *st = d->bufs[i];

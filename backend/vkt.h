@@ -45,10 +45,13 @@ typedef enum vkt_dtype { VKT_F32 = 0, VKT_F64 = 1, VKT_S32 = 2, VKT_U8 = 3 } vkt
  *   VKT_ENODEV  no Vulkan device could be opened
  *   VKT_EDEVICE a Vulkan call failed (device lost, driver error)
  *   VKT_ECTX    tensors from different contexts mixed in one op
- *   VKT_EGRAPH  not allowed in a graph recording, or a graph misused */
+ *   VKT_EGRAPH  not allowed in a graph recording, or a graph misused
+ *   VKT_EREFUSED the host_result exit refused a fallback: an interposer such
+ *               as libfbcount in FBCOUNT_MODE=error; the op fails with it */
 #define VKT_STATUSES(X)                                                                          \
     X(VKT_OK, 0) X(VKT_EINVAL, -1) X(VKT_ESHAPE, -2) X(VKT_EAXIS, -3) X(VKT_EDTYPE, -4)          \
-    X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8) X(VKT_EGRAPH, -9)
+    X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8) X(VKT_EGRAPH, -9)    \
+    X(VKT_EREFUSED, -10)
 
 #define VKT_STATUS_ENUM(name, value) name = value,
 typedef enum vkt_status { VKT_STATUSES(VKT_STATUS_ENUM) } vkt_status;
@@ -68,8 +71,10 @@ VKT_API const char *vkt_status_name(int status);
 
 /* Opens a Vulkan device and a compute queue. `device` selects one by index or
  * by a case-insensitive substring of its name; NULL uses $VKT_DEVICE, else the
- * best device (discrete > integrated > virtual > CPU). Reads VKT_FALLBACK_RESULT
- * and VKT_NATIVE_DISABLE from the environment. */
+ * best device (discrete > integrated > virtual > CPU). Reads VKT_FALLBACK_RESULT,
+ * VKT_NATIVE_DISABLE, VKT_DOT_KERNEL and VKT_CONV_KERNEL from the environment;
+ * a name in them that is no op or kernel is named in one warning per process
+ * (standard error) and ignored. */
 VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out);
 /* Waits for pending work and releases the context. Tensors must be freed first. */
 VKT_API void vkt_ctx_destroy(vkt_ctx *ctx);
@@ -92,7 +97,8 @@ VKT_API int vkt_sync(vkt_ctx *ctx);
 VKT_API double vkt_ctx_last_gpu_ns(const vkt_ctx *ctx);
 /* Forces the named ops (comma-separated public names without the prefix, e.g.
  * "dot,sum", or "all", or "" for none) down the fallback path, as
- * VKT_NATIVE_DISABLE does. */
+ * VKT_NATIVE_DISABLE does. A name that is no op's (vkt_op_name) is VKT_EINVAL,
+ * and the setting stays as it was. */
 VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops);
 /* Where a fallback's result goes: VKT_DEVICE (upload, the default) or VKT_HOST
  * (leave it host-resident), as VKT_FALLBACK_RESULT=device|host does. */
@@ -124,10 +130,14 @@ VKT_API size_t vkt_profile_read(vkt_ctx *ctx, vkt_profile_entry *entries, size_t
  * into the bound tensors (vkt_tensor_write) and state that a step updates is
  * updated in place (vkt_assign), as with a CUDA graph's static inputs.
  *
- * When the recording ends, an f32 elementwise op whose result only the next
- * elementwise op reads (a tensor freed during the recording) is fused into
- * that op's dispatch, computing exactly what the two compute apart; and the
- * dispatches run in dependency levels, one barrier between levels.
+ * When the recording ends, a result that one dispatch writes and only one
+ * reads (a tensor freed during the recording) is fused away, computing
+ * exactly what the ops compute apart: f32 elementwise chains run in one
+ * dispatch, an elementwise op runs in the store of the product, convolution,
+ * reduction or pooling gradient it reads, a reduction computes the
+ * elementwise op that makes its input, and a product's transpose is the
+ * product; and the dispatches run in dependency levels, one barrier between
+ * levels.
  *
  * Only native work is recorded. An op that would fall back or run on the host
  * fails with VKT_EGRAPH, naming the op and the gate, and so does a read to the
@@ -239,7 +249,9 @@ VKT_API vkt_support vkt_op_support(size_t i, vkt_dtype dtype, const char **reaso
 
 /* Makes `data` (nbytes, row-major, out's dtype) the content of `out`: uploads it,
  * or keeps it host-resident when VKT_FALLBACK_RESULT=host. Every fallback path
- * ends in exactly one call to this function. Returns 0 or a negative status. */
+ * ends in exactly one call to this function. Returns 0 or a negative status;
+ * an interposer that refuses the fallback returns VKT_EREFUSED without calling
+ * libvkt's, and the op then fails with VKT_EREFUSED, naming itself. */
 VKT_API int host_result(vkt_tensor *out, const void *data, size_t nbytes);
 /* Called once for every op that ran on the host because its inputs were already
  * host-resident; `out` is the op's result, nbytes its size. */
@@ -247,28 +259,38 @@ VKT_API void host_resident_op(const vkt_tensor *out, size_t nbytes);
 
 /* ---- elementwise ops ---------------------------------------------------- */
 
-/* Unary ops: out has x's shape. Math functions (exp ... erf_inv) take floating
- * inputs, and integer inputs are converted to f32 first (Nx). abs, negate, sign
- * keep the dtype; floor, ceil, round are identity on integers; bitwise_not,
- * count_leading_zeros, population_count take integers only; is_nan, is_infinity
- * and logical_not return u8. */
-#define VKT_UNARY_OPS(X)                                                                       \
-    X(negate) X(abs) X(sign) X(floor) X(ceil) X(round) X(exp) X(expm1) X(log) X(log1p) X(sqrt) \
-    X(rsqrt) X(cbrt) X(sin) X(cos) X(tan) X(asin) X(acos) X(atan) X(sinh) X(cosh) X(tanh)      \
-    X(asinh) X(acosh) X(atanh) X(sigmoid) X(erf) X(erfc) X(erf_inv) X(is_nan) X(is_infinity)  \
-    X(logical_not) X(bitwise_not) X(count_leading_zeros) X(population_count)
+/* Each elementwise op carries its class, which says what it takes and gives:
+ *   ARITH  any dtype; the result keeps the inputs' (merged) dtype
+ *   MATH   floating point: integer inputs are converted to f32 first (Nx)
+ *   PRED   any dtype; the result is u8 (0 or 1)
+ *   INT    integers only
+ * libvkt's gates and host reference read the classes from these lists. */
+#define VKT_OP_CLASSES(X) X(ARITH) X(MATH) X(PRED) X(INT)
 
-/* Binary ops with full (numpy/Nx) broadcasting. Arithmetic promotes to the wider
- * dtype (u8 < s32 < f32 < f64); divide and atan2 on integers give f32; comparisons
- * and logical ops give u8; bitwise ops and shifts take integers only. */
-#define VKT_BINARY_OPS(X)                                                                   \
-    X(add) X(subtract) X(multiply) X(divide) X(pow) X(min) X(max) X(remainder) X(atan2)     \
-    X(quotient) X(equal) X(not_equal) X(less) X(less_equal) X(greater) X(greater_equal)      \
-    X(logical_and) X(logical_or) X(logical_xor) X(bitwise_and) X(bitwise_or) X(bitwise_xor) \
-    X(left_shift) X(right_shift)
+/* Unary ops, X(name, class): out has x's shape. abs, negate and sign keep the
+ * dtype; floor, ceil and round are identity on integers. */
+#define VKT_UNARY_OPS(X)                                                                           \
+    X(negate, ARITH) X(abs, ARITH) X(sign, ARITH) X(floor, ARITH) X(ceil, ARITH) X(round, ARITH)   \
+    X(exp, MATH) X(expm1, MATH) X(log, MATH) X(log1p, MATH) X(sqrt, MATH) X(rsqrt, MATH)           \
+    X(cbrt, MATH) X(sin, MATH) X(cos, MATH) X(tan, MATH) X(asin, MATH) X(acos, MATH) X(atan, MATH) \
+    X(sinh, MATH) X(cosh, MATH) X(tanh, MATH) X(asinh, MATH) X(acosh, MATH) X(atanh, MATH)         \
+    X(sigmoid, MATH) X(erf, MATH) X(erfc, MATH) X(erf_inv, MATH) X(is_nan, PRED)                   \
+    X(is_infinity, PRED) X(logical_not, PRED) X(bitwise_not, INT) X(count_leading_zeros, INT)      \
+    X(population_count, INT)
 
-#define VKT_DECLARE_UNARY(name) VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out);
-#define VKT_DECLARE_BINARY(name) \
+/* Binary ops, X(name, class), with full (numpy/Nx) broadcasting. Arithmetic
+ * promotes to the wider dtype (u8 < s32 < f32 < f64); divide and atan2 on
+ * integers give f32; comparisons and logical ops give u8; quotient, the bitwise
+ * ops and the shifts take integers only. */
+#define VKT_BINARY_OPS(X)                                                                          \
+    X(add, ARITH) X(subtract, ARITH) X(multiply, ARITH) X(divide, MATH) X(pow, ARITH)              \
+    X(min, ARITH) X(max, ARITH) X(remainder, ARITH) X(atan2, MATH) X(quotient, INT) X(equal, PRED) \
+    X(not_equal, PRED) X(less, PRED) X(less_equal, PRED) X(greater, PRED) X(greater_equal, PRED)   \
+    X(logical_and, PRED) X(logical_or, PRED) X(logical_xor, PRED) X(bitwise_and, INT)              \
+    X(bitwise_or, INT) X(bitwise_xor, INT) X(left_shift, INT) X(right_shift, INT)
+
+#define VKT_DECLARE_UNARY(name, cls) VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out);
+#define VKT_DECLARE_BINARY(name, cls) \
     VKT_API int vkt_##name(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out);
 VKT_UNARY_OPS(VKT_DECLARE_UNARY)
 VKT_BINARY_OPS(VKT_DECLARE_BINARY)

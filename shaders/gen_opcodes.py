@@ -11,7 +11,7 @@ for macro, prefix in (("VKT_UNARY_OPS", "UN_"), ("VKT_BINARY_OPS", "BIN_")):
     m = re.search(r"#define %s\(X\)(.*?)\n\n" % macro, text, re.S)
     if not m:
         sys.exit("gen_opcodes: %s not found in %s" % (macro, header))
-    names = re.findall(r"X\((\w+)\)", m.group(1))
+    names = re.findall(r"X\((\w+),\s*\w+\)", m.group(1))
     for i, name in enumerate(names):
         lines.append("#define %s%s %du\n" % (prefix, name, i))
 open(out, "w", encoding="utf-8").write("".join(lines))

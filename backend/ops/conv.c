@@ -28,14 +28,14 @@
  * kernel wherever it applies, for measuring them against each other: tile
  * and kgrad as above (kgrad on a CPU device too), direct except for the
  * reductions a CPU device's loop limit would cut short, split always;
- * elsewhere, and for auto, the choice is the automatic one. A name that is
- * none is reported on standard error once and forgotten. */
-#include <stdio.h>
+ * elsewhere, and for auto, the choice is the automatic one. The context
+ * checks the name when it is made (kernels.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "spirv_table.h"
+#include "../kernels.h"
 #include "opsupport.h"
+#include "spirv_table.h"
 
 #define CV_MAXSP VKT_MAX_SPATIAL
 /* The parameter block's offsets (CV_*) come from layouts.h. */
@@ -431,6 +431,9 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
     bool unroll = t->kh * t->kw <= C2T_UNROLL_TAPS;
     vkt_tensor *part = NULL;
     int s = c2_part_buffer(ctx, cnt, parts, &part);
+    /* the dispatch that writes y stores each element once: a graph may fuse
+     * an elementwise program into that store */
+    rt_epi tile_epi = {SPV_conv2d_tile_f32_epi, 2, (uint32_t)cnt}, sum_epi = {SPV_conv2d_sum_f32_epi, 1, (uint32_t)cnt};
     if (s == VKT_OK) {
         pl_dispatch d = {.shader = SPV_conv2d_tile_f32,
                          .spec = {ob, unroll && t->parts_u == 1 ? t->kh : 0, unroll ? t->kw : 0, pt},
@@ -440,7 +443,8 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
                          .writes = {false, false, true},
                          .push = t,
                          .push_size = sizeof *t,
-                         .groups = {(uint32_t)(wgs > 65535 ? 65535 : wgs), 1, 1}};
+                         .groups = {(uint32_t)(wgs > 65535 ? 65535 : wgs), 1, 1},
+                         .epi = part ? NULL : &tile_epi};
         s = pl_run(ctx, &d);
     }
     if (s == VKT_OK && part) {
@@ -451,7 +455,8 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
                          .bufs = {part->st, y->st},
                          .writes = {false, true},
                          .push = &sp,
-                         .push_size = sizeof sp};
+                         .push_size = sizeof sp,
+                         .epi = &sum_epi};
         pl_grid(cnt, 256, d.groups);
         s = pl_run(ctx, &d);
     }
@@ -575,6 +580,7 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
     uint64_t cnt = (uint64_t)t->n * t->o * t->oh * t->ow;
     vkt_tensor *part = NULL;
     int s = c2_part_buffer(ctx, cnt, l->parts, &part);
+    rt_epi kg_epi = {SPV_conv2d_kgrad_f32_epi, 2, (uint32_t)cnt}, sum_epi = {SPV_conv2d_kgrad_sum_f32_epi, 1, (uint32_t)cnt};
     if (s == VKT_OK) {
         pl_dispatch d = {.shader = SPV_conv2d_kgrad_f32,
                          .spec = {l->ob, l->qb},
@@ -584,7 +590,8 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
                          .writes = {false, false, true},
                          .push = t,
                          .push_size = sizeof *t,
-                         .groups = {l->parts, 1, 1}};
+                         .groups = {l->parts, 1, 1},
+                         .epi = part ? NULL : &kg_epi};
         s = pl_run(ctx, &d);
     }
     if (s == VKT_OK && part) {
@@ -597,7 +604,8 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
                          .writes = {false, true},
                          .push = &sp,
                          .push_size = sizeof sp,
-                         .groups = {(uint32_t)(groups > 65535 ? 65535 : groups), 1, 1}};
+                         .groups = {(uint32_t)(groups > 65535 ? 65535 : groups), 1, 1},
+                         .epi = &sum_epi};
         s = pl_run(ctx, &d);
     }
     vkt_tensor_free(part);
@@ -606,25 +614,9 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
 
 /* ---- choosing a kernel ------------------------------------------------------------ */
 
-/* conv's kernels by VKT_CONV_KERNEL's names: auto (the choice below), tile
- * (conv2d_tile), kgrad (conv2d_kgrad), direct, split. */
-enum { CK_AUTO, CK_TILE, CK_KGRAD, CK_DIRECT, CK_SPLIT, CK__COUNT };
-static const char *const conv_kernel_names[CK__COUNT] = {"auto", "tile", "kgrad", "direct", "split"};
-
-/* VKT_CONV_KERNEL's kernel; a name that is none warns once and is forgotten. */
-static int conv_forced(vkt_ctx *ctx)
-{
-    if (!ctx->conv_kernel)
-        return CK_AUTO;
-    for (int k = 0; k < CK__COUNT; k++)
-        if (strcmp(conv_kernel_names[k], ctx->conv_kernel) == 0)
-            return k;
-    fprintf(stderr, "libvkt: VKT_CONV_KERNEL=%s names no conv kernel (auto, tile, kgrad, direct, split); "
-                    "choosing by shape\n", ctx->conv_kernel);
-    free(ctx->conv_kernel);
-    ctx->conv_kernel = NULL;
-    return CK_AUTO;
-}
+/* conv's kernels by kernels.h's names (VKT_CONV_KERNEL, checked by the
+ * context): auto (the choice below), tile (conv2d_tile), kgrad (conv2d_kgrad),
+ * direct, split. */
 
 /* The general kernels: one invocation per output (direct) or one workgroup
  * per output (split), any dtype, layout, groups and dilations. */
@@ -681,20 +673,20 @@ static int conv_native(exec_call *c)
             c2_geometry(pl, x, k, y, &tp);
         bool kgrad = fits && kg_plan(&tp, &kl), tile = fits && c2t_plan(ctx, &tp, &ob, &pt, &wgs);
         bool direct = !cpu || r < CV_CPU_LOOP_R;
-        int kn = conv_forced(ctx);
-        if ((kn == CK_KGRAD && !kgrad) || (kn == CK_TILE && !tile) || (kn == CK_DIRECT && !direct))
-            kn = CK_AUTO;
-        if (kn == CK_AUTO) {
+        int kn = ctx->conv_kernel;
+        if ((kn == CK_kgrad && !kgrad) || (kn == CK_tile && !tile) || (kn == CK_direct && !direct))
+            kn = CK_auto;
+        if (kn == CK_auto) {
             bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && r >= CV_SPLIT_MIN_R) ||
                          !direct;
-            kn = kgrad && !cpu && r >= KG_MIN_R ? CK_KGRAD : tile ? CK_TILE : split ? CK_SPLIT : CK_DIRECT;
+            kn = kgrad && !cpu && r >= KG_MIN_R ? CK_kgrad : tile ? CK_tile : split ? CK_split : CK_direct;
         }
-        if (kn == CK_KGRAD)
+        if (kn == CK_kgrad)
             s = kg_run(ctx, &kl, x, k, y);
-        else if (kn == CK_TILE)
+        else if (kn == CK_tile)
             s = c2_run(ctx, &tp, ob, pt, wgs, x, k, y);
         else
-            s = cv_general(ctx, pl, kn == CK_SPLIT, x, k, y);
+            s = cv_general(ctx, pl, kn == CK_split, x, k, y);
     }
     for (int i = 0; i < 2; i++)
         vkt_tensor_free(owned[i]);

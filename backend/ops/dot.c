@@ -13,12 +13,12 @@
  * groups contiguous) is read in place; any other is first packed by a strided
  * copy into (batch, contracting, free) order. Both paths are native for every
  * combination of axes. */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "spirv_table.h"
+#include "../kernels.h"
 #include "opsupport.h"
+#include "spirv_table.h"
 
 typedef struct dot_params {
     int ca[VKT_MAX_RANK], ba[VKT_MAX_RANK], cb[VKT_MAX_RANK], bb[VKT_MAX_RANK];
@@ -43,25 +43,26 @@ typedef struct dot_operand {
 } dot_operand;
 
 /* dot's kernels: direct.comp (one thread per output) and the tile shapes of
- * gemm.comp; -1 where a kernel has no variant for a dtype. VKT_DOT_KERNEL
- * names one to use wherever it has a variant (for measuring the others). */
+ * gemm.comp, by kernels.h's names; -1 where a kernel has no variant for a
+ * dtype. VKT_DOT_KERNEL names one to use wherever it has a variant (for
+ * measuring the others); the context checked the name. */
 typedef struct dot_kernel {
-    const char *name;
     int shader[VKT_NUM_DTYPES];
+    int epi; /* the f32 variant with a fused epilogue (epilogue.glsl), or -1 */
     uint32_t bm, bn; /* output tile; 0 for direct */
     bool vec;        /* reads 4-vectors where the host says they are aligned */
 } dot_kernel;
 
-enum { DK_DIRECT, DK_TINY, DK_SMALL, DK_BIG, DK_BIG_VEC, DK_TALL_VEC, DK__COUNT };
 static const dot_kernel dot_kernels[DK__COUNT] = {
-    [DK_DIRECT] = {"direct", {SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8},
-                   0, 0, false},
-    [DK_TINY] = {"tiny", {SPV_gemm_tiny_f32, -1, -1, -1}, 16, 16, false},
-    [DK_SMALL] = {"small", {SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8}, 64, 64,
-                  false},
-    [DK_BIG] = {"big", {SPV_gemm_big_f32, -1, -1, -1}, 128, 128, false},
-    [DK_BIG_VEC] = {"big_vec", {SPV_gemm_big_vec_f32, -1, -1, -1}, 128, 128, true},
-    [DK_TALL_VEC] = {"tall_vec", {SPV_gemm_tall_vec_f32, -1, -1, -1}, 256, 128, true},
+    [DK_auto] = {{-1, -1, -1, -1}, -1, 0, 0, false},
+    [DK_direct] = {{SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8},
+                   SPV_gemm_direct_f32_epi, 0, 0, false},
+    [DK_tiny] = {{SPV_gemm_tiny_f32, -1, -1, -1}, SPV_gemm_tiny_f32_epi, 16, 16, false},
+    [DK_small] = {{SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8},
+                  SPV_gemm_small_f32_epi, 64, 64, false},
+    [DK_big] = {{SPV_gemm_big_f32, -1, -1, -1}, SPV_gemm_big_f32_epi, 128, 128, false},
+    [DK_big_vec] = {{SPV_gemm_big_vec_f32, -1, -1, -1}, SPV_gemm_big_vec_f32_epi, 128, 128, true},
+    [DK_tall_vec] = {{SPV_gemm_tall_vec_f32, -1, -1, -1}, SPV_gemm_tall_vec_f32_epi, 256, 128, true},
 };
 
 /* ---- planning -------------------------------------------------------------- */
@@ -176,28 +177,20 @@ static int dot_auto(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, ui
 {
     bool gpu = ctx->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
     if (dt == VKT_F32 && gpu && Q * M * N <= DOT_TINY_OUTPUTS)
-        return DK_TINY;
+        return DK_tiny;
     if (M < 16 || N < 16)
-        return DK_DIRECT;
+        return DK_direct;
     if (dt == VKT_F32 && gpu && Q * ((M + 255) / 256) * ((N + 127) / 128) >= 128)
-        return DK_TALL_VEC;
-    return DK_SMALL;
+        return DK_tall_vec;
+    return DK_small;
 }
 
 /* The kernel for this product: VKT_DOT_KERNEL's where it has a variant for
  * the dtype, else the automatic choice. */
-static int dot_choose(vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
+static int dot_choose(const vkt_ctx *ctx, vkt_dtype dt, uint64_t Q, uint64_t M, uint64_t N)
 {
-    if (ctx->dot_kernel) {
-        for (int k = 0; k < DK__COUNT; k++)
-            if (strcmp(dot_kernels[k].name, ctx->dot_kernel) == 0)
-                return dot_kernels[k].shader[dt] >= 0 ? k : dot_auto(ctx, dt, Q, M, N);
-        fprintf(stderr, "libvkt: VKT_DOT_KERNEL=%s names no dot kernel (direct, tiny, small, big, big_vec, tall_vec); "
-                        "choosing by size\n", ctx->dot_kernel);
-        free(ctx->dot_kernel);
-        ctx->dot_kernel = NULL;
-    }
-    return dot_auto(ctx, dt, Q, M, N);
+    int k = ctx->dot_kernel;
+    return k != DK_auto && dot_kernels[k].shader[dt] >= 0 ? k : dot_auto(ctx, dt, Q, M, N);
 }
 
 /* Whether an operand can be read as aligned 4-vectors along its contiguous
@@ -269,6 +262,13 @@ static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_
             slice = kn->bm == 16 ? dot_k_slice(passes * 34, 32) : dot_k_slice(passes, 8);
         }
         uint64_t K = oa->K;
+        /* A product in one dispatch stores each output once: a graph may fuse
+         * an elementwise program into that store. */
+        rt_epi epi = {kn->epi, 2, (uint32_t)c->out->numel};
+        rt_form form = {RT_FORM_GEMM, kn->bm, kn->bn, -1};
+        if (c->out->dtype == VKT_F32 && kn->epi >= 0 && K <= slice)
+            d.epi = &epi;
+        d.form = &form;
         for (uint64_t k0 = 0; s == VKT_OK && (k0 < K || k0 == 0); k0 += slice) {
             pc.K = (uint32_t)(K - k0 < slice ? K - k0 : slice);
             pc.a_off = (uint32_t)(k0 * oa->sk);

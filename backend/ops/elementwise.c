@@ -32,36 +32,21 @@ static const int binary_shaders[2][VKT_NUM_DTYPES] = {
 static const int select_shaders[VKT_NUM_DTYPES] = {SPV_select_f32, SPV_select_f64, SPV_select_s32, SPV_select_u8};
 static const int clip_shaders[VKT_NUM_DTYPES] = {SPV_clip_f32, SPV_clip_f64, SPV_clip_s32, SPV_clip_u8};
 
-/* ---- op classes ---------------------------------------------------------- */
+/* ---- op classes (vkt.h's lists carry them; ref.h's tables read them) ----- */
 
-static bool unary_is_math(int code)
+static bool unary_is(int code, enum ref_class cls)
 {
-    return (code >= UN_exp && code <= UN_erf_inv) && code != UN_is_nan && code != UN_is_infinity;
+    return ref_unop_class((enum ref_unop)code) == cls;
 }
 
-static bool unary_is_pred(int code)
+static bool binary_is(int code, enum ref_class cls)
 {
-    return code == UN_is_nan || code == UN_is_infinity || code == UN_logical_not;
-}
-
-static bool unary_is_bitwise(int code)
-{
-    return code == UN_bitwise_not || code == UN_count_leading_zeros || code == UN_population_count;
-}
-
-static bool binary_is_pred(int code)
-{
-    return code >= BIN_equal && code <= BIN_logical_xor;
-}
-
-static bool binary_is_int_only(int code)
-{
-    return code == BIN_quotient || code >= BIN_bitwise_and;
+    return ref_binop_class((enum ref_binop)code) == cls;
 }
 
 static vkt_support unary_support(const op_info *info, vkt_dtype dt, const char **reason)
 {
-    if (unary_is_bitwise(info->code) && op_is_float(dt)) {
+    if (unary_is(info->code, REF_INT) && op_is_float(dt)) {
         *reason = "integers only";
         return VKT_UNDEFINED;
     }
@@ -75,7 +60,7 @@ static vkt_support unary_support(const op_info *info, vkt_dtype dt, const char *
 
 static vkt_support binary_support(const op_info *info, vkt_dtype dt, const char **reason)
 {
-    if (binary_is_int_only(info->code) && op_is_float(dt)) {
+    if (binary_is(info->code, REF_INT) && op_is_float(dt)) {
         *reason = "integers only";
         return VKT_UNDEFINED;
     }
@@ -130,13 +115,13 @@ static int unary_native(exec_call *c)
         ew_push pc;
         fill_push(&pc, c->out, &x, 1);
         tn_storage *bufs[2] = {x->st, c->out->st};
-        int shader = unary_shaders[unary_is_pred(p->code)][p->compute];
+        int shader = unary_shaders[unary_is(p->code, REF_PRED)][p->compute];
         uint64_t n = c->out->numel;
         /* An f32 op on f32 input is one step a graph may fuse. */
         rt_ew ew = {.kind = FU_UNARY, .op = (uint32_t)p->code, .nin = 1, .n = (uint32_t)c->out->numel,
                     .div = {1}, .mod = {(uint32_t)c->out->numel}};
         bool fusable = false;
-        if (p->compute == VKT_F32 && !unary_is_pred(p->code)) {
+        if (p->compute == VKT_F32 && !unary_is(p->code, REF_PRED)) {
             shader = SPV_unary_f32_v4; /* four elements a thread, 16-byte loads and stores */
             n = n / 4 > 0 ? n / 4 : 1;
             fusable = !tmp;
@@ -166,9 +151,9 @@ static int run_unary(const op_info *info, const vkt_tensor *x, vkt_tensor **out)
     *out = NULL;
     TRY(tn_check_tensor(x, info->name, "x"));
     ew_params p = {info->code, x->dtype};
-    if (unary_is_math(info->code) && !op_is_float(x->dtype))
+    if (unary_is(info->code, REF_MATH) && !op_is_float(x->dtype))
         p.compute = VKT_F32;
-    vkt_dtype odt = unary_is_pred(info->code) ? VKT_U8 : p.compute;
+    vkt_dtype odt = unary_is(info->code, REF_PRED) ? VKT_U8 : p.compute;
     exec_call c = {.info = info, .in = {x}, .nin = 1, .dtype = x->dtype, .native = unary_native,
                    .host = unary_host, .params = &p};
     TRY(tn_new(x->ctx, odt, x->shape, x->rank, &c.out));
@@ -187,10 +172,12 @@ static int binary_native(exec_call *c)
         ew_push pc;
         fill_push(&pc, c->out, ins, 2);
         tn_storage *bufs[3] = {ins[0]->st, ins[1]->st, c->out->st};
-        bool pred = binary_is_pred(p->code);
+        bool pred = binary_is(p->code, REF_PRED);
         int shader = binary_shaders[pred][p->compute];
         uint64_t n = c->out->numel;
-        if (pc.contig && p->compute == VKT_F32 && p->code <= BIN_divide) {
+        /* binary_f32_v4 streams the four IEEE operations */
+        bool v4op = p->code == BIN_add || p->code == BIN_subtract || p->code == BIN_multiply || p->code == BIN_divide;
+        if (pc.contig && p->compute == VKT_F32 && v4op) {
             shader = SPV_binary_f32_v4;
             n = n / 4 > 0 ? n / 4 : 1;
         }
@@ -228,7 +215,7 @@ static int run_binary(const op_info *info, const vkt_tensor *a, const vkt_tensor
     TRY(tn_check_tensor(a, info->name, "a"));
     TRY(tn_check_tensor(b, info->name, "b"));
     ew_params p = {info->code, op_promote(a->dtype, b->dtype)};
-    if ((info->code == BIN_divide || info->code == BIN_atan2) && !op_is_float(p.compute))
+    if (binary_is(info->code, REF_MATH) && !op_is_float(p.compute))
         p.compute = VKT_F32;
     int64_t shape[VKT_MAX_RANK];
     int rank;
@@ -236,7 +223,7 @@ static int run_binary(const op_info *info, const vkt_tensor *a, const vkt_tensor
     TRY(op_broadcast_shape(info->name, ins, 2, shape, &rank));
     exec_call c = {.info = info, .in = {a, b}, .nin = 2, .dtype = p.compute, .native = binary_native,
                    .host = binary_host, .params = &p};
-    TRY(tn_new(a->ctx, binary_is_pred(info->code) ? VKT_U8 : p.compute, shape, rank, &c.out));
+    TRY(tn_new(a->ctx, binary_is(info->code, REF_PRED) ? VKT_U8 : p.compute, shape, rank, &c.out));
     return exec_run(&c, out);
 }
 
@@ -333,8 +320,8 @@ static int convert_host(exec_call *c, const ref_view *in, ref_view *out)
 
 /* ---- public functions and the family table ------------------------------- */
 
-#define UNARY_INFO(name) OP_ENTRY(name, unary_support, UN_##name),
-#define BINARY_INFO(name) OP_ENTRY(name, binary_support, BIN_##name),
+#define UNARY_INFO(name, cls) OP_ENTRY(name, unary_support, UN_##name),
+#define BINARY_INFO(name, cls) OP_ENTRY(name, binary_support, BIN_##name),
 enum { EWI_SELECT = UN__COUNT + BIN__COUNT, EWI_CLIP, EWI_AS_TYPE, EWI__COUNT };
 static const op_info ew_ops[EWI__COUNT] = {
     VKT_UNARY_OPS(UNARY_INFO) VKT_BINARY_OPS(BINARY_INFO)
@@ -344,12 +331,12 @@ static const op_info ew_ops[EWI__COUNT] = {
 };
 const op_table op_table_elementwise = {ew_ops, EWI__COUNT};
 
-#define UNARY_DEF(name)                                           \
+#define UNARY_DEF(name, cls)                                      \
     VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out) \
     {                                                             \
         return run_unary(&ew_ops[UN_##name], x, out);             \
     }
-#define BINARY_DEF(name)                                                                 \
+#define BINARY_DEF(name, cls)                                                            \
     VKT_API int vkt_##name(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out) \
     {                                                                                    \
         return run_binary(&ew_ops[UN__COUNT + BIN_##name], a, b, out);                   \

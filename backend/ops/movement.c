@@ -167,7 +167,9 @@ static int mv_copy(vkt_ctx *ctx, vkt_dtype dt, tn_storage *src, tn_storage *dst,
     if (plan_is_swap(&p, &b, &rows, &cols)) {
         tiled_push tp = {b, rows, cols, (rows + 31) / 32, (cols + 31) / 32};
         uint64_t tiles = (uint64_t)b * tp.tiles_r * tp.tiles_c;
-        pl_dispatch d = {.shader = mv_shader(dt, tiled_shaders), .nbufs = 2, .push = &tp, .push_size = sizeof tp};
+        rt_form form = {RT_FORM_SWAP, 0, 0, -1}; /* a graph may fold it into the product it reads */
+        pl_dispatch d = {.shader = mv_shader(dt, tiled_shaders), .nbufs = 2, .push = &tp, .push_size = sizeof tp,
+                         .form = &form};
         d.bufs[0] = src;
         d.bufs[1] = dst;
         d.writes[1] = true;

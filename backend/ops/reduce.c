@@ -229,9 +229,13 @@ static int rd_temp(vkt_ctx *ctx, vkt_dtype dt, uint32_t nout, uint32_t nparts, v
 }
 
 static int rd_dispatch(vkt_ctx *ctx, int shader, int code, uint32_t mode, uint32_t team, const rd_geom *g,
-                       bool vec4, uint32_t pairs, const rd_push *pc, tn_storage *const *bufs, int nbufs)
+                       bool vec4, uint32_t pairs, const rd_push *pc, tn_storage *const *bufs, int nbufs,
+                       const rt_epi *epi)
 {
-    pl_dispatch d = {.shader = shader, .nspec = 7, .nbufs = nbufs, .push = pc, .push_size = sizeof *pc};
+    /* an f32 reduction's pass may take fused programs in a graph */
+    rt_form form = {RT_FORM_REDUCE, 0, 0, SPV_reduce_f32_pro};
+    pl_dispatch d = {.shader = shader, .nspec = 7, .nbufs = nbufs, .push = pc, .push_size = sizeof *pc, .epi = epi,
+                     .form = shader == SPV_reduce_f32 ? &form : NULL};
     d.spec[0] = (uint32_t)(code == RD_ARGMAX ? 0 : code == RD_ARGMIN ? 1 : code);
     d.spec[1] = mode;
     d.spec[2] = (uint32_t)g->nkeep;
@@ -297,10 +301,14 @@ static int rd_native(exec_call *c)
                 /* Unused bindings get a harmless buffer the kernel never touches. */
                 tn_storage *bufs[4] = {src_st, src_idx ? src_idx->st : src_st, dst_st,
                                        dst_val ? dst_val->st : dst_st};
-                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, pairs, &pc, bufs, 4);
+                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, pairs, &pc, bufs, 4, NULL);
             } else {
                 tn_storage *bufs[2] = {src_st, dst_st};
-                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, 0, &pc, bufs, 2);
+                /* the last pass of an f32 reduction stores each output once, at
+                 * its index: a graph may fuse an elementwise program there */
+                rt_epi epi = {SPV_reduce_f32_epi, 1, pc.nout};
+                bool fusable = last && shader == SPV_reduce_f32;
+                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, 0, &pc, bufs, 2, fusable ? &epi : NULL);
             }
         }
         vkt_tensor_free(src);

@@ -9,7 +9,8 @@
  * when the dilated window does not fit the padded input (XLA's bound).
  *
  * Parts: shaders/window/ (reduce.comp for the reductions, argsel.comp and
- * scatter.comp for the scatters; window.glsl); host reference
+ * scatter.comp for the scatters, pool.comp for windows that tile the last
+ * two axes, a CNN's pooling; window.glsl, window_ops.glsl); host reference
  * backend/ref/window.c; tests tests/vkt/test_window.c with the PyTorch golden
  * data of tests/golden/window/. */
 #include <stdlib.h>
@@ -117,6 +118,31 @@ static const int scatter_shaders[VKT_NUM_DTYPES] = {SPV_window_scatter_f32, SPV_
 typedef struct wn_push {
     WN_PUSH_FIELDS
 } wn_push;
+
+typedef struct pool_push {
+    POOL_PUSH_FIELDS
+} pool_push;
+
+/* Pooling: f32 windows that tile the last two axes (strides equal to the
+ * window there, window and stride 1 elsewhere, no padding or dilation) run
+ * pool.comp, its geometry in push constants: x as [planes, h, w]. */
+static bool wn_pooled(const vkt_tensor *x, const wn_params *p, const int64_t *wshape, pool_push *pp)
+{
+    const vkt_window_opts *o = &p->opts;
+    int r = x->rank;
+    if (r < 2 || x->dtype != VKT_F32)
+        return false;
+    for (int d = 0; d < r; d++) {
+        bool last2 = d >= r - 2;
+        if (o->padding_lo[d] || o->padding_hi[d] || o->window_dilations[d] != 1 ||
+            o->strides[d] != (last2 ? p->window[d] : 1) || (!last2 && p->window[d] != 1))
+            return false;
+    }
+    *pp = (pool_push){.h = (uint32_t)x->shape[r - 2], .w = (uint32_t)x->shape[r - 1],
+                      .kh = (uint32_t)p->window[r - 2], .kw = (uint32_t)p->window[r - 1],
+                      .oh = (uint32_t)wshape[r - 2], .ow = (uint32_t)wshape[r - 1]};
+    return true;
+}
 
 /* Positions o*stride - lo + k*dilation and element offsets must stay inside
  * the shaders' 32-bit ints; larger geometry is a real limit of the kernels. */
@@ -231,6 +257,14 @@ static int wn_native_reduce(exec_call *c)
     vkt_tensor *y = c->out, *prm = NULL;
     if (y->numel == 0)
         return VKT_OK;
+    pool_push pp;
+    if (wn_pooled(x, p, y->shape, &pp)) {
+        pp.n = (uint32_t)y->numel;
+        pl_dispatch d = {.shader = SPV_window_pool_f32, .nspec = 1, .spec = {(uint32_t)p->code}, .nbufs = 2,
+                         .bufs = {x->st, y->st}, .writes = {false, true}, .push = &pp, .push_size = sizeof pp};
+        pl_grid(y->numel, 256, d.groups);
+        return pl_run(y->ctx, &d);
+    }
     uint32_t nr;
     TRY(wn_params_buffer(x, p, y->shape, &prm, &nr));
     uint64_t vol = 1;
@@ -273,6 +307,23 @@ static int wn_native_scatter(exec_call *c)
     int s = op_device_convert(src, p->dtype, &src, &owned[0]);
     if (s == VKT_OK)
         s = op_device_convert(init, p->dtype, &init, &owned[1]);
+    pool_push pp;
+    if (s == VKT_OK && p->dtype == VKT_F32 && src->numel > 0 && wn_pooled(x, p, src->shape, &pp)) {
+        /* each element in one window at most: its result is init, or init
+         * plus that window's source value; a graph may fuse an elementwise
+         * program into the store */
+        pp.n = (uint32_t)y->numel;
+        rt_epi epi = {SPV_window_pool_scatter_f32_epi, 3, pp.n};
+        pl_dispatch d = {.shader = SPV_window_pool_scatter_f32, .nspec = 1,
+                         .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u}, .nbufs = 4,
+                         .bufs = {x->st, src->st, init->st, y->st}, .writes = {false, false, false, true},
+                         .push = &pp, .push_size = sizeof pp, .epi = &epi};
+        pl_grid(y->numel, 256, d.groups);
+        s = pl_run(ctx, &d);
+        vkt_tensor_free(owned[0]);
+        vkt_tensor_free(owned[1]);
+        return s;
+    }
     if (s == VKT_OK)
         s = wn_params_buffer(x, p, src->shape, &owned[2], &nr);
     uint64_t vol = 1, box = 1;

@@ -3,16 +3,6 @@
  * remainder by zero give 0, shifts past the width give 0 (or the sign fill). */
 #include "common.h"
 
-static int is_compare(enum ref_binop op)
-{
-    return op >= BIN_equal && op <= BIN_logical_xor;
-}
-
-static int ints_only(enum ref_binop op)
-{
-    return op == BIN_quotient || (op >= BIN_bitwise_and && op <= BIN_right_shift);
-}
-
 /* Comparisons and logic in double are exact for every dtype and IEEE for NaN
  * (every comparison with NaN is false except not_equal; NaN is truthy). */
 static uint8_t compare(enum ref_binop op, double a, double b)
@@ -140,7 +130,7 @@ typedef struct bin_ctx {
 static void bin_row(void *ctx, int64_t o, const int64_t *off, const int64_t *st, int64_t n)
 {
     const bin_ctx *c = ctx;
-    if (is_compare(c->op)) {
+    if (ref_binop_class(c->op) == REF_PRED) {
         uint8_t *y = (uint8_t *)c->out + o;
         for (int64_t i = 0; i < n; i++)
             y[i] = compare(c->op, ref_load(c->dt, c->a, off[0] + i * st[0]),
@@ -158,8 +148,8 @@ static void bin_row(void *ctx, int64_t o, const int64_t *off, const int64_t *st,
 int ref_binary(enum ref_binop op, const ref_view *a, const ref_view *b, ref_view *out)
 {
     int fl = ref_is_float(a->dtype);
-    if ((int)op < 0 || op >= BIN__COUNT || (fl && ints_only(op)) ||
-        (!fl && (op == BIN_divide || op == BIN_atan2)))
+    enum ref_class cls = ref_binop_class(op);
+    if (cls == REF__CLASSES || (fl && cls == REF_INT) || (!fl && cls == REF_MATH))
         return VKT_EDTYPE;
     const ref_view *ins[2] = {a, b};
     ref_plan p;

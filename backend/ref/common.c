@@ -2,6 +2,21 @@
  * and broadcast plans. */
 #include "common.h"
 
+#define CLASS_OF(name, cls) REF_##cls,
+static const unsigned char unop_class[UN__COUNT] = {VKT_UNARY_OPS(CLASS_OF)};
+static const unsigned char binop_class[BIN__COUNT] = {VKT_BINARY_OPS(CLASS_OF)};
+#undef CLASS_OF
+
+enum ref_class ref_unop_class(enum ref_unop op)
+{
+    return (unsigned)op < UN__COUNT ? (enum ref_class)unop_class[op] : REF__CLASSES;
+}
+
+enum ref_class ref_binop_class(enum ref_binop op)
+{
+    return (unsigned)op < BIN__COUNT ? (enum ref_class)binop_class[op] : REF__CLASSES;
+}
+
 size_t ref_numel(const ref_view *v)
 {
     size_t n = 1;

@@ -3,21 +3,6 @@
  * Integers wrap (abs and negate of INT32_MIN stay INT32_MIN). */
 #include "common.h"
 
-static int is_math(enum ref_unop op)
-{
-    return op >= UN_exp && op <= UN_erf_inv;
-}
-
-static int is_predicate(enum ref_unop op)
-{
-    return op == UN_is_nan || op == UN_is_infinity || op == UN_logical_not;
-}
-
-static int is_bitwise(enum ref_unop op)
-{
-    return op == UN_bitwise_not || op == UN_count_leading_zeros || op == UN_population_count;
-}
-
 static float un_f32(enum ref_unop op, float v)
 {
     switch (op) {
@@ -130,9 +115,10 @@ int ref_unary(enum ref_unop op, const ref_view *x, ref_view *out)
 {
     size_t n = ref_numel(x);
     int fl = ref_is_float(x->dtype);
-    if ((int)op < 0 || op >= UN__COUNT || (is_math(op) && !fl) || (is_bitwise(op) && fl))
+    enum ref_class cls = ref_unop_class(op);
+    if (cls == REF__CLASSES || (cls == REF_MATH && !fl) || (cls == REF_INT && fl))
         return VKT_EDTYPE;
-    if (is_predicate(op)) {
+    if (cls == REF_PRED) {
         uint8_t *y = out->data;
         for (size_t i = 0; i < n; i++) y[i] = predicate(op, ref_load(x->dtype, x->data, (int64_t)i));
         return VKT_OK;

@@ -1,3 +1,5 @@
+#ifndef COMMON_GLSL
+#define COMMON_GLSL
 // Shared by every libvkt shader: extensions, the op codes, grid-stride
 // iteration (dispatches are capped at 65,535 groups; the loop covers the rest)
 // and the storage/compute type of each dtype, chosen by -D defines per variant:
@@ -19,3 +21,4 @@
 struct Strided {
     EW_PUSH_FIELDS
 };
+#endif

@@ -49,6 +49,23 @@
 #define FU_STEP(kind, op, a, b) ((kind) | ((op) << 2) | ((a) << 10) | ((b) << 14))
 #define FU_REG 8u
 
+/* A fused program run in another kernel's store (common/epilogue.glsl): its
+ * inputs are bindings EP_BIND.. (up to EP_MAX_IN), its steps (up to
+ * EP_MAX_STEPS: each is inlined with every op it could be, which a driver
+ * compiles before it folds them) and indexing specialization constants
+ * EP_SPEC.. (1 + EP_MAX_STEPS + 2 * EP_MAX_IN of them), and operand EP_SELF
+ * is the value the kernel computed. A reduction's
+ * prologue (the program its input is) has the same form at PRO_BIND and
+ * PRO_SPEC. */
+#define EP_BIND 5
+#define EP_MAX_IN 3
+#define EP_MAX_STEPS 4
+#define EP_SPEC 16
+#define EP_NSPEC (1 + EP_MAX_STEPS + 2 * EP_MAX_IN)
+#define EP_SELF 7u
+#define PRO_BIND 2
+#define PRO_SPEC (EP_SPEC + EP_NSPEC)
+
 /* reduce (reduce/reduce.glsl): kept and reduced groups of the input. */
 #define RD_PUSH_FIELDS                                                          \
     PC_U32 nout, nred, chunk, nparts;                                           \
@@ -116,6 +133,10 @@
 /* window (window/window.glsl): the slice [k0, k1) of window positions one
  * dispatch walks; first: start from the identity or init value. */
 #define WN_PUSH_FIELDS PC_U32 n, k0, k1, first;
+
+/* window: pool.comp, windows that tile the last two axes of [planes, h, w]
+ * (kh x kw, an oh x ow grid); n counts outputs, or inputs for a scatter. */
+#define POOL_PUSH_FIELDS PC_U32 n, h, w, kh, kw, oh, ow;
 
 /* The window family's parameter block (a storage buffer of ints: six axes of
  * WP ints each, padded at the front with size-1 windows). */

@@ -16,6 +16,7 @@
 // (conv2d_kgrad_sum.comp adds the chunks' up), or the result itself when the
 // reduction is one chunk. Nothing depends on timing or the subgroup size.
 #include "common.glsl"
+#include "epilogue.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(constant_id = 0) const int OB = 1;
@@ -151,9 +152,10 @@ void main()
         for (; l < p.lanes; l++)
             s0 += sm[at + l * tiles];
         float s = (s0 + s1) + (s2 + s3);
-        if (parts == 1)
-            y[int(b) * p.ys[0] + int(f) * p.ys[1] + int(py) * p.ys[2] + int(q) * p.ys[3]] = s;
-        else
+        if (parts == 1) {
+            uint yi = uint(int(b) * p.ys[0] + int(f) * p.ys[1] + int(py) * p.ys[2] + int(q) * p.ys[3]);
+            y[yi] = ep_store(yi, s);
+        } else
             y[gl_WorkGroupID.x * cnt + e] = s;
     }
 }

@@ -7,8 +7,10 @@
 // outputs, and LOCAL / KG_SUM_W lanes each add every lanes-th part of one
 // (four running sums keep four loads in flight; a warp reads whole 32-byte
 // sectors). The lanes' sums meet in a shared-memory tree: a fixed order, so
-// the result does not depend on timing.
+// the result does not depend on timing. EPI variants store through a fused
+// epilogue (epilogue.glsl).
 #include "common.glsl"
+#include "epilogue.glsl"
 
 #define LANES (LOCAL / KG_SUM_W)
 
@@ -53,7 +55,8 @@ void main()
             t /= p.oh;
             int o = int(t % p.o);
             int nb = int(t / p.o);
-            y[nb * p.ys[0] + o * p.ys[1] + oy * p.ys[2] + ox * p.ys[3]] = red[lid];
+            uint yi = uint(nb * p.ys[0] + o * p.ys[1] + oy * p.ys[2] + ox * p.ys[3]);
+            y[yi] = ep_store(yi, red[lid]);
         }
     }
 }

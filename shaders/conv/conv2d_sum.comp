@@ -3,8 +3,9 @@
 // Adds the conv2d kernels' partial sums of each output and writes the sum
 // where the result's strides put it. Four running sums (parts q, q + 4, ...)
 // keep four loads in flight; they meet in a fixed order, so the result does
-// not depend on timing.
+// not depend on timing. EPI variants store through a fused epilogue.
 #include "common.glsl"
+#include "epilogue.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(push_constant) uniform P { C2S_PUSH_FIELDS } p;
@@ -32,6 +33,7 @@ void main()
         t /= p.oh;
         int o = int(t % p.o);
         int nb = int(t / p.o);
-        y[nb * p.ys[0] + o * p.ys[1] + oy * p.ys[2] + ox * p.ys[3]] = s;
+        uint yi = uint(nb * p.ys[0] + o * p.ys[1] + oy * p.ys[2] + ox * p.ys[3]);
+        y[yi] = ep_store(yi, s);
     }
 }

@@ -7,7 +7,9 @@
 // features at its position from shared memory. Parts of the reduction (input
 // features by kernel rows) go to separate workgroups when the outputs are too
 // few to fill the device (kernel gradients); conv2d_sum.comp adds them up.
+// EPI variants store through a fused epilogue (epilogue.glsl).
 #include "common.glsl"
+#include "epilogue.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(constant_id = 0) const int OB = 1;
@@ -114,8 +116,10 @@ void main()
                 uint o = f0 + og * uint(OB) + uint(j);
                 if (o >= p.o)
                     break;
-                if (parts == 1)
-                    y[int(nb) * p.ys[0] + int(o) * p.ys[1] + oy * p.ys[2] + (ox + q) * p.ys[3]] = acc[q * OB + j];
+                if (parts == 1) {
+                    uint yi = uint(int(nb) * p.ys[0] + int(o) * p.ys[1] + oy * p.ys[2] + (ox + q) * p.ys[3]);
+                    y[yi] = ep_store(yi, acc[q * OB + j]);
+                }
                 else
                     y[part * cnt + ((nb * p.o + o) * p.oh + uint(oy)) * p.ow + uint(ox + q)] = acc[q * OB + j];
             }

@@ -3,8 +3,9 @@
 // Batched GEMM with one thread per output and no shared memory, for thin
 // products (matrix-vector, vector-vector, few rows or columns) where a 64-wide
 // tile would idle most of its threads. Same push constants and strided
-// operands as gemm.comp; a grid-stride loop covers any Q * M * N.
+// operands as gemm.comp (epilogues too); a grid-stride loop covers any Q * M * N.
 #include "common.glsl"
+#include "epilogue.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(std430, binding = 0) readonly buffer A { TS a[]; };
@@ -22,6 +23,6 @@ void main()
         TC acc = TC(0);
         for (uint k = 0; k < p.K; k++, ia += p.a_sk, ib += p.b_sk)
             acc += TC(a[ia]) * TC(b[ib]);
-        o[i] = TS(p.accumulate != 0 ? TC(o[i]) + acc : acc);
+        o[i] = TS(ep_store(i, p.accumulate != 0 ? TC(o[i]) + acc : acc));
     }
 }

@@ -14,8 +14,9 @@
 // index where dot.c says they are aligned (a_vec, b_vec).
 // A long K arrives in several dispatches (dot.c explains why): a_off/b_off
 // start each one at its slice of K, and `accumulate` adds to what the earlier
-// ones wrote.
+// ones wrote. EPI variants store through a fused epilogue (epilogue.glsl).
 #include "common.glsl"
+#include "epilogue.glsl"
 
 #define TX (BN / (4 * RN))
 #define TY (BM / (4 * RM))
@@ -183,7 +184,8 @@ void main()
                         uint n = n0 + uint(d) * (BN / RN) + tx * 4u + uint(j);
                         if (n < p.N) {
                             TC v = acc[c * 4 + i][d][j];
-                            o[obase + m * p.N + n] = TS(p.accumulate != 0 ? TC(o[obase + m * p.N + n]) + v : v);
+                            uint oi = obase + m * p.N + n;
+                            o[oi] = TS(ep_store(oi, p.accumulate != 0 ? TC(o[oi]) + v : v));
                         }
                     }
             }

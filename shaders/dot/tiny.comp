@@ -5,8 +5,9 @@
 // one output per thread, so even a 64 x 120 product spreads over 32
 // workgroups where the 64 x 64 tile would give 2. Tiles of 16 x BK of A and
 // BK x 16 of B pass through shared memory. Same push constants and strided
-// operands as gemm.comp, K slices included.
+// operands as gemm.comp, K slices and epilogues included.
 #include "common.glsl"
+#include "epilogue.glsl"
 
 #define T 16
 #define BK 32
@@ -22,6 +23,27 @@ layout(push_constant) uniform P { DOT_PUSH_FIELDS } p;
 shared TC As[BK][T + 1];
 shared TC Bs[BK][T + 1];
 
+// Element i (0, 1) of this thread's share of tile k0 of A and of B, into
+// registers ra##i, rb##i; then into shared memory. Macros, not functions: an
+// array passed to a function may end up in memory on some drivers.
+#define FETCH(i, k0)                                                                                   \
+    {                                                                                                  \
+        uint e = tid + i * T * T;                                                                      \
+        uint mm = p.a_mfast != 0 ? e % T : e / BK, ka = p.a_mfast != 0 ? e / T : e % BK;              \
+        uint m = m0 + mm, k = (k0) + ka;                                                               \
+        ra##i = (m < p.M && k < p.K) ? TC(a[abase + m * p.a_sm + k * p.a_sk]) : TC(0);                 \
+        uint nn = p.b_nfast != 0 ? e % T : e / BK, kb = p.b_nfast != 0 ? e / T : e % BK;              \
+        uint n = n0 + nn;                                                                              \
+        k = (k0) + kb;                                                                                 \
+        rb##i = (n < p.N && k < p.K) ? TC(b[bbase + k * p.b_sk + n * p.b_sn]) : TC(0);                 \
+    }
+#define STAGE(i)                                                                                       \
+    {                                                                                                  \
+        uint e = tid + i * T * T;                                                                      \
+        As[p.a_mfast != 0 ? e / T : e % BK][p.a_mfast != 0 ? e % T : e / BK] = ra##i;                  \
+        Bs[p.b_nfast != 0 ? e / T : e % BK][p.b_nfast != 0 ? e % T : e / BK] = rb##i;                  \
+    }
+
 void main()
 {
     const uint tid = gl_LocalInvocationIndex;
@@ -32,20 +54,20 @@ void main()
         const uint m0 = tm * T, n0 = tn * T;
         const uint abase = p.a_off + q * p.a_sq, bbase = p.b_off + q * p.b_sq;
         TC acc = TC(0);
+        // Each thread stages two elements of each tile, walking the operand's
+        // contiguous index first so the loads coalesce; the next chunk's
+        // loads are in flight while this one multiplies.
+        TC ra0, ra1, rb0, rb1;
+        FETCH(0, 0u);
+        FETCH(1, 0u);
         for (uint k0 = 0; k0 < p.K; k0 += BK) {
-            // Each thread stages two elements of each tile, walking the
-            // operand's contiguous index first so the loads coalesce.
-            [[unroll]] for (uint i = 0; i < 2; i++) {
-                uint e = tid + i * T * T;
-                uint mm = p.a_mfast != 0 ? e % T : e / BK, ka = p.a_mfast != 0 ? e / T : e % BK;
-                uint m = m0 + mm, k = k0 + ka;
-                As[ka][mm] = (m < p.M && k < p.K) ? TC(a[abase + m * p.a_sm + k * p.a_sk]) : TC(0);
-                uint nn = p.b_nfast != 0 ? e % T : e / BK, kb = p.b_nfast != 0 ? e / T : e % BK;
-                uint n = n0 + nn;
-                k = k0 + kb;
-                Bs[kb][nn] = (n < p.N && k < p.K) ? TC(b[bbase + k * p.b_sk + n * p.b_sn]) : TC(0);
-            }
+            STAGE(0);
+            STAGE(1);
             barrier();
+            if (k0 + BK < p.K) {
+                FETCH(0, k0 + BK);
+                FETCH(1, k0 + BK);
+            }
             [[unroll]] for (uint kk = 0; kk < BK; kk++)
                 acc += As[kk][ty] * Bs[kk][tx];
             barrier();
@@ -53,7 +75,7 @@ void main()
         uint m = m0 + ty, n = n0 + tx;
         if (m < p.M && n < p.N) {
             uint oi = q * p.M * p.N + m * p.N + n;
-            o[oi] = TS(p.accumulate != 0 ? TC(o[oi]) + acc : acc);
+            o[oi] = TS(ep_store(oi, p.accumulate != 0 ? TC(o[oi]) + acc : acc));
         }
     }
 }

@@ -3,10 +3,8 @@
 // f32 elementwise ops that a graph fused into one dispatch (backend/fuse.c):
 // a program of up to FU_MAX_STEPS unary, binary or copy steps over up to
 // FU_MAX_IN inputs, one specialization constant per step, so the driver
-// folds it into straight-line code. Each step computes exactly what its op's
-// own kernel computes (the same functions), and every result is `precise`:
-// an add fed by a multiply stays two roundings, as when the product went
-// through memory. Input k is read at (i / div[k]) % mod[k] (a bias along
+// folds it into straight-line code. Each step is fused.glsl's: exactly what
+// its op's own kernel computes. Input k is read at (i / div[k]) % mod[k] (a bias along
 // some axes, a scalar, or the whole tensor); the output may also be an input
 // (an in-place update), read and written at the same index.
 #define EW_FUSED
@@ -14,6 +12,7 @@
 #include "cmath.glsl"
 #include "unary_ops.glsl"
 #include "binary_ops.glsl"
+#include "fused.glsl"
 
 layout(local_size_x = LOCAL) in;
 layout(constant_id = 0) const uint NSTEPS = 1;
@@ -61,23 +60,10 @@ void main()
         [[unroll]] for (uint s = 0; s < FU_MAX_STEPS; s++) {
             if (s >= NSTEPS)
                 break;
-            uint st = step_of(s), kind = st & 3u, op = (st >> 2) & 0xffu, a = (st >> 10) & 0xfu, b = (st >> 14) & 0xfu;
+            uint st = step_of(s), a = fu_a(st), b = fu_b(st);
             float x = a >= FU_REG ? r[a - FU_REG] : input_at(a, i);
-            float y = kind == FU_BINARY ? (b >= FU_REG ? r[b - FU_REG] : input_at(b, i)) : 0.0;
-            precise float v;
-            if (kind == FU_UNARY)
-                v = un_apply(op, x);
-            else if (kind == FU_BINARY && op == BIN_add)
-                v = x + y;
-            else if (kind == FU_BINARY && op == BIN_subtract)
-                v = x - y;
-            else if (kind == FU_BINARY && op == BIN_multiply)
-                v = x * y;
-            else if (kind == FU_BINARY)
-                v = bin_apply(op, x, y);
-            else
-                v = x;
-            r[s] = v;
+            float y = fu_kind(st) == FU_BINARY ? (b >= FU_REG ? r[b - FU_REG] : input_at(b, i)) : 0.0;
+            r[s] = fu_apply(st, x, y);
         }
         o[i] = r[NSTEPS - 1];
     }

@@ -18,6 +18,11 @@ struct Pair {
 #define ACC Pair
 layout(std430, binding = 0) readonly buffer A { TA a[]; };
 layout(std430, binding = 0) readonly buffer A4 { TA4 a4[]; };
+
+TA4 acc_load4(uint i)
+{
+    return a4[i];
+}
 layout(std430, binding = 1) readonly buffer AI { int ai[]; };
 layout(std430, binding = 2) writeonly buffer OI { int oi[]; };
 layout(std430, binding = 3) writeonly buffer OV { TA ov[]; };

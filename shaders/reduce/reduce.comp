@@ -5,6 +5,7 @@
 // Floats follow the reference: max/min propagate NaN and order -0 below +0;
 // any nonzero value, NaN included, is true.
 #include "common.glsl"
+#include "epilogue.glsl"
 #include "floatbits.glsl"
 
 #define ACC TC
@@ -77,20 +78,48 @@ ACC acc_from(TA x, uint k)
 #endif
 }
 
+// A PRO variant's input may be a fused program (pro_run) over other buffers,
+// computed where the input would be read, in the same order.
 ACC acc_load(uint off, uint k)
 {
+#ifdef PRO
+    if (pro_NSTEPS != 0)
+        return acc_from(TA(pro_run(off, 0.0)), k);
+#endif
     return acc_from(a[off], k);
 }
 
+TA4 acc_load4(uint i)
+{
+#ifdef PRO
+    // a loop, not four calls: each call inlines the program's every possible
+    // op, which a driver compiles before it folds them away
+    if (pro_NSTEPS != 0) {
+        TA4 v;
+        for (uint c = 0; c < 4; c++)
+            v[c] = pro_run(4 * i + c, 0.0);
+        return v;
+    }
+#endif
+    return a4[i];
+}
+
+// Sums and products are `precise`: a prologue's product must not be fused
+// into the sum that takes it (one rounding where the ops one by one make two).
 ACC acc_comb(ACC x, ACC y)
 {
 #ifdef BOOL
     return OP == RED_ALL ? x & y : x | y;
 #else
-    if (OP == RED_SUM)
-        return x + y;
-    if (OP == RED_PRODUCT)
-        return x * y;
+    precise ACC r;
+    if (OP == RED_SUM) {
+        r = x + y;
+        return r;
+    }
+    if (OP == RED_PRODUCT) {
+        r = x * y;
+        return r;
+    }
 #ifdef IS_FLOAT
     return OP == RED_MAX ? max_(x, y) : min_(x, y);
 #else
@@ -99,7 +128,22 @@ ACC acc_comb(ACC x, ACC y)
 #endif
 }
 
+// An EPI variant's epilogue runs only in the last pass (one part per output),
+// so i is the result's index. ROWS: the program is the op that reads the
+// result broadcast over its rows (a row's maximum subtracted from the row):
+// output i then stores the program over row i of the input (contiguous rows,
+// the host checked), with its result standing for v.
+#ifdef EPI
+layout(constant_id = 7) const uint ROWS = 0;
+#endif
 void acc_store(uint i, ACC v)
 {
+#ifdef EPI
+    // one call of ep_store: each inlines the program's every possible op
+    uint n = ROWS != 0 ? pc.nred : 1u, e0 = ROWS != 0 ? i * pc.nred : i;
+    for (uint e = e0; e < e0 + n; e++)
+        o[e] = TO(ep_store(e, v));
+#else
     o[i] = TO(v);
+#endif
 }

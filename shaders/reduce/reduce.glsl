@@ -9,6 +9,7 @@
 //   ACC acc_ident()                 the identity (an empty chunk's value)
 //   ACC acc_load(uint off, uint k)  element at offset off, reduced index k
 //   ACC acc_from(TA x, uint k)      the same from a loaded value (vec4 path)
+//   TA4 acc_load4(uint i)           the 4-vector of elements 4i..4i+3
 //   ACC acc_comb(ACC a, ACC b)      associative and commutative combine
 //   void acc_store(uint i, ACC v)   writes output (or partial) i
 // after including common.glsl, defining ACC and declaring the buffers a (TA)
@@ -44,6 +45,7 @@ layout(push_constant) uniform PC { RD_PUSH_FIELDS } pc;
 ACC acc_ident();
 ACC acc_load(uint off, uint k);
 ACC acc_from(TA x, uint k);
+TA4 acc_load4(uint i);
 ACC acc_comb(ACC a, ACC b);
 void acc_store(uint i, ACC v);
 
@@ -149,7 +151,7 @@ void main()
             uint n4 = kb < ke ? (ke - kb) / 4 : 0;
             uint b4 = (base + kb) / 4;
             for (uint j = lane; j < n4; j += TEAM) {
-                TA4 v = a4[b4 + j];
+                TA4 v = acc_load4(b4 + j);
                 uint k = kb + 4 * j;
                 acc = acc_comb(acc, acc_comb(acc_comb(acc_from(v.x, k), acc_from(v.y, k + 1)),
                                              acc_comb(acc_from(v.z, k + 2), acc_from(v.w, k + 3))));

@@ -12,6 +12,7 @@ layout(std430, binding = 0) readonly buffer X { TA x[]; };
 layout(std430, binding = 2) buffer S { int sel[]; };
 layout(std430, binding = 3) buffer B { TA best[]; };
 layout(constant_id = 0) const uint OP = 0; // 0 max, 1 min
+#include "window_ops.glsl"
 
 void main()
 {
@@ -41,12 +42,7 @@ void main()
             }
             if (ok) {
                 TC v = TC(x[off]);
-#ifdef IS_FLOAT
-                bool take = s < 0 || (!isnan(b) && (isnan(v) || (OP == 0u ? v > b : v < b)));
-#else
-                bool take = s < 0 || (OP == 0u ? v > b : v < b);
-#endif
-                if (take) {
+                if (takes(s < 0, b, v)) {
                     s = off;
                     b = v;
                 }

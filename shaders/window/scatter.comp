@@ -13,6 +13,7 @@
 #ifdef FUSED
 layout(std430, binding = 0) readonly buffer X { TA x[]; };
 layout(constant_id = 0) const uint OP = 0; // 0 max, 1 min
+#include "window_ops.glsl"
 
 // The input element window `base` selects (argsel.comp's rule), -1 for none.
 int select_in(int base[MAXR])
@@ -30,12 +31,7 @@ int select_in(int base[MAXR])
         }
         if (ok) {
             TC v = TC(x[off]);
-#ifdef IS_FLOAT
-            bool take = s < 0 || (!isnan(b) && (isnan(v) || (OP == 0u ? v > b : v < b)));
-#else
-            bool take = s < 0 || (OP == 0u ? v > b : v < b);
-#endif
-            if (take) {
+            if (takes(s < 0, b, v)) {
                 s = off;
                 b = v;
             }

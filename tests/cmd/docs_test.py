@@ -136,7 +136,7 @@ public = set(re.findall(r"VKT_API[^;{]*?\b((?:vkt|host)_\w+)\s*\(", vkt_h))
 for macro in ("VKT_UNARY_OPS", "VKT_BINARY_OPS"):
     m = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", vkt_h, re.S)
     expect(m, f"vkt.h: {macro} not found")
-    public |= set(re.findall(r"X\((\w+)\)", m.group(1) if m else ""))
+    public |= set(re.findall(r"X\((\w+),", m.group(1) if m else ""))
 public |= set(re.findall(r"\b(VKT_E[A-Z]+)\s*(?:=|,\s*-)", vkt_h))  # enum or X(name, value)
 backend = "".join(open(f).read() for f in glob.glob(os.path.join(SRC, "backend", "*.c")))
 public |= set(re.findall(r'getenv\("(\w+)"\)', backend))

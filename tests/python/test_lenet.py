@@ -73,7 +73,7 @@ def test_recorded_step_gives_the_eager_losses(ctx, lenet):
     graph, model = losses(["graph"] * steps)
     # The whole step is recorded (fused chains make fewer dispatches than ops), and independent
     # work shares levels.
-    assert model.graph.dispatches > 40 and model.graph.levels < model.graph.dispatches
+    assert model.graph.dispatches > 20 and model.graph.levels < model.graph.dispatches
     # Recorded, the step runs the same kernels on the same data: the eager losses (in practice bit
     # for bit), and vkt-lenet's recorded ones.
     np.testing.assert_allclose(graph, eager, rtol=1e-6)

@@ -158,7 +158,7 @@ def test_recorded_step_replayed_three_times_equals_three_eager_steps(ctx, rng):
         loss, _ = _sgd_step(gx, gy, gw, lr, in_place=True)
         assert "recording" in repr(loss)
     assert vkt.stats() == {}  # recording runs nothing
-    assert g.dispatches >= 6 and f"{g.dispatches} dispatches" in repr(g)
+    assert g.dispatches >= 2 and f"{g.dispatches} dispatches" in repr(g)
     # The step is one chain (each op needs the one before, or an op it shares a level with).
     assert 2 <= g.levels <= g.dispatches
     for (x, y), (want_loss, want_w) in zip(zip(xs, ys), eager):
@@ -364,10 +364,11 @@ def test_profile_entries_name_ops_and_kernels():
         g.launch()
         g.launch()
         entries = c.profile()
-        assert len(entries) == 2 * g.dispatches == 4
-        # exp and multiply fuse into one dispatch, named after the op whose result it writes.
-        assert [e.op for e in entries] == ["dot", "multiply"] * 2
-        assert entries[1].kernel == "ew_fused_f32" and entries[0].kernel != "ew_fused_f32"
+        assert len(entries) == 2 * g.dispatches == 2
+        # exp and multiply run in the product's store (an epilogue): one dispatch, named after
+        # the op whose result it writes, its kernel the product's _epi variant.
+        assert [e.op for e in entries] == ["multiply"] * 2
+        assert entries[0].kernel.endswith("_epi"), entries[0].kernel
         c.set_profiling(False)
         (b + 1).numpy()
         g.launch()

@@ -127,7 +127,7 @@ def _declared(header):
     """The functions of vkt.h without their prefix, the X-lists' ops included."""
     declared = set(re.findall(r"VKT_API [\w\s*]*?\bvkt_(\w+)\(", header))
     for macro in ("VKT_UNARY_OPS", "VKT_BINARY_OPS"):
-        declared |= set(re.findall(r"X\((\w+)\)", _macro(header, macro)))
+        declared |= set(re.findall(r"X\((\w+),", _macro(header, macro)))
     return declared
 
 
@@ -170,8 +170,8 @@ def test_the_extension_binds_vkt_h_and_its_constants():
     enum = re.search(r"typedef enum vkt_dtype \{(.*?)\}", header).group(1)
     assert re.findall(r"VKT_(\w+) = (\d+)", enum) == [(d.upper(), str(i)) for i, d in enumerate(_vkt.DTYPES)]
     assert [lib.vkt_dtype_name(i).decode() for i in range(len(_vkt.DTYPES))] == list(_vkt.DTYPES)
-    assert _vkt.UNARY_OPS == tuple(re.findall(r"X\((\w+)\)", _macro(header, "VKT_UNARY_OPS")))
-    assert _vkt.BINARY_OPS == tuple(re.findall(r"X\((\w+)\)", _macro(header, "VKT_BINARY_OPS")))
+    assert _vkt.UNARY_OPS == tuple(re.findall(r"X\((\w+),", _macro(header, "VKT_UNARY_OPS")))
+    assert _vkt.BINARY_OPS == tuple(re.findall(r"X\((\w+),", _macro(header, "VKT_BINARY_OPS")))
 
 
 def _support(op, dtype):

@@ -18,7 +18,7 @@ def declared(header):
     names = set(re.findall(r"\b(vkt_\w+)\s*\(", text))
     # Ops declared through the X-macro lists (VKT_UNARY_OPS, VKT_BINARY_OPS).
     for body in re.findall(r"#define VKT_\w+_OPS\(X\)((?:.*\\\n)*.*)", text):
-        names |= {"vkt_" + n for n in re.findall(r"X\((\w+)\)", body)}
+        names |= {"vkt_" + n for n in re.findall(r"X\((\w+),\s*\w+\)", body)}
     return names
 
 

@@ -1,5 +1,6 @@
 /* interposer.c — a minimal stand-in for libfbcount: it interposes libvkt's
- * fallback exits, counts them per thread and forwards. If libvkt ever called
+ * fallback exits, counts them per thread and forwards, or refuses a fallback
+ * as libfbcount's FBCOUNT_MODE=error does (ip_refuse). If libvkt ever called
  * host_result directly (hidden visibility, -Bsymbolic, LTO), these counters
  * would stay at zero and test_fallback.c would fail. */
 #include "interposer.h"
@@ -8,6 +9,7 @@
 #include <stdio.h>
 
 static _Thread_local ip_counts counts;
+static _Thread_local bool refusing;
 
 typedef int (*host_result_fn)(vkt_tensor *, const void *, size_t);
 typedef void (*host_resident_fn)(const vkt_tensor *, size_t);
@@ -20,6 +22,8 @@ int host_result(vkt_tensor *out, const void *data, size_t nbytes)
     counts.host_result++;
     counts.last_nbytes = nbytes;
     counts.last_out = out;
+    if (refusing)
+        return VKT_EREFUSED; /* as libfbcount's FBCOUNT_MODE=error: libvkt's own is never called */
     if (!next) {
         fprintf(stderr, "interposer: no host_result after this library\n");
         return VKT_EINVAL;
@@ -47,6 +51,11 @@ ip_counts ip_get(void)
 void ip_reset(void)
 {
     counts = (ip_counts){0, 0, 0, NULL};
+}
+
+void ip_refuse(bool on)
+{
+    refusing = on;
 }
 
 void *ip_host_result_addr(void)

@@ -5,6 +5,7 @@
 #ifndef VKT_TEST_INTERPOSER_H
 #define VKT_TEST_INTERPOSER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "vkt.h"
@@ -19,6 +20,9 @@ typedef struct ip_counts {
 /* This thread's counters since the last ip_reset(). */
 ip_counts ip_get(void);
 void ip_reset(void);
+/* While on, host_result on this thread returns VKT_EREFUSED without calling
+ * libvkt's (still counted), as libfbcount's FBCOUNT_MODE=error does. */
+void ip_refuse(bool on);
 /* Address of the interposer's host_result, to compare with what the dynamic
  * linker resolves the name to. */
 void *ip_host_result_addr(void);

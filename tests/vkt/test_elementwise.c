@@ -173,7 +173,7 @@ static int call_unary(vkt_tensor *const *in, const void *arg, vkt_tensor **out)
 
 Test(elementwise, unary_table_covers_every_op)
 {
-#define NAME(n) #n,
+#define NAME(n, cls) #n,
     static const char *const all[] = {VKT_UNARY_OPS(NAME)};
 #undef NAME
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -240,7 +240,7 @@ static void run_unary_case(const char *name)
     }
 }
 
-#define UNARY_TEST(n) \
+#define UNARY_TEST(n, cls) \
     Test(elementwise, unary_##n) { run_unary_case(#n); }
 VKT_UNARY_OPS(UNARY_TEST)
 
@@ -379,9 +379,56 @@ static int call_binary(vkt_tensor *const *in, const void *arg, vkt_tensor **out)
     return ((const binary_case *)arg)->fn(in[0], in[1], out);
 }
 
+/* The class each op carries in vkt.h's lists is what its gate and its host
+ * reference do: MATH takes integers as f32, PRED gives u8, INT refuses
+ * floats, ARITH keeps the dtype; natively and with every native path off. */
+typedef struct class_case {
+    const char *name, *cls;
+    int (*un)(const vkt_tensor *, vkt_tensor **);
+    int (*bin)(const vkt_tensor *, const vkt_tensor *, vkt_tensor **);
+} class_case;
+
+static void check_class(const class_case *c, vkt_tensor *x, const char *how)
+{
+    vkt_tensor *o = NULL;
+    int s = c->un ? c->un(x, &o) : c->bin(x, x, &o);
+    vkt_dtype in = vkt_tensor_dtype(x);
+    bool fl = in == VKT_F32, math = strcmp(c->cls, "MATH") == 0, pred = strcmp(c->cls, "PRED") == 0;
+    if (strcmp(c->cls, "INT") == 0 && fl) {
+        cr_expect_eq(s, VKT_EDTYPE, "%s (INT) on f32, %s: %s", c->name, how, vkt_status_name(s));
+        return;
+    }
+    cr_assert_eq(s, VKT_OK, "%s (%s) on %s, %s: %s", c->name, c->cls, vkt_dtype_name(in), how, vkt_last_error());
+    vkt_dtype want = pred ? VKT_U8 : math ? VKT_F32 : in;
+    cr_expect_eq(vkt_tensor_dtype(o), want, "%s (%s) on %s, %s: gives %s", c->name, c->cls, vkt_dtype_name(in), how,
+                 vkt_dtype_name(vkt_tensor_dtype(o)));
+    vkt_tensor_free(o);
+}
+
+Test(elementwise, op_classes_are_the_gates_and_the_reference)
+{
+#define UN_CLASS(n, cls) {#n, #cls, vkt_##n, NULL},
+#define BIN_CLASS(n, cls) {#n, #cls, NULL, vkt_##n},
+    static const class_case cases[] = {VKT_UNARY_OPS(UN_CLASS) VKT_BINARY_OPS(BIN_CLASS)};
+#undef UN_CLASS
+#undef BIN_CLASS
+    h_shape s4 = {1, {4}};
+    vkt_tensor *xi = h_rand(VKT_S32, &s4, 1, 9, 1), *xf = h_rand(VKT_F32, &s4, 1, 9, 2);
+    for (int oracle = 0; oracle < 2; oracle++) {
+        cr_assert_eq(vkt_ctx_set_native_disable(h_ctx, oracle ? "all" : ""), VKT_OK);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            check_class(&cases[i], xi, oracle ? "host reference" : "native");
+            check_class(&cases[i], xf, oracle ? "host reference" : "native");
+        }
+    }
+    h_native_disable_env();
+    vkt_tensor_free(xi);
+    vkt_tensor_free(xf);
+}
+
 Test(elementwise, binary_table_covers_every_op)
 {
-#define NAME(n) #n,
+#define NAME(n, cls) #n,
     static const char *const all[] = {VKT_BINARY_OPS(NAME)};
 #undef NAME
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
@@ -491,7 +538,7 @@ static void run_binary_case(const char *name)
     }
 }
 
-#define BINARY_TEST(n) \
+#define BINARY_TEST(n, cls) \
     Test(elementwise, binary_##n) { run_binary_case(#n); }
 VKT_BINARY_OPS(BINARY_TEST)
 

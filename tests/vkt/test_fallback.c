@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h" /* white-box: storage sharing, device limits and the last gate's reason */
 #include "harness.h"
@@ -61,9 +62,9 @@ typedef struct op_case {
 typedef int (*unary_fn)(const vkt_tensor *, vkt_tensor **);
 typedef int (*binary_fn)(const vkt_tensor *, const vkt_tensor *, vkt_tensor **);
 
-#define UNARY_CALL(n) \
+#define UNARY_CALL(n, cls) \
     static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o) { (void)a; return vkt_##n(in[0], o); }
-#define BINARY_CALL(n)                                                         \
+#define BINARY_CALL(n, cls)                                                       \
     static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o) \
     {                                                                          \
         (void)a;                                                               \
@@ -644,6 +645,136 @@ Test(fallback, dot_fallback_host_result_then_host_resident_chain)
 /* reshape allocates nothing and binds nothing, so neither VKT_NATIVE_DISABLE
  * nor a tensor past maxStorageBufferRange turns it into a fallback. The limit is
  * lowered white-box so a 96-byte tensor stands for a 2 GiB one. */
+/* ---- option names --------------------------------------------------------------------- */
+
+/* The names vkt_ctx_set_native_disable takes are op names (or "all"): a typo
+ * is VKT_EINVAL naming it, and the list stays as it was. */
+Test(fallback, native_disable_names_are_checked)
+{
+    H_OK(vkt_ctx_set_native_disable(h_ctx, " dot, sum ,"));
+    cr_assert_str_eq(h_ctx->native_disable, ",dot,sum,");
+    int s = vkt_ctx_set_native_disable(h_ctx, "dot,dott");
+    cr_assert_eq(s, VKT_EINVAL, "a name that is no op: %s", vkt_status_name(s));
+    cr_assert(strstr(vkt_last_error(), "'dott' is no op's name"), "message: %s", vkt_last_error());
+    cr_assert_str_eq(h_ctx->native_disable, ",dot,sum,", "the list changed after a refused call");
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "all"));
+    cr_assert_str_eq(h_ctx->native_disable, ",all,");
+    H_OK(vkt_ctx_set_native_disable(h_ctx, " , "));
+    cr_assert_null(h_ctx->native_disable);
+    for (size_t i = 0; i < vkt_op_count(); i++)
+        H_OK(vkt_ctx_set_native_disable(h_ctx, vkt_op_name(i)));
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+}
+
+/* Makes two contexts under the variables set now and returns what libvkt
+ * wrote on standard error meanwhile (a static buffer); *first gets the
+ * first context's options. */
+static const char *stderr_of_two_contexts(vkt_ctx *first)
+{
+    static char text[4096];
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *tmp = tmpfile();
+    cr_assert(saved >= 0 && tmp);
+    cr_assert(dup2(fileno(tmp), 2) >= 0);
+    for (int i = 0; i < 2; i++) {
+        vkt_ctx *ctx = NULL;
+        H_OK(vkt_ctx_create(NULL, &ctx));
+        if (i == 0) {
+            first->dot_kernel = ctx->dot_kernel;
+            first->conv_kernel = ctx->conv_kernel;
+            first->native_disable = ctx->native_disable ? strdup(ctx->native_disable) : NULL;
+        }
+        vkt_ctx_destroy(ctx);
+    }
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(text, 1, sizeof text - 1, tmp);
+    text[n] = '\0';
+    fclose(tmp);
+    return text;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* The variables' names are checked when a context is made: a name that is no
+ * op or kernel warns once per process, however many contexts read it, and is
+ * ignored; the good ones apply. */
+Test(fallback, option_variables_warn_once_and_keep_good_names)
+{
+    cr_assert_eq(setenv("VKT_NATIVE_DISABLE", "dott,dot", 1), 0);
+    cr_assert_eq(setenv("VKT_DOT_KERNEL", "talll_vec", 1), 0);
+    cr_assert_eq(setenv("VKT_CONV_KERNEL", "kgrad", 1), 0);
+    vkt_ctx got = {0};
+    const char *err = stderr_of_two_contexts(&got);
+    cr_assert_eq(count_of(err, "VKT_NATIVE_DISABLE names no op 'dott'"), 1, "stderr: %s", err);
+    cr_assert_eq(count_of(err, "VKT_DOT_KERNEL=talll_vec names no kernel (auto, direct, tiny, small, big, big_vec, "
+                               "tall_vec)"), 1, "stderr: %s", err);
+    cr_assert_eq(count_of(err, "VKT_CONV_KERNEL"), 0, "stderr: %s", err);
+    cr_assert_str_eq(got.native_disable, ",dot,");
+    cr_assert_eq(got.dot_kernel, 0, "a bad VKT_DOT_KERNEL is the automatic choice");
+    cr_assert_neq(got.conv_kernel, 0, "VKT_CONV_KERNEL=kgrad was read");
+    free(got.native_disable);
+    unsetenv("VKT_NATIVE_DISABLE");
+    unsetenv("VKT_DOT_KERNEL");
+    unsetenv("VKT_CONV_KERNEL");
+}
+
+static int call_dot_rows(vkt_tensor *const *in, const void *arg, vkt_tensor **o)
+{
+    static const int ca[1] = {1}, cb[1] = {0};
+    (void)arg;
+    return vkt_dot(in[0], ca, NULL, in[1], cb, NULL, 1, 0, o);
+}
+
+/* An interposer that refuses a fallback (libfbcount's FBCOUNT_MODE=error)
+ * fails the op with VKT_EREFUSED and a message naming it; *out is NULL, the
+ * result's memory is freed, nothing is counted as a fallback, and the next
+ * op, native or fallen back, runs as before. */
+Test(fallback, refused_fallback_fails_the_op_and_the_next_op_works)
+{
+    h_shape sa = shp(2, 6, 5, 0, 0), sb = shp(2, 5, 4, 0, 0);
+    vkt_tensor *a = h_rand(VKT_F32, &sa, -1, 1, 31), *b = h_rand(VKT_F32, &sb, -1, 1, 32);
+    vkt_tensor *const ab[2] = {a, b};
+    H_OK(vkt_ctx_set_native_disable(h_ctx, "dot"));
+    vkt_stats_entry d0 = stat_of("dot");
+    ip_reset();
+    ip_refuse(true);
+    vkt_tensor *d = (vkt_tensor *)&d;
+    int s = call_dot_rows(ab, NULL, &d);
+    ip_refuse(false);
+    cr_assert_eq(s, VKT_EREFUSED, "a refused fallback gave %s (%s)", vkt_status_name(s), vkt_last_error());
+    cr_assert_null(d, "*out after a refused fallback");
+    cr_assert_str_eq(vkt_last_error(), "vkt_dot: the fallback to the host was refused by the host_result exit "
+                                       "(FBCOUNT_MODE=error)");
+    cr_assert_str_eq(vkt_status_name(VKT_EREFUSED), "VKT_EREFUSED");
+    cr_assert_eq(ip_get().host_result, 1, "the exit was reached once");
+    expect_moved("dot", d0, 0, 0, 0);
+
+    /* The same op again, allowed, falls back and gives the reference's bits;
+     * then natively. */
+    vkt_tensor *want = NULL, *fell = NULL, *native = NULL;
+    H_OK(call_dot_rows(ab, NULL, &fell));
+    expect_moved("dot", d0, 0, 1, 0);
+    H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
+    H_OK(call_dot_rows(ab, NULL, &native));
+    expect_moved("dot", d0, 1, 1, 0);
+    H_OK(h_oracle(call_dot_rows, ab, NULL, &want));
+    h_compare(fell, want, H_EXACT, "the fallback after a refused one");
+    h_compare(native, want, (h_tol){1e-6, 1e-6, 0}, "the native dot after a refused fallback");
+    vkt_tensor *all[] = {a, b, want, fell, native};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        vkt_tensor_free(all[i]);
+}
+
 Test(fallback, reshape_is_a_view_past_every_gate)
 {
     h_shape s = shp(3, 2, 3, 4, 0);

@@ -7,6 +7,8 @@
  * host-resident op, a read, a write or a sync while recording), naming the op;
  * and refuse a launch after a bound tensor was freed. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -53,8 +55,9 @@ Test(graph, replays_new_inputs_like_eager_runs)
     vkt_graph *g = NULL;
     H_OK(vkt_graph_end(h_ctx, &g));
     cr_assert_not_null(g);
-    /* multiply, add and tanh fuse into one dispatch; sum and dot stay */
-    cr_assert_eq(vkt_graph_dispatches(g), 3, "%zu dispatches recorded", vkt_graph_dispatches(g));
+    /* multiply, add and tanh fuse into one program, which the sum computes as
+     * it reads its input; the dot stays */
+    cr_assert_eq(vkt_graph_dispatches(g), 2, "%zu dispatches recorded", vkt_graph_dispatches(g));
     size_t nx = h_numel(&sx);
     float *host = malloc(nx * sizeof *host);
     cr_assert_not_null(host);
@@ -489,6 +492,410 @@ Test(graph, fuses_elementwise_chains_exactly)
     vkt_tensor *rest[] = {x, bias, g, w, one, lr};
     for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
         vkt_tensor_free(rest[i]);
+}
+
+/* ---- epilogues: an elementwise program in the store of the kernel it reads ---- */
+
+/* A graph's body: reads in[], writes out[] (new tensors) and updates st in
+ * place (may be NULL). */
+typedef void (*body_fn)(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out);
+
+static vkt_tensor *copy_of(const vkt_tensor *t)
+{
+    vkt_tensor *n, *c;
+    H_OK(vkt_negate(t, &n));
+    H_OK(vkt_negate(n, &c));
+    vkt_tensor_free(n);
+    return c;
+}
+
+/* Records body into a graph, launches it twice (profiled the second time) and
+ * runs it eagerly on a copy of st: every result and st must be the same bits,
+ * the graph `dispatches` long (0: not checked), and one dispatch of it a
+ * kernel whose name starts with `kernel` and ends in _epi or _pro (a variant
+ * with fused programs), tagged with the consumer's op. */
+static void fused_check(const char *what, body_fn body, vkt_tensor *const *in, vkt_tensor *st, int nout,
+                        size_t dispatches, const char *kernel, const char *op)
+{
+    vkt_tensor *out[4] = {0}, *eout[4] = {0}, *est = NULL, *st0 = NULL;
+    if (st) {
+        st0 = copy_of(st);
+        est = copy_of(st);
+    }
+    H_OK(vkt_ctx_set_profiling(h_ctx, true));
+    H_OK(vkt_graph_begin(h_ctx));
+    body(in, st, out);
+    vkt_graph *g;
+    H_OK(vkt_graph_end(h_ctx, &g));
+    if (dispatches)
+        cr_expect_eq(vkt_graph_dispatches(g), dispatches, "%s: %zu dispatches, want %zu", what,
+                     vkt_graph_dispatches(g), dispatches);
+    for (int launch = 0; launch < 2; launch++) {
+        if (st)
+            H_OK(vkt_assign(st, st0)); /* each launch from the same state */
+        size_t stale = vkt_profile_read(h_ctx, NULL, 0); /* only the last launch's entries stay */
+        vkt_profile_entry *skip = calloc(stale + 1, sizeof *skip);
+        vkt_profile_read(h_ctx, skip, stale);
+        free(skip);
+        FBCOUNT_ASSERT_NONE(H_OK(vkt_graph_launch(g)));
+    }
+    vkt_profile_entry e[64];
+    size_t n = vkt_profile_read(h_ctx, e, 64);
+    bool seen = false;
+    for (size_t i = 0; i < n && i < 64; i++) {
+        size_t kl = strlen(e[i].kernel);
+        seen |= strncmp(e[i].kernel, kernel, strlen(kernel)) == 0 && kl > 4 &&
+                (strcmp(e[i].kernel + kl - 4, "_epi") == 0 || strcmp(e[i].kernel + kl - 4, "_pro") == 0) &&
+                strcmp(e[i].op, op) == 0;
+    }
+    if (vkt_ctx_last_gpu_ns(h_ctx) >= 0 && !seen) {
+        cr_expect(seen, "%s: no %s*_epi or _pro dispatch of %s in the profile (%zu entries)", what, kernel, op, n);
+        for (size_t i = 0; i < n && i < 64; i++)
+            cr_log_info("  %s %s", e[i].op, e[i].kernel);
+    }
+    H_OK(vkt_ctx_set_profiling(h_ctx, false));
+    vkt_graph_free(g);
+    body(in, est, eout);
+    for (int i = 0; i < nout; i++) {
+        h_compare(out[i], eout[i], H_EXACT, what);
+        vkt_tensor_free(out[i]);
+        vkt_tensor_free(eout[i]);
+    }
+    if (st) {
+        h_compare(st, est, H_EXACT, what);
+        H_OK(vkt_assign(st, st0));
+    }
+    vkt_tensor_free(st0);
+    vkt_tensor_free(est);
+}
+
+/* tanh(dot(x, w) + b): a dense layer. */
+static void dense(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int c1[1] = {1}, c0[1] = {0};
+    vkt_tensor *d, *z;
+    (void)st;
+    H_OK(vkt_dot(in[0], c1, NULL, in[1], c0, NULL, 1, 0, &d));
+    H_OK(vkt_add(d, in[2], &z));
+    H_OK(vkt_tanh(z, &out[0]));
+    vkt_tensor_free(d);
+    vkt_tensor_free(z);
+}
+
+/* The gradient through it: dot(g, w contracting w's columns) * (1 - a * a). */
+static void dense_grad(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int c1[1] = {1};
+    vkt_tensor *d, *t1, *t2;
+    (void)st;
+    H_OK(vkt_dot(in[0], c1, NULL, in[1], c1, NULL, 1, 0, &d));
+    H_OK(vkt_multiply(in[2], in[2], &t1));
+    H_OK(vkt_subtract(in[3], t1, &t2));
+    H_OK(vkt_multiply(d, t2, &out[0]));
+    vkt_tensor_free(d);
+    vkt_tensor_free(t1);
+    vkt_tensor_free(t2);
+}
+
+/* st -= lr * g, written back in place (an SGD update), g from `make`. */
+static void sgd_of(vkt_tensor *st, const vkt_tensor *g, const vkt_tensor *lr)
+{
+    vkt_tensor *step_, *nw;
+    H_OK(vkt_multiply(g, lr, &step_));
+    H_OK(vkt_subtract(st, step_, &nw));
+    H_OK(vkt_assign(st, nw));
+    vkt_tensor_free(step_);
+    vkt_tensor_free(nw);
+}
+
+/* A conv's kernel gradient (as the LeNet step writes it, of a conv padded
+ * by pad) and the update of the kernel st with it. */
+static void kgrad_sgd(vkt_tensor *const *in, vkt_tensor *st, int64_t pad)
+{
+    vkt_conv_opts o = {.has_input_permutation = true, .has_kernel_permutation = true, .has_output_permutation = true,
+                       .padding_lo = {pad, pad}, .padding_hi = {pad, pad}};
+    static const int swap01[4] = {1, 0, 2, 3};
+    memcpy(o.input_permutation, swap01, sizeof swap01);
+    memcpy(o.kernel_permutation, swap01, sizeof swap01);
+    memcpy(o.output_permutation, swap01, sizeof swap01);
+    vkt_tensor *dk;
+    H_OK(vkt_conv(in[0], in[1], &o, &dk));
+    sgd_of(st, dk, in[2]);
+    vkt_tensor_free(dk);
+}
+
+/* LeNet's two kernel gradients: padded by 2, and not. */
+static void kgrad1_sgd(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    (void)out;
+    kgrad_sgd(in, st, 2);
+}
+
+static void kgrad2_sgd(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    (void)out;
+    kgrad_sgd(in, st, 0);
+}
+
+/* tanh(conv(x, k) + b[features]): a conv layer. */
+static void conv_layer(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    vkt_conv_opts o = {.padding_lo = {2, 2}, .padding_hi = {2, 2}};
+    vkt_tensor *c, *z;
+    (void)st;
+    H_OK(vkt_conv(in[0], in[1], &o, &c));
+    H_OK(vkt_add(c, in[2], &z));
+    H_OK(vkt_tanh(z, &out[0]));
+    vkt_tensor_free(c);
+    vkt_tensor_free(z);
+}
+
+/* A bias gradient (a sum over all axes but the features, reshaped) and the
+ * bias's update. */
+static void bias_sgd(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int axes[3] = {0, 2, 3};
+    const int64_t shape[3] = {vkt_tensor_shape(st)[0], 1, 1};
+    vkt_tensor *s, *r;
+    (void)out;
+    H_OK(vkt_sum(in[0], axes, 3, false, &s));
+    H_OK(vkt_reshape(s, shape, 3, &r));
+    sgd_of(st, r, in[1]);
+    vkt_tensor_free(s);
+    vkt_tensor_free(r);
+}
+
+/* Not fused: st -= lr * dot(x, st), the product reading what the update
+ * writes; and a product whose result a second op reads. */
+static void unfusable(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int c1[1] = {1}, c0[1] = {0};
+    vkt_tensor *d, *d2;
+    H_OK(vkt_dot(in[0], c1, NULL, st, c0, NULL, 1, 0, &d));
+    sgd_of(st, d, in[1]);
+    H_OK(vkt_dot(in[0], c1, NULL, in[2], c0, NULL, 1, 0, &d2));
+    H_OK(vkt_tanh(d2, &out[0]));
+    H_OK(vkt_exp(d2, &out[1]));
+    vkt_tensor_free(d);
+    vkt_tensor_free(d2);
+}
+
+/* New context with a kernel forced (NULL: unset). */
+static void use_kernel(const char *var, const char *name)
+{
+    h_teardown();
+    if (name)
+        cr_assert_eq(setenv(var, name, 1), 0);
+    else
+        cr_assert_eq(unsetenv(var), 0);
+    h_setup();
+}
+
+/* Every dot kernel with an epilogue, on shapes that fill no tile, one tile
+ * and several: a dense layer in one dispatch, its gradient in one. The large
+ * tiles take one shape of several tiles each way (a CPU device compiles them
+ * slowly). */
+Test(graph, fuses_programs_into_every_dot_kernel, .timeout = 300)
+{
+    static const char *const kernels[] = {"direct", "tiny", "small", "big", "big_vec", "tall_vec"};
+    static const int64_t mkn[][3] = {{260, 40, 132}, {7, 5, 3}, {8, 400, 120}, {33, 37, 29}, {130, 36, 260}};
+    for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
+        use_kernel("VKT_DOT_KERNEL", kernels[k]);
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "gemm_%s", kernels[k]);
+        size_t nshapes = k < 3 ? sizeof mkn / sizeof mkn[0] : 1;
+        for (size_t i = 0; i < nshapes; i++) {
+            h_shape sx = {2, {mkn[i][0], mkn[i][1]}}, sw = {2, {mkn[i][1], mkn[i][2]}}, sb = {1, {mkn[i][2]}},
+                    sg = {2, {mkn[i][0], mkn[i][2]}}, sa = {2, {mkn[i][0], mkn[i][1]}};
+            uint64_t seed = 700 + 10 * k + i;
+            vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed), *w = h_rand(VKT_F32, &sw, -1, 1, seed + 1),
+                       *b = h_rand(VKT_F32, &sb, -1, 1, seed + 2), *g = h_rand(VKT_F32, &sg, -1, 1, seed + 3),
+                       *a = h_rand(VKT_F32, &sa, -1, 1, seed + 4), *one = h_scalar(VKT_F32, 1.0);
+            char what[96];
+            snprintf(what, sizeof what, "%s: tanh(dot + bias), %lld x %lld x %lld", kernels[k],
+                     (long long)mkn[i][0], (long long)mkn[i][1], (long long)mkn[i][2]);
+            fused_check(what, dense, (vkt_tensor *const[]){x, w, b}, NULL, 1, 1, prefix, "tanh");
+            snprintf(what, sizeof what, "%s: tanh's gradient through dot, %lld x %lld x %lld", kernels[k],
+                     (long long)mkn[i][0], (long long)mkn[i][2], (long long)mkn[i][1]);
+            fused_check(what, dense_grad, (vkt_tensor *const[]){g, w, a, one}, NULL, 1, 1, prefix, "multiply");
+            vkt_tensor *all[] = {x, w, b, g, a, one};
+            for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+                vkt_tensor_free(all[j]);
+        }
+    }
+    use_kernel("VKT_DOT_KERNEL", NULL);
+}
+
+/* conv2d_tile (one part, and parts added by conv2d_sum) and conv2d_kgrad
+ * (one chunk, and chunks added by conv2d_kgrad_sum) with a bias and tanh or
+ * an SGD update in their store; a reduction's last pass with the bias's. */
+Test(graph, fuses_programs_into_conv_and_reduce_kernels, .timeout = 300)
+{
+    static const char *const kernels[] = {NULL, "tile", "kgrad"};
+    static const int64_t batches[] = {1, 5, 16};
+    for (size_t j = 0; j < sizeof kernels / sizeof kernels[0]; j++) {
+        use_kernel("VKT_CONV_KERNEL", kernels[j]);
+        const char *kn = kernels[j] ? kernels[j] : "auto";
+        vkt_tensor *lr = h_scalar(VKT_F32, 0.05);
+        for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
+            int64_t nb = batches[i];
+            h_shape sx = {4, {nb, 1, 28, 28}}, sk = {4, {6, 1, 5, 5}}, sb = {3, {6, 1, 1}},
+                    sg = {4, {nb, 6, 28, 28}}, sx2 = {4, {nb, 6, 14, 14}}, sg2 = {4, {nb, 16, 10, 10}},
+                    sk2 = {4, {16, 6, 5, 5}};
+            uint64_t seed = 800 + 30 * j + 10 * i;
+            vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed), *k = h_rand(VKT_F32, &sk, -1, 1, seed + 1),
+                       *b = h_rand(VKT_F32, &sb, -1, 1, seed + 2), *g = h_rand(VKT_F32, &sg, -1, 1, seed + 3),
+                       *x2 = h_rand(VKT_F32, &sx2, -1, 1, seed + 4), *g2 = h_rand(VKT_F32, &sg2, -1, 1, seed + 5),
+                       *k2 = h_rand(VKT_F32, &sk2, -1, 1, seed + 6);
+            char what[96];
+            snprintf(what, sizeof what, "SGD on a kernel gradient (%s), batch %lld", kn, (long long)nb);
+            fused_check(what, kgrad1_sgd, (vkt_tensor *const[]){x, g, lr}, k, 0, 0, "conv2d_", "assign");
+            snprintf(what, sizeof what, "SGD on conv 2's kernel gradient (%s), batch %lld", kn, (long long)nb);
+            fused_check(what, kgrad2_sgd, (vkt_tensor *const[]){x2, g2, lr}, k2, 0, 0, "conv2d_", "assign");
+            if (!kernels[j]) {
+                snprintf(what, sizeof what, "tanh(conv + bias), batch %lld", (long long)nb);
+                fused_check(what, conv_layer, (vkt_tensor *const[]){x, k, b}, NULL, 1, 1, "conv2d_", "tanh");
+                snprintf(what, sizeof what, "SGD on a bias gradient, batch %lld", (long long)nb);
+                fused_check(what, bias_sgd, (vkt_tensor *const[]){g, lr}, b, 0, 0, "reduce_f32", "assign");
+            }
+            vkt_tensor *all[] = {x, k, b, g, x2, g2, k2};
+            for (size_t q = 0; q < sizeof all / sizeof all[0]; q++)
+                vkt_tensor_free(all[q]);
+        }
+        vkt_tensor_free(lr);
+    }
+    use_kernel("VKT_CONV_KERNEL", NULL);
+}
+
+/* A dense layer's weight gradient as the step writes it, contracting the
+ * batch and transposed: the transpose becomes the product itself, with its
+ * operands swapped, and the update runs in its store. */
+static void wgrad_sgd(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int c0[1] = {0}, t10[2] = {1, 0};
+    vkt_tensor *dt, *d;
+    (void)out;
+    H_OK(vkt_dot(in[0], c0, NULL, in[1], c0, NULL, 1, 0, &dt));
+    H_OK(vkt_transpose(dt, t10, &d));
+    sgd_of(st, d, in[2]);
+    vkt_tensor_free(dt);
+    vkt_tensor_free(d);
+}
+
+/* A batched product transposed in its last two axes, kept. */
+static void batched_t(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int ca[1] = {2}, ba[1] = {0}, cb[1] = {1}, bb[1] = {0}, t021[3] = {0, 2, 1};
+    vkt_tensor *d;
+    (void)st;
+    H_OK(vkt_dot(in[0], ca, ba, in[1], cb, bb, 1, 1, &d));
+    H_OK(vkt_transpose(d, t021, &out[0]));
+    vkt_tensor_free(d);
+}
+
+Test(graph, fuses_a_products_transpose_into_it, .timeout = 200)
+{
+    static const int64_t bn[][3] = {{8, 10, 84}, {64, 84, 120}, {33, 120, 400}, {5, 3, 7}};
+    vkt_tensor *lr = h_scalar(VKT_F32, 0.05);
+    for (size_t i = 0; i < sizeof bn / sizeof bn[0]; i++) {
+        h_shape sg = {2, {bn[i][0], bn[i][1]}}, sa = {2, {bn[i][0], bn[i][2]}}, sw = {2, {bn[i][2], bn[i][1]}};
+        vkt_tensor *g = h_rand(VKT_F32, &sg, -1, 1, 950 + i), *a = h_rand(VKT_F32, &sa, -1, 1, 960 + i),
+                   *w = h_rand(VKT_F32, &sw, -1, 1, 970 + i);
+        char what[96];
+        snprintf(what, sizeof what, "SGD on a transposed weight gradient, %lld x %lld x %lld", (long long)bn[i][0],
+                 (long long)bn[i][1], (long long)bn[i][2]);
+        fused_check(what, wgrad_sgd, (vkt_tensor *const[]){g, a, lr}, w, 0, 1, "gemm_", "assign");
+        vkt_tensor_free(g);
+        vkt_tensor_free(a);
+        vkt_tensor_free(w);
+    }
+    h_shape sx = {3, {3, 40, 24}}, sy = {3, {3, 24, 44}};
+    vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, 980), *y = h_rand(VKT_F32, &sy, -1, 1, 981);
+    vkt_tensor *out[1] = {0}, *eout[1] = {0};
+    H_OK(vkt_graph_begin(h_ctx));
+    batched_t((vkt_tensor *const[]){x, y}, NULL, out);
+    vkt_graph *gr;
+    H_OK(vkt_graph_end(h_ctx, &gr));
+    cr_expect_eq(vkt_graph_dispatches(gr), 1, "a batched product and its transpose: %zu dispatches",
+                 vkt_graph_dispatches(gr));
+    H_OK(vkt_graph_launch(gr));
+    batched_t((vkt_tensor *const[]){x, y}, NULL, eout);
+    h_compare(out[0], eout[0], H_EXACT, "a batched product, transposed");
+    vkt_graph_free(gr);
+    vkt_tensor *all[] = {lr, x, y, out[0], eout[0]};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        vkt_tensor_free(all[j]);
+}
+
+/* The loss of the LeNet step: a log-softmax over rows and the summed
+ * log-likelihood, and the gradient it starts. */
+static void log_softmax(vkt_tensor *const *in, vkt_tensor *st, vkt_tensor **out)
+{
+    static const int ax1[1] = {1};
+    vkt_tensor *mx, *zc, *ez, *se, *lse, *yl, *prob, *diff;
+    (void)st;
+    H_OK(vkt_reduce_max(in[0], ax1, 1, true, &mx));
+    H_OK(vkt_subtract(in[0], mx, &zc));
+    H_OK(vkt_exp(zc, &ez));
+    H_OK(vkt_sum(ez, ax1, 1, true, &se));
+    H_OK(vkt_log(se, &lse));
+    H_OK(vkt_subtract(zc, lse, &out[0]));
+    H_OK(vkt_multiply(in[1], out[0], &yl));
+    H_OK(vkt_sum(yl, NULL, 0, false, &out[1]));
+    H_OK(vkt_exp(out[0], &prob));
+    H_OK(vkt_subtract(prob, in[1], &diff));
+    H_OK(vkt_multiply(diff, in[2], &out[2]));
+    vkt_tensor *t[] = {mx, zc, ez, se, lse, yl, prob, diff};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        vkt_tensor_free(t[i]);
+}
+
+/* Reductions take the elementwise ops around them: the row maximum with the
+ * subtraction that reads it broadcast over its rows, the row sum of exp with
+ * the subtraction of its log, the total of a product; rows of one element,
+ * of LeNet's ten, and longer; the same bits as the ops one by one. */
+Test(graph, fuses_reductions_with_the_ops_around_them, .timeout = 200)
+{
+    static const int64_t shapes[][2] = {{64, 10}, {256, 10}, {5, 1}, {3, 37}, {1, 300}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        h_shape sx = {2, {shapes[i][0], shapes[i][1]}};
+        vkt_tensor *x = h_rand(VKT_F32, &sx, -4, 4, 990 + i), *y = h_rand(VKT_F32, &sx, 0, 1, 995 + i),
+                   *inv = h_scalar(VKT_F32, 1.0 / (double)shapes[i][0]);
+        char what[96];
+        snprintf(what, sizeof what, "log-softmax and its gradient, %lld x %lld", (long long)shapes[i][0],
+                 (long long)shapes[i][1]);
+        /* the maximum and the shift, the sum of exp and the log-softmax, the
+         * total with its product, the gradient: four */
+        fused_check(what, log_softmax, (vkt_tensor *const[]){x, y, inv}, NULL, 3, 4, "reduce_f32", "subtract");
+        fused_check(what, log_softmax, (vkt_tensor *const[]){x, y, inv}, NULL, 3, 4, "reduce_f32", "sum");
+        vkt_tensor_free(x);
+        vkt_tensor_free(y);
+        vkt_tensor_free(inv);
+    }
+}
+
+/* What must stay apart does, and still computes what the ops compute. */
+Test(graph, keeps_apart_what_an_epilogue_cannot_take)
+{
+    h_shape sx = {2, {12, 12}}, sw = {2, {12, 12}};
+    vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, 901), *w = h_rand(VKT_F32, &sw, -1, 1, 902),
+               *w2 = h_rand(VKT_F32, &sw, -1, 1, 903), *lr = h_scalar(VKT_F32, 0.05);
+    vkt_tensor *out[2] = {0}, *eout[2] = {0}, *we = copy_of(w);
+    H_OK(vkt_graph_begin(h_ctx));
+    unfusable((vkt_tensor *const[]){x, lr, w2}, w, out);
+    vkt_graph *g;
+    H_OK(vkt_graph_end(h_ctx, &g));
+    /* dot, the update's chain; dot, tanh, exp */
+    cr_expect_eq(vkt_graph_dispatches(g), 5, "%zu dispatches", vkt_graph_dispatches(g));
+    H_OK(vkt_graph_launch(g));
+    unfusable((vkt_tensor *const[]){x, lr, w2}, we, eout);
+    h_compare(w, we, H_EXACT, "an update of a product's own operand");
+    h_compare(out[0], eout[0], H_EXACT, "tanh of a product read twice");
+    h_compare(out[1], eout[1], H_EXACT, "exp of a product read twice");
+    vkt_graph_free(g);
+    vkt_tensor *all[] = {x, w, w2, lr, out[0], out[1], eout[0], eout[1], we};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
+        vkt_tensor_free(all[j]);
 }
 
 Test(graph, tensor_write_and_assign_anywhere)

@@ -316,6 +316,82 @@ Test(window, scatter_nan_goes_to_the_first_nan)
     vkt_tensor_free(init);
 }
 
+/* ---- pooling: windows that tile the last two axes -------------------------------- */
+
+/* Empties the profile, saying whether a dispatch of `kernel` was in it. */
+static bool profile_had(const char *kernel)
+{
+    vkt_profile_entry e[64];
+    size_t n = vkt_profile_read(h_ctx, e, 64);
+    bool seen = false;
+    for (size_t i = 0; i < n && i < 64; i++)
+        seen |= strcmp(e[i].kernel, kernel) == 0;
+    return seen;
+}
+
+static const geo pools[] = {
+    {4, {4, 3, 28, 28}, {1, 1, 2, 2}, {1, 1, 2, 2}, {0}, {0}, {1, 1, 1, 1}},  /* LeNet's */
+    {4, {2, 5, 13, 11}, {1, 1, 3, 3}, {1, 1, 3, 3}, {0}, {0}, {1, 1, 1, 1}},  /* remainders left out */
+    {3, {3, 9, 8}, {1, 1, 2}, {1, 1, 2}, {0}, {0}, {1, 1, 1}},                /* windows of one row */
+    {2, {7, 10}, {3, 1}, {3, 1}, {0}, {0}, {1, 1}},                           /* of one column */
+    {2, {6, 6}, {6, 6}, {6, 6}, {0}, {0}, {1, 1}},                            /* one window */
+    {5, {2, 2, 3, 8, 6}, {1, 1, 1, 2, 3}, {1, 1, 1, 2, 3}, {0}, {0}, {1, 1, 1, 1, 1}},
+    {2, {300, 301}, {2, 2}, {2, 2}, {0}, {0}, {1, 1}},                        /* many workgroups */
+};
+
+/* Each pooling geometry, every reduction and both scatters (with and without
+ * ties) against the reference, failing unless pool.comp ran. */
+Test(window, pooling_runs_the_pool_kernel)
+{
+    vkt_tensor *one = h_scalar(VKT_F32, 1.0), *neg;
+    H_OK(vkt_negate(one, &neg));
+    H_OK(vkt_sync(h_ctx));
+    vkt_tensor_free(one);
+    vkt_tensor_free(neg);
+    if (vkt_ctx_last_gpu_ns(h_ctx) < 0)
+        cr_skip_test("the queue of %s has no timestamps to profile", vkt_ctx_device_name(h_ctx));
+    H_OK(vkt_ctx_set_profiling(h_ctx, true));
+    uint64_t seed = 1300;
+    for (size_t i = 0; i < sizeof pools / sizeof pools[0]; i++) {
+        h_shape x;
+        wcase w;
+        geo_case(&pools[i], false, &x, &w);
+        for (int op = OP_SUM; op <= OP_MIN; op++) {
+            profile_had("");
+            check_reduce(op, VKT_F32, &x, &w, seed++);
+            cr_expect(profile_had("window_pool_f32"), "%s%s: window_pool_f32 did not run", op_names[op],
+                      h_shape_str(&x));
+        }
+        for (int op = OP_SMAX; op <= OP_SMIN; op++)
+            for (int ties = 0; ties < 2; ties++) {
+                profile_had("");
+                check_scatter(op, VKT_F32, VKT_F32, VKT_F32, &x, &w, ties, seed++);
+                cr_expect(profile_had("window_pool_scatter_f32"), "%s%s: window_pool_scatter_f32 did not "
+                          "run", op_names[op], h_shape_str(&x));
+            }
+    }
+    /* NaN: a window that holds one gives NaN, and its scatter goes to the
+     * first NaN; -0 and +0 order as the reference orders them. */
+    static const double xv[] = {1, NAN, 5, 2, NAN, NAN, -1, 4, 0, -0.0, 0.0, -0.0, 3, 3, 3, NAN, 1, 2};
+    h_shape xs = {2, {2, 9}};
+    vkt_tensor *xn = h_from(VKT_F32, &xs, xv, 18);
+    wcase c = {.window = {1, 3}, .o = {.strides = {1, 3}}};
+    for (int op = OP_SUM; op <= OP_SMIN; op++) {
+        c.op = op;
+        h_shape ss = win_shape(&xs, &c);
+        vkt_tensor *src = h_rand(VKT_F32, &ss, -1, 1, seed++), *init = h_scalar(VKT_F32, 0.5);
+        vkt_tensor *in[3] = {xn, src, init};
+        profile_had("");
+        check_in(in, op >= OP_SMAX ? 3 : 1, &c, H_EXACT, op_names[op]);
+        cr_expect(profile_had(op >= OP_SMAX ? "window_pool_scatter_f32" : "window_pool_f32"), "%s with NaN: not "
+                  "pooled", op_names[op]);
+        vkt_tensor_free(src);
+        vkt_tensor_free(init);
+    }
+    vkt_tensor_free(xn);
+    H_OK(vkt_ctx_set_profiling(h_ctx, false));
+}
+
 /* Max/min propagate NaN and order -0 below +0; infinities pass through. */
 Test(window, special_values)
 {

@@ -14,7 +14,7 @@ PyObject *vpy_hook_load;
 
 /* vk's fields by name, made from the same lists as the table. */
 #define VPY_FN_ENTRY(fn) {#fn, offsetof(vpy_lib, fn)},
-#define VPY_OP_ENTRY(op) VPY_FN_ENTRY(vkt_##op)
+#define VPY_OP_ENTRY(op, cls) VPY_FN_ENTRY(vkt_##op)
 static const struct {
     const char *name;
     size_t offset;

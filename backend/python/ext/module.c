@@ -87,7 +87,7 @@ static struct PyModuleDef module_def = {
 };
 
 /* A tuple of the names an X-list holds. */
-#define VPY_NAME(name) #name,
+#define VPY_NAME(name, cls) #name,
 static const char *const unary_names[] = {VKT_UNARY_OPS(VPY_NAME) NULL};
 static const char *const binary_names[] = {VKT_BINARY_OPS(VPY_NAME) NULL};
 #undef VPY_NAME

@@ -114,7 +114,7 @@ PyObject *vpy_binary(vpy_binary_fn fn, PyObject *a, PyObject *b)
 static const char *const x_names[] = {"x"};
 static const char *const ab_names[] = {"a", "b"};
 
-#define UNARY_FN(name)                                                                               \
+#define UNARY_FN(name, cls)                                                                           \
     static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)   \
     {                                                                                                \
         (void)m;                                                                                     \
@@ -124,7 +124,7 @@ static const char *const ab_names[] = {"a", "b"};
         return vpy_args(#name, args, nargs, kw, x_names, 1, 1, &x) < 0 ? NULL                        \
                                                                        : vpy_unary(vk.vkt_##name, x); \
     }
-#define BINARY_FN(name)                                                                              \
+#define BINARY_FN(name, cls)                                                                           \
     static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)   \
     {                                                                                                \
         (void)m;                                                                                     \
@@ -989,10 +989,10 @@ static PyObject *op_op_support(PyObject *m, PyObject *const *args, Py_ssize_t na
 /* ---- the table ---------------------------------------------------------------------------------- */
 
 #define FN(f) (PyCFunction)(void (*)(void))(f)
-#define UNARY_DEF(name)                                                                              \
+#define UNARY_DEF(name, cls)                                                                           \
     {#name, FN(op_##name), FASTKW,                                                                   \
      #name "($module, /, x)\n--\n\nElementwise " #name " (vkt_" #name ", Nx." #name ")."},
-#define BINARY_DEF(name)                                                                             \
+#define BINARY_DEF(name, cls)                                                                           \
     {#name, FN(op_##name), FASTKW,                                                                   \
      #name "($module, /, a, b)\n--\n\nElementwise " #name " with broadcasting (vkt_" #name ", Nx." #name ")."},
 #define REDUCE_DEF(name)                                                                             \

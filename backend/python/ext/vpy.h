@@ -48,7 +48,7 @@
     X(vkt_window_scatter_max) X(vkt_window_scatter_min)
 
 #define VPY_FN_FIELD(fn) __typeof__(fn) *fn;
-#define VPY_OP_FIELD(op) VPY_FN_FIELD(vkt_##op)
+#define VPY_OP_FIELD(op, cls) VPY_FN_FIELD(vkt_##op)
 typedef struct vpy_lib {
     VPY_FUNCS(VPY_FN_FIELD)
     VKT_UNARY_OPS(VPY_OP_FIELD)

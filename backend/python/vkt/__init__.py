@@ -11,7 +11,7 @@ Every op of vkt.h is a function here, named without the vkt_ prefix and with Nx'
 defaults; tensors have the usual operators. A step can be recorded once and
 replayed (`with ctx.record() as g: ...`, then `g.launch()`), and every dispatch
 timed (`ctx.set_profiling(True)`, `ctx.profile()`). Failures raise vkt.Error
-carrying libvkt's message and status (vkt.EINVAL ... vkt.EGRAPH). The ops and
+carrying libvkt's message and status (vkt.EINVAL ... vkt.EREFUSED). The ops and
 types are C (the extension module vkt._vkt), called without ctypes; fbcount
 attributes a fallback to the first Python frame outside this package, i.e. to
 the caller's line.
@@ -38,7 +38,7 @@ from ._ops import *  # noqa: E402,F401,F403 - the op functions are the package's
 from ._ops import __all__ as _ops_all  # noqa: E402
 from ._tensor import Context, ProfileEntry, Tensor, dtype_name, numpy_dtype  # noqa: E402,F401 - the API
 from ._vkt import (  # noqa: E402,F401 - the API
-    EAXIS, ECTX, EDEVICE, EDTYPE, EGRAPH, EINVAL, ENODEV, ENOMEM, ESHAPE, OK, STATUSES, Error, Graph)
+    EAXIS, ECTX, EDEVICE, EDTYPE, EGRAPH, EINVAL, ENODEV, ENOMEM, EREFUSED, ESHAPE, OK, STATUSES, Error, Graph)
 
 __all__ = ["Error", "Context", "Tensor", "Graph", "ProfileEntry", "library_path", "dtype_name", "numpy_dtype"] + [
     n for n in _ops_all if n not in ("Context", "Tensor")] + [

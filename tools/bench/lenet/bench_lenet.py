@@ -19,7 +19,7 @@ native rows against each torch mode, forced rows against native (the cliff);
 format of tools/bench/results/ (RESULTS.md and the README are made from those).
 
 usage: bench_lenet.py [--build DIR] [--python PY] [--batches 64,256] [--steps N] [--warmup N]
-                      [--warm-ms MS] [--repeat N] [--device SEL] [--json FILE] [--results FILE]
+                      [--warm-ms MS] [--repeat N] [--device SEL] [--cases LIST] [--json FILE] [--results FILE]
 """
 import argparse
 import datetime
@@ -107,6 +107,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1,
                     help="run each case this many times and keep the fastest (for shared, noisy machines)")
     ap.add_argument("--device", help="libvkt device (as VKT_DEVICE)")
+    ap.add_argument("--cases", help="comma-separated cases to run (default: all): "
+                    + ",".join(c[0] for c in CASES) + "; torch runs where a native case does")
     ap.add_argument("--json", help="also write the figures here")
     ap.add_argument("--results", help="also write the rows in the results format (tools/bench/results/)")
     args = ap.parse_args()
@@ -116,6 +118,13 @@ def main():
         ap.error(f"--batches expects comma-separated integers, got '{args.batches}'")
     if args.steps < 1 or args.repeat < 1 or args.warmup < 0 or args.warm_ms < 0 or any(b < 1 for b in batches):
         ap.error("--steps, --repeat and every batch must be >= 1, --warmup and --warm-ms >= 0")
+    cases = CASES
+    if args.cases:
+        cases = [c for c in CASES if c[0] in args.cases.split(",")]
+        unknown = set(args.cases.split(",")) - {c[0] for c in CASES}
+        if unknown or not cases:
+            ap.error(f"--cases: unknown {', '.join(sorted(unknown)) or 'empty list'}; the cases are "
+                     + ", ".join(c[0] for c in CASES))
     exe = os.path.join(args.build, "tools", "lenet", "vkt-lenet")
     if not os.access(exe, os.X_OK):
         sys.exit(f"bench_lenet: {exe} not found; build it first: ninja -C {args.build}")
@@ -123,7 +132,9 @@ def main():
     rows, torch_rows, vkt_dev, torch_dev = [], [], None, None
     for b in batches:
         torch_ms = {}
-        for mode, peer, _ in TORCH_MODES:
+        for mode, peer, peer_of in TORCH_MODES:
+            if not any(c[0] in peer_of for c in cases):
+                continue
             t = None
             for _ in range(args.repeat):
                 tr = run_torch(args.python, b, args.steps, args.warmup, args.warm_ms, mode)
@@ -135,7 +146,7 @@ def main():
                 torch_rows.append({"batch": b, "mode": mode, "ms_per_step": t["ms_per_step"]})
                 print(f"  batch {b:4d}  torch {mode:26s} {t['ms_per_step']:10.3f} ms/step", file=sys.stderr, flush=True)
         native = None
-        for name, env, forced, flags in CASES:
+        for name, env, forced, flags in cases:
             r = min((run_vkt(exe, b, args.steps, args.warmup, args.warm_ms, args.device, env, forced, flags)
                      for _ in range(args.repeat)),
                     key=lambda x: x["ms_per_step"])

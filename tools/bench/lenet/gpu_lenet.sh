@@ -5,7 +5,8 @@
 # --profile), then bench_lenet.py's cases next to torch's eager, CUDA-graph
 # and torch.compile + CUDA-graph steps, with the rows in lenet.json
 # (tools/bench/results/ format), all under $OUT. PROFILE_ONLY=1 stops after
-# the profiles.
+# the profiles; CASES=native,native-graph,... runs those cases only (and torch
+# where a native one runs); LIMIT caps bench_lenet.py's seconds (480).
 set -o pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp/lenet-out}
@@ -19,6 +20,7 @@ for b in ${BATCHES:-64 256}; do
     grep -A14 '^profile:' "$out/profile-$b.txt"
 done
 [ -n "${PROFILE_ONLY:-}" ] && exit 0
-timeout 480 python3 "$here/bench_lenet.py" --build .gpu/lbuild --python python3 --device NVIDIA \
+timeout "${LIMIT:-480}" python3 "$here/bench_lenet.py" --build .gpu/lbuild --python python3 --device NVIDIA \
     --batches "$(echo ${BATCHES:-64 256} | tr ' ' ,)" --steps "${STEPS:-20}" --repeat "${REPEAT:-1}" \
+    ${CASES:+--cases "$CASES"} \
     --json "$out/lenet-raw.json" --results "$out/lenet.json" 2>&1 | tee "$out/lenet.txt"

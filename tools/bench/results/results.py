@@ -16,7 +16,8 @@ Documents hold generated blocks between markers that name a renderer and a file:
   <!-- results:end -->
 RENDERER is one of: ops (a table of op throughput against torch and the target), lenet (a table
 of step times: native cases against their torch peers, forced fallbacks against native),
-lenet-story and lenet-cliff (the README's sentences on the H200 cliff). --check fails (exit 1, with a diff) when a
+lenet-story and lenet-cliff (the README's sentences on the H200 cliff), lenet-graph (the README's
+sentence on the recorded step against torch's graph modes). --check fails (exit 1, with a diff) when a
 block differs from what its data makes; --update rewrites the blocks.
 
 usage: results.py (--check | --update) DOC.md...
@@ -150,8 +151,24 @@ def render_lenet_cliff(doc):
             f"CUDA step at {' and '.join(natives)} ms (commit {doc['commit']}, {doc['date']}).\n")
 
 
+def render_lenet_graph(doc):
+    """The recorded step on a fixed batch against torch's graph modes, at every batch."""
+    rows = [r for r in doc["rows"] if r["case"] == "native-graph-fixed"]
+    sizes = sorted({r["size"] for r in rows}, key=int)
+    mine = [num(find(doc, "native-graph-fixed", s)["value"]) for s in sizes]
+    parts = []
+    for peer, name in (("torch-compile-cuda-graph", "torch.compile then a CUDA graph"),
+                       ("torch-cuda-graph", "a CUDA graph alone")):
+        rs = [find(doc, "native-graph-fixed", s, peer) for s in sizes]
+        parts.append(f"{name} {' and '.join(num(r.get('peer_value')) for r in rs)} ms "
+                     f"({' and '.join(ratio(r['value'], r.get('peer_value')) for r in rs)})")
+    return (f"Recorded once and replayed on a fixed batch, LeNet's step on an {doc['device']} takes "
+            f"{' and '.join(mine)} ms at batch {' and '.join(sizes)}, against PyTorch's {parts[0]} and "
+            f"{parts[1]} (commit {doc['commit']}, {doc['date']}).\n")
+
+
 RENDERERS = {"ops": render_ops, "lenet": render_lenet, "lenet-story": render_lenet_story,
-             "lenet-cliff": render_lenet_cliff}
+             "lenet-cliff": render_lenet_cliff, "lenet-graph": render_lenet_graph}
 
 
 def regenerate(text):
