@@ -45,9 +45,11 @@ run() {
     export LD_LIBRARY_PATH="/tmp/gl/usr/lib/x86_64-linux-gnu:$g/lib:${LD_LIBRARY_PATH:-}"
     [ -e /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
         export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+    # The shim with its adapter beside it (fbcount/torch-<id>.so), the programs in bin/.
     local b=/tmp/b
-    mkdir -p "$b/fbcount"
-    cp "$g/bin/"* "$b/"
+    mkdir -p "$b/fbcount" "$b/bin"
+    cp "$g/bin/libfbcount.so" "$b/"
+    cp "$g/bin/fbcount" "$g/bin/ggml-driver" "$b/bin/"
     export FBCOUNT_SHIM="$b/libfbcount.so" PYTHONDONTWRITEBYTECODE=1
     python3 - <<'PY' > "$out/versions.txt" 2>&1
 import platform, sys, torch
@@ -72,26 +74,26 @@ PY
         -L"$b" -lfbcount -ltoydev -L"$t/lib" -ltorch_cpu -lc10 \
         -Wl,-rpath,"$b:$t/lib" > "$out/build-driver.txt" 2>&1
     echo "torch builds: $((SECONDS - start)) s; adapter torch-$id.so"
-    tail -3 "$out"/build-*.txt
-    export FBCOUNT_TEST_FBCOUNT="$b/fbcount" FBCOUNT_TEST_TORCH_DRIVER="$b/torch-driver" \
+    tail -n 3 "$out"/build-*.txt
+    export FBCOUNT_TEST_FBCOUNT="$b/bin/fbcount" FBCOUNT_TEST_TORCH_DRIVER="$b/torch-driver" \
         FBCOUNT_TEST_TOYDEV="$b/libtoydev.so" FBCOUNT_LIBRARY="$b/libfbcount.so" \
         PYTHONPATH="$g/python"
     # libvkt's Python package is not built for this Python: the test of both backends stays here.
     python3 -m pytest -q -p no:cacheprovider -p no:fbcount -k "not two_backends" \
         tests/torch/test_torch.py 2>&1 | tee "$out/torch-tests.txt" | tail -15
-    (cd /tmp && "$b/fbcount" run -o torch-py -- python3 "$root/tests/torch/model.py" \
-        "$b/libtoydev.so" 3 && "$b/fbcount" report --by site torch-py) > "$out/torch-session.txt" 2>&1
-    (cd /tmp && "$b/fbcount" run -o torch-cpp -- "$b/torch-driver" 3) > "$out/torch-cpp-session.txt" 2>&1
+    (cd /tmp && "$b/bin/fbcount" run -o torch-py -- python3 "$root/tests/torch/model.py" \
+        "$b/libtoydev.so" 3 && "$b/bin/fbcount" report --by site torch-py) > "$out/torch-session.txt" 2>&1
+    (cd /tmp && "$b/bin/fbcount" run -o torch-cpp -- "$b/torch-driver" 3) > "$out/torch-cpp-session.txt" 2>&1
     cp /tmp/torch-py/*.json "$out/torch-py-dump.json" 2>/dev/null
     # ggml: the same libraries on NVIDIA's Vulkan driver.
     mkdir -p /tmp/ggml && tar -C /tmp/ggml -xJf "$g/ggml.tar.xz"
     export GGML_VK_VISIBLE_DEVICES=0
-    python3 tests/ggml/ggml_test.py "$b/fbcount" "$b/ggml-driver" tests/ggml/driver.c \
+    python3 tests/ggml/ggml_test.py "$b/bin/fbcount" "$b/bin/ggml-driver" tests/ggml/driver.c \
         tools/deps/ggml.sh /tmp/ggml/ggml 2>&1 | tee "$out/ggml-test.txt" | tail -5
-    (cd /tmp && "$b/fbcount" run -o ggml-run -- "$b/ggml-driver" /tmp/ggml/ggml/bins/linux-x64-vulkan 5) \
+    (cd /tmp && "$b/bin/fbcount" run -o ggml-run -- "$b/bin/ggml-driver" /tmp/ggml/ggml/bins/linux-x64-vulkan 5) \
         > "$out/ggml-session.txt" 2>&1
     cp /tmp/ggml-run/*.json "$out/ggml-dump.json" 2>/dev/null
-    tail -25 "$out/torch-session.txt" "$out/ggml-session.txt"
+    tail -n 25 "$out/torch-session.txt" "$out/ggml-session.txt"
 }
 
 case "${1:-}" in

@@ -2,13 +2,16 @@
 ops the device runs natively, ops that fall back to the CPU a known number of times each, a
 CPU kernel that raises through the fallback (index_select out of range), caught, and more
 fallbacks after it.   usage: model.py LIBTOYDEV [steps]"""
+import os
 import sys
 
 import torch
 
-torch.ops.load_library(sys.argv[1])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import toy as toydev  # noqa: E402 - beside this file
+
+toy = toydev.load(sys.argv[1])
 steps = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-toy = torch.device("privateuseone")
 x = torch.arange(12, dtype=torch.float32).reshape(3, 4).to(toy)
 y = torch.ones(3, 4).to(toy)
 

@@ -118,8 +118,9 @@ def test_python_scope(tmp_path):
 import sys
 import fbcount
 import torch
-torch.ops.load_library({TOYDEV!r})
-x = torch.ones(4).to("privateuseone")
+sys.path.insert(0, {HERE!r})
+import toy
+x = torch.ones(4).to(toy.load({TOYDEV!r}))
 with fbcount.count() as c:
     torch.relu(x)
     torch.relu(x)
@@ -133,9 +134,11 @@ print(c.total, c.ops["aten::relu"].count)
 def test_error_mode_raises_runtime_error(tmp_path):
     script = tmp_path / "strict.py"
     script.write_text(f"""\
+import sys
 import torch
-torch.ops.load_library({TOYDEV!r})
-x = torch.ones(4).to("privateuseone")
+sys.path.insert(0, {HERE!r})
+import toy
+x = torch.ones(4).to(toy.load({TOYDEV!r}))
 torch.relu(x)  # allowed
 try:
     torch.nn.functional.gelu(x)  # refused
@@ -160,9 +163,11 @@ print("after:", (x + x).cpu().sum().item())
 
 def test_pytest_gate(tmp_path):
     (tmp_path / "test_model.py").write_text(f"""\
+import sys
 import torch
-torch.ops.load_library({TOYDEV!r})
-x = torch.ones(4).to("privateuseone")
+sys.path.insert(0, {HERE!r})
+import toy
+x = torch.ones(4).to(toy.load({TOYDEV!r}))
 
 
 def test_native():
@@ -177,7 +182,9 @@ def test_falls_back():
     assert p.returncode == 1, p.stdout + p.stderr
     assert "1 failed, 1 passed" in p.stdout, p.stdout
     assert "test_falls_back" in p.stdout and "aten::relu" in p.stdout, p.stdout
-    assert "test_model.py:11" in p.stdout, p.stdout
+    line = next(n for n, t in enumerate((tmp_path / "test_model.py").read_text().splitlines(), 1)
+                if "# the line" in t)
+    assert f"test_model.py:{line}" in p.stdout, p.stdout
 
 
 def test_two_backends_one_census(tmp_path):
@@ -185,14 +192,16 @@ def test_two_backends_one_census(tmp_path):
     backend, each call read by its own backend's rules."""
     script = tmp_path / "both.py"
     script.write_text(f"""\
+import sys
 import numpy as np
 import torch
 import vkt
+sys.path.insert(0, {HERE!r})
+import toy
 
-torch.ops.load_library({TOYDEV!r})
 ctx = vkt.Context()
 v = ctx.tensor(np.arange(8, dtype=np.float32)[::-1].copy())
-t = torch.ones(4).to("privateuseone")
+t = torch.ones(4).to(toy.load({TOYDEV!r}))
 for _ in range(2):
     vkt.sort(v)  # the vkt line
     torch.relu(t)  # the torch line
@@ -221,11 +230,13 @@ def test_a_descriptor_file_replaces_a_row(tmp_path):
     the adapter's reading: op by the stack, bytes unknown) replaces the built-in of its name
     or is added; a file that does not parse stops the run before it starts, naming the line."""
     row = tmp_path / "toy.backend"
-    row.write_text("""\
+    fallback = "_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE"
+    row.write_text(f"""\
 name      toy
 library   libtorch_cpu.so*
-exit      _ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE fallback
-exit      _ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EEbNS1_11DispatchKeyE fallback
+exit      {fallback} fallback
+exit      {fallback}b fallback
+exit      {fallback}bNS1_11DispatchKeyE fallback
 op        scope at::_ops
 modules   libtorch*.so* libc10*.so*
 """)

@@ -15,6 +15,7 @@
 #include <torch/library.h>
 
 #include <cstdlib>
+#include <cstring>
 
 #include "toydev.h"
 
@@ -25,12 +26,22 @@ c10::Device toy_device()
 
 namespace {
 
+// c10::Allocator's allocate() lost its const in PyTorch 2.x, which added copy_data(): both
+// forms are declared (without override), so one class serves 1.13 and 2.x alike.
 struct ToyAllocator final : c10::Allocator {
-    c10::DataPtr allocate(size_t n) const override
+    c10::DataPtr allocate(size_t n)
     {
         void *p = std::calloc(n ? n : 1, 1);
         TORCH_CHECK(p, "toy device: out of memory for ", n, " bytes");
         return {p, p, &std::free, toy_device()};
+    }
+    c10::DataPtr allocate(size_t n) const
+    {
+        return const_cast<ToyAllocator *>(this)->allocate(n);
+    }
+    void copy_data(void *dest, const void *src, std::size_t count) const
+    {
+        std::memcpy(dest, src, count);
     }
     c10::DeleterFnPtr raw_deleter() const override
     {
