@@ -118,7 +118,8 @@ fbc_report *fbc_report_build(const fbc_table *t);
  * interrupted mid-event, is copied without it, shapes left out). */
 fbc_report *fbc_report_build_process(bool patient);
 void fbc_report_free(fbc_report *r);
-/* The count (or bytes) of op's rows of kind k, summed over the backends that have it. */
+/* The count (or bytes) of op's rows of kind k, summed over the backends that have it; op may
+ * be a short name ("dot" for "vkt_dot", rules/opname.h). */
 uint64_t fbc_report_op(const fbc_report *r, fbc_kind k, const char *op, bool bytes);
 /* Whether the stacks of a backend carry known sizes (a declared exit's do not). */
 bool fbc_report_sizes(const fbc_bmod *b);

@@ -9,6 +9,7 @@
 
 #include "dump.h"
 #include "fields.h"
+#include "opname.h"
 
 /* A row's key: its backend's row name and its op, "vkt\0vkt_dot". */
 typedef struct {
@@ -339,12 +340,27 @@ void fbc_report_free(fbc_report *r)
     free(r);
 }
 
+/* A row's op prefixes (rules/opname.h's short names): its backend's, where ops are named by
+ * prefix; none (the whole name only) otherwise. */
+static const fbr_names *prefixes_of(const fbc_bmod *b, fbr_names *buf)
+{
+    const fbr_backend *row = b ? b->row : NULL;
+    buf->n = 0;
+    buf->storage = NULL;
+    if (!row)
+        return &fbr_default_prefixes;
+    for (int i = 0; row->oprule == FBR_OPRULE_PREFIX && i < row->op.n && i < FBR_PATTERNS_MAX; i++)
+        buf->name[buf->n++] = row->op.s[i];
+    return buf;
+}
+
 uint64_t fbc_report_op(const fbc_report *r, fbc_kind k, const char *op, bool bytes)
 {
     uint64_t sum = 0;
     for (size_t i = 0; i < r->nops[k]; i++) {
         const fbc_rop *o = r->ops[k][i];
-        if (!strcmp(o->op, op))
+        fbr_names buf;
+        if (fbr_op_named(op, o->op, prefixes_of(o->backend, &buf)))
             sum += bytes ? o->bytes : o->count;
     }
     return sum;

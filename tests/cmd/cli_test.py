@@ -424,6 +424,15 @@ code, o, err = run("report", "--by", "shape", timed)
 expect(re.search(r"vkt_conv f32\[8x6x5x5\]\s+15\s+6\.0 KiB\s+1\.0 KiB\s+900 ms", o),
        "report --by shape: a known shape's bytes and time:\n" + o)
 
+# --- issue 23: an allow-file entry that names no op is named, with the closest ops ----------
+names = os.path.join(tmp, "names.txt")
+with open(names, "w") as f:
+    f.write("conv  # the short name of vkt_conv\nvkt_dott  # a typo\n")
+code, o, err = run("check", "--allow", names, one)
+expect("line 2: 'vkt_dott' names no op in these dumps" in err and "vkt_dot" in err.split("vkt_dott")[1],
+       "check names an allow entry of no op, with the closest:\n" + err)
+expect("line 1" not in err and "vkt_conv:" not in err, "a short name allows its op:\n" + err)
+
 shutil.rmtree(tmp, ignore_errors=True)
 if failures:
     print(f"{len(failures)} failed")

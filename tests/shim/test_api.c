@@ -50,6 +50,8 @@ Test(api, counts_ops_and_bytes_exactly)
     cr_assert_eq(fbcount_census_total(c), 5);
     cr_assert_eq(fbcount_census_bytes(c), 3 * 64 + 2 * 16);
     cr_assert_eq(fbcount_census_op_count(c, "vkt_dot"), 3);
+    cr_assert_eq(fbcount_census_op_count(c, "dot"), 3, "a short name, as vkt names its ops");
+    cr_assert_eq(fbcount_census_op_count(c, "my_dot"), 0, "another prefix is another op");
     cr_assert_eq(fbcount_census_op_bytes(c, "vkt_dot"), 192);
     cr_assert_eq(fbcount_census_op_count(c, "vkt_add"), 2);
     cr_assert_eq(fbcount_census_op_count(c, "vkt_matmul"), 0);

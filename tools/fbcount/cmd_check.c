@@ -305,6 +305,48 @@ static fbr_allow *load_allow(const char *path, int *code)
     return allow;
 }
 
+static void warn_unknown(void *ctx, long line, const char *name, const char *const *close,
+                         size_t nclose)
+{
+    char e[600], e2[600];
+    fprintf(stderr, "fbcount: check: allow file %s, line %ld: '%s' names no op in these dumps",
+            fbx_escape((const char *)ctx, e, sizeof e, 0), line, fbx_escape(name, e2, sizeof e2, 0));
+    for (size_t i = 0; i < nclose; i++)
+        fprintf(stderr, "%s%s", i ? ", " : " (closest: ", fbx_escape(close[i], e, sizeof e, 0));
+    fputs(nclose ? ")\n" : "\n", stderr);
+}
+
+/* Allow-file entries that name no op of the census (a typo, a short name of another prefix)
+ * are named, as the shim names them, with the closest ops: a silent entry allows nothing. */
+static void check_names(fbm_census *c, const check_opts *o, fbr_allow *allow, fbr_names *pre)
+{
+    size_t n = 0, np = 0, nk;
+    const char *const *p = fbm_census_ndumps(c) ? fbd_op_prefixes(fbm_census_dump(c, 0), &np) : NULL;
+    pre->n = 0;
+    for (size_t i = 0; i < np && pre->n < FBR_MAX_NAMES; i++)
+        pre->name[pre->n++] = p[i];
+    if (pre->n)
+        fbr_allow_set_prefixes(allow, pre);
+    for (int k = 0; k < 2; k++) {
+        fbm_census_rows(c, k ? FBD_HOST : FBD_FALLBACK, FBM_BY_OP, FBM_SORT_BYTES, &nk);
+        n += nk;
+    }
+    const char **known = calloc(n + 1, sizeof *known);
+    if (!known || !o->allow_path) {
+        free(known);
+        return;
+    }
+    n = 0;
+    for (int k = 0; k < 2; k++) {
+        const fbm_row *rows =
+            fbm_census_rows(c, k ? FBD_HOST : FBD_FALLBACK, FBM_BY_OP, FBM_SORT_BYTES, &nk);
+        for (size_t i = 0; i < nk; i++)
+            known[n++] = rows[i].key;
+    }
+    fbr_allow_unknown(allow, known, n, warn_unknown, (void *)o->allow_path);
+    free(known);
+}
+
 int fbx_check(int argc, char **argv)
 {
     check_opts o = {.max = UINT64_MAX, .max_bytes = UINT64_MAX, .max_ns = UINT64_MAX,
@@ -324,6 +366,9 @@ int fbx_check(int argc, char **argv)
         fbx_error("check", "--max-time: these dumps carry no times (written by an older shim)");
         code = FBX_INVALID;
     }
+    fbr_names prefixes = {0};
+    if (code == FBX_OK)
+        check_names(c, &o, allow, &prefixes);
     if (code == FBX_OK)
         code = verdict(c, &o, allow);
     fbm_census_free(c);
