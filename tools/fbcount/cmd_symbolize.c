@@ -732,24 +732,29 @@ static long symbolize(json_t *root, const modtab *t)
     return (long)resolved;
 }
 
-int fbx_symbolize(int argc, char **argv)
+typedef struct {
+    const char *in, *out;
+    bool quiet;
+    char outbuf[PATH_MAX];
+} sym_opts;
+
+/* The command line; FBX_OK, a usage error, or -1 when it was answered (--help, -V). */
+static int parse(sym_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
                                              {"quiet", no_argument, 0, 'q'},
                                              {"version", no_argument, 0, 'V'},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
-    const char *out = NULL;
-    bool quiet = false;
     int opt;
     optind = 1;
     opterr = 0;
     while ((opt = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'o': out = optarg; break;
-        case 'q': quiet = true; break;
-        case 'V': fbx_version(); return fbx_finish("symbolize", FBX_OK);
-        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return FBX_OK;
+        case 'o': o->out = optarg; break;
+        case 'q': o->quiet = true; break;
+        case 'V': fbx_version(); return -1;
+        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return -1;
         default:
             fbx_error("symbolize", "unknown or incomplete option '%s' (try --help)",
                       argv[optind - 1]);
@@ -760,83 +765,103 @@ int fbx_symbolize(int argc, char **argv)
         fbx_error("symbolize", "expected one dump (try --help)");
         return FBX_USAGE;
     }
-    const char *in = argv[optind];
-    char outbuf[PATH_MAX], err[512];
-    if (!out) {
-        size_t l = strlen(in);
-        if (l > 5 && !strcmp(in + l - 5, ".json"))
-            snprintf(outbuf, sizeof outbuf, "%.*s.sym.json", (int)(l - 5), in);
+    o->in = argv[optind];
+    if (!o->out) {
+        size_t l = strlen(o->in);
+        if (l > 5 && !strcmp(o->in + l - 5, ".json"))
+            snprintf(o->outbuf, sizeof o->outbuf, "%.*s.sym.json", (int)(l - 5), o->in);
         else
-            snprintf(outbuf, sizeof outbuf, "%s.sym.json", in);
-        out = outbuf;
+            snprintf(o->outbuf, sizeof o->outbuf, "%s.sym.json", o->in);
+        o->out = o->outbuf;
     }
-    /* Validated by the reader; rewritten from the whole document, which the reader does
-     * not keep (it streams the stacks). */
+    return FBX_OK;
+}
+
+/* The dump, validated by the reader (*d) and whole as a document (*root), which the reader
+ * does not keep (it streams the stacks) and which is rewritten in place. */
+static int load(const char *in, fbd_dump **d, json_t **root)
+{
+    char err[512];
     size_t len = 0;
     char *text = fbr_read_file(in, FBD_MAX_FILE_BYTES, &len);
     fbd_status st = FBD_EREAD;
-    fbd_dump *d = NULL;
+    *d = NULL;
+    *root = NULL;
     if (!text) {
         int e = errno;
         char why[128];
         if (e == ENOENT || e == EACCES)
             snprintf(err, sizeof err, "%s: cannot open: %s", in, strerror(e));
         else
-            snprintf(err, sizeof err, "%s: %s", in,
-                     fbr_read_error(e, FBD_MAX_FILE_BYTES, why, sizeof why));
+            snprintf(err, sizeof err, "%s: %s", in, fbr_read_error(e, FBD_MAX_FILE_BYTES, why, sizeof why));
         st = e == EFBIG ? FBD_EINVALID : FBD_EREAD;
     } else {
-        d = fbd_load_buffer(text, len, in, &st, err, sizeof err);
+        *d = fbd_load_buffer(text, len, in, &st, err, sizeof err);
     }
     json_error_t jerr;
-    json_t *root = d ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
+    *root = *d ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
     free(text);
-    if (!d || !root) {
-        if (d)
-            snprintf(err, sizeof err, "%s: out of memory", in);
-        char e1[1200];
-        fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
-        fbd_free(d);
-        return fbx_load_code(st);
+    if (*d && *root)
+        return FBX_OK;
+    if (*d) {
+        snprintf(err, sizeof err, "%s: out of memory", in);
+        st = FBD_ENOMEM;
     }
-    modtab t = {0};
-    if (open_modules(&t, d) != 0) {
-        fbx_error("symbolize", "out of memory");
-        close_modules(&t);
-        fbd_free(d);
-        json_decref(root);
-        return FBX_NOMEM;
-    }
-    expand_frame_table(root);
-    long resolved = symbolize(root, &t);
-    close_modules(&t);
-    fbd_free(d);
-    if (resolved < 0) {
-        json_decref(root);
-        fbx_error("symbolize", "out of memory");
-        return FBX_NOMEM;
-    }
+    char e1[1200];
+    fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
+    fbd_free(*d);
+    return fbx_load_code(st);
+}
+
+/* Writes root to out as the shim writes dumps (compact), atomically. */
+static int write_dump(json_t *root, const char *out)
+{
+    char err[512];
     fbo_file o;
     int rc = fbo_open(&o, out, err, sizeof err);
     if (rc == 0) {
-        bool ok = json_dumpf(root, o.f, JSON_COMPACT) == 0; /* as the shim writes dumps */
+        bool ok = json_dumpf(root, o.f, JSON_COMPACT) == 0;
         rc = fbo_close(&o, ok, err, sizeof err);
         if (!ok && rc == 0)
             rc = -1;
     }
-    json_decref(root);
-    if (rc != 0) {
-        char e1[1200];
-        fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
-        return FBX_WRITE;
+    if (rc == 0)
+        return FBX_OK;
+    char e1[1200];
+    fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
+    return FBX_WRITE;
+}
+
+int fbx_symbolize(int argc, char **argv)
+{
+    sym_opts o = {0};
+    int code = parse(&o, argc, argv);
+    if (code != FBX_OK)
+        return code < 0 ? fbx_finish("symbolize", FBX_OK) : code;
+    fbd_dump *d;
+    json_t *root;
+    if ((code = load(o.in, &d, &root)) != FBX_OK)
+        return code;
+    modtab t = {0};
+    long resolved = -1;
+    if (open_modules(&t, d) == 0) {
+        expand_frame_table(root);
+        resolved = symbolize(root, &t);
     }
+    close_modules(&t);
+    fbd_free(d);
+    code = resolved < 0 ? FBX_NOMEM : write_dump(root, o.out);
+    json_decref(root);
+    if (resolved < 0)
+        fbx_error("symbolize", "out of memory");
+    if (code != FBX_OK)
+        return code;
     char e1[1200];
     fprintf(stderr, "fbcount: symbolize: %ld frame%s resolved; wrote %s\n", resolved,
-            resolved == 1 ? "" : "s", fbx_escape(out, e1, sizeof e1, 0));
-    if (quiet)
+            resolved == 1 ? "" : "s", fbx_escape(o.out, e1, sizeof e1, 0));
+    if (o.quiet)
         return FBX_OK;
-    int code;
-    char *paths[] = {(char *)out};
+    char *paths[] = {(char *)o.out};
     fbm_census *c = fbx_load("symbolize", paths, 1, &code);
     if (!c)
         return code;
