@@ -35,6 +35,12 @@ ATEN = {"gelu": "aten::gelu.out", "mul": "aten::mul.out", "index_select": "aten:
 STACK = {"gelu": "gelu_out", "mul": "mul_out", "index_select": "index_select", "relu": "relu"}
 
 
+# Python is not built with the sanitizers: in a sanitized build the toy device, instrumented,
+# would share its process with an uninstrumented libtorch's allocations and frees.
+python_hosted = pytest.mark.skipif(os.environ.get("FBCOUNT_TEST_SANITIZED") == "1",
+                                   reason="a sanitized build: python3 is not instrumented")
+
+
 def marker_line(path, marker):
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
@@ -97,6 +103,7 @@ def test_without_the_adapter_ops_come_from_the_stack(tmp_path):
     assert "no adapter" in dump["backends"][0]["reader"]
 
 
+@python_hosted
 def test_python_caller(tmp_path):
     plain = run([sys.executable, MODEL, TOYDEV, "3"], tmp_path)
     p, dump = census(tmp_path, [sys.executable, MODEL, TOYDEV, "3"])
@@ -112,6 +119,7 @@ def test_cpp_scope(tmp_path):
     assert "scope: 2 fallbacks, aten::gelu.out 1, aten::mul.out 1" in p.stdout, p.stdout
 
 
+@python_hosted
 def test_python_scope(tmp_path):
     script = tmp_path / "scope.py"
     script.write_text(f"""\
@@ -131,6 +139,7 @@ print(c.total, c.ops["aten::relu"].count)
     assert p.stdout.split() == ["2", "2"], p.stdout + p.stderr
 
 
+@python_hosted
 def test_error_mode_raises_runtime_error(tmp_path):
     script = tmp_path / "strict.py"
     script.write_text(f"""\
@@ -161,6 +170,7 @@ print("after:", (x + x).cpu().sum().item())
     assert ops == {"aten::relu": 1, "aten::gelu.out": 1}, ops
 
 
+@python_hosted
 def test_pytest_gate(tmp_path):
     (tmp_path / "test_model.py").write_text(f"""\
 import sys
@@ -187,6 +197,7 @@ def test_falls_back():
     assert f"test_model.py:{line}" in p.stdout, p.stdout
 
 
+@python_hosted
 def test_two_backends_one_census(tmp_path):
     """libvkt and the toy PyTorch device in one Python process: one census, each op under its
     backend, each call read by its own backend's rules."""
