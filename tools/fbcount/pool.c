@@ -129,6 +129,11 @@ static void *raw_alloc(fbp_pool *p, size_t size)
     return r;
 }
 
+void *fbp_alloc_raw(fbp_pool *p, size_t size)
+{
+    return raw_alloc(p, size);
+}
+
 void *fbp_alloc(fbp_pool *p, size_t size)
 {
     void *r = raw_alloc(p, size);
