@@ -823,6 +823,7 @@ static int load(const char *in, fbd_dump **d, json_t **root)
     }
     char e1[1200];
     fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
+    json_set_alloc_funcs(malloc, free); /* the checked dump's values are malloc's */
     fbd_free(*d);
     return fbx_load_code(st);
 }
@@ -895,9 +896,11 @@ int fbx_symbolize(int argc, char **argv)
         resolved = symbolize(root, &t);
     }
     close_modules(&t);
+    /* The checked dump's values came from malloc; the tree stays in the arena, never freed
+     * value by value, and what is allocated from here on is malloc's again. */
+    json_set_alloc_funcs(malloc, free);
     fbd_free(d);
     code = resolved < 0 ? FBX_NOMEM : write_dump(root, o.out);
-    json_decref(root);
     if (resolved < 0)
         fbx_error("symbolize", "out of memory");
     if (code != FBX_OK)
