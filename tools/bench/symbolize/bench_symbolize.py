@@ -5,7 +5,8 @@ stack moves its counts to a row of its own. Prints a table of wall time per dump
 writes the rows as JSON; the counts of the symbolized dump are checked, so a fast wrong answer
 fails.
 
-usage: bench_symbolize.py FBCOUNT [--ops N,N,...] [--repeat N] [--json OUT] [--doc RESULTS.md]
+usage: bench_symbolize.py FBCOUNT [--ops N,N,...] [--repeat N] [--device TEXT] [--json OUT]
+                          [--doc RESULTS.md]
        bench_symbolize.py --check-doc RESULTS.md [--json ROWS]
 
 Each size runs --repeat times (default 3) and the fastest run counts. --doc rewrites the
@@ -73,7 +74,7 @@ def run_once(argv):
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def measure(fbcount, n, repeat):
+def measure(fbcount, n, repeat, device):
     with tempfile.TemporaryDirectory() as tmp:
         src, out = os.path.join(tmp, "crash.json"), os.path.join(tmp, "crash.sym.json")
         write_dump(src, n)
@@ -84,7 +85,7 @@ def measure(fbcount, n, repeat):
         return {"what": "symbolize, crash dump", "ops": n, "bytes": os.path.getsize(src),
                 "seconds": round(wall, 3), "cpu_seconds": round(cpu, 3),
                 "machine": platform.node() or "unknown",
-                "device": f"vm, {os.cpu_count()} CPUs, load {load:.1f}",
+                "device": f"{device}, load {load:.1f}",
                 "target_s": TARGET_S if n == TARGET_OPS else None}
 
 
@@ -106,6 +107,7 @@ def main():
     ap.add_argument("fbcount", nargs="?")
     ap.add_argument("--ops", default="1000,10000,100000")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--device", default=f"this machine, {os.cpu_count()} CPUs")
     ap.add_argument("--json")
     ap.add_argument("--doc")
     ap.add_argument("--check-doc")
@@ -121,7 +123,7 @@ def main():
         return 0
     if not a.fbcount:
         ap.error("FBCOUNT is required")
-    rows = [measure(a.fbcount, int(n), a.repeat) for n in a.ops.split(",")]
+    rows = [measure(a.fbcount, int(n), a.repeat, a.device) for n in a.ops.split(",")]
     sys.stdout.write(table(rows))
     if a.json:
         with open(a.json, "w", encoding="utf-8") as f:
