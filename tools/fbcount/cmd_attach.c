@@ -270,6 +270,12 @@ static int refusal(const attach_opts *o)
         return FBX_PTRACE_SCOPE;
     }
     const char *why = o->detach ? NULL : elf_refusal(o->pid);
+    char *maps = why || o->detach ? NULL : (snprintf(path, sizeof path, "/proc/%ld/maps", o->pid),
+                                            fbr_read_file(path, (size_t)64 << 20, &n));
+    if (maps && (strstr(maps, "/libasan") || strstr(maps, "/libtsan")))
+        why = "it runs a sanitizer's runtime, which ends a process that loads a library with "
+              "RTLD_DEEPBIND";
+    free(maps);
     if (why) {
         fbx_error(cmd, "process %ld: %s; nothing was done", o->pid, why);
         return FBX_UNSUPPORTED;
