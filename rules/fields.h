@@ -42,6 +42,10 @@
 #define FBR_REASON_API "api"
 #define FBR_REASON_DETACH "detach" /* fbcount detach: the attached census's last state */
 
+/* The memfd an attached process's shim holds while attached: its attach's FBCOUNT_ variables,
+ * one a line, where the command finds its dump directory and census signal. */
+#define FBR_ATTACH_MEMFD "fbcount-attach"
+
 /* process */
 #define FBR_PID "pid"
 #define FBR_PPID "ppid"

@@ -7,7 +7,7 @@
  * never unloaded, since calls may still be running through it.
  *
  * The command finds an attached process's configuration (its dump directory, its census
- * signal) in a sealed memfd named FBC_ATTACH_MEMFD, held open while attached: the process's
+ * signal) in a sealed memfd named FBR_ATTACH_MEMFD, held open while attached: the process's
  * environment does not have it, and the descriptor goes with the process. */
 #include <fcntl.h>
 #include <string.h>
@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fbcount.h"
+#include "fields.h"
 #include "hooks.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -25,7 +26,7 @@ static int memfd = -1;
 /* The variables and the attach's time, where the command can read them. */
 static int keep_state(const char *vars, const char *at)
 {
-    int fd = memfd_create(FBC_ATTACH_MEMFD, MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int fd = memfd_create(FBR_ATTACH_MEMFD, MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0)
         return -1;
     char line[64];

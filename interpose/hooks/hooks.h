@@ -42,8 +42,6 @@ bool fbc_exit_defined(const char *symbol);
 void fbc_exits_redirect(void);
 
 /* attach.c: a census attached to a running process (fbcount_attach, fbcount_detach) */
-/* The name of the memfd an attached process holds: its attach's variables, for the command. */
-#define FBC_ATTACH_MEMFD "fbcount-attach"
 #define FBC_ATTACH_VARS_MAX 16000 /* the variables' text, at most (base/config.c keeps it) */
 /* The shim was attached (fbcount_attach): termination signals chain to the program's own. */
 extern bool fbc_attached;

@@ -88,4 +88,5 @@ void fbc_snapshot_after_fork(void)
     /* The parent's pending snapshots are the parent's. */
     __atomic_store_n(&claimed, __atomic_load_n(&fbc_req_snapshot, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     __atomic_store_n(&inflight, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&served, __atomic_load_n(&claimed, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 }

@@ -25,7 +25,8 @@ static void on_terminate(int sig, siginfo_t *si, void *uc)
     if (fbc_sig_app_handles(sig)) {
         /* An attached shim in front of the program's own handler: the census as it stands,
          * then the program decides (its exit path writes the final census). */
-        fbc_snapshot_await(fbc_cfg.signal_wait_ms);
+        if (fbc_dumper_running())
+            fbc_snapshot_await(fbc_cfg.signal_wait_ms);
         fbc_sig_call_app(sig, si, uc);
         errno = saved;
         return;

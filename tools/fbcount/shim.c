@@ -13,6 +13,7 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "fields.h"
 #include "readfile.h"
 #include "signals.h"
 
@@ -85,7 +86,7 @@ static char *attach_vars(pid_t pid, size_t *n)
         if (l <= 0)
             continue;
         to[l] = '\0';
-        if (strncmp(to, "/memfd:" FBS_ATTACH_MEMFD " ", sizeof "/memfd:" FBS_ATTACH_MEMFD))
+        if (strncmp(to, "/memfd:" FBR_ATTACH_MEMFD " ", sizeof "/memfd:" FBR_ATTACH_MEMFD))
             continue;
         text = fbr_read_file(link, PROC_MAX, n);
         for (size_t i = 0; text && i < *n; i++)

@@ -41,11 +41,8 @@ pid_t *fbs_descendants(pid_t pid, size_t *n);
 /* Whether pid is an `fbcount run` supervisor (its command line is fbcount run ...). */
 bool fbs_is_supervisor(pid_t pid);
 
-/* The name of the memfd an attached process's shim holds (interpose/hooks/attach.c): its
- * attach's FBCOUNT_ variables, one a line. */
-#define FBS_ATTACH_MEMFD "fbcount-attach"
-
-/* Whether pid is attached now (fbcount attach, not yet detached): it holds that memfd. */
+/* Whether pid is attached now (fbcount attach, not yet detached): it holds the memfd
+ * FBR_ATTACH_MEMFD (rules/fields.h). */
 bool fbs_attached(pid_t pid);
 
 /* The path of the libfbcount it maps, into path; false when it maps none. */
