@@ -484,7 +484,7 @@ static int inject(const attach_opts *o, const char *shim, const char *vars, char
     if (rc != 0) {
         fbx_error(cmd, "process %ld: gdb did not finish within %g s: it was killed, and the "
                   "process goes on%s", o->pid, o->timeout,
-                  o->detach ? " (still attached)" : " (its census may have started)");
+                  o->detach ? " (attached still, unless the detach had run)" : "");
         return FBX_INJECT;
     }
     const char *l = strstr(out, "fbcount-");
@@ -555,6 +555,11 @@ static int attach(attach_opts *o)
                   known ? attach_answers[r]
                   : !strncmp(line, "fbcount-dlopen", 14) ? line + 15 : line);
         code = FBX_INJECT;
+    }
+    if (fbs_attached((pid_t)o->pid)) { /* gdb was killed after the attach had run */
+        fprintf(stderr, "fbcount: attach: process %ld is attached nonetheless; dumps in %s\n",
+                o->pid, d.abs);
+        return code;
     }
     if (!fbx_run_dir_has_dump(&d))
         fbx_run_dir_undo(&d);
