@@ -10,6 +10,8 @@
 - SIGTERM while attached: the default action writes the census (reason signal) and the
   program dies by it; a handler of the program's own still runs (its exit status), after the
   census was written;
+- Python: SIGTERM at its default writes the census and ends it; SIGINT, which Python handles,
+  writes the census and Python's KeyboardInterrupt still ends it;
 - refusals that leave the process untouched: no such pid (7), a static program (14), gdb
   missing (11), a process that was never attached to detach (16), a preloaded process (15).
 
@@ -188,6 +190,36 @@ def terminate(tmp, handler):
         expect(ds[-1][1]["reason"] == "signal", f"{name}: reason signal")
 
 
+def python_signals(argv, tmp):
+    """SIGTERM at its default: the census (reason signal), then death by SIGTERM. SIGINT,
+    which Python handles itself: the census is written, then KeyboardInterrupt ends it as
+    it would have (Python dies by SIGINT after its finalization)."""
+    cases = [(signal.SIGTERM, "signal")]
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        cases.append((signal.SIGINT, "snapshot"))
+    else:
+        print("SIGINT is ignored here (so Python installs no handler): its case is left out")
+    for sig, reason in cases:
+        name = f"python-{sig.name}"
+        t = Target(argv)
+        d = os.path.join(tmp, name)
+        t.say("fall 2")
+        rc, _, err = fb("attach", "-o", d, str(t.pid))
+        if not expect(rc == 0, f"{name}: attach ({rc}: {err})"):
+            t.p.kill()
+            continue
+        t.say("fall 3")
+        t.p.send_signal(sig)
+        code = t.p.wait(timeout=60)
+        expect(code == -sig, f"{name}: ended by {sig.name} as without the shim (got {code})")
+        ds = dumps(d)
+        expect(len(ds) == 1 and ds[0][1]["reason"] == reason and fallbacks(ds[0][1]) == 3,
+               f"{name}: one census ({reason}) of the 3 after the attach: "
+               f"{[(x['reason'], fallbacks(x)) for _, x in ds]}")
+        if sig == signal.SIGINT:
+            expect("KeyboardInterrupt" in t.p.stderr.read(), f"{name}: Python's own handler ran")
+
+
 def refusals(tmp):
     rc, _, err = fb("attach", "12x")
     expect(rc == 2 and err.count("\n") == 1, f"a PID that is no number: usage error ({rc})")
@@ -281,6 +313,7 @@ def main():
                 f.write(PYPROG)
             line = next(n for n, t in enumerate(PYPROG.splitlines(), 1) if "PY-SITE" in t)
             census_cycle("python", [sys.executable, prog], ("prog.py", line), tmp)
+            python_signals([sys.executable, prog], tmp)
         else:
             census_cycle("c", [LOOP], ("loop.c", SITE), tmp)
             terminate(tmp, handler=False)
