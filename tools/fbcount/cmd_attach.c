@@ -100,9 +100,11 @@ static int add_spec(attach_opts *o, int opt, const char *arg)
             fbx_error("attach", "--exit: %s", err);
             return FBX_USAGE;
         }
-        return strchr(arg, ',') || !add_item(o->exits, sizeof o->exits, ',', arg)
-                   ? (fbx_error("attach", "--exit: '%.80s': too many or too long", arg), FBX_USAGE)
-                   : FBX_OK;
+        if (strchr(arg, ',') || !add_item(o->exits, sizeof o->exits, ',', arg)) {
+            fbx_error("attach", "--exit: '%.80s': too many or too long exits", arg);
+            return FBX_USAGE;
+        }
+        return FBX_OK;
     }
     size_t len;
     char *text = fbr_read_file(arg, FBR_DESCRIPTOR_MAX, &len);
@@ -443,7 +445,7 @@ static int run_gdb(const attach_opts *o, const char *gdb, const char *script, ch
 /* ---- attach and detach ---------------------------------------------------------------- */
 
 /* The variables fbcount run would set, one a line. */
-static void variables(const attach_opts *o, const fbx_run_dir *d, char *vars, size_t cap)
+static bool variables(const attach_opts *o, const fbx_run_dir *d, char *vars, size_t cap)
 {
     int n = snprintf(vars, cap, "FBCOUNT_OUTPUT=%s/fbcount.%%e.%%p.%%n.json\nFBCOUNT_QUIET=1\n",
                      d->abs);
@@ -454,6 +456,7 @@ static void variables(const attach_opts *o, const fbx_run_dir *d, char *vars, si
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
         if (extra[i][1] && n > 0 && (size_t)n < cap)
             n += snprintf(vars + n, cap - (size_t)n, "%s=%s\n", extra[i][0], extra[i][1]);
+    return n > 0 && (size_t)n < cap;
 }
 
 /* Runs the script; the line gdb's run printed for it ("fbcount-..."), or an error. */
@@ -539,8 +542,12 @@ static int attach(attach_opts *o)
     int code = fbx_run_dir_make(&d, o->output ? o->output : given, false);
     if (code != 0)
         return code;
-    static char vars[16384];
-    variables(o, &d, vars, sizeof vars);
+    static char vars[16000]; /* what the shim takes (FBC_ATTACH_VARS_MAX) */
+    if (!variables(o, &d, vars, sizeof vars)) {
+        fbx_error("attach", "the configuration is too long to pass on (16000 bytes at most)");
+        fbx_run_dir_undo(&d);
+        return FBX_USAGE;
+    }
     char line[1024];
     code = inject(o, shim, vars, line, sizeof line);
     int r = -1;
