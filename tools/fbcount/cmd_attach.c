@@ -338,7 +338,11 @@ static int write_script(int fd, const attach_opts *o, const char *shim, const ch
     FILE *f = fdopen(dup(fd), "w");
     if (!f)
         return -1;
-    fputs("set confirm off\nset pagination off\nset scheduler-locking on\n", f);
+    /* Only the C library's symbols are read (gdb starts with auto-solib-add off): dlopen,
+     * dlsym, dlerror and dlclose are all the script calls, and a process with hundreds of
+     * modules would otherwise cost gdb a third of a second more. */
+    fputs("set confirm off\nset pagination off\nsharedlibrary libc\\.so\n"
+          "sharedlibrary libdl\\.so\nset scheduler-locking on\n", f);
     if (o->detach) {
         /* RTLD_NOLOAD | RTLD_NOW: the handle of the library already there, or 0. */
         fprintf(f, "set $h = (void *) dlopen(\"%s\", 6)\n"
@@ -399,7 +403,8 @@ static int run_gdb(const attach_opts *o, const char *gdb, const char *script, ch
         dup2(p[1], STDOUT_FILENO);
         dup2(null, STDERR_FILENO);
         setpgid(0, 0);
-        execl(gdb, gdb, "-p", pid, "--batch", "-nx", "-x", script, (char *)NULL);
+        execl(gdb, gdb, "-iex", "set auto-solib-add off", "-p", pid, "--batch", "-nx", "-x",
+              script, (char *)NULL);
         _exit(127);
     }
     close(p[1]);
