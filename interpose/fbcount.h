@@ -69,6 +69,29 @@ void fbcount_census_free(fbcount_census *c);
  * FBCOUNT_OUTPUT file when path is NULL. Returns 0, or -1 (with a warning on stderr). */
 int fbcount_dump(const char *path);
 
+/* Attaches the census to this running process, which was started without the shim (what
+ * `fbcount attach PID` calls inside it once it has loaded libfbcount.so). vars holds the
+ * configuration as "FBCOUNT_NAME=VALUE" lines, read instead of the process's environment. The
+ * census counts from now (its dumps carry attached_at); the exit, termination signals (chained
+ * to the program's own handlers) and the census signal are armed, and the loaded modules'
+ * calls of the backends' exits are redirected to the shim. Returns FBCOUNT_ATTACH_OK or why
+ * not; nothing is changed then. */
+enum {
+    FBCOUNT_ATTACH_OK = 0,
+    FBCOUNT_ATTACH_ALREADY = 1,  /* attached already */
+    FBCOUNT_ATTACH_DETACHED = 2, /* attached once and detached: the shim stays inert */
+    FBCOUNT_ATTACH_RUNNING = 3,  /* the process records already (preloaded, FBCOUNT=1) */
+    FBCOUNT_ATTACH_BAD = 4,      /* vars is NULL or longer than 16 KiB */
+    FBCOUNT_ATTACH_SYSTEM = 5    /* the attach's state cannot be kept (memfd_create failed) */
+};
+int fbcount_attach(const char *vars);
+
+/* Ends an attach: writes the census (reason "detach"), restores every redirected entry and the
+ * signal actions the attach installed, and leaves the shim loaded but inert (calls in flight
+ * finish normally). Returns the dump's path ("" when none was written), or NULL when the
+ * process is not attached. */
+const char *fbcount_detach(void);
+
 /* Called when FBCOUNT_ASSERT_NONE sees fallbacks: what (the statement's text), where, and the
  * census. Its result is the assertion's. The default prints the ops and sites to stderr and
  * returns false; fbcount_set_fail_hook(NULL) restores it. */

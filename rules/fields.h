@@ -30,6 +30,8 @@
 #define FBR_FRAME_TABLE "frame_table" /* distinct frames; stacks name them by index */
 #define FBR_EXEC "exec"   /* true in the dump written just before an exec */
 #define FBR_ABORT "abort" /* FBCOUNT_MODE=abort: the op and site that stopped the program */
+#define FBR_ATTACHED_AT "attached_at" /* an attached census: when it began counting (UTC) */
+#define FBR_ATTACHED_NS "attached_elapsed_ns" /* process.elapsed_ns at that moment */
 
 /* Why a dump was written. */
 #define FBR_REASON_EXIT "exit"
@@ -38,6 +40,11 @@
 #define FBR_REASON_SNAPSHOT "snapshot"
 #define FBR_REASON_CRASH "crash"
 #define FBR_REASON_API "api"
+#define FBR_REASON_DETACH "detach" /* fbcount detach: the attached census's last state */
+
+/* The memfd an attached process's shim holds while attached: its attach's FBCOUNT_ variables,
+ * one a line, where the command finds its dump directory and census signal. */
+#define FBR_ATTACH_MEMFD "fbcount-attach"
 
 /* process */
 #define FBR_PID "pid"

@@ -44,12 +44,20 @@ typedef struct {
     bool quiet;          /* FBCOUNT_QUIET */
     bool clock_monotonic; /* FBCOUNT_CLOCK=monotonic: never the CPU's counter */
     char allow_path[4096]; /* FBCOUNT_ALLOW, made absolute at load; "" when unset */
+    /* An attached census (fbcount attach): when it began, UTC ISO 8601 ("" when the census
+     * began with the process) and CLOCK_MONOTONIC then. */
+    char attached_at[21];
+    uint64_t attached_ns;
 } fbc_config;
 
 extern fbc_config fbc_cfg;
 /* Reads the environment (secure_getenv: nothing under AT_SECURE). Each bad value is named in
  * one warning and its default is used. Allocates nothing that outlives it. */
 void fbc_config_load(bool preloaded);
+/* Reads the configuration again from vars instead of the environment: "NAME=VALUE" lines,
+ * the FBCOUNT_ variables `fbcount attach` would have set (the process's own environment is
+ * not read, and recording is on unless FBCOUNT=0). Returns -1 when vars does not fit. */
+int fbc_config_attach(const char *vars);
 /* Whether FBCOUNT_ALLOW allows op (short or long name, rules/opname.h). The file is read at
  * the first call, and each entry that names no op of the process is warned about once. */
 bool fbc_allowed(const char *op);

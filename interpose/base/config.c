@@ -16,9 +16,14 @@
 #include "signals.h"
 
 #define DEFAULT_OUTPUT "fbcount.%e.%p.json"
+#define DEFAULTS {.depth = 64, .output = DEFAULT_OUTPUT, .signal = SIGUSR1, .signal_wait_ms = 2000}
 
-fbc_config fbc_cfg = {.depth = 64, .output = DEFAULT_OUTPUT, .signal = SIGUSR1,
-                      .signal_wait_ms = 2000};
+fbc_config fbc_cfg = DEFAULTS;
+
+/* An attach's variables ("NAME=VALUE" lines, each ended by a NUL), read instead of the
+ * environment once set; a process that was not started with them has none of its own. */
+static char attach_vars[16384];
+static size_t attach_len;
 
 void fbc_warn(const char *fmt, ...)
 {
@@ -47,7 +52,13 @@ const char *fbc_mode_name(fbc_mode m)
 
 static const char *env(const char *name)
 {
-    return secure_getenv(name);
+    if (!attach_len)
+        return secure_getenv(name);
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < attach_len; i += strlen(attach_vars + i) + 1)
+        if (!strncmp(attach_vars + i, name, nl) && attach_vars[i + nl] == '=')
+            return attach_vars + i + nl + 1;
+    return NULL;
 }
 
 static bool parse_bool(const char *var, bool def)
@@ -252,6 +263,8 @@ static void parse_allow(void)
 static bool any_set(void)
 {
     extern char **environ;
+    if (attach_len)
+        return true;
     for (char **e = environ; e && *e; e++)
         if (!strncmp(*e, "FBCOUNT", 7))
             return true;
@@ -289,6 +302,22 @@ void fbc_config_load(bool preloaded)
     fbc_cfg.quiet = parse_bool("FBCOUNT_QUIET", false);
     parse_clock();
     parse_allow();
+}
+
+int fbc_config_attach(const char *vars)
+{
+    size_t n = strlen(vars);
+    if (n + 2 > sizeof attach_vars)
+        return -1;
+    memcpy(attach_vars, vars, n + 1);
+    for (size_t i = 0; i < n; i++)
+        if (attach_vars[i] == '\n')
+            attach_vars[i] = '\0';
+    attach_len = n + 1;
+    fbc_cfg = (fbc_config)DEFAULTS;
+    allow_bad = false;
+    fbc_config_load(true);
+    return 0;
 }
 
 static fbr_allow *allow; /* NULL allows nothing */

@@ -95,6 +95,11 @@ void fbc_dump_head(fbc_writer *w, const char *reason, int seq)
     fbc_w_str(w, "," FBR_KEY(FBR_CLOCK));
     fbc_w_json(w, fbc_clock_name());
     fbc_w_raw(w, "}", 1);
+    if (fbc_cfg.attached_at[0]) { /* counted from the attach, not from the start */
+        fbc_w_str(w, "," FBR_KEY(FBR_ATTACHED_AT));
+        fbc_w_json(w, fbc_cfg.attached_at);
+        fbc_w_num(w, "," FBR_KEY(FBR_ATTACHED_NS), fbc_cfg.attached_ns - fbc_proc.start_ns);
+    }
 }
 
 void fbc_dump_modules(fbc_writer *w)

@@ -41,4 +41,9 @@ bool fbc_exit_defined(const char *symbol);
  * modules loaded since the last time; nothing when preloaded. */
 void fbc_exits_redirect(void);
 
+/* attach.c: a census attached to a running process (fbcount_attach, fbcount_detach) */
+#define FBC_ATTACH_VARS_MAX 16000 /* the variables' text, at most (base/config.c keeps it) */
+/* The shim was attached (fbcount_attach): termination signals chain to the program's own. */
+extern bool fbc_attached;
+
 #endif

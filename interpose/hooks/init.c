@@ -19,6 +19,7 @@
 static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pthread_once_t use_once = PTHREAD_ONCE_INIT;
 bool fbc_preloaded;
+bool fbc_attached;
 static pthread_once_t arm_once = PTHREAD_ONCE_INIT;
 
 static bool preloaded(void)
@@ -157,7 +158,10 @@ static void at_exit(void)
 static void arm_once_(void)
 {
     fbc_snapshot_install();
-    fbc_terminate_install();
+    if (fbc_attached)
+        fbc_terminate_install_chained(); /* no sigaction of the program's went through us */
+    else
+        fbc_terminate_install();
     fbc_crash_install();
     /* Registered now, once main runs: it runs before the libraries' destructors, while the
      * backend is still whole; the destructor below catches anything recorded later. */

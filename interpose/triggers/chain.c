@@ -88,7 +88,9 @@ static int install_mine(int sig, const struct sigaction *app)
     return real(sig, &sa, NULL);
 }
 
-int fbc_sig_take(int sig, void (*handler)(int, siginfo_t *, void *), bool census)
+/* Takes sig when the application's action allows it: the default, or (census) anything, or
+ * (chained) anything but SIG_IGN. */
+static int take(int sig, void (*handler)(int, siginfo_t *, void *), bool census, bool chained)
 {
     if (sig <= 0 || sig >= NSIG_ || !fbc_sig_ready())
         return -1;
@@ -103,13 +105,52 @@ int fbc_sig_take(int sig, void (*handler)(int, siginfo_t *, void *), bool census
         s->cur = 0;
         s->census = census;
         __atomic_store_n(&s->mine, handler, __ATOMIC_RELEASE);
-        if ((census || is_default(&old)) && install_mine(sig, &old) == 0) {
+        if ((census || is_default(&old) || (chained && has_handler(&old))) &&
+            install_mine(sig, &old) == 0) {
             __atomic_store_n(&s->taken, 1, __ATOMIC_RELEASE);
             rc = 0;
         }
     }
     pthread_mutex_unlock(&lock);
     return rc;
+}
+
+int fbc_sig_take(int sig, void (*handler)(int, siginfo_t *, void *), bool census)
+{
+    return take(sig, handler, census, false);
+}
+
+int fbc_sig_take_chained(int sig, void (*handler)(int, siginfo_t *, void *))
+{
+    return take(sig, handler, false, true);
+}
+
+bool fbc_sig_app_handles(int sig)
+{
+    if (sig <= 0 || sig >= NSIG_)
+        return false;
+    const slot *s = &slots[sig];
+    return has_handler(&s->app[__atomic_load_n(&s->cur, __ATOMIC_ACQUIRE)]);
+}
+
+void fbc_sig_release_all(void)
+{
+    if (!fbc_sig_ready())
+        return;
+    pthread_mutex_lock(&lock);
+    for (int sig = 1; sig < NSIG_; sig++) {
+        slot *s = &slots[sig];
+        if (!s->mine)
+            continue;
+        struct sigaction now;
+        /* A program that installed its own action since keeps it. */
+        if (__atomic_load_n(&s->taken, __ATOMIC_ACQUIRE) && real(sig, NULL, &now) == 0 &&
+            (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == s->mine)
+            real(sig, &s->app[s->cur], NULL);
+        __atomic_store_n(&s->taken, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&s->mine, NULL, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 int fbc_sig_app_action(int sig, const struct sigaction *act, struct sigaction *old)

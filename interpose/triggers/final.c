@@ -23,7 +23,7 @@ void fbc_final_mark(void)
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
-void fbc_final_dump(const char *extra)
+static void final(const char *reason, const char *extra)
 {
     if (!__atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE))
         return;
@@ -41,7 +41,7 @@ void fbc_final_dump(const char *extra)
         fbc_snapshot_drain();
     fbc_report *r = NULL;
     char path[2200];
-    fbc_dump_req req = {.reason = FBR_REASON_EXIT, .extra_json = extra, .patient = true,
+    fbc_dump_req req = {.reason = reason, .extra_json = extra, .patient = true,
                         .path = again && final_path[0] ? final_path : NULL};
     if (fbc_dump_write(&req, &r, path, sizeof path) == 0) {
         fbc_dump_drop_checkpoint();
@@ -53,6 +53,17 @@ void fbc_final_dump(const char *extra)
     if (r && !again && !fbc_cfg.quiet)
         fbc_dump_summary(r, path, 0);
     fbc_report_free(r);
+}
+
+void fbc_final_dump(const char *extra)
+{
+    final(FBR_REASON_EXIT, extra);
+}
+
+const char *fbc_final_detach(void)
+{
+    final(FBR_REASON_DETACH, NULL);
+    return final_path;
 }
 
 void fbc_final_after_fork(void)

@@ -10,6 +10,7 @@
 /* Snapshots asked for by the signal, and taken on (by the dumper or the exit path): a signal
  * just before exit must still give its snapshot, ahead of the exit dump. */
 static unsigned claimed, inflight;
+static unsigned served; /* requests answered by a written snapshot (the last claimed) */
 static int installed;
 
 /* Takes on every pending request at once (signals that arrive together make one snapshot). */
@@ -32,6 +33,7 @@ void fbc_snapshot_serve(void)
     while (claim()) {
         fbc_dump_req req = {.reason = "snapshot", .patient = true};
         fbc_dump_write(&req, NULL, NULL, 0);
+        __atomic_store_n(&served, __atomic_load_n(&claimed, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
         __atomic_sub_fetch(&inflight, 1, __ATOMIC_ACQ_REL);
     }
 }
@@ -55,6 +57,15 @@ static void on_census(int sig, siginfo_t *si, void *uc)
     errno = saved;
 }
 
+void fbc_snapshot_await(int ms)
+{
+    unsigned want = __atomic_add_fetch(&fbc_req_snapshot, 1, __ATOMIC_ACQ_REL);
+    fbc_dumper_wake();
+    /* Wrapping counters: served has reached want when it is no more than 2^31 behind. */
+    for (int i = 0; i < ms && (int)(__atomic_load_n(&served, __ATOMIC_ACQUIRE) - want) < 0; i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+}
+
 void fbc_snapshot_install(void)
 {
     if (!fbc_cfg.signal || __atomic_load_n(&installed, __ATOMIC_ACQUIRE))
@@ -67,9 +78,15 @@ void fbc_snapshot_install(void)
     __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
 }
 
+void fbc_snapshot_release(void)
+{
+    __atomic_store_n(&installed, 0, __ATOMIC_RELEASE);
+}
+
 void fbc_snapshot_after_fork(void)
 {
     /* The parent's pending snapshots are the parent's. */
     __atomic_store_n(&claimed, __atomic_load_n(&fbc_req_snapshot, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
     __atomic_store_n(&inflight, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&served, __atomic_load_n(&claimed, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 }

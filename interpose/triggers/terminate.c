@@ -3,7 +3,10 @@
  * the same signal, exactly as it would have (status 128+N in a shell, a core where the default
  * makes one). The handler only asks the dumper and waits for it, a bounded while
  * (FBCOUNT_SIGNAL_WAIT, default 2 s), so a wedged process still dies; the same or another
- * termination signal arriving during the dump ends the process at once. */
+ * termination signal arriving during the dump ends the process at once. In an attached
+ * process, a termination signal the program handles itself is taken too (its sigaction was
+ * never the shim's to watch): the census is written as a snapshot, then the program's handler
+ * runs and the program goes on as it would have. */
 #include <errno.h>
 #include <time.h>
 
@@ -18,9 +21,16 @@ static const int signals[] = {SIGINT,    SIGTERM, SIGHUP,  SIGQUIT, SIGXCPU, SIG
 
 static void on_terminate(int sig, siginfo_t *si, void *uc)
 {
-    (void)si;
-    (void)uc;
     int saved = errno;
+    if (fbc_sig_app_handles(sig)) {
+        /* An attached shim in front of the program's own handler: the census as it stands,
+         * then the program decides (its exit path writes the final census). */
+        if (fbc_dumper_running())
+            fbc_snapshot_await(fbc_cfg.signal_wait_ms);
+        fbc_sig_call_app(sig, si, uc);
+        errno = saved;
+        return;
+    }
     if (__atomic_exchange_n(&terminating, 1, __ATOMIC_ACQ_REL) || !fbc_dumper_running()) {
         fbc_sig_die(sig);
         errno = saved;
@@ -58,4 +68,13 @@ void fbc_terminate_install(void)
     for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
         if (signals[i] != fbc_cfg.signal)
             fbc_sig_take(signals[i], on_terminate, false);
+}
+
+void fbc_terminate_install_chained(void)
+{
+    for (size_t i = 0; i < sizeof signals / sizeof *signals; i++)
+        if (signals[i] == SIGPIPE) /* a handler of SIGPIPE is no request to end */
+            fbc_sig_take(signals[i], on_terminate, false);
+        else if (signals[i] != fbc_cfg.signal)
+            fbc_sig_take_chained(signals[i], on_terminate);
 }

@@ -19,6 +19,15 @@ bool fbc_sig_ready(void);
  * is anything but the default. Returns 0, or -1 when sig was not the default (termination
  * signals) or cannot be handled. */
 int fbc_sig_take(int sig, void (*handler)(int, siginfo_t *, void *), bool census);
+/* Installs handler for sig as the shim's whatever the application's action is, SIG_IGN apart
+ * (an attached shim: the program's sigaction was not interposed, so the handler must chain
+ * to the program's own, fbc_sig_app_handles). Returns 0 or -1 as fbc_sig_take. */
+int fbc_sig_take_chained(int sig, void (*handler)(int, siginfo_t *, void *));
+/* Whether the application's action for sig is a handler of its own. Async-signal-safe. */
+bool fbc_sig_app_handles(int sig);
+/* Puts back the application's action on every signal the shim took (where the shim's handler
+ * is still the one installed) and lets them go: the shim handles no signal after. */
+void fbc_sig_release_all(void);
 /* The application's sigaction(): on a signal the shim took, its view is kept and reported
  * back; others go to the real one. Returns 1 (done), -1 (failed, errno set), or 0 when the
  * real sigaction cannot be found. */
@@ -55,10 +64,18 @@ void fbc_snapshot_install(void);
 /* Serves snapshot requests (the dumper's loop, and the exit path for one asked just before). */
 void fbc_snapshot_serve(void);
 void fbc_snapshot_drain(void);
+/* Asks for a snapshot and waits, at most ms milliseconds, for it to be written (from a signal
+ * handler: async-signal-safe). */
+void fbc_snapshot_await(int ms);
+/* Releases the census signal (detach); a later fbc_snapshot_install takes it again. */
+void fbc_snapshot_release(void);
 void fbc_snapshot_after_fork(void);
 
 /* ---- terminate.c: termination signals whose action is the default ----------------------- */
 void fbc_terminate_install(void);
+/* In an attached process: also the termination signals the program handles itself; the
+ * census is written (a snapshot) and then the program's handler runs. */
+void fbc_terminate_install_chained(void);
 /* The dumper's part: the final dump for signal sig, then the handler is released. */
 void fbc_terminate_serve(int sig);
 
@@ -73,6 +90,9 @@ void fbc_crash_altstack(void);
  * later calls write again only when something was recorded since (a fallback in a late
  * atexit handler or a library destructor). */
 void fbc_final_dump(const char *extra);
+/* The same at detach (reason detach), for an attached census; returns the dump's path ("" when
+ * none was written). */
+const char *fbc_final_detach(void);
 bool fbc_final_done(void); /* the final dump was written (by exit, a signal or abort mode) */
 void fbc_final_mark(void);  /* another path wrote the final dump */
 void fbc_final_after_fork(void);

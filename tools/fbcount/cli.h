@@ -26,7 +26,14 @@
     X(7, PROCESS, "snapshot: no such process, or it does not run the shim (nothing is sent)")   \
     X(8, NOMEM, "out of memory")                                                                \
     X(9, WRITE, "the output cannot be written (a full disk, a closed pipe, -o naming a device)")\
-    X(10, SYSTEM, "run: the system refused what supervising takes (fork, signalfd, a pipe)")
+    X(10, SYSTEM, "run: the system refused what supervising takes (fork, signalfd, a pipe)")\
+    X(11, NOGDB, "attach/detach: gdb is not installed")                                      \
+    X(12, OTHER_USER, "attach/detach: another user's process, without CAP_SYS_PTRACE")      \
+    X(13, PTRACE_SCOPE, "attach/detach: /proc/sys/kernel/yama/ptrace_scope forbids tracing") \
+    X(14, UNSUPPORTED, "attach: a static or non-x86-64 program, or one with a sanitizer runtime")\
+    X(15, HAS_SHIM, "attach: the process runs the shim already (a snapshot is taken instead)")\
+    X(16, NOT_ATTACHED, "detach: the process is not attached")                              \
+    X(17, INJECT, "attach/detach: gdb failed, timed out or was refused (process left as it was)")
 
 enum {
 #define FBX_ENUM(code, name, text) FBX_##name = code,
@@ -104,5 +111,7 @@ int fbx_diff(int argc, char **argv);
 int fbx_check(int argc, char **argv);
 int fbx_snapshot(int argc, char **argv);
 int fbx_symbolize(int argc, char **argv);
+int fbx_attach(int argc, char **argv);
+int fbx_detach(int argc, char **argv);
 
 #endif

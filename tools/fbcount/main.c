@@ -15,6 +15,8 @@ static const struct {
     {"check", fbx_check, "exit 1 when a census is over its allowance (for CI)"},
     {"snapshot", fbx_snapshot, "ask a running process for a census and print it"},
     {"symbolize", fbx_symbolize, "resolve the raw frames of a crash dump with elfutils"},
+    {"attach", fbx_attach, "start a census in a running process started without fbcount"},
+    {"detach", fbx_detach, "end an attached census: write it and put the process back"},
 };
 
 static void usage(FILE *out)

@@ -13,6 +13,7 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "fields.h"
 #include "readfile.h"
 #include "signals.h"
 
@@ -69,10 +70,48 @@ static char *proc_read(pid_t pid, const char *what, size_t *len)
     return fbr_read_file(path, PROC_MAX, len);
 }
 
+/* The attach's variables of an attached process: the memfd its shim holds (see
+ * interpose/hooks/attach.c), NUL-separated lines; NULL when it holds none. */
+static char *attach_vars(pid_t pid, size_t *n)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/fd", (long)pid);
+    DIR *d = opendir(dir);
+    char *text = NULL;
+    struct dirent *e;
+    while (d && !text && (e = readdir(d))) {
+        char link[PATH_MAX + 80], to[128];
+        snprintf(link, sizeof link, "%s/%s", dir, e->d_name);
+        ssize_t l = readlink(link, to, sizeof to - 1);
+        if (l <= 0)
+            continue;
+        to[l] = '\0';
+        if (strncmp(to, "/memfd:" FBR_ATTACH_MEMFD " ", sizeof "/memfd:" FBR_ATTACH_MEMFD))
+            continue;
+        text = fbr_read_file(link, PROC_MAX, n);
+        for (size_t i = 0; text && i < *n; i++)
+            if (text[i] == '\n')
+                text[i] = '\0';
+    }
+    if (d)
+        closedir(d);
+    return text;
+}
+
+bool fbs_attached(pid_t pid)
+{
+    size_t n;
+    char *v = attach_vars(pid, &n);
+    free(v);
+    return v != NULL;
+}
+
 bool fbs_environ(pid_t pid, const char *name, char *buf, size_t len)
 {
     size_t n, nl = strlen(name);
-    char *env = proc_read(pid, "environ", &n);
+    char *env = attach_vars(pid, &n);
+    if (!env)
+        env = proc_read(pid, "environ", &n);
     bool found = false;
     for (size_t i = 0; env && i < n; i += strlen(env + i) + 1)
         if (!strncmp(env + i, name, nl) && env[i + nl] == '=') {
@@ -101,6 +140,26 @@ static bool maps_shim(const char *maps)
         line = end ? end + 1 : NULL;
     }
     return false;
+}
+
+bool fbs_mapped_shim(pid_t pid, char *path, size_t len)
+{
+    size_t n;
+    char *maps = proc_read(pid, "maps", &n);
+    bool found = false;
+    for (char *line = maps; line && *line && !found;) {
+        char *end = strchr(line, '\n');
+        if (end)
+            *end = '\0';
+        const char *p = strchr(line, '/'), *base = p ? strrchr(p, '/') + 1 : NULL;
+        if (base && !strncmp(base, "libfbcount", 10)) {
+            snprintf(path, len, "%s", p);
+            found = true;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    free(maps);
+    return found;
 }
 
 /* The SigCgt mask of /proc/PID/status: bit sig-1 is set when sig has a handler. */

@@ -41,7 +41,15 @@ pid_t *fbs_descendants(pid_t pid, size_t *n);
 /* Whether pid is an `fbcount run` supervisor (its command line is fbcount run ...). */
 bool fbs_is_supervisor(pid_t pid);
 
-/* The value of name in /proc/PID/environ, copied into buf; false when absent or unreadable. */
+/* Whether pid is attached now (fbcount attach, not yet detached): it holds the memfd
+ * FBR_ATTACH_MEMFD (rules/fields.h). */
+bool fbs_attached(pid_t pid);
+
+/* The path of the libfbcount it maps, into path; false when it maps none. */
+bool fbs_mapped_shim(pid_t pid, char *path, size_t len);
+
+/* The value of name for pid's shim: its attach's variables when it is attached, else
+ * /proc/PID/environ; copied into buf. False when absent or unreadable. */
 bool fbs_environ(pid_t pid, const char *name, char *buf, size_t len);
 
 #endif

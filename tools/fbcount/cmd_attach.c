@@ -1,0 +1,632 @@
+/* cmd_attach.c - fbcount attach and fbcount detach: a census of a process that was started
+ * without the shim. As memray attach does, gdb's batch mode loads libfbcount.so into the
+ * process (dlopen) and calls its attach entry with the variables `fbcount run` would have put
+ * in the environment (fbcount_attach, interpose/fbcount.h); detach calls fbcount_detach,
+ * which writes the census and puts everything back.
+ *
+ * Everything that can be checked without touching the process is checked first, each refusal
+ * one line with its own exit code: no such process, another user's process, ptrace_scope, a
+ * static or non-x86-64 program, a process that runs the shim already (snapshot then), gdb
+ * missing. gdb runs a bounded while (--timeout) and is killed past it: the kernel detaches
+ * a tracer's tracees when it dies, and a process left stopped is continued. When the library
+ * loads but the attach entry refuses, the script unloads it again (nothing was armed).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <elf.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h" /* rules/: declared exits and descriptor files */
+#include "choice.h"
+#include "cli.h"
+#include "readfile.h"
+#include "run_dir.h"
+#include "shim.h"
+#include "table.h"
+
+static const char attach_help[] =
+    "usage: fbcount attach [options] PID\n\n"
+    "Loads libfbcount.so into the running process PID, which was started without it,\n"
+    "through gdb (gdb -p PID --batch), and starts its census: the fallbacks it makes from\n"
+    "now on are counted, as under fbcount run. The census is written on `fbcount detach\n"
+    "PID`, when the process exits or ends by a termination signal, and on `fbcount\n"
+    "snapshot PID`. Needs gdb and the right to trace PID (the same user, or CAP_SYS_PTRACE;\n"
+    "/proc/sys/kernel/yama/ptrace_scope 0, or privilege).\n\n"
+    "  --mode count|warn|abort|error   FBCOUNT_MODE for the census (default count)\n"
+    "  --allow FILE              FBCOUNT_ALLOW: ops allowed to fall back\n"
+    "  --exit LIB:SYMBOL[:op=PREFIX]\n"
+    "                            FBCOUNT_EXIT: also count every call of SYMBOL into LIB\n"
+    "                            (repeatable)\n"
+    "  --backend FILE            FBCOUNT_BACKEND: a backend descriptor file (repeatable)\n"
+    "  -o, --output DIR          where dumps go (default ./fbcount-PID); made as fbcount\n"
+    "                            run makes it\n"
+    "  --timeout S               seconds gdb may take before it is killed (default 30)\n"
+    "  -h, --help                this text\n\n"
+    "A process that runs the shim already (preloaded, or attached) is not attached again:\n"
+    "a snapshot is taken instead, and the exit status says so (15).\n\n";
+
+static const char detach_help[] =
+    "usage: fbcount detach [options] PID\n\n"
+    "Ends what `fbcount attach PID` started: the process writes its census (reason\n"
+    "\"detach\"), its calls go to the backend directly again and its signal actions are put\n"
+    "back; the library stays loaded, doing nothing. Prints the census.\n\n"
+    "  --timeout S               seconds gdb may take before it is killed (default 30)\n"
+    "  -h, --help                this text\n\n";
+
+/* What ptrace_scope 1..3 forbid, for the refusal line. */
+static const char *const scope_rule[] = {
+    NULL, "only a process's ancestors may trace it (and gdb is not one)",
+    "only a process with CAP_SYS_PTRACE may trace", "no process may trace"};
+
+typedef struct {
+    bool detach;
+    long pid;
+    double timeout;
+    const char *mode, *allow, *output;
+    char exits[4096];    /* FBCOUNT_EXIT: ','-separated */
+    char backends[4096]; /* FBCOUNT_BACKEND: ':'-separated absolute paths */
+    char absallow[PATH_MAX];
+} attach_opts;
+
+static const char *cmd_name(const attach_opts *o)
+{
+    return o->detach ? "detach" : "attach";
+}
+
+/* ---- the command line ------------------------------------------------------------- */
+
+static bool add_item(char *list, size_t cap, char sep, const char *item)
+{
+    size_t n = strlen(list);
+    int w = snprintf(list + n, cap - n, "%s%s", n ? (char[2]){sep, 0} : "", item);
+    return w > 0 && (size_t)w < cap - n;
+}
+
+/* --exit and --backend, checked as the shim will read them. */
+static int add_spec(attach_opts *o, int opt, const char *arg)
+{
+    char err[320], why[128], abs[PATH_MAX];
+    fbr_backend row;
+    if (opt == 'x') {
+        if (fbr_backend_declare(arg, &row, err, sizeof err) != 0) {
+            fbx_error("attach", "--exit: %s", err);
+            return FBX_USAGE;
+        }
+        if (strchr(arg, ',') || !add_item(o->exits, sizeof o->exits, ',', arg)) {
+            fbx_error("attach", "--exit: '%.80s': too many or too long exits", arg);
+            return FBX_USAGE;
+        }
+        return FBX_OK;
+    }
+    size_t len;
+    char *text = fbr_read_file(arg, FBR_DESCRIPTOR_MAX, &len);
+    if (!text) {
+        fbx_error("attach", "--backend %s: %s", arg,
+                  fbr_read_error(errno, FBR_DESCRIPTOR_MAX, why, sizeof why));
+        return FBX_READ;
+    }
+    int rc = fbr_backend_parse(text, len, FBR_FROM_FILE, &row, err, sizeof err);
+    free(text);
+    if (rc != 0) {
+        fbx_error("attach", "--backend %s: %s", arg, err);
+        return FBX_INVALID;
+    }
+    if (!realpath(arg, abs) || strchr(abs, ':') ||
+        !add_item(o->backends, sizeof o->backends, ':', abs)) {
+        fbx_error("attach", "--backend %s: the path cannot be passed on", arg);
+        return FBX_USAGE;
+    }
+    return FBX_OK;
+}
+
+static int option(void *ctx, int opt, char *arg, const char *given)
+{
+    attach_opts *o = ctx;
+    static const fbx_choice modes[] = {{"count", 0}, {"warn", 1}, {"abort", 2}, {"error", 3}};
+    char *end;
+    switch (opt) {
+    case 'm':
+        if (fbx_choose("attach", "--mode", arg, modes, FBX_NCHOICES(modes)) < 0)
+            return FBX_USAGE;
+        o->mode = arg;
+        return FBX_OK;
+    case 'a': o->allow = arg; return FBX_OK;
+    case 'o': o->output = arg; return FBX_OK;
+    case 'x':
+    case 'b': return add_spec(o, opt, arg);
+    case 't':
+        o->timeout = strtod(arg, &end);
+        if (*end || end == arg || !(o->timeout > 0) || o->timeout > 3600) {
+            fbx_error(cmd_name(o), "--timeout: expected seconds, got '%s'", arg);
+            return FBX_USAGE;
+        }
+        return FBX_OK;
+    case 'h':
+        fputs(o->detach ? detach_help : attach_help, stdout);
+        fputs(fbx_exit_codes, stdout);
+        return -1;
+    default:
+        fbx_error(cmd_name(o), "unknown or incomplete option '%s' (try --help)", given);
+        return FBX_USAGE;
+    }
+}
+
+static int parse(attach_opts *o, int argc, char **argv)
+{
+    static const struct option attach_long[] = {
+        {"mode", required_argument, 0, 'm'}, {"allow", required_argument, 0, 'a'},
+        {"output", required_argument, 0, 'o'}, {"exit", required_argument, 0, 'x'},
+        {"backend", required_argument, 0, 'b'}, {"timeout", required_argument, 0, 't'},
+        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    static const struct option detach_long[] = {
+        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    int rc = fbx_options(argc, argv, o->detach ? "h" : "ho:", o->detach ? detach_long : attach_long,
+                         option, o);
+    if (rc != FBX_OK)
+        return rc;
+    char *end = NULL;
+    o->pid = optind + 1 == argc ? strtol(argv[optind], &end, 10) : 0;
+    if (optind + 1 != argc || *end || o->pid <= 0 || o->pid > INT_MAX) {
+        fbx_error(cmd_name(o), "expected one PID (try --help)");
+        return FBX_USAGE;
+    }
+    if (o->allow && !realpath(o->allow, o->absallow)) {
+        fbx_error("attach", "%s: cannot open allow file: %s", o->allow, strerror(errno));
+        return FBX_READ;
+    }
+    return FBX_OK;
+}
+
+/* ---- what can be checked without touching the process ------------------------------ */
+
+static bool has_ptrace_cap(void)
+{
+    size_t n;
+    char *st = fbr_read_file("/proc/self/status", 1 << 20, &n);
+    const char *p = st ? strstr(st, "\nCapEff:") : NULL;
+    bool yes = p && (strtoull(p + 8, NULL, 16) >> 19 & 1); /* CAP_SYS_PTRACE */
+    free(st);
+    return yes;
+}
+
+/* Whether all four ids of a "Uid:" or "Gid:" line of pid's status are want. */
+static bool ids_are(const char *status, const char *key, unsigned long want)
+{
+    const char *p = status ? strstr(status, key) : NULL;
+    if (!p)
+        return false;
+    p += strlen(key);
+    for (int i = 0; i < 4; i++) {
+        char *end;
+        if (strtoul(p, &end, 10) != want || end == p)
+            return false;
+        p = end;
+    }
+    return true;
+}
+
+/* The program's ELF header and program headers: a dynamic x86-64 program, or why not. */
+static const char *elf_refusal(long pid)
+{
+    char exe[64];
+    snprintf(exe, sizeof exe, "/proc/%ld/exe", pid);
+    int fd = open(exe, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == EACCES ? NULL : "its program cannot be read"; /* EACCES: said below */
+    Elf64_Ehdr eh;
+    const char *why = NULL;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG))
+        why = "its program is not an ELF file";
+    else if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
+        why = "its program is not x86-64 (attach redirects x86-64 calls only)";
+    else {
+        why = "its program is static (no dynamic loader to load the shim)";
+        for (unsigned i = 0; i < eh.e_phnum && why; i++) {
+            Elf64_Phdr ph;
+            if (pread(fd, &ph, sizeof ph, (off_t)(eh.e_phoff + (Elf64_Off)i * eh.e_phentsize)) !=
+                (ssize_t)sizeof ph)
+                break;
+            if (ph.p_type == PT_INTERP)
+                why = NULL;
+        }
+    }
+    close(fd);
+    return why;
+}
+
+/* The checks that need no tracing, each refusal one line and its own code. */
+static int refusal(const attach_opts *o)
+{
+    const char *cmd = cmd_name(o);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/status", o->pid);
+    size_t n;
+    char *status = fbr_read_file(path, 1 << 20, &n);
+    if (!status) {
+        fbx_error(cmd, "process %ld: no such process", o->pid);
+        return FBX_PROCESS;
+    }
+    bool cap = has_ptrace_cap();
+    bool mine = ids_are(status, "\nUid:", (unsigned long)geteuid()) &&
+                ids_are(status, "\nGid:", (unsigned long)getegid());
+    free(status);
+    if (!mine && !cap) {
+        fbx_error(cmd, "process %ld belongs to another user (or changed its ids): tracing it "
+                  "needs CAP_SYS_PTRACE; nothing was done", o->pid);
+        return FBX_OTHER_USER;
+    }
+    char *scope = fbr_read_file("/proc/sys/kernel/yama/ptrace_scope", 64, &n);
+    int level = scope ? atoi(scope) : 0;
+    free(scope);
+    if (level >= 3 || (level >= 1 && !cap)) {
+        fbx_error(cmd, "process %ld: /proc/sys/kernel/yama/ptrace_scope is %d: %s; nothing was "
+                  "done", o->pid, level, scope_rule[level > 3 ? 3 : level]);
+        return FBX_PTRACE_SCOPE;
+    }
+    const char *why = o->detach ? NULL : elf_refusal(o->pid);
+    char *maps = why || o->detach ? NULL : (snprintf(path, sizeof path, "/proc/%ld/maps", o->pid),
+                                            fbr_read_file(path, (size_t)64 << 20, &n));
+    if (maps && (strstr(maps, "/libasan") || strstr(maps, "/libtsan")))
+        why = "it runs a sanitizer's runtime, which ends a process that loads a library with "
+              "RTLD_DEEPBIND";
+    free(maps);
+    if (why) {
+        fbx_error(cmd, "process %ld: %s; nothing was done", o->pid, why);
+        return FBX_UNSUPPORTED;
+    }
+    return FBX_OK;
+}
+
+/* gdb on PATH, or $FBCOUNT_GDB. */
+static bool find_gdb(char *out, size_t len)
+{
+    const char *env = getenv("FBCOUNT_GDB");
+    if (env && *env) {
+        snprintf(out, len, "%s", env);
+        return access(out, X_OK) == 0;
+    }
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t l = strcspn(p, ":");
+        snprintf(out, len, "%.*s/gdb", (int)l, p);
+        if (l && access(out, X_OK) == 0)
+            return true;
+        p += l + (p[l] == ':');
+    }
+    snprintf(out, len, "gdb");
+    return false;
+}
+
+/* ---- gdb ------------------------------------------------------------------------------ */
+
+/* s as a C string literal's body, for gdb's expression parser. */
+static bool quote(char *out, size_t cap, const char *s)
+{
+    size_t k = 0;
+    for (; *s; s++) {
+        const char *esc = *s == '\n' ? "\\n" : *s == '"' ? "\\\"" : *s == '\\' ? "\\\\" : NULL;
+        size_t add = esc ? 2 : 1;
+        if (k + add + 1 > cap)
+            return false;
+        if (esc)
+            memcpy(out + k, esc, 2);
+        else
+            out[k] = *s;
+        k += add;
+    }
+    out[k] = '\0';
+    return true;
+}
+
+/* The script: only the thread gdb stopped in runs during the calls (scheduler-locking), so
+ * that no other thread meets the redirected exits before the census is on. dlopen binds the
+ * shim's own references first (RTLD_DEEPBIND): its exits' addresses must be its own even
+ * where the backend is in the program's global scope. */
+static int write_script(int fd, const attach_opts *o, const char *shim, const char *vars)
+{
+    static char qshim[2 * PATH_MAX + 2], qvars[2 * 16384 + 2];
+    if (!quote(qshim, sizeof qshim, shim) || !quote(qvars, sizeof qvars, vars))
+        return -1;
+    FILE *f = fdopen(dup(fd), "w");
+    if (!f)
+        return -1;
+    /* Only the C library's symbols are read (gdb starts with auto-solib-add off): dlopen,
+     * dlsym, dlerror and dlclose are all the script calls, and a process with hundreds of
+     * modules would otherwise cost gdb a third of a second more. */
+    fputs("set confirm off\nset pagination off\nsharedlibrary libc\\.so\n"
+          "sharedlibrary libdl\\.so\nset scheduler-locking on\n", f);
+    if (o->detach) {
+        /* RTLD_NOLOAD | RTLD_NOW: the handle of the library already there, or 0. */
+        fprintf(f, "set $h = (void *) dlopen(\"%s\", 6)\n"
+                   "if $h == 0\n  printf \"fbcount-none\\n\"\nelse\n"
+                   "  set $f = (const char *(*)(void)) dlsym($h, \"fbcount_detach\")\n"
+                   "  set $p = $f()\n  call (int) dlclose($h)\n"
+                   "  if $p == 0\n    printf \"fbcount-none\\n\"\n  else\n"
+                   "    printf \"fbcount-detached %%s\\n\", $p\n  end\nend\n", qshim);
+    } else {
+        /* RTLD_NOW | RTLD_DEEPBIND (2 | 8). */
+        fprintf(f, "set $h = (void *) dlopen(\"%s\", 10)\n"
+                   "if $h == 0\n  printf \"fbcount-dlopen %%s\\n\", (char *) dlerror()\nelse\n"
+                   "  set $f = (int (*)(const char *)) dlsym($h, \"fbcount_attach\")\n"
+                   "  set $r = $f(\"%s\")\n"
+                   "  if $r != 0\n    call (int) dlclose($h)\n  end\n"
+                   "  printf \"fbcount-attach %%d\\n\", $r\nend\n", qshim, qvars);
+    }
+    fputs("detach\nquit\n", f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A process gdb left stopped (killed while it held it) is continued. */
+static void resume(long pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f)
+        fclose(f);
+    buf[got] = '\0';
+    const char *rp = strrchr(buf, ')');
+    if (rp && (rp[2] == 'T' || rp[2] == 't'))
+        kill((pid_t)pid, SIGCONT);
+}
+
+/* Runs gdb on script; its standard output into out. Returns 0, or -1 after it timed out
+ * (killed) or could not run. */
+static int run_gdb(const attach_opts *o, const char *gdb, const char *script, char *out,
+                   size_t cap)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0)
+        return -1;
+    char pid[32];
+    snprintf(pid, sizeof pid, "%ld", o->pid);
+    pid_t child = fork();
+    if (child == 0) {
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, STDIN_FILENO);
+        dup2(p[1], STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        setpgid(0, 0);
+        execl(gdb, gdb, "-iex", "set auto-solib-add off", "-p", pid, "--batch", "-nx", "-x",
+              script, (char *)NULL);
+        _exit(127);
+    }
+    close(p[1]);
+    if (child < 0) {
+        close(p[0]);
+        return -1;
+    }
+    size_t k = 0;
+    double end = now_s() + o->timeout;
+    bool timed_out = false;
+    for (;;) {
+        double left = end - now_s();
+        if (left <= 0) {
+            timed_out = true;
+            break;
+        }
+        struct pollfd pf = {p[0], POLLIN, 0};
+        if (poll(&pf, 1, (int)(left * 1000) + 1) <= 0)
+            continue;
+        ssize_t r = read(p[0], out + k, cap - 1 - k);
+        if (r <= 0)
+            break;
+        k += (size_t)r;
+        if (k == cap - 1)
+            k = 0; /* only the last lines matter */
+    }
+    out[k] = '\0';
+    close(p[0]);
+    if (timed_out) {
+        kill(-child, SIGKILL);
+        kill(child, SIGKILL);
+    }
+    int st;
+    waitpid(child, &st, 0);
+    if (timed_out) {
+        usleep(100000);
+        resume(o->pid);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- attach and detach ---------------------------------------------------------------- */
+
+/* The variables fbcount run would set, one a line. */
+static bool variables(const attach_opts *o, const fbx_run_dir *d, char *vars, size_t cap)
+{
+    int n = snprintf(vars, cap, "FBCOUNT_OUTPUT=%s/fbcount.%%e.%%p.%%n.json\nFBCOUNT_QUIET=1\n",
+                     d->abs);
+    const char *extra[][2] = {{"FBCOUNT_MODE", o->mode},
+                              {"FBCOUNT_ALLOW", o->allow ? o->absallow : NULL},
+                              {"FBCOUNT_EXIT", o->exits[0] ? o->exits : NULL},
+                              {"FBCOUNT_BACKEND", o->backends[0] ? o->backends : NULL}};
+    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
+        if (extra[i][1] && n > 0 && (size_t)n < cap)
+            n += snprintf(vars + n, cap - (size_t)n, "%s=%s\n", extra[i][0], extra[i][1]);
+    return n > 0 && (size_t)n < cap;
+}
+
+/* Runs the script; the line gdb's run printed for it ("fbcount-..."), or an error. */
+static int inject(const attach_opts *o, const char *shim, const char *vars, char *line,
+                  size_t cap)
+{
+    const char *cmd = cmd_name(o);
+    char gdb[PATH_MAX];
+    if (!find_gdb(gdb, sizeof gdb)) {
+        fbx_error(cmd, "gdb is not installed (%s not found; apt-get install gdb, or set "
+                  "FBCOUNT_GDB); nothing was done", gdb);
+        return FBX_NOGDB;
+    }
+    char script[] = "/tmp/fbcount-attach-XXXXXX";
+    int fd = mkstemp(script);
+    if (fd < 0 || write_script(fd, o, shim, vars) != 0) {
+        fbx_error(cmd, "cannot write gdb's script in /tmp: %s", strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(script);
+        }
+        return FBX_SYSTEM;
+    }
+    close(fd);
+    static char out[65536];
+    int rc = run_gdb(o, gdb, script, out, sizeof out);
+    unlink(script);
+    if (rc != 0) {
+        fbx_error(cmd, "process %ld: gdb did not finish within %g s: it was killed, and the "
+                  "process goes on%s", o->pid, o->timeout,
+                  o->detach ? " (attached still, unless the detach had run)" : "");
+        return FBX_INJECT;
+    }
+    const char *l = strstr(out, "fbcount-");
+    if (!l) {
+        fbx_error(cmd, "process %ld: gdb could not call into it (its dynamic loader's dlopen "
+                  "was not found, or the process ended); it was left as it was", o->pid);
+        return FBX_INJECT;
+    }
+    snprintf(line, cap, "%.*s", (int)strcspn(l, "\n"), l);
+    return FBX_OK;
+}
+
+/* A process that runs the shim already: a snapshot, through the snapshot command. */
+static int snapshot_instead(const attach_opts *o)
+{
+    fbx_error("attach", "process %ld runs libfbcount.so already (%s): not attached again; "
+              "taking a snapshot instead", o->pid,
+              fbs_attached((pid_t)o->pid) ? "attached" : "preloaded or loaded by its program");
+    char pid[32];
+    snprintf(pid, sizeof pid, "%ld", o->pid);
+    char *argv[] = {"snapshot", pid, NULL};
+    int rc = fbx_snapshot(2, argv);
+    return rc == FBX_OK ? FBX_HAS_SHIM : rc;
+}
+
+static const char *const attach_answers[] = {
+    [1] = "it is attached already", [2] = "it was attached and detached before; its shim "
+    "stays loaded and inert, and cannot be attached again", [3] = "its shim records already",
+    [4] = "the configuration was refused", [5] = "it could not keep the attach's state (memfd)"};
+
+static int attach(attach_opts *o)
+{
+    char shim[PATH_MAX + 256];
+    if (fbs_mapped_shim((pid_t)o->pid, shim, sizeof shim)) {
+        int sig;
+        char why[512];
+        if (fbs_probe((pid_t)o->pid, &sig, why, sizeof why) == 0)
+            return snapshot_instead(o);
+        fbx_error("attach", "process %ld runs libfbcount.so already (preloaded, loaded by its "
+                  "program, or attached and detached before) and %s: not attached again",
+                  o->pid, why);
+        return FBX_HAS_SHIM;
+    }
+    if (fbs_find(shim, sizeof shim) != 0) {
+        fbx_error("attach", "libfbcount.so not found (tried %s); set FBCOUNT_SHIM", shim);
+        return FBX_SHIM;
+    }
+    fbx_run_dir d;
+    char given[PATH_MAX];
+    if (!o->output)
+        snprintf(given, sizeof given, "fbcount-%ld", o->pid);
+    int code = fbx_run_dir_make(&d, o->output ? o->output : given, false);
+    if (code != 0)
+        return code;
+    static char vars[16000]; /* what the shim takes (FBC_ATTACH_VARS_MAX) */
+    if (!variables(o, &d, vars, sizeof vars)) {
+        fbx_error("attach", "the configuration is too long to pass on (16000 bytes at most)");
+        fbx_run_dir_undo(&d);
+        return FBX_USAGE;
+    }
+    char line[1024];
+    code = inject(o, shim, vars, line, sizeof line);
+    int r = -1;
+    if (code == FBX_OK && sscanf(line, "fbcount-attach %d", &r) == 1 && r == 0) {
+        fprintf(stderr, "fbcount: attach: process %ld is counted from now; dumps in %s "
+                "(fbcount snapshot %ld, fbcount detach %ld)\n", o->pid, d.abs, o->pid, o->pid);
+        return FBX_OK;
+    }
+    if (code == FBX_OK) {
+        bool known = r > 0 && (size_t)r < sizeof attach_answers / sizeof *attach_answers;
+        fbx_error("attach", "process %ld: %s; it was left as it was", o->pid,
+                  known ? attach_answers[r]
+                  : !strncmp(line, "fbcount-dlopen", 14) ? line + 15 : line);
+        code = FBX_INJECT;
+    }
+    if (fbs_attached((pid_t)o->pid)) { /* gdb was killed after the attach had run */
+        fprintf(stderr, "fbcount: attach: process %ld is attached nonetheless; dumps in %s\n",
+                o->pid, d.abs);
+        return code;
+    }
+    if (!fbx_run_dir_has_dump(&d))
+        fbx_run_dir_undo(&d);
+    return code;
+}
+
+static int detach(attach_opts *o)
+{
+    char shim[PATH_MAX + 256];
+    if (!fbs_attached((pid_t)o->pid) || !fbs_mapped_shim((pid_t)o->pid, shim, sizeof shim)) {
+        fbx_error("detach", "process %ld is not attached (fbcount attach %ld starts a census); "
+                  "nothing was done", o->pid, o->pid);
+        return FBX_NOT_ATTACHED;
+    }
+    char line[PATH_MAX + 64];
+    int code = inject(o, shim, "", line, sizeof line);
+    if (code != FBX_OK)
+        return code;
+    if (strncmp(line, "fbcount-detached ", 17)) {
+        fbx_error("detach", "process %ld is not attached; nothing was done", o->pid);
+        return FBX_NOT_ATTACHED;
+    }
+    const char *path = line + 17;
+    if (!*path) {
+        fprintf(stderr, "fbcount: detach: process %ld detached; it used no backend, so no "
+                "census was written\n", o->pid);
+        return FBX_OK;
+    }
+    fprintf(stderr, "fbcount: detach: process %ld detached; census: %s\n", o->pid, path);
+    char *paths[] = {(char *)path};
+    fbm_census *c = fbx_load("detach", paths, 1, &code);
+    if (!c)
+        return code;
+    fbt_text(stdout, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
+    fbm_census_free(c);
+    return FBX_OK;
+}
+
+static int main_of(bool is_detach, int argc, char **argv)
+{
+    attach_opts o = {.detach = is_detach, .timeout = 30};
+    int code = parse(&o, argc, argv);
+    if (code == FBX_OK)
+        code = refusal(&o);
+    if (code == FBX_OK)
+        code = is_detach ? detach(&o) : attach(&o);
+    return fbx_finish(cmd_name(&o), code < 0 ? FBX_OK : code);
+}
+
+int fbx_attach(int argc, char **argv)
+{
+    return main_of(false, argc, argv);
+}
+
+int fbx_detach(int argc, char **argv)
+{
+    return main_of(true, argc, argv);
+}
