@@ -34,7 +34,8 @@ typedef struct {
 
 static declared decls[FBC_DECL_MAX];
 static unsigned ndecls;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;      /* a definition or backend set */
+static pthread_mutex_t find_lock = PTHREAD_MUTEX_INITIALIZER; /* one search at a time */
 
 static const char *const dl_names[FBC_DL_ENTRIES] = {"dlopen", "dlmopen", "dlsym", "dlvsym"};
 
@@ -104,9 +105,8 @@ static int candidate(struct dl_phdr_info *info, size_t size, void *data)
 static bool find_definitions(void)
 {
     static candidates c; /* large: not on a thread's stack; filled under the loader's lock */
-    static pthread_mutex_t clock_ = PTHREAD_MUTEX_INITIALIZER;
     bool found = false;
-    pthread_mutex_lock(&clock_);
+    pthread_mutex_lock(&find_lock);
     c.n = 0;
     dl_iterate_phdr(candidate, &c);
     for (unsigned m = 0; m < c.n; m++) {
@@ -129,7 +129,7 @@ static bool find_definitions(void)
         if (h && !kept)
             dlclose(h);
     }
-    pthread_mutex_unlock(&clock_);
+    pthread_mutex_unlock(&find_lock);
     return found;
 }
 
@@ -164,11 +164,28 @@ void fbc_exits_undo(void)
     fbc_redirect_undo();
 }
 
+/* A fork while another thread redirects must not leave the child's locks taken: the child's
+ * next dlopen or dlsym goes through an entry. Taken in the order the code nests them. */
+static void fork_prepare(void)
+{
+    fbc_mutex_fork(&find_lock, 0);
+    fbc_mutex_fork(&lock, 0);
+    fbc_redirect_fork(0);
+}
+
+static void fork_after(void)
+{
+    fbc_redirect_fork(1);
+    fbc_mutex_fork(&lock, 1);
+    fbc_mutex_fork(&find_lock, 1);
+}
+
 /* At load, after the shim's configuration (a shim loaded after the backend, or exits
  * declared): the modules already loaded. */
 __attribute__((constructor)) static void redirect_at_load(void)
 {
     fbc_load();
+    pthread_atfork(fork_prepare, fork_after, fork_after);
     fbc_exits_redirect();
 }
 

@@ -146,8 +146,12 @@ static void relocs(scan_ctx *c, struct dl_phdr_info *info, const ElfW(Rela) *rel
         /* R_X86_64_64 may carry an addend: a pointer into the function, not to it. */
         if (type == R_X86_64_64 && rel[i].r_addend)
             continue;
-        /* Bound elsewhere (another library's function of the same name): not this one. */
-        bool lazy = was >= c->lo && was < c->hi;
+        /* Not bound yet: a jump slot still pointing into the module's own PLT (not at a
+         * definition of its own). Bound elsewhere (another library's function of the same
+         * name, or the module's own): not this redirection's. */
+        const ElfW(Sym) *sym = &symtab[si];
+        bool own = sym->st_shndx != SHN_UNDEF && was == base + sym->st_value;
+        bool lazy = type == R_X86_64_JUMP_SLOT && was >= c->lo && was < c->hi && !own;
         if (w->def && !lazy && was != (uintptr_t)w->def && was != (uintptr_t)w->to)
             continue;
         if (was == (uintptr_t)w->to || !store(slot, (uintptr_t)w->to, relro_lo, relro_hi))
@@ -320,6 +324,11 @@ void fbc_redirect_undo(void)
     __atomic_store_n(&seen_adds, ~0ull, __ATOMIC_RELAXED);
     __atomic_store_n(&seen_subs, ~0ull, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
+}
+
+void fbc_redirect_fork(int phase)
+{
+    fbc_mutex_fork(&lock, phase);
 }
 
 size_t fbc_redirect_count(void)

@@ -37,6 +37,8 @@ void fbc_redirect_forget(void);
  * (entries of modules unloaded since, or rewritten by someone else, are left alone) and
  * forgets the modules scanned. */
 void fbc_redirect_undo(void);
+/* Its lock around fork (base.h's fbc_mutex_fork phases). */
+void fbc_redirect_fork(int phase);
 /* Entries redirected now. */
 size_t fbc_redirect_count(void);
 /* The original value of the entry that module `base` used for symbol: where its calls went
