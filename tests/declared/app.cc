@@ -6,6 +6,9 @@
 //   app dl LIB N        dlopen LIB (RTLD_LOCAL) later, then its caller_run(N) through dlsym
 //   app threads LIB N   8 threads call odd_ints N times each while LIB is dlopen-ed and
 //                       closed again and again (each load rescans the modules)
+//   app loader N        what the loader reads from its caller's return address: dlopen of
+//                       $ORIGIN/libcaller.so (this program's folder), then caller_run(N), and
+//                       dlsym(RTLD_NEXT) against RTLD_DEFAULT for a symbol of the shim
 #include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -129,8 +132,18 @@ int main(int argc, char **argv)
         for (auto &th : t)
             pthread_join(th, nullptr);
         std::printf("threads 8 x %ld: calls %ld\n", n, odd_calls());
+    } else if (!std::strcmp(mode, "loader") && argc == 3) {
+        run_fn run;
+        void *h = open_caller("$ORIGIN/libcaller.so", &run);
+        long s = run ? run(n) : -1;
+        CHECK(s == n * n, "caller_run: %ld", s);
+        /* From this program, RTLD_NEXT searches the modules after it: a preloaded shim too. */
+        bool same = dlsym(RTLD_NEXT, "fbcount_dump") == dlsym(RTLD_DEFAULT, "fbcount_dump");
+        CHECK(same, "dlsym(RTLD_NEXT) did not search from this program");
+        std::printf("loader %ld: %ld, RTLD_NEXT %s\n", n, s, same ? "from here" : "elsewhere");
+        dlclose(h);
     } else {
-        std::fprintf(stderr, "usage: app shapes|ints N, app dl|threads LIB N\n");
+        std::fprintf(stderr, "usage: app shapes|ints|loader N, app dl|threads LIB N\n");
         return 2;
     }
     return bad;

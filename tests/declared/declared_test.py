@@ -3,8 +3,9 @@ several exits, and a descriptor given with --backend count every call of a funct
 has no definition of, exactly, at the user's line, whatever its signature (8 integer and 8
 float arguments, structs in two registers and on the stack, variadic, longjmp and a C++
 exception out of it), in the program, in a module dlopen-ed later RTLD_LOCAL, and on 8
-threads while modules come and go; the program's output and exit status never change; a bad
-spec is one warning and the program runs unchanged.
+threads while modules come and go; dlopen and dlsym, redirected to see those modules, still
+see the program as their caller ($ORIGIN, RTLD_NEXT); the program's output and exit status
+never change; a bad spec is one warning and the program runs unchanged.
   usage: declared_test.py FBCOUNT SHIM APP APP_SOURCE CALLER CALLER_SOURCE"""
 import glob
 import json
@@ -104,6 +105,14 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(p.returncode == 0 and p.stdout == base.stdout,
            f"dl: exit {p.returncode}, output {p.stdout!r} not {base.stdout!r}\n{p.stderr}")
     check("dl", d, "odd_ints", 30, CALLER_SRC, "CALLER-SITE")
+
+    # The loader still sees the program as its caller: $ORIGIN, RTLD_NEXT.
+    base = plain("loader", "6")
+    expect(base.returncode == 0, f"loader alone: {base.returncode} {base.stderr}")
+    p, d = under(tmp, ["loader", "6"], exits=["liboddlib.so:odd_ints"])
+    expect(p.returncode == 0 and p.stdout == base.stdout,
+           f"loader: exit {p.returncode}, output {p.stdout!r} not {base.stdout!r}\n{p.stderr}")
+    check("loader", d, "odd_ints", 6, CALLER_SRC, "CALLER-SITE")
 
     # 8 threads while the module is loaded and unloaded 200 times (3 calls each time).
     base = plain("threads", CALLER, "20000")
