@@ -16,6 +16,7 @@ import sys
 import tempfile
 
 FBCOUNT, SHIM, APP, APP_SRC, CALLER, CALLER_SRC = sys.argv[1:7]
+SANITIZED = "ASAN_OPTIONS" in os.environ  # set by tests/meson.build in a sanitized build
 failures = []
 
 
@@ -107,12 +108,17 @@ with tempfile.TemporaryDirectory() as tmp:
     check("dl", d, "odd_ints", 30, CALLER_SRC, "CALLER-SITE")
 
     # The loader still sees the program as its caller: $ORIGIN, RTLD_NEXT.
+    # A sanitizer's dlopen interceptor (ASan's) is itself the loader's caller: $ORIGIN is then
+    # its folder even without the shim, and there is nothing of the shim's to compare.
     base = plain("loader", "6")
-    expect(base.returncode == 0, f"loader alone: {base.returncode} {base.stderr}")
-    p, d = under(tmp, ["loader", "6"], exits=["liboddlib.so:odd_ints"])
-    expect(p.returncode == 0 and p.stdout == base.stdout,
-           f"loader: exit {p.returncode}, output {p.stdout!r} not {base.stdout!r}\n{p.stderr}")
-    check("loader", d, "odd_ints", 6, CALLER_SRC, "CALLER-SITE")
+    if base.returncode == 2 and "$ORIGIN" in base.stderr and SANITIZED:
+        print("loader: left out: without the shim, a sanitizer's dlopen already hides the caller")
+    else:
+        expect(base.returncode == 0, f"loader alone: {base.returncode} {base.stderr}")
+        p, d = under(tmp, ["loader", "6"], exits=["liboddlib.so:odd_ints"])
+        expect(p.returncode == 0 and p.stdout == base.stdout,
+               f"loader: exit {p.returncode}, output {p.stdout!r} not {base.stdout!r}\n{p.stderr}")
+        check("loader", d, "odd_ints", 6, CALLER_SRC, "CALLER-SITE")
 
     # 8 threads while the module is loaded and unloaded 200 times (3 calls each time).
     base = plain("threads", CALLER, "20000")
