@@ -34,8 +34,6 @@ typedef struct {
 
 static declared decls[FBC_DECL_MAX];
 static unsigned ndecls;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;      /* a definition or backend set */
-static pthread_mutex_t find_lock = PTHREAD_MUTEX_INITIALIZER; /* one search at a time */
 
 static const char *const dl_names[FBC_DL_ENTRIES] = {"dlopen", "dlmopen", "dlsym", "dlvsym"};
 
@@ -75,7 +73,7 @@ static void declare_all(void)
 
 /* ---- definitions ---------------------------------------------------------------------- */
 
-#define MAX_CANDIDATES 64
+#define MAX_CANDIDATES 16
 
 typedef struct {
     char path[MAX_CANDIDATES][512];
@@ -99,15 +97,14 @@ static int candidate(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* Finds the definitions of declared exits whose library was loaded since: the library's own
- * (dlsym also searches its dependencies). The loader is asked with no lock of the shim held:
- * a thread inside dlopen holds the loader's lock and may call into an entry. True when one
- * was found. */
+ * (dlsym also searches its dependencies). No lock of the shim is held while the loader is
+ * asked: a thread inside dlopen holds the loader's lock and may call into an entry. Two
+ * threads may search at once; the first to publish a definition keeps its handle. True when
+ * one was found. */
 static bool find_definitions(void)
 {
-    static candidates c; /* large: not on a thread's stack; filled under the loader's lock */
+    candidates c = {.n = 0};
     bool found = false;
-    pthread_mutex_lock(&find_lock);
-    c.n = 0;
     dl_iterate_phdr(candidate, &c);
     for (unsigned m = 0; m < c.n; m++) {
         void *h = dlopen(c.path[m], RTLD_LAZY | RTLD_NOLOAD);
@@ -116,20 +113,18 @@ static bool find_definitions(void)
             if (__atomic_load_n(&fbc_decl_defs[i], __ATOMIC_ACQUIRE) ||
                 !fbr_backend_library(fbc_row_at((size_t)decls[i].row), c.path[m]))
                 continue;
-            void *f = dlsym(h, exit_of(&decls[i])->symbol);
+            void *f = dlsym(h, exit_of(&decls[i])->symbol), *none = NULL;
             Dl_info di;
-            if (!f || !dladdr(f, &di) || !di.dli_fname || strcmp(di.dli_fname, c.path[m]))
+            if (!f || !dladdr(f, &di) || !di.dli_fname || strcmp(di.dli_fname, c.path[m]) ||
+                !__atomic_compare_exchange_n(&fbc_decl_defs[i], &none, f, false,
+                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
                 continue;
-            pthread_mutex_lock(&lock);
-            decls[i].handle = h;
-            __atomic_store_n(&fbc_decl_defs[i], f, __ATOMIC_RELEASE);
-            pthread_mutex_unlock(&lock);
+            __atomic_store_n(&decls[i].handle, h, __ATOMIC_RELAXED);
             kept = found = true;
         }
         if (h && !kept)
             dlclose(h);
     }
-    pthread_mutex_unlock(&find_lock);
     return found;
 }
 
@@ -164,20 +159,16 @@ void fbc_exits_undo(void)
     fbc_redirect_undo();
 }
 
-/* A fork while another thread redirects must not leave the child's locks taken: the child's
- * next dlopen or dlsym goes through an entry. Taken in the order the code nests them. */
+/* A fork while another thread redirects must not leave the child's lock taken: the child's
+ * next dlopen or dlsym goes through an entry. */
 static void fork_prepare(void)
 {
-    fbc_mutex_fork(&find_lock, 0);
-    fbc_mutex_fork(&lock, 0);
     fbc_redirect_fork(0);
 }
 
 static void fork_after(void)
 {
     fbc_redirect_fork(1);
-    fbc_mutex_fork(&lock, 1);
-    fbc_mutex_fork(&find_lock, 1);
 }
 
 /* At load, after the shim's configuration (a shim loaded after the backend, or exits
@@ -199,27 +190,22 @@ static void dl_enter(void)
     errno = e;
 }
 
-/* A declared exit's slow path: counts the call when the thread records. */
+/* A declared exit's slow path: counts the call when the thread records. The backend is bound
+ * with no lock of this file held (binding asks the loader, see find_definitions); binding
+ * twice gives the same one. */
 static void decl_enter(unsigned i)
 {
     int e = errno;
     fbc_init();
     declared *d = &decls[i];
+    void *def = __atomic_load_n(&fbc_decl_defs[i], __ATOMIC_ACQUIRE);
     fbc_bmod *bm = __atomic_load_n(&d->bm, __ATOMIC_ACQUIRE);
-    if (!bm) {
-        pthread_mutex_lock(&lock);
-        if (!d->bm) {
-            bm = fbc_bmod_bind(d->row, fbc_decl_defs[i]);
-            if (bm && !bm->bound) {
-                fbc_reader(FBR_READ_NONE)->bind(bm);
-                bm->bound = true;
-            }
-            __atomic_store_n(&d->bm, bm, __ATOMIC_RELEASE);
-        }
-        bm = d->bm;
-        pthread_mutex_unlock(&lock);
+    if (!bm && (bm = fbc_bmod_bind(d->row, def)) != NULL) {
+        if (!__atomic_exchange_n(&bm->bound, true, __ATOMIC_ACQ_REL))
+            fbc_reader(FBR_READ_NONE)->bind(bm);
+        __atomic_store_n(&d->bm, bm, __ATOMIC_RELEASE);
     }
     if (bm)
-        fbc_exit_count(bm, d->exit, fbc_decl_defs[i]);
+        fbc_exit_count(bm, d->exit, def);
     errno = e;
 }
