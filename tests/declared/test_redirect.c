@@ -43,7 +43,6 @@ static int failed;
     } while (0)
 
 #define CALLS 200000L
-static volatile int stop;
 static long wrong;
 
 long caller_run_now(long n);
