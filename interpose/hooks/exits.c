@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "entries.h"
 #include "hooks.h"
 #include "readers.h"
 #include "redirect.h"
@@ -198,6 +199,8 @@ void fbc_wrap_slow(bool all)
     for (int i = 0; i < NEXITS; i++)
         __atomic_store_n(&exits[i].fast_fn, !all && exits[i].ncallers ? exits[i].callers[0].fn : NULL,
                          __ATOMIC_RELEASE);
+    if (fbc_entries_present()) /* declared exits' entries */
+        __atomic_store_n(&fbc_decl_forced, all, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&resolve_lock);
 }
 
@@ -276,6 +279,29 @@ __attribute__((noinline)) static void slow(exit_state *x, fbc_call *c, uintptr_t
     rd->after(c, ns);
     fbc_t.busy = 0;
     fbc_record_leave();
+}
+
+void fbc_exit_count(fbc_bmod *bm, unsigned exit, void *fn)
+{
+    fbc_event *ev = should_record() ? fbc_record_enter((uintptr_t)__builtin_frame_address(0)) : NULL;
+    if (!ev)
+        return;
+    fbc_arm();
+    fbc_t.busy = 1;
+    const fbc_reader_ops *rd = fbc_reader(FBR_READ_NONE);
+    fbc_call c = {.bm = bm, .exit = exit, .fn = fn, .ev = ev, .counted = counted};
+    fbc_record_capture(ev, (uintptr_t)fn);
+    ev->backend = FBC_BACKEND_ID(bm->index, exit);
+    if (rd->before(&c))
+        c.rec = fbc_reader_count(&c);
+    fbc_t.busy = 0;
+    fbc_record_leave();
+    if (c.refused) {
+        char why[1200];
+        fbc_mode_refusal(c.rec.entry, why, sizeof why);
+        if (!rd->refuse(&c, why))
+            fbc_mode_abort(c.rec.entry);
+    }
 }
 
 /* ---- the definitions ------------------------------------------------------------------ */
@@ -442,9 +468,9 @@ FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src
     slow(&exits[X_GGML_COPY_ASYNC], &c, RA, call_copy_async);
 }
 
-/* The shim's own definitions, so that a lookup never returns the shim itself; then, in a shim
- * loaded after a backend, the calls already bound to the backend's definitions. */
-__attribute__((constructor)) static void know_self(void)
+/* The shim's own definitions, so that a lookup never returns the shim itself: before any
+ * other constructor of the shim (declared.c's redirects the calls already bound to them). */
+__attribute__((constructor(101))) static void know_self(void)
 {
     static const void *const self[NEXITS] = {
         [X_HOST_RESULT] = (const void *)host_result,
@@ -458,18 +484,16 @@ __attribute__((constructor)) static void know_self(void)
     };
     for (int i = 0; i < NEXITS; i++)
         exits[i].self = self[i];
-    fbc_load();
-    fbc_exits_redirect();
 }
 
-void fbc_exits_redirect(void)
+size_t fbc_exits_builtin(fbc_redirection *r)
 {
-    if (fbc_preloaded || !fbc_redirect_stale())
-        return;
-    fbc_redirection r[NEXITS];
+    _Static_assert(NEXITS <= FBC_BUILTIN_MAX, "hooks.h's bound on the exits defined");
+    if (fbc_preloaded)
+        return 0;
     for (int i = 0; i < NEXITS; i++)
-        r[i] = (fbc_redirection){exits[i].symbol, (void *)exits[i].self, NULL};
-    fbc_redirect_scan(r, NEXITS);
+        r[i] = (fbc_redirection){exits[i].symbol, (void *)exits[i].self, NULL, NULL};
+    return NEXITS;
 }
 
 bool fbc_exit_defined(const char *symbol)

@@ -36,10 +36,25 @@ void fbc_modes_register(void); /* its fork handling */
 void fbc_wrap_slow(bool all);
 /* Whether the shim defines symbol (so LD_PRELOAD interposes it). */
 bool fbc_exit_defined(const char *symbol);
-/* A shim that is not preloaded (linked, or loaded by a Python package after the backend)
- * points the loaded modules' calls of the exits at its definitions (redirect/), in the
- * modules loaded since the last time; nothing when preloaded. */
+#define FBC_BUILTIN_MAX 16 /* exits the shim defines, at most */
+/* A shim that is not preloaded: the redirections of every exit it defines to its definitions
+ * (r: FBC_BUILTIN_MAX of room); 0 when preloaded (LD_PRELOAD reaches them). */
+size_t fbc_exits_builtin(fbc_redirection *r);
+/* Counts a call of exit `exit` of bm (definition fn) whose end the shim does not see (a
+ * declared exit's entry): stack, reader none, the modes; time unknown. */
+void fbc_exit_count(fbc_bmod *bm, unsigned exit, void *fn);
+
+/* declared.c: exits reached by redirection (FBCOUNT_EXIT, a descriptor's exits the shim does
+ * not define), and the loader entries that redirect modules loaded later */
+/* Redirects, in the modules loaded since the last call: the built-in exits to the shim's
+ * definitions (when not preloaded), the declared exits to their entries (entries.S), and
+ * dlopen, dlmopen, dlsym and dlvsym to entries that call this again first (when not
+ * preloaded, or with exits declared). Cheap when nothing was loaded. For attach: call it
+ * once the shim is loaded into the process; fbc_exits_undo() takes everything back. */
 void fbc_exits_redirect(void);
+/* Restores every entry fbc_exits_redirect wrote, the loader entries included (a call in
+ * flight finishes where it went); a later fbc_exits_redirect writes them again. */
+void fbc_exits_undo(void);
 
 /* attach.c: a census attached to a running process (fbcount_attach, fbcount_detach) */
 #define FBC_ATTACH_VARS_MAX 16000 /* the variables' text, at most (base/config.c keeps it) */

@@ -17,8 +17,10 @@
 typedef struct {
     uintptr_t *slot;
     uintptr_t original;
+    uintptr_t to;   /* the value written: undo restores only an entry that still holds it */
     uintptr_t base; /* the module's load base */
     const char *symbol;
+    char name[64];  /* the module's base name: another module may later sit at its base */
 } entry;
 
 static entry entries[MAX_ENTRIES];
@@ -44,6 +46,42 @@ static bool was_scanned(uintptr_t base, const char *name)
         if (scanned[i].base == base && !strncmp(scanned[i].name, base_name(name), 63))
             return true;
     return false;
+}
+
+static const char *module_name(const struct dl_phdr_info *info)
+{
+    return info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : "(main)";
+}
+
+/* The pages the loader made read-only after relocating (PT_GNU_RELRO), as it rounds them:
+ * the start down and the end down too, the last partial page staying writable (it holds
+ * .got.plt or .data). Writing PROT_READ back on that page would break the module. */
+static void relro_of(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    *lo = *hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_GNU_RELRO)
+            continue;
+        *lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+        *hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
+    }
+}
+
+/* The addresses the module's loadable segments span: a lazily bound entry points in there. */
+static void span_of(const struct dl_phdr_info *info, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = UINTPTR_MAX;
+    *hi = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        *lo = a < *lo ? a : *lo;
+        *hi = a + ph->p_memsz > *hi ? a + ph->p_memsz : *hi;
+    }
 }
 
 /* The loader rewrites most address entries of the dynamic section to absolute addresses; the
@@ -75,6 +113,8 @@ typedef struct {
     size_t n;
     uintptr_t self;
     int written;
+    uintptr_t lo, hi;  /* the module being scanned */
+    const char *mname; /* its name as dl_iterate_phdr gives it ("(main)": the program) */
 } scan_ctx;
 
 static const fbc_redirection *wanted(const scan_ctx *c, const char *name, const char *module)
@@ -106,9 +146,20 @@ static void relocs(scan_ctx *c, struct dl_phdr_info *info, const ElfW(Rela) *rel
         /* R_X86_64_64 may carry an addend: a pointer into the function, not to it. */
         if (type == R_X86_64_64 && rel[i].r_addend)
             continue;
+        /* Not bound yet: a jump slot still pointing into the module's own PLT (not at a
+         * definition of its own). Bound elsewhere (another library's function of the same
+         * name, or the module's own): not this redirection's. */
+        const ElfW(Sym) *sym = &symtab[si];
+        bool own = sym->st_shndx != SHN_UNDEF && was == base + sym->st_value;
+        bool lazy = type == R_X86_64_JUMP_SLOT && was >= c->lo && was < c->hi && !own;
+        if (w->def && !lazy && was != (uintptr_t)w->def && was != (uintptr_t)w->to)
+            continue;
         if (was == (uintptr_t)w->to || !store(slot, (uintptr_t)w->to, relro_lo, relro_hi))
             continue;
-        entries[nentries++] = (entry){slot, was, base, w->symbol};
+        entry *e = &entries[nentries];
+        *e = (entry){slot, was, (uintptr_t)w->to, base, w->symbol, ""};
+        snprintf(e->name, sizeof e->name, "%s", base_name(c->mname));
+        __atomic_store_n(&nentries, nentries + 1, __ATOMIC_RELEASE);
         c->written++;
     }
 }
@@ -118,25 +169,19 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     scan_ctx *c = data;
     const char *name = info->dlpi_name ? info->dlpi_name : "";
-    if (info->dlpi_addr == c->self || was_scanned(info->dlpi_addr, name[0] ? name : "(main)"))
+    c->mname = module_name(info);
+    if (info->dlpi_addr == c->self || was_scanned(info->dlpi_addr, c->mname))
         return 0;
     const ElfW(Dyn) *dyn = NULL;
-    uintptr_t relro_lo = 0, relro_hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
-        if (ph->p_type == PT_GNU_RELRO) {
-            long page = sysconf(_SC_PAGESIZE);
-            relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~((uintptr_t)page - 1);
-            relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + (uintptr_t)page - 1) &
-                       ~((uintptr_t)page - 1);
-        }
-    }
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    uintptr_t relro_lo, relro_hi;
+    relro_of(info, &relro_lo, &relro_hi);
+    span_of(info, &c->lo, &c->hi);
     if (nscanned < MAX_SCANNED) {
         scanned[nscanned].base = info->dlpi_addr;
-        snprintf(scanned[nscanned].name, sizeof scanned[nscanned].name, "%s",
-                 base_name(name[0] ? name : "(main)"));
+        snprintf(scanned[nscanned].name, sizeof scanned[nscanned].name, "%s", base_name(c->mname));
         nscanned++;
     }
     /* The vdso has no file and nothing to redirect; a module without a dynamic section has
@@ -187,19 +232,57 @@ bool fbc_redirect_stale(void)
            v[1] != __atomic_load_n(&seen_subs, __ATOMIC_RELAXED);
 }
 
+/* Whether the module an entry was written in is still loaded where it was. */
+static int find_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    const entry *e = data;
+    return info->dlpi_addr == e->base && !strcmp(base_name(module_name(info)), e->name);
+}
+
+static bool still_loaded(const entry *e)
+{
+    return dl_iterate_phdr(find_module, (void *)e) != 0;
+}
+
+/* Forgets the entries of modules unloaded since they were written (their memory is gone, or
+ * another module's). */
+static void prune(void)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < nentries; i++)
+        if (still_loaded(&entries[i]))
+            entries[k++] = entries[i];
+    __atomic_store_n(&nentries, k, __ATOMIC_RELEASE);
+}
+
+/* The shim's own load base, found once outside the lock (dladdr takes the loader's lock, which
+ * a thread in dlopen holds while a constructor of its may call into a redirected entry). */
+static uintptr_t self_base(void)
+{
+    static uintptr_t self;
+    uintptr_t s = __atomic_load_n(&self, __ATOMIC_RELAXED);
+    Dl_info me;
+    if (!s && dladdr((void *)self_base, &me))
+        __atomic_store_n(&self, s = (uintptr_t)me.dli_fbase, __ATOMIC_RELAXED);
+    return s;
+}
+
 int fbc_redirect_scan(const fbc_redirection *r, size_t n)
 {
 #if !defined(__x86_64__)
     (void)r, (void)n;
     return -1;
 #else
-    Dl_info me;
+    uintptr_t self = self_base();
     pthread_mutex_lock(&lock);
     unsigned long long v[2] = {0, 0};
     dl_iterate_phdr(counters, v);
-    if (v[1] != seen_subs)
+    if (v[1] != seen_subs) {
         nscanned = 0; /* a module went away: another may sit at its base */
-    scan_ctx c = {r, n, dladdr((void *)fbc_redirect_scan, &me) ? (uintptr_t)me.dli_fbase : 0, 0};
+        prune();
+    }
+    scan_ctx c = {r, n, self, 0, 0, 0, NULL};
     dl_iterate_phdr(visit, &c);
     __atomic_store_n(&seen_adds, v[0], __ATOMIC_RELAXED);
     __atomic_store_n(&seen_subs, v[1], __ATOMIC_RELAXED);
@@ -208,23 +291,26 @@ int fbc_redirect_scan(const fbc_redirection *r, size_t n)
 #endif
 }
 
-/* The page protection of an entry: writable unless it lies in its module's RELRO. */
+void fbc_redirect_forget(void)
+{
+    pthread_mutex_lock(&lock);
+    nscanned = 0;
+    __atomic_store_n(&seen_adds, ~0ull, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&lock);
+}
+
+/* Puts an entry back where its module is still the one it was written in and the entry
+ * still holds the value written (a module reloaded at the same base has its own). */
 static int restore_visit(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    entry *e = data;
-    if (info->dlpi_addr != e->base)
+    const entry *e = data;
+    if (info->dlpi_addr != e->base || strcmp(base_name(module_name(info)), e->name))
         return 0;
-    uintptr_t lo = 0, hi = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_GNU_RELRO)
-            continue;
-        long page = sysconf(_SC_PAGESIZE);
-        lo = (info->dlpi_addr + ph->p_vaddr) & ~((uintptr_t)page - 1);
-        hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
-    }
-    store(e->slot, e->original, lo, hi);
+    uintptr_t lo, hi;
+    relro_of(info, &lo, &hi);
+    if (__atomic_load_n(e->slot, __ATOMIC_ACQUIRE) == e->to)
+        store(e->slot, e->original, lo, hi);
     return 1;
 }
 
@@ -233,10 +319,16 @@ void fbc_redirect_undo(void)
     pthread_mutex_lock(&lock);
     for (size_t i = nentries; i-- > 0;)
         dl_iterate_phdr(restore_visit, &entries[i]); /* a module unloaded since is passed by */
-    nentries = 0;
+    __atomic_store_n(&nentries, 0, __ATOMIC_RELEASE);
     nscanned = 0;
-    seen_adds = seen_subs = ~0ull;
+    __atomic_store_n(&seen_adds, ~0ull, __ATOMIC_RELAXED);
+    __atomic_store_n(&seen_subs, ~0ull, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&lock);
+}
+
+void fbc_redirect_fork(int phase)
+{
+    fbc_mutex_fork(&lock, phase);
 }
 
 size_t fbc_redirect_count(void)

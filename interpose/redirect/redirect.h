@@ -13,11 +13,14 @@
 #include "base.h"
 
 /* One symbol to redirect: calls to it (in modules other than the shim) go to `to`. A module
- * matching `only` (a base-name glob; NULL: any) is the only one whose imports change. */
+ * matching `only` (a base-name glob; NULL: any) is the only one whose imports change. With
+ * `def` set, only the entries that reach that definition change: those bound to it, and
+ * those not bound yet (a lazy PLT entry, taken to resolve to it: the loader is not asked). */
 typedef struct {
     const char *symbol;
     void *to;
     const char *only;
+    const void *def;
 } fbc_redirection;
 
 /* Redirects, in every loaded module not scanned before (the shim itself and the vdso apart),
@@ -27,8 +30,15 @@ typedef struct {
 int fbc_redirect_scan(const fbc_redirection *r, size_t n);
 /* Whether a module was loaded since the last scan (cheap: the loader's counters). */
 bool fbc_redirect_stale(void);
-/* Puts every redirected entry back to its original value and forgets the modules scanned. */
+/* Makes the next scan visit every loaded module again (a redirection was added that modules
+ * scanned before may need); entries already redirected stay. */
+void fbc_redirect_forget(void);
+/* Puts every redirected entry that still holds the value written back to its original value
+ * (entries of modules unloaded since, or rewritten by someone else, are left alone) and
+ * forgets the modules scanned. */
 void fbc_redirect_undo(void);
+/* Its lock around fork (base.h's fbc_mutex_fork phases). */
+void fbc_redirect_fork(int phase);
 /* Entries redirected now. */
 size_t fbc_redirect_count(void);
 /* The original value of the entry that module `base` used for symbol: where its calls went

@@ -1,0 +1,211 @@
+/* declared.c - exits the shim has no definition of (FBCOUNT_EXIT's, and a descriptor file's
+ * exits that no built-in row has), reached by redirection: each gets an entry of entries.S,
+ * the calling modules' global offset table entries that reach its definition in the row's
+ * library are pointed at it (redirect/), and a call counts (reader none: bytes unknown) and
+ * jumps on to the definition. The entry never sees the call end, so its time is unknown:
+ * timing it would mean replacing the caller's return address, which exceptions, longjmp and
+ * unwinders read.
+ *
+ * Modules loaded later are redirected when the program next calls dlopen, dlmopen, dlsym or
+ * dlvsym: their imports are redirected too (entries.S), to an entry that first scans the
+ * modules loaded since the last scan and then jumps to the real function, so a module
+ * dlopen-ed RTLD_LOCAL is redirected before the program can get a pointer out of it. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "entries.h"
+#include "hooks.h"
+
+_Static_assert(FBC_DECL_MAX == FBR_BACKENDS_MAX * FBR_EXITS_MAX, "one entry per exit of any row");
+_Static_assert(offsetof(fbc_thread, state) == FBC_T_STATE_OFFSET, "entries.S reads fbc_t.state");
+_Static_assert(FBC_T_OFF == FBC_T_OFF_VALUE, "entries.S compares with FBC_T_OFF");
+
+/* One declared exit: its row and exit, and once its library is loaded, its definition. */
+typedef struct {
+    long row;
+    unsigned exit;
+    void *handle;  /* the library, pinned: its definition must not go away */
+    fbc_bmod *bm;  /* bound at the first call that records */
+} declared;
+
+static declared decls[FBC_DECL_MAX];
+static unsigned ndecls;
+
+static const char *const dl_names[FBC_DL_ENTRIES] = {"dlopen", "dlmopen", "dlsym", "dlvsym"};
+
+static void decl_enter(unsigned i);
+static void dl_enter(void);
+
+static const fbr_exit *exit_of(const declared *d)
+{
+    return &fbc_row_at((size_t)d->row)->exit[d->exit];
+}
+
+/* The table of declared exits, from the rows in force; refused in one line where the entries
+ * cannot run. */
+static void declare_all(void)
+{
+    for (size_t r = 0; r < fbc_rows_count(); r++)
+        for (int k = 0; k < fbc_row_at(r)->nexits; k++)
+            if (!fbc_exit_defined(fbc_row_at(r)->exit[k].symbol) && ndecls < FBC_DECL_MAX)
+                decls[ndecls++] = (declared){(long)r, (unsigned)k, NULL, NULL};
+    if (!fbc_entries_present()) {
+        if (ndecls) {
+            struct utsname u;
+            fbc_warn("FBCOUNT_EXIT: exits declared by name (%.200s first) need x86-64 and "
+                     "its entries in the shim (this is %s); they are not counted",
+                     exit_of(&decls[0])->symbol, uname(&u) ? "this machine" : u.machine);
+        }
+        ndecls = 0;
+        return;
+    }
+    fbc_decl_enter_fn = decl_enter;
+    fbc_dl_enter_fn = dl_enter;
+    fbc_dl_real[0] = (void *)dlopen;
+    fbc_dl_real[1] = (void *)dlmopen;
+    fbc_dl_real[2] = (void *)dlsym;
+    fbc_dl_real[3] = (void *)dlvsym;
+}
+
+/* ---- definitions ---------------------------------------------------------------------- */
+
+#define MAX_CANDIDATES 16
+
+typedef struct {
+    char path[MAX_CANDIDATES][512];
+    unsigned n;
+} candidates;
+
+/* The loaded modules that some declared exit without a definition may live in. */
+static int candidate(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    candidates *c = data;
+    if (!info->dlpi_name || !info->dlpi_name[0] || c->n == MAX_CANDIDATES)
+        return 0;
+    for (unsigned i = 0; i < ndecls; i++)
+        if (!__atomic_load_n(&fbc_decl_defs[i], __ATOMIC_ACQUIRE) &&
+            fbr_backend_library(fbc_row_at((size_t)decls[i].row), info->dlpi_name)) {
+            snprintf(c->path[c->n++], sizeof c->path[0], "%s", info->dlpi_name);
+            break;
+        }
+    return 0;
+}
+
+/* Finds the definitions of declared exits whose library was loaded since: the library's own
+ * (dlsym also searches its dependencies). No lock of the shim is held while the loader is
+ * asked: a thread inside dlopen holds the loader's lock and may call into an entry. Two
+ * threads may search at once; the first to publish a definition keeps its handle. True when
+ * one was found. */
+static bool find_definitions(void)
+{
+    candidates c = {.n = 0};
+    bool found = false;
+    dl_iterate_phdr(candidate, &c);
+    for (unsigned m = 0; m < c.n; m++) {
+        void *h = dlopen(c.path[m], RTLD_LAZY | RTLD_NOLOAD);
+        bool kept = false;
+        for (unsigned i = 0; h && i < ndecls; i++) {
+            if (__atomic_load_n(&fbc_decl_defs[i], __ATOMIC_ACQUIRE) ||
+                !fbr_backend_library(fbc_row_at((size_t)decls[i].row), c.path[m]))
+                continue;
+            void *f = dlsym(h, exit_of(&decls[i])->symbol), *none = NULL;
+            Dl_info di;
+            if (!f || !dladdr(f, &di) || !di.dli_fname || strcmp(di.dli_fname, c.path[m]) ||
+                !__atomic_compare_exchange_n(&fbc_decl_defs[i], &none, f, false,
+                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                continue;
+            __atomic_store_n(&decls[i].handle, h, __ATOMIC_RELAXED);
+            kept = found = true;
+        }
+        if (h && !kept)
+            dlclose(h);
+    }
+    return found;
+}
+
+/* ---- redirection ---------------------------------------------------------------------- */
+
+static pthread_once_t declared_once = PTHREAD_ONCE_INIT;
+
+void fbc_exits_redirect(void)
+{
+    pthread_once(&declared_once, declare_all);
+    /* Preloaded with nothing declared: LD_PRELOAD reaches every exit, nothing to redirect. */
+    if ((fbc_preloaded && !ndecls) || !fbc_redirect_stale())
+        return;
+    if (ndecls && find_definitions())
+        fbc_redirect_forget(); /* modules scanned before may import the new definition */
+    fbc_redirection r[FBC_DECL_MAX + FBC_DL_ENTRIES + FBC_BUILTIN_MAX];
+    size_t n = fbc_exits_builtin(r);
+    for (unsigned i = 0; i < ndecls; i++) {
+        void *def = __atomic_load_n(&fbc_decl_defs[i], __ATOMIC_ACQUIRE);
+        if (def)
+            r[n++] = (fbc_redirection){exit_of(&decls[i])->symbol,
+                                       (void *)(fbc_decl_entries + FBC_ENTRY_SIZE * i), NULL, def};
+    }
+    for (unsigned i = 0; fbc_entries_present() && i < FBC_DL_ENTRIES; i++)
+        r[n++] = (fbc_redirection){dl_names[i], (void *)(fbc_dl_entries + FBC_ENTRY_SIZE * i),
+                                   NULL, NULL};
+    fbc_redirect_scan(r, n);
+}
+
+void fbc_exits_undo(void)
+{
+    fbc_redirect_undo();
+}
+
+/* A fork while another thread redirects must not leave the child's lock taken: the child's
+ * next dlopen or dlsym goes through an entry. */
+static void fork_prepare(void)
+{
+    fbc_redirect_fork(0);
+}
+
+static void fork_after(void)
+{
+    fbc_redirect_fork(1);
+}
+
+/* At load, after the shim's configuration (a shim loaded after the backend, or exits
+ * declared): the modules already loaded. */
+__attribute__((constructor)) static void redirect_at_load(void)
+{
+    fbc_load();
+    pthread_atfork(fork_prepare, fork_after, fork_after);
+    fbc_exits_redirect();
+}
+
+/* ---- the entries' C side -------------------------------------------------------------- */
+
+/* A loader entry, before the real function: the modules loaded since are redirected. */
+static void dl_enter(void)
+{
+    int e = errno;
+    fbc_exits_redirect();
+    errno = e;
+}
+
+/* A declared exit's slow path: counts the call when the thread records. The backend is bound
+ * with no lock of this file held (binding asks the loader, see find_definitions); binding
+ * twice gives the same one. */
+static void decl_enter(unsigned i)
+{
+    int e = errno;
+    fbc_init();
+    declared *d = &decls[i];
+    void *def = __atomic_load_n(&fbc_decl_defs[i], __ATOMIC_ACQUIRE);
+    fbc_bmod *bm = __atomic_load_n(&d->bm, __ATOMIC_ACQUIRE);
+    if (!bm && (bm = fbc_bmod_bind(d->row, def)) != NULL) {
+        if (!__atomic_exchange_n(&bm->bound, true, __ATOMIC_ACQ_REL))
+            fbc_reader(FBR_READ_NONE)->bind(bm);
+        __atomic_store_n(&d->bm, bm, __ATOMIC_RELEASE);
+    }
+    if (bm)
+        fbc_exit_count(bm, d->exit, def);
+    errno = e;
+}

@@ -1,0 +1,39 @@
+/* entries.h - what the register-preserving entries (entries.S) and their C side (declared.c)
+ * agree on: constants for the assembler too (declared.c checks each against the C definition
+ * it stands for), and the entries' tables and data, which entries.S defines so that it
+ * depends on no C file of this layer (its C side is reached through the two hooks). */
+#ifndef FBC_ENTRIES_H
+#define FBC_ENTRIES_H
+
+#define FBC_DECL_MAX 128       /* declared exits: FBR_BACKENDS_MAX rows of FBR_EXITS_MAX */
+#define FBC_DL_ENTRIES 4       /* dlopen, dlmopen, dlsym, dlvsym */
+#define FBC_T_STATE_OFFSET 0   /* offsetof(fbc_thread, state) */
+#define FBC_T_OFF_VALUE 1      /* FBC_T_OFF */
+#define FBC_ENTRY_SIZE 16      /* bytes of one entry of a table: entry i = table + 16 * i */
+
+#if !defined(__ASSEMBLER__)
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Weak: a build without entries.S (another architecture, or a test build of the C files
+ * alone) links, and fbc_entries_present() says so. */
+#define FBC_ENTRY_DATA __attribute__((weak))
+extern const char fbc_decl_entries[] FBC_ENTRY_DATA; /* FBC_DECL_MAX entries: declared exits */
+extern const char fbc_dl_entries[] FBC_ENTRY_DATA; /* dlopen, dlmopen, dlsym, dlvsym */
+extern void *fbc_decl_defs[FBC_DECL_MAX] FBC_ENTRY_DATA; /* where declared exit i jumps */
+extern void *fbc_dl_real[FBC_DL_ENTRIES] FBC_ENTRY_DATA; /* where loader entry i jumps */
+extern bool fbc_decl_forced FBC_ENTRY_DATA; /* every thread takes a declared exit's slow path */
+/* The C side: a declared exit's slow path (its index), a loader entry's work. Set before any
+ * entry is redirected to. */
+extern void (*fbc_decl_enter_fn)(unsigned i) FBC_ENTRY_DATA;
+extern void (*fbc_dl_enter_fn)(void) FBC_ENTRY_DATA;
+
+/* Whether entries.S is linked in. */
+static inline bool fbc_entries_present(void)
+{
+    return (uintptr_t)fbc_decl_entries != 0;
+}
+#endif
+
+
+#endif
