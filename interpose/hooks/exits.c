@@ -468,19 +468,33 @@ FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src
     slow(&exits[X_GGML_COPY_ASYNC], &c, RA, call_copy_async);
 }
 
+/* Each definition's address as this library has it: a hidden alias is bound at link time,
+ * where the plain name would go through the loader and, in a shim loaded after a backend that
+ * sits in the program's global scope (attach, a linked shim), come back as the backend's. */
+#define SELF(fn, sym) extern __typeof__(fn) self_##fn __attribute__((alias(sym), visibility("hidden")));
+SELF(host_result, "host_result")
+SELF(host_resident_op, "host_resident_op")
+SELF(torch_fallback_1, TORCH_FALLBACK)
+SELF(torch_fallback_2, TORCH_FALLBACK "b")
+SELF(torch_fallback_3, TORCH_FALLBACK "bNS1_11DispatchKeyE")
+SELF(ggml_backend_graph_compute_async, "ggml_backend_graph_compute_async")
+SELF(ggml_backend_tensor_copy, "ggml_backend_tensor_copy")
+SELF(ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async")
+#undef SELF
+
 /* The shim's own definitions, so that a lookup never returns the shim itself: before any
  * other constructor of the shim (declared.c's redirects the calls already bound to them). */
 __attribute__((constructor(101))) static void know_self(void)
 {
     static const void *const self[NEXITS] = {
-        [X_HOST_RESULT] = (const void *)host_result,
-        [X_HOST_RESIDENT] = (const void *)host_resident_op,
-        [X_TORCH_FALLBACK_1] = (const void *)torch_fallback_1,
-        [X_TORCH_FALLBACK_2] = (const void *)torch_fallback_2,
-        [X_TORCH_FALLBACK_3] = (const void *)torch_fallback_3,
-        [X_GGML_COMPUTE] = (const void *)ggml_backend_graph_compute_async,
-        [X_GGML_COPY] = (const void *)ggml_backend_tensor_copy,
-        [X_GGML_COPY_ASYNC] = (const void *)ggml_backend_tensor_copy_async,
+        [X_HOST_RESULT] = (const void *)self_host_result,
+        [X_HOST_RESIDENT] = (const void *)self_host_resident_op,
+        [X_TORCH_FALLBACK_1] = (const void *)self_torch_fallback_1,
+        [X_TORCH_FALLBACK_2] = (const void *)self_torch_fallback_2,
+        [X_TORCH_FALLBACK_3] = (const void *)self_torch_fallback_3,
+        [X_GGML_COMPUTE] = (const void *)self_ggml_backend_graph_compute_async,
+        [X_GGML_COPY] = (const void *)self_ggml_backend_tensor_copy,
+        [X_GGML_COPY_ASYNC] = (const void *)self_ggml_backend_tensor_copy_async,
     };
     for (int i = 0; i < NEXITS; i++)
         exits[i].self = self[i];

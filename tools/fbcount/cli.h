@@ -30,7 +30,7 @@
     X(11, NOGDB, "attach/detach: gdb is not installed")                                      \
     X(12, OTHER_USER, "attach/detach: another user's process, without CAP_SYS_PTRACE")      \
     X(13, PTRACE_SCOPE, "attach/detach: /proc/sys/kernel/yama/ptrace_scope forbids tracing") \
-    X(14, UNSUPPORTED, "attach: a static or non-x86-64 program, or one with a sanitizer runtime")\
+    X(14, UNSUPPORTED, "attach: a static or non-x86-64 program")\
     X(15, HAS_SHIM, "attach: the process runs the shim already (a snapshot is taken instead)")\
     X(16, NOT_ATTACHED, "detach: the process is not attached")                              \
     X(17, INJECT, "attach/detach: gdb failed, timed out or was refused (process left as it was)")

@@ -272,12 +272,6 @@ static int refusal(const attach_opts *o)
         return FBX_PTRACE_SCOPE;
     }
     const char *why = o->detach ? NULL : elf_refusal(o->pid);
-    char *maps = why || o->detach ? NULL : (snprintf(path, sizeof path, "/proc/%ld/maps", o->pid),
-                                            fbr_read_file(path, (size_t)64 << 20, &n));
-    if (maps && (strstr(maps, "/libasan") || strstr(maps, "/libtsan")))
-        why = "it runs a sanitizer's runtime, which ends a process that loads a library with "
-              "RTLD_DEEPBIND";
-    free(maps);
     if (why) {
         fbx_error(cmd, "process %ld: %s; nothing was done", o->pid, why);
         return FBX_UNSUPPORTED;
@@ -327,9 +321,9 @@ static bool quote(char *out, size_t cap, const char *s)
 }
 
 /* The script: only the thread gdb stopped in runs during the calls (scheduler-locking), so
- * that no other thread meets the redirected exits before the census is on. dlopen binds the
- * shim's own references first (RTLD_DEEPBIND): its exits' addresses must be its own even
- * where the backend is in the program's global scope. */
+ * that no other thread meets the redirected exits before the census is on. The shim is
+ * loaded RTLD_LOCAL, outside the program's global scope: its references bind as any library's
+ * would (the program's malloc, its libc), and it names its own exits by hidden aliases. */
 static int write_script(int fd, const attach_opts *o, const char *shim, const char *vars)
 {
     static char qshim[2 * PATH_MAX + 2], qvars[2 * 16384 + 2];
@@ -352,8 +346,8 @@ static int write_script(int fd, const attach_opts *o, const char *shim, const ch
                    "  if $p == 0\n    printf \"fbcount-none\\n\"\n  else\n"
                    "    printf \"fbcount-detached %%s\\n\", $p\n  end\nend\n", qshim);
     } else {
-        /* RTLD_NOW | RTLD_DEEPBIND (2 | 8). */
-        fprintf(f, "set $h = (void *) dlopen(\"%s\", 10)\n"
+        /* RTLD_NOW (2). */
+        fprintf(f, "set $h = (void *) dlopen(\"%s\", 2)\n"
                    "if $h == 0\n  printf \"fbcount-dlopen %%s\\n\", (char *) dlerror()\nelse\n"
                    "  set $f = (int (*)(const char *)) dlsym($h, \"fbcount_attach\")\n"
                    "  set $r = $f(\"%s\")\n"
