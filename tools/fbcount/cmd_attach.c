@@ -26,6 +26,7 @@
 
 #include "backend.h" /* rules/: declared exits and descriptor files */
 #include "choice.h"
+#include "backend_args.h"
 #include "cli.h"
 #include "readfile.h"
 #include "run_dir.h"
@@ -71,8 +72,7 @@ typedef struct {
     long pid;
     double timeout;
     const char *mode, *allow, *output;
-    char exits[4096];    /* FBCOUNT_EXIT: ','-separated */
-    char backends[4096]; /* FBCOUNT_BACKEND: ':'-separated absolute paths */
+    fbx_backend_args b; /* --exit, --backend */
     char absallow[PATH_MAX];
 } attach_opts;
 
@@ -82,50 +82,6 @@ static const char *cmd_name(const attach_opts *o)
 }
 
 /* ---- the command line ------------------------------------------------------------- */
-
-static bool add_item(char *list, size_t cap, char sep, const char *item)
-{
-    size_t n = strlen(list);
-    int w = snprintf(list + n, cap - n, "%s%s", n ? (char[2]){sep, 0} : "", item);
-    return w > 0 && (size_t)w < cap - n;
-}
-
-/* --exit and --backend, checked as the shim will read them. */
-static int add_spec(attach_opts *o, int opt, const char *arg)
-{
-    char err[320], why[128], abs[PATH_MAX];
-    fbr_backend row;
-    if (opt == 'x') {
-        if (fbr_backend_declare(arg, &row, err, sizeof err) != 0) {
-            fbx_error("attach", "--exit: %s", err);
-            return FBX_USAGE;
-        }
-        if (strchr(arg, ',') || !add_item(o->exits, sizeof o->exits, ',', arg)) {
-            fbx_error("attach", "--exit: '%.80s': too many or too long exits", arg);
-            return FBX_USAGE;
-        }
-        return FBX_OK;
-    }
-    size_t len;
-    char *text = fbr_read_file(arg, FBR_DESCRIPTOR_MAX, &len);
-    if (!text) {
-        fbx_error("attach", "--backend %s: %s", arg,
-                  fbr_read_error(errno, FBR_DESCRIPTOR_MAX, why, sizeof why));
-        return FBX_READ;
-    }
-    int rc = fbr_backend_parse(text, len, FBR_FROM_FILE, &row, err, sizeof err);
-    free(text);
-    if (rc != 0) {
-        fbx_error("attach", "--backend %s: %s", arg, err);
-        return FBX_INVALID;
-    }
-    if (!realpath(arg, abs) || strchr(abs, ':') ||
-        !add_item(o->backends, sizeof o->backends, ':', abs)) {
-        fbx_error("attach", "--backend %s: the path cannot be passed on", arg);
-        return FBX_USAGE;
-    }
-    return FBX_OK;
-}
 
 static int option(void *ctx, int opt, char *arg, const char *given)
 {
@@ -140,8 +96,8 @@ static int option(void *ctx, int opt, char *arg, const char *given)
         return FBX_OK;
     case 'a': o->allow = arg; return FBX_OK;
     case 'o': o->output = arg; return FBX_OK;
-    case 'x':
-    case 'b': return add_spec(o, opt, arg);
+    case 'x': return fbx_add_exit(&o->b, "attach", arg);
+    case 'b': return fbx_add_backend(&o->b, "attach", arg);
     case 't':
         o->timeout = strtod(arg, &end);
         if (*end || end == arg || !(o->timeout > 0) || o->timeout > 3600) {
@@ -450,8 +406,8 @@ static bool variables(const attach_opts *o, const fbx_run_dir *d, char *vars, si
                      d->abs);
     const char *extra[][2] = {{"FBCOUNT_MODE", o->mode},
                               {"FBCOUNT_ALLOW", o->allow ? o->absallow : NULL},
-                              {"FBCOUNT_EXIT", o->exits[0] ? o->exits : NULL},
-                              {"FBCOUNT_BACKEND", o->backends[0] ? o->backends : NULL}};
+                              {"FBCOUNT_EXIT", o->b.exits[0] ? o->b.exits : NULL},
+                              {"FBCOUNT_BACKEND", o->b.backends[0] ? o->b.backends : NULL}};
     for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
         if (extra[i][1] && n > 0 && (size_t)n < cap)
             n += snprintf(vars + n, cap - (size_t)n, "%s=%s\n", extra[i][0], extra[i][1]);

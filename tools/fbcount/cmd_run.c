@@ -39,6 +39,7 @@
 #include <dirent.h>
 
 #include "backend.h" /* rules/: declared exits and descriptor files */
+#include "backend_args.h"
 #include "cli.h"
 #include "output.h"
 #include "readfile.h"
@@ -96,8 +97,7 @@ typedef struct {
     bool append, json;
     char **cmd;
     char shim[PATH_MAX + 256], absallow[PATH_MAX];
-    char exits[4096];    /* FBCOUNT_EXIT: ','-separated */
-    char backends[4096]; /* FBCOUNT_BACKEND: ':'-separated absolute paths */
+    fbx_backend_args b; /* --exit, --backend */
 } run_opts;
 
 /* ---- the command ------------------------------------------------------------------- */
@@ -127,10 +127,10 @@ static void child(const run_opts *o, const fbx_run_dir *d, bool own_group, const
             setenv("FBCOUNT_MODE", o->mode, 1);
         if (o->allow)
             setenv("FBCOUNT_ALLOW", o->absallow, 1);
-        if (o->exits[0])
-            setenv("FBCOUNT_EXIT", o->exits, 1);
-        if (o->backends[0])
-            setenv("FBCOUNT_BACKEND", o->backends, 1);
+        if (o->b.exits[0])
+            setenv("FBCOUNT_EXIT", o->b.exits, 1);
+        if (o->b.backends[0])
+            setenv("FBCOUNT_BACKEND", o->b.backends, 1);
         sigprocmask(SIG_SETMASK, mask, NULL);
         execvp(o->cmd[0], o->cmd);
         e = errno;
@@ -574,57 +574,6 @@ static int end_like(int sig, int exit_code)
 
 /* ---- the command line ------------------------------------------------------------- */
 
-/* Appends item to list (sep between items); false when it does not fit. */
-static bool append_item(char *list, size_t cap, char sep, const char *item)
-{
-    size_t n = strlen(list);
-    int w = snprintf(list + n, cap - n, "%s%s", n ? (char[2]){sep, 0} : "", item);
-    return w > 0 && (size_t)w < cap - n;
-}
-
-/* --exit: a declared exit, checked as the shim will read it. */
-static int add_exit(run_opts *o, const char *spec)
-{
-    fbr_backend row;
-    char err[320];
-    if (fbr_backend_declare(spec, &row, err, sizeof err) != 0) {
-        fbx_error("run", "--exit: %s", err);
-        return FBX_USAGE;
-    }
-    if (strchr(spec, ',') || !append_item(o->exits, sizeof o->exits, ',', spec)) {
-        fbx_error("run", "--exit: '%.80s': too many or too long exits", spec);
-        return FBX_USAGE;
-    }
-    return FBX_OK;
-}
-
-/* --backend: a descriptor, parsed here so that a mistake is named before the run. */
-static int add_backend(run_opts *o, const char *path)
-{
-    char abs[PATH_MAX], err[320], why[128];
-    size_t len;
-    char *text = fbr_read_file(path, FBR_DESCRIPTOR_MAX, &len);
-    if (!text) {
-        fbx_error("run", "--backend %s: %s", path, fbr_read_error(errno, FBR_DESCRIPTOR_MAX, why,
-                                                                  sizeof why));
-        return FBX_READ;
-    }
-    fbr_backend row;
-    int rc = fbr_backend_parse(text, len, FBR_FROM_FILE, &row, err, sizeof err);
-    free(text);
-    if (rc != 0) {
-        fbx_error("run", "--backend %s: %s", path, err);
-        return FBX_INVALID;
-    }
-    if (!realpath(path, abs) || strchr(abs, ':') ||
-        !append_item(o->backends, sizeof o->backends, ':', abs)) {
-        fbx_error("run", "--backend %s: the path cannot be passed on (a ':' in it, or too long)",
-                  path);
-        return FBX_USAGE;
-    }
-    return FBX_OK;
-}
-
 static int parse(run_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -646,11 +595,11 @@ static int parse(run_opts *o, int argc, char **argv)
             break;
         case 'a': o->allow = optarg; break;
         case 'x':
-            if ((rc = add_exit(o, optarg)) != FBX_OK)
+            if ((rc = fbx_add_exit(&o->b, "run", optarg)) != FBX_OK)
                 return rc;
             break;
         case 'b':
-            if ((rc = add_backend(o, optarg)) != FBX_OK)
+            if ((rc = fbx_add_backend(&o->b, "run", optarg)) != FBX_OK)
                 return rc;
             break;
         case 'o': o->output = optarg; break;
