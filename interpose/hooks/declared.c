@@ -132,12 +132,33 @@ static bool find_definitions(void)
 
 static pthread_once_t declared_once = PTHREAD_ONCE_INIT;
 
+/* A fork while another thread redirects must not leave the child's lock taken: the child's
+ * next dlopen or dlsym goes through an entry. */
+static void fork_prepare(void)
+{
+    fbc_redirect_fork(0);
+}
+
+static void fork_after(void)
+{
+    fbc_redirect_fork(1);
+}
+
+static void fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_after, fork_after);
+}
+
 void fbc_exits_redirect(void)
 {
     pthread_once(&declared_once, declare_all);
     /* Preloaded with nothing declared: LD_PRELOAD reaches every exit, nothing to redirect. */
     if ((fbc_preloaded && !ndecls) || !fbc_redirect_stale())
         return;
+    /* Only a process that redirects has them: one that never uses a backend is left as it
+     * was (tests/shim/test_bare.c). */
+    static pthread_once_t forks_once = PTHREAD_ONCE_INIT;
+    pthread_once(&forks_once, fork_handlers);
     if (ndecls && find_definitions())
         fbc_redirect_forget(); /* modules scanned before may import the new definition */
     fbc_redirection r[FBC_DECL_MAX + FBC_DL_ENTRIES + FBC_BUILTIN_MAX];
@@ -159,24 +180,11 @@ void fbc_exits_undo(void)
     fbc_redirect_undo();
 }
 
-/* A fork while another thread redirects must not leave the child's lock taken: the child's
- * next dlopen or dlsym goes through an entry. */
-static void fork_prepare(void)
-{
-    fbc_redirect_fork(0);
-}
-
-static void fork_after(void)
-{
-    fbc_redirect_fork(1);
-}
-
 /* At load, after the shim's configuration (a shim loaded after the backend, or exits
  * declared): the modules already loaded. */
 __attribute__((constructor)) static void redirect_at_load(void)
 {
     fbc_load();
-    pthread_atfork(fork_prepare, fork_after, fork_after);
     fbc_exits_redirect();
 }
 
