@@ -80,6 +80,7 @@ FBC_EXPORT int fbcount_attach(const char *vars)
      * whether that thread records. */
     __atomic_store_n(&fbc_process_on, true, __ATOMIC_RELEASE);
     fbc_init();
+    fbc_redirect_forget(); /* scanned at load for a shim not attached: scanned again */
     fbc_exits_redirect();
     fbc_arm();
     pthread_mutex_unlock(&lock);

@@ -469,8 +469,8 @@ FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src
 }
 
 /* Each definition's address as this library has it: a hidden alias is bound at link time,
- * where the plain name would go through the loader and, in a shim loaded after a backend that
- * sits in the program's global scope (attach, a linked shim), come back as the backend's. */
+ * where the plain name goes through the loader and, in a shim loaded after a backend that sits
+ * in the program's global scope, comes back as the backend's. */
 #define SELF(fn, sym) extern __typeof__(fn) self_##fn __attribute__((alias(sym), visibility("hidden")));
 SELF(host_result, "host_result")
 SELF(host_resident_op, "host_resident_op")
@@ -482,10 +482,26 @@ SELF(ggml_backend_tensor_copy, "ggml_backend_tensor_copy")
 SELF(ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async")
 #undef SELF
 
+/* Where a redirection points each exit's calls. A shim linked into a program or imported by a
+ * package points them where the program's own lookup of the name leads (the first definition
+ * in its global scope: the shim's own, or an interposer's ahead of it, which keeps its calls);
+ * an attached shim points them at its own definitions: the backend had bound them already. */
+static const void *bound[NEXITS];
+
 /* The shim's own definitions, so that a lookup never returns the shim itself: before any
  * other constructor of the shim (declared.c's redirects the calls already bound to them). */
 __attribute__((constructor(101))) static void know_self(void)
 {
+    static const void *const by_name[NEXITS] = {
+        [X_HOST_RESULT] = (const void *)host_result,
+        [X_HOST_RESIDENT] = (const void *)host_resident_op,
+        [X_TORCH_FALLBACK_1] = (const void *)torch_fallback_1,
+        [X_TORCH_FALLBACK_2] = (const void *)torch_fallback_2,
+        [X_TORCH_FALLBACK_3] = (const void *)torch_fallback_3,
+        [X_GGML_COMPUTE] = (const void *)ggml_backend_graph_compute_async,
+        [X_GGML_COPY] = (const void *)ggml_backend_tensor_copy,
+        [X_GGML_COPY_ASYNC] = (const void *)ggml_backend_tensor_copy_async,
+    };
     static const void *const self[NEXITS] = {
         [X_HOST_RESULT] = (const void *)self_host_result,
         [X_HOST_RESIDENT] = (const void *)self_host_resident_op,
@@ -496,8 +512,10 @@ __attribute__((constructor(101))) static void know_self(void)
         [X_GGML_COPY] = (const void *)self_ggml_backend_tensor_copy,
         [X_GGML_COPY_ASYNC] = (const void *)self_ggml_backend_tensor_copy_async,
     };
-    for (int i = 0; i < NEXITS; i++)
+    for (int i = 0; i < NEXITS; i++) {
         exits[i].self = self[i];
+        bound[i] = by_name[i];
+    }
 }
 
 size_t fbc_exits_builtin(fbc_redirection *r)
@@ -506,7 +524,8 @@ size_t fbc_exits_builtin(fbc_redirection *r)
     if (fbc_preloaded)
         return 0;
     for (int i = 0; i < NEXITS; i++)
-        r[i] = (fbc_redirection){exits[i].symbol, (void *)exits[i].self, NULL, NULL};
+        r[i] = (fbc_redirection){exits[i].symbol,
+                                 (void *)(fbc_attached ? exits[i].self : bound[i]), NULL, NULL};
     return NEXITS;
 }
 
