@@ -2,9 +2,7 @@
  * exits that no built-in row has), reached by redirection: each gets an entry of entries.S,
  * the calling modules' global offset table entries that reach its definition in the row's
  * library are pointed at it (redirect/), and a call counts (reader none: bytes unknown) and
- * jumps on to the definition. The entry never sees the call end, so its time is unknown:
- * timing it would mean replacing the caller's return address, which exceptions, longjmp and
- * unwinders read.
+ * runs the definition and adds the call's time (or, not recording, jumps to it).
  *
  * Modules loaded later are redirected when the program next calls dlopen, dlmopen, dlsym or
  * dlvsym: their imports are redirected too (entries.S), to an entry that first scans the
@@ -23,6 +21,8 @@
 _Static_assert(FBC_DECL_MAX == FBR_BACKENDS_MAX * FBR_EXITS_MAX, "one entry per exit of any row");
 _Static_assert(offsetof(fbc_thread, state) == FBC_T_STATE_OFFSET, "entries.S reads fbc_t.state");
 _Static_assert(FBC_T_OFF == FBC_T_OFF_VALUE, "entries.S compares with FBC_T_OFF");
+_Static_assert(sizeof(fbc_call) <= FBC_DECL_CALL_BYTES, "entries.S keeps an fbc_call");
+_Static_assert(FBC_DECL_STACK_BYTES % 16 == 0, "entries.S keeps the stack aligned");
 
 /* One declared exit: its row and exit, and once its library is loaded, its definition. */
 typedef struct {
@@ -37,7 +37,8 @@ static unsigned ndecls;
 
 static const char *const dl_names[FBC_DL_ENTRIES] = {"dlopen", "dlmopen", "dlsym", "dlvsym"};
 
-static void decl_enter(unsigned i);
+static int decl_enter(unsigned i, void *call, const void *args);
+static void decl_leave(void *call);
 static void dl_enter(void);
 
 static const fbr_exit *exit_of(const declared *d)
@@ -64,6 +65,7 @@ static void declare_all(void)
         return;
     }
     fbc_decl_enter_fn = decl_enter;
+    fbc_decl_leave_fn = decl_leave;
     fbc_dl_enter_fn = dl_enter;
     fbc_dl_real[0] = (void *)dlopen;
     fbc_dl_real[1] = (void *)dlmopen;
@@ -198,10 +200,12 @@ static void dl_enter(void)
     errno = e;
 }
 
-/* A declared exit's slow path: counts the call when the thread records. The backend is bound
- * with no lock of this file held (binding asks the loader, see find_definitions); binding
- * twice gives the same one. */
-static void decl_enter(unsigned i)
+/* A declared exit's slow path: counts the call when the thread records, and has the entry run
+ * it and come back to decl_leave when its stack arguments can be copied (the copy must not
+ * read past the top of the thread's stack; on another stack the call is a jump, uncounted
+ * time). The backend is bound with no lock of this file held (binding asks the loader, see
+ * find_definitions); binding twice gives the same one. */
+static int decl_enter(unsigned i, void *call, const void *args)
 {
     int e = errno;
     fbc_init();
@@ -213,7 +217,23 @@ static void decl_enter(unsigned i)
             fbc_reader(FBR_READ_NONE)->bind(bm);
         __atomic_store_n(&d->bm, bm, __ATOMIC_RELEASE);
     }
-    if (bm)
-        fbc_exit_count(bm, d->exit, def);
+    int timed = 0;
+    if (bm) {
+        fbc_call *c = memset(call, 0, sizeof *c);
+        c->bm = bm;
+        c->exit = d->exit;
+        c->fn = def;
+        uintptr_t a = (uintptr_t)args;
+        timed = fbc_exit_begin(c, fbc_record_on_stack(a, a + FBC_DECL_STACK_BYTES));
+    }
+    errno = e;
+    return timed;
+}
+
+/* The end of a call decl_enter timed (the return registers are kept by the entry). */
+static void decl_leave(void *call)
+{
+    int e = errno;
+    fbc_exit_end(call);
     errno = e;
 }

@@ -1,12 +1,20 @@
 /* entries.S - the register-preserving entries (x86-64 SysV): one per declared exit and one per
  * loader function the shim watches (dlopen, dlmopen, dlsym, dlvsym). Redirected calls land
  * here with the caller's frame as it was; an entry saves every argument register (rdi rsi rdx
- * rcx r8 r9, rax: a variadic call's vector count, xmm0-7), calls into C (declared.c), puts
- * them back and TAIL-JUMPS to the real function with the caller's return address untouched.
- * The real function therefore sees the call exactly as made: stack arguments, structs
- * returned in registers or memory, variadic calls, and a longjmp or a C++ exception out of it
- * (no frame of the shim is left on the stack), and loader functions that read their caller
- * from the return address (dlopen's RUNPATH and $ORIGIN, dlsym's RTLD_NEXT).
+ * rcx r8 r9, rax: a variadic call's vector count, xmm0-7) and calls into C (declared.c).
+ *
+ * A loader entry then puts them back and TAIL-JUMPS to the real function with the caller's
+ * return address untouched: dlopen's RUNPATH and $ORIGIN and dlsym's RTLD_NEXT read it.
+ *
+ * A declared exit whose call is counted CALLS the real function, to see it end: the caller's
+ * stack arguments (FBC_DECL_STACK_BYTES of them, whatever the signature; declared.c says
+ * whether that much lies within the thread's stack) are copied below the entry's own frame,
+ * where the callee expects them, the registers are put back, and after the call the return
+ * registers (rax rdx xmm0 xmm1) are kept across the C side that adds the time. The caller's
+ * return address is never replaced: a longjmp or a C++ exception out of the function passes
+ * through the entry's frame as through any frame with unwind information (that call's time
+ * is not added; its count is), and unwinders see the caller. A call not counted, or whose
+ * stack arguments cannot be copied safely, is a tail jump as for a loader entry.
  *
  * A declared exit's fast path (the thread does not record, no process-wide scope): one
  * thread-local read, one flag, the jump. r10 and r11 are scratch at a call (no argument is
@@ -15,51 +23,58 @@
 
         .text
 
-/* Saves the argument registers below a standard frame (rbp: the caller's rsp - 8, as the
- * unwinders and the shim's frame-pointer walk expect), the stack aligned for the C call. */
-        .macro SAVE
+/* Saves the argument registers at off(%rsp) below a standard frame (rbp: the caller's rsp - 8,
+ * as the unwinders and the shim's frame-pointer walk expect) of `size` bytes, the stack
+ * aligned for the C call. */
+        .macro SAVE size=192, off=0
         pushq   %rbp
         .cfi_def_cfa_offset 16
         .cfi_offset %rbp, -16
         movq    %rsp, %rbp
         .cfi_def_cfa_register %rbp
-        subq    $192, %rsp
+        subq    $\size, %rsp
         andq    $-16, %rsp
-        movq    %rdi, 0(%rsp)
-        movq    %rsi, 8(%rsp)
-        movq    %rdx, 16(%rsp)
-        movq    %rcx, 24(%rsp)
-        movq    %r8, 32(%rsp)
-        movq    %r9, 40(%rsp)
-        movq    %rax, 48(%rsp)
-        movq    %r11, 56(%rsp)
-        movaps  %xmm0, 64(%rsp)
-        movaps  %xmm1, 80(%rsp)
-        movaps  %xmm2, 96(%rsp)
-        movaps  %xmm3, 112(%rsp)
-        movaps  %xmm4, 128(%rsp)
-        movaps  %xmm5, 144(%rsp)
-        movaps  %xmm6, 160(%rsp)
-        movaps  %xmm7, 176(%rsp)
+        movq    %rdi, \off+0(%rsp)
+        movq    %rsi, \off+8(%rsp)
+        movq    %rdx, \off+16(%rsp)
+        movq    %rcx, \off+24(%rsp)
+        movq    %r8, \off+32(%rsp)
+        movq    %r9, \off+40(%rsp)
+        movq    %rax, \off+48(%rsp)
+        movq    %r11, \off+56(%rsp)
+        movaps  %xmm0, \off+64(%rsp)
+        movaps  %xmm1, \off+80(%rsp)
+        movaps  %xmm2, \off+96(%rsp)
+        movaps  %xmm3, \off+112(%rsp)
+        movaps  %xmm4, \off+128(%rsp)
+        movaps  %xmm5, \off+144(%rsp)
+        movaps  %xmm6, \off+160(%rsp)
+        movaps  %xmm7, \off+176(%rsp)
         .endm
 
-        .macro RESTORE
-        movq    0(%rsp), %rdi
-        movq    8(%rsp), %rsi
-        movq    16(%rsp), %rdx
-        movq    24(%rsp), %rcx
-        movq    32(%rsp), %r8
-        movq    40(%rsp), %r9
-        movq    48(%rsp), %rax
-        movq    56(%rsp), %r11
-        movaps  64(%rsp), %xmm0
-        movaps  80(%rsp), %xmm1
-        movaps  96(%rsp), %xmm2
-        movaps  112(%rsp), %xmm3
-        movaps  128(%rsp), %xmm4
-        movaps  144(%rsp), %xmm5
-        movaps  160(%rsp), %xmm6
-        movaps  176(%rsp), %xmm7
+/* Puts the argument registers back from off(%rsp). */
+        .macro ARGS off=0
+        movq    \off+0(%rsp), %rdi
+        movq    \off+8(%rsp), %rsi
+        movq    \off+16(%rsp), %rdx
+        movq    \off+24(%rsp), %rcx
+        movq    \off+32(%rsp), %r8
+        movq    \off+40(%rsp), %r9
+        movq    \off+48(%rsp), %rax
+        movq    \off+56(%rsp), %r11
+        movaps  \off+64(%rsp), %xmm0
+        movaps  \off+80(%rsp), %xmm1
+        movaps  \off+96(%rsp), %xmm2
+        movaps  \off+112(%rsp), %xmm3
+        movaps  \off+128(%rsp), %xmm4
+        movaps  \off+144(%rsp), %xmm5
+        movaps  \off+160(%rsp), %xmm6
+        movaps  \off+176(%rsp), %xmm7
+        .endm
+
+/* Puts the argument registers back and leaves the frame (the code after it is outside it). */
+        .macro RESTORE off=0
+        ARGS    \off
         movq    %rbp, %rsp
         popq    %rbp
         .cfi_def_cfa %rsp, 8
@@ -88,6 +103,12 @@
         TABLE fbc_decl_entries, FBC_DECL_MAX, decl_common
         TABLE fbc_dl_entries, FBC_DL_ENTRIES, dl_common
 
+/* The slow path's frame, from rsp up: the copied stack arguments, the saved registers (the
+ * return registers after the call), the fbc_call the C side fills for the call's end. */
+#define DECL_REGS FBC_DECL_STACK_BYTES
+#define DECL_CALL (DECL_REGS + 192)
+#define DECL_FRAME (DECL_CALL + FBC_DECL_CALL_BYTES)
+
         .p2align 4
         .type   decl_common, @function
 decl_common:
@@ -99,10 +120,39 @@ decl_common:
         jne     1f
         leaq    fbc_decl_defs(%rip), %r10
         jmp     *(%r10,%r11,8)
-1:      SAVE
+1:      SAVE    DECL_FRAME, DECL_REGS
         movl    %r11d, %edi
+        leaq    DECL_CALL(%rsp), %rsi
+        leaq    16(%rbp), %rdx
         call    *fbc_decl_enter_fn(%rip)
-        RESTORE
+        testl   %eax, %eax
+        jz      2f
+        /* Counted: the stack arguments below, the registers back, the call. */
+        leaq    16(%rbp), %rsi
+        movq    %rsp, %rdi
+        movl    $(FBC_DECL_STACK_BYTES / 8), %ecx
+        rep movsq
+        ARGS    DECL_REGS
+        leaq    fbc_decl_defs(%rip), %r10
+        call    *(%r10,%r11,8)
+        movq    %rax, DECL_REGS+0(%rsp)
+        movq    %rdx, DECL_REGS+8(%rsp)
+        movaps  %xmm0, DECL_REGS+16(%rsp)
+        movaps  %xmm1, DECL_REGS+32(%rsp)
+        leaq    DECL_CALL(%rsp), %rdi
+        call    *fbc_decl_leave_fn(%rip)
+        movq    DECL_REGS+0(%rsp), %rax
+        movq    DECL_REGS+8(%rsp), %rdx
+        movaps  DECL_REGS+16(%rsp), %xmm0
+        movaps  DECL_REGS+32(%rsp), %xmm1
+        .cfi_remember_state
+        movq    %rbp, %rsp
+        popq    %rbp
+        .cfi_def_cfa %rsp, 8
+        ret
+        .cfi_restore_state
+        /* Not counted: the tail jump. */
+2:      RESTORE DECL_REGS
         leaq    fbc_decl_defs(%rip), %r10
         jmp     *(%r10,%r11,8)
         .cfi_endproc
@@ -135,6 +185,7 @@ dl_common:
         DATA fbc_decl_defs, (8*FBC_DECL_MAX)
         DATA fbc_dl_real, (8*FBC_DL_ENTRIES)
         DATA fbc_decl_enter_fn, 8
+        DATA fbc_decl_leave_fn, 8
         DATA fbc_dl_enter_fn, 8
         DATA fbc_decl_forced, 1
 

@@ -10,6 +10,11 @@
 #define FBC_T_STATE_OFFSET 0   /* offsetof(fbc_thread, state) */
 #define FBC_T_OFF_VALUE 1      /* FBC_T_OFF */
 #define FBC_ENTRY_SIZE 16      /* bytes of one entry of a table: entry i = table + 16 * i */
+/* A counted declared call: the caller's stack arguments copied for the real function (at most
+ * this much: 64 eightbytes, a struct of up to 512 bytes passed by value), and the room in the
+ * entry's frame for the call's state (an fbc_call) until it returns. */
+#define FBC_DECL_STACK_BYTES 512
+#define FBC_DECL_CALL_BYTES 256
 
 #if !defined(__ASSEMBLER__)
 #include <stdbool.h>
@@ -23,9 +28,12 @@ extern const char fbc_dl_entries[] FBC_ENTRY_DATA; /* dlopen, dlmopen, dlsym, dl
 extern void *fbc_decl_defs[FBC_DECL_MAX] FBC_ENTRY_DATA; /* where declared exit i jumps */
 extern void *fbc_dl_real[FBC_DL_ENTRIES] FBC_ENTRY_DATA; /* where loader entry i jumps */
 extern bool fbc_decl_forced FBC_ENTRY_DATA; /* every thread takes a declared exit's slow path */
-/* The C side: a declared exit's slow path (its index), a loader entry's work. Set before any
- * entry is redirected to. */
-extern void (*fbc_decl_enter_fn)(unsigned i) FBC_ENTRY_DATA;
+/* The C side, set before any entry is redirected to: a declared exit's slow path (its index,
+ * FBC_DECL_CALL_BYTES of the entry's frame for the call's state, where the caller's stack
+ * arguments begin), nonzero when the entry is to call the real function and then the end
+ * (the call's state) rather than jump to it; a loader entry's work. */
+extern int (*fbc_decl_enter_fn)(unsigned i, void *call, const void *args) FBC_ENTRY_DATA;
+extern void (*fbc_decl_leave_fn)(void *call) FBC_ENTRY_DATA;
 extern void (*fbc_dl_enter_fn)(void) FBC_ENTRY_DATA;
 
 /* Whether entries.S is linked in. */

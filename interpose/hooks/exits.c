@@ -232,6 +232,47 @@ static void counted(fbc_call *c, fbc_recorded r)
         c->refused = true;
 }
 
+/* The start of a call that records (c: bm, exit and fn set; ev entered for it): its stack,
+ * what its reader reads before it, its count where the reader counts then (*now). False
+ * when FBCOUNT_MODE=error refuses it: the call is not to be made, its failure is (the
+ * reader's, which may throw: the count stays). */
+static bool call_begin(fbc_call *c, fbc_event *ev, const fbc_reader_ops *rd, bool *now)
+{
+    fbc_arm();
+    fbc_t.busy = 1;
+    c->counted = counted;
+    c->ev = ev;
+    fbc_record_capture(ev, (uintptr_t)c->fn);
+    ev->backend = FBC_BACKEND_ID(c->bm->index, c->exit);
+    *now = rd->before(c);
+    if (*now)
+        c->rec = fbc_reader_count(c);
+    if (c->refused) {
+        char why[1200];
+        fbc_mode_refusal(c->rec.entry, why, sizeof why);
+        fbc_t.busy = 0;
+        fbc_record_leave();
+        if (!rd->refuse(c, why))
+            fbc_mode_abort(c->rec.entry);
+        return false;
+    }
+    fbc_t.busy = 0;
+    return true;
+}
+
+/* The end of a call call_begin started, once it returned: its time (from c->t0) added, what
+ * the reader reads after it. */
+static void call_end(fbc_call *c, const fbc_reader_ops *rd, bool now)
+{
+    uint64_t ns = fbc_clock_since(c->t0);
+    fbc_t.busy = 1;
+    if (now)
+        fbc_record_time(c->ev, c->rec, ns);
+    rd->after(c, ns);
+    fbc_t.busy = 0;
+    fbc_record_leave();
+}
+
 /* A call that records: capture, read, count, run (unless refused), time. The shim's own work
  * runs under fbc_t.busy, the backend's call outside it: an exit the backend calls inside
  * (a fallback's copy back to the device) is an event of its own. */
@@ -249,59 +290,34 @@ __attribute__((noinline)) static void slow(exit_state *x, fbc_call *c, uintptr_t
         thunk(c);
         return;
     }
-    fbc_arm();
-    fbc_t.busy = 1;
-    const fbc_reader_ops *rd = fbc_reader(m->bm->row->exit[m->exit].reader);
     c->bm = m->bm;
     c->exit = m->exit;
-    c->counted = counted;
-    c->ev = ev;
-    fbc_record_capture(ev, (uintptr_t)m->fn);
-    ev->backend = FBC_BACKEND_ID(m->bm->index, m->exit);
-    bool now = rd->before(c);
-    if (now)
-        c->rec = fbc_reader_count(c);
-    if (c->refused) {
-        char why[1200];
-        fbc_mode_refusal(c->rec.entry, why, sizeof why);
-        fbc_t.busy = 0;
-        fbc_record_leave();
-        if (!rd->refuse(c, why)) /* may throw: the count stays */
-            fbc_mode_abort(c->rec.entry);
+    const fbc_reader_ops *rd = fbc_reader(m->bm->row->exit[m->exit].reader);
+    bool now;
+    if (!call_begin(c, ev, rd, &now))
         return;
-    }
-    fbc_t.busy = 0;
     thunk(c);
-    uint64_t ns = fbc_clock_since(c->t0);
-    fbc_t.busy = 1;
-    if (now)
-        fbc_record_time(ev, c->rec, ns);
-    rd->after(c, ns);
-    fbc_t.busy = 0;
-    fbc_record_leave();
+    call_end(c, rd, now);
 }
 
-void fbc_exit_count(fbc_bmod *bm, unsigned exit, void *fn)
+bool fbc_exit_begin(fbc_call *c, bool timed)
 {
-    fbc_event *ev = should_record() ? fbc_record_enter((uintptr_t)__builtin_frame_address(0)) : NULL;
-    if (!ev)
-        return;
-    fbc_arm();
-    fbc_t.busy = 1;
-    const fbc_reader_ops *rd = fbc_reader(FBR_READ_NONE);
-    fbc_call c = {.bm = bm, .exit = exit, .fn = fn, .ev = ev, .counted = counted};
-    fbc_record_capture(ev, (uintptr_t)fn);
-    ev->backend = FBC_BACKEND_ID(bm->index, exit);
-    if (rd->before(&c))
-        c.rec = fbc_reader_count(&c);
-    fbc_t.busy = 0;
-    fbc_record_leave();
-    if (c.refused) {
-        char why[1200];
-        fbc_mode_refusal(c.rec.entry, why, sizeof why);
-        if (!rd->refuse(&c, why))
-            fbc_mode_abort(c.rec.entry);
+    /* The frame: the entry's own, below its copy of the caller's stack arguments. */
+    fbc_event *ev = should_record() ? fbc_record_enter((uintptr_t)c) : NULL;
+    bool now;
+    if (!ev || !call_begin(c, ev, fbc_reader(FBR_READ_NONE), &now))
+        return false;
+    if (!timed || !now) {
+        fbc_record_leave();
+        return false;
     }
+    c->t0 = fbc_clock_start();
+    return true;
+}
+
+void fbc_exit_end(fbc_call *c)
+{
+    call_end(c, fbc_reader(FBR_READ_NONE), true);
 }
 
 /* ---- the definitions ------------------------------------------------------------------ */

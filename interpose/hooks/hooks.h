@@ -40,9 +40,13 @@ bool fbc_exit_defined(const char *symbol);
 /* A shim that is not preloaded: the redirections of every exit it defines to its definitions
  * (r: FBC_BUILTIN_MAX of room); 0 when preloaded (LD_PRELOAD reaches them). */
 size_t fbc_exits_builtin(fbc_redirection *r);
-/* Counts a call of exit `exit` of bm (definition fn) whose end the shim does not see (a
- * declared exit's entry): stack, reader none, the modes; time unknown. */
-void fbc_exit_count(fbc_bmod *bm, unsigned exit, void *fn);
+/* Counts a call made through a declared exit's entry (c: bm, exit, fn set, the rest zero):
+ * stack, reader none, the modes. With timed, true when the entry is to run the call and then
+ * call fbc_exit_end(c) (the call stays in progress for the calls nested in it); false when
+ * it does not record, and without timed (the entry cannot see the call end). */
+bool fbc_exit_begin(fbc_call *c, bool timed);
+/* The end of a call fbc_exit_begin timed: its time added to its count. */
+void fbc_exit_end(fbc_call *c);
 
 /* declared.c: exits reached by redirection (FBCOUNT_EXIT, a descriptor's exits the shim does
  * not define), and the loader entries that redirect modules loaded later */

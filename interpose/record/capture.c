@@ -102,6 +102,11 @@ static bool stack_bounds(void)
     return stack_hi > 1;
 }
 
+bool fbc_record_on_stack(uintptr_t lo, uintptr_t hi)
+{
+    return stack_bounds() && lo >= stack_lo && lo <= hi && hi <= stack_hi;
+}
+
 /* The full libunwind walk; learns a verdict for every frame it steps through. */
 static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
 {

@@ -224,6 +224,9 @@ typedef struct {
 fbc_event *fbc_record_enter(uintptr_t frame);
 /* The call begun last returned. */
 void fbc_record_leave(void);
+/* Whether [lo, hi) lies within the calling thread's own stack (not another stack it runs on,
+ * such as a coroutine's or a signal's): false when that stack cannot be known. */
+bool fbc_record_on_stack(uintptr_t lo, uintptr_t hi);
 /* Captures the calling thread's stack into ev (fn: the exit's own definition, the innermost
  * frame) and resets the rest: a fallback of backend 0, no op, no bytes, no shape. */
 void fbc_record_capture(fbc_event *ev, uintptr_t fn);

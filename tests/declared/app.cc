@@ -6,10 +6,15 @@
 //   app dl LIB N        dlopen LIB (RTLD_LOCAL) later, then its caller_run(N) through dlsym
 //   app threads LIB N   8 threads call odd_ints N times each while LIB is dlopen-ed and
 //                       closed again and again (each load rescans the modules)
+//   app sleep US N      odd_sleep(US) N times
+//   app coro N          odd_ints N times from a coroutine whose stack ends at an unmapped page
 //   app loader N        what the loader reads from its caller's return address: dlopen of
 //                       $ORIGIN/libcaller.so (this program's folder), then caller_run(N), and
 //                       dlsym(RTLD_NEXT) against RTLD_DEFAULT for a symbol of the shim
 #include <dlfcn.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <setjmp.h>
 
@@ -57,6 +62,22 @@ static void shapes(long n)
               r.v[0], r.v[3], r.v[5]);
         double s = odd_sum(3, 1, 0.5, 2, 0.25, (int)i, 0.125); // SITE-SUM
         CHECK(s == 3.875 + (double)i, "odd_sum: %g", s);
+        long many = odd_many(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, // SITE-MANY
+                             17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34,
+                             35, i);
+        long want_many = 0;
+        for (long k = 0; k < 35; k++)
+            want_many += (k + 1) * (k + 1);
+        want_many += i * 36;
+        CHECK(many == want_many, "odd_many: %ld, not %ld", many, want_many);
+        odd_huge_t huge;
+        long want_huge = i;
+        for (long k = 0; k < 64; k++) {
+            huge.v[k] = k * 3 - i;
+            want_huge += huge.v[k] * (k + 1);
+        }
+        long h = odd_huge(huge, i); // SITE-HUGE
+        CHECK(h == want_huge, "odd_huge: %ld, not %ld", h, want_huge);
         int back = jump(7 + (int)i);
         CHECK(back == 7 + i, "odd_jump: setjmp returned %d", back);
         try {
@@ -77,6 +98,37 @@ static long ints(long n)
     for (long i = 0; i < n; i++)
         s += odd_ints(i); // SITE-INTS
     return s;
+}
+
+static ucontext_t coro_main, coro_ctx;
+static long coro_n, coro_sum;
+
+static void coro(void)
+{
+    for (long i = 0; i < coro_n; i++)
+        coro_sum += odd_ints(i); // SITE-CORO
+}
+
+/* odd_ints from a coroutine whose stack is the top of a mapping with an unmapped page above:
+ * nothing may read past it. */
+static long coro_run(long n)
+{
+    long page = sysconf(_SC_PAGESIZE), size = 16 * page;
+    char *m = (char *)mmap(nullptr, (size_t)(size + page), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED || mprotect(m + size, (size_t)page, PROT_NONE)) {
+        std::perror("app: mmap");
+        std::exit(2);
+    }
+    coro_n = n;
+    getcontext(&coro_ctx);
+    coro_ctx.uc_stack.ss_sp = m;
+    coro_ctx.uc_stack.ss_size = (size_t)size;
+    coro_ctx.uc_link = &coro_main;
+    makecontext(&coro_ctx, coro, 0);
+    swapcontext(&coro_main, &coro_ctx);
+    munmap(m, (size_t)(size + page));
+    return coro_sum;
 }
 
 typedef long (*run_fn)(long);
@@ -111,6 +163,15 @@ int main(int argc, char **argv)
         long s = ints(n);
         CHECK(s == n * n, "sum %ld", s);
         std::printf("ints %ld: %ld, calls %ld\n", n, s, odd_calls());
+    } else if (!std::strcmp(mode, "sleep") && argc == 4) {
+        long us = std::atol(argv[2]);
+        for (long i = 0; i < n; i++)
+            odd_sleep(us); // SITE-SLEEP
+        std::printf("sleep %ld x %ld us: calls %ld\n", n, us, odd_calls());
+    } else if (!std::strcmp(mode, "coro") && argc == 3) {
+        long s = coro_run(n);
+        CHECK(s == n * n, "coro: sum %ld", s);
+        std::printf("coro %ld: %ld, calls %ld\n", n, s, odd_calls());
     } else if (!std::strcmp(mode, "dl") && argc == 4) {
         run_fn run;
         void *h = open_caller(argv[2], &run);
@@ -143,7 +204,8 @@ int main(int argc, char **argv)
         std::printf("loader %ld: %ld, RTLD_NEXT %s\n", n, s, same ? "from here" : "elsewhere");
         dlclose(h);
     } else {
-        std::fprintf(stderr, "usage: app shapes|ints|loader N, app dl|threads LIB N\n");
+        std::fprintf(stderr, "usage: app shapes|ints|coro|loader N, app dl|threads LIB N, "
+                             "app sleep US N\n");
         return 2;
     }
     return bad;

@@ -1,8 +1,10 @@
 """Exits declared by name, end to end: `fbcount run --exit LIB:SYMBOL`, FBCOUNT_EXIT with
 several exits, and a descriptor given with --backend count every call of a function the shim
 has no definition of, exactly, at the user's line, whatever its signature (8 integer and 8
-float arguments, structs in two registers and on the stack, variadic, longjmp and a C++
-exception out of it), in the program, in a module dlopen-ed later RTLD_LOCAL, and on 8
+float arguments, 30 stack arguments, structs in two registers and on the stack (512 bytes),
+variadic, longjmp and a C++ exception out of it), with its time (none for a call that leaves
+by longjmp or exception, nor for one on a coroutine's stack, which the entry cannot copy
+arguments from safely, but counted), in the program, in a module dlopen-ed later RTLD_LOCAL, and on 8
 threads while modules come and go; dlopen and dlsym, redirected to see those modules, still
 see the program as their caller ($ORIGIN, RTLD_NEXT); the program's output and exit status
 never change; a bad spec is one warning and the program runs unchanged.
@@ -56,7 +58,7 @@ def ops(d):
     return {o["op"]: o for o in d.get("ops", [])}
 
 
-def check(name, d, op, count, source, mark):
+def check(name, d, op, count, source, mark, timed=None):
     o = ops(d).get(op)
     expect(o is not None, f"{name}: no row for {op}: {sorted(ops(d))}")
     if not o:
@@ -66,10 +68,15 @@ def check(name, d, op, count, source, mark):
     expect(o["count"] == count, f"{name}: {op} counted {o['count']}, not {count}")
     expect(got == want, f"{name}: {op} at {got}, not {want}")
     expect(o.get("bytes_known") is False, f"{name}: {op}: bytes must be unknown: {o}")
+    if timed is not None:
+        expect((o["ns"] > 0 and o["max_ns"] > 0) == timed and (o["ns"] == 0) != timed,
+               f"{name}: {op}: time {o['ns']} ns (max {o['max_ns']}), "
+               f"{'measured' if timed else 'none'} expected")
 
 
 SHAPES = {"odd_mixed": "SITE-MIXED", "odd_pair": "SITE-PAIR", "odd_dpair": "SITE-DPAIR",
-          "odd_big": "SITE-BIG", "odd_sum": "SITE-SUM", "odd_jump": "SITE-JUMP"}
+          "odd_big": "SITE-BIG", "odd_sum": "SITE-SUM", "odd_many": "SITE-MANY",
+          "odd_huge": "SITE-HUGE", "odd_jump": "SITE-JUMP"}
 
 with tempfile.TemporaryDirectory() as tmp:
     # One exit, by --exit.
@@ -90,8 +97,23 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(p.returncode == 0 and p.stdout == base.stdout,
            f"shapes: exit {p.returncode}, output {p.stdout!r} not {base.stdout!r}\n{p.stderr}")
     for op, mark in SHAPES.items():
-        check("shapes", d, op, n, APP_SRC, mark)
-    check("shapes", d, "odd_throw", n, APP_SRC, "SITE-THROW")
+        check("shapes", d, op, n, APP_SRC, mark, timed=op != "odd_jump")
+    check("shapes", d, "odd_throw", n, APP_SRC, "SITE-THROW", timed=False)
+
+    # The time of each call: 12 calls of a 3 ms sleep.
+    p, d = under(tmp, ["sleep", "3000", "12"], exits=["liboddlib.so:odd_sleep"])
+    expect(p.returncode == 0, f"sleep: exit {p.returncode}\n{p.stderr}")
+    check("sleep", d, "odd_sleep", 12, APP_SRC, "SITE-SLEEP", timed=True)
+    o = ops(d).get("odd_sleep", {})
+    expect(36e6 <= o.get("ns", 0) < 36e6 * 10 and 3e6 <= o.get("max_ns", 0) < 3e6 * 10,
+           f"sleep: 12 x 3 ms took {o.get('ns')} ns, the longest {o.get('max_ns')} ns")
+
+    # A coroutine's stack ending at an unmapped page: the entry must not read past it.
+    base = plain("coro", "40")
+    p, d = under(tmp, ["coro", "40"], exits=["liboddlib.so:odd_ints"])
+    expect(p.returncode == 0 and p.stdout == base.stdout,
+           f"coro: exit {p.returncode}, output {p.stdout!r} not {base.stdout!r}\n{p.stderr}")
+    check("coro", d, "odd_ints", 40, APP_SRC, "SITE-CORO", timed=False)
 
     # FBCOUNT_EXIT with two exits; the others are not counted.
     p, d = under(tmp, ["shapes", "3"], env_exits="liboddlib.so:odd_pair,liboddlib.so:odd_sum")

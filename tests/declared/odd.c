@@ -1,5 +1,6 @@
 /* odd.c - liboddlib.so: see odd.h. */
 #include <stdarg.h>
+#include <time.h>
 
 #include "odd.h"
 
@@ -64,4 +65,37 @@ long odd_ints(long x)
 {
     CALLED();
     return x * 2 + 1;
+}
+
+long odd_many(long a0, long a1, long a2, long a3, long a4, long a5, long a6, long a7, long a8,
+              long a9, long a10, long a11, long a12, long a13, long a14, long a15, long a16,
+              long a17, long a18, long a19, long a20, long a21, long a22, long a23, long a24,
+              long a25, long a26, long a27, long a28, long a29, long a30, long a31, long a32,
+              long a33, long a34, long a35)
+{
+    CALLED();
+    long a[36] = {a0,  a1,  a2,  a3,  a4,  a5,  a6,  a7,  a8,  a9,  a10, a11,
+                  a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23,
+                  a24, a25, a26, a27, a28, a29, a30, a31, a32, a33, a34, a35};
+    long s = 0;
+    for (int k = 0; k < 36; k++)
+        s += a[k] * (k + 1);
+    return s;
+}
+
+long odd_huge(odd_huge_t in, long extra)
+{
+    CALLED();
+    long s = extra;
+    for (int k = 0; k < 64; k++)
+        s += in.v[k] * (k + 1);
+    return s;
+}
+
+void odd_sleep(long us)
+{
+    CALLED();
+    struct timespec t = {us / 1000000, us % 1000000 * 1000};
+    while (nanosleep(&t, &t))
+        ;
 }
