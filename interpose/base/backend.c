@@ -85,7 +85,10 @@ static void each_of(const char *list, const char *seps, void (*each)(const char 
         each(s);
 }
 
-void fbc_backends_load(void)
+static pthread_once_t rows_once = PTHREAD_ONCE_INIT;
+static bool rows_read; /* atomic */
+
+static void load_rows(void)
 {
     nrows = 0;
     for (size_t i = 0; i < fbr_backend_builtin_count() && nrows < FBR_BACKENDS_MAX; i++) {
@@ -103,20 +106,46 @@ void fbc_backends_load(void)
         names_into(&fbc_cfg.py_backend, &vkt->python);
     each_of(fbc_cfg.backend_files, ":", load_file);
     each_of(fbc_cfg.exits, ", \t", declare);
+    __atomic_store_n(&rows_read, true, __ATOMIC_RELEASE);
+}
+
+static void no_rows_yet(void)
+{
+}
+
+/* The rows are read at their first use, not at load: parsing the built-in descriptors
+ * touches pages that a process which never uses a backend would pay for at every exec. */
+static void rows_ready(void)
+{
+    pthread_once(&rows_once, load_rows);
+}
+
+void fbc_backends_load(void)
+{
+    pthread_once(&rows_once, no_rows_yet);
+    load_rows();
+}
+
+bool fbc_backends_read(void)
+{
+    return __atomic_load_n(&rows_read, __ATOMIC_ACQUIRE);
 }
 
 size_t fbc_rows_count(void)
 {
+    rows_ready();
     return nrows;
 }
 
 const fbr_backend *fbc_row_at(size_t i)
 {
+    rows_ready();
     return i < nrows ? &rows[i] : NULL;
 }
 
 long fbc_row_for(const char *symbol, const char *path, unsigned *exit)
 {
+    rows_ready();
     long first = -1;
     unsigned first_exit = 0;
     /* Later rows first: a descriptor file or a declared exit overrides a built-in row. */

@@ -67,22 +67,28 @@ void fbc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- process.c: facts about this process, cached so a signal handler can use them ----- */
 typedef struct {
+    /* The small facts first, the large buffers last: at load only the first page and the
+     * start of argv are written. */
     int pid, ppid;
-    char host[256];
-    char exe[4096];
     char name[256];     /* %e */
-    char argv[16384];   /* NUL-separated, from /proc/self/cmdline */
     size_t argv_len;
     char id[33];        /* this census: random hex, new in every process image */
     char parent_id[33]; /* the census a fork child came from; "" otherwise */
     long rank;          /* MPI/Slurm rank, -1 when none */
-    char start_time[21]; /* UTC, ISO 8601 */
+    char start_time[21]; /* UTC, ISO 8601 (written by fbc_process_exe()) */
     uint64_t start_ns;  /* CLOCK_MONOTONIC at start */
     bool forked;        /* a fork child: its file name must differ from the parent's */
+    char host[256];
+    char argv[16384];   /* NUL-separated, as /proc/self/cmdline gives it */
+    char exe[4096];     /* filled by fbc_process_exe(), at the first use */
 } fbc_process;
 
 extern fbc_process fbc_proc;
 void fbc_process_load(void);
+/* The executable's path (/proc/self/exe), read at the first call, which also writes out
+ * start_time: the first use of the shim makes it, before any dump can be written (a crash
+ * handler reads fbc_proc.exe and start_time). */
+const char *fbc_process_exe(void);
 /* A fork child: new pid and census id, the parent's id kept as parent_id. Allocation-free. */
 void fbc_process_forked(void);
 /* One lock of the shim's around fork: 0 prepare (takes it), 1 parent and child after it
@@ -202,11 +208,15 @@ typedef struct fbc_bmod {
 
 #define FBC_MAX_BMODS 64
 
-/* Reads the rows in force: the built-in ones (the vkt row with FBCOUNT_OP_PREFIX and
- * FBCOUNT_PY_BACKEND when set), FBCOUNT_BACKEND's files (a file's row replaces a built-in
- * one of its name) and FBCOUNT_EXIT's declared exits. A bad file or spec is named in one
- * warning and left out. No allocation survives it. */
+/* Reads the rows in force again (attach: its own FBCOUNT_EXIT and FBCOUNT_BACKEND): the
+ * built-in ones (the vkt row with FBCOUNT_OP_PREFIX and FBCOUNT_PY_BACKEND when set),
+ * FBCOUNT_BACKEND's files (a file's row replaces a built-in one of its name) and
+ * FBCOUNT_EXIT's declared exits. A bad file or spec is named in one warning and left out.
+ * No allocation survives it. The functions below read them at their first call. */
 void fbc_backends_load(void);
+/* Whether the rows have been read (a process that has not asked for them has none but the
+ * built-in ones, whose exits the shim defines: tests/shim/check_exits.py). */
+bool fbc_backends_read(void);
 size_t fbc_rows_count(void);
 const fbr_backend *fbc_row_at(size_t i);
 /* The row that has symbol as an exit, preferring one whose library names path, then the row

@@ -73,7 +73,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     const char *path = info->dlpi_name;
     bool file = true;
     if (!path || !*path) {
-        path = fbc_proc.exe[0] ? fbc_proc.exe : "(main)";
+        path = fbc_process_exe()[0] ? fbc_proc.exe : "(main)";
     } else if (path[0] != '/') {
         file = strchr(path, '/') != NULL; /* "linux-vdso.so.1" has no file */
     }

@@ -1,5 +1,9 @@
 /* process.c - pid, host, program name, argv, census id and rank, read once (and again in a
- * fork child) so that the crash handler can write them without calling anything unsafe. */
+ * fork child) so that the crash handler can write them without calling anything unsafe.
+ * Nothing here opens /proc at load: every process the shim is loaded into pays for load
+ * time, and a lookup in /proc costs more than the rest of it. argv comes from the arguments
+ * the loader passes every constructor, the executable's path is read at the first use. */
+#include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,7 +14,59 @@
 
 #include "base.h"
 
-fbc_process fbc_proc = {.rank = -1};
+/* Page-aligned: what the constructor writes (the small facts first) is then one page. */
+fbc_process fbc_proc __attribute__((aligned(4096))) = {.rank = -1};
+static uint64_t start_unix; /* the start, formatted into fbc_proc.start_time at the first use */
+
+/* The program's arguments, NUL-separated as /proc/self/cmdline gives them (truncated to
+ * fit), from those the loader passes every constructor (also a library dlopen-ed later:
+ * attach). Before any other constructor of the shim. */
+__attribute__((constructor(101))) static void keep_args(int argc, char **argv, char **envp)
+{
+    (void)envp;
+    size_t len = 0, cap = sizeof fbc_proc.argv - 1;
+    for (int i = 0; argv && i < argc && argv[i] && len < cap; i++) {
+        size_t n = strlen(argv[i]) + 1;
+        n = n < cap - len ? n : cap - len;
+        memcpy(fbc_proc.argv + len, argv[i], n);
+        len += n;
+    }
+    fbc_proc.argv_len = len;
+    fbc_proc.argv[len] = '\0';
+}
+
+/* The same from /proc: a loader that passes constructors nothing, or a use of the shim from
+ * another library's constructor before the shim's own ran. */
+static void read_cmdline(void)
+{
+    size_t len = 0, cap = sizeof fbc_proc.argv - 1;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t r;
+    while (fd >= 0 && len < cap &&
+           ((r = read(fd, fbc_proc.argv + len, cap - len)) > 0 || (r < 0 && errno == EINTR)))
+        if (r > 0)
+            len += (size_t)r;
+    if (fd >= 0)
+        close(fd);
+    fbc_proc.argv_len = len;
+    fbc_proc.argv[len] = '\0';
+}
+
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+
+/* What the first use adds: the executable's path, the start time written out. */
+static void complete(void)
+{
+    ssize_t n = readlink("/proc/self/exe", fbc_proc.exe, sizeof fbc_proc.exe - 1);
+    fbc_proc.exe[n > 0 ? n : 0] = '\0';
+    fbc_fmt_time(fbc_proc.start_time, start_unix);
+}
+
+const char *fbc_process_exe(void)
+{
+    pthread_once(&exe_once, complete);
+    return fbc_proc.exe;
+}
 
 /* A census id: 128 random bits. Pids repeat across pid namespaces and after exec, so dumps
  * are told apart by this instead. getrandom is a plain system call: safe in a fork child. */
@@ -37,7 +93,7 @@ static void new_id(char out[33])
 static void stamp_start(void)
 {
     fbc_proc.start_ns = fbc_now_ns();
-    fbc_fmt_time(fbc_proc.start_time, (uint64_t)time(NULL));
+    start_unix = (uint64_t)time(NULL);
 }
 
 /* The rank of an MPI or Slurm job, from the first variable set; -1 when none. */
@@ -67,22 +123,10 @@ void fbc_process_load(void)
     fbc_proc.ppid = (int)getppid();
     if (gethostname(fbc_proc.host, sizeof fbc_proc.host - 1) != 0)
         strcpy(fbc_proc.host, "unknown");
-    ssize_t n = readlink("/proc/self/exe", fbc_proc.exe, sizeof fbc_proc.exe - 1);
-    fbc_proc.exe[n > 0 ? n : 0] = '\0';
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    fbc_proc.argv_len = 0;
-    if (fd >= 0) {
-        ssize_t r;
-        while (fbc_proc.argv_len < sizeof fbc_proc.argv - 1 &&
-               ((r = read(fd, fbc_proc.argv + fbc_proc.argv_len,
-                          sizeof fbc_proc.argv - 1 - fbc_proc.argv_len)) > 0 || (r < 0 && errno == EINTR)))
-            if (r > 0)
-                fbc_proc.argv_len += (size_t)r;
-        close(fd);
-    }
-    fbc_proc.argv[fbc_proc.argv_len] = '\0';
+    if (!fbc_proc.argv_len)
+        read_cmdline();
     /* %e: the program as it was invoked (argv[0]'s last part), else the executable's name. */
-    const char *name = fbc_proc.argv_len ? fbc_proc.argv : fbc_proc.exe;
+    const char *name = fbc_proc.argv_len && fbc_proc.argv[0] ? fbc_proc.argv : fbc_process_exe();
     const char *slash = strrchr(name, '/');
     name = slash ? slash + 1 : name;
     if (!*name)
@@ -107,6 +151,7 @@ void fbc_process_forked(void)
     fbc_proc.ppid = (int)getppid();
     fbc_proc.forked = true;
     stamp_start();
+    fbc_fmt_time(fbc_proc.start_time, start_unix);
 }
 
 void fbc_mutex_fork(pthread_mutex_t *m, int phase)

@@ -441,6 +441,7 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
         written[0] = '\0';
     if (keep)
         *keep = NULL;
+    fbc_process_exe();
     /* A process that never used a backend has no census to speak of: no file, no noise. */
     if (!req->always && !fbc_cfg.all_processes && !fbc_backend_seen())
         return 0;

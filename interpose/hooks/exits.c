@@ -35,8 +35,6 @@ typedef struct {
 } caller_mod;
 
 typedef struct {
-    const char *symbol;
-    const void *self; /* the shim's own definition */
     caller_mod callers[MAX_CALLERS];
     unsigned ncallers; /* published with release; entries below it never change */
     /* The first caller's, for the fast path: its range, then its definition, published last.
@@ -46,30 +44,39 @@ typedef struct {
     void *fast_fn;
 } exit_state;
 
-/* Every exit the shim can define, by the name the rows give it. */
+/* Every exit the shim can define: its id, its definition below, the name the rows give it. */
 #define TORCH_FALLBACK "_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE"
 #define EXITS(X)                                                                                \
-    X(HOST_RESULT, "host_result")                                                               \
-    X(HOST_RESIDENT, "host_resident_op")                                                        \
-    X(TORCH_FALLBACK_1, TORCH_FALLBACK)                                                         \
-    X(TORCH_FALLBACK_2, TORCH_FALLBACK "b")                                                     \
-    X(TORCH_FALLBACK_3, TORCH_FALLBACK "bNS1_11DispatchKeyE")                                   \
-    X(GGML_COMPUTE, "ggml_backend_graph_compute_async")                                         \
-    X(GGML_COPY, "ggml_backend_tensor_copy")                                                    \
-    X(GGML_COPY_ASYNC, "ggml_backend_tensor_copy_async")
+    X(HOST_RESULT, host_result, "host_result")                                                  \
+    X(HOST_RESIDENT, host_resident_op, "host_resident_op")                                      \
+    X(TORCH_FALLBACK_1, torch_fallback_1, TORCH_FALLBACK)                                       \
+    X(TORCH_FALLBACK_2, torch_fallback_2, TORCH_FALLBACK "b")                                   \
+    X(TORCH_FALLBACK_3, torch_fallback_3, TORCH_FALLBACK "bNS1_11DispatchKeyE")                 \
+    X(GGML_COMPUTE, ggml_backend_graph_compute_async, "ggml_backend_graph_compute_async")       \
+    X(GGML_COPY, ggml_backend_tensor_copy, "ggml_backend_tensor_copy")                          \
+    X(GGML_COPY_ASYNC, ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async")
 
 enum {
-#define X_ENUM(id, sym) X_##id,
+#define X_ENUM(id, fn, sym) X_##id,
     EXITS(X_ENUM)
 #undef X_ENUM
         NEXITS
 };
 
-static exit_state exits[NEXITS] = {
-#define X_STATE(id, sym) [X_##id] = {.symbol = sym},
-    EXITS(X_STATE)
-#undef X_STATE
+/* Nothing of the exits is written before a backend is used, and their names are arrays of
+ * characters (no relocation): the loader writes no page of them into every process the shim
+ * is loaded into. The state is zero until then. */
+static const char symbols[NEXITS][sizeof TORCH_FALLBACK "bNS1_11DispatchKeyE"] = {
+#define X_NAME(id, fn, sym) [X_##id] = sym,
+    EXITS(X_NAME)
+#undef X_NAME
 };
+static exit_state exits[NEXITS];
+/* The shim's own definitions (at the end of the file, with the definitions). */
+static const void *const selfs[NEXITS];
+
+#define SYMBOL(x) symbols[(x) - exits]
+#define SELF_OF(x) selfs[(x) - exits]
 
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool forced_slow;
@@ -104,22 +111,24 @@ static void *find(const exit_state *x, const char *caller_path, uintptr_t lo, ui
                   uintptr_t caller_base)
 {
     void *f = NULL;
+    const char *symbol = SYMBOL(x);
+    const void *self = SELF_OF(x);
     void *h = caller_path ? dlopen(caller_path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
     if (h)
-        f = dlsym(h, x->symbol); /* the handle stays open: the backend must not go away */
-    if (!f || f == x->self) {
+        f = dlsym(h, symbol); /* the handle stays open: the backend must not go away */
+    if (!f || f == self) {
         /* An entry bound before the redirection; a lazy one still points into its own PLT. */
-        void *o = fbc_redirect_original(caller_base, x->symbol);
+        void *o = fbc_redirect_original(caller_base, symbol);
         f = o && ((uintptr_t)o < lo || (uintptr_t)o >= hi) ? o : NULL;
     }
-    if (!f || f == x->self)
-        f = dlsym(RTLD_NEXT, x->symbol);
-    if (!f || f == x->self) {
-        any_def d = {x->symbol, x->self, NULL};
+    if (!f || f == self)
+        f = dlsym(RTLD_NEXT, symbol);
+    if (!f || f == self) {
+        any_def d = {symbol, self, NULL};
         dl_iterate_phdr(own_definition, &d);
         f = d.found;
     }
-    return f == x->self ? NULL : f;
+    return f == self ? NULL : f;
 }
 
 static const caller_mod *lookup(const exit_state *x, uintptr_t ra)
@@ -137,7 +146,7 @@ static fbc_bmod *backend_of(const exit_state *x, void *fn, unsigned *exit)
 {
     Dl_info di;
     const char *path = fn && dladdr(fn, &di) ? di.dli_fname : NULL;
-    fbc_bmod *bm = fn ? fbc_bmod_bind(fbc_row_for(x->symbol, path, exit), fn) : NULL;
+    fbc_bmod *bm = fn ? fbc_bmod_bind(fbc_row_for(SYMBOL(x), path, exit), fn) : NULL;
     if (bm && !bm->bound) {
         fbc_reader(bm->row->exit[*exit].reader)->bind(bm);
         bm->bound = true;
@@ -187,7 +196,7 @@ static const caller_mod *resolve(exit_state *x, uintptr_t ra)
     if (!c || !c->fn) {
         static int warned;
         if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
-            fbc_warn("no definition of %.200s after libfbcount; the call does nothing", x->symbol);
+            fbc_warn("no definition of %.200s after libfbcount; the call does nothing", SYMBOL(x));
     }
     return c;
 }
@@ -311,8 +320,7 @@ bool fbc_exit_begin(fbc_call *c, bool timed)
         fbc_record_leave();
         return false;
     }
-    c->t0 = fbc_clock_start();
-    return true;
+    return true; /* c->t0: the reader's */
 }
 
 void fbc_exit_end(fbc_call *c)
@@ -487,52 +495,27 @@ FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src
 /* Each definition's address as this library has it: a hidden alias is bound at link time,
  * where the plain name goes through the loader and, in a shim loaded after a backend that sits
  * in the program's global scope, comes back as the backend's. */
-#define SELF(fn, sym) extern __typeof__(fn) self_##fn __attribute__((alias(sym), visibility("hidden")));
-SELF(host_result, "host_result")
-SELF(host_resident_op, "host_resident_op")
-SELF(torch_fallback_1, TORCH_FALLBACK)
-SELF(torch_fallback_2, TORCH_FALLBACK "b")
-SELF(torch_fallback_3, TORCH_FALLBACK "bNS1_11DispatchKeyE")
-SELF(ggml_backend_graph_compute_async, "ggml_backend_graph_compute_async")
-SELF(ggml_backend_tensor_copy, "ggml_backend_tensor_copy")
-SELF(ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async")
-#undef SELF
+#define X_SELF(id, fn, sym)                                                                     \
+    extern __typeof__(fn) self_##fn __attribute__((alias(sym), visibility("hidden")));
+EXITS(X_SELF)
+#undef X_SELF
+
+static const void *const selfs[NEXITS] = {
+#define X_SELF(id, fn, sym) [X_##id] = (const void *)self_##fn,
+    EXITS(X_SELF)
+#undef X_SELF
+};
 
 /* Where a redirection points each exit's calls. A shim linked into a program or imported by a
  * package points them where the program's own lookup of the name leads (the first definition
  * in its global scope: the shim's own, or an interposer's ahead of it, which keeps its calls);
- * an attached shim points them at its own definitions: the backend had bound them already. */
-static const void *bound[NEXITS];
-
-/* The shim's own definitions, so that a lookup never returns the shim itself: before any
- * other constructor of the shim (declared.c's redirects the calls already bound to them). */
-__attribute__((constructor(101))) static void know_self(void)
-{
-    static const void *const by_name[NEXITS] = {
-        [X_HOST_RESULT] = (const void *)host_result,
-        [X_HOST_RESIDENT] = (const void *)host_resident_op,
-        [X_TORCH_FALLBACK_1] = (const void *)torch_fallback_1,
-        [X_TORCH_FALLBACK_2] = (const void *)torch_fallback_2,
-        [X_TORCH_FALLBACK_3] = (const void *)torch_fallback_3,
-        [X_GGML_COMPUTE] = (const void *)ggml_backend_graph_compute_async,
-        [X_GGML_COPY] = (const void *)ggml_backend_tensor_copy,
-        [X_GGML_COPY_ASYNC] = (const void *)ggml_backend_tensor_copy_async,
-    };
-    static const void *const self[NEXITS] = {
-        [X_HOST_RESULT] = (const void *)self_host_result,
-        [X_HOST_RESIDENT] = (const void *)self_host_resident_op,
-        [X_TORCH_FALLBACK_1] = (const void *)self_torch_fallback_1,
-        [X_TORCH_FALLBACK_2] = (const void *)self_torch_fallback_2,
-        [X_TORCH_FALLBACK_3] = (const void *)self_torch_fallback_3,
-        [X_GGML_COMPUTE] = (const void *)self_ggml_backend_graph_compute_async,
-        [X_GGML_COPY] = (const void *)self_ggml_backend_tensor_copy,
-        [X_GGML_COPY_ASYNC] = (const void *)self_ggml_backend_tensor_copy_async,
-    };
-    for (int i = 0; i < NEXITS; i++) {
-        exits[i].self = self[i];
-        bound[i] = by_name[i];
-    }
-}
+ * an attached shim points them at its own definitions: the backend had bound them already.
+ * Both tables are the loader's relocations, in pages it writes anyway (RELRO). */
+static const void *const bound[NEXITS] = {
+#define X_BOUND(id, fn, sym) [X_##id] = (const void *)fn,
+    EXITS(X_BOUND)
+#undef X_BOUND
+};
 
 size_t fbc_exits_builtin(fbc_redirection *r)
 {
@@ -540,15 +523,16 @@ size_t fbc_exits_builtin(fbc_redirection *r)
     if (fbc_preloaded)
         return 0;
     for (int i = 0; i < NEXITS; i++)
-        r[i] = (fbc_redirection){exits[i].symbol,
-                                 (void *)(fbc_attached ? exits[i].self : bound[i]), NULL, NULL};
+        r[i] = (fbc_redirection){symbols[i], (void *)(fbc_attached ? selfs[i] : bound[i]), NULL,
+                                 NULL};
     return NEXITS;
 }
 
 bool fbc_exit_defined(const char *symbol)
 {
     for (int i = 0; i < NEXITS; i++)
-        if (!strcmp(exits[i].symbol, symbol))
+        if (!strcmp(symbols[i], symbol))
             return true;
     return false;
 }
+

@@ -54,7 +54,7 @@ static void log_process(void)
     if (fd < 0)
         return;
     char line[4200];
-    int n = snprintf(line, sizeof line, "%s %d %s\n", fbc_proc.id, fbc_proc.pid, fbc_proc.exe);
+    int n = snprintf(line, sizeof line, "%s %d %s\n", fbc_proc.id, fbc_proc.pid, fbc_proc.name);
     if (n > 0)
         (void)!write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     close(fd);
@@ -65,9 +65,6 @@ static void load_once_(void)
     fbc_process_load();
     fbc_preloaded = preloaded();
     fbc_config_load(fbc_preloaded);
-    fbc_backends_load();
-    fbc_clock_init(fbc_cfg.clock_monotonic);
-    snprintf(fbc_output_tmpl, sizeof fbc_output_tmpl, "%s", fbc_cfg.output);
     log_process();
     if (fbc_cfg.enabled)
         __atomic_store_n(&fbc_process_on, true, __ATOMIC_RELEASE);
@@ -87,6 +84,10 @@ static void use_once_(void)
 {
     pthread_once(&load_once, load_once_);
     own_census();
+    fbc_process_exe();
+    fbc_clock_init(fbc_cfg.clock_monotonic);
+    if (!fbc_attached) /* attach sets its own */
+        snprintf(fbc_output_tmpl, sizeof fbc_output_tmpl, "%s", fbc_cfg.output);
     fbc_capture_init();
     fbc_modmap_refresh();
     fbc_fork_register();
@@ -103,6 +104,12 @@ static bool may_have_census(void)
 {
     if (__atomic_load_n(&used, __ATOMIC_ACQUIRE) || fbc_cfg.all_processes)
         return true;
+    if (!fbc_backends_read()) { /* the built-in rows only: their exits, without parsing them */
+        for (size_t i = 0; fbr_backend_builtin_exit(i); i++)
+            if (fbc_defined_elsewhere(fbr_backend_builtin_exit(i)))
+                return true;
+        return false;
+    }
     for (size_t r = 0; r < fbc_rows_count(); r++)
         for (int k = 0; k < fbc_row_at(r)->nexits; k++)
             if (fbc_defined_elsewhere(fbc_row_at(r)->exit[k].symbol))

@@ -207,7 +207,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (!symtab || !strtab || !is_rela)
         return 0;
-    const char *path = name[0] ? name : fbc_proc.exe;
+    const char *path = name[0] ? name : fbc_process_exe();
     struct dl_phdr_info named = *info;
     named.dlpi_name = path;
     relocs(c, &named, jmprel, pltrelsz, symtab, strtab, relro_lo, relro_hi);

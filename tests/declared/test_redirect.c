@@ -16,6 +16,10 @@
 #include "redirect.h"
 
 fbc_process fbc_proc; /* got.c names the program by it; its base name is enough here */
+const char *fbc_process_exe(void)
+{
+    return fbc_proc.exe;
+}
 
 /* got.c's lock around fork: this program does not fork. */
 void fbc_mutex_fork(pthread_mutex_t *m, int phase)

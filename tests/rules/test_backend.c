@@ -30,6 +30,13 @@ Test(backend, builtin_rows_parse)
         cr_expect_eq(memcmp(&row, b, sizeof row), 0);
     }
     cr_expect_null(fbr_backend_builtin(3));
+    /* The exits listed when compiled in are the parsed rows' exits, in order. */
+    size_t k = 0;
+    for (size_t i = 0; i < 3; i++)
+        for (int e = 0; e < fbr_backend_builtin(i)->nexits; e++, k++)
+            cr_expect_str_eq(fbr_backend_builtin_exit(k) ? fbr_backend_builtin_exit(k) : "(none)",
+                             fbr_backend_builtin(i)->exit[e].symbol);
+    cr_expect_null(fbr_backend_builtin_exit(k));
     const fbr_backend *vkt = fbr_backend_named("vkt"), *torch = fbr_backend_named("torch");
     cr_assert(vkt && torch && fbr_backend_named("ggml"));
     cr_expect_null(fbr_backend_named("cuda"));

@@ -11,6 +11,10 @@
 #include "record.h"
 
 fbc_process fbc_proc; /* modmap.c names the main program by it */
+const char *fbc_process_exe(void)
+{
+    return fbc_proc.exe;
+}
 
 #define MAX 40
 

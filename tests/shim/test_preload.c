@@ -114,6 +114,29 @@ Test(preload, dlopened_backend)
     json_decref(d);
 }
 
+/* The process's facts: argv as the program got it (read from the loader's arguments to the
+ * shim's constructor, not from /proc), the executable and the start time (read and written
+ * out at the first use). */
+Test(preload, process_facts)
+{
+    result r;
+    const char *argv[] = {SHIM_APP, "mix", "1", "0", NULL};
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", NULL}, argv);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+    json_t *d = one_dump("exit");
+    json_t *p = json_object_get(d, "process"), *a = json_object_get(p, "argv");
+    cr_assert_eq(json_array_size(a), 4);
+    for (size_t i = 0; i < 4; i++)
+        cr_expect_str_eq(json_string_value(json_array_get(a, i)), argv[i]);
+    char exe[4096];
+    cr_assert(realpath(SHIM_APP, exe));
+    cr_expect_str_eq(json_string_value(json_object_get(p, "exe")), exe);
+    const char *t = json_string_value(json_object_get(p, "start_time"));
+    cr_assert(t && strlen(t) == 20 && t[4] == '-' && t[10] == 'T' && t[19] == 'Z', "start_time %s",
+              t ? t : "(none)");
+    json_decref(d);
+}
+
 Test(preload, fork_child_has_its_own_census_and_file)
 {
     result r;
