@@ -1205,8 +1205,8 @@ static top_text top_of(const char *text, size_t len)
         p++;
     while (end > p && end[-1] != '}')
         end--;
-    top_text top = {{NULL, 0}, {NULL, 0}, 0};
-    fbj_iter it = fbj_open((fbj_span){p, (size_t)(end - p)});
+    top_text top = {0};
+    fbj_iter it = fbj_open((fbj_span){p, (size_t)(end - p), false});
     fbj_span k, v;
     size_t kept = 0;
     while (fbj_next_member(&it, &k, &v)) {

@@ -16,10 +16,12 @@
 
 #include <jansson.h>
 
-/* A value's bytes within the text: from its first byte to just past its last. */
+/* A value's bytes within the text: from its first byte to just past its last, and whether
+ * they are what jansson's compact form of it would be (set by the iterators). */
 typedef struct {
     const char *p;
     size_t n;
+    bool compact;
 } fbj_span;
 
 /* The members of an object or the elements of an array, in the order written. */
