@@ -230,7 +230,6 @@ static void add_int(json_t *o, const char *key, json_int_t v)
  * symbolized frames kept per distinct text: small records by the hundred thousand, each a
  * pointer bump in one arena, freed at once with the process. */
 static fbp_pool *tree_pool;
-static json_t *kept_root;
 
 static void *tree_alloc(size_t size)
 {
@@ -1422,10 +1421,7 @@ int fbx_symbolize(int argc, char **argv)
         fbx_error("symbolize", "out of memory");
     fbj_buf_free(&stacks);
     rowtab_free(&rows);
-    /* The rows, most of them the arena's, stay with the process: freeing them one by one
-     * (and asking the arena of each whether it is its own) was a tenth of the time. */
-    kept_root = json_incref(fbd_json(d));
-    fbd_free(d);
+    fbd_free(d); /* the reader's values go back to malloc, the arena's stay */
     free(text);
     json_set_alloc_funcs(malloc, free);
     if (code != FBX_OK)
