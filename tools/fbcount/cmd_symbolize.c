@@ -1137,7 +1137,8 @@ static void put_name_member(fbj_buf *out, bool comma, const char *key, const cha
  * resolved, op and site named where the shim could not. Returns the frames resolved. */
 static size_t symbolize_stack(sym_ctx *c, const fbd_stack *st, fbj_span text, fbj_buf *out)
 {
-    size_t n = 0, at_frames = SIZE_MAX, at_op = SIZE_MAX, at_site = SIZE_MAX;
+    size_t n = 0, at_frames = SIZE_MAX, at_op = SIZE_MAX, at_site = SIZE_MAX,
+           at_backend = SIZE_MAX;
     fbj_iter it = fbj_open(text);
     for (;; n++) {
         if (!reserve(c, &c->keys, &c->capkeys, n + 1, sizeof *c->keys) ||
@@ -1151,6 +1152,8 @@ static size_t symbolize_stack(sym_ctx *c, const fbd_stack *st, fbj_span text, fb
             at_op = n;
         else if (fbj_is(k, FBR_SITE))
             at_site = n;
+        else if (fbj_is(k, FBR_BACKEND_NAME))
+            at_backend = n;
     }
     if (c->nomem || at_frames == SIZE_MAX) /* the reader requires frames */
         return 0;
@@ -1159,9 +1162,7 @@ static size_t symbolize_stack(sym_ctx *c, const fbd_stack *st, fbj_span text, fb
     /* Where the JSON has a string, the reader's record holds it; null or absent is NULL. */
     v.op = at_op != SIZE_MAX && *c->vals[at_op].p == '"' ? st->op : NULL;
     v.site = at_site != SIZE_MAX && *c->vals[at_site].p == '"' ? st->site : NULL;
-    for (size_t i = 0; i < n; i++)
-        if (fbj_is(c->keys[i], FBR_BACKEND_NAME))
-            v.backend = *c->vals[i].p == '"' ? st->backend : NULL;
+    v.backend = at_backend != SIZE_MAX && *c->vals[at_backend].p == '"' ? st->backend : NULL;
     char *op = NULL, *site = NULL;
     if (!c->nomem && ((v.op && !strcmp(v.op, FBR_UNKNOWN)) ||
                       (v.site && !strcmp(v.site, FBR_UNKNOWN))))
