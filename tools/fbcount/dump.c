@@ -476,8 +476,8 @@ static void resolve_frames(vctx *c)
  * reading such a dump (perf, `report --by stack`, 200,000 stacks). So the scanner splits a
  * stack object (split_stack): its frame elements are kept as text and looked up here by their
  * exact bytes, in a direct-mapped memo of 2^16 slots (1.5 MiB: the few frames every stack
- * shares stay in it, and frames met once evict each other); only a text not in the memo goes
- * to jansson and intern_frame. */
+ * shares stay in it, and frames met once evict each other); a text not in the memo is read
+ * by plain_frame when it is plain, and by jansson and intern_frame otherwise. */
 #define MEMO_BITS 16
 
 struct frame_text {
