@@ -8,6 +8,12 @@
  * could not be named attributed by their backend's rule (rules/backend.h), their counts moved
  * out of the "(unknown)" rows. A crash dump symbolized afterwards then reads like the dump the
  * process would have written live.
+ *
+ * One parse: the reader (dump.h) validates the dump and keeps its top level; the stacks are
+ * rewritten from the text (jtext.h), each raw frame symbolized once per distinct text, and the
+ * counts move into the dump's rows and into records for the rows made. The output is what
+ * jansson would write for the symbolized document, byte for byte, without building it: that
+ * tree, parsed a second time and written out, was most of the time of a dump of many ops.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -30,6 +36,7 @@
 #include "cli.h"
 #include "dwname.h" /* rules/: how DWARF names a frame and its file */
 #include "fields.h" /* rules/: the dump's field names */
+#include "jtext.h"
 #include "output.h"
 #include "pool.h"
 #include "readfile.h"
@@ -219,9 +226,9 @@ static void add_int(json_t *o, const char *key, json_int_t v)
 
 /* ---- the rows of each kind, by backend and op, and their sites: found in O(1) ---------- */
 
-/* The JSON tree of a dump and its indexes live until the command ends: tens of millions of small values for a
- * dump of 100,000 stacks, each a pointer bump in one arena (glibc's malloc and free were half
- * of the command's time), freed at once with the process. */
+/* The indexes of rows and sites, the rows and sites the stacks' counts move to, and the
+ * symbolized frames kept per distinct text: small records by the hundred thousand, each a
+ * pointer bump in one arena, freed at once with the process. */
 static fbp_pool *tree_pool;
 
 static void *tree_alloc(size_t size)
@@ -229,60 +236,153 @@ static void *tree_alloc(size_t size)
     return fbp_alloc_raw(tree_pool, size);
 }
 
+/* The reader's values are malloc's and go back to it (an array that grows frees its old
+ * table); the arena's go with the process. */
 static void tree_free(void *p)
 {
-    (void)p; /* the arena goes with the process */
+    if (p && !fbp_owns(tree_pool, p))
+        free(p);
 }
 
+/* Appends len bytes at s to the key of n bytes at out, as far as cap - 1 allows (as snprintf
+ * truncates; built by hand, as a printf per key was a tenth of the time of 100,000 ops). */
+static size_t key_put(char *out, size_t cap, size_t n, const char *s, size_t len)
+{
+    size_t room = n < cap - 1 ? cap - 1 - n : 0;
+    len = len < room ? len : room;
+    memcpy(out + n, s, len);
+    out[n + len] = '\0';
+    return n + len;
+}
+
+static size_t key_str(char *out, size_t cap, size_t n, const char *s)
+{
+    return key_put(out, cap, n, s, strlen(s) + 1); /* with its NUL, the separator */
+}
 
 static const char *const lists[] = {FBR_OPS, FBR_HOST_OPS, FBR_TRANSFERS};
-static const char *const kinds[] = {FBR_KIND_FALLBACK, FBR_KIND_HOST, FBR_KIND_TRANSFER};
 #define NKINDS (sizeof lists / sizeof *lists)
+
+/* A row's or a site's counters, by index: members of a jansson object (the dump's rows), or
+ * of a record (the rows the stacks' counts move to: 100,000 ops made as many jansson objects,
+ * 2.3 KiB each, half of what was left of the command's time). A record keeps the order its
+ * counters were set in, which is where jansson would have written them. */
+enum { C_COUNT, C_BYTES, C_MAX_BYTES, C_NS, C_MAX_NS, NCOUNTERS };
+static const char *const counter_keys[NCOUNTERS] = {FBR_COUNT, FBR_BYTES, FBR_MAX_BYTES, FBR_NS,
+                                                    FBR_MAX_NS};
+
+typedef struct {
+    json_int_t v[NCOUNTERS];
+    unsigned char order[NCOUNTERS], n; /* the counters set, in the order set */
+    bool set[NCOUNTERS];
+} counters;
+
+typedef struct {
+    json_t *j; /* or */
+    counters *c;
+} cref;
+
+static bool c_has(cref r, int k)
+{
+    return r.j ? json_object_get(r.j, counter_keys[k]) != NULL : r.c->set[k];
+}
+
+static json_int_t c_get(cref r, int k)
+{
+    return r.j ? get_int(r.j, counter_keys[k]) : r.c->v[k];
+}
+
+/* Adds v, never below 0; a counter not there yet is set after those that are. */
+static void c_add(cref r, int k, json_int_t v)
+{
+    if (r.j) {
+        add_int(r.j, counter_keys[k], v);
+        return;
+    }
+    json_int_t x = r.c->v[k] + v;
+    r.c->v[k] = x > 0 ? x : 0;
+    if (!r.c->set[k]) {
+        r.c->set[k] = true;
+        r.c->order[r.c->n++] = (unsigned char)k;
+    }
+}
+
+/* A site made for a stack's counts: what site_get writes into a site, members left out where
+ * the name is not UTF-8 (jansson holds no such string). */
+typedef struct {
+    const char *site, *file, *module; /* NULL where left out */
+    long line;                        /* written when > 0, after a file */
+    bool python;
+    counters c;
+} nsite;
+
+/* A row made for a stack's counts: op and backend, the five counters at 0, no shapes. */
+typedef struct {
+    const char *op, *backend;
+    counters c;
+    nsite **sites;
+    size_t nsites, capsites;
+} nrow;
 
 typedef struct site_ent {
     UT_hash_handle hh;
-    json_t *obj;
+    cref ref;
     char key[];
 } site_ent;
 
 typedef struct row_ent {
     UT_hash_handle hh;
-    json_t *obj;
-    site_ent *sites; /* built at the first lookup */
-    bool indexed;
+    json_t *obj; /* or */
+    nrow *nr;
+    bool indexed; /* its sites are in the table of sites */
     char key[];
 } row_ent;
+
+/* A row or site in a sorted list: a jansson object, or a record made here. */
+typedef struct {
+    json_t *j;
+    const void *rec;
+    json_int_t bytes, count;
+    const char *name;
+    size_t at; /* where it was: ties keep their order */
+} sort_ent;
 
 typedef struct {
     json_t *root;
     row_ent *rows;
+    site_ent *sites; /* of every row, by the row and the site: one table, not one a row
+                      * (uthash's 600 bytes each were 60 MiB for 100,000 ops) */
+    nrow **made[NKINDS]; /* the rows made, in the order made (after the dump's) */
+    size_t nmade[NKINDS], capmade[NKINDS];
+    sort_ent *sorted[NKINDS]; /* each list as written: the dump's rows and the made */
+    size_t nsorted[NKINDS];
 } rowtab;
 
 /* "kind\0backend\0op": a row's identity (a row without a backend is libvkt's, as older dumps
  * have it). */
 static size_t row_key(char *out, size_t cap, size_t kind, const char *backend, const char *op)
 {
-    int n = snprintf(out, cap, "%zu%c%s%c%s", kind, 0, backend ? backend : FBR_BACKEND_DEFAULT, 0,
-                     op ? op : FBR_UNKNOWN);
-    return n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+    char k[2] = {(char)('0' + kind), '\0'};
+    size_t n = key_put(out, cap, 0, k, 2);
+    n = key_str(out, cap, n, backend ? backend : FBR_BACKEND_DEFAULT);
+    return key_put(out, cap, n, op ? op : FBR_UNKNOWN, strlen(op ? op : FBR_UNKNOWN));
 }
 
-static row_ent *row_index(rowtab *t, size_t kind, json_t *obj)
+static row_ent *row_index(rowtab *t, size_t kind, const char *backend, const char *op)
 {
     char key[1200];
-    size_t len = row_key(key, sizeof key, kind, get_str(obj, FBR_BACKEND_NAME), get_str(obj, FBR_OP));
+    size_t len = row_key(key, sizeof key, kind, backend, op);
     row_ent *r = fbp_alloc(tree_pool, sizeof *r + len + 1);
     if (!r)
         return NULL;
     memcpy(r->key, key, len + 1);
-    r->obj = obj;
     HASH_ADD(hh, t->rows, key, len, r);
     return r;
 }
 
 static int rowtab_build(rowtab *t, json_t *root)
 {
-    *t = (rowtab){root, NULL};
+    *t = (rowtab){.root = root};
     for (size_t k = 0; k < NKINDS; k++) {
         json_t *list = json_object_get(root, lists[k]), *e;
         size_t i;
@@ -291,23 +391,51 @@ static int rowtab_build(rowtab *t, json_t *root)
             if (!list || json_object_set_new(root, lists[k], list) != 0)
                 return -1;
         }
-        json_array_foreach(list, i, e)
-            if (!row_index(t, k, e))
+        json_array_foreach(list, i, e) {
+            row_ent *r = row_index(t, k, get_str(e, FBR_BACKEND_NAME), get_str(e, FBR_OP));
+            if (!r)
                 return -1;
+            r->obj = e;
+        }
     }
     return 0;
 }
 
 static void rowtab_free(rowtab *t)
 {
-    row_ent *r, *rt;
-    HASH_ITER(hh, t->rows, r, rt) { /* the entries are the arena's */
-        HASH_CLEAR(hh, r->sites);
+    HASH_CLEAR(hh, t->rows); /* the entries are the arena's */
+    HASH_CLEAR(hh, t->sites);
+    for (size_t k = 0; k < NKINDS; k++) {
+        free(t->made[k]);
+        free(t->sorted[k]);
     }
-    HASH_CLEAR(hh, t->rows);
 }
 
-/* The row (kind, backend, op), made empty and listed when there is none and make is set. */
+/* Room for need records of size bytes at *p, from first on (a made row has one site or
+ * two, the rows made number thousands). */
+static bool grow(void *p, size_t *cap, size_t need, size_t size, size_t first)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap * 2 : first;
+    while (n < need)
+        n *= 2;
+    void *r = realloc(*(void **)p, n * size);
+    if (!r)
+        return false;
+    *(void **)p = r;
+    *cap = n;
+    return true;
+}
+
+/* The pool's copy of s when it is UTF-8, else NULL. */
+static const char *utf8_copy(const char *s)
+{
+    return s && fbj_utf8(s) ? fbp_str(tree_pool, s, strlen(s)) : NULL;
+}
+
+/* The row (kind, backend, op), made empty and listed when there is none and make is set
+ * (none when a name is not UTF-8, as jansson would have made none). */
 static row_ent *row_get(rowtab *t, size_t kind, const char *backend, const char *op, bool make)
 {
     char key[1200];
@@ -316,35 +444,48 @@ static row_ent *row_get(rowtab *t, size_t kind, const char *backend, const char 
     HASH_FIND(hh, t->rows, key, len, r);
     if (r || !make)
         return r;
-    json_t *obj = json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:[],s:[]}", FBR_OP, op,
-                            FBR_BACKEND_NAME, backend ? backend : FBR_BACKEND_DEFAULT, FBR_COUNT,
-                            (json_int_t)0, FBR_BYTES, (json_int_t)0, FBR_MAX_BYTES, (json_int_t)0,
-                            FBR_NS, (json_int_t)0, FBR_MAX_NS, (json_int_t)0, FBR_SHAPES, FBR_SITES);
-    if (!obj || json_array_append_new(json_object_get(t->root, lists[kind]), obj) != 0)
+    nrow *nr = fbp_alloc(tree_pool, sizeof *nr);
+    if (!nr || !(nr->op = utf8_copy(op)) ||
+        !(nr->backend = utf8_copy(backend ? backend : FBR_BACKEND_DEFAULT)) ||
+        !grow(&t->made[kind], &t->capmade[kind], t->nmade[kind] + 1, sizeof *t->made[kind], 1024))
         return NULL;
-    return row_index(t, kind, obj);
+    for (int k = 0; k < NCOUNTERS; k++)
+        c_add((cref){NULL, &nr->c}, k, 0);
+    t->made[kind][t->nmade[kind]++] = nr;
+    if ((r = row_index(t, kind, backend, op)))
+        r->nr = nr;
+    return r;
 }
 
-/* "site\0file\0line": one site by rules/attrib.h's fbr_same_site (without a file, the
- * function alone). */
-static size_t site_key(char *out, size_t cap, const char *site, const char *file, long line)
+/* "row site\0file\0line": one site of a row (the row by its address) by rules/attrib.h's
+ * fbr_same_site (without a file, the function alone). */
+static size_t site_key(char *out, size_t cap, const row_ent *r, const char *site,
+                       const char *file, long line)
 {
-    int n = snprintf(out, cap, "%s%c%s%c%ld", site ? site : "", 0, file ? file : "", 0,
-                     file ? line : 0L);
-    return n > 0 && (size_t)n < cap ? (size_t)n : cap - 1;
+    char num[24], *p = num + sizeof num;
+    unsigned long u = file ? (line < 0 ? 0UL - (unsigned long)line : (unsigned long)line) : 0;
+    do
+        *--p = (char)('0' + u % 10);
+    while (u /= 10);
+    if (file && line < 0)
+        *--p = '-';
+    size_t n = key_put(out, cap, 0, (const char *)&r, sizeof r);
+    n = key_str(out, cap, n, site ? site : "");
+    n = key_str(out, cap, n, file ? file : "");
+    return key_put(out, cap, n, p, (size_t)(num + sizeof num - p));
 }
 
-static site_ent *site_index(row_ent *r, json_t *obj)
+static site_ent *site_index(rowtab *t, row_ent *r, cref ref, const char *site, const char *file,
+                            long line)
 {
-    char key[4200];
-    size_t len = site_key(key, sizeof key, get_str(obj, FBR_SITE), get_str(obj, FBR_FILE),
-                          (long)get_int(obj, FBR_LINE));
+    char key[4200 + sizeof(void *)]; /* the row, then the site as before */
+    size_t len = site_key(key, sizeof key, r, site, file, line);
     site_ent *s = fbp_alloc(tree_pool, sizeof *s + len + 1);
     if (!s)
         return NULL;
     memcpy(s->key, key, len + 1);
-    s->obj = obj;
-    HASH_ADD(hh, r->sites, key, len, s);
+    s->ref = ref;
+    HASH_ADD(hh, t->sites, key, len, s);
     return s;
 }
 
@@ -354,23 +495,9 @@ typedef struct {
     bool python;
 } site_info;
 
-static json_t *site_get(row_ent *r, const site_info *si)
+/* A new site of a dump's row, as the shim writes one. */
+static json_t *site_json(json_t *sites, const site_info *si)
 {
-    json_t *sites = json_object_get(r->obj, FBR_SITES), *e;
-    if (!json_is_array(sites))
-        return NULL;
-    if (!r->indexed) {
-        size_t i;
-        json_array_foreach(sites, i, e)
-            site_index(r, e);
-        r->indexed = true;
-    }
-    char key[4200];
-    size_t len = site_key(key, sizeof key, si->site, si->file, si->line);
-    site_ent *s;
-    HASH_FIND(hh, r->sites, key, len, s);
-    if (s)
-        return s->obj;
     json_t *site = json_object();
     if (!site)
         return NULL;
@@ -384,121 +511,291 @@ static json_t *site_get(row_ent *r, const site_info *si)
         json_object_set_new(site, FBR_PYTHON, json_true());
     if (si->module)
         json_object_set_new(site, FBR_MODULE, json_string(si->module));
-    if (json_array_append_new(sites, site) != 0)
+    return json_array_append_new(sites, site) == 0 ? site : NULL;
+}
+
+/* The same site as a record of a made row. */
+static nsite *site_rec(nrow *nr, const site_info *si)
+{
+    nsite *s = fbp_alloc(tree_pool, sizeof *s);
+    if (!s || !grow(&nr->sites, &nr->capsites, nr->nsites + 1, sizeof *nr->sites, 2))
         return NULL;
-    site_index(r, site);
-    return site;
+    s->site = utf8_copy(si->site);
+    s->file = utf8_copy(si->file);
+    s->line = s->file && si->line > 0 ? si->line : 0;
+    s->python = si->python;
+    s->module = utf8_copy(si->module);
+    nr->sites[nr->nsites++] = s;
+    return s;
+}
+
+/* The site si of row r, made when there is none; its counters. */
+static bool site_get(rowtab *t, row_ent *r, const site_info *si, cref *out)
+{
+    json_t *sites = r->obj ? json_object_get(r->obj, FBR_SITES) : NULL, *e;
+    if (r->obj && !json_is_array(sites))
+        return false;
+    if (!r->indexed) {
+        size_t i;
+        json_array_foreach(sites, i, e)
+            site_index(t, r, (cref){e, NULL}, get_str(e, FBR_SITE), get_str(e, FBR_FILE),
+                       (long)get_int(e, FBR_LINE));
+        r->indexed = true;
+    }
+    char key[4200 + sizeof(void *)]; /* the row, then the site as before */
+    size_t len = site_key(key, sizeof key, r, si->site, si->file, si->line);
+    site_ent *s;
+    HASH_FIND(hh, t->sites, key, len, s);
+    if (s) {
+        *out = s->ref;
+        return true;
+    }
+    if (r->obj) {
+        json_t *site = site_json(sites, si);
+        if (!site)
+            return false;
+        *out = (cref){site, NULL};
+        site_index(t, r, *out, get_str(site, FBR_SITE), get_str(site, FBR_FILE),
+                   (long)get_int(site, FBR_LINE));
+        return true;
+    }
+    nsite *ns = site_rec(r->nr, si);
+    if (!ns)
+        return false;
+    *out = (cref){NULL, &ns->c};
+    site_index(t, r, *out, ns->site, ns->file, ns->line);
+    return true;
 }
 
 /* An op's or a site's largest tensor and longest fallback take in the stack's. */
-static void raise_maxes(json_t *to, const json_t *st)
+static void raise_maxes(cref to, const fbd_stack *st)
 {
-    const char *maxes[] = {FBR_MAX_BYTES, FBR_MAX_NS};
+    const int maxes[] = {C_MAX_BYTES, C_MAX_NS};
+    const json_int_t v[] = {(json_int_t)st->max_bytes, (json_int_t)st->max_ns};
     for (size_t k = 0; k < 2; k++)
-        if (get_int(st, maxes[k]) > get_int(to, maxes[k]))
-            add_int(to, maxes[k], get_int(st, maxes[k]) - get_int(to, maxes[k]));
+        if (v[k] > c_get(to, maxes[k]))
+            c_add(to, maxes[k], v[k] - c_get(to, maxes[k]));
 }
 
-static void add_counts(json_t *to, const json_t *st, int sign)
+/* The stack's counts as the reader validated them (each in [0, 2^53]). */
+static void add_counts(cref to, const fbd_stack *st, int sign)
 {
-    add_int(to, FBR_COUNT, sign * get_int(st, FBR_COUNT));
-    add_int(to, FBR_BYTES, sign * get_int(st, FBR_BYTES));
-    if (sign > 0 || json_object_get(to, FBR_NS))
-        add_int(to, FBR_NS, sign * get_int(st, FBR_NS));
+    c_add(to, C_COUNT, sign * (json_int_t)st->count);
+    c_add(to, C_BYTES, sign * (json_int_t)st->bytes);
+    if (sign > 0 || c_has(to, C_NS))
+        c_add(to, C_NS, sign * (json_int_t)st->ns);
     if (sign > 0)
         raise_maxes(to, st);
+}
+
+static cref row_counts(const row_ent *r)
+{
+    return r->obj ? (cref){r->obj, NULL} : (cref){NULL, &r->nr->c};
 }
 
 /* Moves a stack's counts from where the dump listed them (its "(unknown)" row and site) to
  * its op and site, as the shim would have listed it. */
 static void move_counts(rowtab *t, size_t kind, const char *backend, const char *from_op,
-                        const char *op, const site_info *si, const json_t *st)
+                        const char *op, const site_info *si, const fbd_stack *st)
 {
     row_ent *from = row_get(t, kind, backend, from_op, false);
     if (!from) /* a crash dump's rows of unknown ops name no backend */
         from = row_get(t, kind, NULL, from_op, false);
+    cref s;
     if (from) {
-        add_counts(from->obj, st, -1);
+        add_counts(row_counts(from), st, -1);
         site_info unknown = {.site = FBR_UNKNOWN};
-        json_t *s = site_get(from, &unknown);
-        if (s)
+        if (site_get(t, from, &unknown, &s))
             add_counts(s, st, -1);
     }
     row_ent *to = row_get(t, kind, backend, op, true);
     if (!to)
         return;
-    add_counts(to->obj, st, 1);
-    json_t *s = site_get(to, si);
-    if (s)
+    add_counts(row_counts(to), st, 1);
+    if (site_get(t, to, si, &s))
         add_counts(s, st, 1);
 }
 
-/* Heavier first, as the shim orders ops and sites: bytes, then count, then the name. */
-static const char *sort_name;
-
+/* Heavier first, as the shim orders ops and sites: bytes, then count, then the name; ties
+ * keep the order they had (as glibc's merge sort kept them). */
 static int lighter(const void *pa, const void *pb)
 {
-    const json_t *a = *(json_t *const *)pa, *b = *(json_t *const *)pb;
-    json_int_t ab = get_int(a, FBR_BYTES), bb = get_int(b, FBR_BYTES);
-    if (ab != bb)
-        return ab > bb ? -1 : 1;
-    json_int_t ac = get_int(a, FBR_COUNT), bc = get_int(b, FBR_COUNT);
-    if (ac != bc)
-        return ac > bc ? -1 : 1;
-    const char *an = get_str(a, sort_name), *bn = get_str(b, sort_name);
-    return an && bn ? strcmp(an, bn) : 0;
+    const sort_ent *a = pa, *b = pb;
+    if (a->bytes != b->bytes)
+        return a->bytes > b->bytes ? -1 : 1;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    int c = a->name && b->name ? strcmp(a->name, b->name) : 0;
+    return c ? c : a->at < b->at ? -1 : a->at > b->at;
 }
 
-/* Orders a list (O(n log n)) and drops the entries emptied by moving their counts. */
+/* Drops the "(unknown)" entries emptied by moving their counts, and orders the rest. */
+static size_t sort_ents(sort_ent *v, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!v[i].name || strcmp(v[i].name, FBR_UNKNOWN) || v[i].count != 0) {
+            v[k] = v[i];
+            v[k].at = k;
+            k++;
+        }
+    qsort(v, k, sizeof *v, lighter);
+    return k;
+}
+
+/* Orders a dump's list in place (O(n log n)). */
 static void sort_list(json_t *list, const char *name)
 {
-    size_t n = json_array_size(list), k = 0;
-    json_t **v = calloc(n + 1, sizeof *v);
+    size_t n = json_array_size(list);
+    sort_ent *v = calloc(n + 1, sizeof *v);
     if (!v)
         return;
     for (size_t i = 0; i < n; i++) {
-        json_t *e = json_array_get(list, i);
-        const char *nm = get_str(e, name);
-        if (nm && !strcmp(nm, FBR_UNKNOWN) && get_int(e, FBR_COUNT) == 0)
-            continue;
-        v[k++] = json_incref(e);
+        json_t *e = json_incref(json_array_get(list, i));
+        v[i] = (sort_ent){e, NULL, get_int(e, FBR_BYTES), get_int(e, FBR_COUNT), get_str(e, name),
+                          i};
     }
-    sort_name = name;
-    qsort(v, k, sizeof *v, lighter);
+    size_t k = sort_ents(v, n);
     json_array_clear(list);
     for (size_t i = 0; i < k; i++)
-        json_array_append_new(list, v[i]);
+        json_array_append(list, v[i].j);
+    for (size_t i = 0; i < n; i++)
+        json_decref(v[i].j);
     free(v);
 }
 
-static void tidy(json_t *root)
+static int tidy(rowtab *t)
 {
     for (size_t k = 0; k < NKINDS; k++) {
-        json_t *list = json_object_get(root, lists[k]), *e;
-        size_t i;
+        json_t *list = json_object_get(t->root, lists[k]), *e;
+        size_t i, n = json_array_size(list), m = t->nmade[k];
         json_array_foreach(list, i, e)
             sort_list(json_object_get(e, FBR_SITES), FBR_SITE);
-        sort_list(list, FBR_OP);
+        sort_ent *v = calloc(n + m + 1, sizeof *v);
+        if (!v)
+            return -1;
+        json_array_foreach(list, i, e)
+            v[i] = (sort_ent){e, NULL, get_int(e, FBR_BYTES), get_int(e, FBR_COUNT),
+                              get_str(e, FBR_OP), i};
+        for (size_t j = 0; j < m; j++) {
+            nrow *nr = t->made[k][j];
+            sort_ent *s = calloc(nr->nsites + 1, sizeof *s);
+            if (!s) {
+                free(v);
+                return -1;
+            }
+            for (size_t q = 0; q < nr->nsites; q++)
+                s[q] = (sort_ent){NULL, nr->sites[q], nr->sites[q]->c.v[C_BYTES],
+                                  nr->sites[q]->c.v[C_COUNT], nr->sites[q]->site, q};
+            nr->nsites = sort_ents(s, nr->nsites);
+            for (size_t q = 0; q < nr->nsites; q++)
+                nr->sites[q] = (nsite *)s[q].rec;
+            free(s);
+            v[n + j] = (sort_ent){NULL, nr, nr->c.v[C_BYTES], nr->c.v[C_COUNT], nr->op, n + j};
+        }
+        t->sorted[k] = v;
+        t->nsorted[k] = sort_ents(v, n + m);
+    }
+    return 0;
+}
+
+/* ---- the rows written as jansson writes them -------------------------------------------- */
+
+#define PUT_LIT(b, s) fbj_put(b, s, sizeof s - 1)
+
+static void put_key(fbj_buf *b, const char *key)
+{
+    fbj_put(b, ",\"", 2);
+    fbj_put(b, key, strlen(key));
+    fbj_put(b, "\":", 2);
+}
+
+static void put_int(fbj_buf *b, json_int_t v)
+{
+    char num[24];
+    int n = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, v);
+    fbj_put(b, num, (size_t)n);
+}
+
+static void put_counters(fbj_buf *b, const counters *c)
+{
+    for (unsigned i = 0; i < c->n; i++) {
+        put_key(b, counter_keys[c->order[i]]);
+        put_int(b, c->v[c->order[i]]);
     }
 }
 
-/* Writes each frame_table index in the stacks out as a copy of the frame it names, so every
- * frame can be symbolized in place; the table is dropped. */
-static void expand_frame_table(json_t *root)
+/* Members of a record start with a comma; the first one's is the object's brace. */
+static void open_object(fbj_buf *b, size_t at)
 {
-    json_t *table = json_object_get(root, FBR_FRAME_TABLE), *st, *fr;
-    size_t i, j;
-    if (!json_is_array(table))
-        return;
-    json_array_foreach(json_object_get(root, FBR_STACKS), i, st) {
-        json_t *frames = json_object_get(st, FBR_FRAMES);
-        json_array_foreach(frames, j, fr) {
-            if (json_is_integer(fr))
-                json_array_set_new(frames, j, json_deep_copy(json_array_get(
-                                                  table, (size_t)json_integer_value(fr))));
+    if (b->n > at && !b->failed)
+        b->p[at] = '{';
+    else
+        fbj_put(b, "{", 1);
+}
+
+static void put_site(fbj_buf *b, const nsite *s)
+{
+    size_t at = b->n;
+    if (s->site) {
+        put_key(b, FBR_SITE);
+        fbj_put_string(b, s->site);
+    }
+    if (s->file) {
+        put_key(b, FBR_FILE);
+        fbj_put_string(b, s->file);
+        if (s->line > 0) {
+            put_key(b, FBR_LINE);
+            put_int(b, s->line);
         }
     }
-    json_object_del(root, FBR_FRAME_TABLE);
+    if (s->python)
+        PUT_LIT(b, ",\"" FBR_PYTHON "\":true");
+    if (s->module) {
+        put_key(b, FBR_MODULE);
+        fbj_put_string(b, s->module);
+    }
+    put_counters(b, &s->c);
+    open_object(b, at);
+    fbj_put(b, "}", 1);
+}
+
+static void put_row(fbj_buf *b, const nrow *r)
+{
+    PUT_LIT(b, "{\"" FBR_OP "\":");
+    fbj_put_string(b, r->op);
+    put_key(b, FBR_BACKEND_NAME);
+    fbj_put_string(b, r->backend);
+    put_counters(b, &r->c);
+    PUT_LIT(b, ",\"" FBR_SHAPES "\":[],\"" FBR_SITES "\":[");
+    for (size_t i = 0; i < r->nsites; i++) {
+        fbj_put(b, ",", i > 0);
+        put_site(b, r->sites[i]);
+    }
+    fbj_put(b, "]}", 2);
+}
+
+/* The list of kind k as sorted, the dump's rows and the made ones. */
+static void put_list(fbj_buf *b, const rowtab *t, size_t k)
+{
+    fbj_put(b, "[", 1);
+    for (size_t i = 0; i < t->nsorted[k]; i++) {
+        fbj_put(b, ",", i > 0);
+        if (t->sorted[k][i].j)
+            fbj_put_json(b, t->sorted[k][i].j);
+        else
+            put_row(b, t->sorted[k][i].rec);
+    }
+    fbj_put(b, "]", 1);
+}
+
+/* Which of the lists key names, or NKINDS. */
+static size_t list_of(const char *key)
+{
+    size_t k = 0;
+    while (k < NKINDS && strcmp(key, lists[k]))
+        k++;
+    return k;
 }
 
 /* ---- the backends' rows (rules/backend.h), as the dump knew them ---------------------- */
@@ -552,6 +849,13 @@ static const fbr_backend *rowset_get(const rowset *rs, const char *name)
 
 /* ---- attribution (rules/backend.h) -------------------------------------------------- */
 
+/* What attribution reads of a frame of the symbolized stack (its symbol, file and line as a
+ * stack's JSON says them: NULL and 0 when absent or null). */
+typedef struct {
+    const char *symbol, *file;
+    long line;
+} frame_names;
+
 /* A native frame of a stack after symbolizing: what attribution needs, and where its chain
  * lies in the stack's frames (its innermost inlined frame first, itself last). */
 typedef struct {
@@ -562,7 +866,7 @@ typedef struct {
 
 typedef struct {
     const native *nat;
-    json_t *frames;
+    const frame_names *names;
 } walk;
 
 static const fbr_native *native_at(void *ctx, size_t i)
@@ -575,7 +879,7 @@ static int files_at(void *ctx, size_t i, const char **files, int max)
     const walk *w = ctx;
     int k = 0;
     for (size_t f = w->nat[i].first; f <= w->nat[i].self && k < max; f++) {
-        const char *file = get_str(json_array_get(w->frames, f), FBR_FILE);
+        const char *file = w->names[f].file;
         if (!file)
             return 0; /* a function of no known file: the rule cannot tell */
         files[k++] = file;
@@ -583,56 +887,64 @@ static int files_at(void *ctx, size_t i, const char **files, int max)
     return k;
 }
 
+/* A stack as the attribution sees it: the reader's record, and op, site and backend as its
+ * JSON says them (NULL when absent or null, where the reader gives defaults). */
+typedef struct {
+    const fbd_stack *st;
+    const char *op, *site, *backend;
+    const native *nat;
+    size_t nn;
+    const frame_names *names;
+    const fbr_pyframe *py;
+    size_t npy;
+} stack_view;
+
 /* Names the op and site of a stack the shim could not attribute live (a crash dump's), by its
- * backend's rule, and moves its counts there. */
-static void attribute(rowtab *t, const rowset *rs, json_t *js, const native *nat, size_t n,
-                      const fbr_pyframe *py, size_t npy)
+ * backend's rule, and moves its counts there. *op and *site: the new names (malloc's), NULL
+ * when the stack keeps its own. */
+static void attribute(rowtab *t, const rowset *rs, const stack_view *v, char **op_out,
+                      char **site_out)
 {
-    const char *backend = get_str(js, FBR_BACKEND_NAME), *was = get_str(js, FBR_OP);
-    const char *kind = get_str(js, FBR_KIND);
-    size_t k = 0;
-    while (k + 1 < NKINDS && !(kind && !strcmp(kind, kinds[k])))
-        k++;
-    if (!kind || strcmp(kind, kinds[k]))
-        k = 0;
-    json_t *frames = json_object_get(js, FBR_FRAMES);
-    walk w = {nat, frames};
+    const char *backend = v->backend, *was = v->op;
+    size_t k = v->st->kind < NKINDS ? (size_t)v->st->kind : 0; /* lists[]' order is fbd_kind's */
+    walk w = {v->nat, v->names};
     fbr_attrib a;
     char opbuf[256], buf[1200];
-    fbr_attribute_backend(rowset_get(rs, backend), n, native_at, files_at, &w, py, npy, &a, opbuf,
-                          sizeof opbuf);
+    fbr_attribute_backend(rowset_get(rs, backend), v->nn, native_at, files_at, &w, v->py, v->npy,
+                          &a, opbuf, sizeof opbuf);
     /* A reader's name, kept in the crash dump, wins over the stack's. */
     const char *op = was && strcmp(was, FBR_UNKNOWN) ? was : opbuf[0] ? opbuf : NULL;
     if (!op)
         return;
     site_info s = {.site = FBR_UNKNOWN};
+    const native *nat = v->nat;
     if (a.py_site >= 0) {
-        s.site = py[a.py_site].function ? py[a.py_site].function : FBR_UNKNOWN;
-        s.file = py[a.py_site].file;
-        s.line = py[a.py_site].line;
+        const fbr_pyframe *py = &v->py[a.py_site];
+        s.site = py->function ? py->function : FBR_UNKNOWN;
+        s.file = py->file;
+        s.line = py->line;
         s.python = true;
     } else if (a.site >= 0) {
         /* The chosen function at that address (rules/backend.h's site_inline): a helper
          * inlined into its caller is the code that called the op, at its own line. */
         size_t at = nat[a.site].first + (size_t)a.site_inline;
-        const json_t *fr = json_array_get(frames, at <= nat[a.site].self ? at : nat[a.site].first);
-        s.site = fbr_unnamed(get_str(fr, FBR_SYMBOL), nat[a.site].n.path,
-                             (unsigned long)nat[a.site].offset, buf, sizeof buf);
-        s.file = get_str(fr, FBR_FILE);
-        s.line = s.file ? (long)get_int(fr, FBR_LINE) : 0;
+        const frame_names *fr = &v->names[at <= nat[a.site].self ? at : nat[a.site].first];
+        s.site = fbr_unnamed(fr->symbol, nat[a.site].n.path, (unsigned long)nat[a.site].offset,
+                             buf, sizeof buf);
+        s.file = fr->file;
+        s.line = s.file ? fr->line : 0;
         s.module = nat[a.site].n.path;
     }
-    /* Copies: the stack's strings are replaced below and may be what these point to. */
-    char *op_copy = strdup(op), *site = strdup(s.site), *from = strdup(was ? was : FBR_UNKNOWN);
-    if (op_copy && site && from) {
-        s.site = site;
-        move_counts(t, k, backend, from, op_copy, &s, js);
-        json_object_set_new(js, FBR_OP, json_string(op_copy));
-        json_object_set_new(js, FBR_SITE, json_string(site));
+    *op_out = strdup(op);
+    *site_out = strdup(s.site);
+    if (*op_out && *site_out) {
+        s.site = *site_out;
+        move_counts(t, k, backend, was ? was : FBR_UNKNOWN, *op_out, &s, v->st);
+        return;
     }
-    free(op_copy);
-    free(site);
-    free(from);
+    free(*op_out);
+    free(*site_out);
+    *op_out = *site_out = NULL;
 }
 
 /* Symbolizes one raw frame in place (m: its module, or -1) and appends it, after the frames
@@ -662,84 +974,300 @@ static bool symbolize_frame(const modtab *t, json_t *fr, long m, uint64_t off, b
     return resolved;
 }
 
-static uint64_t hex_of(const json_t *fr, const char *key)
+/* ---- the stacks, read and rewritten as text ------------------------------------------- */
+
+/* A raw frame that may resolve, symbolized once per distinct text (and per first frame or
+ * not: the first is looked up at its address, the others before it): a crash dump repeats
+ * the same frames in stack after stack. */
+typedef struct sym_ent {
+    UT_hash_handle hh; /* keyed by the frame's bytes in the dump's text */
+    const char *text;  /* its frames as written, inlined ones first, comma-separated */
+    size_t ntext, n;
+    frame_names *names; /* of each of its n frames */
+    bool resolved;
+} sym_ent;
+
+typedef struct {
+    const modtab *t;
+    rowtab *rows;
+    const rowset *rs;
+    sym_ent *cache[2]; /* [first] */
+    fbj_span *table;   /* frame_table's frames, for stacks that give indices */
+    size_t ntable, captable;
+    fbj_buf frames; /* the stack at hand's frames, written */
+    fbj_span *keys, *vals; /* the stack at hand's members */
+    size_t capkeys, capvals;
+    native *nat;
+    size_t capnat;
+    frame_names *names;
+    size_t capnames;
+    fbr_pyframe *py;
+    size_t cappy;
+    bool nomem;
+} sym_ctx;
+
+/* Room for need records of size bytes at *p; false (and ctx->nomem) when out of memory. */
+static bool reserve(sym_ctx *c, void *p, size_t *cap, size_t need, size_t size)
 {
-    const char *s = get_str(fr, key);
-    return s ? strtoull(s, NULL, 16) : 0;
+    if (grow(p, cap, need, size, 64))
+        return true;
+    c->nomem = true;
+    return false;
 }
 
-/* Symbolizes the frames of one stack, each expanded into its inlined chain, and attributes it
- * again when the shim could not; returns the frames resolved. */
-static size_t symbolize_stack(const modtab *t, rowtab *rows, const rowset *rs, json_t *js)
+static const char *pool_str(const char *s)
 {
-    json_t *in = json_object_get(js, FBR_FRAMES);
-    size_t nin = json_array_size(in), resolved = 0;
-    json_t *out = json_array();
-    native *nat = calloc(nin + 1, sizeof *nat);
-    fbr_pyframe *py = calloc(nin + 1, sizeof *py);
-    if (!out || !nat || !py) {
-        json_decref(out);
-        free(nat);
-        free(py);
-        return 0;
-    }
-    size_t nn = 0, npy = 0, pending = SIZE_MAX; /* where inlined frames already there start */
-    for (size_t f = 0; f < nin; f++) {
-        json_t *fr = json_array_get(in, f);
-        if (json_is_true(json_object_get(fr, FBR_PYTHON))) {
-            py[npy++] = (fbr_pyframe){get_str(fr, FBR_FILE), get_str(fr, FBR_SYMBOL),
-                                      (long)get_int(fr, FBR_LINE)};
-            json_array_append(out, fr);
-            continue;
+    return s ? fbp_str(tree_pool, s, strlen(s)) : NULL;
+}
+
+/* The frames the raw frame at e symbolizes to (jansson's own values: a text at a time); NULL
+ * when out of memory. */
+static const sym_ent *symbolize_text(sym_ctx *c, fbj_span e, long m, uint64_t off, bool first)
+{
+    sym_ent *s;
+    HASH_FIND(hh, c->cache[first], e.p, e.n, s);
+    if (s)
+        return s;
+    json_t *fr = json_loadb(e.p, e.n, JSON_DECODE_ANY, NULL), *out = json_array();
+    s = fbp_alloc(tree_pool, sizeof *s);
+    fbj_buf b = {0};
+    if (fr && out && s) {
+        s->resolved = symbolize_frame(c->t, fr, m, off, first, out);
+        s->n = json_array_size(out);
+        s->names = fbp_alloc(tree_pool, s->n * sizeof *s->names);
+        for (size_t k = 0; s->names && k < s->n; k++) {
+            json_t *f = json_array_get(out, k);
+            fbj_put(&b, ",", k > 0);
+            fbj_put_json(&b, f);
+            s->names[k] = (frame_names){pool_str(get_str(f, FBR_SYMBOL)),
+                                        pool_str(get_str(f, FBR_FILE)),
+                                        (long)get_int(f, FBR_LINE)};
         }
-        if (json_is_true(json_object_get(fr, FBR_INLINED))) {
-            if (pending == SIZE_MAX)
-                pending = json_array_size(out);
-            json_array_append(out, fr);
-            continue;
-        }
-        const fbd_frame raw = {.module = get_str(fr, FBR_MODULE),
-                               .has_offset = json_is_string(json_object_get(fr, FBR_OFFSET)),
-                               .has_ip = json_is_string(json_object_get(fr, FBR_IP)),
-                               .offset = hex_of(fr, FBR_OFFSET),
-                               .ip = hex_of(fr, FBR_IP)};
-        uint64_t off = 0;
-        long m = module_of(t, &raw, &off);
-        size_t first = pending != SIZE_MAX ? pending : json_array_size(out);
-        pending = SIZE_MAX;
-        resolved += symbolize_frame(t, fr, m, off, f == 0, out);
-        nat[nn++] = (native){{get_str(fr, FBR_SYMBOL), m, m >= 0 ? t->paths[m] : NULL}, first,
-                             json_array_size(out) - 1, off};
+        s->ntext = b.n;
+        s->text = b.failed || !s->names ? NULL : fbp_str(tree_pool, b.p ? b.p : "", b.n);
     }
-    json_object_set(js, FBR_FRAMES, out);
-    const char *op = get_str(js, FBR_OP), *site = get_str(js, FBR_SITE);
-    if ((op && !strcmp(op, FBR_UNKNOWN)) || (site && !strcmp(site, FBR_UNKNOWN)))
-        attribute(rows, rs, js, nat, nn, py, npy);
+    json_decref(fr);
     json_decref(out);
-    free(nat);
-    free(py);
+    fbj_buf_free(&b);
+    if (!fr || !out || !s || !s->text) {
+        c->nomem = true;
+        return NULL;
+    }
+    HASH_ADD_KEYPTR(hh, c->cache[first], e.p, e.n, s);
+    return s;
+}
+
+/* The frame at e of a stack: e itself, or the frame_table entry an index names. */
+static fbj_span frame_text(const sym_ctx *c, fbj_span e)
+{
+    if (*e.p == '{')
+        return e;
+    size_t k = (size_t)strtoull(e.p, NULL, 10); /* checked by the reader against the table */
+    return k < c->ntable ? c->table[k] : e;
+}
+
+/* Symbolizes the frames of one stack (at frames, read as st) into c->frames, each expanded
+ * into its inlined chain; fills v's frames for attribution. Returns the frames resolved. */
+static size_t symbolize_frames(sym_ctx *c, const fbd_stack *st, fbj_span frames, stack_view *v)
+{
+    const modtab *t = c->t;
+    size_t nn = 0, npy = 0, nout = 0, resolved = 0, pending = SIZE_MAX; /* pending: where
+                                                      inlined frames already there start */
+    c->frames.n = 0;
+    if (!reserve(c, &c->nat, &c->capnat, st->nframes + 1, sizeof *c->nat) ||
+        !reserve(c, &c->py, &c->cappy, st->nframes + 1, sizeof *c->py))
+        return 0;
+    fbj_iter it = fbj_open(frames);
+    fbj_span e;
+    for (size_t f = 0; f < st->nframes && fbj_next_element(&it, &e); f++) {
+        const fbd_frame *fr = st->frames[f];
+        e = frame_text(c, e);
+        fbj_put(&c->frames, ",", c->frames.n > 0);
+        if (fr->python || fr->inlined) {
+            if (fr->python)
+                c->py[npy++] = (fbr_pyframe){fr->file, fr->symbol, fr->line};
+            else if (pending == SIZE_MAX)
+                pending = nout;
+            if (!reserve(c, &c->names, &c->capnames, nout + 1, sizeof *c->names))
+                return 0;
+            c->names[nout++] = (frame_names){fr->symbol, fr->file, fr->line};
+            fbj_put_compact(&c->frames, e);
+            continue;
+        }
+        uint64_t off = 0;
+        long m = module_of(t, fr, &off);
+        size_t first = pending != SIZE_MAX ? pending : nout;
+        pending = SIZE_MAX;
+        if (!fr->symbol && m >= 0 && t->mods[m]) { /* "symbol": null stays, as in jansson */
+            const sym_ent *s = symbolize_text(c, e, m, off, f == 0);
+            if (!s || !reserve(c, &c->names, &c->capnames, nout + s->n, sizeof *c->names))
+                return 0;
+            memcpy(c->names + nout, s->names, s->n * sizeof *s->names);
+            nout += s->n;
+            fbj_put(&c->frames, s->text, s->ntext);
+            resolved += s->resolved;
+        } else {
+            if (!reserve(c, &c->names, &c->capnames, nout + 1, sizeof *c->names))
+                return 0;
+            c->names[nout++] = (frame_names){fr->symbol, fr->file, fr->line};
+            fbj_put_compact(&c->frames, e);
+        }
+        c->nat[nn++] = (native){{c->names[nout - 1].symbol, m, m >= 0 ? t->paths[m] : NULL},
+                                first, nout - 1, off};
+    }
+    *v = (stack_view){.st = st, .nat = c->nat, .nn = nn, .names = c->names, .py = c->py,
+                      .npy = npy};
     return resolved;
 }
 
-/* Symbolizes every raw frame in place and attributes again the stacks the shim could not
- * name; linear in the stacks and ops (rows and sites are found by hash). Returns the number
- * of frames resolved, or -1 when out of memory. */
-static long symbolize(json_t *root, const modtab *t)
+/* Writes a member "key":value whose value is a new name (s) as jansson would; nothing
+ * when s is not valid UTF-8, as jansson holds no such string. */
+static void put_name_member(fbj_buf *out, bool comma, const char *key, const char *s)
 {
-    rowtab rows;
+    size_t at = out->n;
+    fbj_put(out, ",", comma);
+    fbj_put_string(out, key);
+    fbj_put(out, ":", 1);
+    if (!fbj_put_string(out, s))
+        out->n = at;
+}
+
+/* Symbolizes one stack (its text at text, read as st) and writes it to out, its members in
+ * their order, as jansson would have written the symbolized stack: frames expanded and
+ * resolved, op and site named where the shim could not. Returns the frames resolved. */
+static size_t symbolize_stack(sym_ctx *c, const fbd_stack *st, fbj_span text, fbj_buf *out)
+{
+    size_t n = 0, at_frames = SIZE_MAX, at_op = SIZE_MAX, at_site = SIZE_MAX,
+           at_backend = SIZE_MAX;
+    fbj_iter it = fbj_open(text);
+    for (;; n++) {
+        if (!reserve(c, &c->keys, &c->capkeys, n + 1, sizeof *c->keys) ||
+            !reserve(c, &c->vals, &c->capvals, n + 1, sizeof *c->vals) ||
+            !fbj_next_member(&it, &c->keys[n], &c->vals[n]))
+            break;
+        const fbj_span k = c->keys[n];
+        if (fbj_is(k, FBR_FRAMES))
+            at_frames = n;
+        else if (fbj_is(k, FBR_OP))
+            at_op = n;
+        else if (fbj_is(k, FBR_SITE))
+            at_site = n;
+        else if (fbj_is(k, FBR_BACKEND_NAME))
+            at_backend = n;
+    }
+    if (c->nomem || at_frames == SIZE_MAX) /* the reader requires frames */
+        return 0;
+    stack_view v = {0};
+    size_t resolved = symbolize_frames(c, st, c->vals[at_frames], &v);
+    /* Where the JSON has a string, the reader's record holds it; null or absent is NULL. */
+    v.op = at_op != SIZE_MAX && *c->vals[at_op].p == '"' ? st->op : NULL;
+    v.site = at_site != SIZE_MAX && *c->vals[at_site].p == '"' ? st->site : NULL;
+    v.backend = at_backend != SIZE_MAX && *c->vals[at_backend].p == '"' ? st->backend : NULL;
+    char *op = NULL, *site = NULL;
+    if (!c->nomem && ((v.op && !strcmp(v.op, FBR_UNKNOWN)) ||
+                      (v.site && !strcmp(v.site, FBR_UNKNOWN))))
+        attribute(c->rows, c->rs, &v, &op, &site);
+    fbj_put(out, "{", 1);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = i == at_op ? op : i == at_site ? site : NULL;
+        fbj_put(out, ",", i > 0);
+        fbj_put_compact(out, c->keys[i]);
+        fbj_put(out, ":", 1);
+        if (i == at_frames) {
+            fbj_put(out, "[", 1);
+            fbj_put(out, c->frames.p, c->frames.n);
+            fbj_put(out, "]", 1);
+        } else if (!name || !fbj_put_string(out, name)) {
+            fbj_put_compact(out, c->vals[i]);
+        }
+    }
+    if (op && at_op == SIZE_MAX)
+        put_name_member(out, n > 0, FBR_OP, op);
+    if (site && at_site == SIZE_MAX)
+        put_name_member(out, true, FBR_SITE, site);
+    fbj_put(out, "}", 1);
+    free(op);
+    free(site);
+    return resolved;
+}
+
+/* The top level's members: where "stacks" is among those the reader kept (all but stacks
+ * and frame_table, in their order), and both arrays' text. */
+typedef struct {
+    fbj_span stacks, table;
+    size_t stacks_at;
+} top_text;
+
+static top_text top_of(const char *text, size_t len)
+{
+    const char *p = text, *end = text + len;
+    while (p < end && *p != '{')
+        p++;
+    while (end > p && end[-1] != '}')
+        end--;
+    top_text top = {0};
+    fbj_iter it = fbj_open((fbj_span){p, (size_t)(end - p), false});
+    fbj_span k, v;
+    size_t kept = 0;
+    while (fbj_next_member(&it, &k, &v)) {
+        if (fbj_is(k, FBR_STACKS)) {
+            top.stacks = v;
+            top.stacks_at = kept;
+        } else if (fbj_is(k, FBR_FRAME_TABLE)) {
+            top.table = v;
+        } else {
+            kept++;
+        }
+    }
+    return top;
+}
+
+/* Symbolizes every raw frame and attributes again the stacks the shim could not name,
+ * writing the stacks to out (the elements of the array, comma-separated) and their counts
+ * into the dump's rows (fbd_json(d)); linear in the stacks and ops (rows and sites are found
+ * by hash, frames symbolized once per distinct text). Returns the number of frames resolved,
+ * or -1 when out of memory. */
+static long symbolize(fbd_dump *d, const top_text *top, const modtab *t, rowtab *rows,
+                      fbj_buf *out)
+{
+    json_t *root = fbd_json(d);
     rowset *rs = malloc(sizeof *rs);
-    if (!rs || rowtab_build(&rows, root) != 0) {
+    if (!rs || rowtab_build(rows, root) != 0) {
         free(rs);
         return -1;
     }
     rowset_load(rs, root);
-    size_t resolved = 0, s;
-    json_t *js;
-    json_array_foreach(json_object_get(root, FBR_STACKS), s, js)
-        resolved += symbolize_stack(t, &rows, rs, js);
-    rowtab_free(&rows);
+    sym_ctx c = {.t = t, .rows = rows, .rs = rs};
+    fbj_iter it;
+    fbj_span e;
+    if (top->table.p) {
+        it = fbj_open(top->table);
+        while (reserve(&c, &c.table, &c.captable, c.ntable + 1, sizeof *c.table) &&
+               fbj_next_element(&it, &c.table[c.ntable]))
+            c.ntable++;
+    }
+    size_t nst, resolved = 0;
+    const fbd_stack *st = fbd_stacks(d, &nst);
+    it = fbj_open(top->stacks);
+    for (size_t i = 0; i < nst && !c.nomem && fbj_next_element(&it, &e); i++) {
+        fbj_put(out, ",", i > 0);
+        resolved += symbolize_stack(&c, &st[i], e, out);
+    }
+    
     free(rs);
-    tidy(root);
+    free(c.table);
+    free(c.keys);
+    free(c.vals);
+    free(c.nat);
+    free(c.names);
+    free(c.py);
+    fbj_buf_free(&c.frames);
+    HASH_CLEAR(hh, c.cache[0]); /* the entries are the arena's */
+    HASH_CLEAR(hh, c.cache[1]);
+    if (c.nomem || c.frames.failed || out->failed)
+        return -1;
+    if (tidy(rows) != 0)
+        return -1;
     json_object_set_new(root, FBR_SYMBOLIZED, json_true());
     return (long)resolved;
 }
@@ -789,17 +1317,15 @@ static int parse(sym_opts *o, int argc, char **argv)
     return FBX_OK;
 }
 
-/* The dump, validated by the reader (*d) and whole as a document (*root), which the reader
- * does not keep (it streams the stacks) and which is rewritten in place. */
-static int load(const char *in, fbd_dump **d, json_t **root)
+/* The dump, validated by the reader (*d), and its text (*text, malloc's), which the stacks
+ * are rewritten from: the reader keeps the top level but not the stacks (it streams them). */
+static int load(const char *in, fbd_dump **d, char **text, size_t *len)
 {
     char err[512];
-    size_t len = 0;
-    char *text = fbr_read_file(in, FBD_MAX_FILE_BYTES, &len);
     fbd_status st = FBD_EREAD;
     *d = NULL;
-    *root = NULL;
-    if (!text) {
+    *text = fbr_read_file(in, FBD_MAX_FILE_BYTES, len);
+    if (!*text) {
         int e = errno;
         char why[128];
         if (e == ENOENT || e == EACCES)
@@ -808,71 +1334,62 @@ static int load(const char *in, fbd_dump **d, json_t **root)
             snprintf(err, sizeof err, "%s: %s", in, fbr_read_error(e, FBD_MAX_FILE_BYTES, why, sizeof why));
         st = e == EFBIG ? FBD_EINVALID : FBD_EREAD;
     } else {
-        *d = fbd_load_buffer(text, len, in, &st, err, sizeof err);
+        *d = fbd_load_buffer(*text, *len, in, &st, err, sizeof err);
     }
-    json_error_t jerr;
-    /* The checked dump's own values are freed as it goes; the tree kept is the arena's. */
-    json_set_alloc_funcs(tree_alloc, tree_free);
-    *root = *d ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr) : NULL;
-    free(text);
-    if (*d && *root)
+    if (*d)
         return FBX_OK;
-    if (*d) {
-        snprintf(err, sizeof err, "%s: out of memory", in);
-        st = FBD_ENOMEM;
-    }
+    free(*text);
+    *text = NULL;
     char e1[1200];
     fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
-    json_set_alloc_funcs(malloc, free); /* the checked dump's values are malloc's */
-    fbd_free(*d);
     return fbx_load_code(st);
 }
 
-/* The dump's text gathered in large pieces: jansson hands over each token alone, and a stdio
- * call per token was a third of the writing. */
-typedef struct {
-    FILE *f;
-    size_t n;
-    bool failed;
-    char buf[1 << 16];
-} text_out;
-
-static int put_text(const char *s, size_t n, void *data)
+/* The symbolized dump as jansson writes a dump (compact): the top level the reader kept,
+ * rows updated, with the stacks (their text, stacks) where the dump had them. */
+static int write_dump(const rowtab *rows, const top_text *top, const fbj_buf *stacks,
+                      const char *out)
 {
-    text_out *t = data;
-    if (t->n + n > sizeof t->buf) {
-        t->failed |= t->n && fwrite(t->buf, 1, t->n, t->f) != t->n;
-        t->n = 0;
-        if (n > sizeof t->buf) {
-            t->failed |= fwrite(s, 1, n, t->f) != n;
-            return t->failed ? -1 : 0;
-        }
+    fbj_buf b[2] = {{0}, {0}}; /* the members before the stacks, and after */
+    const char *key;
+    json_t *v;
+    size_t i = 0;
+    fbj_put(&b[0], "{", 1);
+    json_object_foreach(rows->root, key, v) {
+        fbj_buf *to = &b[i >= top->stacks_at];
+        fbj_put(to, ",", i++ > 0 || to == &b[1]); /* after the stacks: always a comma */
+        fbj_put_string(to, key);
+        fbj_put(to, ":", 1);
+        if (list_of(key) < NKINDS)
+            put_list(to, rows, list_of(key));
+        else
+            fbj_put_json(to, v);
     }
-    memcpy(t->buf + t->n, s, n);
-    t->n += n;
-    return t->failed ? -1 : 0;
-}
-
-/* Writes root to out as the shim writes dumps (compact), atomically. */
-static int write_dump(json_t *root, const char *out)
-{
+    fbj_put(&b[1], "}", 1);
+    static const char head[] = ",\"" FBR_STACKS "\":[";
+    const char *start = top->stacks_at ? head : head + 1, *end = "]";
     char err[512];
     fbo_file o;
-    int rc = fbo_open(&o, out, err, sizeof err);
-    if (rc == 0) {
-        static text_out t;
-        t = (text_out){.f = o.f};
-        bool ok = json_dump_callback(root, put_text, &t, JSON_COMPACT) == 0 &&
-                  fwrite(t.buf, 1, t.n, t.f) == t.n;
+    bool nomem = b[0].failed || b[1].failed;
+    int rc = nomem ? -1 : fbo_open(&o, out, err, sizeof err);
+    if (nomem)
+        snprintf(err, sizeof err, "out of memory");
+    else if (rc == 0) {
+        /* Written in pieces: the stacks are most of the dump and are not copied again. */
+        bool ok = fwrite(b[0].p, 1, b[0].n, o.f) == b[0].n && fputs(start, o.f) >= 0 &&
+                  (!stacks->n || fwrite(stacks->p, 1, stacks->n, o.f) == stacks->n) &&
+                  fputs(end, o.f) >= 0 && fwrite(b[1].p, 1, b[1].n, o.f) == b[1].n;
         rc = fbo_close(&o, ok, err, sizeof err);
         if (!ok && rc == 0)
             rc = -1;
     }
+    fbj_buf_free(&b[0]);
+    fbj_buf_free(&b[1]);
     if (rc == 0)
         return FBX_OK;
     char e1[1200];
     fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
-    return FBX_WRITE;
+    return nomem ? FBX_NOMEM : FBX_WRITE;
 }
 
 int fbx_symbolize(int argc, char **argv)
@@ -882,27 +1399,32 @@ int fbx_symbolize(int argc, char **argv)
     if (code != FBX_OK)
         return code < 0 ? fbx_finish("symbolize", FBX_OK) : code;
     fbd_dump *d;
-    json_t *root;
+    char *text;
+    size_t len;
     if (!(tree_pool = fbp_new())) {
         fbx_error("symbolize", "out of memory");
         return FBX_NOMEM;
     }
-    if ((code = load(o.in, &d, &root)) != FBX_OK)
+    if ((code = load(o.in, &d, &text, &len)) != FBX_OK)
         return code;
     modtab t = {0};
     long resolved = -1;
-    if (open_modules(&t, d) == 0) {
-        expand_frame_table(root);
-        resolved = symbolize(root, &t);
-    }
+    fbj_buf stacks = {0};
+    rowtab rows = {0};
+    fbj_reserve(&stacks, len + len / 4); /* symbolized frames make the text longer */
+    top_text top = top_of(text, len);
+    json_set_alloc_funcs(tree_alloc, tree_free);
+    if (open_modules(&t, d) == 0)
+        resolved = symbolize(d, &top, &t, &rows, &stacks);
     close_modules(&t);
-    /* The checked dump's values came from malloc; the tree stays in the arena, never freed
-     * value by value, and what is allocated from here on is malloc's again. */
-    json_set_alloc_funcs(malloc, free);
-    fbd_free(d);
-    code = resolved < 0 ? FBX_NOMEM : write_dump(root, o.out);
+    code = resolved < 0 ? FBX_NOMEM : write_dump(&rows, &top, &stacks, o.out);
     if (resolved < 0)
         fbx_error("symbolize", "out of memory");
+    fbj_buf_free(&stacks);
+    rowtab_free(&rows);
+    fbd_free(d); /* the reader's values go back to malloc, the arena's stay */
+    free(text);
+    json_set_alloc_funcs(malloc, free);
     if (code != FBX_OK)
         return code;
     char e1[1200];

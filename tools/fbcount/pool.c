@@ -134,6 +134,15 @@ void *fbp_alloc_raw(fbp_pool *p, size_t size)
     return raw_alloc(p, size);
 }
 
+bool fbp_owns(const fbp_pool *p, const void *ptr)
+{
+    const unsigned char *u = ptr;
+    for (const block *b = p->head; b; b = b->next)
+        if (u >= b->data && u < b->data + b->cap)
+            return true;
+    return false;
+}
+
 void *fbp_alloc(fbp_pool *p, size_t size)
 {
     void *r = raw_alloc(p, size);

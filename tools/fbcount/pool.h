@@ -7,6 +7,7 @@
 #ifndef FBCOUNT_POOL_H
 #define FBCOUNT_POOL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct fbp_pool fbp_pool;
@@ -23,6 +24,10 @@ void *fbp_alloc(fbp_pool *p, size_t size);
 /* fbp_alloc without the zeroing, for a caller that writes every byte it reads (the command's
  * JSON trees: clearing them was a sixth of `symbolize`'s time). */
 void *fbp_alloc_raw(fbp_pool *p, size_t size);
+
+/* Whether ptr lies in memory the pool allocated (a walk over its blocks, a few dozen for
+ * hundreds of MiB): for a free function shared with values malloc made. */
+bool fbp_owns(const fbp_pool *p, const void *ptr);
 
 /* The pool's copy of the len bytes at s followed by a NUL: the same pointer for equal
  * strings. NULL when out of memory. */
