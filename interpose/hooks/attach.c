@@ -71,7 +71,9 @@ FBC_EXPORT int fbcount_attach(const char *vars)
     fbc_config_attach(vars);
     memcpy(fbc_cfg.attached_at, at, sizeof at);
     fbc_cfg.attached_ns = fbc_now_ns();
-    fbc_backends_load(); /* the rows again, with the attach's FBCOUNT_EXIT and FBCOUNT_BACKEND */
+    if (!fbc_exits_declare_again() && (strstr(vars, "FBCOUNT_EXIT=") || strstr(vars, "FBCOUNT_BACKEND=")))
+        fbc_warn("attach: this process declared exits at its start (FBCOUNT_EXIT): they stay, "
+                 "and --exit and --backend are not read");
     fbc_clock_init(fbc_cfg.clock_monotonic);
     snprintf(fbc_output_tmpl, sizeof fbc_output_tmpl, "%s", fbc_cfg.output);
     state = ATTACHED;

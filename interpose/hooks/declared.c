@@ -186,6 +186,16 @@ void fbc_exits_undo(void)
     fbc_redirect_undo();
 }
 
+bool fbc_exits_declare_again(void)
+{
+    pthread_once(&declared_once, declare_all);
+    if (ndecls) /* no entry was ever reached otherwise: declaring again is safe */
+        return false;
+    fbc_backends_load();
+    declare_all();
+    return true;
+}
+
 /* At load, after the shim's configuration (a shim loaded after the backend, or exits
  * declared): the modules already loaded. */
 __attribute__((constructor)) static void redirect_at_load(void)

@@ -59,6 +59,11 @@ void fbc_exits_redirect(void);
 /* Restores every entry fbc_exits_redirect wrote, the loader entries included (a call in
  * flight finishes where it went); a later fbc_exits_redirect writes them again. */
 void fbc_exits_undo(void);
+/* attach: reads the rows again (with the attach's FBCOUNT_EXIT and FBCOUNT_BACKEND) and
+ * declares their exits, before anything is redirected. False, changing nothing, when the
+ * process declared exits already (loaded with FBCOUNT_EXIT set): their entries may be in use,
+ * and the rows they name stay. */
+bool fbc_exits_declare_again(void);
 
 /* attach.c: a census attached to a running process (fbcount_attach, fbcount_detach) */
 #define FBC_ATTACH_VARS_MAX 16000 /* the variables' text, at most (base/config.c keeps it) */

@@ -229,6 +229,19 @@ __attribute__((noinline)) static int backtrace_walk(uintptr_t *frames, int max, 
     return m;
 }
 
+/* The stack as it would be without the shim: the walks leave out the shim's frames inside
+ * the exit called, and this the ones further out, where a call through the shim is still in
+ * progress (a declared exit's entry running its definition, a built-in exit's wrapper around
+ * a backend that calls another exit): a site is never the shim's own code. */
+static int without_self(uintptr_t *frames, int n, uintptr_t lo, uintptr_t hi)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (frames[i] - lo >= hi - lo)
+            frames[k++] = frames[i];
+    return n < 0 ? n : k;
+}
+
 int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
 {
     uintptr_t lo, hi;
@@ -240,12 +253,12 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
     fbc_modmap_self(&lo, &hi);
     if (max <= 0)
         return 0;
-    if (how != FBC_UNWIND_BACKTRACE) {
-        int n = walk(how, frames, max, lo, hi);
-        if (n >= 0 || how != FBC_UNWIND_AUTO)
-            return n;
-    }
-    return backtrace_walk(frames, max, lo, hi);
+    int n = -1;
+    if (how != FBC_UNWIND_BACKTRACE)
+        n = walk(how, frames, max, lo, hi);
+    if (n < 0 && (how == FBC_UNWIND_AUTO || how == FBC_UNWIND_BACKTRACE))
+        n = backtrace_walk(frames, max, lo, hi);
+    return without_self(frames, n, lo, hi);
 }
 
 int fbc_capture(uintptr_t *frames, int max)

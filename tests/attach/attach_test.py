@@ -12,6 +12,8 @@
   census was written;
 - Python: SIGTERM at its default writes the census and ends it; SIGINT, which Python handles,
   writes the census and Python's KeyboardInterrupt still ends it;
+- attach --exit LIB:SYMBOL: a function the shim has no definition of (the test backend's
+  vkt_dot) counted, with its time, from the attach on, and put back at the detach;
 - refusals that leave the process untouched: no such pid (7), a static program (14), gdb
   missing (11), a process that was never attached to detach (16), a preloaded process (15).
 
@@ -163,6 +165,35 @@ def census_cycle(name, argv, site, tmp, env=None):
            and ref_out, f"{name}: output unchanged: {strip} vs {ref_strip}")
     expect(sorted(os.listdir(d)) == listing, f"{name}: nothing written after the detach")
     expect(t.p.stderr.read() == "", f"{name}: nothing on the program's stderr")
+
+
+def declared(tmp):
+    """attach --exit: the loop's calls of vkt_dot (the shim defines no vkt_dot) are counted
+    from the attach, timed, at the user's line, and reach the backend again after detach."""
+    name = "declared"
+    t = Target([LOOP])
+    d = os.path.join(tmp, name)
+    t.say("fall 2")
+    rc, _, err = fb("attach", "-o", d, "--exit", "libfakevkt.so:vkt_dot", str(t.pid))
+    if not expect(rc == 0, f"{name}: attach --exit ({rc}: {err})"):
+        t.p.kill()
+        return
+    expect(t.say("fall 3").startswith("did 3 total 5 backend 5"), f"{name}: the program runs on")
+    rc, _, err = fb("detach", str(t.pid))
+    ds = dumps(d)
+    expect(rc == 0 and len(ds) == 1, f"{name}: detach writes the census ({rc}: {err})")
+    if ds:
+        rows = [o for o in ds[0][1]["ops"] if o.get("backend") == "fakevkt"]
+        expect(len(rows) == 1 and rows[0]["op"] == "vkt_dot" and rows[0]["count"] == 3 and
+               rows[0]["ns"] > 0 and rows[0].get("bytes_known") is False,
+               f"{name}: vkt_dot counted 3 times from the attach, timed, bytes unknown: {rows}")
+        # The backend's own fallback, made inside the declared call, is at the user's line too:
+        # the shim's entry, still on the stack, is no frame of the census.
+        expect(site_lines(ds[0][1]) == {("loop.c", SITE)},
+               f"{name}: every row at the user's line: {site_lines(ds[0][1])}")
+    expect(t.say("fall 4").startswith("did 4 total 9 backend 9"),
+           f"{name}: after the detach the calls reach the backend")
+    expect(t.end(0) == 0 and len(dumps(d)) == 1, f"{name}: nothing more written after detach")
 
 
 def terminate(tmp, handler):
@@ -317,6 +348,7 @@ def main():
             python_signals([sys.executable, prog], tmp)
         else:
             census_cycle("c", [LOOP], ("loop.c", SITE), tmp)
+            declared(tmp)
             terminate(tmp, handler=False)
             terminate(tmp, handler=True)
             refusals(tmp)
