@@ -176,9 +176,10 @@ unsigned fbc_modmap_generation(void);
 void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 anew */
 
 /* ---- dynsym.c: what the loaded modules export ------------------------------------------ */
-/* Whether a loaded module other than the shim defines and exports the function name; by the
- * modules' hash tables, without the dynamic loader (no allocation, no dlerror). */
-bool fbc_defined_elsewhere(const char *name);
+/* Whether a loaded module other than the shim defines and exports one of the n functions
+ * names; by the modules' hash tables, in one pass over the modules, without the dynamic
+ * loader (no allocation, no dlerror). */
+bool fbc_defined_elsewhere(const char *const *names, size_t n);
 /* The functions loaded modules export under one of prefixes, each once, in *out (free with
  * fbc_opnames_free); returns how many. */
 size_t fbc_opnames(const fbr_names *prefixes, const char ***out);

@@ -87,7 +87,9 @@ static bool read_table(const struct dl_phdr_info *info, table *t)
         case DT_GNU_HASH: t->gnu = (const uint32_t *)at(info, dyn->d_un.d_ptr); break;
         }
     }
-    t->nsyms = t->sysv ? t->sysv[1] : t->gnu ? gnu_hash_count(t->gnu) : 0;
+    /* A GNU table's count takes a walk over all its buckets: only a full listing needs it,
+     * not a lookup (at every process's load and exit). */
+    t->nsyms = t->sysv ? t->sysv[1] : 0;
     return t->syms && t->strs && (t->gnu || t->sysv);
 }
 
@@ -145,6 +147,8 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     table t;
     if (info->dlpi_addr == c->self || !read_table(info, &t))
         return 0;
+    if (!t.sysv)
+        t.nsyms = gnu_hash_count(t.gnu);
     for (size_t i = 0; i < t.nsyms; i++)
         if (exported_function(&t, i) && fbr_is_op(t.strs + t.syms[i].st_name, c->prefixes))
             add(c, t.strs + t.syms[i].st_name);
@@ -162,7 +166,8 @@ static uintptr_t self_base(void)
 }
 
 typedef struct {
-    const char *name;
+    const char *const *names;
+    size_t n;
     uintptr_t self;
     bool found;
 } find;
@@ -172,14 +177,15 @@ static int visit_find(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     find *f = data;
     table t;
-    if (info->dlpi_addr != f->self && read_table(info, &t) && defines(&t, f->name))
-        f->found = true;
+    if (info->dlpi_addr != f->self && read_table(info, &t))
+        for (size_t i = 0; i < f->n && !f->found; i++)
+            f->found = defines(&t, f->names[i]);
     return f->found;
 }
 
-bool fbc_defined_elsewhere(const char *name)
+bool fbc_defined_elsewhere(const char *const *names, size_t n)
 {
-    find f = {name, self_base(), false};
+    find f = {names, n, self_base(), false};
     dl_iterate_phdr(visit_find, &f);
     return f.found;
 }

@@ -104,17 +104,18 @@ static bool may_have_census(void)
 {
     if (__atomic_load_n(&used, __ATOMIC_ACQUIRE) || fbc_cfg.all_processes)
         return true;
-    if (!fbc_backends_read()) { /* the built-in rows only: their exits, without parsing them */
-        for (size_t i = 0; fbr_backend_builtin_exit(i); i++)
-            if (fbc_defined_elsewhere(fbr_backend_builtin_exit(i)))
-                return true;
-        return false;
-    }
-    for (size_t r = 0; r < fbc_rows_count(); r++)
-        for (int k = 0; k < fbc_row_at(r)->nexits; k++)
-            if (fbc_defined_elsewhere(fbc_row_at(r)->exit[k].symbol))
-                return true;
-    return false;
+    const char *names[FBR_BACKENDS_MAX * FBR_EXITS_MAX];
+    size_t n = 0;
+    if (!fbc_backends_read()) /* the built-in rows only: their exits, without parsing them */
+        while (n < sizeof names / sizeof *names && fbr_backend_builtin_exit(n)) {
+            names[n] = fbr_backend_builtin_exit(n);
+            n++;
+        }
+    else
+        for (size_t r = 0; r < fbc_rows_count(); r++)
+            for (int k = 0; k < fbc_row_at(r)->nexits; k++)
+                names[n++] = fbc_row_at(r)->exit[k].symbol;
+    return fbc_defined_elsewhere(names, n);
 }
 
 /* glibc keeps the error of a failed dlsym (the exits a process lacks) for the next dlerror()
