@@ -85,10 +85,11 @@ typedef struct {
 
 extern fbc_process fbc_proc;
 void fbc_process_load(void);
-/* The executable's path (/proc/self/exe), read at the first call, which also writes out
- * start_time: the first use of the shim makes it, before any dump can be written (a crash
- * handler reads fbc_proc.exe and start_time). */
+/* The executable's path (/proc/self/exe), read at the first call, which also makes the
+ * facts only a census needs (start_time written out, host, rank): the first use of the shim
+ * makes them, before any dump can be written (a crash handler reads them). */
 const char *fbc_process_exe(void);
+
 /* A fork child: new pid and census id, the parent's id kept as parent_id. Allocation-free. */
 void fbc_process_forked(void);
 /* One lock of the shim's around fork: 0 prepare (takes it), 1 parent and child after it

@@ -53,13 +53,19 @@ static void read_cmdline(void)
 }
 
 static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+static void read_rank(void);
 
-/* What the first use adds: the executable's path, the start time written out. */
+/* What the first use adds, the facts only a census needs: the executable's path, the start
+ * time written out, the host, the rank. (The census id is made at load: a child forked before
+ * the first use, when no fork handler of the shim's runs, names its parent's.) */
 static void complete(void)
 {
     ssize_t n = readlink("/proc/self/exe", fbc_proc.exe, sizeof fbc_proc.exe - 1);
     fbc_proc.exe[n > 0 ? n : 0] = '\0';
     fbc_fmt_time(fbc_proc.start_time, start_unix);
+    if (gethostname(fbc_proc.host, sizeof fbc_proc.host - 1) != 0)
+        strcpy(fbc_proc.host, "unknown");
+    read_rank();
 }
 
 const char *fbc_process_exe(void)
@@ -67,6 +73,8 @@ const char *fbc_process_exe(void)
     pthread_once(&exe_once, complete);
     return fbc_proc.exe;
 }
+
+
 
 /* A census id: 128 random bits. Pids repeat across pid namespaces and after exec, so dumps
  * are told apart by this instead. getrandom is a plain system call: safe in a fork child. */
@@ -121,8 +129,6 @@ void fbc_process_load(void)
 {
     fbc_proc.pid = (int)getpid();
     fbc_proc.ppid = (int)getppid();
-    if (gethostname(fbc_proc.host, sizeof fbc_proc.host - 1) != 0)
-        strcpy(fbc_proc.host, "unknown");
     if (!fbc_proc.argv_len)
         read_cmdline();
     /* %e: the program as it was invoked (argv[0]'s last part), else the executable's name. */
@@ -139,7 +145,6 @@ void fbc_process_load(void)
         if (*p == '/' || (unsigned char)*p < 0x20)
             *p = '_';
     new_id(fbc_proc.id);
-    read_rank();
     stamp_start();
 }
 
