@@ -167,17 +167,27 @@ def census_cycle(name, argv, site, tmp, env=None):
     expect(t.p.stderr.read() == "", f"{name}: nothing on the program's stderr")
 
 
+def attached(name, argv, tmp, *options):
+    """A target that fell back twice, then attached to with options; (target, dump folder),
+    or None (the target killed) when the attach failed."""
+    t = Target(argv)
+    d = os.path.join(tmp, name)
+    t.say("fall 2")
+    rc, _, err = fb("attach", "-o", d, *options, str(t.pid))
+    if not expect(rc == 0, f"{name}: attach {' '.join(options)} ({rc}: {err})"):
+        t.p.kill()
+        return None
+    return t, d
+
+
 def declared(tmp):
     """attach --exit: the loop's calls of vkt_dot (the shim defines no vkt_dot) are counted
     from the attach, timed, at the user's line, and reach the backend again after detach."""
     name = "declared"
-    t = Target([LOOP])
-    d = os.path.join(tmp, name)
-    t.say("fall 2")
-    rc, _, err = fb("attach", "-o", d, "--exit", "libfakevkt.so:vkt_dot", str(t.pid))
-    if not expect(rc == 0, f"{name}: attach --exit ({rc}: {err})"):
-        t.p.kill()
+    got = attached(name, [LOOP], tmp, "--exit", "libfakevkt.so:vkt_dot")
+    if not got:
         return
+    t, d = got
     expect(t.say("fall 3").startswith("did 3 total 5 backend 5"), f"{name}: the program runs on")
     rc, _, err = fb("detach", str(t.pid))
     ds = dumps(d)
@@ -198,13 +208,10 @@ def declared(tmp):
 
 def terminate(tmp, handler):
     name = "term-handler" if handler else "term-default"
-    t = Target([LOOP] + (["--term-handler"] if handler else []))
-    d = os.path.join(tmp, name)
-    t.say("fall 2")
-    rc, _, err = fb("attach", "-o", d, str(t.pid))
-    if not expect(rc == 0, f"{name}: attach ({rc}: {err})"):
-        t.p.kill()
+    got = attached(name, [LOOP] + (["--term-handler"] if handler else []), tmp)
+    if not got:
         return
+    t, d = got
     t.say("fall 4")
     t.p.send_signal(signal.SIGTERM)
     code = t.p.wait(timeout=60)
@@ -232,13 +239,10 @@ def python_signals(argv, tmp):
         print("SIGINT is ignored here (so Python installs no handler): its case is left out")
     for sig, reason in cases:
         name = f"python-{sig.name}"
-        t = Target(argv)
-        d = os.path.join(tmp, name)
-        t.say("fall 2")
-        rc, _, err = fb("attach", "-o", d, str(t.pid))
-        if not expect(rc == 0, f"{name}: attach ({rc}: {err})"):
-            t.p.kill()
+        got = attached(name, argv, tmp)
+        if not got:
             continue
+        t, d = got
         t.say("fall 3")
         t.p.send_signal(sig)
         code = t.p.wait(timeout=60)
