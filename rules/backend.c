@@ -325,11 +325,6 @@ const char *fbr_backend_builtin_text(size_t i)
     return i < COUNT(builtin) ? fbr_builtin_descriptors[i] : NULL;
 }
 
-const char *fbr_backend_builtin_exit(size_t i)
-{
-    return i < COUNT(fbr_builtin_exits) ? fbr_builtin_exits[i] : NULL;
-}
-
 const fbr_backend *fbr_backend_named(const char *name)
 {
     for (size_t i = 0; name && i < COUNT(builtin); i++) {

@@ -128,9 +128,10 @@ size_t fbr_backend_builtin_count(void);
 const fbr_backend *fbr_backend_builtin(size_t i);
 /* A built-in row's descriptor text, as compiled in (NULL past the end). */
 const char *fbr_backend_builtin_text(size_t i);
-/* The i-th exit symbol of the built-in rows, in their order, read from the descriptors when
- * they were compiled in: no row is parsed (NULL past the end). */
-const char *fbr_backend_builtin_exit(size_t i);
+/* The exit symbols of the built-in rows, in their order, NULL-ended, read from the
+ * descriptors when they were compiled in: known with no row parsed and no call made (the
+ * shim's load path, interpose/base/early.h). */
+extern const char *const fbr_backend_builtin_exits[];
 
 /* A built-in row by name; NULL when there is none. */
 const fbr_backend *fbr_backend_named(const char *name);

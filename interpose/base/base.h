@@ -25,29 +25,32 @@
 typedef enum { FBC_MODE_COUNT, FBC_MODE_WARN, FBC_MODE_ABORT, FBC_MODE_ERROR } fbc_mode;
 
 typedef struct {
-    bool enabled;        /* process-wide recording (FBCOUNT; default: on when preloaded) */
+    /* The fields load reads first, beside the defaults' pointers, which the loader writes
+     * anyway (early.h). With no variable set, load reads only these and writes nothing. */
+    bool any;            /* some FBCOUNT variable (or an attach's) was set: the rest was parsed */
+    int enabled;         /* FBCOUNT: 1 on, 0 off, -1 unset (on when preloaded) */
     bool all_processes;  /* FBCOUNT_ALL_PROCESSES: dump even without a backend */
-    int depth;           /* FBCOUNT_DEPTH */
     fbr_names prefixes;  /* FBCOUNT_OP_PREFIX: the vkt row's op prefixes, when set */
     fbr_names py_backend; /* FBCOUNT_PY_BACKEND: the vkt row's Python packages, when set */
     bool prefixes_set, py_backend_set;
-    char backend_files[4096]; /* FBCOUNT_BACKEND: descriptor files, ':'-separated */
-    char exits[4096];    /* FBCOUNT_EXIT: declared exits LIB:SYMBOL[:op=P], ','-separated */
-    char torch_adapter[1024]; /* FBCOUNT_TORCH_ADAPTER: the adapter to use, "" for the usual */
-    char output[1024];   /* FBCOUNT_OUTPUT template; "" means none */
-    char metrics[1024];  /* FBCOUNT_METRICS path; "" means none */
-    char run_log[1024];  /* FBCOUNT_RUN_LOG: set by `fbcount run` */
+    int depth;           /* FBCOUNT_DEPTH */
     int signal;          /* FBCOUNT_SIGNAL; 0 means none */
     int interval_ms;     /* FBCOUNT_INTERVAL; 0 means no checkpoints */
     int signal_wait_ms;  /* FBCOUNT_SIGNAL_WAIT */
     fbc_mode mode;       /* FBCOUNT_MODE */
     bool quiet;          /* FBCOUNT_QUIET */
     bool clock_monotonic; /* FBCOUNT_CLOCK=monotonic: never the CPU's counter */
-    char allow_path[4096]; /* FBCOUNT_ALLOW, made absolute at load; "" when unset */
     /* An attached census (fbcount attach): when it began, UTC ISO 8601 ("" when the census
      * began with the process) and CLOCK_MONOTONIC then. */
     char attached_at[21];
     uint64_t attached_ns;
+    char backend_files[4096]; /* FBCOUNT_BACKEND: descriptor files, ':'-separated */
+    char exits[4096];    /* FBCOUNT_EXIT: declared exits LIB:SYMBOL[:op=P], ','-separated */
+    char torch_adapter[1024]; /* FBCOUNT_TORCH_ADAPTER: the adapter to use, "" for the usual */
+    char output[1024];   /* FBCOUNT_OUTPUT template; "" means none */
+    char metrics[1024];  /* FBCOUNT_METRICS path; "" means none */
+    char run_log[1024];  /* FBCOUNT_RUN_LOG: set by `fbcount run` */
+    char allow_path[4096]; /* FBCOUNT_ALLOW, made absolute at load; "" when unset */
 } fbc_config;
 
 extern fbc_config fbc_cfg;
@@ -67,16 +70,24 @@ void fbc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- process.c: facts about this process, cached so a signal handler can use them ----- */
 typedef struct {
-    /* The small facts first, the large buffers last: at load only the first page and the
-     * start of argv are written. */
+    /* What load writes first (early.h: one page with the start of argv), the large buffers
+     * last. */
+    int load_state;     /* fbc_load's once (init.c) */
+    bool preloaded;     /* LD_PRELOAD names the shim: its definitions see every call */
+    bool on;            /* process-wide recording (FBCOUNT; on when preloaded); atomic */
+    bool used;          /* the shim's first use has run (init.c); atomic */
+    bool backend_at_load; /* a module defined a built-in exit at load (init.c) */
+    uint64_t modules_at_load; /* the modules' generation then (fbc_modules_generation) */
     int pid, ppid;
-    char name[256];     /* %e */
-    size_t argv_len;
+    uint64_t start_ticks; /* the time-stamp counter at load, 0 where none */
     char id[33];        /* this census: random hex, new in every process image */
+    size_t argv_len;
+    /* Made later, at the first use or when a census needs them. */
+    uint64_t start_ns;  /* CLOCK_MONOTONIC at start (fbc_process_start_ns) */
+    uint64_t start_unix; /* the same as Unix time (fbc_process_start_time) */
+    char name[256];     /* %e (fbc_process_name) */
     char parent_id[33]; /* the census a fork child came from; "" otherwise */
     long rank;          /* MPI/Slurm rank, -1 when none */
-    char start_time[21]; /* UTC, ISO 8601 (written by fbc_process_exe()) */
-    uint64_t start_ns;  /* CLOCK_MONOTONIC at start */
     bool forked;        /* a fork child: its file name must differ from the parent's */
     char host[256];
     char argv[16384];   /* NUL-separated, as /proc/self/cmdline gives it */
@@ -84,11 +95,18 @@ typedef struct {
 } fbc_process;
 
 extern fbc_process fbc_proc;
+/* At load: the pid, the parent, the census id, the start's counter reading (early.h). */
 void fbc_process_load(void);
 /* The executable's path (/proc/self/exe), read at the first call, which also makes the
  * facts only a census needs (start_time written out, host, rank): the first use of the shim
  * makes them, before any dump can be written (a crash handler reads them). */
 const char *fbc_process_exe(void);
+/* The program's name for %e, made at the first call. */
+const char *fbc_process_name(void);
+/* The start (the shim's load) as CLOCK_MONOTONIC ns, and as UTC ISO 8601 text, made at the
+ * first call from the counter reading taken at load. Async-signal-safe. */
+uint64_t fbc_process_start_ns(void);
+void fbc_process_start_time(char out[21]);
 
 /* A fork child: new pid and census id, the parent's id kept as parent_id. Allocation-free. */
 void fbc_process_forked(void);
@@ -104,6 +122,10 @@ typedef struct {
 /* Decides the clock once, after the configuration: the counter unless monotonic_only or
  * the CPU has no invariant one. Its rate is measured later, at the first event 1 ms on. */
 void fbc_clock_init(bool monotonic_only);
+/* CLOCK_MONOTONIC at an earlier counter reading (the start), through the counter's rate
+ * measured over at least 1 ms from the first use (waiting out the rest of it if need be).
+ * Async-signal-safe. */
+uint64_t fbc_clock_ns_at(uint64_t ticks);
 fbc_stamp fbc_clock_start(void);
 uint64_t fbc_clock_since(fbc_stamp s); /* ns from s to now, 0 if the clock went back */
 const char *fbc_clock_name(void);      /* "tsc" once its rate is known, else "monotonic" */
@@ -181,6 +203,11 @@ void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 an
  * names; by the modules' hash tables, in one pass over the modules, without the dynamic
  * loader (no allocation, no dlerror). */
 bool fbc_defined_elsewhere(const char *const *names, size_t n);
+/* The same from the loader's list of modules itself, without its lock: only while that list
+ * cannot change (a constructor at load: one thread, or the loader's lock held by dlopen). */
+bool fbc_defined_elsewhere_at_load(const char *const *names, size_t n);
+/* A number that changes whenever a module is loaded or unloaded (0 where unknown). */
+uint64_t fbc_modules_generation(void);
 /* The functions loaded modules export under one of prefixes, each once, in *out (free with
  * fbc_opnames_free); returns how many. */
 size_t fbc_opnames(const fbr_names *prefixes, const char ***out);

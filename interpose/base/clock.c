@@ -7,8 +7,9 @@
  * an event may spend on its time. Two reads of the CPU's time-stamp counter cost 22-23 ns
  * there (rdtscp: 42-44 ns, so plain rdtsc). The counter is used when the CPU says it is
  * invariant (same rate in every power state, on every core), and its rate is measured
- * against CLOCK_MONOTONIC over the process's own life, from the shim's start to the first
- * timed event at least 1 ms later; events before that read CLOCK_MONOTONIC.
+ * against CLOCK_MONOTONIC over the process's own life, from the shim's first use to the
+ * first timed event at least 1 ms later; events before that read CLOCK_MONOTONIC. The same
+ * counter, read at load, dates the process's start without the clock (early.h).
  *
  * The kernel may refuse the counter as the system clock (tsc=unstable on this VM's command
  * line), a judgement about one monotonic clock across all CPUs and suspend; a fallback's
@@ -33,7 +34,8 @@
 
 static uint64_t fbc_clock_mult;             /* ns per tick, 32.32 fixed point; 0: monotonic */
 static bool usable; /* an invariant counter, not refused by config (relaxed: threads race to calibrate) */
-static uint64_t tsc0, mono0;                /* a matched pair read at start */
+static bool paired;                         /* tsc0 and mono0 were read (at the first use) */
+static uint64_t tsc0, mono0;                /* a matched pair read at the first use */
 #define CALIBRATE_NS 1000000u               /* the shortest window the rate is measured over */
 
 uint64_t fbc_now_ns(void)
@@ -88,7 +90,35 @@ static bool invariant_counter(void)
 void fbc_clock_init(bool monotonic_only)
 {
     fbc_clock_mult = 0;
-    usable = !monotonic_only && invariant_counter() && read_pair(&tsc0, &mono0);
+    bool got = HAVE_TSC && read_pair(&tsc0, &mono0);
+    __atomic_store_n(&paired, got, __ATOMIC_RELEASE);
+    usable = got && !monotonic_only && invariant_counter();
+}
+
+/* The start's reading is turned into time by a rate of its own, measured whether or not
+ * events use the counter: a counter without the invariant flag (common in guests) still
+ * runs at one rate in practice, and an estimate of the start is better than none. */
+uint64_t fbc_clock_ns_at(uint64_t ticks)
+{
+#if HAVE_TSC
+    uint64_t t0, n0, t1, n1;
+    if (__atomic_load_n(&paired, __ATOMIC_ACQUIRE))
+        t0 = tsc0, n0 = mono0;
+    else if (!read_pair(&t0, &n0))
+        return fbc_now_ns();
+    do /* a dump within 1 ms of the first use (or with none) waits out the window */
+        if (!read_pair(&t1, &n1))
+            return n0;
+    while (n1 - n0 < CALIBRATE_NS);
+    uint64_t dt = t1 - t0, dn = n1 - n0;
+    if (t1 <= t0 || ticks > t0 || dt < dn / 20 || dt > dn * 20)
+        return n0; /* the counter went back, or ran at no plausible rate: the first use */
+    uint64_t back = (uint64_t)(((unsigned __int128)(t0 - ticks) * dn) / dt);
+    return back < n0 ? n0 - back : 1;
+#else
+    (void)ticks;
+    return fbc_now_ns();
+#endif
 }
 
 /* Measures the rate: the pair read now against the pair read at start. A counter that went

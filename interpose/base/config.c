@@ -13,10 +13,16 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "early.h"
 #include "signals.h"
 
 #define DEFAULT_OUTPUT "fbcount.%e.%p.json"
-#define DEFAULTS {.depth = 64, .output = DEFAULT_OUTPUT, .signal = SIGUSR1, .signal_wait_ms = 2000}
+/* What a process with no FBCOUNT variable runs with, written by no code: load writes nothing
+ * here then (early.h). */
+#define DEFAULTS                                                                           \
+    {.enabled = -1, .depth = 64, .prefixes = {.n = 1, .name = {FBR_DEFAULT_OP_PREFIX}},    \
+     .py_backend = {.n = 1, .name = {FBR_DEFAULT_PY_BACKEND}}, .output = DEFAULT_OUTPUT,    \
+     .signal = SIGUSR1, .signal_wait_ms = 2000}
 
 fbc_config fbc_cfg = DEFAULTS;
 
@@ -260,25 +266,27 @@ static void parse_allow(void)
 
 /* Whether any FBCOUNT variable is set: most processes have none, and one look through the
  * environment then stands for the twenty the variables below would take. */
-static bool any_set(void)
+static void parse_all(bool preloaded);
+
+FBC_EARLY static bool any_set(void)
 {
     extern char **environ;
-    if (attach_len)
-        return true;
+    static const char prefix[] FBC_EARLY_CONST = "FBCOUNT";
     for (char **e = environ; e && *e; e++)
-        if (!strncmp(*e, "FBCOUNT", 7))
+        if (fbc_early_prefix(*e, prefix))
             return true;
     return false;
 }
 
-void fbc_config_load(bool preloaded)
+FBC_EARLY void fbc_config_load(bool preloaded)
 {
-    if (!any_set()) {
-        fbc_cfg.enabled = preloaded;
-        fbc_cfg.prefixes = (fbr_names){.n = 1, .name = {FBR_DEFAULT_OP_PREFIX}};
-        fbc_cfg.py_backend = (fbr_names){.n = 1, .name = {FBR_DEFAULT_PY_BACKEND}};
-        return;
-    }
+    if (any_set())
+        parse_all(preloaded);
+}
+
+static void parse_all(bool preloaded)
+{
+    fbc_cfg.any = true;
     fbc_cfg.enabled = parse_bool("FBCOUNT", preloaded);
     fbc_cfg.all_processes = parse_bool("FBCOUNT_ALL_PROCESSES", false);
     parse_depth();
@@ -316,7 +324,7 @@ int fbc_config_attach(const char *vars)
     attach_len = n + 1;
     fbc_cfg = (fbc_config)DEFAULTS;
     allow_bad = false;
-    fbc_config_load(true);
+    parse_all(true);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "early.h"
 
 /* A module's dynamic symbol table, as its PT_DYNAMIC entries give it. */
 typedef struct {
@@ -31,9 +32,9 @@ typedef struct {
 } collect;
 
 /* A dynamic entry's address: glibc has relocated most of them in place, the vdso's not. */
-static uintptr_t at(const struct dl_phdr_info *info, ElfW(Addr) p)
+FBC_EARLY static uintptr_t at(uintptr_t base, ElfW(Addr) p)
 {
-    return p < info->dlpi_addr ? info->dlpi_addr + p : p;
+    return p < base ? base + p : p;
 }
 
 /* The number of symbols a GNU hash table covers: past the last chain of its last bucket. */
@@ -71,20 +72,25 @@ static void add(collect *c, const char *name)
         c->names[c->n++] = copy;
 }
 
-static bool read_table(const struct dl_phdr_info *info, table *t)
+/* A module's dynamic section, where dl_iterate_phdr describes it. */
+static const ElfW(Dyn) *dynamic_of(const struct dl_phdr_info *info)
 {
-    memset(t, 0, sizeof *t);
-    const ElfW(Dyn) *dyn = NULL;
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+            return (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+    return NULL;
+}
+
+FBC_EARLY static bool read_table(uintptr_t base, const ElfW(Dyn) *dyn, table *t)
+{
+    *t = (table){0};
     for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
         switch (dyn->d_tag) {
-        case DT_SYMTAB: t->syms = (const ElfW(Sym) *)at(info, dyn->d_un.d_ptr); break;
-        case DT_STRTAB: t->strs = (const char *)at(info, dyn->d_un.d_ptr); break;
+        case DT_SYMTAB: t->syms = (const ElfW(Sym) *)at(base, dyn->d_un.d_ptr); break;
+        case DT_STRTAB: t->strs = (const char *)at(base, dyn->d_un.d_ptr); break;
         case DT_STRSZ: t->strsz = dyn->d_un.d_val; break;
-        case DT_HASH: t->sysv = (const uint32_t *)at(info, dyn->d_un.d_ptr); break;
-        case DT_GNU_HASH: t->gnu = (const uint32_t *)at(info, dyn->d_un.d_ptr); break;
+        case DT_HASH: t->sysv = (const uint32_t *)at(base, dyn->d_un.d_ptr); break;
+        case DT_GNU_HASH: t->gnu = (const uint32_t *)at(base, dyn->d_un.d_ptr); break;
         }
     }
     /* A GNU table's count takes a walk over all its buckets: only a full listing needs it,
@@ -94,7 +100,7 @@ static bool read_table(const struct dl_phdr_info *info, table *t)
 }
 
 /* A function the module defines and exports. */
-static bool exported_function(const table *t, size_t i)
+FBC_EARLY static bool exported_function(const table *t, size_t i)
 {
     const ElfW(Sym) *s = &t->syms[i];
     int type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
@@ -104,7 +110,7 @@ static bool exported_function(const table *t, size_t i)
 
 /* Whether the module defines name, through its GNU hash table (bloom filter, then one chain)
  * or its System V one. */
-static bool defines(const table *t, const char *name)
+FBC_EARLY static bool defines(const table *t, const char *name)
 {
     if (t->gnu) {
         uint32_t h = 5381;
@@ -145,7 +151,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     (void)size;
     collect *c = data;
     table t;
-    if (info->dlpi_addr == c->self || !read_table(info, &t))
+    if (info->dlpi_addr == c->self || !read_table(info->dlpi_addr, dynamic_of(info), &t))
         return 0;
     if (!t.sysv)
         t.nsyms = gnu_hash_count(t.gnu);
@@ -155,14 +161,11 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     return 0;
 }
 
+/* This library's load address: its first byte, a symbol the linker makes. */
 static uintptr_t self_base(void)
 {
-    static uintptr_t base;
-    uintptr_t b = __atomic_load_n(&base, __ATOMIC_RELAXED);
-    Dl_info di;
-    if (!b && dladdr((void *)self_base, &di))
-        __atomic_store_n(&base, b = (uintptr_t)di.dli_fbase, __ATOMIC_RELAXED);
-    return b;
+    extern const ElfW(Ehdr) __ehdr_start;
+    return (uintptr_t)&__ehdr_start;
 }
 
 typedef struct {
@@ -172,15 +175,20 @@ typedef struct {
     bool found;
 } find;
 
-static int visit_find(struct dl_phdr_info *info, size_t size, void *data)
+/* One module, looked into for every name. */
+FBC_EARLY static bool find_in(find *f, uintptr_t base, const ElfW(Dyn) *dyn)
 {
-    (void)size;
-    find *f = data;
     table t;
-    if (info->dlpi_addr != f->self && read_table(info, &t))
+    if (base != f->self && read_table(base, dyn, &t))
         for (size_t i = 0; i < f->n && !f->found; i++)
             f->found = defines(&t, f->names[i]);
     return f->found;
+}
+
+static int visit_find(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    return find_in(data, info->dlpi_addr, dynamic_of(info));
 }
 
 bool fbc_defined_elsewhere(const char *const *names, size_t n)
@@ -188,6 +196,29 @@ bool fbc_defined_elsewhere(const char *const *names, size_t n)
     find f = {names, n, self_base(), false};
     dl_iterate_phdr(visit_find, &f);
     return f.found;
+}
+
+/* The loader's own list: no lock taken, no module's program headers read. */
+FBC_EARLY bool fbc_defined_elsewhere_at_load(const char *const *names, size_t n)
+{
+    find f = {names, n, self_base(), false};
+    for (const struct link_map *m = _r_debug.r_map; m && !find_in(&f, m->l_addr, m->l_ld); m = m->l_next)
+        ;
+    return f.found;
+}
+
+FBC_EARLY static int visit_count(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
+    return 1; /* the first module carries the counts */
+}
+
+FBC_EARLY uint64_t fbc_modules_generation(void)
+{
+    uint64_t gen = 0;
+    dl_iterate_phdr(visit_count, &gen);
+    return gen;
 }
 
 size_t fbc_opnames(const fbr_names *prefixes, const char ***out)

@@ -1,8 +1,10 @@
 /* process.c - pid, host, program name, argv, census id and rank, read once (and again in a
  * fork child) so that the crash handler can write them without calling anything unsafe.
- * Nothing here opens /proc at load: every process the shim is loaded into pays for load
- * time, and a lookup in /proc costs more than the rest of it. argv comes from the arguments
- * the loader passes every constructor, the executable's path is read at the first use. */
+ * What is read at load is what cannot be read later (the arguments before the program can
+ * rewrite them, the pid a fork child is told apart by, the parent, the start) and no more,
+ * by early.h's rules: every process the shim is loaded into pays for it at every exec. argv
+ * comes from the arguments the loader passes every constructor, the start is a counter
+ * reading, the rest is made at the first use. */
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,23 +15,24 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "early.h"
 
-/* Page-aligned: what the constructor writes (the small facts first) is then one page. */
+/* Page-aligned: what load writes (the small facts first, then argv) is one page. */
 fbc_process fbc_proc __attribute__((aligned(4096))) = {.rank = -1};
-static uint64_t start_unix; /* the start, formatted into fbc_proc.start_time at the first use */
 
 /* The program's arguments, NUL-separated as /proc/self/cmdline gives them (truncated to
  * fit), from those the loader passes every constructor (also a library dlopen-ed later:
  * attach). Before any other constructor of the shim. */
-__attribute__((constructor(101))) static void keep_args(int argc, char **argv, char **envp)
+FBC_EARLY __attribute__((constructor(101))) static void keep_args(int argc, char **argv,
+                                                                  char **envp)
 {
     (void)envp;
     size_t len = 0, cap = sizeof fbc_proc.argv - 1;
     for (int i = 0; argv && i < argc && argv[i] && len < cap; i++) {
-        size_t n = strlen(argv[i]) + 1;
-        n = n < cap - len ? n : cap - len;
-        memcpy(fbc_proc.argv + len, argv[i], n);
-        len += n;
+        const char *a = argv[i];
+        do
+            fbc_proc.argv[len++] = *a;
+        while (*a++ && len < cap);
     }
     fbc_proc.argv_len = len;
     fbc_proc.argv[len] = '\0';
@@ -52,20 +55,43 @@ static void read_cmdline(void)
     fbc_proc.argv[len] = '\0';
 }
 
-static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT, name_once = PTHREAD_ONCE_INIT;
 static void read_rank(void);
 
-/* What the first use adds, the facts only a census needs: the executable's path, the start
- * time written out, the host, the rank. (The census id is made at load: a child forked before
- * the first use, when no fork handler of the shim's runs, names its parent's.) */
+/* %e: the program as it was invoked (argv[0]'s last part), else the executable's name, kept
+ * to one path component (it goes into a file name). */
+static void make_name(void)
+{
+    const char *name = fbc_proc.argv_len && fbc_proc.argv[0] ? fbc_proc.argv : fbc_process_exe();
+    const char *slash = strrchr(name, '/');
+    name = slash ? slash + 1 : name;
+    if (!*name)
+        name = "unknown";
+    size_t len = strlen(name) < sizeof fbc_proc.name - 1 ? strlen(name) : sizeof fbc_proc.name - 1;
+    memcpy(fbc_proc.name, name, len);
+    fbc_proc.name[len] = '\0';
+    for (char *p = fbc_proc.name; *p; p++)
+        if (*p == '/' || (unsigned char)*p < 0x20)
+            *p = '_';
+}
+
+const char *fbc_process_name(void)
+{
+    pthread_once(&name_once, make_name);
+    return fbc_proc.name;
+}
+
+/* What the first use adds, the facts only a census needs: the executable's path, the name,
+ * the host, the rank. (The census id is made at load: a child forked before the first use,
+ * when no fork handler of the shim's runs, names its parent's.) */
 static void complete(void)
 {
     ssize_t n = readlink("/proc/self/exe", fbc_proc.exe, sizeof fbc_proc.exe - 1);
     fbc_proc.exe[n > 0 ? n : 0] = '\0';
-    fbc_fmt_time(fbc_proc.start_time, start_unix);
     if (gethostname(fbc_proc.host, sizeof fbc_proc.host - 1) != 0)
         strcpy(fbc_proc.host, "unknown");
     read_rank();
+    fbc_process_name();
 }
 
 const char *fbc_process_exe(void)
@@ -74,15 +100,13 @@ const char *fbc_process_exe(void)
     return fbc_proc.exe;
 }
 
-
-
 /* A census id: 128 random bits. Pids repeat across pid namespaces and after exec, so dumps
  * are told apart by this instead. getrandom is a plain system call: safe in a fork child. */
-static void new_id(char out[33])
+FBC_EARLY static void new_id(char out[33])
 {
     unsigned char r[16];
-    ssize_t n = getrandom(r, sizeof r, GRND_NONBLOCK);
-    if (n != (ssize_t)sizeof r) {
+    long n = fbc_sys3(SYS_getrandom, (long)r, sizeof r, GRND_NONBLOCK);
+    if (n != (long)sizeof r) {
         /* No entropy yet (early boot): time and pid still make a collision unlikely. */
         uint64_t a = fbc_now_ns() ^ ((uint64_t)getpid() << 32), b = (uint64_t)time(NULL) ^ (uintptr_t)&n;
         for (int i = 0; i < 8; i++) {
@@ -90,18 +114,11 @@ static void new_id(char out[33])
             r[8 + i] = (unsigned char)(b >> (8 * i));
         }
     }
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < 16; i++) {
-        out[2 * i] = hex[r[i] >> 4];
-        out[2 * i + 1] = hex[r[i] & 15];
+    for (int i = 0; i < 32; i++) {
+        unsigned d = (r[i / 2] >> (i % 2 ? 0 : 4)) & 15; /* no table: no page of read-only data */
+        out[i] = (char)(d < 10 ? '0' + d : 'a' + d - 10);
     }
     out[32] = '\0';
-}
-
-static void stamp_start(void)
-{
-    fbc_proc.start_ns = fbc_now_ns();
-    start_unix = (uint64_t)time(NULL);
 }
 
 /* The rank of an MPI or Slurm job, from the first variable set; -1 when none. */
@@ -125,27 +142,41 @@ static void read_rank(void)
     }
 }
 
-void fbc_process_load(void)
+FBC_EARLY void fbc_process_load(void)
 {
-    fbc_proc.pid = (int)getpid();
-    fbc_proc.ppid = (int)getppid();
+    fbc_proc.pid = fbc_sys_getpid();
+    fbc_proc.ppid = (int)fbc_sys3(SYS_getppid, 0, 0, 0);
     if (!fbc_proc.argv_len)
         read_cmdline();
-    /* %e: the program as it was invoked (argv[0]'s last part), else the executable's name. */
-    const char *name = fbc_proc.argv_len && fbc_proc.argv[0] ? fbc_proc.argv : fbc_process_exe();
-    const char *slash = strrchr(name, '/');
-    name = slash ? slash + 1 : name;
-    if (!*name)
-        name = "unknown";
-    size_t len = strlen(name) < sizeof fbc_proc.name - 1 ? strlen(name) : sizeof fbc_proc.name - 1;
-    memcpy(fbc_proc.name, name, len);
-    fbc_proc.name[len] = '\0';
-    /* A name goes into a file name: keep it to one path component. */
-    for (char *p = fbc_proc.name; *p; p++)
-        if (*p == '/' || (unsigned char)*p < 0x20)
-            *p = '_';
     new_id(fbc_proc.id);
-    stamp_start();
+    if (!(fbc_proc.start_ticks = fbc_early_ticks()))
+        fbc_proc.start_ns = fbc_now_ns(); /* no counter: the clock itself */
+}
+
+uint64_t fbc_process_start_ns(void)
+{
+    uint64_t ns = __atomic_load_n(&fbc_proc.start_ns, __ATOMIC_ACQUIRE);
+    if (!ns) { /* racing callers (a signal handler too) compute the same; any store wins */
+        ns = fbc_clock_ns_at(fbc_proc.start_ticks);
+        __atomic_store_n(&fbc_proc.start_ns, ns ? ns : 1, __ATOMIC_RELEASE);
+    }
+    return ns;
+}
+
+void fbc_process_start_time(char out[21])
+{
+    uint64_t unix_s = __atomic_load_n(&fbc_proc.start_unix, __ATOMIC_ACQUIRE);
+    if (!unix_s) {
+        struct timespec real, mono;
+        uint64_t start = fbc_process_start_ns();
+        clock_gettime(CLOCK_REALTIME, &real);
+        clock_gettime(CLOCK_MONOTONIC, &mono);
+        uint64_t since = (uint64_t)mono.tv_sec * 1000000000u + (uint64_t)mono.tv_nsec - start;
+        uint64_t real_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec;
+        unix_s = (real_ns > since ? real_ns - since : 0) / 1000000000u;
+        __atomic_store_n(&fbc_proc.start_unix, unix_s, __ATOMIC_RELEASE);
+    }
+    fbc_fmt_time(out, unix_s);
 }
 
 void fbc_process_forked(void)
@@ -155,8 +186,8 @@ void fbc_process_forked(void)
     fbc_proc.pid = (int)getpid();
     fbc_proc.ppid = (int)getppid();
     fbc_proc.forked = true;
-    stamp_start();
-    fbc_fmt_time(fbc_proc.start_time, start_unix);
+    fbc_proc.start_ns = fbc_now_ns();
+    fbc_proc.start_unix = (uint64_t)time(NULL);
 }
 
 void fbc_mutex_fork(pthread_mutex_t *m, int phase)

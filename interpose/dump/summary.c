@@ -57,7 +57,7 @@ void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
             fprintf(f, "; %.1f%% of %" PRIu64 " ops stayed native",
                     100.0 * (double)r->native / (double)all, all);
         fprintf(f, "%s\n", where);
-        uint64_t ns = r->ns[FBC_FALLBACK] + r->ns[FBC_HOST], wall = fbc_now_ns() - fbc_proc.start_ns;
+        uint64_t ns = r->ns[FBC_FALLBACK] + r->ns[FBC_HOST], wall = fbc_now_ns() - fbc_process_start_ns();
         if (ns && wall)
             fprintf(f, "fbcount: they cost %s of %s of wall time (%.1f%%)\n", duration(ns, da, sizeof da),
                     duration(wall, db, sizeof db), 100.0 * (double)ns / (double)wall);

@@ -46,9 +46,11 @@ static void write_process(fbc_writer *w)
     if (fbc_proc.rank >= 0) {
         fbc_w_num(w, "," FBR_KEY(FBR_RANK), (uint64_t)fbc_proc.rank);
     }
+    char start[21];
+    fbc_process_start_time(start);
     fbc_w_str(w, "," FBR_KEY(FBR_START_TIME));
-    fbc_w_json(w, fbc_proc.start_time);
-    fbc_w_num(w, "," FBR_KEY(FBR_ELAPSED_NS), fbc_now_ns() - fbc_proc.start_ns);
+    fbc_w_json(w, start);
+    fbc_w_num(w, "," FBR_KEY(FBR_ELAPSED_NS), fbc_now_ns() - fbc_process_start_ns());
     fbc_w_raw(w, "}", 1);
 }
 
@@ -98,7 +100,7 @@ void fbc_dump_head(fbc_writer *w, const char *reason, int seq)
     if (fbc_cfg.attached_at[0]) { /* counted from the attach, not from the start */
         fbc_w_str(w, "," FBR_KEY(FBR_ATTACHED_AT));
         fbc_w_json(w, fbc_cfg.attached_at);
-        fbc_w_num(w, "," FBR_KEY(FBR_ATTACHED_NS), fbc_cfg.attached_ns - fbc_proc.start_ns);
+        fbc_w_num(w, "," FBR_KEY(FBR_ATTACHED_NS), fbc_cfg.attached_ns - fbc_process_start_ns());
     }
 }
 

@@ -48,7 +48,7 @@ static int refusal(const char *vars)
 {
     if (state != NEVER)
         return state == ATTACHED ? FBCOUNT_ATTACH_ALREADY : FBCOUNT_ATTACH_DETACHED;
-    if (fbc_preloaded || __atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE))
+    if (fbc_proc.preloaded || __atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE))
         return FBCOUNT_ATTACH_RUNNING;
     if (!vars || strlen(vars) >= FBC_ATTACH_VARS_MAX)
         return FBCOUNT_ATTACH_BAD;
@@ -80,7 +80,7 @@ FBC_EXPORT int fbcount_attach(const char *vars)
     fbc_attached = true;
     /* On before the redirection: a thread's first call through the shim decides, once,
      * whether that thread records. */
-    __atomic_store_n(&fbc_process_on, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&fbc_proc.on, true, __ATOMIC_RELEASE);
     fbc_init();
     fbc_redirect_forget(); /* scanned at load for a shim not attached: scanned again */
     fbc_exits_redirect();
@@ -101,7 +101,7 @@ FBC_EXPORT const char *fbcount_detach(void)
     fbc_sig_release_all();
     fbc_snapshot_release();
     const char *path = fbc_final_detach();
-    __atomic_store_n(&fbc_process_on, false, __ATOMIC_RELEASE);
+    __atomic_store_n(&fbc_proc.on, false, __ATOMIC_RELEASE);
     state = DETACHED;
     close(memfd);
     memfd = -1;

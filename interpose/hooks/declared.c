@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "early.h"
 #include "entries.h"
 #include "hooks.h"
 
@@ -155,11 +156,11 @@ void fbc_exits_redirect(void)
 {
     /* Preloaded, with no row but the built-in ones (whose exits the shim defines,
      * tests/shim/check_exits.py): nothing to declare, and the rows are not read at load. */
-    if (fbc_preloaded && !fbc_cfg.exits[0] && !fbc_cfg.backend_files[0])
+    if (fbc_proc.preloaded && !fbc_cfg.exits[0] && !fbc_cfg.backend_files[0])
         return;
     pthread_once(&declared_once, declare_all);
     /* Preloaded with nothing declared: LD_PRELOAD reaches every exit, nothing to redirect. */
-    if ((fbc_preloaded && !ndecls) || !fbc_redirect_stale())
+    if ((fbc_proc.preloaded && !ndecls) || !fbc_redirect_stale())
         return;
     /* Only a process that redirects has them: one that never uses a backend is left as it
      * was (tests/shim/test_bare.c). */
@@ -198,10 +199,12 @@ bool fbc_exits_declare_again(void)
 
 /* At load, after the shim's configuration (a shim loaded after the backend, or exits
  * declared): the modules already loaded. */
-__attribute__((constructor)) static void redirect_at_load(void)
+FBC_EARLY __attribute__((constructor)) static void redirect_at_load(void)
 {
     fbc_load();
-    fbc_exits_redirect();
+    /* Preloaded with nothing configured: the shortcut below, without a page of this file. */
+    if (!fbc_proc.preloaded || fbc_cfg.any)
+        fbc_exits_redirect();
 }
 
 /* ---- the entries' C side -------------------------------------------------------------- */

@@ -520,7 +520,7 @@ static const void *const bound[NEXITS] = {
 size_t fbc_exits_builtin(fbc_redirection *r)
 {
     _Static_assert(NEXITS <= FBC_BUILTIN_MAX, "hooks.h's bound on the exits defined");
-    if (fbc_preloaded)
+    if (fbc_proc.preloaded)
         return 0;
     for (int i = 0; i < NEXITS; i++)
         r[i] = (fbc_redirection){symbols[i], (void *)(fbc_attached ? selfs[i] : bound[i]), NULL,

@@ -10,7 +10,6 @@
 #include "triggers.h"
 
 /* init.c: start-up and arming */
-extern bool fbc_preloaded;    /* LD_PRELOAD names the shim: its definitions see every call */
 void fbc_load(void);          /* what runs at load: process facts and configuration */
 /* Everything else, at the first use of a backend or of the API; idempotent. */
 void fbc_init(void);

@@ -9,38 +9,62 @@
  * off; FBCOUNT=1 turns it on when linked in); otherwise only in-process scopes record. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "early.h"
 #include "hooks.h"
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
 static pthread_once_t use_once = PTHREAD_ONCE_INIT;
-bool fbc_preloaded;
 bool fbc_attached;
 static pthread_once_t arm_once = PTHREAD_ONCE_INIT;
 
-static bool preloaded(void)
+/* This library's first byte (a linker-made symbol): its load address. */
+extern const ElfW(Ehdr) __ehdr_start;
+
+/* The shim's own file name, from the loader's list of modules, which load may read: the
+ * loader holds its lock while constructors run at a dlopen, and a process starting has one
+ * thread. dladdr (code of the loader's a process may never run) where the list lacks it: a
+ * shim loaded into another namespace. */
+FBC_EARLY static const char *own_path(void)
 {
+    for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next)
+        if (m->l_addr == (ElfW(Addr))&__ehdr_start)
+            return m->l_name;
     Dl_info di;
-    const char *pre = getenv("LD_PRELOAD");
-    if (!pre || !dladdr((void *)fbc_init, &di) || !di.dli_fname)
+    return dladdr((void *)fbc_init, &di) ? di.dli_fname : NULL;
+}
+
+FBC_EARLY static bool preloaded(void)
+{
+    static const char ld_preload[] FBC_EARLY_CONST = "LD_PRELOAD";
+    const char *pre = fbc_early_getenv(ld_preload), *path = pre ? own_path() : NULL;
+    if (!path)
         return false;
-    const char *base = strrchr(di.dli_fname, '/');
-    base = base ? base + 1 : di.dli_fname;
+    const char *base = path;
+    for (const char *p = path; *p; p++)
+        if (*p == '/')
+            base = p + 1;
     /* Entries are separated by spaces or colons; match whole entries by their last part. */
-    size_t bl = strlen(base);
+    size_t bl = fbc_early_strlen(base);
     for (const char *p = pre; *p;) {
-        size_t n = strcspn(p, " :");
-        const char *slash = p + n;
+        const char *end = p;
+        while (*end && *end != ' ' && *end != ':')
+            end++;
+        const char *slash = end;
         while (slash > p && slash[-1] != '/')
             slash--;
-        if ((size_t)(p + n - slash) == bl && !memcmp(slash, base, bl))
+        size_t i = 0;
+        while (i < bl && slash + i < end && slash[i] == base[i])
+            i++;
+        if (i == bl && slash + i == end)
             return true;
-        p += n;
-        p += strspn(p, " :");
+        p = end;
+        while (*p == ' ' || *p == ':')
+            p++;
     }
     return false;
 }
@@ -48,41 +72,40 @@ static bool preloaded(void)
 /* One line per process that loads the shim, for `fbcount run`'s "N processes watched". */
 static void log_process(void)
 {
-    if (!fbc_cfg.run_log[0])
-        return;
     int fd = open(fbc_cfg.run_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return;
     char line[4200];
-    int n = snprintf(line, sizeof line, "%s %d %s\n", fbc_proc.id, fbc_proc.pid, fbc_proc.name);
+    int n = snprintf(line, sizeof line, "%s %d %s\n", fbc_proc.id, fbc_proc.pid,
+                     fbc_process_name());
     if (n > 0)
         (void)!write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
     close(fd);
 }
 
-static void load_once_(void)
+FBC_EARLY static void load_once_(void)
 {
     fbc_process_load();
-    fbc_preloaded = preloaded();
-    fbc_config_load(fbc_preloaded);
-    log_process();
-    if (fbc_cfg.enabled)
-        __atomic_store_n(&fbc_process_on, true, __ATOMIC_RELEASE);
+    fbc_proc.preloaded = preloaded();
+    fbc_config_load(fbc_proc.preloaded);
+    if (fbc_cfg.any && fbc_cfg.run_log[0])
+        log_process();
+    if (fbc_cfg.enabled < 0 ? fbc_proc.preloaded : fbc_cfg.enabled)
+        __atomic_store_n(&fbc_proc.on, true, __ATOMIC_RELEASE);
 }
 
 /* A child of a fork made before this process first used the shim: no fork handler of the
  * shim's ran then, so it still holds its parent's pid and census id. */
-static void own_census(void)
+FBC_EARLY static void own_census(void)
 {
-    if ((int)getpid() != fbc_proc.pid)
+    if (fbc_sys_getpid() != fbc_proc.pid)
         fbc_process_forked();
 }
 
-static bool used; /* the first use has run (atomic) */
 
 static void use_once_(void)
 {
-    pthread_once(&load_once, load_once_);
+    fbc_load();
     own_census();
     fbc_process_exe();
     fbc_clock_init(fbc_cfg.clock_monotonic);
@@ -92,30 +115,44 @@ static void use_once_(void)
     fbc_modmap_refresh();
     fbc_fork_register();
     fbc_modes_register();
-    __atomic_store_n(&used, true, __ATOMIC_RELEASE);
+    __atomic_store_n(&fbc_proc.used, true, __ATOMIC_RELEASE);
+}
+
+static bool rows_defined_elsewhere(void)
+{
+    const char *names[FBR_BACKENDS_MAX * FBR_EXITS_MAX];
+    size_t n = 0;
+    for (size_t r = 0; r < fbc_rows_count(); r++)
+        for (int k = 0; k < fbc_row_at(r)->nexits; k++)
+            names[n++] = fbc_row_at(r)->exit[k].symbol;
+    return fbc_defined_elsewhere(names, n);
 }
 
 /* Whether this process can have a census to write: it used the shim, or asked for one in
  * every process, or a module defines an exit of a backend's row (a backend loaded and never
  * called still gets its census of zero). The last is a look into the modules' own hash
- * tables, far cheaper than the dynamic loader's failing lookups, which at load and at exit
- * cost every process the shim is loaded into more than the rest of its start-up. */
-static bool may_have_census(void)
+ * tables, far cheaper than the dynamic loader's failing lookups. At load the loader's list
+ * is read directly and the modules' generation kept with the answer; at exit the modules
+ * are looked into again only if one was loaded or unloaded since (early.h). */
+FBC_EARLY static bool may_have_census(bool at_load)
 {
-    if (__atomic_load_n(&used, __ATOMIC_ACQUIRE) || fbc_cfg.all_processes)
+    if (__atomic_load_n(&fbc_proc.used, __ATOMIC_ACQUIRE) || fbc_cfg.all_processes)
         return true;
-    const char *names[FBR_BACKENDS_MAX * FBR_EXITS_MAX];
+    if (fbc_cfg.any && fbc_backends_read())
+        return rows_defined_elsewhere();
+    /* No row but the built-in ones (nothing configured, or no row read yet): their exits,
+     * known without parsing them. */
+    if (!at_load && fbc_proc.modules_at_load &&
+        fbc_modules_generation() == fbc_proc.modules_at_load)
+        return fbc_proc.backend_at_load;
     size_t n = 0;
-    if (!fbc_backends_read()) /* the built-in rows only: their exits, without parsing them */
-        while (n < sizeof names / sizeof *names && fbr_backend_builtin_exit(n)) {
-            names[n] = fbr_backend_builtin_exit(n);
-            n++;
-        }
-    else
-        for (size_t r = 0; r < fbc_rows_count(); r++)
-            for (int k = 0; k < fbc_row_at(r)->nexits; k++)
-                names[n++] = fbc_row_at(r)->exit[k].symbol;
-    return fbc_defined_elsewhere(names, n);
+    while (fbr_backend_builtin_exits[n])
+        n++;
+    if (!at_load)
+        return fbc_defined_elsewhere(fbr_backend_builtin_exits, n);
+    fbc_proc.backend_at_load = fbc_defined_elsewhere_at_load(fbr_backend_builtin_exits, n);
+    fbc_proc.modules_at_load = fbc_modules_generation();
+    return fbc_proc.backend_at_load;
 }
 
 /* glibc keeps the error of a failed dlsym (the exits a process lacks) for the next dlerror()
@@ -148,9 +185,9 @@ static void arm_if_linked(void)
         fbc_arm();
 }
 
-void fbc_load(void)
+FBC_EARLY void fbc_load(void)
 {
-    pthread_once(&load_once, load_once_);
+    fbc_early_once(&fbc_proc.load_state, load_once_);
 }
 
 void fbc_init(void)
@@ -178,7 +215,7 @@ static void arm_once_(void)
 
 void fbc_arm(void)
 {
-    if (!__atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE))
         return;
     fbc_init();
     pthread_once(&arm_once, arm_once_);
@@ -189,27 +226,34 @@ void fbc_arm(void)
 void fbc_thread_decide(void)
 {
     fbc_init();
-    bool on = __atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE);
+    bool on = __atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE);
     fbc_t.state = on || fbc_t.scope ? FBC_T_ON : FBC_T_OFF;
     if (on)
         fbc_crash_altstack();
 }
 
-__attribute__((constructor)) static void fbc_start(void)
+FBC_EARLY __attribute__((constructor)) static void fbc_start(void)
 {
     fbc_load();
-    if (may_have_census())
+    if (may_have_census(true)) {
         arm_if_linked();
-    drop_dlerror();
+        drop_dlerror();
+    }
 }
 
 int __cxa_atexit(void (*fn)(void *), void *arg, void *dso);
 
-static void at_last(void *arg)
+/* The loader's DT_FINI call (interpose/meson.build): nothing to do, on a page already in. */
+FBC_EARLY void fbc_fini(void);
+FBC_EARLY void fbc_fini(void)
+{
+}
+
+FBC_EARLY static void at_last(void *arg)
 {
     (void)arg;
     own_census();
-    if (may_have_census())
+    if (may_have_census(false))
         fbc_final_dump(NULL);
 }
 
@@ -218,10 +262,10 @@ static void at_last(void *arg)
  * destructors run, and tied to no library (atexit() would tie it to this one, and run it
  * with this library's destructors), is run by exit() after all of them: the census's very
  * last state. */
-__attribute__((destructor)) static void fbc_stop(void)
+FBC_EARLY __attribute__((destructor)) static void fbc_stop(void)
 {
     own_census();
-    if (may_have_census())
+    if (may_have_census(false))
         fbc_final_dump(NULL);
     __cxa_atexit(at_last, NULL, NULL);
 }

@@ -86,7 +86,7 @@ void fbc_record_capture(fbc_event *ev, uintptr_t fn)
 fbc_recorded fbc_record_count(const fbc_event *ev)
 {
     fbc_recorded r = {NULL, false, __atomic_load_n(&fbc_shards_epoch, __ATOMIC_RELAXED)};
-    if (__atomic_load_n(&fbc_process_on, __ATOMIC_RELAXED)) {
+    if (__atomic_load_n(&fbc_proc.on, __ATOMIC_RELAXED)) {
         fbc_shard *s = fbc_t.shard ? fbc_t.shard : fbc_shard_claim();
         if (s) {
             pthread_mutex_lock(&s->lock);

@@ -204,7 +204,6 @@ typedef struct {
 } fbc_thread;
 
 extern __thread fbc_thread fbc_t __attribute__((tls_model("initial-exec")));
-extern bool fbc_process_on; /* process-wide recording */
 extern unsigned fbc_stacks_made; /* distinct stacks added to the process census (relaxed) */
 
 /* What an event left in the process census: its entry, and whether its stack was new. */

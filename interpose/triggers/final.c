@@ -25,7 +25,7 @@ void fbc_final_mark(void)
 
 static void final(const char *reason, const char *extra)
 {
-    if (!__atomic_load_n(&fbc_process_on, __ATOMIC_ACQUIRE))
+    if (!__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE))
         return;
     if (__atomic_load_n(&fbc_req_terminate, __ATOMIC_ACQUIRE))
         return; /* a termination signal's dump is the final one */

@@ -23,8 +23,13 @@ def main(out_path, *paths):
         parts.append(c_string(text) + ",")
         exits += re.findall(r"^exit\s+(\S+)", text, re.M)
     parts.append("};")
-    parts.append("static const char *const fbr_builtin_exits[] = {")
-    parts += [f'    "{e}",' for e in exits]
+    # The shim reads these names at the load of every process it is loaded into: they are
+    # kept among the relocated constants, whose page the loader writes anyway, rather than
+    # on a page of .rodata that would cost that process a page fault.
+    for i, e in enumerate(exits):
+        parts.append(f'static const char fbr_exit_{i}[] __attribute__((section(".data.rel.ro.fbr"))) = "{e}";')
+    parts.append("const char *const fbr_backend_builtin_exits[] = {")
+    parts += [f"    fbr_exit_{i}," for i in range(len(exits))]
     parts.append("    NULL,\n};\n")
     with open(out_path, "w", encoding="utf-8") as f:
         f.write("\n".join(parts))

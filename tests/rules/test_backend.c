@@ -34,9 +34,9 @@ Test(backend, builtin_rows_parse)
     size_t k = 0;
     for (size_t i = 0; i < 3; i++)
         for (int e = 0; e < fbr_backend_builtin(i)->nexits; e++, k++)
-            cr_expect_str_eq(fbr_backend_builtin_exit(k) ? fbr_backend_builtin_exit(k) : "(none)",
+            cr_expect_str_eq(fbr_backend_builtin_exits[k] ? fbr_backend_builtin_exits[k] : "(none)",
                              fbr_backend_builtin(i)->exit[e].symbol);
-    cr_expect_null(fbr_backend_builtin_exit(k));
+    cr_expect_null(fbr_backend_builtin_exits[k]);
     const fbr_backend *vkt = fbr_backend_named("vkt"), *torch = fbr_backend_named("torch");
     cr_assert(vkt && torch && fbr_backend_named("ggml"));
     cr_expect_null(fbr_backend_named("cuda"));

@@ -1,8 +1,10 @@
 /* dlapp.c - loads a backend with dlopen(RTLD_LOCAL) after start-up and falls back through it:
- * the preloaded shim must still see and forward every host_result call. */
+ * the preloaded shim must still see and forward every host_result call. An optional third
+ * argument waits that many milliseconds first (the census dates the start, not the first use). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 __attribute__((noinline)) static int site_dl(int (*op)(size_t), int n)
 {
@@ -15,8 +17,14 @@ __attribute__((noinline)) static int site_dl(int (*op)(size_t), int n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: shim-dlapp LIB N\n");
+        fprintf(stderr, "usage: shim-dlapp LIB N [MS]\n");
         return 2;
+    }
+    if (argc > 3) {
+        long ms = atol(argv[3]);
+        struct timespec ts = {ms / 1000, ms % 1000 * 1000000};
+        while (nanosleep(&ts, &ts))
+            ;
     }
     void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!h) {

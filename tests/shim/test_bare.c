@@ -64,6 +64,47 @@ Test(bare, a_process_that_never_uses_a_backend_is_left_as_it_was)
     cr_expect_eq(dumps(d, 1, NULL), 0, "a process without a backend writes no dump");
 }
 
+/* What the shim's load and exit path calls of the C library in such a process, as the loader
+ * binds each function at its first call (interpose/base/early.h: every other function would
+ * cost every exec a page of code). */
+Test(bare, a_process_that_never_uses_a_backend_calls_two_functions_of_the_c_library)
+{
+#ifdef SHIM_SANITIZED
+    cr_skip_test("a sanitized shim calls its runtime's interceptors");
+#endif
+    char out[128];
+    snprintf(out, sizeof out, "LD_DEBUG_OUTPUT=%s/ld", tmpdir);
+    const char *env[] = {"LD_DEBUG=libs,bindings", out, NULL};
+    const char *argv[] = {"/bin/true", NULL};
+    result r;
+    run(&r, true, env, argv);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+    char cmd[256], line[1024], called[1024] = "";
+    snprintf(cmd, sizeof cmd, "cat %s/ld.*", tmpdir);
+    FILE *f = popen(cmd, "r");
+    cr_assert_not_null(f);
+    bool loaded = false, allowed_seen = false;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "calling init: ") && strstr(line, "libfbcount.so"))
+            loaded = true;
+        const char *b = strstr(line, "binding file "), *sym = strstr(line, "symbol `");
+        if (!loaded || !b || !sym || !strstr(b, "libfbcount.so [0] to "))
+            continue;
+        sym += 8;
+        size_t n = strcspn(sym, "'");
+        if ((n == 15 && !strncmp(sym, "dl_iterate_phdr", n)) ||
+            (n == 12 && !strncmp(sym, "__cxa_atexit", n)))
+            allowed_seen = true;
+        else
+            snprintf(called + strlen(called), sizeof called - strlen(called), " %.*s", (int)n, sym);
+    }
+    pclose(f);
+    cr_assert(loaded, "the loader's trace has no constructor call of the shim");
+    /* Bound lazily at the first call: without it the trace would say nothing either way. */
+    cr_assert(allowed_seen, "no binding at a call seen (a library bound at load?)");
+    cr_expect_str_eq(called, "", "the shim called:%s", called);
+}
+
 static void compare_signals(const char *backend)
 {
     const char *argv[] = {SHIM_BARE, "signals", backend, NULL};

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runner.h"
@@ -134,6 +135,29 @@ Test(preload, process_facts)
     const char *t = json_string_value(json_object_get(p, "start_time"));
     cr_assert(t && strlen(t) == 20 && t[4] == '-' && t[10] == 'T' && t[19] == 'Z', "start_time %s",
               t ? t : "(none)");
+    json_decref(d);
+}
+
+/* The start is the process's, taken at load (a counter reading, early.h), not the shim's
+ * first use: a program that waits 300 ms before its backend has lived 300 ms more. */
+Test(preload, start_is_dated_at_load)
+{
+    result r;
+    struct timespec before;
+    clock_gettime(CLOCK_REALTIME, &before);
+    const char *argv[] = {SHIM_DLAPP, SHIM_FAKEDL, "2", "300", NULL};
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", NULL}, argv);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s%s", r.out, r.err);
+    json_t *d = one_dump("exit");
+    json_int_t elapsed = num(d, "process.elapsed_ns");
+    cr_expect(elapsed >= 300000000 && elapsed < 20000000000LL, "elapsed_ns %lld",
+              (long long)elapsed);
+    struct tm tm = {0};
+    const char *t = json_string_value(json_object_get(json_object_get(d, "process"), "start_time"));
+    cr_assert(t && strptime(t, "%Y-%m-%dT%H:%M:%SZ", &tm), "start_time %s", t ? t : "(none)");
+    long long start = (long long)timegm(&tm);
+    cr_expect(start >= (long long)before.tv_sec - 1 && start <= (long long)before.tv_sec + 2,
+              "start_time %s is not when the program started (%lld)", t, (long long)before.tv_sec);
     json_decref(d);
 }
 
