@@ -73,6 +73,7 @@ typedef struct {
     /* What load writes first (early.h: one page with the start of argv), the large buffers
      * last. */
     int load_state;     /* fbc_load's once (init.c) */
+    int name_state;     /* fbc_process_name's once */
     bool preloaded;     /* LD_PRELOAD names the shim: its definitions see every call */
     bool on;            /* process-wide recording (FBCOUNT; on when preloaded); atomic */
     bool used;          /* the shim's first use has run (init.c); atomic */

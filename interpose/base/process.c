@@ -55,29 +55,31 @@ static void read_cmdline(void)
     fbc_proc.argv[len] = '\0';
 }
 
-static pthread_once_t exe_once = PTHREAD_ONCE_INIT, name_once = PTHREAD_ONCE_INIT;
+static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
 static void read_rank(void);
 
 /* %e: the program as it was invoked (argv[0]'s last part), else the executable's name, kept
- * to one path component (it goes into a file name). */
-static void make_name(void)
+ * to one path component (it goes into a file name). Made at load under `fbcount run` (its
+ * run log names every process): by early.h's rules. */
+FBC_EARLY static void make_name(void)
 {
     const char *name = fbc_proc.argv_len && fbc_proc.argv[0] ? fbc_proc.argv : fbc_process_exe();
-    const char *slash = strrchr(name, '/');
-    name = slash ? slash + 1 : name;
+    for (const char *p = name; *p; p++)
+        if (*p == '/')
+            name = p + 1;
     if (!*name)
         name = "unknown";
-    size_t len = strlen(name) < sizeof fbc_proc.name - 1 ? strlen(name) : sizeof fbc_proc.name - 1;
-    memcpy(fbc_proc.name, name, len);
+    size_t len = 0;
+    for (; name[len] && len < sizeof fbc_proc.name - 1; len++) {
+        unsigned char c = (unsigned char)name[len];
+        fbc_proc.name[len] = c == '/' || c < 0x20 ? '_' : (char)c;
+    }
     fbc_proc.name[len] = '\0';
-    for (char *p = fbc_proc.name; *p; p++)
-        if (*p == '/' || (unsigned char)*p < 0x20)
-            *p = '_';
 }
 
-const char *fbc_process_name(void)
+FBC_EARLY const char *fbc_process_name(void)
 {
-    pthread_once(&name_once, make_name);
+    fbc_early_once(&fbc_proc.name_state, make_name);
     return fbc_proc.name;
 }
 

@@ -69,17 +69,24 @@ FBC_EARLY static bool preloaded(void)
     return false;
 }
 
-/* One line per process that loads the shim, for `fbcount run`'s "N processes watched". */
+/* One line per process that loads the shim, for `fbcount run`'s "N processes watched":
+ * "ID PID NAME", formatted here rather than by stdio, whose pages every process would pay. */
 static void log_process(void)
 {
     int fd = open(fbc_cfg.run_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return;
-    char line[4200];
-    int n = snprintf(line, sizeof line, "%s %d %s\n", fbc_proc.id, fbc_proc.pid,
-                     fbc_process_name());
-    if (n > 0)
-        (void)!write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+    char line[sizeof fbc_proc.id + 24 + sizeof fbc_proc.name + 1];
+    size_t n = 0;
+    for (const char *p = fbc_proc.id; *p; p++)
+        line[n++] = *p;
+    line[n++] = ' ';
+    n += fbr_fmt_u64(line + n, (uint64_t)fbc_proc.pid);
+    line[n++] = ' ';
+    for (const char *p = fbc_process_name(); *p; p++)
+        line[n++] = *p;
+    line[n++] = '\n';
+    (void)!write(fd, line, n);
     close(fd);
 }
 
