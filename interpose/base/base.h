@@ -202,11 +202,8 @@ void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 an
 /* ---- dynsym.c: what the loaded modules export ------------------------------------------ */
 /* Whether a loaded module other than the shim defines and exports one of the n functions
  * names; by the modules' hash tables, in one pass over the modules, without the dynamic
- * loader (no allocation, no dlerror). */
-bool fbc_defined_elsewhere(const char *const *names, size_t n);
-/* The same from the loader's list of modules itself, without its lock: only while that list
- * cannot change (a constructor at load: one thread, or the loader's lock held by dlopen). */
-bool fbc_defined_elsewhere_at_load(const char *const *names, size_t n);
+ * loader (no allocation, no dlerror). *gen (when not NULL): the modules' generation then. */
+bool fbc_defined_elsewhere(const char *const *names, size_t n, uint64_t *gen);
 /* A number that changes whenever a module is loaded or unloaded (0 where unknown). */
 uint64_t fbc_modules_generation(void);
 /* The functions loaded modules export under one of prefixes, each once, in *out (free with

@@ -73,7 +73,7 @@ static void add(collect *c, const char *name)
 }
 
 /* A module's dynamic section, where dl_iterate_phdr describes it. */
-static const ElfW(Dyn) *dynamic_of(const struct dl_phdr_info *info)
+FBC_EARLY static const ElfW(Dyn) *dynamic_of(const struct dl_phdr_info *info)
 {
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
@@ -173,44 +173,40 @@ typedef struct {
     size_t n;
     uintptr_t self;
     bool found;
+    uint64_t gen; /* the modules' generation, from any module's description */
 } find;
 
-/* One module, looked into for every name. */
-FBC_EARLY static bool find_in(find *f, uintptr_t base, const ElfW(Dyn) *dyn)
+/* The loaded and unloaded modules' counts, in every module's description. */
+FBC_EARLY static uint64_t generation_of(const struct dl_phdr_info *info, size_t size)
 {
+    return size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs
+               ? info->dlpi_adds + info->dlpi_subs
+               : 0;
+}
+
+FBC_EARLY static int visit_find(struct dl_phdr_info *info, size_t size, void *data)
+{
+    find *f = data;
+    f->gen = generation_of(info, size);
     table t;
-    if (base != f->self && read_table(base, dyn, &t))
+    if (info->dlpi_addr != f->self && read_table(info->dlpi_addr, dynamic_of(info), &t))
         for (size_t i = 0; i < f->n && !f->found; i++)
             f->found = defines(&t, f->names[i]);
     return f->found;
 }
 
-static int visit_find(struct dl_phdr_info *info, size_t size, void *data)
+FBC_EARLY bool fbc_defined_elsewhere(const char *const *names, size_t n, uint64_t *gen)
 {
-    (void)size;
-    return find_in(data, info->dlpi_addr, dynamic_of(info));
-}
-
-bool fbc_defined_elsewhere(const char *const *names, size_t n)
-{
-    find f = {names, n, self_base(), false};
+    find f = {names, n, self_base(), false, 0};
     dl_iterate_phdr(visit_find, &f);
-    return f.found;
-}
-
-/* The loader's own list: no lock taken, no module's program headers read. */
-FBC_EARLY bool fbc_defined_elsewhere_at_load(const char *const *names, size_t n)
-{
-    find f = {names, n, self_base(), false};
-    for (const struct link_map *m = _r_debug.r_map; m && !find_in(&f, m->l_addr, m->l_ld); m = m->l_next)
-        ;
+    if (gen)
+        *gen = f.gen;
     return f.found;
 }
 
 FBC_EARLY static int visit_count(struct dl_phdr_info *info, size_t size, void *data)
 {
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-        *(uint64_t *)data = info->dlpi_adds + info->dlpi_subs;
+    *(uint64_t *)data = generation_of(info, size);
     return 1; /* the first module carries the counts */
 }
 

@@ -132,15 +132,15 @@ static bool rows_defined_elsewhere(void)
     for (size_t r = 0; r < fbc_rows_count(); r++)
         for (int k = 0; k < fbc_row_at(r)->nexits; k++)
             names[n++] = fbc_row_at(r)->exit[k].symbol;
-    return fbc_defined_elsewhere(names, n);
+    return fbc_defined_elsewhere(names, n, NULL);
 }
 
 /* Whether this process can have a census to write: it used the shim, or asked for one in
  * every process, or a module defines an exit of a backend's row (a backend loaded and never
  * called still gets its census of zero). The last is a look into the modules' own hash
- * tables, far cheaper than the dynamic loader's failing lookups. At load the loader's list
- * is read directly and the modules' generation kept with the answer; at exit the modules
- * are looked into again only if one was loaded or unloaded since (early.h). */
+ * tables, far cheaper than the dynamic loader's failing lookups. The modules' generation
+ * is kept with the answer at load: at exit they are looked into again only if one was
+ * loaded or unloaded since (early.h). */
 FBC_EARLY static bool may_have_census(bool at_load)
 {
     if (__atomic_load_n(&fbc_proc.used, __ATOMIC_ACQUIRE) || fbc_cfg.all_processes)
@@ -156,9 +156,9 @@ FBC_EARLY static bool may_have_census(bool at_load)
     while (fbr_backend_builtin_exits[n])
         n++;
     if (!at_load)
-        return fbc_defined_elsewhere(fbr_backend_builtin_exits, n);
-    fbc_proc.backend_at_load = fbc_defined_elsewhere_at_load(fbr_backend_builtin_exits, n);
-    fbc_proc.modules_at_load = fbc_modules_generation();
+        return fbc_defined_elsewhere(fbr_backend_builtin_exits, n, NULL);
+    fbc_proc.backend_at_load =
+        fbc_defined_elsewhere(fbr_backend_builtin_exits, n, &fbc_proc.modules_at_load);
     return fbc_proc.backend_at_load;
 }
 
