@@ -202,7 +202,8 @@ void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 an
 /* ---- dynsym.c: what the loaded modules export ------------------------------------------ */
 /* Whether a loaded module other than the shim defines and exports one of the n functions
  * names; by the modules' hash tables, in one pass over the modules, without the dynamic
- * loader (no allocation, no dlerror). *gen (when not NULL): the modules' generation then. */
+ * loader (no allocation, no dlerror); n at most FBR_BACKENDS_MAX * FBR_EXITS_MAX. *gen (when
+ * not NULL): the modules' generation then. */
 bool fbc_defined_elsewhere(const char *const *names, size_t n, uint64_t *gen);
 /* A number that changes whenever a module is loaded or unloaded (0 where unknown). */
 uint64_t fbc_modules_generation(void);

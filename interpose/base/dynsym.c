@@ -108,14 +108,20 @@ FBC_EARLY static bool exported_function(const table *t, size_t i)
            (type == STT_FUNC || type == STT_GNU_IFUNC) && (bind == STB_GLOBAL || bind == STB_WEAK);
 }
 
-/* Whether the module defines name, through its GNU hash table (bloom filter, then one chain)
- * or its System V one. */
-FBC_EARLY static bool defines(const table *t, const char *name)
+/* The GNU hash of a name (the dynamic loader's own function). */
+FBC_EARLY static uint32_t gnu_hash(const char *name)
+{
+    uint32_t h = 5381;
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        h = h * 33 + *p;
+    return h;
+}
+
+/* Whether the module defines name, whose GNU hash is h, through its GNU hash table (bloom
+ * filter, then one chain) or its System V one. */
+FBC_EARLY static bool defines(const table *t, const char *name, uint32_t h)
 {
     if (t->gnu) {
-        uint32_t h = 5381;
-        for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-            h = h * 33 + *p;
         const uint32_t nbuckets = t->gnu[0], symoffset = t->gnu[1], nbloom = t->gnu[2], shift = t->gnu[3];
         const ElfW(Addr) *bloom = (const ElfW(Addr) *)(t->gnu + 4);
         const unsigned bits = sizeof(ElfW(Addr)) * 8;
@@ -133,7 +139,8 @@ FBC_EARLY static bool defines(const table *t, const char *name)
         }
         return false;
     }
-    uint32_t h = 0, nbucket = t->sysv[0];
+    uint32_t nbucket = t->sysv[0];
+    h = 0;
     for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
         h = (h << 4) + *p;
         h ^= (h >> 24) & 0xf0;
@@ -170,6 +177,7 @@ static uintptr_t self_base(void)
 
 typedef struct {
     const char *const *names;
+    const uint32_t *hashes; /* the names' GNU hashes, made once for all the modules */
     size_t n;
     uintptr_t self;
     bool found;
@@ -191,13 +199,17 @@ FBC_EARLY static int visit_find(struct dl_phdr_info *info, size_t size, void *da
     table t;
     if (info->dlpi_addr != f->self && read_table(info->dlpi_addr, dynamic_of(info), &t))
         for (size_t i = 0; i < f->n && !f->found; i++)
-            f->found = defines(&t, f->names[i]);
+            f->found = defines(&t, f->names[i], f->hashes[i]);
     return f->found;
 }
 
 FBC_EARLY bool fbc_defined_elsewhere(const char *const *names, size_t n, uint64_t *gen)
 {
-    find f = {names, n, self_base(), false, 0};
+    uint32_t hashes[FBR_BACKENDS_MAX * FBR_EXITS_MAX];
+    n = n < sizeof hashes / sizeof *hashes ? n : sizeof hashes / sizeof *hashes;
+    for (size_t i = 0; i < n; i++)
+        hashes[i] = gnu_hash(names[i]);
+    find f = {names, hashes, n, self_base(), false, 0};
     dl_iterate_phdr(visit_find, &f);
     if (gen)
         *gen = f.gen;

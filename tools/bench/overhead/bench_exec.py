@@ -5,7 +5,9 @@ A shell-heavy CI under `fbcount run` starts thousands of processes, and most nev
 backend: each pays for loading libfbcount, its constructor and its destructor. Each program
 (/bin/true, python3 -c pass) is started EXECS times per round in each configuration, the
 configurations interleaved, ROUNDS rounds; the figures are medians of the rounds' mean wall
-time per exec (posix_spawn to wait), with the child's CPU time beside it:
+time per exec (posix_spawn to wait), with the child's CPU time beside it, and the cost over
+the program alone is the median of each round's difference from that round's own run of the
+program alone (paired: a slow stretch of a shared machine moves both sides of a difference):
   no shim              the program alone
   empty preload        LD_PRELOAD of an empty library: what any preload costs (the floor)
   shim's libraries     LD_PRELOAD of the libraries libfbcount links (libunwind ...) alone
@@ -56,6 +58,8 @@ def shim_libraries(shim):
 
 def configurations(args, run_dir):
     base = {k: v for k, v in os.environ.items() if not k.startswith("FBCOUNT") and k != "LD_PRELOAD"}
+    # One hash seed for every run: Python's start-up time otherwise moves with a random one.
+    base["PYTHONHASHSEED"] = "0"
     deps = shim_libraries(args.shim)
     confs = [("no shim", base),
              ("empty preload", dict(base, LD_PRELOAD=args.empty))]
@@ -102,14 +106,18 @@ def measure(args):
             sys.exit(f"bench_exec: processes that never used a backend wrote dumps: {dumps}")
     rows = []
     for pname, _ in programs(args):
-        none = statistics.median(got[(pname, "no shim")][0])
+        alone = got[(pname, "no shim")][0]
+        none = statistics.median(alone)
         for cname, _ in confs:
             wall = statistics.median(got[(pname, cname)][0])
             cpu = statistics.median(got[(pname, cname)][1])
+            # Paired: each round's figure against the same round's program alone, a few
+            # hundred milliseconds apart, so that a slow stretch of the machine moves both.
+            over = statistics.median(w - a for w, a in zip(got[(pname, cname)][0], alone))
             row = {"bench": "exec", "case": f"{pname}: {cname}", "size": str(args.execs),
                    "value": round(wall, 4), "unit": "ms/exec", "cpu_ms": round(cpu, 4),
                    "min": round(min(got[(pname, cname)][0]), 4),
-                   "peer": "no shim", "peer_value": round(none, 4), "over_ms": round(wall - none, 4)}
+                   "peer": "no shim", "peer_value": round(none, 4), "over_ms": round(over, 4)}
             if cname in ("preloaded", "under fbcount run"):
                 row["target"] = TARGET_MS
             rows.append(row)
