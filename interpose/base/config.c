@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "base.h"
@@ -58,8 +59,8 @@ const char *fbc_mode_name(fbc_mode m)
 
 static const char *env(const char *name)
 {
-    if (!attach_len)
-        return secure_getenv(name);
+    if (!attach_len) /* secure_getenv's rule, by a look of the shim's own (early.h) */
+        return getauxval(AT_SECURE) ? NULL : fbc_early_getenv(name);
     size_t nl = strlen(name);
     for (size_t i = 0; i < attach_len; i += strlen(attach_vars + i) + 1)
         if (!strncmp(attach_vars + i, name, nl) && attach_vars[i + nl] == '=')

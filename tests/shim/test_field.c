@@ -182,7 +182,7 @@ Test(field, a_setuid_program_ignores_the_variables)
                           prog, NULL};
     run(&r, false, (const char *[]){"FBCOUNT=1", var, NULL}, argv);
     cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "status %#x %s", r.status, r.err);
-    cr_assert_str_eq(r.out, "suid ran\n");
+    cr_assert_str_eq(r.out, "suid ran, its scope counted 1\n");
     cr_assert_neq(access(out, F_OK), 0, "the program wrote where its user cannot");
     snprintf(cmd, sizeof cmd, "rm -rf %s %s", bin, locked);
     cr_assert_eq(system(cmd), 0);
