@@ -7,7 +7,8 @@ backend: each pays for loading libfbcount, its constructor and its destructor. E
 configurations interleaved, ROUNDS rounds; the figures are medians of the rounds' mean wall
 time per exec (posix_spawn to wait), with the child's CPU time beside it, and the cost over
 the program alone is the median of each round's difference from that round's own run of the
-program alone (paired: a slow stretch of a shared machine moves both sides of a difference):
+program alone (paired: a slow stretch of a shared machine moves both sides of a difference);
+the programs run with one Python hash seed and without address-space randomisation:
   no shim              the program alone
   empty preload        LD_PRELOAD of an empty library: what any preload costs (the floor)
   shim's libraries     LD_PRELOAD of the libraries libfbcount links (libunwind ...) alone
@@ -89,7 +90,19 @@ def programs(args):
     return [("/bin/true", ["/bin/true"]), ("python3 -c pass", [args.python, "-c", "pass"])]
 
 
+def same_layout():
+    """Address-space randomisation off for the programs started from here on (the persona
+    is inherited): where each run's libraries land otherwise moves Python's start-up by
+    more than the shim costs. False where the kernel refuses."""
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    current = libc.personality(0xffffffff)
+    return current != -1 and libc.personality(current | 0x0040000) != -1  # ADDR_NO_RANDOMIZE
+
+
 def measure(args):
+    if not same_layout():
+        print("bench_exec: address-space randomisation stays on (personality refused)")
     with tempfile.TemporaryDirectory(prefix="fbcount-bench-exec-") as d:
         confs, deps = configurations(args, d)
         got = {(p, c): ([], []) for p, _ in programs(args) for c, _ in confs}
