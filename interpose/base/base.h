@@ -57,6 +57,8 @@ extern fbc_config fbc_cfg;
 /* Reads the environment (secure_getenv: nothing under AT_SECURE). Each bad value is named in
  * one warning and its default is used. Allocates nothing that outlives it. */
 void fbc_config_load(bool preloaded);
+/* Whether rows beyond the built-in ones can be in force: FBCOUNT_EXIT or FBCOUNT_BACKEND. */
+bool fbc_config_declares(void);
 /* Reads the configuration again from vars instead of the environment: "NAME=VALUE" lines,
  * the FBCOUNT_ variables `fbcount attach` would have set (the process's own environment is
  * not read, and recording is on unless FBCOUNT=0). Returns -1 when vars does not fit. */

@@ -30,7 +30,9 @@ fbc_config fbc_cfg = DEFAULTS;
 /* An attach's variables ("NAME=VALUE" lines, each ended by a NUL), read instead of the
  * environment once set; a process that was not started with them has none of its own. */
 static char attach_vars[16384];
-static size_t attach_len;
+/* Read by every process at load: in .data, whose pages the loader's reads have mapped, not
+ * alone on a page of .bss (early.h). */
+static size_t attach_len __attribute__((section(".data")));
 
 void fbc_warn(const char *fmt, ...)
 {
@@ -57,7 +59,7 @@ const char *fbc_mode_name(fbc_mode m)
                                  : "count";
 }
 
-static const char *env(const char *name)
+FBC_EARLY static const char *env(const char *name)
 {
     if (!attach_len) /* secure_getenv's rule, by a look of the shim's own (early.h) */
         return getauxval(AT_SECURE) ? NULL : fbc_early_getenv(name);
@@ -68,20 +70,27 @@ static const char *env(const char *name)
     return NULL;
 }
 
-static bool parse_bool(const char *var, bool def)
+/* Every process under `fbcount run` parses its variables at load: the few its environment
+ * sets (FBCOUNT_OUTPUT, FBCOUNT_RUN_LOG, FBCOUNT_QUIET) by early.h's rules, with loops of
+ * the shim's own rather than the C library's string functions. */
+FBC_EARLY static bool parse_bool(const char *var, bool def)
 {
+    static const struct {
+        const char *word;
+        bool value;
+    } words[] = {{"1", true},   {"yes", true}, {"on", true},   {"true", true},
+                 {"0", false},  {"no", false}, {"off", false}, {"false", false}};
     const char *v = env(var);
     if (!v)
         return def;
-    if (!strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "on") || !strcasecmp(v, "true"))
-        return true;
-    if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "off") || !strcasecmp(v, "false"))
-        return false;
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (fbc_early_same(v, words[i].word, true))
+            return words[i].value;
     fbc_warn("%s=%.64s is not 0 or 1; using %d", var, v, def);
     return def;
 }
 
-static void parse_depth(void)
+FBC_EARLY static void parse_depth(void)
 {
     const char *v = env("FBCOUNT_DEPTH");
     if (!v)
@@ -97,7 +106,7 @@ static void parse_depth(void)
 }
 
 /* Seconds as a decimal number in [lo, hi], in milliseconds; def when unset or bad. */
-static int parse_seconds(const char *var, double lo, double hi, int def, const char *what)
+FBC_EARLY static int parse_seconds(const char *var, double lo, double hi, int def, const char *what)
 {
     const char *v = env(var);
     if (!v)
@@ -115,7 +124,7 @@ static int parse_seconds(const char *var, double lo, double hi, int def, const c
 
 /* The names' text is moved into static storage: read at load, it must not hold a heap block
  * in a process that never uses it. A list too long for it keeps its heap copy. */
-static void parse_names(const char *var, const char *def, fbr_names *out, char *keep, size_t cap)
+FBC_EARLY static void parse_names(const char *var, const char *def, fbr_names *out, char *keep, size_t cap)
 {
     const char *v = env(var);
     if (!v) {
@@ -139,20 +148,29 @@ static void parse_names(const char *var, const char *def, fbr_names *out, char *
 }
 
 /* A path template: %p %h %e %n %r %i %% only, short enough to expand. */
-static void parse_output(void)
+/* A copy of v into out, which has room for it. */
+FBC_EARLY static void copy(char *out, const char *v)
+{
+    while ((*out++ = *v++))
+        __asm__(""); /* a loop of the shim's own, not strcpy (early.h) */
+}
+
+FBC_EARLY static void parse_output(void)
 {
     const char *v = env("FBCOUNT_OUTPUT");
     if (!v)
         return;
-    if (!strcmp(v, "none")) {
+    if (fbc_early_same(v, "none", false)) {
         fbc_cfg.output[0] = '\0';
         return;
     }
-    bool ok = *v && strlen(v) < sizeof fbc_cfg.output - 64;
+    bool ok = *v && fbc_early_strlen(v) < sizeof fbc_cfg.output - 64;
     for (const char *p = v; ok && *p; p++)
         if (*p == '%') {
             p++;
-            ok = *p && strchr("phenri%", *p);
+            ok = false;
+            for (const char *k = "phenri%"; *k && *p; k++) /* output.c's expansions */
+                ok |= *k == *p;
         }
     if (!ok) {
         fbc_warn("FBCOUNT_OUTPUT=%.64s is not a path template (%%p %%h %%e %%n %%r %%i %%%%) of "
@@ -160,22 +178,22 @@ static void parse_output(void)
                  DEFAULT_OUTPUT);
         return;
     }
-    strcpy(fbc_cfg.output, v);
+    copy(fbc_cfg.output, v);
 }
 
-static void parse_path(const char *var, char *out, size_t cap)
+FBC_EARLY static void parse_path(const char *var, char *out, size_t cap)
 {
     const char *v = env(var);
     if (!v || !*v)
         return;
-    if (strlen(v) >= cap) {
+    if (fbc_early_strlen(v) >= cap) {
         fbc_warn("%s is longer than %zu bytes; ignored", var, cap - 1);
         return;
     }
-    strcpy(out, v);
+    copy(out, v);
 }
 
-static void parse_signal(void)
+FBC_EARLY static void parse_signal(void)
 {
     const char *v = env("FBCOUNT_SIGNAL");
     int sig;
@@ -190,7 +208,7 @@ static void parse_signal(void)
              "meaning); using USR1", v);
 }
 
-static void parse_mode(void)
+FBC_EARLY static void parse_mode(void)
 {
     const char *v = env("FBCOUNT_MODE");
     if (!v)
@@ -207,7 +225,7 @@ static void parse_mode(void)
         fbc_warn("FBCOUNT_MODE=%.64s is not count, warn, abort or error; using count", v);
 }
 
-static void parse_clock(void)
+FBC_EARLY static void parse_clock(void)
 {
     const char *v = env("FBCOUNT_CLOCK");
     if (!v || !strcmp(v, "auto"))
@@ -243,7 +261,7 @@ static bool allow_bad; /* the file was refused at load: nothing is allowed, noth
 /* At load the file is checked as every other variable is (its warnings now, once) and let go:
  * the list is read again at its first use, so a process that never uses it keeps nothing.
  * The path is made absolute, so a program that changes directory first still finds it. */
-static void parse_allow(void)
+FBC_EARLY static void parse_allow(void)
 {
     const char *v = env("FBCOUNT_ALLOW");
     if (!v)
@@ -279,13 +297,18 @@ FBC_EARLY static bool any_set(void)
     return false;
 }
 
+FBC_EARLY bool fbc_config_declares(void)
+{
+    return fbc_cfg.any && (fbc_cfg.exits[0] || fbc_cfg.backend_files[0]);
+}
+
 FBC_EARLY void fbc_config_load(bool preloaded)
 {
     if (any_set())
         parse_all(preloaded);
 }
 
-static void parse_all(bool preloaded)
+FBC_EARLY static void parse_all(bool preloaded)
 {
     fbc_cfg.any = true;
     fbc_cfg.enabled = parse_bool("FBCOUNT", preloaded);

@@ -51,6 +51,27 @@ static inline long fbc_sys3(long nr, long a, long b, long c)
 #endif
 }
 
+/* The same with a fourth argument (openat). */
+static inline long fbc_sys4(long nr, long a, long b, long c, long d)
+{
+#if defined(__x86_64__)
+    long r;
+    register long r10 __asm__("r10") = d;
+    __asm__ volatile("syscall"
+                     : "=a"(r)
+                     : "0"(nr), "D"(a), "S"(b), "d"(c), "r"(r10)
+                     : "rcx", "r11", "memory");
+    return r;
+#else
+    int saved = errno;
+    long r = syscall(nr, a, b, c, d);
+    if (r < 0)
+        r = -errno;
+    errno = saved;
+    return r;
+#endif
+}
+
 static inline int fbc_sys_getpid(void)
 {
     return (int)fbc_sys3(SYS_getpid, 0, 0, 0);
@@ -84,6 +105,22 @@ static inline bool fbc_early_prefix(const char *s, const char *prefix)
         if (*s++ != *prefix++)
             return false;
     return true;
+}
+
+/* Whether a equals b, letters of either case alike when fold (ASCII). */
+static inline bool fbc_early_same(const char *a, const char *b, bool fold)
+{
+    for (;; a++, b++) {
+        char x = *a, y = *b;
+        if (fold) {
+            x = x >= 'A' && x <= 'Z' ? (char)(x - 'A' + 'a') : x;
+            y = y >= 'A' && y <= 'Z' ? (char)(y - 'A' + 'a') : y;
+        }
+        if (x != y)
+            return false;
+        if (!x)
+            return true;
+    }
 }
 
 /* A variable of the environment, as getenv (which is on a page of its own). */

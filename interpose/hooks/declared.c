@@ -156,7 +156,7 @@ void fbc_exits_redirect(void)
 {
     /* Preloaded, with no row but the built-in ones (whose exits the shim defines,
      * tests/shim/check_exits.py): nothing to declare, and the rows are not read at load. */
-    if (fbc_proc.preloaded && !fbc_cfg.exits[0] && !fbc_cfg.backend_files[0])
+    if (fbc_proc.preloaded && !fbc_config_declares())
         return;
     pthread_once(&declared_once, declare_all);
     /* Preloaded with nothing declared: LD_PRELOAD reaches every exit, nothing to redirect. */
@@ -202,8 +202,8 @@ bool fbc_exits_declare_again(void)
 FBC_EARLY __attribute__((constructor)) static void redirect_at_load(void)
 {
     fbc_load();
-    /* Preloaded with nothing configured: the shortcut below, without a page of this file. */
-    if (!fbc_proc.preloaded || fbc_cfg.any)
+    /* Preloaded with nothing declared: the shortcut below, without a page of this file. */
+    if (!fbc_proc.preloaded || fbc_config_declares())
         fbc_exits_redirect();
 }
 

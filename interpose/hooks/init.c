@@ -70,10 +70,12 @@ FBC_EARLY static bool preloaded(void)
 }
 
 /* One line per process that loads the shim, for `fbcount run`'s "N processes watched":
- * "ID PID NAME", formatted here rather than by stdio, whose pages every process would pay. */
-static void log_process(void)
+ * "ID PID NAME", formatted and written by early.h's rules (no stdio, no C library call):
+ * every process under `fbcount run` does it at load. */
+FBC_EARLY static void log_process(void)
 {
-    int fd = open(fbc_cfg.run_log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    long fd = fbc_sys4(SYS_openat, AT_FDCWD, (long)fbc_cfg.run_log,
+                       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0)
         return;
     char line[sizeof fbc_proc.id + 24 + sizeof fbc_proc.name + 1];
@@ -86,8 +88,8 @@ static void log_process(void)
     for (const char *p = fbc_process_name(); *p; p++)
         line[n++] = *p;
     line[n++] = '\n';
-    (void)!write(fd, line, n);
-    close(fd);
+    fbc_sys3(SYS_write, fd, (long)line, (long)n);
+    fbc_sys3(SYS_close, fd, 0, 0);
 }
 
 FBC_EARLY static void load_once_(void)
@@ -145,10 +147,10 @@ FBC_EARLY static bool may_have_census(bool at_load)
 {
     if (__atomic_load_n(&fbc_proc.used, __ATOMIC_ACQUIRE) || fbc_cfg.all_processes)
         return true;
-    if (fbc_cfg.any && fbc_backends_read())
+    if (fbc_config_declares() && fbc_backends_read())
         return rows_defined_elsewhere();
-    /* No row but the built-in ones (nothing configured, or no row read yet): their exits,
-     * known without parsing them. */
+    /* No row but the built-in ones (none declared, or no row read yet): their exits, known
+     * without parsing them. */
     if (!at_load && fbc_proc.modules_at_load &&
         fbc_modules_generation() == fbc_proc.modules_at_load)
         return fbc_proc.backend_at_load;
