@@ -171,6 +171,9 @@ void fbc_fmt_time(char out[21], uint64_t unix_s);   /* UTC ISO 8601, NUL-termina
 /* ---- output.c: file names and atomic writes, async-signal-safe --------------------- */
 extern int fbc_seq;                                 /* dumps taken so far (atomic) */
 extern char fbc_output_tmpl[1024];                  /* the template in use (may fall back) */
+/* The template's escapes, the ones fbc_output_path expands (FBCOUNT_OUTPUT is checked for
+ * them at load). */
+#define FBC_OUTPUT_ESCAPES "phenri%"
 /* Expands the template for dump number seq into out (%p %h %e %n %r %i %%); a name without
  * %n gets ".<seq>" before its extension from the second dump on. false when no file is
  * wanted or the name does not fit (*toolong set then). */

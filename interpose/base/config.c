@@ -169,7 +169,7 @@ FBC_EARLY static void parse_output(void)
         if (*p == '%') {
             p++;
             ok = false;
-            for (const char *k = "phenri%"; *k && *p; k++) /* output.c's expansions */
+            for (const char *k = FBC_OUTPUT_ESCAPES; *k && *p; k++)
                 ok |= *k == *p;
         }
     if (!ok) {

@@ -116,8 +116,9 @@ shim_vars |= set(re.findall(r'"((?:OMPI|PMI|PMIX|SLURM)_\w+)"', process))
 expect(len(shim_vars) >= 18, f"variables found in the shim's sources: {sorted(shim_vars)}")
 for var in sorted(shim_vars):
     expect(word_in(var, env3), f"libfbcount.3: {var} is not in ENVIRONMENT")
-escapes = re.search(r'strchr\("([a-z%]+)", \*p\)', config)
-expect(escapes, "config.c: the FBCOUNT_OUTPUT escapes were not found")
+escapes = re.search(r'#define FBC_OUTPUT_ESCAPES "([a-z%]+)"',
+                    open(os.path.join(base, "base.h")).read())
+expect(escapes, "base.h: the FBCOUNT_OUTPUT escapes (FBC_OUTPUT_ESCAPES) were not found")
 for c in escapes.group(1) if escapes else "":
     expect(re.search(r"^\.B %" + re.escape(c) + "$", env3, re.M),
            f"libfbcount.3: FBCOUNT_OUTPUT's %{c} is not described")
