@@ -58,12 +58,22 @@ static void read_cmdline(void)
 static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
 static void read_rank(void);
 
+/* The executable's path for a program started with no arguments at all (argc 0), read here:
+ * the name is made under its own once, which fbc_process_exe's must not be entered from. */
+static const char *exe_for_name(void)
+{
+    static char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    path[n > 0 ? n : 0] = '\0';
+    return path;
+}
+
 /* %e: the program as it was invoked (argv[0]'s last part), else the executable's name, kept
  * to one path component (it goes into a file name). Made at load under `fbcount run` (its
  * run log names every process): by early.h's rules. */
 FBC_EARLY static void make_name(void)
 {
-    const char *name = fbc_proc.argv_len && fbc_proc.argv[0] ? fbc_proc.argv : fbc_process_exe();
+    const char *name = fbc_proc.argv_len && fbc_proc.argv[0] ? fbc_proc.argv : exe_for_name();
     for (const char *p = name; *p; p++)
         if (*p == '/')
             name = p + 1;

@@ -161,6 +161,28 @@ Test(preload, start_is_dated_at_load)
     json_decref(d);
 }
 
+/* A program whose argv[0] is empty (or that has no argument at all): its name for %e is the
+ * executable's. Making it entered the executable path's once from inside it, and the
+ * program hung at load. */
+Test(preload, a_program_with_an_empty_argv0_is_named_by_its_executable)
+{
+    result r;
+    const char *argv[] = {"/bin/bash", "-c", "exec -a '' " SHIM_APP " mix 1", NULL};
+    run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", NULL}, argv);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s%s", r.out, r.err);
+    json_t *d = one_dump("exit");
+    json_t *a = json_object_get(json_object_get(d, "process"), "argv");
+    cr_assert_str_eq(json_string_value(json_array_get(a, 0)), "");
+    DIR *dir = opendir(tmpdir);
+    cr_assert_not_null(dir);
+    bool named = false;
+    for (struct dirent *e; (e = readdir(dir));)
+        named |= !strncmp(e->d_name, "fbcount.shim-app.", 17);
+    closedir(dir);
+    cr_expect(named, "no dump named after the executable (fbcount.shim-app.PID.json)");
+    json_decref(d);
+}
+
 Test(preload, fork_child_has_its_own_census_and_file)
 {
     result r;
