@@ -101,10 +101,11 @@ extern fbc_process fbc_proc;
 /* At load: the pid, the parent, the census id, the start's counter reading (early.h). */
 void fbc_process_load(void);
 /* The executable's path (/proc/self/exe), read at the first call, which also makes the
- * facts only a census needs (start_time written out, host, rank): the first use of the shim
- * makes them, before any dump can be written (a crash handler reads them). */
+ * facts only a census needs (host, rank): the first use of the shim makes them, before any
+ * dump can be written (a crash handler reads them). */
 const char *fbc_process_exe(void);
-/* The program's name for %e, made at the first call. */
+/* The program's name for %e, made at the first call (async-signal-safe once the shim was
+ * used). */
 const char *fbc_process_name(void);
 /* The start (the shim's load) as CLOCK_MONOTONIC ns, and as UTC ISO 8601 text, made at the
  * first call from the counter reading taken at load. Async-signal-safe. */

@@ -87,6 +87,12 @@ static bool invariant_counter(void)
 #endif
 }
 
+/* dt ticks in dn ns: a rate of 50 MHz..20 GHz. */
+static bool plausible(uint64_t dt, uint64_t dn)
+{
+    return dt >= dn / 20 && dt <= dn * 20;
+}
+
 void fbc_clock_init(bool monotonic_only)
 {
     fbc_clock_mult = 0;
@@ -111,7 +117,7 @@ uint64_t fbc_clock_ns_at(uint64_t ticks)
             return n0;
     while (n1 - n0 < CALIBRATE_NS);
     uint64_t dt = t1 - t0, dn = n1 - n0;
-    if (t1 <= t0 || ticks > t0 || dt < dn / 20 || dt > dn * 20)
+    if (t1 <= t0 || ticks > t0 || !plausible(dt, dn))
         return n0; /* the counter went back, or ran at no plausible rate: the first use */
     uint64_t back = (uint64_t)(((unsigned __int128)(t0 - ticks) * dn) / dt);
     return back < n0 ? n0 - back : 1;
@@ -134,7 +140,7 @@ __attribute__((noinline)) static uint64_t calibrate(void)
         return 0;
     }
     uint64_t dt = ticks - tsc0, dn = ns - mono0;
-    if (dt < dn / 20 || dt > dn * 20) {
+    if (!plausible(dt, dn)) {
         __atomic_store_n(&usable, false, __ATOMIC_RELAXED);
         return 0;
     }

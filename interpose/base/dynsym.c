@@ -139,15 +139,14 @@ FBC_EARLY static bool defines(const table *t, const char *name, uint32_t h)
         }
         return false;
     }
-    uint32_t nbucket = t->sysv[0];
-    h = 0;
+    uint32_t sh = 0, nbucket = t->sysv[0]; /* the System V hash, made only for such a table */
     for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-        h = (h << 4) + *p;
-        h ^= (h >> 24) & 0xf0;
+        sh = (sh << 4) + *p;
+        sh ^= (sh >> 24) & 0xf0;
     }
-    h &= 0x0fffffff;
+    sh &= 0x0fffffff;
     const uint32_t *bucket = t->sysv + 2, *chain = bucket + nbucket;
-    for (uint32_t i = nbucket ? bucket[h % nbucket] : 0; i && i < t->nsyms; i = chain[i])
+    for (uint32_t i = nbucket ? bucket[sh % nbucket] : 0; i && i < t->nsyms; i = chain[i])
         if (exported_function(t, i) && !strcmp(t->strs + t->syms[i].st_name, name))
             return true;
     return false;

@@ -34,24 +34,7 @@
  * whose page the loader writes anyway, not on a page of .rodata of its own. */
 #define FBC_EARLY_CONST __attribute__((section(".data.rel.ro.fbc")))
 
-/* A system call, -errno on failure; errno is left alone. */
-static inline long fbc_sys3(long nr, long a, long b, long c)
-{
-#if defined(__x86_64__)
-    long r;
-    __asm__ volatile("syscall" : "=a"(r) : "0"(nr), "D"(a), "S"(b), "d"(c) : "rcx", "r11", "memory");
-    return r;
-#else
-    int saved = errno;
-    long r = syscall(nr, a, b, c);
-    if (r < 0)
-        r = -errno;
-    errno = saved;
-    return r;
-#endif
-}
-
-/* The same with a fourth argument (openat). */
+/* A system call of up to four arguments, -errno on failure; errno is left alone. */
 static inline long fbc_sys4(long nr, long a, long b, long c, long d)
 {
 #if defined(__x86_64__)
@@ -70,6 +53,11 @@ static inline long fbc_sys4(long nr, long a, long b, long c, long d)
     errno = saved;
     return r;
 #endif
+}
+
+static inline long fbc_sys3(long nr, long a, long b, long c)
+{
+    return fbc_sys4(nr, a, b, c, 0);
 }
 
 static inline int fbc_sys_getpid(void)

@@ -58,22 +58,13 @@ static void read_cmdline(void)
 static pthread_once_t exe_once = PTHREAD_ONCE_INIT;
 static void read_rank(void);
 
-/* The executable's path for a program started with no arguments at all (argc 0), read here:
- * the name is made under its own once, which fbc_process_exe's must not be entered from. */
-static const char *exe_for_name(void)
-{
-    static char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    path[n > 0 ? n : 0] = '\0';
-    return path;
-}
-
 /* %e: the program as it was invoked (argv[0]'s last part), else the executable's name, kept
- * to one path component (it goes into a file name). Made at load under `fbcount run` (its
- * run log names every process): by early.h's rules. */
+ * to one path component (it goes into a file name). Made at its first use (at load under
+ * `fbcount run`, whose run log names every process): by early.h's rules. complete() does
+ * not make it: an empty argv[0] reads the executable's path through complete()'s once. */
 FBC_EARLY static void make_name(void)
 {
-    const char *name = fbc_proc.argv_len && fbc_proc.argv[0] ? fbc_proc.argv : exe_for_name();
+    const char *name = fbc_proc.argv_len && fbc_proc.argv[0] ? fbc_proc.argv : fbc_process_exe();
     for (const char *p = name; *p; p++)
         if (*p == '/')
             name = p + 1;
@@ -93,8 +84,8 @@ FBC_EARLY const char *fbc_process_name(void)
     return fbc_proc.name;
 }
 
-/* What the first use adds, the facts only a census needs: the executable's path, the name,
- * the host, the rank. (The census id is made at load: a child forked before the first use,
+/* What the first use adds, the facts only a census needs: the executable's path, the host,
+ * the rank. (The census id is made at load: a child forked before the first use,
  * when no fork handler of the shim's runs, names its parent's.) */
 static void complete(void)
 {
@@ -103,7 +94,6 @@ static void complete(void)
     if (gethostname(fbc_proc.host, sizeof fbc_proc.host - 1) != 0)
         strcpy(fbc_proc.host, "unknown");
     read_rank();
-    fbc_process_name();
 }
 
 const char *fbc_process_exe(void)
