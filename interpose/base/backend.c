@@ -6,6 +6,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,14 +167,29 @@ long fbc_row_for(const char *symbol, const char *path, unsigned *exit)
     return first;
 }
 
-static void look_up_accessors(fbc_bmod *b)
+/* The module's accessors, looked up at their first use, not when it is bound: a backend is
+ * bound from inside the loader too (a library's constructor calling dlsym while the backend's
+ * own dependencies are not yet initialized), where asking the loader for the module would
+ * run their constructors out of order. The handle is kept: the backend stays mapped. */
+static fbc_bmod *accessors_of(const fbc_bmod *cb)
 {
-    /* The defining module's own (and its dependencies'), never the process's: another
-     * backend's function of the same name must not read this one's tensors. */
-    void *h = dlopen(b->path, RTLD_LAZY | RTLD_NOLOAD); /* kept: the backend stays mapped */
-    for (int a = 0; h && a < FBR_ACC_COUNT; a++)
-        if (b->row->accessor[a][0])
-            b->acc[a] = dlsym(h, b->row->accessor[a]);
+    fbc_bmod *b = (fbc_bmod *)cb; /* a once of its own: readers see a constant table */
+    if (__atomic_load_n(&b->acc_state, __ATOMIC_ACQUIRE) == 2)
+        return b;
+    int expect = 0;
+    if (__atomic_compare_exchange_n(&b->acc_state, &expect, 1, false, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        /* The defining module's own (and its dependencies'), never the process's: another
+         * backend's function of the same name must not read this one's tensors. */
+        void *h = dlopen(b->path, RTLD_LAZY | RTLD_NOLOAD);
+        for (int a = 0; h && a < FBR_ACC_COUNT; a++)
+            if (b->row->accessor[a][0])
+                b->acc[a] = dlsym(h, b->row->accessor[a]);
+        __atomic_store_n(&b->acc_state, 2, __ATOMIC_RELEASE);
+    }
+    while (__atomic_load_n(&b->acc_state, __ATOMIC_ACQUIRE) != 2)
+        sched_yield();
+    return b;
 }
 
 fbc_bmod *fbc_bmod_bind(long row, const void *fn)
@@ -194,7 +210,6 @@ fbc_bmod *fbc_bmod_bind(long row, const void *fn)
         b->index = (unsigned)nbmods;
         b->base = base;
         snprintf(b->path, sizeof b->path, "%s", di.dli_fname);
-        look_up_accessors(b);
         __atomic_store_n(&nbmods, nbmods + 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
@@ -221,38 +236,31 @@ typedef struct {
     bool found;
 } scan;
 
+/* The module's own definitions of the rows' exits (its hash table: no loader call, nothing
+ * left for dlerror, nothing run in a process that is finishing). */
 static int visit(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     scan *sc = data;
     if (!info->dlpi_name || !info->dlpi_name[0] || info->dlpi_addr == sc->self)
         return 0;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return 0;
     for (size_t r = 0; r < nrows; r++)
         for (int k = 0; k < rows[r].nexits; k++) {
-            void *f = dlsym(h, rows[r].exit[k].symbol);
-            Dl_info di;
-            /* dlsym searches the module's dependencies too: only its own definition counts. */
-            if (f && dladdr(f, &di) && (uintptr_t)di.dli_fbase == info->dlpi_addr) {
-                unsigned e;
-                if (fbc_bmod_bind(fbc_row_for(rows[r].exit[k].symbol, info->dlpi_name, &e), f))
-                    sc->found = true;
-            }
+            void *f = fbc_module_definition(info, rows[r].exit[k].symbol);
+            unsigned e;
+            if (f && fbc_bmod_bind(fbc_row_for(rows[r].exit[k].symbol, info->dlpi_name, &e), f))
+                sc->found = true;
         }
-    dlclose(h);
     return 0;
 }
 
-bool fbc_backend_scan(void)
+bool fbc_backend_loaded(void)
 {
     if (fbc_backend_seen())
         return true;
-    Dl_info me;
-    if (!dladdr((void *)fbc_backend_scan, &me))
-        return false;
-    scan sc = {(uintptr_t)me.dli_fbase, false};
+    extern const ElfW(Ehdr) __ehdr_start; /* this library's first byte: its load base */
+    rows_ready();
+    scan sc = {(uintptr_t)&__ehdr_start, false};
     dl_iterate_phdr(visit, &sc);
     return sc.found;
 }
@@ -268,7 +276,7 @@ typedef uint64_t (*clock_fn)(void);
 /* A looked-up accessor as its function type. */
 #define ACC(b, id, type, name)                                                                  \
     type name;                                                                                  \
-    memcpy(&name, &(b)->acc[id], sizeof name)
+    memcpy(&name, &accessors_of(b)->acc[id], sizeof name)
 
 bool fbc_bmod_shape(const fbc_bmod *b, const void *t, int *rank, const int64_t **dims, int *dtype)
 {
@@ -305,12 +313,14 @@ uint64_t fbc_bmod_started(const fbc_bmod *b)
 
 bool fbc_bmod_timed(const fbc_bmod *b)
 {
-    return b->acc[FBR_ACC_STARTED] != NULL;
+    /* Not looked up here: a crash dump's head asks, from a signal handler. An event, or the
+     * counters a dump reads first, has looked them up. */
+    return __atomic_load_n(&b->acc_state, __ATOMIC_ACQUIRE) == 2 && b->acc[FBR_ACC_STARTED];
 }
 
 bool fbc_bmod_has_stats(const fbc_bmod *b)
 {
-    return b->acc[FBR_ACC_STATS] != NULL;
+    return accessors_of(b)->acc[FBR_ACC_STATS] != NULL;
 }
 
 void fbc_backends_fork(int phase)

@@ -213,6 +213,14 @@ void fbc_modmap_fork(int phase); /* 0 prepare, 1 parent and child after it, 2 an
 bool fbc_defined_elsewhere(const char *const *names, size_t n, uint64_t *gen);
 /* A number that changes whenever a module is loaded or unloaded (0 where unknown). */
 uint64_t fbc_modules_generation(void);
+/* The function name as the loader would find it next after the shim (the first module past
+ * the shim's own that exports it, else the first other module that does), by the modules'
+ * hash tables, without the loader's lookup; NULL when no module exports it. */
+void *fbc_next_definition(const char *name);
+struct dl_phdr_info;
+/* The function name the module info describes defines and exports (not an ifunc), by its
+ * hash table; NULL when it has none. No call of the loader: no error left for dlerror. */
+void *fbc_module_definition(const struct dl_phdr_info *info, const char *name);
 /* The functions loaded modules export under one of prefixes, each once, in *out (free with
  * fbc_opnames_free); returns how many. */
 size_t fbc_opnames(const fbr_names *prefixes, const char ***out);
@@ -233,6 +241,7 @@ typedef struct fbc_bmod {
     uintptr_t base;       /* the defining module's load base */
     char path[1024];      /* and its file */
     void *acc[FBR_ACC_COUNT];             /* the row's accessors there, NULL where absent */
+    int acc_state;                        /* 0 not looked up, 1 being looked up, 2 done */
     const char *(*dtype_name)(int dtype); /* a reader's own names (torch's adapter), or NULL */
     void *reader;         /* what the row's reader keeps for this module (set once) */
     bool sizes;           /* the reader reads sizes of this backend's calls (bytes are known) */
@@ -264,16 +273,17 @@ size_t fbc_bmod_count(void);                 /* async-signal-safe */
 const fbc_bmod *fbc_bmod_at(size_t i);       /* async-signal-safe */
 /* Whether a backend was seen: some exit was called from, or defined in, a module. */
 bool fbc_backend_seen(void);
-/* Looks for modules other than the shim that define an exit of a row (a backend that never
- * fell back, even one dlopen-ed RTLD_LOCAL): binds each, and says whether there was one. */
-bool fbc_backend_scan(void);
+/* Whether the process has a backend loaded: one seen already, else the modules other than
+ * the shim that define an exit of a row (a backend that never fell back, even one dlopen-ed
+ * RTLD_LOCAL), each bound when found. The one rule for "this process has a census". */
+bool fbc_backend_loaded(void);
 
 /* The accessors, each 0/NULL/false where the backend has none. */
 bool fbc_bmod_shape(const fbc_bmod *b, const void *t, int *rank, const int64_t **dims, int *dtype);
 const char *fbc_bmod_dtype_name(const fbc_bmod *b, int dtype);
 size_t fbc_bmod_stats(const fbc_bmod *b, fbc_stats_entry *entries, size_t cap);
 uint64_t fbc_bmod_started(const fbc_bmod *b); /* this thread's fallback began (ns), 0 unknown */
-bool fbc_bmod_timed(const fbc_bmod *b);       /* it has a "started" accessor */
+bool fbc_bmod_timed(const fbc_bmod *b); /* it has a "started" accessor (async-signal-safe) */
 bool fbc_bmod_has_stats(const fbc_bmod *b);   /* it has a "stats" accessor */
 /* 0 prepare (takes the table's lock), 1 parent and child after it, 2 anew. */
 void fbc_backends_fork(int phase);

@@ -117,9 +117,9 @@ FBC_EARLY static uint32_t gnu_hash(const char *name)
     return h;
 }
 
-/* Whether the module defines name, whose GNU hash is h, through its GNU hash table (bloom
- * filter, then one chain) or its System V one. */
-FBC_EARLY static bool defines(const table *t, const char *name, uint32_t h)
+/* The function name the module defines and exports, whose GNU hash is h, through its GNU
+ * hash table (bloom filter, then one chain) or its System V one; NULL when it has none. */
+FBC_EARLY static const ElfW(Sym) *defined(const table *t, const char *name, uint32_t h)
 {
     if (t->gnu) {
         const uint32_t nbuckets = t->gnu[0], symoffset = t->gnu[1], nbloom = t->gnu[2], shift = t->gnu[3];
@@ -128,16 +128,16 @@ FBC_EARLY static bool defines(const table *t, const char *name, uint32_t h)
         ElfW(Addr) word = bloom[(h / bits) % nbloom];
         ElfW(Addr) mask = ((ElfW(Addr))1 << (h % bits)) | ((ElfW(Addr))1 << ((h >> shift) % bits));
         if (!nbuckets || (word & mask) != mask)
-            return false;
+            return NULL;
         const uint32_t *buckets = (const uint32_t *)(bloom + nbloom), *chain = buckets + nbuckets;
         for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
             uint32_t ch = chain[i - symoffset];
             if ((ch | 1) == (h | 1) && exported_function(t, i) && !strcmp(t->strs + t->syms[i].st_name, name))
-                return true;
+                return &t->syms[i];
             if (ch & 1)
                 break;
         }
-        return false;
+        return NULL;
     }
     uint32_t sh = 0, nbucket = t->sysv[0]; /* the System V hash, made only for such a table */
     for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
@@ -148,8 +148,8 @@ FBC_EARLY static bool defines(const table *t, const char *name, uint32_t h)
     const uint32_t *bucket = t->sysv + 2, *chain = bucket + nbucket;
     for (uint32_t i = nbucket ? bucket[sh % nbucket] : 0; i && i < t->nsyms; i = chain[i])
         if (exported_function(t, i) && !strcmp(t->strs + t->syms[i].st_name, name))
-            return true;
-    return false;
+            return &t->syms[i];
+    return NULL;
 }
 
 static int visit(struct dl_phdr_info *info, size_t size, void *data)
@@ -198,7 +198,7 @@ FBC_EARLY static int visit_find(struct dl_phdr_info *info, size_t size, void *da
     table t;
     if (info->dlpi_addr != f->self && read_table(info->dlpi_addr, dynamic_of(info), &t))
         for (size_t i = 0; i < f->n && !f->found; i++)
-            f->found = defines(&t, f->names[i], f->hashes[i]);
+            f->found = defined(&t, f->names[i], f->hashes[i]) != NULL;
     return f->found;
 }
 
@@ -241,4 +241,51 @@ void fbc_opnames_free(const char **names, size_t n)
     for (size_t i = 0; i < n; i++)
         free((void *)names[i]);
     free(names);
+}
+
+typedef struct {
+    const char *name;
+    uint32_t hash;
+    uintptr_t self;
+    bool past_self;       /* the modules after the shim's own are being visited */
+    void *next, *first;   /* the definition after the shim, and the first one anywhere */
+} next_def;
+
+static int visit_next(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    next_def *d = data;
+    table t;
+    if (info->dlpi_addr == d->self) {
+        d->past_self = true;
+        return 0;
+    }
+    const ElfW(Sym) *s = read_table(info->dlpi_addr, dynamic_of(info), &t)
+                             ? defined(&t, d->name, d->hash)
+                             : NULL;
+    if (!s || ELF64_ST_TYPE(s->st_info) == STT_GNU_IFUNC)
+        return 0; /* an ifunc's address is its resolver's */
+    void *at = (void *)(info->dlpi_addr + s->st_value);
+    if (!d->first)
+        d->first = at;
+    if (d->past_self)
+        d->next = at;
+    return d->next != NULL;
+}
+
+void *fbc_next_definition(const char *name)
+{
+    next_def d = {name, gnu_hash(name), self_base(), false, NULL, NULL};
+    dl_iterate_phdr(visit_next, &d);
+    return d.next ? d.next : d.first;
+}
+
+void *fbc_module_definition(const struct dl_phdr_info *info, const char *name)
+{
+    table t;
+    const ElfW(Sym) *s = read_table(info->dlpi_addr, dynamic_of(info), &t)
+                             ? defined(&t, name, gnu_hash(name))
+                             : NULL;
+    return s && ELF64_ST_TYPE(s->st_info) != STT_GNU_IFUNC ? (void *)(info->dlpi_addr + s->st_value)
+                                                            : NULL;
 }

@@ -445,7 +445,7 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
         *keep = NULL;
     fbc_process_exe();
     /* A process that never used a backend has no census to speak of: no file, no noise. */
-    if (!req->always && !fbc_cfg.all_processes && !fbc_backend_seen())
+    if (!req->always && !fbc_cfg.all_processes && !fbc_backend_loaded())
         return 0;
     int rc = 0;
     char landed[2200] = "";

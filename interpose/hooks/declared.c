@@ -40,7 +40,6 @@ static const char *const dl_names[FBC_DL_ENTRIES] = {"dlopen", "dlmopen", "dlsym
 
 static int decl_enter(unsigned i, void *call, const void *args);
 static void decl_leave(void *call);
-static void dl_enter(void);
 
 static const fbr_exit *exit_of(const declared *d)
 {
@@ -67,11 +66,6 @@ static void declare_all(void)
     }
     fbc_decl_enter_fn = decl_enter;
     fbc_decl_leave_fn = decl_leave;
-    fbc_dl_enter_fn = dl_enter;
-    fbc_dl_real[0] = (void *)dlopen;
-    fbc_dl_real[1] = (void *)dlmopen;
-    fbc_dl_real[2] = (void *)dlsym;
-    fbc_dl_real[3] = (void *)dlvsym;
 }
 
 /* ---- definitions ---------------------------------------------------------------------- */
@@ -209,12 +203,59 @@ FBC_EARLY __attribute__((constructor)) static void redirect_at_load(void)
 
 /* ---- the entries' C side -------------------------------------------------------------- */
 
-/* A loader entry, before the real function: the modules loaded since are redirected. */
-static void dl_enter(void)
+/* Where loader entry i jumps: the function the loader gives next after the shim. Not the
+ * shim's own reference to it, which the shim's export of the same name takes over. Found
+ * once by the modules' hash tables, by any thread (all find the same). */
+static void *dl_real(unsigned i)
+{
+    static void *real[FBC_DL_ENTRIES];
+    void *f = __atomic_load_n(&real[i], __ATOMIC_ACQUIRE);
+    if (!f) {
+        f = fbc_next_definition(dl_names[i]);
+        __atomic_store_n(&real[i], f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+
+/* What a loader entry returns without a loader function to jump to (a process has one: this
+ * only keeps a jump off address 0): the failure each of them returns. */
+static void *no_loader(void)
+{
+    return NULL;
+}
+
+/* Whether ra lies in the shim's own image: from its ELF header (a linker-made symbol) to the
+ * end of its last loaded segment. */
+static bool from_shim(uintptr_t ra)
+{
+    extern const ElfW(Ehdr) __ehdr_start;
+    static uintptr_t end;
+    uintptr_t base = (uintptr_t)&__ehdr_start, e = __atomic_load_n(&end, __ATOMIC_RELAXED);
+    if (!e) {
+        const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + __ehdr_start.e_phoff);
+        for (unsigned k = 0; k < __ehdr_start.e_phnum; k++)
+            if (ph[k].p_type == PT_LOAD && base + ph[k].p_vaddr + ph[k].p_memsz > e)
+                e = base + ph[k].p_vaddr + ph[k].p_memsz;
+        __atomic_store_n(&end, e, __ATOMIC_RELAXED);
+    }
+    return ra >= base && ra < e;
+}
+
+/* A loader entry, before the real function: the modules loaded since are redirected, and a
+ * backend loaded since arms the census. The shim's own calls of the loader, and calls made
+ * inside that work (a constructor the loader runs), go straight through. */
+void *fbc_dl_enter(unsigned i, uintptr_t ra)
 {
     int e = errno;
-    fbc_exits_redirect();
+    void *real = i < FBC_DL_ENTRIES ? dl_real(i) : NULL;
+    if (!fbc_t.in_loader && !from_shim(ra)) {
+        fbc_t.in_loader = 1;
+        fbc_exits_redirect();
+        fbc_notice_modules();
+        fbc_t.in_loader = 0;
+    }
     errno = e;
+    return real ? real : (void *)no_loader;
 }
 
 /* A declared exit's slow path: counts the call when the thread records, and has the entry run

@@ -5,6 +5,7 @@
  *
  * A loader entry then puts them back and TAIL-JUMPS to the real function with the caller's
  * return address untouched: dlopen's RUNPATH and $ORIGIN and dlsym's RTLD_NEXT read it.
+ * The shim also exports the loader entries under the functions' own names (EXPORT below).
  *
  * A declared exit whose call is counted CALLS the real function, to see it end: the caller's
  * stack arguments (FBC_DECL_STACK_BYTES of them, whatever the signature; declared.c says
@@ -167,17 +168,43 @@ decl_common:
         .cfi_endproc
         .size   decl_common, . - decl_common
 
+/* The C side (declared.c) returns where loader entry i (in edi), called from the return
+ * address in rsi, jumps: the real function. */
         .p2align 4
         .type   dl_common, @function
 dl_common:
         .cfi_startproc
         SAVE
-        call    *fbc_dl_enter_fn(%rip)
+        movl    %r11d, %edi
+        movq    8(%rbp), %rsi
+        call    fbc_dl_enter
+        movq    %rax, %r10
         RESTORE
-        leaq    fbc_dl_real(%rip), %r10
-        jmp     *(%r10,%r11,8)
+        jmp     *%r10
         .cfi_endproc
         .size   dl_common, . - dl_common
+
+/* The same entries under the loader functions' own names, exported: a preloaded shim sees
+ * every dlopen and dlsym of the program, so that a backend dlopen-ed later (a Python
+ * extension, node's addon) arms the census as one linked at start does. In the order of
+ * FBC_DL_ENTRIES (declared.c's dl_names). */
+        .macro EXPORT name, i
+        .globl  \name
+        .type   \name, @function
+        .p2align 4
+\name:
+        .cfi_startproc
+        endbr64
+        movl    $\i, %r11d
+        jmp     dl_common
+        .cfi_endproc
+        .size   \name, . - \name
+        .endm
+
+        EXPORT  dlopen, 0
+        EXPORT  dlmopen, 1
+        EXPORT  dlsym, 2
+        EXPORT  dlvsym, 3
 
 /* The data the entries read (entries.h), zero until declared.c fills it. */
         .macro DATA name, bytes
@@ -192,10 +219,8 @@ dl_common:
 
         .bss
         DATA fbc_decl_defs, (8*FBC_DECL_MAX)
-        DATA fbc_dl_real, (8*FBC_DL_ENTRIES)
         DATA fbc_decl_enter_fn, 8
         DATA fbc_decl_leave_fn, 8
-        DATA fbc_dl_enter_fn, 8
         DATA fbc_decl_forced, 1
 
         .section .note.GNU-stack, "", @progbits

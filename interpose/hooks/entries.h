@@ -1,7 +1,8 @@
 /* entries.h - what the register-preserving entries (entries.S) and their C side (declared.c)
  * agree on: constants for the assembler too (declared.c checks each against the C definition
  * it stands for), and the entries' tables and data, which entries.S defines so that it
- * depends on no C file of this layer (its C side is reached through the two hooks). */
+ * depends on no C file of this layer but fbc_dl_enter (the declared exits' C side is reached
+ * through the two hooks). */
 #ifndef FBC_ENTRIES_H
 #define FBC_ENTRIES_H
 
@@ -26,15 +27,17 @@
 extern const char fbc_decl_entries[] FBC_ENTRY_DATA; /* FBC_DECL_MAX entries: declared exits */
 extern const char fbc_dl_entries[] FBC_ENTRY_DATA; /* dlopen, dlmopen, dlsym, dlvsym */
 extern void *fbc_decl_defs[FBC_DECL_MAX] FBC_ENTRY_DATA; /* where declared exit i jumps */
-extern void *fbc_dl_real[FBC_DL_ENTRIES] FBC_ENTRY_DATA; /* where loader entry i jumps */
 extern bool fbc_decl_forced FBC_ENTRY_DATA; /* every thread takes a declared exit's slow path */
 /* The C side, set before any entry is redirected to: a declared exit's slow path (its index,
  * FBC_DECL_CALL_BYTES of the entry's frame for the call's state, where the caller's stack
  * arguments begin), nonzero when the entry is to call the real function and then the end
- * (the call's state) rather than jump to it; a loader entry's work. */
+ * (the call's state) rather than jump to it. */
 extern int (*fbc_decl_enter_fn)(unsigned i, void *call, const void *args) FBC_ENTRY_DATA;
 extern void (*fbc_decl_leave_fn)(void *call) FBC_ENTRY_DATA;
-extern void (*fbc_dl_enter_fn)(void) FBC_ENTRY_DATA;
+/* A loader entry's work, called directly (the shim exports the entries, which can run before
+ * any constructor), for a call from return address ra: returns the real function loader
+ * entry i jumps to. */
+void *fbc_dl_enter(unsigned i, uintptr_t ra);
 
 /* Whether entries.S is linked in. */
 static inline bool fbc_entries_present(void)

@@ -17,6 +17,10 @@ void fbc_init(void);
 void fbc_thread_decide(void);
 /* The process used a backend: the dumper, the signal handlers and the exit dump, once. */
 void fbc_arm(void);
+/* Arms the census when a module loaded since the last call (a dlopen) defines a backend's
+ * exit: a program that loads its backend later has snapshots, termination dumps and its exit
+ * census as one linked at start has. One look at the modules' generation when none was. */
+void fbc_notice_modules(void);
 
 /* modes.c: FBCOUNT_MODE=warn, abort and error, for each fallback counted */
 /* Decides e's verdict (once, or again when fresh: a stack counted for the first time), prints

@@ -21,6 +21,7 @@
 static pthread_once_t use_once = PTHREAD_ONCE_INIT;
 bool fbc_attached;
 static pthread_once_t arm_once = PTHREAD_ONCE_INIT;
+static bool armed; /* arm_once_ ran: the census is armed (atomic) */
 
 /* This library's first byte (a linker-made symbol): its load address. */
 extern const ElfW(Ehdr) __ehdr_start;
@@ -220,6 +221,7 @@ static void arm_once_(void)
     /* Registered now, once main runs: it runs before the libraries' destructors, while the
      * backend is still whole; the destructor below catches anything recorded later. */
     atexit(at_exit);
+    __atomic_store_n(&armed, true, __ATOMIC_RELEASE);
 }
 
 void fbc_arm(void)
@@ -229,7 +231,23 @@ void fbc_arm(void)
     fbc_init();
     pthread_once(&arm_once, arm_once_);
     if (!fbc_dumper_running())
-        fbc_dumper_start(); /* also in a fork child, whose parent's thread did not follow it */
+        fbc_dumper_start(NULL); /* also in a fork child, whose parent's thread did not follow it */
+}
+
+void fbc_notice_modules(void)
+{
+    static uint64_t seen;
+    if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) || !__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE))
+        return;
+    uint64_t gen = fbc_modules_generation();
+    if (gen == __atomic_load_n(&seen, __ATOMIC_RELAXED))
+        return;
+    __atomic_store_n(&seen, gen, __ATOMIC_RELAXED);
+    /* Found by the modules' own tables, the arming left to the dumper: this runs inside the
+     * program's loader call, maybe in a library's constructor before the backend's own
+     * dependencies are initialized, where nothing may ask the loader for more. */
+    if (may_have_census(false) && fbc_backend_loaded())
+        fbc_dumper_start(fbc_arm);
 }
 
 void fbc_thread_decide(void)
@@ -258,12 +276,21 @@ FBC_EARLY void fbc_fini(void)
 {
 }
 
+/* The census's last state, where the process may have one: the shim is made ready first
+ * (a backend loaded and never called, or armed by a thread the exit overtook). */
+FBC_EARLY static void final_census(void)
+{
+    own_census();
+    if (may_have_census(false)) {
+        fbc_init();
+        fbc_final_dump(NULL);
+    }
+}
+
 FBC_EARLY static void at_last(void *arg)
 {
     (void)arg;
-    own_census();
-    if (may_have_census(false))
-        fbc_final_dump(NULL);
+    final_census();
 }
 
 /* Library destructors run in the reverse order of their constructors, and this one may run
@@ -273,8 +300,6 @@ FBC_EARLY static void at_last(void *arg)
  * last state. */
 FBC_EARLY __attribute__((destructor)) static void fbc_stop(void)
 {
-    own_census();
-    if (may_have_census(false))
-        fbc_final_dump(NULL);
+    final_census();
     __cxa_atexit(at_last, NULL, NULL);
 }

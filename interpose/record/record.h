@@ -201,6 +201,7 @@ typedef struct {
     int busy;                 /* the shim's own code runs for an event: exits do not record */
     struct fbc_scope *scope;  /* innermost scope open on this thread */
     struct fbc_shard *shard;  /* this thread's part of the process census */
+    int in_loader;            /* inside a loader entry's own work (hooks/declared.c) */
 } fbc_thread;
 
 extern __thread fbc_thread fbc_t __attribute__((tls_model("initial-exec")));

@@ -72,7 +72,10 @@ static void checkpoint(void)
 
 static void *loop(void *arg)
 {
-    (void)arg;
+    void (*first)(void);
+    memcpy(&first, &arg, sizeof first);
+    if (first)
+        first();
     uint64_t next = fbc_cfg.interval_ms ? fbc_now_ns() + (uint64_t)fbc_cfg.interval_ms * 1000000u : 0;
     for (;;) {
         struct timespec ts;
@@ -107,7 +110,7 @@ static void *loop(void *arg)
     return NULL;
 }
 
-void fbc_dumper_start(void)
+void fbc_dumper_start(void (*first)(void))
 {
     if (!fbc_req_open())
         return;
@@ -118,7 +121,9 @@ void fbc_dumper_start(void)
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
     pthread_t t;
-    int rc = pthread_create(&t, &at, loop, NULL);
+    void *arg;
+    memcpy(&arg, &first, sizeof arg);
+    int rc = pthread_create(&t, &at, loop, arg);
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {

@@ -31,7 +31,7 @@ static void final(const char *reason, const char *extra)
         return; /* a termination signal's dump is the final one */
     /* A process that loaded a backend that never fell back still gets its census (0
      * fallbacks is the answer a CI gate wants), one that never loaded one gets none. */
-    if (!fbc_cfg.all_processes && !fbc_backend_seen() && !fbc_backend_scan())
+    if (!fbc_cfg.all_processes && !fbc_backend_loaded())
         return;
     uint64_t n = fbc_shards_events();
     bool again = fbc_final_done();

@@ -51,8 +51,10 @@ void fbc_req_after_fork(void);
 
 /* ---- dumper.c: the one thread that writes dumps ---------------------------------------- */
 /* Starts it (once; safe to call again). Called when the process first uses a backend: a
- * process that never does runs no thread of the shim's. */
-void fbc_dumper_start(void);
+ * process that never does runs no thread of the shim's. first (when not NULL) runs on the
+ * thread before anything else: work that must not run where the start was asked (inside
+ * the loader, on a backend's arrival). */
+void fbc_dumper_start(void (*first)(void));
 /* Runs fn(arg) on a thread with a full stack (the dumper, or a thread made for it) and
  * waits: symbolizing needs more stack than an application thread may have. */
 void fbc_run_big(void (*fn)(void *), void *arg);

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""When a process has a census, on real programs under the real shim:
+- every process that loaded a backend has one, a census of 0 included, whether the backend was
+  linked at start or dlopen-ed later (C, Python's vkt, PyTorch's toy device), and a CI gate
+  (`fbcount check --max 0`) passes a clean run; `run --json`, snapshot and attach+snapshot of
+  such a process work.
+
+usage: census_test.py FBCOUNT SHIM PROG DLAPP FAKEDL [TOYDEV]
+The Python cases take vkt and the toy device from PYTHONPATH and the arguments; TOYDEV is left
+out where the build has no libtorch.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
+from verdict import done, expect  # noqa: E402
+
+FB, SHIM, PROG, DLAPP, FAKEDL = (os.path.abspath(a) for a in sys.argv[1:6])
+TOYDEV = os.path.abspath(sys.argv[6]) if len(sys.argv) > 6 else None
+PY = "/usr/bin/python3"  # the interpreter the build's extension modules are for
+TORCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch")
+WORK = tempfile.mkdtemp(prefix="fbcount-census-test.")
+
+CLEAN_VKT = """
+import numpy as np, sys, vkt
+with vkt.Context() as ctx:
+    a = ctx.tensor(np.arange(12, dtype=np.float32).reshape(4, 3))
+    b = (a + 1).numpy()
+    print("ready", flush=True)
+    if sys.argv[1:] == ["wait"]:
+        sys.stdin.readline()
+"""
+
+CLEAN_TORCH = """
+import sys
+sys.path.insert(0, sys.argv[2])
+import torch
+import toy as toydev
+toy = toydev.load(sys.argv[1])
+x = torch.ones(3, 4).to(toy)
+print(float((x + x).cpu().sum()), flush=True)
+print("ready", flush=True)
+if sys.argv[3:] == ["wait"]:
+    sys.stdin.readline()
+"""
+
+
+def env(**kw):
+    e = dict(os.environ)
+    for k in list(e):
+        if k.startswith("FBCOUNT_") or k in ("LD_PRELOAD", "VKT_NATIVE_DISABLE"):
+            del e[k]
+    e["FBCOUNT_SHIM"] = SHIM
+    e.update(kw)
+    return e
+
+
+def script(name, text):
+    path = os.path.join(WORK, name)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return path
+
+
+def fbcount(*args, timeout=120, **kw):
+    return subprocess.run([FB, *args], capture_output=True, text=True, timeout=timeout,
+                          env=env(**kw))
+
+
+def dumps_in(d):
+    out = []
+    for n in sorted(os.listdir(d)) if os.path.isdir(d) else []:
+        if n.endswith(".json"):
+            with open(os.path.join(d, n), encoding="utf-8") as f:
+                out.append(json.load(f))
+    return out
+
+
+def gated(name, cmd):
+    """A clean run of cmd under fbcount run: one census of 0, which the gate passes, and the
+    same through --json."""
+    out = os.path.join(WORK, name)
+    r = fbcount("run", "-o", out, "--", *cmd)
+    expect(r.returncode == 0, f"{name}: run exits 0 ({r.returncode}): {r.stderr[-800:]}")
+    ds = dumps_in(out)
+    expect(len(ds) == 1 and ds[0]["reason"] == "exit" and ds[0]["total"]["fallbacks"] == 0,
+           f"{name}: one exit census of 0: {[(d['reason'], d['total']) for d in ds]}")
+    c = fbcount("check", "--max", "0", out)
+    expect(c.returncode == 0, f"{name}: check --max 0 passes a clean run ({c.returncode}): "
+           f"{c.stdout}{c.stderr}")
+    j = fbcount("run", "--json", "-o", out + "-json", "--", *cmd)
+    try:
+        census = json.loads(j.stdout).get("census")
+    except ValueError:
+        census = None
+    expect(j.returncode == 0 and census is not None and census["total"]["fallbacks"] == 0,
+           f"{name}: run --json has the census of 0: {j.stdout[-600:]}{j.stderr[-400:]}")
+
+
+def start(cmd, **kw):
+    """Starts cmd (which waits for a line on its standard input once "ready") and returns
+    when it is ready; finish() lets it end."""
+    p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env(**kw))
+    line = p.stdout.readline()
+    while line and line.strip() != "ready":
+        line = p.stdout.readline()
+    return p
+
+
+def finish(p):
+    p.stdin.close()
+    p.wait(timeout=60)
+
+
+def snapshot_of_clean(name, cmd):
+    """A clean process preloaded answers a snapshot with a census of 0."""
+    out = os.path.join(WORK, name)
+    os.makedirs(out)
+    p = start(cmd, LD_PRELOAD=SHIM, FBCOUNT_OUTPUT=os.path.join(out, "fb.%p.%n.json"),
+              FBCOUNT_QUIET="1")
+    r = fbcount("snapshot", "--timeout", "20", str(p.pid))
+    expect(r.returncode == 0, f"{name}: snapshot of a clean process exits 0 ({r.returncode}): "
+           f"{r.stderr[-600:]}")
+    finish(p)
+    reasons = sorted(d["reason"] for d in dumps_in(out))
+    expect(reasons == ["exit", "snapshot"], f"{name}: a snapshot and the exit census: {reasons}")
+
+
+def attach_to_clean(name, cmd):
+    """A clean process started without the shim: attach, then a snapshot, then its exit."""
+    out = os.path.join(WORK, name)
+    p = start(cmd)
+    a = fbcount("attach", "-o", out, str(p.pid), timeout=120)
+    expect(a.returncode == 0, f"{name}: attach exits 0 ({a.returncode}): {a.stderr[-600:]}")
+    r = fbcount("snapshot", "--timeout", "20", str(p.pid))
+    expect(r.returncode == 0, f"{name}: snapshot after attach exits 0 ({r.returncode}): "
+           f"{r.stderr[-600:]}")
+    finish(p)
+    reasons = sorted(d["reason"] for d in dumps_in(out))
+    expect(reasons == ["exit", "snapshot"], f"{name}: a snapshot and the exit census after "
+           f"attach: {reasons}")
+
+
+def every_backend_user_has_a_census():
+    vkt_py = script("clean_vkt.py", CLEAN_VKT)
+    gated("c-linked", [PROG, "--native", "3"])
+    gated("c-dlopen", [DLAPP, FAKEDL, "0"])
+    gated("python-vkt", [PY, vkt_py])
+    snapshot_of_clean("python-vkt-snapshot", [PY, vkt_py, "wait"])
+    if shutil.which("gdb"):
+        attach_to_clean("python-vkt-attach", [PY, vkt_py, "wait"])
+    else:
+        expect(False, "gdb is missing (tools/deps/test-core.txt): attach is not tested")
+    if TOYDEV:
+        torch_py = script("clean_torch.py", CLEAN_TORCH)
+        gated("python-torch", [PY, torch_py, TOYDEV, TORCH_DIR])
+        snapshot_of_clean("python-torch-snapshot", [PY, torch_py, TOYDEV, TORCH_DIR, "wait"])
+
+
+def main():
+    try:
+        every_backend_user_has_a_census()
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
+    done("census")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+/* census-prog: a program for the tests of when a census exists. It makes fallbacks through the
+ * test backend (tests/shim/fakevkt.c) over distinct stacks, native ops the backend counts,
+ * forks children, and ends in a chosen way, saying on stdout when each part is done.
+ *   --fallbacks N   fallbacks from work(), spread over --stacks distinct stacks (default 0)
+ *   --stacks S      distinct stacks (1..4096, default 1)
+ *   --native N      native ops (counted by the backend's counters, not by the census)
+ *   --children K    then fork K children, each doing --child-fallbacks fallbacks (default 0)
+ *                   and ending as --child-end says; the parent waits for them
+ *   --child-fallbacks N, --child-end HOW   as below, for the children
+ *   --sleep S       then sleep S seconds (after printing "ready")
+ *   --end HOW       exit (default), _exit, _Exit, return
+ *   --code C        the exit status (default 0)
+ * It prints "ready" (flushed) once its work is done, and "ending" just before it ends. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fakevkt.h"
+
+typedef struct {
+    long fallbacks, stacks, native, children, child_fallbacks;
+    double sleep_s;
+    const char *end, *child_end;
+    int code;
+} opts;
+
+__attribute__((noinline)) static void work(long n, long stacks)
+{
+    for (long i = 0; i < n; i++)
+        fake_recurse((unsigned)(i % stacks), 12); /* 12 levels: 4096 stacks at most */
+}
+
+__attribute__((noreturn)) static void end(const char *how, int code)
+{
+    printf("ending\n");
+    fflush(stdout);
+    if (!strcmp(how, "_exit"))
+        _exit(code);
+    if (!strcmp(how, "_Exit"))
+        _Exit(code);
+    exit(code);
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts))
+        ;
+}
+
+static int parse(int argc, char **argv, opts *o)
+{
+    *o = (opts){.stacks = 1, .end = "exit", .child_end = "exit"};
+    for (int i = 1; i < argc; i += 2) {
+        const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v)
+            return -1;
+        if (!strcmp(k, "--fallbacks"))
+            o->fallbacks = atol(v);
+        else if (!strcmp(k, "--stacks"))
+            o->stacks = atol(v);
+        else if (!strcmp(k, "--native"))
+            o->native = atol(v);
+        else if (!strcmp(k, "--children"))
+            o->children = atol(v);
+        else if (!strcmp(k, "--child-fallbacks"))
+            o->child_fallbacks = atol(v);
+        else if (!strcmp(k, "--child-end"))
+            o->child_end = v;
+        else if (!strcmp(k, "--sleep"))
+            o->sleep_s = atof(v);
+        else if (!strcmp(k, "--end"))
+            o->end = v;
+        else if (!strcmp(k, "--code"))
+            o->code = atoi(v);
+        else
+            return -1;
+    }
+    return o->stacks >= 1 && o->stacks <= 4096 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    opts o;
+    if (parse(argc, argv, &o) != 0) {
+        fprintf(stderr, "usage: census-prog [--fallbacks N] [--stacks S] [--native N] "
+                        "[--children K] [--child-fallbacks N] [--child-end HOW] [--sleep S] "
+                        "[--end exit|_exit|_Exit|return] [--code C]\n");
+        return 2;
+    }
+    for (long i = 0; i < o.native; i++)
+        vkt_native();
+    work(o.fallbacks, o.stacks);
+    for (long c = 0; c < o.children; c++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid == 0) {
+            work(o.child_fallbacks, 1);
+            end(o.child_end, 0);
+        }
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+    }
+    printf("ready\n");
+    fflush(stdout);
+    if (o.sleep_s > 0)
+        nap(o.sleep_s);
+    if (!strcmp(o.end, "return")) {
+        printf("ending\n");
+        return o.code;
+    }
+    end(o.end, o.code);
+}
