@@ -86,6 +86,17 @@ bool fbr_module_is_interpreter(const char *path)
     return true;
 }
 
+bool fbr_module_is_system(const char *path)
+{
+    static const char *const libs[] = {"libc.so", "ld-linux", "libpthread.so", "libstdc++.so",
+                                       "libgcc_s.so", "libdl.so", "libm.so", "librt.so"};
+    const char *b = path ? base_name(path) : "";
+    for (size_t i = 0; i < sizeof libs / sizeof *libs; i++)
+        if (!strncmp(b, libs[i], strlen(libs[i])))
+            return true;
+    return false;
+}
+
 /* Whether the directory file[0..len) is a Python package: it holds __init__.py, or it is not
  * here to look at (a dump read on another machine), where the name alone decides. A folder
  * that merely shares the name (a project checked out in ~/src/torch) is not the package. */

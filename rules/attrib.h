@@ -41,6 +41,11 @@ bool fbr_is_op(const char *symbol, const fbr_names *prefixes);
  * for the Python code that called through them. */
 bool fbr_module_is_interpreter(const char *path);
 
+/* Whether the module at path is the system's runtime: the C library, the loader, the C++
+ * runtime and their kin, whose frames no census names as the user's and whose separate debug
+ * information the shim never reads (its symbol tables name them). */
+bool fbr_module_is_system(const char *path);
+
 /* Whether a Python source file belongs to one of the packages: under a directory named like
  * the package that is a Python package (holds __init__.py, or is not on this machine), or the
  * module file <package>.py. */

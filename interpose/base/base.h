@@ -184,6 +184,9 @@ bool fbc_output_checkpoint_path(const char *tmpl, char *out, size_t cap);
 /* Creates a fresh temporary next to path, never through a symlink; -1 with errno on
  * failure. Refuses (EEXIST) when path exists and is not a regular file. */
 int fbc_output_open(const char *path, char *tmp, size_t cap);
+/* Removes the temporary file a dump being written has open (a process about to die by a
+ * signal leaves no half-written file behind). Async-signal-safe. */
+void fbc_output_abandon(void);
 /* Closes fd and renames tmp to path when ok. replace: path may be replaced (a later state
  * of this census); otherwise an existing file is kept and -1 with EEXIST returned. 0 or -1. */
 int fbc_output_commit(int fd, const char *tmp, const char *path, bool ok, bool replace);

@@ -134,6 +134,16 @@ bool fbc_output_checkpoint_path(const char *tmpl, char *out, size_t cap)
     return expand(tmpl, 0, out, cap, NULL);
 }
 
+/* The temporary file being written (one at a time under the dump lock; a crash dump's may
+ * take its place), removed by a process that dies before it is renamed into place. */
+static char inflight[2200];
+
+void fbc_output_abandon(void)
+{
+    if (__atomic_load_n(&inflight[0], __ATOMIC_ACQUIRE))
+        unlink(inflight);
+}
+
 int fbc_output_open(const char *path, char *tmp, size_t cap)
 {
     struct stat st;
@@ -152,8 +162,13 @@ int fbc_output_open(const char *path, char *tmp, size_t cap)
     }
     for (int attempt = 0; attempt < 2; attempt++) {
         int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0)
+        if (fd >= 0) {
+            size_t n = 0;
+            for (; tmp[n] && n + 1 < sizeof inflight; n++)
+                inflight[n] = tmp[n];
+            inflight[n] = '\0';
             return fbc_fd_lift(fd);
+        }
         if (errno != EEXIST)
             return -1;
         unlink(tmp); /* a leftover of this census's own dump cut short by a crash */
@@ -164,6 +179,7 @@ int fbc_output_open(const char *path, char *tmp, size_t cap)
 int fbc_output_commit(int fd, const char *tmp, const char *path, bool ok, bool replace)
 {
     int saved = 0;
+    __atomic_store_n(&inflight[0], '\0', __ATOMIC_RELEASE);
     if (close(fd) != 0)
         ok = false;
     if (ok && replace && rename(tmp, path) == 0)

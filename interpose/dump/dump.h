@@ -150,6 +150,11 @@ typedef struct {
     bool checkpoint;        /* write the checkpoint file, replacing the last one */
     bool always;            /* even in a process that never used a backend (fbcount_dump) */
     bool patient;           /* see fbc_report_build_process */
+    /* A final state: the raw census is written first and then replaced by the named one, so
+     * a process killed while its frames are named (an MPI launcher ending every rank) still
+     * leaves its census. */
+    bool raw_first;
+    void (*after_raw)(void); /* called once the raw census is written (or could not be) */
 } fbc_dump_req;
 
 /* Writes a dump of the process census. Returns 0 or -1 (with a warning on stderr). keep:
@@ -163,9 +168,13 @@ extern pthread_mutex_t fbc_dump_lock;
 void fbc_dump_head(fbc_writer *w, const char *reason, int seq);
 void fbc_dump_modules(fbc_writer *w);
 
-/* ---- emergency.c: the dump a fatal signal writes, from its handler ------------------ */
-/* Every recorded stack as raw frames (module + offset later), without a lock or an
- * allocation. Writes one line on stderr naming the file. */
+/* ---- emergency.c: the raw census, and the dump a fatal signal writes from its handler -- */
+/* The whole raw census document into w (reason, signal when not 0, dump number seq): every
+ * recorded stack as raw frames (module + offset, "symbolized": false), without a lock or an
+ * allocation. Async-signal-safe. */
+void fbc_dump_raw(fbc_writer *w, const char *reason, int sig, int seq);
+/* The crash dump: the raw census, from a fatal signal's handler. Writes one line on stderr
+ * naming the file. */
 void fbc_dump_emergency(int sig);
 
 /* ---- metrics.c: FBCOUNT_METRICS ----------------------------------------------------- */

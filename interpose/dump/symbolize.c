@@ -29,7 +29,8 @@ typedef struct {
     char s[];
 } interned;
 
-/* Separate debug information, from the local build-id tree only. elfutils' standard lookup
+/* Separate debug information, from the local build-id tree only, and none for the system's
+ * runtime. elfutils' standard lookup
  * loads libdebuginfod and initializes curl and a TLS library inside the watched program -
  * at exit, after the program's own atexit handlers have torn OpenSSL down, that crashed -
  * and may reach the network: the shim must do neither. */
@@ -37,8 +38,13 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
                           const char *file_name, const char *debuglink_file,
                           GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-    (void)userdata, (void)modname, (void)base, (void)file_name, (void)debuglink_file;
+    (void)userdata, (void)modname, (void)base, (void)debuglink_file;
     (void)debuglink_crc;
+    /* The system's runtime is named by its own symbol tables: its debug information (glibc's
+     * libc6-dbg: compressed, megabytes) would cost the process more than its whole census,
+     * for frames no view names as the user's. `fbcount symbolize` reads it afterwards. */
+    if (fbr_module_is_system(file_name))
+        return -1;
     const unsigned char *id;
     GElf_Addr vaddr;
     int n = dwfl_module_build_id(mod, &id, &vaddr);

@@ -337,7 +337,8 @@ static bool alternative(const char *path, char *out, size_t cap)
 }
 
 /* Writes the dump into path's directory and moves it into place: over an earlier state of
- * this census when replace, else only where no file is (or at the alternative name). */
+ * this census when replace, else only where no file is (or at the alternative name). r NULL:
+ * the raw census. */
 static int write_file(const char *path, bool replace, const fbc_report *r,
                       const fbc_dump_req *req, int seq, char *landed, size_t cap)
 {
@@ -351,8 +352,12 @@ static int write_file(const char *path, bool replace, const fbc_report *r,
         fbc_w_init(&w, fd, big, BIG_BUF);
     else
         fbc_w_init(&w, fd, small_buf, sizeof small_buf);
-    fbc_dump_head(&w, req->reason, seq);
-    write_body(&w, r, req);
+    if (r) {
+        fbc_dump_head(&w, req->reason, seq);
+        write_body(&w, r, req);
+    } else {
+        fbc_dump_raw(&w, req->reason, req->signal, seq);
+    }
     fbc_w_flush(&w);
     free(big);
     int saved = w.failed ? EIO : 0;
@@ -456,9 +461,27 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
     /* Checkpoints take a number too (their file keeps one name): seq orders every state. */
     int seq = __atomic_add_fetch(&fbc_seq, 1, __ATOMIC_RELAXED);
     fbc_modmap_refresh();
+    char raw[2200] = "";
+    if (req->raw_first && !req->checkpoint) {
+        /* On disk within a millisecond, before any frame is named; the named census replaces
+         * it below, at the same name. */
+        if (req->path)
+            write_file(req->path, true, NULL, req, seq, raw, sizeof raw);
+        else
+            write_templated(req, NULL, seq, raw, sizeof raw);
+    }
+    if (req->after_raw)
+        req->after_raw();
     fbc_report *r = fbc_report_build_process(req->patient);
     if (!r) {
         rc = -1;
+    } else if (raw[0]) {
+        if (write_file(raw, true, r, req, seq, landed, sizeof landed) != 0) {
+            fbc_warn("cannot write the %s dump %.600s (%s); its raw census stays", req->reason,
+                     raw, strerror(errno));
+            snprintf(landed, sizeof landed, "%s", raw);
+            rc = -1;
+        }
     } else if (req->path) {
         if (write_file(req->path, true, r, req, seq, landed, sizeof landed) != 0) {
             fbc_warn("cannot write the %s dump %.600s (%s)", req->reason, req->path,

@@ -152,7 +152,8 @@ static void run_check(void *arg)
     }
     free(text);
     if (c->verdict == VERDICT_STOP) {
-        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c->abort, .patient = true};
+        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c->abort, .patient = true,
+                            .raw_first = true};
         fbc_dump_write(&req, NULL, NULL, 0);
         fbc_final_mark(); /* no second dump on SIGABRT, nor at exit */
     }
@@ -188,7 +189,8 @@ void fbc_mode_abort(const fbc_entry *e)
     check c = {.e = e};
     if (e) {
         fbc_run_big(run_check, &c);
-        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c.abort, .patient = true};
+        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c.abort, .patient = true,
+                            .raw_first = true};
         fbc_dump_write(&req, NULL, NULL, 0);
         fbc_final_mark();
     }

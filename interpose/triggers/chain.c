@@ -212,6 +212,7 @@ void fbc_sig_call_app(int sig, siginfo_t *si, void *uc)
 
 void fbc_sig_die(int sig)
 {
+    fbc_output_abandon();
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;

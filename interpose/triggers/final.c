@@ -4,13 +4,53 @@
  * library destructor) is not lost: the shim's destructor writes the final dump again, over
  * the first, when the census grew since. */
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "fields.h"
 #include "triggers.h"
 
 static int done;
+/* A final dump being written: 0 none, 1 its raw census not yet on disk, 2 on disk. The thread
+ * writing it, and a termination signal it got meanwhile (atomics). */
+static int writing, writer, pending;
 static uint64_t events_at_final;
 static char final_path[2200];
+
+static int tid(void)
+{
+    return (int)syscall(SYS_gettid);
+}
+
+/* The raw census is on disk (or none was to be written): a termination signal the writing
+ * thread got before ends the process now, as it would have ended it without the shim. */
+static void raw_landed(void)
+{
+    __atomic_store_n(&writing, 2, __ATOMIC_RELEASE);
+    int sig = __atomic_exchange_n(&pending, 0, __ATOMIC_ACQ_REL);
+    if (sig)
+        fbc_sig_die(sig);
+}
+
+bool fbc_final_terminate(int sig)
+{
+    int w = __atomic_load_n(&writing, __ATOMIC_ACQUIRE);
+    if (!w)
+        return false;
+    if (w == 1 && __atomic_load_n(&writer, __ATOMIC_ACQUIRE) == tid()) {
+        __atomic_store_n(&pending, sig, __ATOMIC_RELEASE);
+        if (__atomic_load_n(&writing, __ATOMIC_ACQUIRE) == 1)
+            return true; /* raw_landed ends the process */
+        __atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
+    }
+    /* Another thread writes it: waited for a bounded while. */
+    for (int i = 0; i < fbc_cfg.signal_wait_ms && __atomic_load_n(&writing, __ATOMIC_ACQUIRE) == 1;
+         i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    fbc_sig_die(sig);
+    return true;
+}
 
 bool fbc_final_done(void)
 {
@@ -39,9 +79,12 @@ static void final(const char *reason, const char *extra)
         return;
     if (!again)
         fbc_snapshot_drain();
+    __atomic_store_n(&writer, tid(), __ATOMIC_RELEASE);
+    __atomic_store_n(&writing, 1, __ATOMIC_RELEASE);
     fbc_report *r = NULL;
     char path[2200];
     fbc_dump_req req = {.reason = reason, .extra_json = extra, .patient = true,
+                        .raw_first = true, .after_raw = raw_landed,
                         .path = again && final_path[0] ? final_path : NULL};
     if (fbc_dump_write(&req, &r, path, sizeof path) == 0) {
         fbc_dump_drop_checkpoint();
@@ -50,6 +93,7 @@ static void final(const char *reason, const char *extra)
     }
     events_at_final = n;
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&writing, 0, __ATOMIC_RELEASE);
     if (r && !again && !fbc_cfg.quiet)
         fbc_dump_summary(r, path, 0);
     fbc_report_free(r);
@@ -68,6 +112,8 @@ const char *fbc_final_detach(void)
 
 void fbc_final_after_fork(void)
 {
+    __atomic_store_n(&writing, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&pending, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&done, 0, __ATOMIC_RELEASE);
     events_at_final = 0;
     final_path[0] = '\0';

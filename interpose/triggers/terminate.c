@@ -31,6 +31,12 @@ static void on_terminate(int sig, siginfo_t *si, void *uc)
         errno = saved;
         return;
     }
+    /* The exit's own census being written: the process dies as soon as its raw form is on
+     * disk (an MPI launcher ends every rank while they write it). */
+    if (fbc_final_terminate(sig)) {
+        errno = saved;
+        return;
+    }
     if (__atomic_exchange_n(&terminating, 1, __ATOMIC_ACQ_REL) || !fbc_dumper_running()) {
         fbc_sig_die(sig);
         errno = saved;
@@ -51,7 +57,8 @@ void fbc_terminate_serve(int sig)
     if (!fbc_final_done()) {
         fbc_report *r = NULL;
         char path[2200];
-        fbc_dump_req req = {.reason = "signal", .signal = sig, .patient = false};
+        fbc_dump_req req = {.reason = "signal", .signal = sig, .patient = false,
+                            .raw_first = true};
         fbc_snapshot_serve();
         if (fbc_dump_write(&req, &r, path, sizeof path) == 0)
             fbc_dump_drop_checkpoint();

@@ -96,6 +96,12 @@ void fbc_final_dump(const char *extra);
  * none was written). */
 const char *fbc_final_detach(void);
 bool fbc_final_done(void); /* the final dump was written (by exit, a signal or abort mode) */
+/* A termination signal's handler, while a final dump may be written: false when none is;
+ * else the process dies by sig once the raw census is on disk (at once when it is, after a
+ * bounded wait for another thread writing it), or, on the writing thread itself, true is
+ * returned and the writer ends the process as soon as the raw census lands. Async-signal-
+ * safe. */
+bool fbc_final_terminate(int sig);
 void fbc_final_mark(void);  /* another path wrote the final dump */
 void fbc_final_after_fork(void);
 

@@ -1,5 +1,8 @@
 #!/usr/bin/env python3
 """When a process has a census, on real programs under the real shim:
+- a process SIGKILLed at points through its exit dump always leaves a census report reads (the
+  raw one, named by the command, or the named one); so does every rank of an MPI job whose
+  launcher ends the others when one rank fails;
 - every process that loaded a backend has one, a census of 0 included, whether the backend was
   linked at start or dlopen-ed later (C, Python's vkt, PyTorch's toy device), and a CI gate
   (`fbcount check --max 0`) passes a clean run; `run --json`, snapshot and attach+snapshot of
@@ -11,10 +14,12 @@ out where the build has no libtorch.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
 from verdict import done, expect  # noqa: E402
@@ -162,8 +167,94 @@ def every_backend_user_has_a_census():
         snapshot_of_clean("python-torch-snapshot", [PY, torch_py, TOYDEV, TORCH_DIR, "wait"])
 
 
+def wait_for_file(d, pattern_end, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        names = [n for n in os.listdir(d) if n.endswith(pattern_end)]
+        if names:
+            return names
+    return []
+
+
+def killed_during_exit(out, delay):
+    """census-prog with 10,000 fallbacks over 512 stacks, SIGKILLed delay seconds after its
+    raw census landed. The census on disk then, and how long the raw one took."""
+    os.makedirs(out)
+    p = subprocess.Popen([PROG, "--fallbacks", "10000", "--stacks", "512"],
+                         stdout=subprocess.PIPE, text=True,
+                         env=env(LD_PRELOAD=SHIM, FBCOUNT_QUIET="1",
+                                 FBCOUNT_OUTPUT=os.path.join(out, "c.%p.json")))
+    line = p.stdout.readline()
+    while line and line.strip() != "ending":
+        line = p.stdout.readline()
+    t0 = time.monotonic()
+    landed = wait_for_file(out, ".json", 10)
+    t1 = time.monotonic()
+    while time.monotonic() - t1 < delay:
+        pass
+    p.kill()
+    p.wait(timeout=30)
+    names = [n for n in os.listdir(out) if n.endswith(".json")]
+    dump = None
+    if len(names) == 1:
+        with open(os.path.join(out, names[0]), encoding="utf-8") as f:
+            dump = json.load(f)
+    return landed, dump, (t1 - t0) * 1000
+
+
+def exit_leaves_a_census_at_any_instant():
+    """A process SIGKILLed at any point once its exit began (after the raw census landed,
+    within about a millisecond) leaves a census readable by report: the raw one (counts and
+    raw frames, named by the command) or the named one."""
+    kinds, took = set(), []
+    for i, delay in enumerate([0, 0, 0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.03, 0.1]):
+        out = os.path.join(WORK, f"killed-{i}")
+        landed, dump, ms = killed_during_exit(out, delay)
+        took.append(ms)
+        expect(landed, f"killed {delay * 1000:g} ms in: no census landed within 10 s")
+        ok = dump and dump["reason"] == "exit" and dump["total"]["fallbacks"] == 10000
+        expect(ok, f"killed {delay * 1000:g} ms after the raw census: one readable exit census "
+               f"of 10000 fallbacks: {os.listdir(out)} {dump and dump['total']}")
+        if not ok:
+            continue
+        kinds.add("named" if dump["symbolized"] else "raw")
+        r = fbcount("report", out)
+        expect(r.returncode == 0 and re.search(r"vkt_dot\s+10000", r.stdout),
+               f"killed {delay * 1000:g} ms in: report reads the {kinds} census and names its "
+               f"op ({r.returncode}): {r.stdout[-500:]}{r.stderr[-500:]}")
+    expect(kinds == {"raw", "named"}, f"the kills met both the raw and the named census: {kinds}")
+    took.sort()
+    print(f"raw census on disk {took[len(took) // 2]:.2f} ms after exit began (median of "
+          f"{len(took)}; {took[0]:.2f} to {took[-1]:.2f})")
+
+
+def mpi_job_keeps_every_rank():
+    """mpirun -np 3: rank 1 exits 3 as soon as the others began their exit; the launcher then
+    ends them while they write their census. Every rank keeps one."""
+    mpirun = shutil.which("mpirun")
+    if not expect(mpirun, "mpirun is missing (tools/deps/test-mpi.txt: openmpi-bin)"):
+        return
+    out, sync = os.path.join(WORK, "mpi"), os.path.join(WORK, "mpi-sync")
+    os.makedirs(sync)
+    r = fbcount("run", "-o", out, "--", mpirun, "-np", "3", "--oversubscribe",
+                "--allow-run-as-root", PROG, "--fallbacks", "20000", "--stacks", "2048",
+                "--sync", sync, "--fail-rank", "1", "--peers", "1", timeout=240,
+                FBCOUNT_QUIET="1")
+    expect(r.returncode != 0, f"the job failed, as rank 1 made it ({r.returncode})")
+    ranks = {}
+    for d in dumps_in(out):
+        ranks[d["process"].get("rank")] = (d["reason"], d["total"]["fallbacks"], d["symbolized"])
+    expect(sorted(ranks) == [0, 1, 2], f"a census from every rank: {ranks}\n{r.stderr[-1500:]}")
+    expect(all(ranks[k][1] == 20000 for k in (0, 2) if k in ranks) and
+           ranks.get(1, (0, 0))[1] == 0, f"ranks 0 and 2 counted 20000 each, rank 1 none: {ranks}")
+    left = [n for n in os.listdir(out) if ".tmp." in n]
+    expect(not left, f"run leaves no temporary of a dump cut short: {left}")
+
+
 def main():
     try:
+        exit_leaves_a_census_at_any_instant()
+        mpi_job_keeps_every_rank()
         every_backend_user_has_a_census()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)

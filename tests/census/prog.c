@@ -10,7 +10,12 @@
  *   --sleep S       then sleep S seconds (after printing "ready")
  *   --end HOW       exit (default), _exit, _Exit, return
  *   --code C        the exit status (default 0)
+ *   --sync DIR      just before ending, create DIR/ending.<pid>
+ *   --fail-rank R   the MPI rank R (OMPI_COMM_WORLD_RANK) does no work: it waits until
+ *                   --peers N files are in --sync's DIR (30 s at most) and exits 3, so that
+ *                   the launcher ends the other ranks while they write their exit census
  * It prints "ready" (flushed) once its work is done, and "ending" just before it ends. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,11 +26,13 @@
 #include "fakevkt.h"
 
 typedef struct {
-    long fallbacks, stacks, native, children, child_fallbacks;
+    long fallbacks, stacks, native, children, child_fallbacks, fail_rank, peers;
     double sleep_s;
-    const char *end, *child_end;
+    const char *end, *child_end, *sync;
     int code;
 } opts;
+
+static const char *sync_dir;
 
 __attribute__((noinline)) static void work(long n, long stacks)
 {
@@ -33,10 +40,34 @@ __attribute__((noinline)) static void work(long n, long stacks)
         fake_recurse((unsigned)(i % stacks), 12); /* 12 levels: 4096 stacks at most */
 }
 
-__attribute__((noreturn)) static void end(const char *how, int code)
+static void say_ending(void)
 {
     printf("ending\n");
     fflush(stdout);
+    if (sync_dir) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/ending.%ld", sync_dir, (long)getpid());
+        FILE *f = fopen(path, "w");
+        if (f)
+            fclose(f);
+    }
+}
+
+/* The files in dir whose names start with "ending.". */
+static long endings(const char *dir)
+{
+    long n = 0;
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += !strncmp(e->d_name, "ending.", 7);
+    if (d)
+        closedir(d);
+    return n;
+}
+
+__attribute__((noreturn)) static void end(const char *how, int code)
+{
+    say_ending();
     if (!strcmp(how, "_exit"))
         _exit(code);
     if (!strcmp(how, "_Exit"))
@@ -53,7 +84,7 @@ static void nap(double s)
 
 static int parse(int argc, char **argv, opts *o)
 {
-    *o = (opts){.stacks = 1, .end = "exit", .child_end = "exit"};
+    *o = (opts){.stacks = 1, .end = "exit", .child_end = "exit", .fail_rank = -1};
     for (int i = 1; i < argc; i += 2) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
@@ -76,6 +107,12 @@ static int parse(int argc, char **argv, opts *o)
             o->end = v;
         else if (!strcmp(k, "--code"))
             o->code = atoi(v);
+        else if (!strcmp(k, "--sync"))
+            o->sync = v;
+        else if (!strcmp(k, "--fail-rank"))
+            o->fail_rank = atol(v);
+        else if (!strcmp(k, "--peers"))
+            o->peers = atol(v);
         else
             return -1;
     }
@@ -88,8 +125,16 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: census-prog [--fallbacks N] [--stacks S] [--native N] "
                         "[--children K] [--child-fallbacks N] [--child-end HOW] [--sleep S] "
-                        "[--end exit|_exit|_Exit|return] [--code C]\n");
+                        "[--end exit|_exit|_Exit|return] [--code C] [--sync DIR] "
+                        "[--fail-rank R --peers N]\n");
         return 2;
+    }
+    sync_dir = o.sync;
+    const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (o.sync && rank && atol(rank) == o.fail_rank) {
+        for (int i = 0; i < 3000 && endings(o.sync) < o.peers; i++)
+            nap(0.01);
+        return 3;
     }
     for (long i = 0; i < o.native; i++)
         vkt_native();

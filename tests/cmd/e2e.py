@@ -303,7 +303,9 @@ else:
     expect([o["op"] for o in s["ops"]] == ["fbx_report"] and s["symbolized"] is True,
            f"symbolize ops: {s['ops']}")
     # the directory now holds both: the symbolized copy is the one counted
-    out, _ = expect_rc(["report", tmp], 4)  # bad.json is still there
+    # bad.json is still there: report names it as skipped and reads the rest; check refuses
+    expect_rc(["report", tmp], 0, r"report: skipped \S*bad\.json: empty file", "err")
+    expect_rc(["check", tmp], 4, r"check: \S*bad\.json: empty file", "err")
     os.remove(bad)
     out, _ = expect_rc(["report", "--format", "json", tmp], 0)
     expect([r["op"] for r in json.loads(out)["fallbacks"]] == ["fbx_report"],

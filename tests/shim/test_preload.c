@@ -235,7 +235,7 @@ static void crash_case(const char *cmd, int sig)
     cr_assert_eq(num(d, "total.fallbacks"), 3);
     cr_assert_eq(op_count(d, "ops", "(unknown)"), 3);
     json_t *st = json_array_get(json_object_get(d, "stacks"), 0);
-    json_t *f = json_array_get(json_object_get(st, "frames"), 3);
+    json_t *f = frame(d, st, 3);
     cr_assert(strstr(json_string_value(json_object_get(f, "module")), "libfakevkt"));
     cr_assert(json_is_string(json_object_get(f, "offset")));
     cr_assert_gt(json_array_size(json_object_get(d, "modules")), 2);

@@ -56,6 +56,10 @@ struct fbm_census {
     uint64_t builds; /* tables built so far: each build's generation */
     const char **backends; /* fbm_census_backends, NULL until asked */
     size_t nbackends;
+    fbm_namer namer;  /* names a raw census as it is loaded, or NULL */
+    bool lenient;     /* a dump that cannot be read is skipped (listed in skipped) */
+    char **skipped;   /* why each skipped dump was (its message) */
+    size_t nskipped;
 };
 
 /* Sums saturate at FBM_SAT_MAX instead of wrapping. */

@@ -42,22 +42,23 @@ fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code)
         *code = FBX_NOMEM;
         return NULL;
     }
-    char err[512];
-    fbd_status st = fbm_census_load(c, paths, (size_t)n, err, sizeof err);
-    if (st != FBD_OK) {
-        fbx_error(cmd, "%s", err);
-        *code = fbx_load_code(st);
+    if ((*code = fbx_load_into(cmd, c, paths, n)) != FBX_OK) {
         fbm_census_free(c);
         return NULL;
     }
-    *code = FBX_OK;
     return c;
 }
 
 int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n)
 {
     char err[512];
+    size_t before, after;
+    fbm_census_skipped(c, &before);
+    fbm_census_set_namer(c, fbx_name_raw);
     fbd_status st = fbm_census_load(c, paths, (size_t)n, err, sizeof err);
+    const char *const *skipped = fbm_census_skipped(c, &after);
+    for (size_t i = before; i < after; i++)
+        fbx_error(cmd, "skipped %s", skipped[i]);
     if (st != FBD_OK) {
         fbx_error(cmd, "%s", err);
         return fbx_load_code(st);

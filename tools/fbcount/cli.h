@@ -56,8 +56,9 @@ void fbx_error(const char *cmd, const char *fmt, ...) __attribute__((format(prin
  * exit code in *code. */
 fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code);
 
-/* Loads paths into c (filters already set). Returns FBX_OK, or prints the error and
- * returns the exit code. */
+/* Loads paths into c (filters already set), a raw census named as it is read. On a lenient
+ * census (fbm_census_set_lenient) each dump that cannot be read is named on stderr as
+ * skipped. Returns FBX_OK, or prints the error and returns the exit code. */
 int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n);
 
 /* Whether name is a folder name fbcount run makes: "fbcount-<pid>" or "fbcount-<pid>.<n>". */
@@ -111,6 +112,10 @@ int fbx_diff(int argc, char **argv);
 int fbx_check(int argc, char **argv);
 int fbx_snapshot(int argc, char **argv);
 int fbx_symbolize(int argc, char **argv);
+
+/* The namer every command's census uses (fbm_namer): a raw census symbolized as `fbcount
+ * symbolize` would, in memory, said on stderr; d itself where it cannot be. */
+fbd_dump *fbx_name_raw(fbd_dump *d, const char *path);
 int fbx_attach(int argc, char **argv);
 int fbx_detach(int argc, char **argv);
 

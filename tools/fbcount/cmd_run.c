@@ -427,7 +427,7 @@ static fbm_census *collect(const char *dir, json_t *bad)
             fbx_error("run", "%s", err);
             json_array_append_new(bad, json_string(err));
         } else {
-            fbm_census_add(c, d);
+            fbm_census_add(c, fbd_symbolized(d) ? d : fbx_name_raw(d, path));
         }
     }
     if (dp)
@@ -660,6 +660,8 @@ int fbx_run(int argc, char **argv)
     s.sfd = -1;
     run_result res = {0};
     gather(&d, &r, &res);
+    if (!res.nalive)
+        fbx_run_dir_sweep(&d);
     bool kept = fbx_run_dir_has_dump(&d) || !fbx_run_dir_undo(&d);
     if (!o.json || o.json_file)
         summary(&o, &d, &r, &res, kept);

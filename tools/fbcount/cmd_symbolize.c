@@ -1345,12 +1345,11 @@ static int load(const char *in, fbd_dump **d, char **text, size_t *len)
     return fbx_load_code(st);
 }
 
-/* The symbolized dump as jansson writes a dump (compact): the top level the reader kept,
- * rows updated, with the stacks (their text, stacks) where the dump had them. */
-static int write_dump(const rowtab *rows, const top_text *top, const fbj_buf *stacks,
-                      const char *out)
+/* The symbolized dump as jansson writes a dump (compact), in three pieces: the top level
+ * the reader kept (rows updated) before the stacks into b[0], after them into b[1]; the
+ * stacks themselves are their own text. */
+static bool render(const rowtab *rows, const top_text *top, fbj_buf b[2])
 {
-    fbj_buf b[2] = {{0}, {0}}; /* the members before the stacks, and after */
     const char *key;
     json_t *v;
     size_t i = 0;
@@ -1367,29 +1366,111 @@ static int write_dump(const rowtab *rows, const top_text *top, const fbj_buf *st
     }
     fbj_put(&b[1], "}", 1);
     static const char head[] = ",\"" FBR_STACKS "\":[";
-    const char *start = top->stacks_at ? head : head + 1, *end = "]";
+    fbj_put(&b[0], top->stacks_at ? head : head + 1, strlen(top->stacks_at ? head : head + 1));
+    return !b[0].failed && !b[1].failed;
+}
+
+/* The pieces written out: the stacks are most of the dump and are not copied again. */
+static int write_dump(const fbj_buf b[2], const fbj_buf *stacks, const char *out)
+{
     char err[512];
     fbo_file o;
-    bool nomem = b[0].failed || b[1].failed;
-    int rc = nomem ? -1 : fbo_open(&o, out, err, sizeof err);
-    if (nomem)
-        snprintf(err, sizeof err, "out of memory");
-    else if (rc == 0) {
-        /* Written in pieces: the stacks are most of the dump and are not copied again. */
-        bool ok = fwrite(b[0].p, 1, b[0].n, o.f) == b[0].n && fputs(start, o.f) >= 0 &&
+    int rc = fbo_open(&o, out, err, sizeof err);
+    if (rc == 0) {
+        bool ok = fwrite(b[0].p, 1, b[0].n, o.f) == b[0].n &&
                   (!stacks->n || fwrite(stacks->p, 1, stacks->n, o.f) == stacks->n) &&
-                  fputs(end, o.f) >= 0 && fwrite(b[1].p, 1, b[1].n, o.f) == b[1].n;
+                  fputs("]", o.f) >= 0 && fwrite(b[1].p, 1, b[1].n, o.f) == b[1].n;
         rc = fbo_close(&o, ok, err, sizeof err);
         if (!ok && rc == 0)
             rc = -1;
     }
-    fbj_buf_free(&b[0]);
-    fbj_buf_free(&b[1]);
     if (rc == 0)
         return FBX_OK;
     char e1[1200];
     fbx_error("symbolize", "%s", fbx_escape(err, e1, sizeof e1, 0));
-    return nomem ? FBX_NOMEM : FBX_WRITE;
+    return FBX_WRITE;
+}
+
+/* A dump symbolized: its pieces (render), and how many frames were resolved. */
+typedef struct {
+    fbj_buf top[2], stacks;
+    long resolved;
+} named;
+
+static void named_free(named *n)
+{
+    fbj_buf_free(&n->top[0]);
+    fbj_buf_free(&n->top[1]);
+    fbj_buf_free(&n->stacks);
+}
+
+/* Symbolizes the dump at in (loaded and validated here, errors printed under cmd) into n.
+ * FBX_OK, or the exit code of what failed. The tables live in an arena of their own, freed
+ * before returning. */
+static int symbolize_file(const char *cmd, const char *in, named *n)
+{
+    fbd_dump *d;
+    char *text;
+    size_t len;
+    int code;
+    *n = (named){.resolved = -1};
+    if (!(tree_pool = fbp_new())) {
+        fbx_error(cmd, "out of memory");
+        return FBX_NOMEM;
+    }
+    if ((code = load(in, &d, &text, &len)) != FBX_OK) {
+        fbp_free(tree_pool);
+        return code;
+    }
+    modtab t = {0};
+    rowtab rows = {0};
+    fbj_reserve(&n->stacks, len + len / 4); /* symbolized frames make the text longer */
+    top_text top = top_of(text, len);
+    json_set_alloc_funcs(tree_alloc, tree_free);
+    if (open_modules(&t, d) == 0)
+        n->resolved = symbolize(d, &top, &t, &rows, &n->stacks);
+    close_modules(&t);
+    bool ok = n->resolved >= 0 && render(&rows, &top, n->top);
+    rowtab_free(&rows);
+    fbd_free(d); /* the reader's values go back to malloc, the arena's with the arena */
+    free(text);
+    json_set_alloc_funcs(malloc, free);
+    fbp_free(tree_pool);
+    tree_pool = NULL;
+    if (ok)
+        return FBX_OK;
+    fbx_error(cmd, "out of memory");
+    named_free(n);
+    return FBX_NOMEM;
+}
+
+fbd_dump *fbx_name_raw(fbd_dump *d, const char *path)
+{
+    named n;
+    char e1[1200];
+    if (symbolize_file("symbolize", path, &n) != FBX_OK)
+        return d;
+    if (n.resolved > 0)
+        fprintf(stderr, "fbcount: %s: a raw census (written before its frames were named): "
+                "named here\n", fbx_escape(path, e1, sizeof e1, 0));
+    else
+        fprintf(stderr, "fbcount: %s: a raw census whose frames cannot be named here (its "
+                "modules are not on this machine): run `fbcount symbolize` where they are\n",
+                fbx_escape(path, e1, sizeof e1, 0));
+    fbj_buf all = {0};
+    fbj_put(&all, n.top[0].p, n.top[0].n);
+    fbj_put(&all, n.stacks.p, n.stacks.n);
+    fbj_put(&all, "]", 1);
+    fbj_put(&all, n.top[1].p, n.top[1].n);
+    named_free(&n);
+    char err[512];
+    fbd_status st;
+    fbd_dump *out = all.failed ? NULL : fbd_load_buffer(all.p, all.n, path, &st, err, sizeof err);
+    fbj_buf_free(&all);
+    if (!out)
+        return d;
+    fbd_free(d);
+    return out;
 }
 
 int fbx_symbolize(int argc, char **argv)
@@ -1398,33 +1479,12 @@ int fbx_symbolize(int argc, char **argv)
     int code = parse(&o, argc, argv);
     if (code != FBX_OK)
         return code < 0 ? fbx_finish("symbolize", FBX_OK) : code;
-    fbd_dump *d;
-    char *text;
-    size_t len;
-    if (!(tree_pool = fbp_new())) {
-        fbx_error("symbolize", "out of memory");
-        return FBX_NOMEM;
-    }
-    if ((code = load(o.in, &d, &text, &len)) != FBX_OK)
+    named n;
+    if ((code = symbolize_file("symbolize", o.in, &n)) != FBX_OK)
         return code;
-    modtab t = {0};
-    long resolved = -1;
-    fbj_buf stacks = {0};
-    rowtab rows = {0};
-    fbj_reserve(&stacks, len + len / 4); /* symbolized frames make the text longer */
-    top_text top = top_of(text, len);
-    json_set_alloc_funcs(tree_alloc, tree_free);
-    if (open_modules(&t, d) == 0)
-        resolved = symbolize(d, &top, &t, &rows, &stacks);
-    close_modules(&t);
-    code = resolved < 0 ? FBX_NOMEM : write_dump(&rows, &top, &stacks, o.out);
-    if (resolved < 0)
-        fbx_error("symbolize", "out of memory");
-    fbj_buf_free(&stacks);
-    rowtab_free(&rows);
-    fbd_free(d); /* the reader's values go back to malloc, the arena's stay */
-    free(text);
-    json_set_alloc_funcs(malloc, free);
+    code = write_dump(n.top, &n.stacks, o.out);
+    long resolved = n.resolved;
+    named_free(&n);
     if (code != FBX_OK)
         return code;
     char e1[1200];

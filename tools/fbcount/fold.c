@@ -91,14 +91,8 @@ static bool python_backend(const fbd_dump *d, const fbr_backend *row, const char
 
 static bool system_frame(const fbd_frame *f)
 {
-    static const char *const libs[] = {"libc.so", "ld-linux", "libpthread.so", "libstdc++.so",
-                                       "libgcc_s.so", "libdl.so"};
-    const char *b = f->module ? fbn_base(f->module) : "";
-    for (size_t i = 0; i < sizeof libs / sizeof *libs; i++)
-        if (!strncmp(b, libs[i], strlen(libs[i])))
-            return true;
-    return f->symbol && (!strcmp(f->symbol, "_start") ||
-                         !strncmp(f->symbol, "__libc_start", 12));
+    return fbr_module_is_system(f->module) ||
+           (f->symbol && (!strcmp(f->symbol, "_start") || !strncmp(f->symbol, "__libc_start", 12)));
 }
 
 /* The role of native frame f, not inlined, outward from the op frame. */

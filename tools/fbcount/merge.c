@@ -49,8 +49,38 @@ void fbm_census_free(fbm_census *c)
         free(c->where[w]);
     }
     free(c->backends);
+    for (size_t i = 0; i < c->nskipped; i++)
+        free(c->skipped[i]);
+    free(c->skipped);
     fbp_free(c->pool);
     free(c);
+}
+
+void fbm_census_set_namer(fbm_census *c, fbm_namer namer)
+{
+    c->namer = namer;
+}
+
+void fbm_census_set_lenient(fbm_census *c, bool lenient)
+{
+    c->lenient = lenient;
+}
+
+const char *const *fbm_census_skipped(const fbm_census *c, size_t *n)
+{
+    *n = c->nskipped;
+    return (const char *const *)c->skipped;
+}
+
+/* A dump that could not be read, on a lenient census: kept as its message. false when out
+ * of memory. */
+static bool skip(fbm_census *c, const char *err)
+{
+    char **more = realloc(c->skipped, (c->nskipped + 1) * sizeof *more);
+    if (!more)
+        return false;
+    c->skipped = more;
+    return (c->skipped[c->nskipped] = strdup(err)) != NULL && ++c->nskipped;
 }
 
 static const char *const where_names[W_N] = {"rank", "pid", "host", "exe", "backend"};
@@ -222,12 +252,18 @@ static bool is_dump_name(const char *name)
     return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".json");
 }
 
-static fbd_status load_one(fbm_census *c, const char *path, char *err, size_t errlen)
+/* Loads one dump; in a folder (in_dir) of a lenient census, one that cannot be read is
+ * skipped instead (a dump named on its own is always read or refused). */
+static fbd_status load_one(fbm_census *c, const char *path, bool in_dir, char *err, size_t errlen)
 {
     fbd_status st;
     fbd_dump *d = fbd_load_file(path, &st, err, errlen);
+    if (!d && st != FBD_ENOMEM && c->lenient && in_dir)
+        return skip(c, err) ? FBD_OK : FBD_ENOMEM;
     if (!d)
         return st;
+    if (!fbd_symbolized(d) && c->namer)
+        d = c->namer(d, path);
     if (fbm_census_add(c, d) != 0) {
         snprintf(err, errlen, "%s: out of memory", path);
         return FBD_ENOMEM;
@@ -273,7 +309,7 @@ static fbd_status load_dir(fbm_census *c, const char *dir, char *err, size_t err
         qsort(names, n, sizeof *names, cmp_str);
     for (size_t i = 0; i < n; i++) {
         if (st == FBD_OK)
-            st = load_one(c, names[i], err, errlen);
+            st = load_one(c, names[i], true, err, errlen);
         free(names[i]);
     }
     free(names);
@@ -291,7 +327,7 @@ fbd_status fbm_census_load(fbm_census *c, char *const *paths, size_t n, char *er
             return FBD_EREAD;
         }
         st = S_ISDIR(sb.st_mode) ? load_dir(c, paths[i], err, errlen)
-                                 : load_one(c, paths[i], err, errlen);
+                                 : load_one(c, paths[i], false, err, errlen);
         if (st != FBD_OK)
             return st;
     }

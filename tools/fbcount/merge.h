@@ -112,8 +112,22 @@ void fbm_census_set_frames(fbm_census *c, fbm_frames mode);
  * the higher seq is kept and the other freed. Returns 0 or -1 (OOM). */
 int fbm_census_add(fbm_census *c, fbd_dump *d);
 
+/* Names the frames of a raw census as it is loaded (a crash dump, or an exit dump of a
+ * process killed before it named them): returns the named dump, taking d over, or d itself
+ * where it cannot (the modules are not here). */
+typedef fbd_dump *(*fbm_namer)(fbd_dump *d, const char *path);
+void fbm_census_set_namer(fbm_census *c, fbm_namer namer);
+
+/* Whether a dump in a folder that cannot be read is skipped, its message kept
+ * (fbm_census_skipped), or stops the load (the default: a gate never passes data it did not
+ * read). A dump named on its own is read or refused either way. */
+void fbm_census_set_lenient(fbm_census *c, bool lenient);
+/* The messages of the dumps skipped so far ("path: why"), in the order met. */
+const char *const *fbm_census_skipped(const fbm_census *c, size_t *n);
+
 /* Loads each path: a dump file, or a directory meaning every *.json in it (not hidden,
- * not recursive). Stops at the first bad file, returns its status and message. */
+ * not recursive). Stops at the first bad file, returns its status and message, unless the
+ * census is lenient. */
 fbd_status fbm_census_load(fbm_census *c, char *const *paths, size_t n, char *err,
                            size_t errlen);
 

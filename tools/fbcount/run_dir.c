@@ -187,3 +187,18 @@ bool fbx_run_dir_undo(fbx_run_dir *d)
     }
     return true;
 }
+
+void fbx_run_dir_sweep(const fbx_run_dir *d)
+{
+    DIR *dp = opendir(d->path);
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+        char p[PATH_MAX + 256];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", d->path, e->d_name);
+        if (strstr(e->d_name, ".json.tmp.") && lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+            unlink(p);
+    }
+    if (dp)
+        closedir(dp);
+}

@@ -33,4 +33,9 @@ bool fbx_run_dir_has_dump(const fbx_run_dir *d);
  * back. Returns true when the directory is gone. */
 bool fbx_run_dir_undo(fbx_run_dir *d);
 
+/* Removes the shim's temporaries from the directory: dumps a process was killed while
+ * writing (its census is the file it wrote before, the raw one of its exit). Only once no
+ * watched process is alive. */
+void fbx_run_dir_sweep(const fbx_run_dir *d);
+
 #endif
