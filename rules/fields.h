@@ -32,6 +32,8 @@
 #define FBR_ABORT "abort" /* FBCOUNT_MODE=abort: the op and site that stopped the program */
 #define FBR_ATTACHED_AT "attached_at" /* an attached census: when it began counting (UTC) */
 #define FBR_ATTACHED_NS "attached_elapsed_ns" /* process.elapsed_ns at that moment */
+/* A final dump: ns from the start of its writing to its raw census on disk. */
+#define FBR_RAW_CENSUS_NS "raw_census_ns"
 
 /* Why a dump was written. */
 #define FBR_REASON_EXIT "exit"

@@ -42,16 +42,26 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max);
 /* Attributes entry e by its backend's row (rules/backend.h), naming its frames only as far as
  * needed; infos has room for e->nframes. Returns how many leading infos were filled. */
 unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out);
+/* The row e was recorded under; libvkt's for a stack of no known backend. */
+const fbr_backend *fbc_entry_row(const fbc_entry *e);
 extern pthread_mutex_t fbc_sym_lock;
 
 /* ---- framecache.c: each distinct frame's JSON, formatted once per dump ----------------- */
 typedef struct fbc_framecache fbc_framecache;
 fbc_framecache *fbc_fc_new(void);   /* NULL when out of memory */
 void fbc_fc_free(fbc_framecache *c);
-/* The index of ip's first frame object in the dump's frame table, naming and formatting it
- * the first time (taking fbc_sym_lock); *count frames follow from there (an inlined chain).
- * -1 when out of memory. */
-long fbc_fc_index(fbc_framecache *c, uintptr_t ip, bool first, uint32_t *count);
+/* Whether the frame at ip of stack e is named in full (its inline chain, each function at
+ * its line): the program's own code, not the backend's (its row's modules and the module
+ * whose exit recorded e), the interpreter's or the system's runtime, whose frames are named
+ * by their symbol tables. */
+bool fbc_fc_full(const fbc_entry *e, uintptr_t ip);
+/* The index of the first frame object of ip (a frame of stack e) in the dump's frame table,
+ * naming it (fbc_fc_full) and formatting it the first time (taking fbc_sym_lock); *count
+ * frames follow from there (an inlined chain). -1 when out of memory. */
+long fbc_fc_index(fbc_framecache *c, const fbc_entry *e, uintptr_t ip, bool first,
+                  uint32_t *count);
+/* Names e's frames ahead of a dump, as a dump will need them. */
+void fbc_fc_warm(const fbc_entry *e);
 /* The same for a Python frame (one entry). */
 long fbc_fc_python(fbc_framecache *c, const fbc_pyframe *f);
 /* Whether the frame at index is CPython's evaluation loop (_PyEval_EvalFrameDefault), in
@@ -155,6 +165,7 @@ typedef struct {
      * leaves its census. */
     bool raw_first;
     void (*after_raw)(void); /* called once the raw census is written (or could not be) */
+    uint64_t started_ns;     /* when the final dump began (CLOCK_MONOTONIC), for raw_census_ns */
 } fbc_dump_req;
 
 /* Writes a dump of the process census. Returns 0 or -1 (with a warning on stderr). keep:

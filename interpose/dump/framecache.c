@@ -1,5 +1,8 @@
 /* framecache.c - the frame table of one dump: each distinct frame's JSON object once, stacks
- * naming frames by index. Ten thousand stacks of twenty frames hold a few hundred distinct
+ * naming frames by index, and how much of each frame is named: the program's own frames in
+ * full (the functions inlined there, each at its line), the backend's, the interpreter's and
+ * the system's by their symbol tables only (views of the user's code fold them; the command
+ * names them further where it is asked to). Ten thousand stacks of twenty frames hold a few hundred distinct
  * frames; a frame object written in full at every use made a dump of 65,536 stacks 284 MB,
  * larger than a reader accepts. Naming and formatting each frame once is also most of what
  * makes a snapshot fast. A return address whose function was inlined into others takes
@@ -164,7 +167,38 @@ static long remember(fbc_framecache *c, size_t at, uintptr_t key, uint32_t index
     return index;
 }
 
-long fbc_fc_index(fbc_framecache *c, uintptr_t ip, bool first, uint32_t *count)
+bool fbc_fc_full(const fbc_entry *e, uintptr_t ip)
+{
+    long m = fbc_modmap_find(ip);
+    const char *path = m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL;
+    const fbc_bmod *bm = fbc_bmod_at(FBC_BACKEND_BMOD(e->backend));
+    return path && !fbr_module_is_system(path) && !fbr_module_is_interpreter(path) &&
+           !fbr_backend_module(fbc_entry_row(e), path) && !(bm && !strcmp(bm->path, path));
+}
+
+/* The frames at ip: its inline chain with lines where full, else the function its symbol
+ * table names there. Returns how many (at least 1). */
+static int name(uintptr_t ip, bool first, bool full, fbc_frame_info *chain)
+{
+    pthread_mutex_lock(&fbc_sym_lock);
+    int n = 1;
+    if (full)
+        n = fbc_symbolize_chain(ip, first, chain, FBC_MAX_INLINE);
+    else
+        fbc_symbolize(ip, first, &chain[0]);
+    pthread_mutex_unlock(&fbc_sym_lock);
+    return n;
+}
+
+void fbc_fc_warm(const fbc_entry *e)
+{
+    fbc_frame_info chain[FBC_MAX_INLINE];
+    for (uint32_t f = 0; f < e->nframes; f++)
+        name(e->frames[f], f == 0, fbc_fc_full(e, e->frames[f]), chain);
+}
+
+long fbc_fc_index(fbc_framecache *c, const fbc_entry *e, uintptr_t ip, bool first,
+                  uint32_t *count)
 {
     uintptr_t key = ip * 2 + first;
     size_t at;
@@ -174,9 +208,7 @@ long fbc_fc_index(fbc_framecache *c, uintptr_t ip, bool first, uint32_t *count)
         return s->index;
     }
     fbc_frame_info chain[FBC_MAX_INLINE];
-    pthread_mutex_lock(&fbc_sym_lock);
-    int n = fbc_symbolize_chain(ip, first, chain, FBC_MAX_INLINE);
-    pthread_mutex_unlock(&fbc_sym_lock);
+    int n = name(ip, first, fbc_fc_full(e, ip), chain);
     uint32_t index = c->entries;
     for (int k = 0; k < n; k++) {
         char buf[8192];

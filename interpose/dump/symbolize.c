@@ -2,8 +2,10 @@
  * files at their load bases), and the attribution of a stack to an op and a site by the rule
  * the command applies too (rules/attrib.h). Only dumps and the warn/abort modes come here,
  * on the dumper thread or at exit, never the counting path or a signal handler. */
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <link.h>
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -114,6 +116,25 @@ static Dwfl_Module *module(long i)
     return dmods[i];
 }
 
+/* Whether module i is the system's runtime, named from the loader's own tables: its files
+ * are not read at all (glibc's symbol table and debug information are megabytes). */
+static bool system_module(long i)
+{
+    return i >= 0 && fbr_module_is_system(fbc_modmap_at((size_t)i)->path);
+}
+
+/* The exported function whose extent holds addr, by the loader's tables; NULL where addr
+ * lies in a function the module does not export (its nearest export is not its name). */
+static const char *exported_at(uintptr_t addr)
+{
+    Dl_info di;
+    const ElfW(Sym) *sym = NULL;
+    if (!dladdr1((void *)addr, &di, (void **)&sym, RTLD_DL_SYMENT) || !di.dli_sname || !sym)
+        return NULL;
+    uintptr_t start = (uintptr_t)di.dli_saddr;
+    return addr >= start && addr < start + sym->st_size ? di.dli_sname : NULL;
+}
+
 static cached *lookup(uintptr_t ip, bool first, fbc_frame_info *out)
 {
     uintptr_t key = ip * 2 + first;
@@ -126,8 +147,10 @@ static cached *lookup(uintptr_t ip, bool first, fbc_frame_info *out)
     memset(out, 0, sizeof *out);
     out->module = fbc_modmap_find(ip);
     out->offset = out->module >= 0 ? ip - fbc_modmap_at((size_t)out->module)->base : ip;
-    Dwfl_Module *m = module(out->module);
-    if (m) {
+    Dwfl_Module *m = system_module(out->module) ? NULL : module(out->module);
+    if (out->module >= 0 && !m) {
+        out->symbol = intern(exported_at(first ? ip : ip - 1));
+    } else if (m) {
         Dwarf_Addr addr = first ? ip : ip - 1;
         GElf_Off off;
         GElf_Sym sym;
@@ -268,6 +291,12 @@ static const fbr_backend *row_of(const fbc_entry *e, const fbc_bmod **bm)
         return (*bm)->row;
     const fbr_backend *vkt = fbc_row_at(0);
     return vkt ? vkt : fbr_backend_named(FBR_BACKEND_DEFAULT);
+}
+
+const fbr_backend *fbc_entry_row(const fbc_entry *e)
+{
+    const fbc_bmod *bm;
+    return row_of(e, &bm);
 }
 
 /* The files of the functions inlined at a candidate site, as rules/backend.h asks. */

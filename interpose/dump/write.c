@@ -230,7 +230,7 @@ static void write_frames(fbc_writer *w, fbc_framecache *fc, const fbc_entry *e)
     bool first = true;
     for (uint32_t f = 0; f < e->nframes; f++) {
         uint32_t count = 0;
-        long idx = fbc_fc_index(fc, e->frames[f], f == 0, &count);
+        long idx = fbc_fc_index(fc, e, e->frames[f], f == 0, &count);
         if (idx < 0)
             continue;
         if (py < e->npy && fbc_fc_is_eval(fc, idx)) {
@@ -307,8 +307,13 @@ static bool write_stacks(fbc_writer *w, const fbc_report *r)
     return table != NULL;
 }
 
+/* How long the raw census took to land, for the named dump that replaces it (0: none). */
+static uint64_t raw_ns;
+
 static void write_body(fbc_writer *w, const fbc_report *r, const fbc_dump_req *req)
 {
+    if (req->raw_first && raw_ns)
+        fbc_w_num(w, "," FBR_KEY(FBR_RAW_CENSUS_NS), raw_ns);
     fbc_w_str(w, "," FBR_KEY(FBR_SYMBOLIZED) "true,");
     fbc_report_json(w, r, true);
     write_backend(w, r);
@@ -462,6 +467,7 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
     int seq = __atomic_add_fetch(&fbc_seq, 1, __ATOMIC_RELAXED);
     fbc_modmap_refresh();
     char raw[2200] = "";
+    raw_ns = 0;
     if (req->raw_first && !req->checkpoint) {
         /* On disk within a millisecond, before any frame is named; the named census replaces
          * it below, at the same name. */
@@ -469,6 +475,8 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
             write_file(req->path, true, NULL, req, seq, raw, sizeof raw);
         else
             write_templated(req, NULL, seq, raw, sizeof raw);
+        if (raw[0] && req->started_ns)
+            raw_ns = fbc_now_ns() - req->started_ns;
     }
     if (req->after_raw)
         req->after_raw();

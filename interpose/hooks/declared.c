@@ -248,7 +248,10 @@ void *fbc_dl_enter(unsigned i, uintptr_t ra)
 {
     int e = errno;
     void *real = i < FBC_DL_ENTRIES ? dl_real(i) : NULL;
-    if (!fbc_t.in_loader && !from_shim(ra)) {
+    /* Not before the shim's own start (a sanitizer's runtime or another library's
+     * constructor asking the loader first): nothing is configured yet. */
+    bool started = __atomic_load_n(&fbc_proc.load_state, __ATOMIC_ACQUIRE) == 2;
+    if (started && !fbc_t.in_loader && !from_shim(ra)) {
         fbc_t.in_loader = 1;
         fbc_exits_redirect();
         fbc_notice_modules();

@@ -201,10 +201,14 @@ dl_common:
         .size   \name, . - \name
         .endm
 
+/* Not in a sanitized shim: a sanitizer's runtime asks the loader (dlsym) before it has
+ * started, and the shim's instrumented C side must not run then. */
+#ifndef FBC_NO_LOADER_EXPORTS
         EXPORT  dlopen, 0
         EXPORT  dlmopen, 1
         EXPORT  dlsym, 2
         EXPORT  dlvsym, 3
+#endif
 
 /* The data the entries read (entries.h), zero until declared.c fills it. */
         .macro DATA name, bytes

@@ -48,15 +48,9 @@ static void warm(void)
     if (made == warmed)
         return;
     warmed = made;
-    fbc_report *r = fbc_report_build_process(true);
-    for (size_t i = 0; r && i < r->nstacks; i++) {
-        const fbc_entry *e = r->stacks[i].e;
-        fbc_frame_info fi;
-        pthread_mutex_lock(&fbc_sym_lock);
-        for (uint32_t f = 0; f < e->nframes; f++)
-            fbc_symbolize_line(e->frames[f], f == 0, &fi); /* what the frame table will need */
-        pthread_mutex_unlock(&fbc_sym_lock);
-    }
+    fbc_report *r = fbc_report_build_process(true); /* attributes: names ops and sites */
+    for (size_t i = 0; r && i < r->nstacks; i++)
+        fbc_fc_warm(r->stacks[i].e); /* what the frame table will need */
     fbc_report_free(r);
 }
 

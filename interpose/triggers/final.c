@@ -65,6 +65,7 @@ void fbc_final_mark(void)
 
 static void final(const char *reason, const char *extra)
 {
+    uint64_t t0 = fbc_now_ns();
     if (!__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE))
         return;
     if (__atomic_load_n(&fbc_req_terminate, __ATOMIC_ACQUIRE))
@@ -84,7 +85,7 @@ static void final(const char *reason, const char *extra)
     fbc_report *r = NULL;
     char path[2200];
     fbc_dump_req req = {.reason = reason, .extra_json = extra, .patient = true,
-                        .raw_first = true, .after_raw = raw_landed,
+                        .raw_first = true, .after_raw = raw_landed, .started_ns = t0,
                         .path = again && final_path[0] ? final_path : NULL};
     if (fbc_dump_write(&req, &r, path, sizeof path) == 0) {
         fbc_dump_drop_checkpoint();

@@ -11,11 +11,15 @@
  *   --end HOW       exit (default), _exit, _Exit, return
  *   --code C        the exit status (default 0)
  *   --sync DIR      just before ending, create DIR/ending.<pid>
+ *   --stamp 1       "ending" and a last line "exited" carry CLOCK_MONOTONIC (ns): the second is
+ *                   printed by an exit handler registered at start, which runs after the
+ *                   shim's exit census (tools/bench/exit times that with it)
  *   --fail-rank R   the MPI rank R (OMPI_COMM_WORLD_RANK) does no work: it waits until
  *                   --peers N files are in --sync's DIR (30 s at most) and exits 3, so that
  *                   the launcher ends the other ranks while they write their exit census
  * It prints "ready" (flushed) once its work is done, and "ending" just before it ends. */
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +37,20 @@ typedef struct {
 } opts;
 
 static const char *sync_dir;
+static bool stamp;
+
+static unsigned long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
+}
+
+static void exited(void)
+{
+    printf("exited %llu\n", now_ns());
+    fflush(stdout);
+}
 
 __attribute__((noinline)) static void work(long n, long stacks)
 {
@@ -42,7 +60,10 @@ __attribute__((noinline)) static void work(long n, long stacks)
 
 static void say_ending(void)
 {
-    printf("ending\n");
+    if (stamp)
+        printf("ending %llu\n", now_ns());
+    else
+        printf("ending\n");
     fflush(stdout);
     if (sync_dir) {
         char path[4096];
@@ -109,6 +130,8 @@ static int parse(int argc, char **argv, opts *o)
             o->code = atoi(v);
         else if (!strcmp(k, "--sync"))
             o->sync = v;
+        else if (!strcmp(k, "--stamp"))
+            stamp = atoi(v) != 0;
         else if (!strcmp(k, "--fail-rank"))
             o->fail_rank = atol(v);
         else if (!strcmp(k, "--peers"))
@@ -126,10 +149,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: census-prog [--fallbacks N] [--stacks S] [--native N] "
                         "[--children K] [--child-fallbacks N] [--child-end HOW] [--sleep S] "
                         "[--end exit|_exit|_Exit|return] [--code C] [--sync DIR] "
-                        "[--fail-rank R --peers N]\n");
+                        "[--stamp 1] [--fail-rank R --peers N]\n");
         return 2;
     }
     sync_dir = o.sync;
+    if (stamp)
+        atexit(exited); /* before the shim's own: it runs after the exit census */
     const char *rank = getenv("OMPI_COMM_WORLD_RANK");
     if (o.sync && rank && atol(rank) == o.fail_rank) {
         for (int i = 0; i < 3000 && endings(o.sync) < o.peers; i++)
@@ -154,7 +179,7 @@ int main(int argc, char **argv)
     if (o.sleep_s > 0)
         nap(o.sleep_s);
     if (!strcmp(o.end, "return")) {
-        printf("ending\n");
+        say_ending();
         return o.code;
     }
     end(o.end, o.code);
