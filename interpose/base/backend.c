@@ -327,3 +327,31 @@ void fbc_backends_fork(int phase)
 {
     fbc_mutex_fork(&lock, phase);
 }
+
+bool fbc_bmod_counters(const fbc_bmod *b, uint64_t *native, uint64_t *fallback, uint64_t *host)
+{
+    *native = *fallback = *host = 0;
+    if (!fbc_bmod_has_stats(b))
+        return false;
+    size_t n = fbc_bmod_stats(b, NULL, 0);
+    fbc_stats_entry *e = calloc(n + 1, sizeof *e);
+    if (!e)
+        return false;
+    n = fbc_bmod_stats(b, e, n);
+    for (size_t i = 0; i < n; i++) {
+        *native += e[i].native;
+        *fallback += e[i].fallback;
+        *host += e[i].host;
+    }
+    free(e);
+    return true;
+}
+
+uint64_t fbc_backends_work(void)
+{
+    uint64_t sum = 0, native, fallback, host;
+    for (size_t i = 0; i < fbc_bmod_count(); i++)
+        if (fbc_bmod_counters(fbc_bmod_at(i), &native, &fallback, &host))
+            sum += native + fallback + host;
+    return sum;
+}

@@ -112,8 +112,12 @@ const char *fbc_process_name(void);
 uint64_t fbc_process_start_ns(void);
 void fbc_process_start_time(char out[21]);
 
-/* A fork child: new pid and census id, the parent's id kept as parent_id. Allocation-free. */
+/* A fork child: new pid and census id, the parent's id kept as parent_id, its line in the
+ * run log. Allocation-free. */
 void fbc_process_forked(void);
+/* This process's line in `fbcount run`'s log (FBCOUNT_RUN_LOG), for its "N processes
+ * watched": "ID PID NAME", by early.h's rules (no stdio, no C library call). */
+void fbc_process_log(void);
 /* One lock of the shim's around fork: 0 prepare (takes it), 1 parent and child after it
  * (releases it), 2 a child of a fork that ran no handlers (makes it anew). */
 void fbc_mutex_fork(pthread_mutex_t *m, int phase);
@@ -288,6 +292,12 @@ size_t fbc_bmod_stats(const fbc_bmod *b, fbc_stats_entry *entries, size_t cap);
 uint64_t fbc_bmod_started(const fbc_bmod *b); /* this thread's fallback began (ns), 0 unknown */
 bool fbc_bmod_timed(const fbc_bmod *b); /* it has a "started" accessor (async-signal-safe) */
 bool fbc_bmod_has_stats(const fbc_bmod *b);   /* it has a "stats" accessor */
+/* The backend's own op counters (its stats accessor) summed over its ops: false where it
+ * keeps none. */
+bool fbc_bmod_counters(const fbc_bmod *b, uint64_t *native, uint64_t *fallback, uint64_t *host);
+/* Every op the backends counted, native, fallen back or host-resident: what moves when the
+ * process uses a backend at all. */
+uint64_t fbc_backends_work(void);
 /* 0 prepare (takes the table's lock), 1 parent and child after it, 2 anew. */
 void fbc_backends_fork(int phase);
 

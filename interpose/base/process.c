@@ -181,6 +181,28 @@ void fbc_process_start_time(char out[21])
     fbc_fmt_time(out, unix_s);
 }
 
+FBC_EARLY void fbc_process_log(void)
+{
+    if (!fbc_cfg.run_log[0])
+        return;
+    long fd = fbc_sys4(SYS_openat, AT_FDCWD, (long)fbc_cfg.run_log,
+                       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+        return;
+    char line[sizeof fbc_proc.id + 24 + sizeof fbc_proc.name + 1];
+    size_t n = 0;
+    for (const char *p = fbc_proc.id; *p; p++)
+        line[n++] = *p;
+    line[n++] = ' ';
+    n += fbr_fmt_u64(line + n, (uint64_t)fbc_proc.pid);
+    line[n++] = ' ';
+    for (const char *p = fbc_process_name(); *p; p++)
+        line[n++] = *p;
+    line[n++] = '\n';
+    fbc_sys3(SYS_write, fd, (long)line, (long)n);
+    fbc_sys3(SYS_close, fd, 0, 0);
+}
+
 void fbc_process_forked(void)
 {
     memcpy(fbc_proc.parent_id, fbc_proc.id, sizeof fbc_proc.id);
@@ -190,6 +212,7 @@ void fbc_process_forked(void)
     fbc_proc.forked = true;
     fbc_proc.start_ns = fbc_now_ns();
     fbc_proc.start_unix = (uint64_t)time(NULL);
+    fbc_process_log(); /* a process of its own under `fbcount run` */
 }
 
 void fbc_mutex_fork(pthread_mutex_t *m, int phase)

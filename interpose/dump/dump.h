@@ -184,6 +184,9 @@ void fbc_dump_modules(fbc_writer *w);
  * recorded stack as raw frames (module + offset, "symbolized": false), without a lock or an
  * allocation. Async-signal-safe. */
 void fbc_dump_raw(fbc_writer *w, const char *reason, int sig, int seq);
+/* The raw census as a file of its own (the template's next name, static buffers): its path,
+ * or NULL when none was written. Async-signal-safe; one writer at a time (the caller's). */
+const char *fbc_dump_raw_file(const char *reason, int sig);
 /* The crash dump: the raw census, from a fatal signal's handler. Writes one line on stderr
  * naming the file. */
 void fbc_dump_emergency(int sig);

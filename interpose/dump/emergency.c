@@ -198,19 +198,24 @@ void fbc_dump_raw(fbc_writer *w, const char *reason, int sig, int seq)
     fbc_w_str(w, "}\n");
 }
 
-void fbc_dump_emergency(int sig)
+const char *fbc_dump_raw_file(const char *reason, int sig)
 {
     int seq = __atomic_add_fetch(&fbc_seq, 1, __ATOMIC_RELAXED);
     if (!fbc_output_path(fbc_output_tmpl, seq, path, sizeof path, NULL))
-        return;
+        return NULL;
     int fd = fbc_output_open(path, tmp, sizeof tmp);
     if (fd < 0)
-        return;
+        return NULL;
     fbc_writer w;
     fbc_w_init(&w, fd, cbuf, sizeof cbuf);
-    fbc_dump_raw(&w, FBR_REASON_CRASH, sig, seq);
+    fbc_dump_raw(&w, reason, sig, seq);
     fbc_w_flush(&w);
-    if (fbc_output_commit(fd, tmp, path, !w.failed, false) != 0)
+    return fbc_output_commit(fd, tmp, path, !w.failed, false) == 0 ? path : NULL;
+}
+
+void fbc_dump_emergency(int sig)
+{
+    if (!fbc_dump_raw_file(FBR_REASON_CRASH, sig))
         return;
     static const char msg1[] = "fbcount: fatal signal; census written to ";
     if (write(2, msg1, sizeof msg1 - 1) > 0 && write(2, path, strlen(path)) > 0)

@@ -112,20 +112,7 @@ static int site_weight(const void *a, const void *b)
 
 static void read_counters(const fbc_bmod *b, fbc_counters *c)
 {
-    if (!fbc_bmod_has_stats(b))
-        return;
-    size_t n = fbc_bmod_stats(b, NULL, 0);
-    fbc_stats_entry *e = calloc(n + 1, sizeof *e);
-    if (!e)
-        return;
-    n = fbc_bmod_stats(b, e, n);
-    for (size_t i = 0; i < n; i++) {
-        c->native += e[i].native;
-        c->fallback += e[i].fallback;
-        c->host += e[i].host;
-    }
-    free(e);
-    c->has = true;
+    c->has = fbc_bmod_counters(b, &c->native, &c->fallback, &c->host);
 }
 
 static void read_backend(fbc_report *r)

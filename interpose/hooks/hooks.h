@@ -68,6 +68,10 @@ void fbc_exits_undo(void);
  * and the rows they name stay. */
 bool fbc_exits_declare_again(void);
 
+/* exitwrap.c: _exit and _Exit, which end a process with no exit handler run */
+/* Finds the real _exit and _Exit (at the shim's first use). */
+void fbc_exits_resolve_end(void);
+
 /* attach.c: a census attached to a running process (fbcount_attach, fbcount_detach) */
 #define FBC_ATTACH_VARS_MAX 16000 /* the variables' text, at most (base/config.c keeps it) */
 /* The shim was attached (fbcount_attach): termination signals chain to the program's own. */

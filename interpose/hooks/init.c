@@ -70,36 +70,13 @@ FBC_EARLY static bool preloaded(void)
     return false;
 }
 
-/* One line per process that loads the shim, for `fbcount run`'s "N processes watched":
- * "ID PID NAME", formatted and written by early.h's rules (no stdio, no C library call):
- * every process under `fbcount run` does it at load. */
-FBC_EARLY static void log_process(void)
-{
-    long fd = fbc_sys4(SYS_openat, AT_FDCWD, (long)fbc_cfg.run_log,
-                       O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return;
-    char line[sizeof fbc_proc.id + 24 + sizeof fbc_proc.name + 1];
-    size_t n = 0;
-    for (const char *p = fbc_proc.id; *p; p++)
-        line[n++] = *p;
-    line[n++] = ' ';
-    n += fbr_fmt_u64(line + n, (uint64_t)fbc_proc.pid);
-    line[n++] = ' ';
-    for (const char *p = fbc_process_name(); *p; p++)
-        line[n++] = *p;
-    line[n++] = '\n';
-    fbc_sys3(SYS_write, fd, (long)line, (long)n);
-    fbc_sys3(SYS_close, fd, 0, 0);
-}
-
 FBC_EARLY static void load_once_(void)
 {
     fbc_process_load();
     fbc_proc.preloaded = preloaded();
     fbc_config_load(fbc_proc.preloaded);
-    if (fbc_cfg.any && fbc_cfg.run_log[0])
-        log_process();
+    if (fbc_cfg.any)
+        fbc_process_log();
     if (fbc_cfg.enabled < 0 ? fbc_proc.preloaded : fbc_cfg.enabled)
         __atomic_store_n(&fbc_proc.on, true, __ATOMIC_RELEASE);
 }
@@ -125,6 +102,7 @@ static void use_once_(void)
     fbc_modmap_refresh();
     fbc_fork_register();
     fbc_modes_register();
+    fbc_exits_resolve_end();
     __atomic_store_n(&fbc_proc.used, true, __ATOMIC_RELEASE);
 }
 

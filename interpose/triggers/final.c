@@ -33,6 +33,11 @@ static void raw_landed(void)
         fbc_sig_die(sig);
 }
 
+bool fbc_final_writing_now(void)
+{
+    return __atomic_load_n(&writing, __ATOMIC_ACQUIRE) != 0;
+}
+
 bool fbc_final_terminate(int sig)
 {
     int w = __atomic_load_n(&writing, __ATOMIC_ACQUIRE);
@@ -63,6 +68,23 @@ void fbc_final_mark(void)
     __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
+/* The backends' own op counters summed at the last fork (in the parent, whose child keeps
+ * the value): a child whose counters moved since used its backend. */
+static uint64_t work_at_fork;
+
+void fbc_final_before_fork(void)
+{
+    work_at_fork = fbc_backends_work();
+}
+
+/* A fork child's census is its own: it has one when it used the backend after the fork (an
+ * event counted, or with counters checked too, its backend's counters moved). */
+static bool used_since_fork(bool counters)
+{
+    return !fbc_proc.forked || fbc_shards_events() > 0 ||
+           (counters && fbc_backends_work() != work_at_fork);
+}
+
 static void final(const char *reason, const char *extra)
 {
     uint64_t t0 = fbc_now_ns();
@@ -72,7 +94,7 @@ static void final(const char *reason, const char *extra)
         return; /* a termination signal's dump is the final one */
     /* A process that loaded a backend that never fell back still gets its census (0
      * fallbacks is the answer a CI gate wants), one that never loaded one gets none. */
-    if (!fbc_cfg.all_processes && !fbc_backend_loaded())
+    if (!fbc_cfg.all_processes && (!fbc_backend_loaded() || !used_since_fork(true)))
         return;
     uint64_t n = fbc_shards_events();
     bool again = fbc_final_done();
@@ -98,6 +120,16 @@ static void final(const char *reason, const char *extra)
     if (r && !again && !fbc_cfg.quiet)
         fbc_dump_summary(r, path, 0);
     fbc_report_free(r);
+}
+
+void fbc_final_raw(void)
+{
+    if (!__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE) || !fbc_backend_seen() ||
+        fbc_final_done() || fbc_final_writing_now() || !used_since_fork(false) ||
+        __atomic_load_n(&fbc_req_terminate, __ATOMIC_ACQUIRE))
+        return;
+    fbc_dump_raw_file(FBR_REASON_EXIT, 0);
+    __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 }
 
 void fbc_final_dump(const char *extra)

@@ -6,6 +6,7 @@
 
 static void prepare(void)
 {
+    fbc_final_before_fork(); /* reads the backends' counters: before any lock of the shim's */
     pthread_mutex_lock(&fbc_dump_lock);
     pthread_mutex_lock(&fbc_sym_lock);
     pthread_mutex_lock(&fbc_global_lock);

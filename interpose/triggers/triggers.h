@@ -96,6 +96,13 @@ void fbc_final_dump(const char *extra);
  * none was written). */
 const char *fbc_final_detach(void);
 bool fbc_final_done(void); /* the final dump was written (by exit, a signal or abort mode) */
+/* The census's last state for a process that ends without exit (_exit, _Exit): its raw
+ * census, async-signal-safe as they are (a program's signal handler may call them). A fork
+ * child writes one only when it counted an event since the fork. */
+void fbc_final_raw(void);
+bool fbc_final_writing_now(void); /* a final dump is being written (async-signal-safe) */
+/* The parent's side of a fork: what tells a child that used its backend since. */
+void fbc_final_before_fork(void);
 /* A termination signal's handler, while a final dump may be written: false when none is;
  * else the process dies by sig once the raw census is on disk (at once when it is, after a
  * bounded wait for another thread writing it), or, on the writing thread itself, true is

@@ -3,6 +3,8 @@
 - a process SIGKILLed at points through its exit dump always leaves a census report reads (the
   raw one, named by the command, or the named one); so does every rank of an MPI job whose
   launcher ends the others when one rank fails;
+- children that end by _exit, Python multiprocessing workers included, keep their census, equal
+  to the backend's own count; a forked child that never used the backend writes none;
 - every process that loaded a backend has one, a census of 0 included, whether the backend was
   linked at start or dlopen-ed later (C, Python's vkt, PyTorch's toy device), and a CI gate
   (`fbcount check --max 0`) passes a clean run; `run --json`, snapshot and attach+snapshot of
@@ -251,10 +253,75 @@ def mpi_job_keeps_every_rank():
     expect(not left, f"run leaves no temporary of a dump cut short: {left}")
 
 
+MP_WORKERS = """
+import json, multiprocessing as mp, os, sys
+import numpy as np, vkt
+
+
+def work(n):
+    with vkt.Context() as ctx:
+        ctx.set_native_disable("dot")
+        a = ctx.tensor(np.ones((4, 4), np.float32))
+        for _ in range(n):
+            vkt.dot(a, a).numpy()
+    return os.getpid(), sum(f for _, f, _ in vkt.stats().values())
+
+
+if __name__ == "__main__":
+    mp.set_start_method("fork")
+    pool = mp.Pool(2)
+    seen = {}
+    for pid, fell in pool.map(work, [3, 4, 5, 6], chunksize=1):
+        seen[pid] = max(seen.get(pid, 0), fell)
+    pool.close()
+    pool.join()  # the workers end as they do: os._exit, no exit handler
+    print(json.dumps(seen))
+"""
+
+
+def censuses_by_pid(out):
+    return {d["process"]["pid"]: d for d in dumps_in(out)}
+
+
+def every_process_that_counted_has_its_census():
+    """Children that end by _exit (C) and Python multiprocessing workers (os._exit) keep their
+    census, each its own counts; a forked child that never used the backend writes none; the
+    run's summary counts processes one way."""
+    out = os.path.join(WORK, "children")
+    r = fbcount("run", "-o", out, "--", PROG, "--fallbacks", "3", "--children", "2",
+                "--child-fallbacks", "5", "--child-end", "_exit")
+    ds = dumps_in(out)
+    counts = sorted(d["total"]["fallbacks"] for d in ds)
+    expect(counts == [3, 5, 5], f"parent 3, each _exit child 5: {counts}\n{r.stderr[-600:]}")
+    expect(all(d["symbolized"] for d in ds), "run named the children's raw census in its folder")
+    expect(all(d["process"].get("parent_id") for d in ds if d["total"]["fallbacks"] == 5),
+           "the children's census name their parent's")
+    expect("3 processes watched, 3 used a backend" in r.stderr,
+           f"the summary counts the children: {r.stderr[-300:]}")
+    out = os.path.join(WORK, "idle-children")
+    r = fbcount("run", "-o", out, "--", PROG, "--fallbacks", "3", "--children", "2")
+    ds = dumps_in(out)
+    expect([d["total"]["fallbacks"] for d in ds] == [3],
+           f"children that never used the backend write no census: {len(ds)} dumps")
+    expect("3 processes watched, 1 used a backend" in r.stderr, f"summary: {r.stderr[-300:]}")
+    script_path = script("mp_workers.py", MP_WORKERS)
+    out = os.path.join(WORK, "mp")
+    r = fbcount("run", "-o", out, "--", PY, script_path, timeout=300)
+    try:
+        told = {int(k): v for k, v in json.loads(r.stdout.strip().splitlines()[-1]).items()}
+    except (ValueError, IndexError):
+        told = {}
+    got = {pid: d["total"]["fallbacks"] for pid, d in censuses_by_pid(out).items()}
+    expect(told and all(got.get(pid) == n for pid, n in told.items()) and sum(told.values()) >= 18,
+           f"each worker's census equals libvkt's own count of its fallbacks: census {got}, "
+           f"libvkt {told}\n{r.stderr[-800:]}")
+
+
 def main():
     try:
         exit_leaves_a_census_at_any_instant()
         mpi_job_keeps_every_rank()
+        every_process_that_counted_has_its_census()
         every_backend_user_has_a_census()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)

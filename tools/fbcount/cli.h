@@ -116,6 +116,9 @@ int fbx_symbolize(int argc, char **argv);
 /* The namer every command's census uses (fbm_namer): a raw census symbolized as `fbcount
  * symbolize` would, in memory, said on stderr; d itself where it cannot be. */
 fbd_dump *fbx_name_raw(fbd_dump *d, const char *path);
+/* Replaces the raw census at path with its symbolized form (atomically). FBX_OK, or the exit
+ * code of what failed, after one line on stderr (the file is then left as it was). */
+int fbx_symbolize_in_place(const char *cmd, const char *path);
 int fbx_attach(int argc, char **argv);
 int fbx_detach(int argc, char **argv);
 

@@ -423,11 +423,17 @@ static fbm_census *collect(const char *dir, json_t *bad)
         snprintf(path, sizeof path, "%s/%s", dir, nm);
         fbd_status st;
         fbd_dump *d = fbd_load_file(path, &st, err, sizeof err);
+        /* A raw census (a process that ended by _exit, or was killed while it named its
+         * frames) is named here, once, in the run's folder. */
+        if (d && !fbd_symbolized(d) && fbx_symbolize_in_place("run", path) == FBX_OK) {
+            fbd_free(d);
+            d = fbd_load_file(path, &st, err, sizeof err);
+        }
         if (!d) {
             fbx_error("run", "%s", err);
             json_array_append_new(bad, json_string(err));
         } else {
-            fbm_census_add(c, fbd_symbolized(d) ? d : fbx_name_raw(d, path));
+            fbm_census_add(c, d);
         }
     }
     if (dp)

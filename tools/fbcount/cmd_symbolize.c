@@ -1473,6 +1473,16 @@ fbd_dump *fbx_name_raw(fbd_dump *d, const char *path)
     return out;
 }
 
+int fbx_symbolize_in_place(const char *cmd, const char *path)
+{
+    named n;
+    int code = symbolize_file(cmd, path, &n);
+    if (code == FBX_OK)
+        code = write_dump(n.top, &n.stacks, path);
+    named_free(&n);
+    return code;
+}
+
 int fbx_symbolize(int argc, char **argv)
 {
     sym_opts o = {0};
