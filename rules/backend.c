@@ -238,7 +238,9 @@ static int directive_line(parse_ctx *p, char *line)
         *hash = '\0';
     char *w[MAX_WORDS];
     int n = 0;
-    for (char *s = strtok(line, " \t\r"); s; s = strtok(NULL, " \t\r")) {
+    char *save = NULL; /* strtok_r: the shim parses inside the program, whose own strtok loop
+                        * must not lose its place */
+    for (char *s = strtok_r(line, " \t\r", &save); s; s = strtok_r(NULL, " \t\r", &save)) {
         if (n == MAX_WORDS)
             return fail(p, "more than %d words", MAX_WORDS);
         w[n++] = s;

@@ -37,6 +37,10 @@ typedef struct {
 typedef struct {
     caller_mod callers[MAX_CALLERS];
     unsigned ncallers; /* published with release; entries below it never change */
+    /* Where calls go from a module past the table, or from code in no module (generated at
+     * run time): the definition the first such caller reaches (published with release). */
+    caller_mod other;
+    bool other_ready;
     /* The first caller's, for the fast path: its range, then its definition, published last.
      * A reader that sees a definition with a range not yet written (span 0) takes the slow
      * path. */
@@ -162,11 +166,36 @@ static void publish_fast(exit_state *x, const caller_mod *e)
         __atomic_store_n(&x->fast_fn, e->fn, __ATOMIC_RELEASE);
 }
 
+/* A caller the table has no room or no module for: its calls still reach a definition (the
+ * one its own module's lookup gives, for the first such caller) and are counted. Called
+ * under resolve_lock. */
+static const caller_mod *other_caller(exit_state *x, const char *path, long mi)
+{
+    if (!__atomic_load_n(&x->other_ready, __ATOMIC_ACQUIRE)) {
+        caller_mod *e = &x->other;
+        e->fn = find(x, path, 0, 0, 0);
+        e->bm = backend_of(x, e->fn, &e->exit);
+        __atomic_store_n(&x->other_ready, true, __ATOMIC_RELEASE);
+        if (mi >= 0)
+            fbc_warn("more than %d modules call %.200s: calls from the others (%.300s first) "
+                     "reach the definition that one reaches", MAX_CALLERS, SYMBOL(x),
+                     path ? path : "?");
+        else
+            fbc_warn("%.200s called from code in no loaded module (generated at run time): "
+                     "such calls reach the definition after the shim's", SYMBOL(x));
+    }
+    return &x->other;
+}
+
 static const caller_mod *resolve(exit_state *x, uintptr_t ra)
 {
     const caller_mod *c = lookup(x, ra);
     if (c)
         return c;
+    if (__atomic_load_n(&x->other_ready, __ATOMIC_ACQUIRE) &&
+        (__atomic_load_n(&x->ncallers, __ATOMIC_ACQUIRE) == MAX_CALLERS ||
+         fbc_modmap_find(ra) < 0))
+        return &x->other; /* no room, or no module, for it in the table */
     fbc_init();
     pthread_mutex_lock(&resolve_lock);
     c = lookup(x, ra);
@@ -190,6 +219,8 @@ static const caller_mod *resolve(exit_state *x, uintptr_t ra)
             c = e;
             if (n == 0)
                 publish_fast(x, e);
+        } else {
+            c = other_caller(x, path, mi);
         }
     }
     pthread_mutex_unlock(&resolve_lock);

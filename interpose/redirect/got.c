@@ -139,8 +139,16 @@ static void relocs(scan_ctx *c, struct dl_phdr_info *info, const ElfW(Rela) *rel
         if (!si)
             continue;
         const fbc_redirection *w = wanted(c, strtab + symtab[si].st_name, info->dlpi_name);
-        if (!w || nentries == MAX_ENTRIES)
+        if (!w)
             continue;
+        if (nentries == MAX_ENTRIES) {
+            static int warned;
+            if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+                fbc_warn("more than %d entries to redirect: calls through the others (%.200s "
+                         "first) go straight to their definition, uncounted", MAX_ENTRIES,
+                         strtab + symtab[si].st_name);
+            continue;
+        }
         uintptr_t *slot = (uintptr_t *)(base + rel[i].r_offset);
         uintptr_t was = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
         /* R_X86_64_64 may carry an addend: a pointer into the function, not to it. */
@@ -183,6 +191,11 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
         scanned[nscanned].base = info->dlpi_addr;
         snprintf(scanned[nscanned].name, sizeof scanned[nscanned].name, "%s", base_name(c->mname));
         nscanned++;
+    } else {
+        static int warned;
+        if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+            fbc_warn("more than %d modules loaded: those past it are looked into again at every "
+                     "load (slower, nothing lost)", MAX_SCANNED);
     }
     /* The vdso has no file and nothing to redirect; a module without a dynamic section has
      * no imports. */

@@ -5,12 +5,14 @@
   launcher ends the others when one rank fails;
 - children that end by _exit, Python multiprocessing workers included, keep their census, equal
   to the backend's own count; a forked child that never used the backend writes none;
+- a call of an exit from more modules than the shim's table holds still reaches its
+  definition, counted;
 - every process that loaded a backend has one, a census of 0 included, whether the backend was
   linked at start or dlopen-ed later (C, Python's vkt, PyTorch's toy device), and a CI gate
   (`fbcount check --max 0`) passes a clean run; `run --json`, snapshot and attach+snapshot of
   such a process work.
 
-usage: census_test.py FBCOUNT SHIM PROG DLAPP FAKEDL [TOYDEV]
+usage: census_test.py FBCOUNT SHIM PROG DLAPP FAKEDL CALLERS CALLER [TOYDEV]
 The Python cases take vkt and the toy device from PYTHONPATH and the arguments; TOYDEV is left
 out where the build has no libtorch.
 """
@@ -26,8 +28,8 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
 from verdict import done, expect  # noqa: E402
 
-FB, SHIM, PROG, DLAPP, FAKEDL = (os.path.abspath(a) for a in sys.argv[1:6])
-TOYDEV = os.path.abspath(sys.argv[6]) if len(sys.argv) > 6 else None
+FB, SHIM, PROG, DLAPP, FAKEDL, CALLERS, CALLER = (os.path.abspath(a) for a in sys.argv[1:8])
+TOYDEV = os.path.abspath(sys.argv[8]) if len(sys.argv) > 8 else None
 PY = "/usr/bin/python3"  # the interpreter the build's extension modules are for
 TORCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch")
 WORK = tempfile.mkdtemp(prefix="fbcount-census-test.")
@@ -231,7 +233,7 @@ def exit_leaves_a_census_at_any_instant():
 
 
 def mpi_job_keeps_every_rank():
-    """mpirun -np 3: rank 1 exits 3 as soon as the others began their exit; the launcher then
+    """mpirun -np 3: rank 1 exits 3 as soon as both others began their exit; the launcher then
     ends them while they write their census. Every rank keeps one."""
     mpirun = shutil.which("mpirun")
     if not expect(mpirun, "mpirun is missing (tools/deps/test-mpi.txt: openmpi-bin)"):
@@ -240,7 +242,7 @@ def mpi_job_keeps_every_rank():
     os.makedirs(sync)
     r = fbcount("run", "-o", out, "--", mpirun, "-np", "3", "--oversubscribe",
                 "--allow-run-as-root", PROG, "--fallbacks", "20000", "--stacks", "2048",
-                "--sync", sync, "--fail-rank", "1", "--peers", "1", timeout=240,
+                "--sync", sync, "--fail-rank", "1", "--peers", "2", timeout=240,
                 FBCOUNT_QUIET="1")
     expect(r.returncode != 0, f"the job failed, as rank 1 made it ({r.returncode})")
     ranks = {}
@@ -317,11 +319,35 @@ def every_process_that_counted_has_its_census():
            f"libvkt {told}\n{r.stderr[-800:]}")
 
 
+def every_call_reaches_its_definition():
+    """40 modules calling the exit themselves, more than the shim's table of callers holds:
+    every call still reaches the backend and returns its result, and is counted, with one
+    warning."""
+    copies = []
+    for i in range(40):
+        path = os.path.join(WORK, f"libcaller{i}.so")
+        shutil.copyfile(CALLER, path)
+        copies.append(path)
+    out = os.path.join(WORK, "callers")
+    os.makedirs(out)
+    r = subprocess.run([CALLERS, *copies], capture_output=True, text=True, timeout=60,
+                       env=env(LD_PRELOAD=SHIM, FBCOUNT_QUIET="1",
+                               FBCOUNT_OUTPUT=os.path.join(out, "c.json")))
+    expect(r.returncode == 0 and r.stdout.strip() == "calls 40 good 40",
+           f"every call reached the backend and came back: {r.stdout}{r.stderr}")
+    expect(r.stderr.count("more than 32 modules call host_result") == 1,
+           f"one warning: {r.stderr}")
+    ds = dumps_in(out)
+    expect(len(ds) == 1 and ds[0]["total"]["fallbacks"] == 40,
+           f"every call counted: {[d['total'] for d in ds]}")
+
+
 def main():
     try:
         exit_leaves_a_census_at_any_instant()
         mpi_job_keeps_every_rank()
         every_process_that_counted_has_its_census()
+        every_call_reaches_its_definition()
         every_backend_user_has_a_census()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)

@@ -21,6 +21,13 @@ const char *fbc_process_exe(void)
     return fbc_proc.exe;
 }
 
+/* got.c's warning when a cap is reached: this program stays far below them. */
+void fbc_warn(const char *fmt, ...)
+{
+    fprintf(stderr, "test-redirect: unexpected warning: %s\n", fmt);
+    exit(1);
+}
+
 /* got.c's lock around fork: this program does not fork. */
 void fbc_mutex_fork(pthread_mutex_t *m, int phase)
 {
