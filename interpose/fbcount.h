@@ -66,7 +66,9 @@ int fbcount_census_json(fbcount_census *c, char *buf, size_t cap);
 void fbcount_census_free(fbcount_census *c);
 
 /* Writes a dump of the whole process census now (reason "api"), to path, or to the next
- * FBCOUNT_OUTPUT file when path is NULL. Returns 0, or -1 (with a warning on stderr). */
+ * FBCOUNT_OUTPUT file when path is NULL. Returns 0, or -1 (with a warning on stderr), also
+ * where the process census does not record (the library linked or loaded, not preloaded,
+ * without FBCOUNT=1): it would say 0 of what it never counted. */
 int fbcount_dump(const char *path);
 
 /* Attaches the census to this running process, which was started without the shim (what

@@ -328,7 +328,8 @@ void fbc_backends_fork(int phase)
     fbc_mutex_fork(&lock, phase);
 }
 
-bool fbc_bmod_counters(const fbc_bmod *b, uint64_t *native, uint64_t *fallback, uint64_t *host)
+/* The counters as the backend keeps them, since its start. */
+static bool raw_counters(const fbc_bmod *b, uint64_t *native, uint64_t *fallback, uint64_t *host)
 {
     *native = *fallback = *host = 0;
     if (!fbc_bmod_has_stats(b))
@@ -347,11 +348,47 @@ bool fbc_bmod_counters(const fbc_bmod *b, uint64_t *native, uint64_t *fallback, 
     return true;
 }
 
+static uint64_t since(uint64_t now, uint64_t base)
+{
+    return now > base ? now - base : 0;
+}
+
+bool fbc_bmod_counters(const fbc_bmod *b, uint64_t *native, uint64_t *fallback, uint64_t *host)
+{
+    if (!raw_counters(b, native, fallback, host))
+        return false;
+    *native = since(*native, __atomic_load_n(&b->base_native, __ATOMIC_RELAXED));
+    *fallback = since(*fallback, __atomic_load_n(&b->base_fallback, __ATOMIC_RELAXED)) +
+                __atomic_load_n(&b->refused, __ATOMIC_RELAXED);
+    *host = since(*host, __atomic_load_n(&b->base_host, __ATOMIC_RELAXED));
+    return true;
+}
+
+void fbc_bmod_unrun(const fbc_bmod *b)
+{
+    if (b)
+        __atomic_add_fetch(&bmods[b->index].refused, 1, __ATOMIC_RELAXED);
+}
+
+void fbc_backends_window(void)
+{
+    for (size_t i = 0; i < fbc_bmod_count(); i++) {
+        fbc_bmod *b = &bmods[i];
+        uint64_t n, f, h;
+        if (!raw_counters(b, &n, &f, &h))
+            continue;
+        __atomic_store_n(&b->base_native, n, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->base_fallback, f, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->base_host, h, __ATOMIC_RELAXED);
+        __atomic_store_n(&b->refused, 0, __ATOMIC_RELAXED);
+    }
+}
+
 uint64_t fbc_backends_work(void)
 {
     uint64_t sum = 0, native, fallback, host;
     for (size_t i = 0; i < fbc_bmod_count(); i++)
-        if (fbc_bmod_counters(fbc_bmod_at(i), &native, &fallback, &host))
+        if (raw_counters(fbc_bmod_at(i), &native, &fallback, &host))
             sum += native + fallback + host;
     return sum;
 }

@@ -249,6 +249,10 @@ typedef struct fbc_bmod {
     char path[1024];      /* and its file */
     void *acc[FBR_ACC_COUNT];             /* the row's accessors there, NULL where absent */
     int acc_state;                        /* 0 not looked up, 1 being looked up, 2 done */
+    /* The census's window on the backend's own counters: what they held when it began (an
+     * attach; 0 for a backend bound later), and the calls it refused (FBCOUNT_MODE=error),
+     * which the backend never ran and so never counted (atomics). */
+    uint64_t base_native, base_fallback, base_host, refused;
     const char *(*dtype_name)(int dtype); /* a reader's own names (torch's adapter), or NULL */
     void *reader;         /* what the row's reader keeps for this module (set once) */
     bool sizes;           /* the reader reads sizes of this backend's calls (bytes are known) */
@@ -292,9 +296,16 @@ size_t fbc_bmod_stats(const fbc_bmod *b, fbc_stats_entry *entries, size_t cap);
 uint64_t fbc_bmod_started(const fbc_bmod *b); /* this thread's fallback began (ns), 0 unknown */
 bool fbc_bmod_timed(const fbc_bmod *b); /* it has a "started" accessor (async-signal-safe) */
 bool fbc_bmod_has_stats(const fbc_bmod *b);   /* it has a "stats" accessor */
-/* The backend's own op counters (its stats accessor) summed over its ops: false where it
- * keeps none. */
+/* The backend's own op counters (its stats accessor) summed over its ops, over the census's
+ * window: from the attach where the census was attached (fbc_backends_window), a refused
+ * call counted as the fallback it was. false where it keeps none. */
 bool fbc_bmod_counters(const fbc_bmod *b, uint64_t *native, uint64_t *fallback, uint64_t *host);
+/* A call the census counted as a fallback that the backend will never run (refused by
+ * FBCOUNT_MODE=error, or stopped by abort mode before it ran). */
+void fbc_bmod_unrun(const fbc_bmod *b);
+/* The census begins now (an attach): the counters of every backend bound so far are its
+ * window's start. */
+void fbc_backends_window(void);
 /* Every op the backends counted, native, fallen back or host-resident: what moves when the
  * process uses a backend at all. */
 uint64_t fbc_backends_work(void);

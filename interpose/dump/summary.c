@@ -49,10 +49,7 @@ void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
             fbc_fmt_bytes(r->bytes[FBC_TRANSFER], t, sizeof t);
             fprintf(f, "; %" PRIu64 " transfer%s between devices (%s)", moved, moved == 1 ? "" : "s", t);
         }
-        /* A fallback the census counted before it ran (an abort stops it there) is not in the
-         * backend's own counters yet: the census's count is the larger. */
-        uint64_t fell = r->fallback > n ? r->fallback : n;
-        uint64_t all = r->native + fell + r->host;
+        uint64_t all = r->native + r->fallback + r->host;
         if (r->has_backend && all)
             fprintf(f, "; %.1f%% of %" PRIu64 " ops stayed native",
                     100.0 * (double)r->native / (double)all, all);

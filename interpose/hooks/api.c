@@ -202,6 +202,13 @@ FBC_EXPORT void fbcount_census_free(fbcount_census *c)
 FBC_EXPORT int fbcount_dump(const char *path)
 {
     fbc_init();
+    /* A census of zero from a process that counts nothing would be a lie a gate believes. */
+    if (!__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE)) {
+        fbc_warn("dump: this process's census is not recording (libfbcount was loaded, not "
+                 "preloaded, and FBCOUNT is not 1): nothing written; `fbcount run`, LD_PRELOAD "
+                 "or FBCOUNT=1 records it, and scopes (fbcount_count) count what they enclose");
+        return -1;
+    }
     fbc_dump_req req = {.reason = FBR_REASON_API, .path = path, .always = true, .patient = true};
     return fbc_dump_write(&req, NULL, NULL, 0);
 }

@@ -84,6 +84,10 @@ FBC_EXPORT int fbcount_attach(const char *vars)
     fbc_init();
     fbc_redirect_forget(); /* scanned at load for a shim not attached: scanned again */
     fbc_exits_redirect();
+    /* The backends loaded now, and their counters: the census's window starts here, the
+     * native share with it. */
+    if (fbc_backend_loaded())
+        fbc_backends_window();
     fbc_arm();
     pthread_mutex_unlock(&lock);
     return FBCOUNT_ATTACH_OK;

@@ -288,6 +288,7 @@ static bool call_begin(fbc_call *c, fbc_event *ev, const fbc_reader_ops *rd, boo
     if (*now)
         c->rec = fbc_reader_count(c);
     if (c->refused) {
+        fbc_bmod_unrun(c->bm); /* the backend never runs it */
         char why[1200];
         fbc_mode_refusal(c->rec.entry, why, sizeof why);
         fbc_t.busy = 0;

@@ -152,6 +152,7 @@ static void run_check(void *arg)
     }
     free(text);
     if (c->verdict == VERDICT_STOP) {
+        fbc_bmod_unrun(a.backend); /* stopped before it ran: the backend never counts it */
         fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c->abort, .patient = true,
                             .raw_first = true};
         fbc_dump_write(&req, NULL, NULL, 0);

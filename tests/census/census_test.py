@@ -7,6 +7,8 @@
   to the backend's own count; a forked child that never used the backend writes none;
 - a call of an exit from more modules than the shim's table holds still reaches its
   definition, counted;
+- fbcount.dump() writes what the process counted, or refuses where it counts nothing; the native
+  share counts over the census's window (an attach) and counts refused calls (error mode);
 - every process that loaded a backend has one, a census of 0 included, whether the backend was
   linked at start or dlopen-ed later (C, Python's vkt, PyTorch's toy device), and a CI gate
   (`fbcount check --max 0`) passes a clean run; `run --json`, snapshot and attach+snapshot of
@@ -319,6 +321,69 @@ def every_process_that_counted_has_its_census():
            f"libvkt {told}\n{r.stderr[-800:]}")
 
 
+PY_DUMP = """
+import sys
+import numpy as np, vkt, fbcount
+with vkt.Context() as ctx:
+    ctx.set_native_disable("dot")
+    a = ctx.tensor(np.ones((4, 4), np.float32))
+    with fbcount.count() as c:
+        vkt.dot(a, a).numpy()
+    vkt.dot(a, a).numpy()
+    try:
+        fbcount.dump(sys.argv[1])
+        print("written", c.total, sum(f for _, f, _ in vkt.stats().values()))
+    except fbcount.Error:
+        print("refused", c.total)
+"""
+
+
+def one_census_one_truth():
+    """fbcount.dump() writes what the process counted, or nothing where it counts nothing; the
+    native share counts over the census's window (from an attach) and counts a refused call
+    (FBCOUNT_MODE=error) as the fallback the census counts."""
+    path = os.path.join(WORK, "api.json")
+    py = script("dump.py", PY_DUMP)
+    r = subprocess.run([PY, py, path], capture_output=True, text=True, timeout=120, env=env())
+    expect(r.stdout.strip() == "refused 1" and not os.path.exists(path) and
+           "not recording" in r.stderr,
+           f"dump() where the census does not record: refused, nothing written: {r.stdout}{r.stderr}")
+    r = subprocess.run([PY, py, path], capture_output=True, text=True, timeout=120,
+                       env=env(FBCOUNT="1", FBCOUNT_QUIET="1", FBCOUNT_OUTPUT="none"))
+    d = json.load(open(path)) if os.path.exists(path) else {}
+    expect(r.stdout.strip() == "written 1 2" and d.get("total", {}).get("fallbacks") == 2 and
+           (d.get("backend") or {}).get("fallback") == 2,
+           f"dump() with FBCOUNT=1: the census and libvkt's counters agree on 2: {r.stdout}"
+           f"{r.stderr} {d.get('total')} {d.get('backend')}")
+    # attach: 5 fallbacks before, 3 after; the census and its native share count the 3
+    out = os.path.join(WORK, "attach-window")
+    p = start([PROG, "--native", "4", "--fallbacks", "5", "--more", "3"])
+    a = fbcount("attach", "-o", out, str(p.pid), timeout=120)
+    p.stdin.write("go\n")
+    finish(p)
+    ds = dumps_in(out)
+    d = ds[0] if len(ds) == 1 else {}
+    expect(a.returncode == 0 and d.get("total", {}).get("fallbacks") == 3 and
+           (d.get("backend") or {}).get("fallback") == 3 and
+           (d.get("backend") or {}).get("native") == 0,
+           f"attach: 3 fallbacks counted, and counters from the attach: {d.get('total')} "
+           f"{d.get('backend')} {a.stderr[-300:]}")
+    r = fbcount("report", out)
+    expect("of 3 ops ran on the GPU (0 native, 3 fallback, 0 host-resident; counted from the "
+           "attach)" in r.stdout, f"report says the share's window: {r.stdout}")
+    # error mode: each fallback refused, counted by the census, never run by the backend
+    out = os.path.join(WORK, "error-mode")
+    r = fbcount("run", "--mode", "error", "-o", out, "--", PROG, "--native", "2",
+                "--fallbacks", "4")
+    ds = dumps_in(out)
+    d = ds[0] if len(ds) == 1 else {}
+    expect(d.get("total", {}).get("fallbacks") == 4 and d.get("backend") ==
+           {"native": 2, "fallback": 4, "host": 0},
+           f"error mode: 4 refused calls are 4 fallbacks in both counts: {d.get('total')} "
+           f"{d.get('backend')}")
+    expect("33.3% of 6 ops" in r.stderr, f"error mode's native share: {r.stderr[-500:]}")
+
+
 def every_call_reaches_its_definition():
     """40 modules calling the exit themselves, more than the shim's table of callers holds:
     every call still reaches the backend and returns its result, and is counted, with one
@@ -348,6 +413,7 @@ def main():
         mpi_job_keeps_every_rank()
         every_process_that_counted_has_its_census()
         every_call_reaches_its_definition()
+        one_census_one_truth()
         every_backend_user_has_a_census()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)

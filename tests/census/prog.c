@@ -8,6 +8,8 @@
  *                   and ending as --child-end says; the parent waits for them
  *   --child-fallbacks N, --child-end HOW   as below, for the children
  *   --sleep S       then sleep S seconds (after printing "ready")
+ *   --more N        then wait for a line on standard input and make N more fallbacks (a test
+ *                   attaches meanwhile)
  *   --end HOW       exit (default), _exit, _Exit, return
  *   --code C        the exit status (default 0)
  *   --sync DIR      just before ending, create DIR/ending.<pid>
@@ -30,7 +32,7 @@
 #include "fakevkt.h"
 
 typedef struct {
-    long fallbacks, stacks, native, children, child_fallbacks, fail_rank, peers;
+    long fallbacks, stacks, native, children, child_fallbacks, fail_rank, peers, more;
     double sleep_s;
     const char *end, *child_end, *sync;
     int code;
@@ -130,6 +132,8 @@ static int parse(int argc, char **argv, opts *o)
             o->code = atoi(v);
         else if (!strcmp(k, "--sync"))
             o->sync = v;
+        else if (!strcmp(k, "--more"))
+            o->more = atol(v);
         else if (!strcmp(k, "--stamp"))
             stamp = atoi(v) != 0;
         else if (!strcmp(k, "--fail-rank"))
@@ -148,7 +152,7 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0) {
         fprintf(stderr, "usage: census-prog [--fallbacks N] [--stacks S] [--native N] "
                         "[--children K] [--child-fallbacks N] [--child-end HOW] [--sleep S] "
-                        "[--end exit|_exit|_Exit|return] [--code C] [--sync DIR] "
+                        "[--end exit|_exit|_Exit|return] [--code C] [--more N] [--sync DIR] "
                         "[--stamp 1] [--fail-rank R --peers N]\n");
         return 2;
     }
@@ -178,6 +182,12 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (o.sleep_s > 0)
         nap(o.sleep_s);
+    if (o.more) {
+        char line[64];
+        if (!fgets(line, sizeof line, stdin))
+            return 2;
+        work(o.more, o.stacks);
+    }
     if (!strcmp(o.end, "return")) {
         say_ending();
         return o.code;

@@ -27,7 +27,7 @@ struct fbd_dump {
     json_t *root; /* the top level without "stacks" */
     fbp_pool *pool;
 
-    const char *reason, *time, *signal_name, *timing;
+    const char *reason, *time, *signal_name, *timing, *attached_at;
     fbd_process proc;
     uint64_t seq;
     int signal;
@@ -755,6 +755,7 @@ static void read_header(vctx *c, json_t *root)
     d->time = get_str(c, root, FBR_TIME, false);
     if (!d->time)
         d->time = "";
+    d->attached_at = get_str(c, root, FBR_ATTACHED_AT, false);
     read_process(c, root);
     d->signal = (int)(get_count(c, root, FBR_SIGNAL, false) & 0xff);
     d->signal_name = get_str(c, root, FBR_SIGNAL_NAME, false);
@@ -1454,6 +1455,7 @@ const char *fbd_reason(const fbd_dump *d) { return d->reason; }
 const char *fbd_exe(const fbd_dump *d) { return d->proc.exe; }
 const char *fbd_host(const fbd_dump *d) { return d->proc.host; }
 const char *fbd_time(const fbd_dump *d) { return d->time; }
+const char *fbd_attached_at(const fbd_dump *d) { return d->attached_at; }
 int64_t fbd_pid(const fbd_dump *d) { return d->proc.pid; }
 uint64_t fbd_seq(const fbd_dump *d) { return d->seq; }
 const fbd_process *fbd_proc(const fbd_dump *d) { return &d->proc; }

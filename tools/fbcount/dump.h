@@ -132,6 +132,9 @@ const char *fbd_reason(const fbd_dump *d);
 const char *fbd_exe(const fbd_dump *d);
 const char *fbd_host(const fbd_dump *d); /* "" when absent */
 const char *fbd_time(const fbd_dump *d); /* "" when absent */
+/* When an attached census began counting (UTC), NULL for a census that began with its
+ * process. */
+const char *fbd_attached_at(const fbd_dump *d);
 int64_t fbd_pid(const fbd_dump *d);
 uint64_t fbd_seq(const fbd_dump *d);
 const fbd_process *fbd_proc(const fbd_dump *d);

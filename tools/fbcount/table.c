@@ -431,14 +431,45 @@ static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
     fputc('\n', out);
 }
 
-static void share_line(FILE *out, const char *backend, fbd_counters b)
+/* What a native share counts over, where it is not every process from its start: the
+ * processes whose dumps carry the backend's counters (a raw census has none), from the
+ * attach where a census was attached. */
+static void share_window(FILE *out, fbm_census *c, const char *backend)
+{
+    size_t with = 0, of = 0, attached = 0;
+    for (size_t i = 0; i < fbm_census_ndumps(c); i++) {
+        fbd_dump *d = fbm_census_dump(c, i);
+        size_t n;
+        const fbd_backend *b = fbd_backends(d, &n);
+        bool has = false, uses = !backend && n == 0;
+        for (size_t k = 0; k < n; k++)
+            if (!backend || !strcmp(b[k].name, backend)) {
+                uses = true;
+                has |= b[k].counters.present;
+            }
+        has |= (!backend || !strcmp(backend, FBR_BACKEND_DEFAULT)) && fbd_backend_stats(d).present;
+        of += uses || has;
+        with += has;
+        attached += has && fbd_attached_at(d);
+    }
+    if (attached)
+        fputs(attached == with ? "; counted from the attach" : "; attached ones from the attach",
+              out);
+    if (with < of)
+        fprintf(out, "; over the %zu of %zu processes whose census carries its counters", with,
+                of);
+}
+
+static void share_line(FILE *out, fbm_census *c, const char *backend, fbd_counters b)
 {
     uint64_t all = b.native + b.fallback + b.host;
     fprintf(out, "native share%s%s: %.1f%% of %" PRIu64 " ops ran on the GPU (%" PRIu64
-            " native, %" PRIu64 " fallback, %" PRIu64 " host-resident)\n",
+            " native, %" PRIu64 " fallback, %" PRIu64 " host-resident",
             backend ? ", " : "", backend ? backend : "",
             all ? 100.0 * (double)b.native / (double)all : 100.0, all, b.native, b.fallback,
             b.host);
+    share_window(out, c, backend);
+    fputs(")\n", out);
 }
 
 /* The native share of each backend that counts its own ops; unnamed where libvkt is the
@@ -450,12 +481,12 @@ static void shares(FILE *out, fbm_census *c)
     for (size_t i = 0; i < nb; i++) {
         fbd_counters b = fbm_census_counters(c, names[i]);
         if (b.present)
-            share_line(out, nb > 1 ? names[i] : NULL, b);
+            share_line(out, c, nb > 1 ? names[i] : NULL, b);
     }
     if (nb == 0) {
         fbm_summary s = fbm_census_summary(c);
         if (s.backend.present)
-            share_line(out, NULL, s.backend);
+            share_line(out, c, NULL, s.backend);
     }
 }
 

@@ -346,7 +346,10 @@ class count(Census):  # noqa: N801 - used as a function: `with fbcount.count() a
 
 def dump(path=None):
     """Writes a dump of the whole process census now (reason "api") to path, or to the next
-    FBCOUNT_OUTPUT file when path is None. Raises Error when it could not be written."""
+    FBCOUNT_OUTPUT file when path is None. Raises Error when it could not be written, and
+    where the process census does not record (libfbcount loaded by this package, not
+    preloaded by `fbcount run` or LD_PRELOAD, and FBCOUNT is not 1): it would say 0 of what it
+    never counted; count() counts a block either way."""
     p = None if path is None else str(path).encode()
     if _lib.lib().fbcount_dump(p) != 0:
         raise Error(f"fbcount_dump({path!r}) failed (see the warning on stderr)")
