@@ -9,6 +9,8 @@
   definition, counted;
 - fbcount.dump() writes what the process counted, or refuses where it counts nothing; the native
   share counts over the census's window (an attach) and counts refused calls (error mode);
+- a --where filter that selects nothing fails (exit 18) naming what it could have matched, and
+  exe= matches the program as run announced it;
 - every process that loaded a backend has one, a census of 0 included, whether the backend was
   linked at start or dlopen-ed later (C, Python's vkt, PyTorch's toy device), and a CI gate
   (`fbcount check --max 0`) passes a clean run; `run --json`, snapshot and attach+snapshot of
@@ -407,6 +409,26 @@ def every_call_reaches_its_definition():
            f"every call counted: {[d['total'] for d in ds]}")
 
 
+def filters_that_select_nothing_fail():
+    """On the census of a clean Python run (every_backend_user_has_a_census's): exe= matches
+    the program as run announced it (python3, whose executable is python3.11); a filter that
+    selects nothing fails with its own code, naming what the field had, in check, report and
+    diff alike."""
+    out = os.path.join(WORK, "python-vkt")
+    c = fbcount("check", "--max", "0", "--where", "exe=python3", out)
+    expect(c.returncode == 0 and "in 1 dump" in c.stdout,
+           f"--where exe=python3 selects the python3 process: {c.returncode} {c.stdout}{c.stderr}")
+    for argv, names in ((["check", "--max", "0", "--where", "exe=pyhton3", out], "exe there: "),
+                        (["check", "--max", "0", "--where", "backend=vtk", out],
+                         "backend there: vkt"),
+                        (["report", "--where", "host=no-such-host", out], "host there: "),
+                        (["diff", "--where", "rank=0", out, out], "rank there: none")):
+        r = fbcount(*argv)
+        expect(r.returncode == 18 and "selects no" in r.stderr and names in r.stderr,
+               f"{' '.join(argv[:4])}: exit 18 naming the filter ({r.returncode}): "
+               f"{r.stdout}{r.stderr}")
+
+
 def main():
     try:
         exit_leaves_a_census_at_any_instant()
@@ -415,6 +437,7 @@ def main():
         every_call_reaches_its_definition()
         one_census_one_truth()
         every_backend_user_has_a_census()
+        filters_that_select_nothing_fail()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
     done("census")

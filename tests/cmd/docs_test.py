@@ -96,7 +96,7 @@ for sub in subs:
 
 # Exit codes: one list in cli.h prints in every --help; the man page's EXIT STATUS and the
 # README's table name the same codes, in the same order.
-codes = re.findall(r"^  (\d+)  ", top.split("Exit codes:")[1], re.M) if "Exit codes:" in top else []
+codes = re.findall(r"^ +(\d+)  ", top.split("Exit codes:")[1], re.M) if "Exit codes:" in top else []
 expect(len(codes) >= 10 and codes[0] == "0", f"fbcount --help lists its exit codes: {codes}")
 man_codes = re.findall(r"^\.TP\n(\d+)\n", section(fb1, "EXIT STATUS"), re.M)
 expect(man_codes == codes, f"fbcount.1 EXIT STATUS {man_codes} != --help {codes}")

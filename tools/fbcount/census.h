@@ -48,6 +48,9 @@ struct fbm_census {
     size_t ndumps, cap, added, filtered;
     char **where[W_N];
     size_t nwhere[W_N];
+    bool *hit[W_N];        /* each --where value: some dump (or backend) matched it */
+    char **seen[W_N];      /* the values each field had in the dumps read (the first 32) */
+    size_t nseen[W_N];
     fbm_frames frames;
     fbp_pool *pool;
     fbp_map *labels;  /* frame -> its label */

@@ -12,12 +12,36 @@
 #include "output.h"
 #include "text.h"
 
-#define FBX_LINE(code, name, text) "  " #code "  " text "\n"
-const char fbx_exit_codes[] =
-    "Exit codes:\n" FBX_EXIT_CODES(FBX_LINE)
-    "  run ends as the command did: its status, or the same signal (a shell shows\n"
-    "  128+N); 126/127 if it cannot be executed.\n";
-#undef FBX_LINE
+/* Whether cmd is one of the space-separated names in list ("" names every command). */
+static bool among(const char *list, const char *cmd)
+{
+    size_t n = strlen(cmd);
+    if (!*list)
+        return true;
+    for (const char *p = list; (p = strstr(p, cmd)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+            return true;
+    return false;
+}
+
+void fbx_put_exit_codes(FILE *out, const char *cmd)
+{
+    static const struct {
+        int code;
+        const char *cmds, *text;
+    } codes[] = {
+#define FBX_ROW(code, name, cmds, text) {code, cmds, text},
+        FBX_EXIT_CODES(FBX_ROW)
+#undef FBX_ROW
+    };
+    fputs("Exit codes:\n", out);
+    for (size_t i = 0; i < sizeof codes / sizeof *codes; i++)
+        if (!cmd || among(codes[i].cmds, cmd))
+            fprintf(out, "  %2d  %s\n", codes[i].code, codes[i].text);
+    if (!cmd || !strcmp(cmd, "run"))
+        fputs("  run ends as the command did: its status, or the same signal (a shell shows\n"
+              "  128+N); 126/127 if it cannot be executed.\n", out);
+}
 
 int fbx_load_code(fbd_status st)
 {
@@ -194,6 +218,12 @@ int fbx_load_args(const char *cmd, fbm_census *c, char *const *paths, int n)
     int code = n ? fbx_load_into(cmd, c, paths, n) : fbx_load_into(cmd, c, dpath, 1);
     if (code != FBX_OK)
         return code;
+    char why[2048];
+    if (fbm_census_unmatched(c, why, sizeof why)) {
+        char e[2100];
+        fbx_error(cmd, "%s", fbx_escape(why, e, sizeof e, 0));
+        return FBX_NO_MATCH;
+    }
     fbm_summary s = fbm_census_summary(c);
     if (s.dumps + s.filtered + s.superseded == 0) {
         char e[256];

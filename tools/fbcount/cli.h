@@ -12,31 +12,33 @@
 
 #include "merge.h"
 
-/* The exit codes, one list: the enum below, the text every --help ends with (cli.c) and the
- * man page's EXIT STATUS (checked against --help by tests/cmd/docs_test.py) come from it.
- * X(code, NAME, meaning); a meaning is one line of --help. */
+/* The exit codes, one list: the enum below, the text every --help ends with (cli.c: each
+ * subcommand's own, "" for every subcommand) and the man page's EXIT STATUS (checked against
+ * `fbcount --help` by tests/cmd/docs_test.py) come from it. X(code, NAME, subcommands,
+ * meaning); a meaning is one line of --help. */
 #define FBX_EXIT_CODES(X)                                                                      \
-    X(0, OK, "success (check: within the allowance)")                                          \
-    X(1, CHECK, "check: over the allowance; diff --fail-on-increase: fallbacks grew")           \
-    X(2, USAGE, "usage error (an unknown option or value, a missing argument)")                 \
-    X(3, READ, "a file or directory cannot be read, or holds no dump")                          \
-    X(4, INVALID, "a file is not a valid fbcount/1 dump (bad JSON, truncated, wrong schema)")   \
-    X(5, SHIM, "run: libfbcount.so not found")                                                  \
-    X(6, TIMEOUT, "snapshot: no new dump before the timeout")                                   \
-    X(7, PROCESS, "snapshot: no such process, or it does not run the shim (nothing is sent)")   \
-    X(8, NOMEM, "out of memory")                                                                \
-    X(9, WRITE, "the output cannot be written (a full disk, a closed pipe, -o naming a device)")\
-    X(10, SYSTEM, "run: the system refused what supervising takes (fork, signalfd, a pipe)")\
-    X(11, NOGDB, "attach/detach: gdb is not installed")                                      \
-    X(12, OTHER_USER, "attach/detach: another user's process, without CAP_SYS_PTRACE")      \
-    X(13, PTRACE_SCOPE, "attach/detach: /proc/sys/kernel/yama/ptrace_scope forbids tracing") \
-    X(14, UNSUPPORTED, "attach: a static or non-x86-64 program")\
-    X(15, HAS_SHIM, "attach: the process runs the shim already (a snapshot is taken instead)")\
-    X(16, NOT_ATTACHED, "detach: the process is not attached")                              \
-    X(17, INJECT, "attach/detach: gdb failed, timed out or was refused (process left as it was)")
+    X(0, OK, "", "success (check: within the allowance)")                                      \
+    X(1, CHECK, "check diff", "check: over the allowance; diff --fail-on-increase: it grew")    \
+    X(2, USAGE, "", "usage error (an unknown option or value, a missing argument)")             \
+    X(3, READ, "", "a file or directory cannot be read, or holds no dump")                      \
+    X(4, INVALID, "", "a file is not a valid fbcount/1 dump (bad JSON, truncated, wrong schema)")\
+    X(5, SHIM, "run attach detach", "run, attach: libfbcount.so not found")                    \
+    X(6, TIMEOUT, "snapshot", "snapshot: no new dump before the timeout")                       \
+    X(7, PROCESS, "snapshot attach detach", "snapshot: no such process, or not one with the shim")\
+    X(8, NOMEM, "", "out of memory")                                                            \
+    X(9, WRITE, "", "the output cannot be written (a full disk, a closed pipe, -o a device)")   \
+    X(10, SYSTEM, "run attach detach", "run: the system refused what supervising takes (fork)")  \
+    X(11, NOGDB, "attach detach", "attach/detach: gdb is not installed")                        \
+    X(12, OTHER_USER, "attach detach", "attach/detach: another user's process, no CAP_SYS_PTRACE")\
+    X(13, PTRACE_SCOPE, "attach detach", "attach/detach: yama's ptrace_scope forbids tracing")  \
+    X(14, UNSUPPORTED, "attach", "attach: a static or non-x86-64 program")                      \
+    X(15, HAS_SHIM, "attach", "attach: the process runs the shim already (a snapshot is taken)")\
+    X(16, NOT_ATTACHED, "detach", "detach: the process is not attached")                        \
+    X(17, INJECT, "attach detach", "attach/detach: gdb failed, timed out or was refused")       \
+    X(18, NO_MATCH, "report check diff", "report/check/diff: a --where filter selects nothing")
 
 enum {
-#define FBX_ENUM(code, name, text) FBX_##name = code,
+#define FBX_ENUM(code, name, cmds, text) FBX_##name = code,
     FBX_EXIT_CODES(FBX_ENUM)
 #undef FBX_ENUM
     FBX_NOEXEC = 126,  /* run: the command cannot be executed, as in sh */
@@ -47,7 +49,9 @@ enum {
 int fbx_load_code(fbd_status st);
 
 /* The text every --help ends with: the exit codes. */
-extern const char fbx_exit_codes[];
+/* The exit codes that cmd can end with, aligned, after "Exit codes:" (NULL: every code, what
+ * `fbcount --help` prints). */
+void fbx_put_exit_codes(FILE *out, const char *cmd);
 
 /* Prints "fbcount: <cmd>: <message>" to stderr. */
 void fbx_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -107,7 +107,7 @@ static int option(void *ctx, int opt, char *arg, const char *given)
         return FBX_OK;
     case 'h':
         fputs(o->detach ? detach_help : attach_help, stdout);
-        fputs(fbx_exit_codes, stdout);
+        fbx_put_exit_codes(stdout, cmd_name(o));
         return -1;
     default:
         fbx_error(cmd_name(o), "unknown or incomplete option '%s' (try --help)", given);

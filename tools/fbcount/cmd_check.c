@@ -35,7 +35,7 @@ static void help(void)
            "                      standard output\n"
            "  -V, --version       print the version\n"
            "  -h, --help          this text\n\n", fbm_where_help());
-    fputs(fbx_exit_codes, stdout);
+    fbx_put_exit_codes(stdout, "check");
 }
 
 /* The shim warns about the same lines (rules/allow.h): one grammar, one verdict. */

@@ -49,7 +49,7 @@ static void help(void)
            fbx_choices(by_choices(), NDIFF_BYS, "|", bys, sizeof bys),
            fbx_choices(fbt_sorts, fbt_nsorts, "|", sorts, sizeof sorts), fbm_where_help(),
            fbx_choices(diff_formats, 2, "|", fmts, sizeof fmts));
-    fputs(fbx_exit_codes, stdout);
+    fbx_put_exit_codes(stdout, "diff");
 }
 
 typedef enum { D_APPEARED, D_GREW, D_VANISHED, D_SHRANK, D_SAME } change;

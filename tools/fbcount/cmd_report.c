@@ -86,7 +86,7 @@ static void help(void)
            "symbol and adds \"demangled\". Tables fit the terminal when writing to one and are\n"
            "never cut otherwise.\n\n",
            fbx_choices(fbt_weights, fbt_nweights, "|", weights, sizeof weights));
-    fputs(fbx_exit_codes, stdout);
+    fbx_put_exit_codes(stdout, "report");
 }
 
 typedef struct {

@@ -614,7 +614,7 @@ static int parse(run_opts *o, int argc, char **argv)
             o->json = true;
             o->json_file = optarg;
             break;
-        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return -1;
+        case 'h': fputs(help, stdout); fbx_put_exit_codes(stdout, "run"); return -1;
         default:
             fbx_error("run", "unknown or incomplete option '%s' (try --help)", argv[optind - 1]);
             return FBX_USAGE;

@@ -223,7 +223,7 @@ static int parse(snap_opts *o, int argc, char **argv)
             }
             break;
         case 'd': o->dir = optarg; break;
-        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return -1;
+        case 'h': fputs(help, stdout); fbx_put_exit_codes(stdout, "snapshot"); return -1;
         default:
             fbx_error("snapshot", "unknown or incomplete option '%s' (try --help)",
                       argv[optind - 1]);

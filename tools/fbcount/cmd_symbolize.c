@@ -1294,7 +1294,7 @@ static int parse(sym_opts *o, int argc, char **argv)
         case 'o': o->out = optarg; break;
         case 'q': o->quiet = true; break;
         case 'V': fbx_version(); return -1;
-        case 'h': fputs(help, stdout); fputs(fbx_exit_codes, stdout); return -1;
+        case 'h': fputs(help, stdout); fbx_put_exit_codes(stdout, "symbolize"); return -1;
         default:
             fbx_error("symbolize", "unknown or incomplete option '%s' (try --help)",
                       argv[optind - 1]);

@@ -644,7 +644,9 @@ static void read_process(vctx *c, json_t *root)
         p->has_elapsed = true;
     }
     get_count(c, o, FBR_PPID, false);
-    get_array(c, o, FBR_ARGV, false);
+    json_t *argv = get_array(c, o, FBR_ARGV, false);
+    json_t *a0 = argv ? json_array_get(argv, 0) : NULL;
+    p->argv0 = json_is_string(a0) ? json_string_value(a0) : NULL;
     pop(c, old);
     if (!p->host)
         p->host = "";

@@ -111,6 +111,7 @@ typedef struct {
 typedef struct {
     int64_t pid;
     const char *exe, *host, *id, *parent_id, *start_time; /* host "" when absent; others NULL */
+    const char *argv0; /* the program as invoked (argv[0]; NULL when absent) */
     long rank;                                            /* -1 when absent */
     uint64_t elapsed_ns;
     bool has_elapsed;

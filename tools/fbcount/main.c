@@ -28,7 +28,7 @@ static void usage(FILE *out)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].what);
     fputs("\n'fbcount help <command>' (or 'fbcount <command> --help') describes each;\n"
           "'man fbcount' has the details. -V, --version: the version.\n\n", out);
-    fputs(fbx_exit_codes, out);
+    fbx_put_exit_codes(out, NULL);
 }
 
 int main(int argc, char **argv)

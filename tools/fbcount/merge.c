@@ -47,6 +47,10 @@ void fbm_census_free(fbm_census *c)
         for (size_t i = 0; i < c->nwhere[w]; i++)
             free(c->where[w][i]);
         free(c->where[w]);
+        free(c->hit[w]);
+        for (size_t i = 0; i < c->nseen[w]; i++)
+            free(c->seen[w][i]);
+        free(c->seen[w]);
     }
     free(c->backends);
     for (size_t i = 0; i < c->nskipped; i++)
@@ -113,10 +117,106 @@ int fbm_census_where(fbm_census *c, const char *field, const char *value)
     if (!n)
         return -2;
     c->where[w] = n;
+    bool *h = realloc(c->hit[w], (c->nwhere[w] + 1) * sizeof *h);
+    if (!h)
+        return -2;
+    c->hit[w] = h;
+    h[c->nwhere[w]] = false;
     if (!(n[c->nwhere[w]] = strdup(value)))
         return -2;
     c->nwhere[w]++;
     return 0;
+}
+
+#define SEEN_MAX 32
+
+/* Keeps value among those field w had in the dumps read, for a filter's message. */
+static void saw(fbm_census *c, int w, const char *value)
+{
+    if (!value || !*value || c->nseen[w] == SEEN_MAX)
+        return;
+    for (size_t i = 0; i < c->nseen[w]; i++)
+        if (!strcmp(c->seen[w][i], value))
+            return;
+    char **n = realloc(c->seen[w], (c->nseen[w] + 1) * sizeof *n);
+    if (n && (n[c->nseen[w]] = strdup(value)))
+        c->seen[w] = n, c->nseen[w]++;
+    else if (n)
+        c->seen[w] = n;
+}
+
+/* Whether the process of dump d is value of field w (below backend); the field's values d
+ * has are noted. exe= is the program as `run` announces it (argv[0]'s last part), its
+ * executable's path, or that path's last part. */
+static bool is(fbm_census *c, const fbd_dump *d, int w, const char *v)
+{
+    const fbd_process *p = fbd_proc(d);
+    char num[24];
+    switch (w) {
+    case W_RANK:
+        snprintf(num, sizeof num, "%ld", p->rank);
+        saw(c, w, p->rank >= 0 ? num : NULL);
+        return p->rank >= 0 && p->rank == strtol(v, NULL, 10);
+    case W_PID:
+        snprintf(num, sizeof num, "%" PRId64, p->pid);
+        saw(c, w, num);
+        return p->pid == strtoll(v, NULL, 10);
+    case W_HOST:
+        saw(c, w, p->host);
+        return !strcmp(p->host, v);
+    default:
+        saw(c, w, p->argv0 ? fbn_base(p->argv0) : NULL);
+        saw(c, w, fbn_base(p->exe));
+        return !strcmp(p->exe, v) || !strcmp(fbn_base(p->exe), v) ||
+               (p->argv0 && (!strcmp(p->argv0, v) || !strcmp(fbn_base(p->argv0), v)));
+    }
+}
+
+/* The backend values d has, and which of --where backend= it matches. */
+static void backends_of(fbm_census *c, const fbd_dump *d)
+{
+    size_t n;
+    const fbd_backend *b = fbd_backends(d, &n);
+    for (size_t k = 0; k <= n; k++) {
+        const char *name = k < n ? b[k].name : n ? NULL : FBR_BACKEND_DEFAULT;
+        if (!name)
+            continue;
+        saw(c, W_BACKEND, name);
+        for (size_t i = 0; i < c->nwhere[W_BACKEND]; i++)
+            c->hit[W_BACKEND][i] |= !strcmp(c->where[W_BACKEND][i], name);
+    }
+}
+
+/* Appends the values field w had to out, "(exe there: a, b)". */
+static void put_seen(const fbm_census *c, int w, char *out, size_t cap)
+{
+    size_t len = strlen(out);
+    snprintf(out + len, cap - len, " (%s there: ", where_names[w]);
+    for (size_t i = 0; i < c->nseen[w]; i++) {
+        len = strlen(out);
+        snprintf(out + len, cap - len, "%s%s", i ? ", " : "", c->seen[w][i]);
+    }
+    len = strlen(out);
+    snprintf(out + len, cap - len, "%s)", c->nseen[w] ? "" : "none");
+}
+
+bool fbm_census_unmatched(const fbm_census *c, char *msg, size_t cap)
+{
+    msg[0] = '\0';
+    for (int w = 0; w < W_N; w++)
+        for (size_t i = 0; i < c->nwhere[w]; i++)
+            if (!c->hit[w][i]) {
+                snprintf(msg, cap, "--where %s=%s selects no %s", where_names[w], c->where[w][i],
+                         w == W_BACKEND ? "backend" : "dump");
+                put_seen(c, w, msg, cap);
+                return true;
+            }
+    if (c->ndumps == 0 && c->filtered) {
+        snprintf(msg, cap, "--where selects no dump: none of the %zu read matches every field "
+                 "given", c->filtered);
+        return true;
+    }
+    return false;
 }
 
 void fbm_census_set_frames(fbm_census *c, fbm_frames mode)
@@ -129,26 +229,20 @@ void fbm_census_set_frames(fbm_census *c, fbm_frames mode)
     c->labels = fbp_map_new();
 }
 
-static bool matches(const fbm_census *c, const fbd_dump *d)
+/* Whether d passes the process filters (every field given, any of its values); every value
+ * is tried, so that one that matches no dump at all is known. */
+static bool matches(fbm_census *c, const fbd_dump *d)
 {
-    const fbd_process *p = fbd_proc(d);
+    bool all = true;
+    backends_of(c, d);
     for (int w = 0; w < W_BACKEND; w++) {
-        if (!c->nwhere[w])
-            continue;
-        bool any = false;
-        for (size_t i = 0; i < c->nwhere[w] && !any; i++) {
-            const char *v = c->where[w][i];
-            switch (w) {
-            case W_RANK: any = p->rank >= 0 && p->rank == strtol(v, NULL, 10); break;
-            case W_PID: any = p->pid == strtoll(v, NULL, 10); break;
-            case W_HOST: any = !strcmp(p->host, v); break;
-            default: any = !strcmp(p->exe, v) || !strcmp(fbn_base(p->exe), v); break;
-            }
-        }
-        if (!any)
-            return false;
+        bool any = !c->nwhere[w];
+        for (size_t i = 0; i < c->nwhere[w]; i++)
+            if (is(c, d, w, c->where[w][i]))
+                any = c->hit[w][i] = true;
+        all &= any;
     }
-    return true;
+    return all;
 }
 
 /* Is a newer than b as a state of the same census? seq decides, then the time stamp. */

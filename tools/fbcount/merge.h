@@ -91,8 +91,16 @@ void fbm_census_free(fbm_census *c);
  * when out of memory. */
 int fbm_census_where(fbm_census *c, const char *field, const char *value);
 
+/* Whether a filter selects nothing, once the dumps are added: a value of a field that no
+ * dump (or no backend) matched, or fields that together leave no dump. msg then says which,
+ * with the values the field had ("--where exe=python3 selects no dump (exe there: python3.11,
+ * lenet)"). A filter that selects nothing is a typo, never a census of zero. */
+bool fbm_census_unmatched(const fbm_census *c, char *msg, size_t cap);
+
 /* The fields --where takes, for messages and help: "rank, pid, host, exe or backend". A
- * backend filter keeps the rows, stacks and counters of those backends in every dump. */
+ * backend filter keeps the rows, stacks and counters of those backends in every dump. exe
+ * is the program as `run` announces it (argv[0]'s last part), or its executable's path or
+ * that path's last part. */
 const char *fbm_where_help(void);
 
 /* Whether rows of this backend are kept (no backend filter, or one that names it). */
