@@ -549,14 +549,28 @@ static const void *const bound[NEXITS] = {
 #undef X_BOUND
 };
 
+/* Whether fn, a definition of exit i, is the backend's own: it lies in a module a row
+ * names as the library of that exit (a program linked -lvkt -lfbcount finds libvkt's
+ * host_result first in its global scope, and that is no interposer to leave in front). */
+static bool backend_definition(int i, const void *fn)
+{
+    Dl_info di;
+    unsigned exit;
+    if (fn == selfs[i] || !dladdr(fn, &di) || !di.dli_fname)
+        return false;
+    long row = fbc_row_for(symbols[i], di.dli_fname, &exit);
+    return row >= 0 && fbr_backend_library(fbc_row_at((size_t)row), di.dli_fname);
+}
+
 size_t fbc_exits_builtin(fbc_redirection *r)
 {
     _Static_assert(NEXITS <= FBC_BUILTIN_MAX, "hooks.h's bound on the exits defined");
     if (fbc_proc.preloaded)
         return 0;
-    for (int i = 0; i < NEXITS; i++)
-        r[i] = (fbc_redirection){symbols[i], (void *)(fbc_attached ? selfs[i] : bound[i]), NULL,
-                                 NULL};
+    for (int i = 0; i < NEXITS; i++) {
+        const void *to = fbc_attached || backend_definition(i, bound[i]) ? selfs[i] : bound[i];
+        r[i] = (fbc_redirection){symbols[i], (void *)to, NULL, NULL};
+    }
     return NEXITS;
 }
 

@@ -118,6 +118,12 @@ try:
         expect(p.returncode == 0 and "in-process census: 0 fallback(s) of vkt_dot" in p.stdout,
                f"app on its own (natively, without LD_LIBRARY_PATH): exit {p.returncode}\n"
                f"{p.stdout}{p.stderr}")
+        # pkg-config --libs vkt fbcount links -lvkt first: libvkt's own host_result comes first
+        # in the program's lookup, and the in-process scope still sees its fallback
+        p = run([app], env=clean_env(VKT_NATIVE_DISABLE="dot"))
+        expect(p.returncode == 0 and "in-process census: 1 fallback(s) of vkt_dot" in p.stdout,
+               f"app's scope, linked -lvkt before -lfbcount, sees the fallback: exit "
+               f"{p.returncode}\n{p.stdout}{p.stderr}")
 
         # ---- under the installed fbcount run -----------------------------------------------
         out_dir = os.path.join(tmp, "census")
