@@ -12,6 +12,7 @@
 
 #include "core.h"
 #include "kernels.h"
+#include "opname.h" /* rules/: the closest names to a typo, one rule with fbcount's */
 
 static int rank_type(VkPhysicalDeviceType t)
 {
@@ -255,6 +256,23 @@ static int kernel_from_env(const char *var, const char *const *names, int count,
     return 0;
 }
 
+/* "'dto' (did you mean dot?)": the ops closest to a name that names none (rules/opname.h),
+ * for a person who typed it in a variable or an argument. */
+static void suggest(const char *bad, char *out, size_t cap)
+{
+    const char *known[512], *close[3];
+    size_t n = 0;
+    for (size_t i = 0, count = vkt_op_count(); i < count && n < 512; i++)
+        known[n++] = vkt_op_name(i);
+    static const fbr_names none = {0};
+    size_t k = fbr_op_closest(bad, known, n, &none, close, 3);
+    int len = snprintf(out, cap, "'%s'", bad);
+    for (size_t i = 0; i < k && len > 0 && (size_t)len < cap; i++)
+        len += snprintf(out + len, cap - (size_t)len, "%s%s", i ? ", " : " (did you mean ", close[i]);
+    if (k && len > 0 && (size_t)len < cap)
+        snprintf(out + len, cap - (size_t)len, "?)");
+}
+
 static void read_env(vkt_ctx *ctx)
 {
     const char *fr = getenv("VKT_FALLBACK_RESULT");
@@ -266,9 +284,12 @@ static void read_env(vkt_ctx *ctx)
     const char *nd = getenv("VKT_NATIVE_DISABLE");
     char bad[64];
     if (nd && *nd && parse_disable(nd, &ctx->native_disable, bad, sizeof bad) == VKT_OK && bad[0] &&
-        !atomic_exchange(&warned_disable, true))
-        fprintf(stderr, "libvkt: VKT_NATIVE_DISABLE names no op '%s' (vkt_op_name lists them); ignoring that "
-                        "name\n", bad);
+        !atomic_exchange(&warned_disable, true)) {
+        char named[160];
+        suggest(bad, named, sizeof named);
+        fprintf(stderr, "libvkt: VKT_NATIVE_DISABLE names no op %s; ignoring that name "
+                        "(vkt-ops-matrix lists every op, or \"all\")\n", named);
+    }
     ctx->dot_kernel = kernel_from_env("VKT_DOT_KERNEL", dot_kernel_names, DK__COUNT, &warned_dot);
     ctx->conv_kernel = kernel_from_env("VKT_CONV_KERNEL", conv_kernel_names, CK__COUNT, &warned_conv);
 }
@@ -348,9 +369,11 @@ VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops)
     if (parse_disable(ops, &list, bad, sizeof bad) != VKT_OK)
         return err_set(VKT_ENOMEM, "vkt_ctx_set_native_disable: out of host memory");
     if (bad[0]) {
+        char named[160];
+        suggest(bad, named, sizeof named);
         free(list);
-        return err_set(VKT_EINVAL, "vkt_ctx_set_native_disable: '%s' is no op's name (vkt_op_name lists them, "
-                                   "or \"all\"); nothing changed", bad);
+        return err_set(VKT_EINVAL, "vkt_ctx_set_native_disable: %s is no op's name (vkt_op_name and "
+                                   "vkt-ops-matrix list them, or \"all\"); nothing changed", named);
     }
     free(ctx->native_disable);
     ctx->native_disable = list;

@@ -155,7 +155,9 @@ def census_cycle(name, argv, site, tmp, env=None):
     if name == "c":
         expect(after.endswith("backend 19"), f"{name}: its calls reach the backend: {after}")
     rc, out, err = fb("detach", str(t.pid))
-    expect(rc == 16 and "is not attached" in err, f"{name}: detach again is refused ({rc})")
+    expect(rc == 16 and "is not attached" in err and "attached and detached before" in err and
+           "fbcount attach" not in err,
+           f"{name}: detach again is refused, and suggests no attach that would fail ({rc}: {err})")
     listing = sorted(os.listdir(d))
     code = t.end(5)
     expect(code == ref_code == 5, f"{name}: exit status unchanged ({code}, {ref_code})")

@@ -429,6 +429,19 @@ def filters_that_select_nothing_fail():
                f"{r.stdout}{r.stderr}")
 
 
+def run_refuses_what_it_cannot_read():
+    """run --allow with a folder, or with a file that is no allow file, is refused before the
+    program runs (it would have run with nothing allowed)."""
+    marker = os.path.join(WORK, "ran")
+    bad = script("bad.allow", "two words here\n")
+    for allow, code in ((WORK, 3), (bad, 4)):
+        r = fbcount("run", "--mode", "abort", "--allow", allow, "--", "/bin/sh", "-c",
+                    f"touch {marker}")
+        expect(r.returncode == code and not os.path.exists(marker) and "--allow" in r.stderr,
+               f"run --allow {os.path.basename(allow)}: refused before running ({r.returncode}): "
+               f"{r.stderr}")
+
+
 def main():
     try:
         exit_leaves_a_census_at_any_instant()
@@ -436,6 +449,7 @@ def main():
         every_process_that_counted_has_its_census()
         every_call_reaches_its_definition()
         one_census_one_truth()
+        run_refuses_what_it_cannot_read()
         every_backend_user_has_a_census()
         filters_that_select_nothing_fail()
     finally:

@@ -8,6 +8,7 @@ reason. The program falls back in vkt_dot, vkt_add and an op it cannot name, (un
 usage: allow_verdict.py FBCOUNT SHIM SHIM_APP
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,6 +84,7 @@ for i, (name, contents, passes, warns) in enumerate(CASES):
     expect(("has no reason" in shim.stderr) == warns, f"{name}: shim warning: {shim.stderr}")
     expect(("has no reason" in cmd.stderr) == warns, f"{name}: check warning: {cmd.stderr}")
 
+shutil.rmtree(tmp, ignore_errors=True)
 if failures:
     print(f"{len(failures)} failure(s)")
     sys.exit(1)

@@ -531,9 +531,16 @@ static int attach(attach_opts *o)
 static int detach(attach_opts *o)
 {
     char shim[PATH_MAX + 256];
-    if (!fbs_attached((pid_t)o->pid) || !fbs_mapped_shim((pid_t)o->pid, shim, sizeof shim)) {
-        fbx_error("detach", "process %ld is not attached (fbcount attach %ld starts a census); "
-                  "nothing was done", o->pid, o->pid);
+    bool mapped = fbs_mapped_shim((pid_t)o->pid, shim, sizeof shim);
+    if (!fbs_attached((pid_t)o->pid) || !mapped) {
+        /* A process detached before keeps the shim loaded, inert: attach refuses it too. */
+        if (mapped)
+            fbx_error("detach", "process %ld is not attached: it runs libfbcount.so (%s), "
+                      "preloaded or attached and detached before; nothing was done", o->pid,
+                      shim);
+        else
+            fbx_error("detach", "process %ld is not attached (fbcount attach %ld starts a "
+                      "census); nothing was done", o->pid, o->pid);
         return FBX_NOT_ATTACHED;
     }
     char line[PATH_MAX + 64];

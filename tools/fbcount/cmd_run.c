@@ -40,6 +40,7 @@
 
 #include "backend.h" /* rules/: declared exits and descriptor files */
 #include "backend_args.h"
+#include "allow.h" /* rules/: the allow file, read as the shim reads it */
 #include "cli.h"
 #include "output.h"
 #include "readfile.h"
@@ -47,6 +48,7 @@
 #include "run_dir.h"
 #include "shim.h"
 #include "signals.h"
+#include "text.h"
 
 static const char help[] =
     "usage: fbcount run [options] [--] CMD [ARGS...]\n\n"
@@ -643,6 +645,19 @@ static int check_inputs(run_opts *o)
         fbx_error("run", "%s: cannot open allow file: %s", o->allow, strerror(errno));
         return FBX_READ;
     }
+    /* Read as the shim will read it, before anything runs: a directory, a device or a file
+     * that is no allow file would run the program with nothing allowed. */
+    char err[768];
+    bool unreadable = false;
+    fbr_allow *a = o->allow ? fbr_allow_load(o->absallow, NULL, NULL, err, sizeof err,
+                                             &unreadable)
+                            : NULL;
+    if (o->allow && !a) {
+        char e1[1600];
+        fbx_error("run", "--allow %s", fbx_escape(err, e1, sizeof e1, 0));
+        return unreadable ? FBX_READ : FBX_INVALID;
+    }
+    fbr_allow_free(a);
     return FBX_OK;
 }
 

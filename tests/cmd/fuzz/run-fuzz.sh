@@ -46,5 +46,8 @@ else
     printf 'two words # bad\n' >"$work/seeds/c"
     max=8192
 fi
-exec "$fuzzer" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=$max -timeout=10 \
-    -artifact_prefix=fuzz-artifacts/ -print_final_stats=1 "$work/corpus" "$work/seeds"
+# Not exec: the trap removes the work folder once the fuzzer is done.
+status=0
+"$fuzzer" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=$max -timeout=10 \
+    -artifact_prefix=fuzz-artifacts/ -print_final_stats=1 "$work/corpus" "$work/seeds" || status=$?
+exit "$status"
