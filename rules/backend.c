@@ -350,19 +350,30 @@ int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t er
     if (!spec || strlen(spec) >= sizeof buf)
         return snprintf(err, errlen, "not LIB:SYMBOL[:op=PREFIX]"), -1;
     strcpy(buf, spec);
+    char shown[84]; /* the spec as a message quotes it: a control byte shown as '?' */
+    size_t sn = 0;
+    for (; spec[sn] && sn + 1 < sizeof shown; sn++)
+        shown[sn] = (unsigned char)spec[sn] < ' ' || spec[sn] == 0x7f ? '?' : spec[sn];
+    shown[sn] = '\0';
+    /* Its parts become words of a descriptor (a dump carries it): no blank, no control byte,
+     * no '#', or the row would not read back as itself. */
+    for (const unsigned char *c = (const unsigned char *)buf; *c; c++)
+        if (*c <= ' ' || *c == 0x7f || *c == '#')
+            return snprintf(err, errlen, "'%s': a blank, '#' or control character in it",
+                            shown), -1;
     char *lib = buf, *sym = strchr(buf, ':');
     if (!sym || sym == lib || !sym[1])
-        return snprintf(err, errlen, "'%.80s' is not LIB:SYMBOL[:op=PREFIX]", spec), -1;
+        return snprintf(err, errlen, "'%s' is not LIB:SYMBOL[:op=PREFIX]", shown), -1;
     *sym++ = '\0';
     /* A C++ symbol holds no ':' when mangled; ":op=" starts the option. */
     char *opt = strstr(sym, ":op=");
     if (opt)
         *opt = '\0';
     if (strchr(sym, ':') || !*sym)
-        return snprintf(err, errlen, "'%.80s': SYMBOL must be the (mangled) name, without ':'", spec),
+        return snprintf(err, errlen, "'%s': SYMBOL must be the (mangled) name, without ':'", shown),
                -1;
     if (strlen(sym) >= FBR_SYMBOL_LEN || strlen(lib) + 2 > FBR_PATTERN_LEN)
-        return snprintf(err, errlen, "'%.80s': a name is too long", spec), -1;
+        return snprintf(err, errlen, "'%s': a name is too long", shown), -1;
     out->source = FBR_FROM_DECLARED;
     /* The row is named after the library's stem: libfoo.so.1 -> foo. */
     const char *file = base_of(lib), *base = file;
@@ -379,7 +390,7 @@ int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t er
         out->name[k++] = c;
     }
     if (!k)
-        return snprintf(err, errlen, "'%.80s': LIB names no library", spec), -1;
+        return snprintf(err, errlen, "'%s': LIB names no library", shown), -1;
     snprintf(out->library.s[0], FBR_PATTERN_LEN, "%s*", file);
     out->library.n = 1;
     snprintf(out->exit[0].symbol, FBR_SYMBOL_LEN, "%s", sym);
@@ -390,7 +401,7 @@ int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t er
     if (opt) {
         opt += 4;
         if (!*opt || strlen(opt) >= FBR_PATTERN_LEN)
-            return snprintf(err, errlen, "'%.80s': op= needs a prefix", spec), -1;
+            return snprintf(err, errlen, "'%s': op= needs a prefix", shown), -1;
         out->oprule = FBR_OPRULE_PREFIX;
         snprintf(out->op.s[0], FBR_PATTERN_LEN, "%s", opt);
         out->op.n = 1;

@@ -1,10 +1,11 @@
 #!/bin/sh
-# Fuzz the dump reader or the allow-file parser for a bounded time.
-#   run-fuzz.sh SECONDS [FUZZER | dump | allow]
-# FUZZER: run that libFuzzer binary (its target is told by its name: fuzz-dump or fuzz-allow);
-# dump or allow (default dump): build that target with clang in a temp dir first. Seeds are
-# the hand-made dumps in tests/cmd/data, or a few allow files; new corpus entries go to a
-# temp dir, crashes (if any) to ./fuzz-artifacts/.
+# Fuzz the dump reader, the allow-file parser or the backend descriptor parser for a bounded
+# time.   run-fuzz.sh SECONDS [FUZZER | dump | allow | backend]
+# FUZZER: run that libFuzzer binary (its target is told by its name: fuzz-dump, fuzz-allow or
+# fuzz-backend); dump, allow or backend (default dump): build that target with clang in a temp
+# dir first. Seeds are the hand-made dumps in tests/cmd/data, a few allow files, or the
+# built-in descriptors; new corpus entries go to a temp dir, crashes (if any) to
+# ./fuzz-artifacts/.
 set -eu
 secs=${1:-30}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,8 +15,9 @@ trap 'rm -rf "$work"' EXIT
 fuzzer=${2:-dump}
 target=$fuzzer
 case "$fuzzer" in
-    dump|allow) ;;
+    dump|allow|backend) ;;
     *allow*) target=allow ;;
+    *backend*) target=backend ;;
     *) target=dump ;;
 esac
 src=$top/tools/fbcount
@@ -35,11 +37,20 @@ elif [ "$fuzzer" = allow ]; then
     fuzzer=$work/fuzz-allow
     clang $flags -I"$rules" "$here/fuzz_allow.c" "$rules/allow.c" "$rules/opname.c" "$rules/readfile.c" \
         -o "$fuzzer"
+elif [ "$fuzzer" = backend ]; then
+    fuzzer=$work/fuzz-backend
+    python3 "$rules/backends/embed.py" "$work/backends.h" "$rules"/backends/*.backend
+    clang $flags -I"$rules" -I"$work" "$here/fuzz_backend.c" "$rules/backend.c" "$rules/attrib.c" \
+        -o "$fuzzer"
 fi
 mkdir -p "$work/corpus" "$work/seeds" fuzz-artifacts
 if [ "$target" = dump ]; then
     find "$top/tests/cmd/data" -name '*.json' -exec cp {} "$work/seeds/" \;
     max=65536
+elif [ "$target" = backend ]; then
+    cp "$rules"/backends/*.backend "$work/seeds/"
+    printf 'libmy.so:my_exit:op=my_\n' >"$work/seeds/spec"
+    max=16384
 else
     printf '# expected\nvkt_dot   # no f32 dot for odd shapes yet\nvkt_conv # 5-D\n' >"$work/seeds/a"
     printf 'vkt_sort\r\n  vkt_pow\t# why\n\n#\nvkt_sort # twice\n' >"$work/seeds/b"
