@@ -12,11 +12,12 @@
 - a --where filter that selects nothing fails (exit 18) naming what it could have matched, and
   exe= matches the program as run announced it;
 - every process that loaded a backend has one, a census of 0 included, whether the backend was
-  linked at start or dlopen-ed later (C, Python's vkt, PyTorch's toy device), and a CI gate
+  linked at start or dlopen-ed later (C, Python's vkt, PyTorch's toy device, node loading
+  llama.cpp's addon), and a CI gate
   (`fbcount check --max 0`) passes a clean run; `run --json`, snapshot and attach+snapshot of
   such a process work.
 
-usage: census_test.py FBCOUNT SHIM PROG DLAPP FAKEDL CALLERS CALLER [TOYDEV]
+usage: census_test.py FBCOUNT SHIM PROG DLAPP FAKEDL CALLERS CALLER GGML_SH GGML_CACHE [TOYDEV]
 The Python cases take vkt and the toy device from PYTHONPATH and the arguments; TOYDEV is left
 out where the build has no libtorch.
 """
@@ -32,8 +33,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fleet"))
 from verdict import done, expect  # noqa: E402
 
-FB, SHIM, PROG, DLAPP, FAKEDL, CALLERS, CALLER = (os.path.abspath(a) for a in sys.argv[1:8])
-TOYDEV = os.path.abspath(sys.argv[8]) if len(sys.argv) > 8 else None
+FB, SHIM, PROG, DLAPP, FAKEDL, CALLERS, CALLER, GGML_SH, GGML_CACHE = (
+    os.path.abspath(a) for a in sys.argv[1:10])
+TOYDEV = os.path.abspath(sys.argv[10]) if len(sys.argv) > 10 else None
 PY = "/usr/bin/python3"  # the interpreter the build's extension modules are for
 TORCH_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "torch")
 WORK = tempfile.mkdtemp(prefix="fbcount-census-test.")
@@ -63,7 +65,7 @@ if sys.argv[3:] == ["wait"]:
 
 
 def env(**kw):
-    e = dict(os.environ)
+    e = dict(os.environ, GGML_VK_VISIBLE_DEVICES="0")
     for k in list(e):
         if k.startswith("FBCOUNT_") or k in ("LD_PRELOAD", "VKT_NATIVE_DISABLE"):
             del e[k]
@@ -157,6 +159,25 @@ def attach_to_clean(name, cmd):
     reasons = sorted(d["reason"] for d in dumps_in(out))
     expect(reasons == ["exit", "snapshot"], f"{name}: a snapshot and the exit census after "
            f"attach: {reasons}")
+
+
+NODE_ADDON = """
+const m = { exports: {} };
+process.dlopen(m, process.argv[2]);
+console.log("addon loaded");
+"""
+
+
+def node_addon_has_a_census():
+    """node loading llama.cpp's addon (its ggml with it) and never computing: a census of 0."""
+    fetch = subprocess.run(["bash", GGML_SH, GGML_CACHE], capture_output=True, text=True,
+                           timeout=600)
+    node = shutil.which("node") or shutil.which("nodejs")
+    if not expect(fetch.returncode == 0 and node, f"node and the pinned ggml (tools/deps/ggml.sh): "
+                  f"{fetch.stderr[-400:]}"):
+        return
+    addon = os.path.join(fetch.stdout.strip(), "llama-addon.node")
+    gated("node-addon", [node, script("addon.js", NODE_ADDON), addon])
 
 
 def every_backend_user_has_a_census():
@@ -451,6 +472,7 @@ def main():
         one_census_one_truth()
         run_refuses_what_it_cannot_read()
         every_backend_user_has_a_census()
+        node_addon_has_a_census()
         filters_that_select_nothing_fail()
     finally:
         shutil.rmtree(WORK, ignore_errors=True)
