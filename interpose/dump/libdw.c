@@ -34,6 +34,10 @@
       (Dwfl_Module *a, GElf_Addr b, GElf_Off *c, GElf_Sym *d, GElf_Word *e, Elf **f,            \
        Dwarf_Addr *g),                                                                          \
       (a, b, c, d, e, f, g), NULL)                                                              \
+    X(int, dwfl_module_getsymtab, (Dwfl_Module *a), (a), -1)                                   \
+    X(const char *, dwfl_module_getsym_info,                                                    \
+      (Dwfl_Module *a, int b, GElf_Sym *c, GElf_Addr *d, GElf_Word *e, Elf **f, Dwarf_Addr *g), \
+      (a, b, c, d, e, f, g), NULL)                                                              \
     X(Dwfl_Line *, dwfl_module_getsrc, (Dwfl_Module *a, Dwarf_Addr b), (a, b), NULL)           \
     X(const char *, dwfl_lineinfo,                                                              \
       (Dwfl_Line *a, Dwarf_Addr *b, int *c, int *d, Dwarf_Word *e, Dwarf_Word *f),              \

@@ -77,6 +77,74 @@ static const Dwfl_Callbacks callbacks = {
 static Dwfl *dwfl;
 static Dwfl_Module *dmods[1024];
 static unsigned char reported[1024];
+
+/* A module's functions by address, sorted once at its first lookup: libdwfl's own lookup
+ * walks the whole symbol table at every call, and a backend's is tens of thousands long
+ * (libtorch_cpu: 35,000): a thousand distinct frames made seconds of it. */
+typedef struct {
+    GElf_Addr start, end;
+    const char *name;
+    bool global;
+} fn_range;
+
+static struct {
+    fn_range *fn;
+    size_t n;
+    bool built;
+} fns[1024];
+
+static int by_start(const void *a, const void *b)
+{
+    const fn_range *x = a, *y = b;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    if (x->global != y->global) /* an alias: the global name, as libdwfl prefers it */
+        return x->global ? -1 : 1;
+    return x->end > y->end ? -1 : x->end < y->end;
+}
+
+static void build_fns(long i, Dwfl_Module *m)
+{
+    fns[i].built = true;
+    int n = dwfl_module_getsymtab(m);
+    fn_range *f = n > 0 ? calloc((size_t)n, sizeof *f) : NULL;
+    size_t k = 0;
+    for (int j = 1; f && j < n; j++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        const char *name = dwfl_module_getsym_info(m, j, &sym, &addr, NULL, NULL, NULL);
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (name && *name && sym.st_shndx != SHN_UNDEF && (type == STT_FUNC || type == STT_GNU_IFUNC))
+            f[k++] = (fn_range){addr, addr + sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL};
+    }
+    if (k)
+        qsort(f, k, sizeof *f, by_start);
+    fns[i].fn = f;
+    fns[i].n = k;
+}
+
+/* The function of module i (libdwfl's m) whose extent holds addr: the last one starting at
+ * or before it, or one of no size right there; NULL where none does. */
+static const char *function_at(long i, Dwfl_Module *m, GElf_Addr addr)
+{
+    if (!fns[i].built)
+        build_fns(i, m);
+    const fn_range *f = fns[i].fn;
+    size_t lo = 0, hi = fns[i].n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (f[mid].start <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* lo: the first starting after addr; the ones before it may hold addr (nested extents
+     * are rare: a few steps back are enough). */
+    for (size_t j = lo, steps = 0; j-- > 0 && steps < 8; steps++)
+        if (addr < f[j].end || (f[j].end == f[j].start && j + 1 == lo))
+            return f[j].name;
+    return NULL;
+}
 static cached *cache;
 static interned *strings;
 
@@ -151,10 +219,7 @@ static cached *lookup(uintptr_t ip, bool first, fbc_frame_info *out)
     if (out->module >= 0 && !m) {
         out->symbol = intern(exported_at(first ? ip : ip - 1));
     } else if (m) {
-        Dwarf_Addr addr = first ? ip : ip - 1;
-        GElf_Off off;
-        GElf_Sym sym;
-        out->symbol = intern(dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL));
+        out->symbol = intern(function_at(out->module, m, first ? ip : ip - 1));
     }
     c = malloc(sizeof *c);
     if (c) {
