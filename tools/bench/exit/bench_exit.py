@@ -93,13 +93,12 @@ def measure(args, stacks, out_dir):
     dbg = "with libc6-dbg" if libc_dbg() else "without libc6-dbg"
     rows = []
     for name, _ in confs:
-        over = [t - p for t, p in zip(times[name], times["no shim"])]
-        lo, hi = spread(over)
+        p = results.paired(times[name], times["no shim"])
         row = {"bench": "exit", "case": f"{name}, {dbg}", "size": str(stacks),
                "value": round(statistics.median(times[name]), 4), "unit": "ms",
                "peer": "no shim", "peer_value": round(statistics.median(times["no shim"]), 4),
-               "over_ms": round(statistics.median(over), 4), "over_q1": round(lo, 4),
-               "over_q3": round(hi, 4), "over_min": round(min(over), 4)}
+               "over_ms": round(p["over"], 4), "over_q1": round(p["q1"], 4),
+               "over_q3": round(p["q3"], 4), "over_min": round(p["least"], 4)}
         if name != "no shim":
             row["target"] = TARGET_MS
         rows.append(row)
@@ -129,15 +128,6 @@ def render(doc):
     return "\n".join(out) + "\n"
 
 
-def doc(md, check):
-    results.RENDERERS["exit"] = render
-    argv, sys.argv = sys.argv, ["results.py", "--check" if check else "--update", md]
-    try:
-        return results.main()
-    finally:
-        sys.argv = argv
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shim")
@@ -150,7 +140,7 @@ def main():
     ap.add_argument("--check-doc")
     a = ap.parse_args()
     if a.check_doc or a.doc:
-        return doc(a.check_doc or a.doc, check=bool(a.check_doc))
+        return results.doc_mode("exit", render, a.check_doc or a.doc, bool(a.check_doc))
     if not a.shim or not a.prog:
         ap.error("--shim and --prog are required")
     rows = []

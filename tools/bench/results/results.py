@@ -180,6 +180,27 @@ def regenerate(text):
     return BLOCK.sub(sub, text)
 
 
+def paired(values, base):
+    """The cost of values over base, run round by round: the median of each round's
+    difference, its quartiles and its least (a slow stretch of a shared machine moves both
+    sides of a difference; the least is what a quiet moment shows)."""
+    import statistics
+    over = [v - b for v, b in zip(values, base)]
+    q = statistics.quantiles(over, n=4) if len(over) > 1 else [over[0]] * 3
+    return {"over": statistics.median(over), "q1": q[0], "q3": q[2], "least": min(over)}
+
+
+def doc_mode(name, render, md, check):
+    """A benchmark's --doc / --check-doc: its blocks (<!-- results:NAME FILE -->) made by
+    render from FILE's rows, through this module's block handling."""
+    RENDERERS[name] = render
+    argv, sys.argv = sys.argv, ["results.py", "--check" if check else "--update", md]
+    try:
+        return main()
+    finally:
+        sys.argv = argv
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     mode = ap.add_mutually_exclusive_group(required=True)
