@@ -134,13 +134,11 @@ def main():
     ap.add_argument("--prog")
     ap.add_argument("--stacks", default="64,1024")
     ap.add_argument("--rounds", type=int, default=21)
-    ap.add_argument("--device", default=f"this machine, {os.cpu_count()} CPUs")
-    ap.add_argument("--json")
-    ap.add_argument("--doc")
-    ap.add_argument("--check-doc")
+    results.bench_options(ap)
     a = ap.parse_args()
-    if a.check_doc or a.doc:
-        return results.doc_mode("exit", render, a.check_doc or a.doc, bool(a.check_doc))
+    code = results.doc_requested(a, "exit", render)
+    if code is not None:
+        return code
     if not a.shim or not a.prog:
         ap.error("--shim and --prog are required")
     rows = []

@@ -190,6 +190,23 @@ def paired(values, base):
     return {"over": statistics.median(over), "q1": q[0], "q3": q[2], "least": min(over)}
 
 
+def bench_options(ap):
+    """The options every benchmark takes beside its own: where it ran, where its rows go, and
+    the document blocks made from them."""
+    import os
+    ap.add_argument("--device", default=f"this machine, {os.cpu_count()} CPUs")
+    ap.add_argument("--json")
+    ap.add_argument("--doc")
+    ap.add_argument("--check-doc")
+
+
+def doc_requested(a, name, render):
+    """The exit code of --doc or --check-doc (a's options), or None when neither was given."""
+    if not (a.doc or a.check_doc):
+        return None
+    return doc_mode(name, render, a.check_doc or a.doc, bool(a.check_doc))
+
+
 def doc_mode(name, render, md, check):
     """A benchmark's --doc / --check-doc: its blocks (<!-- results:NAME FILE -->) made by
     render from FILE's rows, through this module's block handling."""

@@ -113,13 +113,11 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--rounds", type=int, default=11)
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--device", default=f"this machine, {os.cpu_count()} CPUs")
-    ap.add_argument("--json")
-    ap.add_argument("--doc")
-    ap.add_argument("--check-doc")
+    results.bench_options(ap)
     a = ap.parse_args()
-    if a.check_doc or a.doc:
-        return results.doc_mode("torch", render, a.check_doc or a.doc, bool(a.check_doc))
+    code = results.doc_requested(a, "torch", render)
+    if code is not None:
+        return code
     if not a.shim or not a.toydev:
         ap.error("--shim and --toydev are required")
     rows = []
