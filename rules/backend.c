@@ -554,7 +554,11 @@ static long op_frame(const fbr_backend *b, size_t n, fbr_native_at at, void *ctx
 static int user_inline(const fbr_backend *b, fbr_files_at files, void *ctx, size_t i)
 {
     const char *f[16];
-    int n = files && b->sources.n ? files(ctx, i, f, 16) : 0;
+    /* The innermost function's file alone first (a line table's lookup): only where it is
+     * the backend's is the whole inline chain read (its debug information's scopes). */
+    if (!files || !b->sources.n || (files(ctx, i, f, 1) == 1 && !fbr_backend_source(b, f[0])))
+        return 0;
+    int n = files(ctx, i, f, 16);
     for (int k = 0; k < n; k++)
         if (!fbr_backend_source(b, f[k]))
             return k;

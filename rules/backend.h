@@ -165,7 +165,8 @@ bool fbr_backend_python(const fbr_backend *b, const char *file);
 bool fbr_backend_source(const fbr_backend *b, const char *file);
 
 /* The source files of the functions inlined at native frame i, innermost first (the function
- * the symbol table names last): at most max into files; returns how many (0 when unknown). */
+ * the symbol table names last): at most max into files; returns how many (0 when unknown).
+ * With max 1, the innermost alone (a line table's answer, cheaper than the whole chain). */
 typedef int (*fbr_files_at)(void *ctx, size_t i, const char **files, int max);
 
 /* The op a native frame names under the row's rule (prefix, scope), written into out (cap

@@ -368,6 +368,12 @@ const fbr_backend *fbc_entry_row(const fbc_entry *e)
 static int files_at(void *ctx, size_t i, const char **files, int max)
 {
     walk *w = ctx;
+    if (max == 1) {
+        fbc_frame_info line;
+        fbc_symbolize_line(w->e->frames[i], i == 0, &line);
+        files[0] = line.file;
+        return line.file ? 1 : 0;
+    }
     fbc_frame_info chain[FBC_MAX_INLINE];
     int n = fbc_symbolize_chain(w->e->frames[i], i == 0, chain, FBC_MAX_INLINE);
     int k = 0;
