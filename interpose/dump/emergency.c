@@ -131,12 +131,16 @@ void fbc_dump_emergency(int sig)
     fbc_w_num(&w, "," FBR_KEY(FBR_TRANSFERS), v[2][0]);
     fbc_w_num(&w, "," FBR_KEY(FBR_TRANSFER_BYTES), v[2][1]);
     fbc_w_num(&w, "," FBR_KEY(FBR_TRANSFER_NS), v[2][3]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_SPLITS), v[3][0]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_SPLIT_BYTES), v[3][1]);
+    fbc_w_num(&w, "," FBR_KEY(FBR_SPLIT_NS), v[3][3]);
     fbc_w_num(&w, "," FBR_KEY(FBR_STACKS), stacks);
     fbc_w_str(&w, "}," FBR_KEY(FBR_BACKEND) "null");
     write_backends(&w);
     write_unknown_op(&w, "," FBR_KEY(FBR_OPS) "[", v[0]);
     write_unknown_op(&w, "," FBR_KEY(FBR_HOST_OPS) "[", v[1]);
     write_unknown_op(&w, "," FBR_KEY(FBR_TRANSFERS) "[", v[2]);
+    write_unknown_op(&w, "," FBR_KEY(FBR_SPLITS) "[", v[3]);
     fbc_w_str(&w, "," FBR_KEY(FBR_STACKS) "[");
     bool first = true;
     FOR_EACH_ENTRY(e) {

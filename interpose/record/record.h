@@ -13,8 +13,15 @@
 #define FBC_MAX_RANK 8
 
 /* What an event is: an op that left the GPU, an op run on the host because its input was
- * there, or bytes that crossed between devices. */
-typedef enum { FBC_FALLBACK = 0, FBC_HOST = 1, FBC_TRANSFER = 2, FBC_KINDS = 3 } fbc_kind;
+ * there, bytes that crossed between devices, or a split of a scheduler's graph computed on
+ * the host (ggml: its nodes, the bytes they wrote and the time the split took). */
+typedef enum {
+    FBC_FALLBACK = 0,
+    FBC_HOST = 1,
+    FBC_TRANSFER = 2,
+    FBC_SPLIT = 3,
+    FBC_KINDS = 4
+} fbc_kind;
 
 typedef struct {
     int dtype, rank;

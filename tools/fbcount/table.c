@@ -259,7 +259,9 @@ static void row_cells(void *p, size_t i, char **cells)
     else
         snprintf(cells[k++], FBT_CELL, r->unknown && r->has_bytes ? "?" : "-");
     if (t->time) {
-        if (!r->has_time)
+        if (r->split_timed && !r->ns)
+            snprintf(cells[k++], FBT_CELL, "in split");
+        else if (!r->has_time)
             snprintf(cells[k++], FBT_CELL, "-");
         else if (raw)
             snprintf(cells[k++], FBT_CELL, "%" PRIu64, r->ns);
@@ -277,6 +279,10 @@ static const struct {
     [FBD_HOST] = {"Host-resident ops (downstream work on tensors a fallback left on the host)",
                   "host_op"},
     [FBD_TRANSFER] = {"Transfers between devices", "transfer"},
+    [FBD_SPLIT] = {"Host splits (a scheduler's graph split computed on the host: ggml's CPU "
+                   "splits, named by their nodes, timed as a whole; placement: a GPU supports "
+                   "every node, the model's placement or partial offload kept it on the host)",
+                   "split"},
 };
 
 /* The columns of a table: name, BACKEND where rows of several backends meet, numbers, the
@@ -332,8 +338,11 @@ static void print_table(FILE *out, fbm_census *c, fbd_kind kind, const fbt_opts 
 {
     size_t n;
     const fbm_row *rows = fbm_census_rows(c, kind, o->by, o->sort, &n);
-    if (kind == FBD_TRANSFER && !fbm_census_summary(c).total.transfers)
-        return; /* a census without transfers: no section (most backends make none) */
+    fbm_summary s = fbm_census_summary(c);
+    if ((kind == FBD_TRANSFER && !s.total.transfers) || (kind == FBD_SPLIT && !s.total.splits))
+        return; /* a census without transfers or splits: no section (most backends make none) */
+    if (kind == FBD_HOST && !s.total.host_ops && !s.total.fallbacks)
+        return; /* nothing fell back: there is no downstream work to speak of */
     if (!o->raw)
         fprintf(out, "\n%s, by %s:\n", kinds[kind].title, fbt_by_name(o->by));
     if (n == 0) {
@@ -410,6 +419,19 @@ static void unknown_note(FILE *out, uint64_t unknown, uint64_t count)
                 "sizes)", unknown, count);
 }
 
+/* Whether some fallback or host-resident rows have no time of their own (their split's). */
+static bool split_timed(fbm_census *c)
+{
+    for (int k = FBD_FALLBACK; k <= FBD_HOST; k++) {
+        size_t n;
+        const fbm_row *rows = fbm_census_rows(c, (fbd_kind)k, FBM_BY_OP, FBM_SORT_BYTES, &n);
+        for (size_t i = 0; i < n; i++)
+            if (rows[i].split_timed)
+                return true;
+    }
+    return false;
+}
+
 static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
 {
     char b1[32], b2[32];
@@ -426,6 +448,8 @@ static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
     if (inside)
         fputs(" (time inside the exit only: the backend does not say when a fallback starts)",
               out);
+    if (split_timed(c))
+        fputs(" (ggml's fallbacks are timed with their splits: see host splits)", out);
     if (s->timed < s->processes)
         fprintf(out, " (%zu of %zu processes carry times)", s->timed, s->processes);
     fputc('\n', out);
@@ -476,6 +500,21 @@ static void backends_line(FILE *out, fbm_census *c, const fbm_summary *s)
                             : "\n", out);
 }
 
+/* The host splits (ggml): how many, the bytes their nodes wrote, their time. */
+static void splits_line(FILE *out, const fbm_summary *s)
+{
+    char b1[32], b2[32];
+    if (!s->total.splits)
+        return;
+    fprintf(out, "host splits: %" PRIu64 ", their nodes wrote %s", s->total.splits,
+            fbt_bytes(s->total.split_bytes, s->total.unknown[FBD_SPLIT], s->total.splits, false,
+                      b1, sizeof b1));
+    if (s->timed)
+        fprintf(out, " in %s (time measured per split, not per node)",
+                fbu_duration(s->total.split_ns, b2, sizeof b2));
+    fputc('\n', out);
+}
+
 void fbt_summary(FILE *out, fbm_census *c)
 {
     fbm_summary s = fbm_census_summary(c);
@@ -510,6 +549,7 @@ void fbt_summary(FILE *out, fbm_census *c)
     fputs(")", out);
     unknown_note(out, s.total.unknown[FBD_HOST], s.total.host_ops);
     fputc('\n', out);
+    splits_line(out, &s);
     if (s.total.transfers) {
         fprintf(out, "transfers: %" PRIu64 ", %s crossed between devices", s.total.transfers,
                 fbt_bytes(s.total.transfer_bytes, s.total.unknown[FBD_TRANSFER],
