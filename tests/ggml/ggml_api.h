@@ -44,6 +44,8 @@ enum { GGML_USAGE_WEIGHTS = 1 }; /* enum ggml_backend_buffer_usage */
     X(struct ggml_tensor *, ggml_cpy,                                                           \
       (struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *))                      \
     X(int64_t, ggml_nelements, (const struct ggml_tensor *))                                    \
+    X(struct ggml_tensor *, ggml_mul_mat_id, (struct ggml_context *, struct ggml_tensor *,      \
+                                             struct ggml_tensor *, struct ggml_tensor *))       \
     X(void, ggml_set_input, (struct ggml_tensor *))                                             \
     X(void, ggml_set_output, (struct ggml_tensor *))                                            \
     X(struct ggml_tensor *, ggml_add,                                                           \

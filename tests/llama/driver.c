@@ -64,7 +64,8 @@ static int parse(int argc, char **argv, options *o)
         else
             return -1;
     }
-    return o->prompt > 0 && o->prompt < o->s.ctx / 2 && o->gen >= 0 && o->gen < o->s.ctx / 2 ? 0 : -1;
+    bool fits = o->prompt > 0 && o->prompt < o->s.ctx / 2 && o->gen >= 0 && o->gen < o->s.ctx / 2;
+    return fits ? 0 : -1;
 }
 
 /* The prompt: a sentence through the model's SentencePiece vocabulary, repeated to n tokens

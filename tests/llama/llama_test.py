@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 
+import pinned
 import sched_account
 
 FBCOUNT, DRIVER, SOURCE, MAKE_GGUF, GGML_SH, CACHE = sys.argv[1:7]
@@ -199,13 +200,9 @@ def check_views(name, out):
 
 
 def main():
-    fetch = subprocess.run(["bash", GGML_SH, CACHE], capture_output=True, text=True, timeout=600)
-    if fetch.returncode != 0:
-        print(f"llama: cannot fetch the libraries:\n{fetch.stderr}")
+    bins, env = pinned.fetch(GGML_SH, CACHE), pinned.environment()
+    if not bins:
         return 1
-    bins = fetch.stdout.strip().splitlines()[-1]
-    env = dict(os.environ, GGML_VK_VISIBLE_DEVICES="0")
-    env.pop("FBCOUNT_OUTPUT", None)
     line = decode_line()
     with tempfile.TemporaryDirectory() as tmp:
         models = {}
