@@ -257,7 +257,8 @@ static bool call_begin(fbc_call *c, fbc_event *ev, const fbc_reader_ops *rd, boo
     fbc_t.busy = 1;
     c->counted = counted;
     c->ev = ev;
-    fbc_record_capture(ev, (uintptr_t)c->fn);
+    if (!rd->stack || !rd->stack(c))
+        fbc_record_capture(ev, (uintptr_t)c->fn);
     ev->backend = FBC_BACKEND_ID(c->bm->index, c->exit);
     *now = rd->before(c);
     if (*now)

@@ -125,8 +125,8 @@ bool ggml_ready(const ggml_api *a)
 /* Offsets in the pinned build: enum ggml_type type; buffer; int64_t ne[4]; size_t nb[4];
  * enum ggml_op op; int32_t op_params[16]; int32_t flags; src[10]; view_src; view_offs; data;
  * char name[64]. */
-enum { T_TYPE = 0, T_BUFFER = 8, T_NE = 16, T_FLAGS = 148, T_SRC = 152, T_VIEW_SRC = 232,
-       T_DATA = 248, T_NAME = 256 };
+enum { T_TYPE = 0, T_BUFFER = 8, T_NE = 16, T_OP = 80, T_FLAGS = 148, T_SRC = 152,
+       T_VIEW_SRC = 232, T_DATA = 248, T_NAME = 256 };
 
 #define AT(t, off, type) (*(type const *)((const char *)(t) + (off)))
 
@@ -151,6 +151,7 @@ bool ggml_tensor_layout(const ggml_api *a, const void *t)
 
 int ggml_t_type(const void *t) { return AT(t, T_TYPE, int); }
 void *ggml_t_buffer(const void *t) { return AT(t, T_BUFFER, void *); }
+int ggml_t_op(const void *t) { return AT(t, T_OP, int); }
 int64_t ggml_t_ne(const void *t, int i) { return AT(t, T_NE + 8 * i, int64_t); }
 int32_t ggml_t_flags(const void *t) { return AT(t, T_FLAGS, int32_t); }
 const void *ggml_t_src(const void *t, int i) { return AT(t, T_SRC + 8 * i, const void *); }
@@ -209,6 +210,8 @@ static void thread_free(void *p)
 {
     ggml_thread *th = p;
     free(th->tainted);
+    for (int i = 0; i < GGML_MEMO; i++)
+        free(th->memo[i].ev);
     free(th);
 }
 
@@ -226,6 +229,15 @@ ggml_thread *ggml_thread_state(void)
     if (th)
         pthread_setspecific(thread_key, th);
     return thread_state = th;
+}
+
+bool ggml_stack(fbc_call *c)
+{
+    ggml_thread *th = thread_state; /* made by the scheduler's call, if in one */
+    if (!th || !th->sched)
+        return false;
+    fbc_record_within(c->ev, (uintptr_t)c->fn, &th->outer);
+    return true;
 }
 
 int ggml_split_copy(ggml_thread *th)

@@ -50,6 +50,7 @@ bool ggml_ready(const ggml_api *a);
 bool ggml_tensor_layout(const ggml_api *a, const void *t);
 int ggml_t_type(const void *t);
 void *ggml_t_buffer(const void *t);
+int ggml_t_op(const void *t);
 int64_t ggml_t_ne(const void *t, int i);
 int32_t ggml_t_flags(const void *t);
 const void *ggml_t_src(const void *t, int i);
@@ -65,6 +66,28 @@ const char *ggml_place(const ggml_api *a, void *buffer);
 bool ggml_dev_is_gpu(const ggml_api *a, void *dev);
 bool ggml_dev_is_cpu(const ggml_api *a, void *dev);
 
+/* What a split's nodes make once read (ggml_graph.c): its fallbacks and host-resident nodes
+ * (each with its tensor, which a fallback taints), its name and the bytes it writes; kept
+ * while its graph holds the same nodes of the same shapes (ggml_memo.c), so a decode that
+ * reuses its graph is not read again node by node. */
+typedef struct {
+    fbc_kind kind;
+    const char *op; /* interned */
+    size_t bytes;
+    const void *t;
+} ggml_node_event;
+
+typedef struct {
+    const void *graph;
+    uint64_t hash; /* 0: not kept (read again at the next compute) */
+    const char *op; /* the split's name, interned; NULL when it computes no node */
+    size_t bytes;
+    ggml_node_event *ev;
+    uint32_t nev, cap;
+} ggml_split;
+
+#define GGML_MEMO 32 /* splits kept per thread: llama.cpp's graphs have a few each */
+
 /* The calling thread's scheduler compute (ggml_backend_sched_graph_compute_async) in
  * progress, if any: its GPU backends' devices, which split the next copy feeds, and the
  * tensors that hold a fallback's result or work downstream of one. */
@@ -79,10 +102,16 @@ typedef struct {
     void *last_backend;    /* the backend of the split computed last */
     const void **tainted;  /* open addressing, cap a power of two */
     size_t ntainted, cap;
+    fbc_event outer;       /* the scheduler's call, as captured */
+    ggml_split memo[GGML_MEMO];
+    unsigned memo_next;
 } ggml_thread;
 
 /* The calling thread's state (made at its first use); NULL when out of memory. */
 ggml_thread *ggml_thread_state(void);
+/* A reader's stack(): a call the scheduler makes in its compute lies within the scheduler's
+ * call, whose stack is taken (one walk a graph, not one a split and copy). */
+bool ggml_stack(fbc_call *c);
 /* The GPU devices a graph's ops are asked about: the scheduler's in its compute, else every
  * GPU device registered; NULL-terminated in out (GGML_GPUS_MAX + 1 of room). */
 int ggml_gpus(const ggml_api *a, const ggml_thread *th, void **out);
@@ -98,6 +127,17 @@ int ggml_split_compute(ggml_thread *th, void *backend);
 void ggml_taint_clear(ggml_thread *th);
 void ggml_taint_add(ggml_thread *th, const void *t);
 bool ggml_tainted(const ggml_thread *th, const void *t);
+
+/* A graph's identity for the memo: its nodes, their ops, types, flags and shapes, their
+ * sources and theirs, and salt (what fell back before it); 0 where the tensor layout is not
+ * the pinned one (nothing is kept then). */
+uint64_t ggml_graph_hash(const ggml_api *a, void *graph, uint64_t salt);
+/* The split kept for graph with this hash, or NULL. */
+ggml_split *ggml_memo_find(ggml_thread *th, const void *graph, uint64_t hash);
+/* An entry for graph, emptied, to read it into (the oldest one goes). */
+ggml_split *ggml_memo_take(ggml_thread *th, const void *graph);
+/* Adds a node's event to s; false when out of memory (s is then not kept). */
+bool ggml_memo_push(ggml_split *s, fbc_kind kind, const char *op, size_t bytes, const void *t);
 
 /* Points a backend's cpy_tensor_async (the scheduler calls it through the backend's
  * interface, where no symbol is seen) at the reader's own, which counts each copy it makes

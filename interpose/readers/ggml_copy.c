@@ -69,7 +69,8 @@ static void copy_after(fbc_call *c, uint64_t ns)
     count_tensors(c, (const void *)c->arg[0], (const void *)c->arg[1], ns);
 }
 
-const fbc_reader_ops fbc_read_ggml_copy = {ggml_bind, timed, copy_after, fbc_reader_no_refuse};
+const fbc_reader_ops fbc_read_ggml_copy = {ggml_bind, timed, copy_after, fbc_reader_no_refuse,
+                                           ggml_stack};
 
 /* ---- ggml_backend_tensor_set_async(backend, tensor, data, offset, size) ------------------ */
 
@@ -86,7 +87,7 @@ static void set_after(fbc_call *c, uint64_t ns)
 }
 
 const fbc_reader_ops fbc_read_ggml_set_async = {ggml_bind, timed, set_after,
-                                                fbc_reader_no_refuse};
+                                                fbc_reader_no_refuse, ggml_stack};
 
 /* ---- a backend's cpy_tensor_async -------------------------------------------------------- */
 
@@ -149,7 +150,8 @@ static void cpy_after(fbc_call *c, uint64_t ns)
         count_tensors(c, (const void *)c->arg[2], (const void *)c->arg[3], ns);
 }
 
-static const fbc_reader_ops cpy_ops = {ggml_bind, timed, cpy_after, fbc_reader_no_refuse};
+static const fbc_reader_ops cpy_ops = {ggml_bind, timed, cpy_after, fbc_reader_no_refuse,
+                                       ggml_stack};
 
 /* What the wrapped backends' cpy_tensor_async entry leads to: the backend's own, made as the
  * scheduler made it, recorded as an exit's call is. */
@@ -213,4 +215,4 @@ static void copy_async_after(fbc_call *c, uint64_t ns)
 }
 
 const fbc_reader_ops fbc_read_ggml_copy_async = {ggml_bind, copy_async_before, copy_async_after,
-                                                 fbc_reader_no_refuse};
+                                                 fbc_reader_no_refuse, ggml_stack};

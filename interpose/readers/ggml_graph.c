@@ -9,7 +9,8 @@
  *     there: partial offload, llama.cpp's token embeddings): it is not an event of its own.
  * The split is an event of its own (kind split): its nodes in order, the bytes they wrote,
  * and the time the backend took for it. ggml times a split, never a node: a node's event
- * carries no time.
+ * carries no time. A split read once is kept while its graph holds (ggml_memo.c): a decode
+ * that reuses llama.cpp's graph costs a hash of its nodes, not a reading of each.
  * A node's bytes are the elements it writes: its result's, except SET_ROWS (the rows of its
  * source, written into a view of the whole destination, the KV cache) and SET and ACC in
  * place (their second source's elements). A split on a GPU is not the census's. */
@@ -114,46 +115,29 @@ static void label_add(label *l, const char *op)
     l->run = 1;
 }
 
-/* Counts one node of the split as a fallback or host-resident work. */
-static void count_node(fbc_call *c, fbc_kind kind, const char *desc, size_t bytes)
+/* The split's name: "CPU (placement): GET_ROWS", or "(fallback)" where a node of it fell
+ * back or depends on one that did; interned. */
+static const char *split_name(const ggml_api *a, void *backend, label *l, bool fallback)
 {
-    c->ev->kind = kind;
-    c->ev->op = (uintptr_t)fbc_record_op(desc);
-    c->ev->nbytes = bytes;
-    c->ev->ns = 0;
-    fbc_reader_count(c);
-}
-
-/* The split as one event: "CPU (placement): GET_ROWS", or "(fallback)" where a node of it
- * fell back or depends on one that did. */
-static void count_split(fbc_call *c, label *l, bool fallback, size_t bytes, uint64_t ns)
-{
-    const ggml_api *a = c->bm->reader;
     label_flush(l);
-    const char *dev = a->dev_name(a->get_device((void *)c->arg[0]));
+    const char *dev = a->dev_name(a->get_device(backend));
     char op[1100];
     snprintf(op, sizeof op, "%.40s (%s): %s%s", dev ? dev : "CPU",
              fallback ? "fallback" : "placement", l->text, l->cut ? " \xe2\x80\xa6" : "");
     if (l->cut)
         snprintf(op + strlen(op), sizeof op - strlen(op), " (%d nodes)", l->nodes);
-    c->ev->kind = FBC_SPLIT;
-    c->ev->op = (uintptr_t)fbc_record_op(op);
-    c->ev->nbytes = bytes;
-    c->ev->ns = ns;
-    fbc_reader_count(c);
+    return fbc_record_op(op);
 }
 
-static void graph_after(fbc_call *c, uint64_t ns)
+/* Reads a split's nodes into s (see the top of the file), tainting what falls back; false
+ * when out of memory (s is then not to be kept). */
+static bool read_split(fbc_call *c, ggml_thread *th, void *graph, ggml_split *s)
 {
-    if (c->skip)
-        return;
     const ggml_api *a = c->bm->reader;
-    ggml_thread *th = ggml_thread_state();
-    void *graph = (void *)c->arg[1], *gpu[GGML_GPUS_MAX + 1];
+    void *gpu[GGML_GPUS_MAX + 1];
     ggml_gpus(a, th, gpu);
     label l = {.len = 0};
-    size_t total = 0;
-    bool fallback = false;
+    bool fallback = false, kept = true;
     for (int i = 0, n = a->n_nodes(graph); i < n; i++) {
         const void *t = a->node(graph, i);
         const char *desc = t ? a->op_desc(t) : NULL;
@@ -164,19 +148,59 @@ static void graph_after(fbc_call *c, uint64_t ns)
         for (int g = 0; gpu[g] && !could; g++)
             could = a->dev_supports_op(gpu[g], t);
         size_t bytes = written(a, t, desc, layout);
-        bool after = could && layout && reads_fallback(th, t);
-        if (!could || after) {
+        if (!could || (layout && reads_fallback(th, t))) {
             if (layout)
                 ggml_taint_add(th, t);
-            count_node(c, could ? FBC_HOST : FBC_FALLBACK, desc, bytes);
+            kept &= ggml_memo_push(s, could ? FBC_HOST : FBC_FALLBACK, fbc_record_op(desc),
+                                   bytes, layout ? t : NULL);
             fallback = true;
         }
         label_add(&l, desc);
-        total += bytes;
+        s->bytes += bytes;
     }
     if (l.nodes)
-        count_split(c, &l, fallback, total, ns);
+        s->op = split_name(a, (void *)c->arg[0], &l, fallback);
+    return kept;
+}
+
+/* Counts what s holds: its nodes' events (no time of their own), then the split itself with
+ * the time the backend took for it. */
+static void count(fbc_call *c, ggml_thread *th, const ggml_split *s, uint64_t ns)
+{
+    for (uint32_t i = 0; i < s->nev; i++) {
+        if (s->ev[i].t)
+            ggml_taint_add(th, s->ev[i].t);
+        c->ev->kind = s->ev[i].kind;
+        c->ev->op = (uintptr_t)s->ev[i].op;
+        c->ev->nbytes = s->ev[i].bytes;
+        c->ev->ns = 0;
+        fbc_reader_count(c);
+    }
+    if (!s->op)
+        return;
+    c->ev->kind = FBC_SPLIT;
+    c->ev->op = (uintptr_t)s->op;
+    c->ev->nbytes = s->bytes;
+    c->ev->ns = ns;
+    fbc_reader_count(c);
+}
+
+static void graph_after(fbc_call *c, uint64_t ns)
+{
+    if (c->skip)
+        return;
+    const ggml_api *a = c->bm->reader;
+    ggml_thread *th = ggml_thread_state();
+    void *graph = (void *)c->arg[1];
+    uint64_t h = ggml_graph_hash(a, graph, th->ntainted);
+    ggml_split *s = ggml_memo_find(th, graph, h);
+    if (!s) {
+        s = ggml_memo_take(th, graph);
+        if (read_split(c, th, graph, s))
+            s->hash = h;
+    }
+    count(c, th, s, ns);
 }
 
 const fbc_reader_ops fbc_read_ggml_graph = {ggml_bind, graph_before, graph_after,
-                                            fbc_reader_no_refuse};
+                                            fbc_reader_no_refuse, ggml_stack};

@@ -14,6 +14,7 @@ static bool sched_before(fbc_call *c)
         return false;
     void *sched = (void *)c->arg[0];
     th->sched = sched;
+    th->outer = *c->ev; /* the stack every call the scheduler makes lies within */
     th->ngpu = 0;
     th->split = 0;
     th->state = SPLIT_FRESH;
@@ -40,4 +41,4 @@ static void sched_after(fbc_call *c, uint64_t ns)
 }
 
 const fbc_reader_ops fbc_read_ggml_sched = {ggml_bind, sched_before, sched_after,
-                                            fbc_reader_no_refuse};
+                                            fbc_reader_no_refuse, NULL};

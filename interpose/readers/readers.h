@@ -40,6 +40,10 @@ typedef struct {
      * error), with why as the message; false when the backend has no such way. May not
      * return (a C++ exception). */
     bool (*refuse)(fbc_call *c, const char *why);
+    /* Optional (NULL: the stack is walked at every call): fills c->ev's stack from one this
+     * thread captured already and that the call lies within (ggml: the scheduler's compute,
+     * around every split and copy it makes), before before(); false when there is none. */
+    bool (*stack)(fbc_call *c);
 } fbc_reader_ops;
 
 /* The reader id's operations; every member is set (the "none" reader's do nothing). */

@@ -236,6 +236,11 @@ bool fbc_record_on_stack(uintptr_t lo, uintptr_t hi);
 /* Captures the calling thread's stack into ev (fn: the exit's own definition, the innermost
  * frame) and resets the rest: a fallback of backend 0, no op, no bytes, no shape. */
 void fbc_record_capture(fbc_event *ev, uintptr_t fn);
+/* Makes ev the event of a call made within outer's (captured on this thread, still in
+ * progress): fn (the call's own definition, the innermost frame), then outer's frames, and
+ * resets the rest as fbc_record_capture does. The stack walk a nested call would repeat is
+ * not made again. */
+void fbc_record_within(fbc_event *ev, uintptr_t fn, const fbc_event *outer);
 /* Counts ev as it stands (with ev->ns) in the process census (when on) and in every scope
  * open on this thread and on the process. */
 fbc_recorded fbc_record_count(const fbc_event *ev);

@@ -124,10 +124,12 @@ static int generate(struct llama_context *ctx, const struct llama_vocab *v, cons
     double t0 = now();
     if (decode(ctx, tokens, o->prompt, seq, dump) != 0)
         return fprintf(stderr, "llama-driver: the prompt's decode failed\n"), -1;
-    double t1 = now();
     int n_vocab = llama_vocab_n_tokens(v);
+    llama_token next = greedy(ctx, n_vocab); /* its logits: the decode has finished */
+    double t1 = now();
     for (int i = 0; i < o->gen; i++) {
-        llama_token next = greedy(ctx, n_vocab);
+        if (i)
+            next = greedy(ctx, n_vocab);
         if (!o->rounds)
             printf("%s%d", i ? " " : "", next);
         if (decode(ctx, &next, 1, seq, dump) != 0)
