@@ -8,6 +8,9 @@
  *   usage: llama-driver BINS_DIR MODEL [--gpu-layers N] [--prompt N] [--gen N]
  *                       [--threads N] [--flash-attn] [--log FILE] [--dump-each]
  *                       [--rounds N]   (tokens/s of each round on stdout, for benchmarks)
+ *                       [--alternate]  (with the shim loaded and not recording: every other
+ *                                       generated token's decode in a census scope, each
+ *                                       token's time on stdout: "token 0|1 SECONDS")
  * Exit 77 when llama.cpp finds no Vulkan device and GPU layers were asked for. */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -22,8 +25,17 @@ typedef struct {
     const char *bins, *model, *log;
     llama_api_settings s;
     int prompt, gen, rounds;
-    bool dump_each;
+    bool dump_each, alternate;
 } options;
+
+/* The shim's in-process API (fbcount.h), where it is loaded: a dump after each decode, and
+ * census scopes around every other decode. */
+typedef struct {
+    int (*dump)(const char *path);
+    void (*scope_begin)(void);
+    void *(*scope_end)(void);
+    void (*census_free)(void *census);
+} shim_api;
 
 static FILE *logf_;
 
@@ -47,6 +59,8 @@ static int parse(int argc, char **argv, options *o)
             o->s.flash_attn = 1;
         else if (!strcmp(a, "--dump-each"))
             o->dump_each = true;
+        else if (!strcmp(a, "--alternate"))
+            o->alternate = true;
         else if (!v)
             return -1;
         else if (!strcmp(a, "--gpu-layers"))
@@ -89,10 +103,9 @@ static double now(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-typedef int (*dump_fn)(const char *);
-
 /* One decode, marked in the log, and its census state dumped where asked. */
-static int decode(struct llama_context *ctx, llama_token *t, int n, int *seq, dump_fn dump)
+static int decode(struct llama_context *ctx, llama_token *t, int n, int *seq,
+                  int (*dump)(const char *))
 {
     fprintf(logf_, "@@ decode %d tokens %d\n", *seq, n);
     fflush(logf_);
@@ -114,10 +127,28 @@ static llama_token greedy(struct llama_context *ctx, int n_vocab)
     return best;
 }
 
+/* One generated token: its decode, inside a census scope where asked, up to its logits;
+ * its time on stdout with --alternate. The token chosen from them in *next. */
+static int step(struct llama_context *ctx, llama_token *next, int n_vocab, int *seq,
+                const shim_api *api, bool scoped, bool timed)
+{
+    double t0 = now();
+    if (scoped)
+        api->scope_begin();
+    int rc = decode(ctx, next, 1, seq, api->dump);
+    *next = greedy(ctx, n_vocab);
+    if (scoped)
+        api->census_free(api->scope_end());
+    if (timed)
+        printf("token %d %.9f\n", scoped, now() - t0);
+    return rc;
+}
+
 /* A prompt, then o->gen tokens; their ids on stdout, or the round's rates with rounds. */
 static int generate(struct llama_context *ctx, const struct llama_vocab *v, const options *o,
-                    int *seq, dump_fn dump)
+                    int *seq, const shim_api *api)
 {
+    int (*dump)(const char *) = api->dump;
     llama_token tokens[512];
     if (prompt_tokens(v, tokens, o->prompt) != 0)
         return fprintf(stderr, "llama-driver: the vocabulary tokenizes nothing\n"), -1;
@@ -127,19 +158,18 @@ static int generate(struct llama_context *ctx, const struct llama_vocab *v, cons
     int n_vocab = llama_vocab_n_tokens(v);
     llama_token next = greedy(ctx, n_vocab); /* its logits: the decode has finished */
     double t1 = now();
+    bool alt = o->alternate && api->scope_begin;
     for (int i = 0; i < o->gen; i++) {
-        if (i)
-            next = greedy(ctx, n_vocab);
         if (!o->rounds)
             printf("%s%d", i ? " " : "", next);
-        if (decode(ctx, &next, 1, seq, dump) != 0)
+        if (step(ctx, &next, n_vocab, seq, api, alt && i % 2, o->alternate) != 0)
             return fprintf(stderr, "llama-driver: decode %d failed\n", *seq - 1), -1;
     }
     double t2 = now();
     if (o->rounds)
         printf("prompt_tps %.3f gen_tps %.3f\n", o->prompt / (t1 - t0), o->gen / (t2 - t1));
     else
-        printf(" %d\n", greedy(ctx, n_vocab));
+        printf(" %d\n", next);
     return 0;
 }
 
@@ -149,7 +179,7 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0)
         return fprintf(stderr, "usage: llama-driver BINS_DIR MODEL [--gpu-layers N] [--prompt N] "
                                "[--gen N] [--threads N] [--flash-attn] [--log FILE] "
-                               "[--dump-each] [--rounds N]\n"), 2;
+                               "[--dump-each] [--rounds N] [--alternate]\n"), 2;
     logf_ = o.log ? fopen(o.log, "w") : stderr;
     if (!logf_ || llama_api_load(o.bins) != 0)
         return 1;
@@ -164,13 +194,23 @@ int main(int argc, char **argv)
     struct llama_context *ctx = model ? llama_init_from_model(model, cp) : NULL;
     if (!ctx)
         return fprintf(stderr, "llama-driver: cannot load %s\n", o.model), 1;
-    void *p = o.dump_each ? dlsym(RTLD_DEFAULT, "fbcount_dump") : NULL;
-    dump_fn dump;
-    memcpy(&dump, &p, sizeof p);
+    shim_api api = {0};
+    void *p[4] = {o.dump_each ? dlsym(RTLD_DEFAULT, "fbcount_dump") : NULL,
+                  dlsym(RTLD_DEFAULT, "fbcount_scope_begin"),
+                  dlsym(RTLD_DEFAULT, "fbcount_scope_end"),
+                  dlsym(RTLD_DEFAULT, "fbcount_census_free")};
+    memcpy(&api.dump, &p[0], sizeof p[0]);
+    if (p[1] && p[2] && p[3]) {
+        memcpy(&api.scope_begin, &p[1], sizeof p[1]);
+        memcpy(&api.scope_end, &p[2], sizeof p[2]);
+        memcpy(&api.census_free, &p[3], sizeof p[3]);
+    } else if (o.alternate) {
+        return fprintf(stderr, "llama-driver: --alternate needs libfbcount.so loaded\n"), 2;
+    }
     int seq = 0, rc = 0;
     for (int r = 0; r < (o.rounds ? o.rounds : 1) && rc == 0; r++) {
         llama_memory_clear(llama_get_memory(ctx), true);
-        rc = generate(ctx, llama_model_get_vocab(model), &o, &seq, dump);
+        rc = generate(ctx, llama_model_get_vocab(model), &o, &seq, &api);
     }
     llama_free(ctx);
     llama_model_free(model);

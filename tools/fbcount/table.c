@@ -279,10 +279,8 @@ static const struct {
     [FBD_HOST] = {"Host-resident ops (downstream work on tensors a fallback left on the host)",
                   "host_op"},
     [FBD_TRANSFER] = {"Transfers between devices", "transfer"},
-    [FBD_SPLIT] = {"Host splits (a scheduler's graph split computed on the host: ggml's CPU "
-                   "splits, named by their nodes, timed as a whole; placement: a GPU supports "
-                   "every node, the model's placement or partial offload kept it on the host)",
-                   "split"},
+    [FBD_SPLIT] = {"Host splits (graph splits computed on the host, each timed whole and named "
+                   "by its nodes; placement: a GPU could run every node)", "split"},
 };
 
 /* The columns of a table: name, BACKEND where rows of several backends meet, numbers, the
@@ -419,22 +417,27 @@ static void unknown_note(FILE *out, uint64_t unknown, uint64_t count)
                 "sizes)", unknown, count);
 }
 
-/* Whether some fallback or host-resident rows have no time of their own (their split's). */
-static bool split_timed(fbm_census *c)
+/* How many rows of a kind have no time of their own (their splits', ggml's), and of how
+ * many. */
+static size_t split_timed(fbm_census *c, fbd_kind kind, size_t *of)
 {
-    for (int k = FBD_FALLBACK; k <= FBD_HOST; k++) {
-        size_t n;
-        const fbm_row *rows = fbm_census_rows(c, (fbd_kind)k, FBM_BY_OP, FBM_SORT_BYTES, &n);
-        for (size_t i = 0; i < n; i++)
-            if (rows[i].split_timed)
-                return true;
-    }
-    return false;
+    size_t n, timed = 0;
+    const fbm_row *rows = fbm_census_rows(c, kind, FBM_BY_OP, FBM_SORT_BYTES, &n);
+    for (size_t i = 0; i < n; i++)
+        timed += rows[i].split_timed;
+    *of = n;
+    return timed;
 }
 
 static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
 {
     char b1[32], b2[32];
+    size_t rows, in_splits = split_timed(c, FBD_FALLBACK, &rows);
+    if (rows && in_splits == rows) {
+        fputs("fallbacks have no time of their own: ggml times whole splits (see host splits)\n",
+              out);
+        return;
+    }
     fprintf(out, "fallbacks cost %s", fbu_duration(s->total.ns, b1, sizeof b1));
     if (s->with_elapsed == s->processes && s->elapsed_ns)
         fprintf(out, " of %s%s (%.0f%%)", fbu_duration(s->elapsed_ns, b2, sizeof b2),
@@ -448,7 +451,7 @@ static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
     if (inside)
         fputs(" (time inside the exit only: the backend does not say when a fallback starts)",
               out);
-    if (split_timed(c))
+    if (in_splits)
         fputs(" (ggml's fallbacks are timed with their splits: see host splits)", out);
     if (s->timed < s->processes)
         fprintf(out, " (%zu of %zu processes carry times)", s->timed, s->processes);
@@ -544,7 +547,10 @@ void fbt_summary(FILE *out, fbm_census *c)
     fprintf(out, "host-resident ops: %" PRIu64 " (%s of results computed on the host",
             s.total.host_ops, fbt_bytes(s.total.host_bytes, s.total.unknown[FBD_HOST],
                                         s.total.host_ops, false, b1, sizeof b1));
-    if (s.timed)
+    size_t rows, in_splits = split_timed(c, FBD_HOST, &rows);
+    if (s.timed && rows && in_splits == rows)
+        fputs(", timed with their splits", out);
+    else if (s.timed)
         fprintf(out, ", %s", fbu_duration(s.total.host_ns, b2, sizeof b2));
     fputs(")", out);
     unknown_note(out, s.total.unknown[FBD_HOST], s.total.host_ops);
