@@ -20,19 +20,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "llama"))
-import pinned  # noqa: E402 (the llama tests' fetch of the pinned libraries)
+import pinned  # noqa: E402 (the llama tests' fetch of the pinned libraries, and expect)
 import sched_account  # noqa: E402 (and their reader of the scheduler's account)
 
 FBCOUNT, DRIVER, SOURCE, GGML_SH, CACHE = sys.argv[1:6]
 COMPUTES = 5
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
-    return ok
+expect, failures = pinned.expect, pinned.failures
 
 
 def drive(bins, env, extra):

@@ -45,14 +45,7 @@ CASES = [  # name, model, driver arguments, ops the GPU refuses (as the account 
 ]
 MODELS = {"main": ["--embd", str(EMBD), "--heads", "4", "--ff", "512", "--words", "253"],
           "fa": ["--embd", "80", "--heads", "4", "--ff", "160"]}
-failures = []
-
-
-def expect(ok, what):
-    if not ok:
-        failures.append(what)
-        print("FAIL:", what)
-    return ok
+expect, failures = pinned.expect, pinned.failures
 
 
 def decode_line():

@@ -1,7 +1,18 @@
 """The pinned build of llama.cpp and ggml the ggml and llama tests run: fetched by
-tools/deps/ggml.sh into the build folder (once), on lavapipe's first Vulkan device."""
+tools/deps/ggml.sh into the build folder (once), on lavapipe's first Vulkan device; and the
+tests' record of what failed."""
 import os
 import subprocess
+
+failures = []
+
+
+def expect(ok, what):
+    """Records what failed (and says it) when ok is false; returns ok."""
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+    return ok
 
 
 def fetch(ggml_sh, cache):
