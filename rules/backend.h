@@ -62,7 +62,9 @@ typedef enum { FBR_OPRULE_PREFIX, FBR_OPRULE_SCOPE, FBR_OPRULE_LIBRARY, FBR_OPRU
     X(TORCH, "torch")           /* (const OperatorHandle &op, Stack *stack, ...) */             \
     X(GGML_GRAPH, "ggml-graph") /* (ggml_backend_t, struct ggml_cgraph *) */                    \
     X(GGML_COPY, "ggml-copy")   /* (struct ggml_tensor *src, struct ggml_tensor *dst) */        \
-    X(GGML_COPY_ASYNC, "ggml-copy-async") /* (backend, backend, tensor *src, tensor *dst) */
+    X(GGML_COPY_ASYNC, "ggml-copy-async") /* (backend, backend, tensor *src, tensor *dst) */ \
+    X(GGML_SCHED, "ggml-sched") /* (ggml_backend_sched_t, struct ggml_cgraph *) */              \
+    X(GGML_SET_ASYNC, "ggml-set-async") /* (backend, tensor *, const void *, offset, size) */
 
 typedef enum {
 #define FBR_READER_ENUM(id, name) FBR_READ_##id,

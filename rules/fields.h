@@ -79,6 +79,9 @@
 #define FBR_HOST_NS "host_ns"
 #define FBR_TRANSFER_BYTES "transfer_bytes" /* total: also FBR_TRANSFERS, the count */
 #define FBR_TRANSFER_NS "transfer_ns"
+#define FBR_SPLITS "splits"           /* host splits of a scheduler's graph (ggml), by nodes */
+#define FBR_SPLIT_BYTES "split_bytes" /* total: also FBR_SPLITS, the count */
+#define FBR_SPLIT_NS "split_ns"
 
 /* backend: libvkt's own counters */
 #define FBR_NATIVE "native"
@@ -100,6 +103,11 @@
 #define FBR_KIND_FALLBACK "fallback"
 #define FBR_KIND_HOST "host_op"
 #define FBR_KIND_TRANSFER "transfer"
+#define FBR_KIND_SPLIT "split"
+/* ops and host_ops rows: "split" where the backend times splits, not their nodes (ggml): the
+ * row's ns is 0 and its time is its splits' (in splits[]) */
+#define FBR_TIMED "timed"
+#define FBR_TIMED_SPLIT "split"
 #define FBR_BYTES_KNOWN "bytes_known" /* false: the backend cannot read sizes (bytes are 0) */
 
 /* stacks, rows and backends[]: which backend (rules/backend.h) recorded them; a missing

@@ -227,6 +227,11 @@ static const char *row_backend(const view *v, size_t i)
 
 static bool row_sized(const view *v, size_t i) { return !v->origins || !v->origins[i].bytes_unknown; }
 
+static bool row_own_time(const view *v, size_t i)
+{
+    return !v->origins || !v->origins[i].split_timed;
+}
+
 static int cmp_rows(const view *v, size_t ia, size_t ib)
 {
     const fbr_metrics_row *a = &v->rows[ia], *b = &v->rows[ib];
@@ -281,6 +286,12 @@ static const struct {
      "Bytes that crossed between devices."},
     {FBR_METRICS_TRANSFER, F_SECONDS, "fbcount_transfer_seconds_total",
      "Wall time of transfers between devices."},
+    {FBR_METRICS_SPLIT, F_COUNT, "fbcount_splits_total",
+     "Host splits of a scheduler's graph (ggml's CPU splits), named by their nodes."},
+    {FBR_METRICS_SPLIT, F_BYTES, "fbcount_split_bytes_total",
+     "Bytes the nodes of host splits wrote."},
+    {FBR_METRICS_SPLIT, F_SECONDS, "fbcount_split_seconds_total",
+     "Wall time of host splits, measured per split: ggml times a split, never its nodes."},
 };
 
 static void put_header(out_t *o, const char *name, const char *help, const char *type)
@@ -310,13 +321,14 @@ static void put_family(out_t *o, int f, const view *w, const size_t *idx, size_t
         for (; j < nrows && !cmp_rows(w, idx[i], idx[j]); j++) {
             const fbr_metrics_row *q = &w->rows[idx[j]];
             bool known = row_sized(w, idx[j]);
-            timed |= procs[q->proc].has_time;
+            bool own = procs[q->proc].has_time && row_own_time(w, idx[j]);
+            timed |= own;
             sized |= known;
             if (families[f].field == F_COUNT)
                 v = add_sat(v, q->count);
             else if (families[f].field == F_BYTES && known)
                 v = add_sat(v, q->bytes);
-            else if (families[f].field == F_SECONDS && procs[q->proc].has_time)
+            else if (families[f].field == F_SECONDS && own)
                 v = add_sat(v, q->ns);
         }
         i = j;

@@ -15,13 +15,19 @@
  *   fbcount_transfers_total          copies of tensors between devices     per op and site
  *   fbcount_transfer_bytes_total     bytes they moved                      per op and site
  *   fbcount_transfer_seconds_total   their wall time                       per op and site
+ *   fbcount_splits_total             host splits of a scheduler's graph    per split and site
+ *                                    (ggml's CPU splits, named by their nodes)
+ *   fbcount_split_bytes_total        bytes their nodes wrote               per split and site
+ *   fbcount_split_seconds_total      their wall time                       per split and site
  *   fbcount_backend_ops_total        a backend's own op counters  per process and backend,
  *                                    path=native|fallback|host
  *   fbcount_native_share             share of ops that ran natively, 0..1  per process, backend
  *
  * Labels, in this order: backend (of the row; "vkt" where the caller names none), op, site,
  * file, line (where known), then the process's pid, rank (when it has one), host (when
- * known), exe (its base name). Label values are escaped as the format asks (\\, \", \n) and
+ * known), exe (its base name). A backend that times whole splits, not their nodes (ggml), has
+ * no seconds sample for its fallbacks and host-resident ops: their time is in the split
+ * family. Label values are escaped as the format asks (\\, \", \n) and
  * bytes that are not UTF-8 become U+FFFD. Seconds families appear only for processes whose
  * census carries times; a row whose bytes its backend could not read is left out of the
  * bytes family (a 0 there would claim nothing moved); families without a sample are left out.
@@ -40,7 +46,8 @@
 typedef enum {
     FBR_METRICS_FALLBACK = 0,
     FBR_METRICS_HOST = 1,
-    FBR_METRICS_TRANSFER = 2
+    FBR_METRICS_TRANSFER = 2,
+    FBR_METRICS_SPLIT = 3
 } fbr_metrics_kind;
 
 /* One backend's own op counters in a process. */
@@ -78,6 +85,7 @@ typedef struct {
 typedef struct {
     const char *backend;
     bool bytes_unknown;
+    bool split_timed; /* its time is its splits' (ggml's nodes): no seconds sample */
 } fbr_metrics_origin;
 
 /* Receives the text in pieces; returns 0, or nonzero to stop (that value is returned). */

@@ -133,6 +133,9 @@ void fbc_report_free(fbc_report *r);
 uint64_t fbc_report_op(const fbc_report *r, fbc_kind k, const char *op, bool bytes);
 /* Whether the stacks of a backend carry known sizes (a declared exit's do not). */
 bool fbc_report_sizes(const fbc_bmod *b);
+/* Whether events of kind k of a backend carry no time of their own, their split's being
+ * their time (ggml's nodes: the backend times whole splits). */
+bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k);
 /* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
 void fbc_fmt_bytes(uint64_t b, char *out, size_t cap);

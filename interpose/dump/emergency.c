@@ -166,12 +166,16 @@ void fbc_dump_raw(fbc_writer *w, const char *reason, int sig, int seq)
     fbc_w_num(w, "," FBR_KEY(FBR_TRANSFERS), v[2][0]);
     fbc_w_num(w, "," FBR_KEY(FBR_TRANSFER_BYTES), v[2][1]);
     fbc_w_num(w, "," FBR_KEY(FBR_TRANSFER_NS), v[2][3]);
+    fbc_w_num(w, "," FBR_KEY(FBR_SPLITS), v[3][0]);
+    fbc_w_num(w, "," FBR_KEY(FBR_SPLIT_BYTES), v[3][1]);
+    fbc_w_num(w, "," FBR_KEY(FBR_SPLIT_NS), v[3][3]);
     fbc_w_num(w, "," FBR_KEY(FBR_STACKS), stacks);
     fbc_w_str(w, "}," FBR_KEY(FBR_BACKEND) "null");
     write_backends(w);
     write_unknown_op(w, "," FBR_KEY(FBR_OPS) "[", v[0]);
     write_unknown_op(w, "," FBR_KEY(FBR_HOST_OPS) "[", v[1]);
     write_unknown_op(w, "," FBR_KEY(FBR_TRANSFERS) "[", v[2]);
+    write_unknown_op(w, "," FBR_KEY(FBR_SPLITS) "[", v[3]);
     int free_ = 0;
     bool table = __atomic_compare_exchange_n(&raw_busy, &free_, 1, false, __ATOMIC_ACQUIRE,
                                              __ATOMIC_RELAXED);

@@ -30,7 +30,7 @@ static size_t count_rows(const fbc_report *r)
 /* The kinds of the census, as the metrics name them. */
 static const fbr_metrics_kind kinds[FBC_KINDS] = {
     [FBC_FALLBACK] = FBR_METRICS_FALLBACK, [FBC_HOST] = FBR_METRICS_HOST,
-    [FBC_TRANSFER] = FBR_METRICS_TRANSFER};
+    [FBC_TRANSFER] = FBR_METRICS_TRANSFER, [FBC_SPLIT] = FBR_METRICS_SPLIT};
 
 /* Each row at each of its sites, with the backend that recorded it. */
 static size_t fill_rows(const fbc_report *r, fbr_metrics_row *rows, fbr_metrics_origin *origins)
@@ -40,7 +40,8 @@ static size_t fill_rows(const fbc_report *r, fbr_metrics_row *rows, fbr_metrics_
         for (size_t i = 0; i < r->nops[kind]; i++) {
             const fbc_rop *o = r->ops[kind][i];
             fbr_metrics_origin from = {o->backend ? o->backend->row->name : NULL,
-                                       !fbc_report_sizes(o->backend)};
+                                       !fbc_report_sizes(o->backend),
+                                       fbc_report_split_timed(o->backend, (fbc_kind)kind)};
             for (size_t j = 0; j < (o->nsites ? o->nsites : 1); j++) {
                 const fbc_rsite *s = o->nsites ? &o->sites[j] : NULL;
                 rows[k] = (fbr_metrics_row){0, kinds[kind], o->op, s ? s->site : NULL,

@@ -416,6 +416,7 @@ void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top
     static const char *const heading[FBC_KINDS] = {
         [FBC_HOST] = "host-resident ops (computed on the host because their input was):",
         [FBC_TRANSFER] = "transfers between devices:",
+        [FBC_SPLIT] = "host splits (each timed as a whole; its nodes listed):",
     };
     for (int k = 0; k < FBC_KINDS; k++) {
         if (k != FBC_FALLBACK && !r->nops[k])
@@ -475,12 +476,21 @@ static void json_shapes(fbc_writer *w, const fbc_rop *o)
     fbc_w_raw(w, "]", 1);
 }
 
+bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k)
+{
+    for (int i = 0; (k == FBC_FALLBACK || k == FBC_HOST) && b && b->row && i < b->row->nexits; i++)
+        if (b->row->exit[i].kind == FBR_EXIT_GRAPH)
+            return true;
+    return false;
+}
+
 static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes)
 {
     static const char *const list[FBC_KINDS] = {
         [FBC_FALLBACK] = "," FBR_KEY(FBR_OPS) "[",
         [FBC_HOST] = "," FBR_KEY(FBR_HOST_OPS) "[",
         [FBC_TRANSFER] = "," FBR_KEY(FBR_TRANSFERS) "[",
+        [FBC_SPLIT] = "," FBR_KEY(FBR_SPLITS) "[",
     };
     fbc_w_str(w, list[k]);
     for (size_t i = 0; i < r->nops[k]; i++) {
@@ -491,6 +501,8 @@ static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes
         fbc_w_json(w, row_name(o->backend));
         if (!fbc_report_sizes(o->backend))
             fbc_w_str(w, "," FBR_KEY(FBR_BYTES_KNOWN) "false");
+        if (fbc_report_split_timed(o->backend, k))
+            fbc_w_str(w, "," FBR_KEY(FBR_TIMED) "\"" FBR_TIMED_SPLIT "\"");
         fbc_w_num(w, "," FBR_KEY(FBR_COUNT), o->count);
         fbc_w_num(w, "," FBR_KEY(FBR_BYTES), o->bytes);
         fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), o->max_bytes);
@@ -541,6 +553,9 @@ void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes)
     fbc_w_num(w, "," FBR_KEY(FBR_TRANSFERS), r->total[FBC_TRANSFER]);
     fbc_w_num(w, "," FBR_KEY(FBR_TRANSFER_BYTES), r->bytes[FBC_TRANSFER]);
     fbc_w_num(w, "," FBR_KEY(FBR_TRANSFER_NS), r->ns[FBC_TRANSFER]);
+    fbc_w_num(w, "," FBR_KEY(FBR_SPLITS), r->total[FBC_SPLIT]);
+    fbc_w_num(w, "," FBR_KEY(FBR_SPLIT_BYTES), r->bytes[FBC_SPLIT]);
+    fbc_w_num(w, "," FBR_KEY(FBR_SPLIT_NS), r->ns[FBC_SPLIT]);
     fbc_w_num(w, "," FBR_KEY(FBR_STACKS), r->nstacks);
     fbc_w_raw(w, "}", 1);
     for (int k = 0; k < FBC_KINDS; k++)

@@ -56,9 +56,12 @@ typedef struct {
     X(TORCH_FALLBACK_1, torch_fallback_1, TORCH_FALLBACK)                                       \
     X(TORCH_FALLBACK_2, torch_fallback_2, TORCH_FALLBACK "b")                                   \
     X(TORCH_FALLBACK_3, torch_fallback_3, TORCH_FALLBACK "bNS1_11DispatchKeyE")                 \
+    X(GGML_SCHED, ggml_backend_sched_graph_compute_async,                                      \
+      "ggml_backend_sched_graph_compute_async")                                                 \
     X(GGML_COMPUTE, ggml_backend_graph_compute_async, "ggml_backend_graph_compute_async")       \
     X(GGML_COPY, ggml_backend_tensor_copy, "ggml_backend_tensor_copy")                          \
-    X(GGML_COPY_ASYNC, ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async")
+    X(GGML_COPY_ASYNC, ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async")        \
+    X(GGML_SET_ASYNC, ggml_backend_tensor_set_async, "ggml_backend_tensor_set_async")
 
 enum {
 #define X_ENUM(id, fn, sym) X_##id,
@@ -144,10 +147,13 @@ static const caller_mod *lookup(const exit_state *x, uintptr_t ra)
     return NULL;
 }
 
+static void intercepted(fbc_call *c, const fbc_reader_ops *rd, void (*thunk)(fbc_call *));
+
 /* The backend behind definition fn: the row that has x's symbol as an exit (preferring one
  * whose library is fn's module), bound to that module, its reader told once. */
 static fbc_bmod *backend_of(const exit_state *x, void *fn, unsigned *exit)
 {
+    fbc_reader_intercept = intercepted;
     Dl_info di;
     const char *path = fn && dladdr(fn, &di) ? di.dli_fname : NULL;
     fbc_bmod *bm = fn ? fbc_bmod_bind(fbc_row_for(SYMBOL(x), path, exit), fn) : NULL;
@@ -282,7 +288,8 @@ static bool call_begin(fbc_call *c, fbc_event *ev, const fbc_reader_ops *rd, boo
     fbc_t.busy = 1;
     c->counted = counted;
     c->ev = ev;
-    fbc_record_capture(ev, (uintptr_t)c->fn);
+    if (!rd->stack || !rd->stack(c))
+        fbc_record_capture(ev, (uintptr_t)c->fn);
     ev->backend = FBC_BACKEND_ID(c->bm->index, c->exit);
     *now = rd->before(c);
     if (*now)
@@ -335,6 +342,23 @@ __attribute__((noinline)) static void slow(exit_state *x, fbc_call *c, uintptr_t
     c->exit = m->exit;
     const fbc_reader_ops *rd = fbc_reader(m->bm->row->exit[m->exit].reader);
     bool now;
+    if (!call_begin(c, ev, rd, &now))
+        return;
+    thunk(c);
+    call_end(c, rd, now);
+}
+
+/* A call a reader intercepts itself, through a function pointer of the backend's that it
+ * pointed at its own code (ggml's cpy_tensor_async): recorded as an exit's call is. */
+static void intercepted(fbc_call *c, const fbc_reader_ops *rd, void (*thunk)(fbc_call *))
+{
+    fbc_event *ev = should_record() ? fbc_record_enter((uintptr_t)__builtin_frame_address(0))
+                                    : NULL;
+    bool now;
+    if (!ev) {
+        thunk(c);
+        return;
+    }
     if (!call_begin(c, ev, rd, &now))
         return;
     thunk(c);
@@ -463,20 +487,32 @@ FBC_EXPORT void torch_fallback_3(const void *op, void *stack, bool views, uint16
     slow(&exits[X_TORCH_FALLBACK_3], &c, RA, call_torch_3);
 }
 
-/* enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t, struct ggml_cgraph *);
+/* enum ggml_status ggml_backend_sched_graph_compute_async(ggml_backend_sched_t, cgraph *);
+ * enum ggml_status ggml_backend_graph_compute_async(ggml_backend_t, struct ggml_cgraph *);
+ * void ggml_backend_tensor_set_async(ggml_backend_t, tensor *, const void *, size_t, size_t);
  * void ggml_backend_tensor_copy(struct ggml_tensor *src, struct ggml_tensor *dst);
  * void ggml_backend_tensor_copy_async(ggml_backend_t, ggml_backend_t, src, dst). */
 typedef int (*compute_fn)(void *, void *);
 typedef void (*copy_fn)(void *, void *);
 typedef void (*copy_async_fn)(void *, void *, void *, void *);
+typedef void (*set_async_fn)(void *, void *, const void *, size_t, size_t);
 
+FBC_EXPORT int ggml_backend_sched_graph_compute_async(void *sched, void *graph);
 FBC_EXPORT int ggml_backend_graph_compute_async(void *backend, void *graph);
+FBC_EXPORT void ggml_backend_tensor_set_async(void *backend, void *tensor, const void *data,
+                                              size_t offset, size_t size);
 FBC_EXPORT void ggml_backend_tensor_copy(void *src, void *dst);
 FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src, void *dst);
 
 static void call_compute(fbc_call *c)
 {
     c->ret = (uintptr_t)(intptr_t)CALL(compute_fn, c)((void *)c->arg[0], (void *)c->arg[1]);
+}
+
+static void call_set_async(fbc_call *c)
+{
+    CALL(set_async_fn, c)((void *)c->arg[0], (void *)c->arg[1], (const void *)c->arg[2],
+                          (size_t)c->arg[3], (size_t)c->arg[4]);
 }
 
 static void call_copy(fbc_call *c)
@@ -491,6 +527,28 @@ static void call_copy_async(fbc_call *c)
 
 /* GGML_STATUS_FAILED when no definition is found, as ggml would say. */
 #define GGML_FAILED (-1)
+
+FBC_EXPORT int ggml_backend_sched_graph_compute_async(void *sched, void *graph)
+{
+    compute_fn fn = (compute_fn)fast(&exits[X_GGML_SCHED], RA);
+    if (fn)
+        return fn(sched, graph);
+    fbc_call c = {.arg = {(uintptr_t)sched, (uintptr_t)graph}, .ret = (uintptr_t)GGML_FAILED};
+    slow(&exits[X_GGML_SCHED], &c, RA, call_compute);
+    return (int)(intptr_t)c.ret;
+}
+
+FBC_EXPORT void ggml_backend_tensor_set_async(void *backend, void *tensor, const void *data,
+                                              size_t offset, size_t size)
+{
+    set_async_fn fn = (set_async_fn)fast(&exits[X_GGML_SET_ASYNC], RA);
+    if (fn) {
+        fn(backend, tensor, data, offset, size);
+        return;
+    }
+    fbc_call c = {.arg = {(uintptr_t)backend, (uintptr_t)tensor, (uintptr_t)data, offset, size}};
+    slow(&exits[X_GGML_SET_ASYNC], &c, RA, call_set_async);
+}
 
 FBC_EXPORT int ggml_backend_graph_compute_async(void *backend, void *graph)
 {

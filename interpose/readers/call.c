@@ -1,9 +1,12 @@
-/* call.c - what the readers share: an event's kind and start, counting it, and the reader of
+/* call.c - what the readers share: an event's kind and start, counting it, a call a reader
+ * intercepts itself (fbc_reader_intercept, set by hooks/), and the reader of
  * an exit whose signature is unknown (declared by name): the call is counted with its stack
  * and time, its bytes unknown. */
 #include <stdio.h>
 
 #include "readers.h"
+
+void (*fbc_reader_intercept)(fbc_call *c, const fbc_reader_ops *rd, void (*thunk)(fbc_call *));
 
 void fbc_reader_kind(fbc_call *c)
 {
@@ -43,7 +46,7 @@ static bool none_refuse(fbc_call *c, const char *why)
     return false;
 }
 
-const fbc_reader_ops fbc_read_none = {none_bind, none_before, none_after, none_refuse};
+const fbc_reader_ops fbc_read_none = {none_bind, none_before, none_after, none_refuse, NULL};
 
 bool fbc_reader_no_refuse(fbc_call *c, const char *why)
 {

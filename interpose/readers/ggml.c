@@ -1,13 +1,8 @@
-/* ggml.c - ggml's exits (llama.cpp's tensor library), read through ggml's own exported
- * functions:
- *   ggml_backend_graph_compute_async(backend, graph): a split of the scheduler's graph. On a
- *     CPU device every node that does work is an event: a fallback where no GPU device can
- *     run its op (ggml_backend_dev_supports_op), host-resident work where one could (it ran on
- *     the CPU because its input was there). Counted after the call, each node with its share
- *     of the split's time; a split on a GPU device is not the census's.
- *   ggml_backend_tensor_copy(src, dst) and ggml_backend_tensor_copy_async(backend_src,
- *     backend_dst, src, dst): bytes that crossed between devices, named "CPU -> Vulkan0" by
- *     the buffers' names; a copy between two host buffers crosses nothing.
+/* ggml.c - what the readers of ggml's exits (llama.cpp's tensor library) share: the functions
+ * they bind, the checked reads of ggml's structs, the names of places and devices, and the
+ * state of the scheduler's compute on each thread (its GPU backends, its splits' numbering,
+ * the tensors downstream of a fallback). The scheduler's compute is read in ggml_sched.c,
+ * its splits in ggml_graph.c, its copies in ggml_copy.c.
  * Nothing is counted in a process without a GPU device: there is nothing to fall back from.
  * ggml has no error path for a refused fallback: FBCOUNT_MODE=error aborts there. */
 #include <dlfcn.h>
@@ -16,32 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "readers.h"
+#include "ggml.h"
 
 /* enum ggml_backend_dev_type: CPU is 0 in every version; GPU 1; 2 is an integrated GPU in
  * newer ggml and an accelerator used with the CPU (BLAS) in older ones. */
-#define DEV_CPU 0
-
-typedef struct {
-    void *(*get_device)(void *backend);
-    int (*dev_type)(void *dev);
-    bool (*dev_supports_op)(void *dev, const void *op);
-    size_t (*dev_count)(void);
-    void *(*dev_get)(size_t i);
-    int (*n_nodes)(void *graph);
-    void *(*node)(void *graph, int i);
-    const char *(*op_desc)(const void *t);
-    size_t (*nbytes)(const void *t);
-    bool (*buffer_is_host)(void *buf);
-    const char *(*buffer_name)(void *buf);
-} api;
-
-/* struct ggml_tensor begins { enum ggml_type type; struct ggml_backend_buffer *buffer; ... }
- * in every ggml with the backend API. */
-typedef struct {
-    int type;
-    void *buffer;
-} tensor_head;
+enum { DEV_CPU = 0, DEV_GPU = 1, DEV_IGPU = 2 };
 
 #define GET(h, name, dst)                                                                       \
     do {                                                                                        \
@@ -54,7 +28,7 @@ typedef struct {
 static int find_registry(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    api *a = data;
+    ggml_api *a = data;
     const char *slash = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
     const char *base = slash ? slash + 1 : info->dlpi_name;
     if (!base || strncmp(base, "libggml", 7))
@@ -71,12 +45,12 @@ static int find_registry(struct dl_phdr_info *info, size_t size, void *data)
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Looked for again at later calls while missing: a program may load it after the base. */
-static void registry(api *a)
+static void registry(ggml_api *a)
 {
     if (__atomic_load_n(&a->dev_get, __ATOMIC_ACQUIRE))
         return;
     pthread_mutex_lock(&registry_lock);
-    api r = {0};
+    ggml_api r = {0};
     GET(RTLD_DEFAULT, "ggml_backend_dev_count", r.dev_count);
     GET(RTLD_DEFAULT, "ggml_backend_dev_get", r.dev_get);
     if (!r.dev_count || !r.dev_get)
@@ -88,138 +62,248 @@ static void registry(api *a)
     pthread_mutex_unlock(&registry_lock);
 }
 
-static void ggml_bind(fbc_bmod *bm)
+/* The base library's functions the reader calls: field, then ggml's name. */
+#define GGML_BOUND(X)                                                                           \
+    X(get_device, "ggml_backend_get_device")                                                    \
+    X(dev_type, "ggml_backend_dev_type")                                                        \
+    X(dev_name, "ggml_backend_dev_name")                                                        \
+    X(dev_supports_op, "ggml_backend_dev_supports_op")                                          \
+    X(guid, "ggml_backend_guid")                                                                \
+    X(sched_n_backends, "ggml_backend_sched_get_n_backends")                                    \
+    X(sched_backend, "ggml_backend_sched_get_backend")                                          \
+    X(n_nodes, "ggml_graph_n_nodes")                                                            \
+    X(node, "ggml_graph_node")                                                                  \
+    X(op_desc, "ggml_op_desc")                                                                  \
+    X(nbytes, "ggml_nbytes")                                                                    \
+    X(nelements, "ggml_nelements")                                                              \
+    X(nrows, "ggml_nrows")                                                                      \
+    X(row_size, "ggml_row_size")                                                                \
+    X(get_name, "ggml_get_name")                                                                \
+    X(get_data, "ggml_get_data")                                                                \
+    X(buffer_is_host, "ggml_backend_buffer_is_host")                                            \
+    X(buffer_name, "ggml_backend_buffer_name")                                                  \
+    X(buffer_type, "ggml_backend_buffer_get_type")                                              \
+    X(buft_device, "ggml_backend_buft_get_device")
+
+void ggml_bind(fbc_bmod *bm)
 {
-    api *a = calloc(1, sizeof *a);
+    ggml_api *a = calloc(1, sizeof *a);
     void *h = dlopen(bm->path, RTLD_LAZY | RTLD_NOLOAD); /* kept: the backend stays mapped */
     if (!a || !h) {
         free(a);
         snprintf(bm->note, sizeof bm->note, "cannot read ggml's calls (out of memory)");
         return;
     }
-    GET(h, "ggml_backend_get_device", a->get_device);
-    GET(h, "ggml_backend_dev_type", a->dev_type);
-    GET(h, "ggml_backend_dev_supports_op", a->dev_supports_op);
-    GET(h, "ggml_graph_n_nodes", a->n_nodes);
-    GET(h, "ggml_graph_node", a->node);
-    GET(h, "ggml_op_desc", a->op_desc);
-    GET(h, "ggml_nbytes", a->nbytes);
-    GET(h, "ggml_backend_buffer_is_host", a->buffer_is_host);
-    GET(h, "ggml_backend_buffer_name", a->buffer_name);
+    int missing = 0;
+#define X_GET(field, name)                                                                      \
+    GET(h, name, a->field);                                                                     \
+    missing += !a->field;
+    GGML_BOUND(X_GET)
+#undef X_GET
     registry(a);
     bm->reader = a;
     bm->sizes = true;
     snprintf(bm->note, sizeof bm->note, "%s",
-             a->get_device && a->dev_type && a->n_nodes && a->node && a->op_desc && a->nbytes
-                 ? "graph splits and tensor copies"
-                 : "this ggml lacks the functions the reader needs: nothing is counted");
+             !missing ? "graph splits and every copy of the scheduler's"
+                      : "this ggml lacks functions the reader needs: nothing is counted");
 }
 
-static bool ready(const api *a)
+bool ggml_ready(const ggml_api *a)
 {
-    return a && a->get_device && a->dev_type && a->dev_supports_op && a->n_nodes && a->node &&
-           a->op_desc && a->nbytes && __atomic_load_n(&a->dev_get, __ATOMIC_ACQUIRE);
+    if (!a)
+        return false;
+    registry((ggml_api *)a);
+    bool all = true;
+#define X_HAS(field, name) all = all && a->field;
+    GGML_BOUND(X_HAS)
+#undef X_HAS
+    return all && __atomic_load_n(&a->dev_get, __ATOMIC_ACQUIRE);
 }
 
-/* The GPU devices (there are a few): NULL-terminated in out. */
-static size_t gpus(const api *a, void **out, size_t cap)
+/* ---- struct ggml_tensor ----------------------------------------------------------------- */
+
+/* Offsets in the pinned build: enum ggml_type type; buffer; int64_t ne[4]; size_t nb[4];
+ * enum ggml_op op; int32_t op_params[16]; int32_t flags; src[10]; view_src; view_offs; data;
+ * char name[64]. */
+enum { T_TYPE = 0, T_BUFFER = 8, T_NE = 16, T_OP = 80, T_FLAGS = 148, T_SRC = 152,
+       T_VIEW_SRC = 232, T_DATA = 248, T_NAME = 256 };
+
+#define AT(t, off, type) (*(type const *)((const char *)(t) + (off)))
+
+bool ggml_tensor_layout(const ggml_api *a, const void *t)
 {
-    size_t n = 0, count = a->dev_count();
-    for (size_t i = 0; i < count && n + 1 < cap; i++) {
-        void *d = a->dev_get(i);
-        if (d && a->dev_type(d) != DEV_CPU)
-            out[n++] = d;
+    static int state; /* 0 unknown, 1 the pinned layout, -1 another */
+    int s = __atomic_load_n(&state, __ATOMIC_ACQUIRE);
+    if (s || !t)
+        return s > 0;
+    int64_t n = 1;
+    for (int i = 0; i < 4; i++)
+        n *= AT(t, T_NE + 8 * i, int64_t);
+    bool ok = a->get_name(t) == (const char *)t + T_NAME &&
+              a->get_data(t) == AT(t, T_DATA, void *) && a->nelements(t) == n;
+    if (!ok)
+        fbc_warn("ggml's tensors are not laid out as the pinned build's: the bytes SET_ROWS "
+                 "and SET write, nodes the CPU skips and work downstream of a fallback are "
+                 "not read");
+    __atomic_store_n(&state, ok ? 1 : -1, __ATOMIC_RELEASE);
+    return ok;
+}
+
+int ggml_t_type(const void *t) { return AT(t, T_TYPE, int); }
+void *ggml_t_buffer(const void *t) { return AT(t, T_BUFFER, void *); }
+int ggml_t_op(const void *t) { return AT(t, T_OP, int); }
+int64_t ggml_t_ne(const void *t, int i) { return AT(t, T_NE + 8 * i, int64_t); }
+int32_t ggml_t_flags(const void *t) { return AT(t, T_FLAGS, int32_t); }
+const void *ggml_t_src(const void *t, int i) { return AT(t, T_SRC + 8 * i, const void *); }
+const void *ggml_t_view_src(const void *t) { return AT(t, T_VIEW_SRC, const void *); }
+
+/* ---- places and devices ------------------------------------------------------------------ */
+
+const char *ggml_place(const ggml_api *a, void *buffer)
+{
+    if (!buffer)
+        return "(none)";
+    if (a->buffer_is_host(buffer))
+        return "host";
+    void *buft = a->buffer_type(buffer);
+    void *dev = buft ? a->buft_device(buft) : NULL;
+    const char *name = dev ? a->dev_name(dev) : NULL;
+    return name ? name : a->buffer_name(buffer);
+}
+
+bool ggml_dev_is_gpu(const ggml_api *a, void *dev)
+{
+    int t = dev ? a->dev_type(dev) : DEV_CPU;
+    return t == DEV_GPU || t == DEV_IGPU;
+}
+
+bool ggml_dev_is_cpu(const ggml_api *a, void *dev)
+{
+    return dev && a->dev_type(dev) == DEV_CPU;
+}
+
+int ggml_gpus(const ggml_api *a, const ggml_thread *th, void **out)
+{
+    int n = 0;
+    if (th && th->sched) {
+        for (; n < th->ngpu; n++)
+            out[n] = th->gpu[n];
+    } else {
+        size_t count = a->dev_count();
+        for (size_t i = 0; i < count && n < GGML_GPUS_MAX; i++) {
+            void *d = a->dev_get(i);
+            if (ggml_dev_is_gpu(a, d))
+                out[n++] = d;
+        }
     }
     out[n] = NULL;
     return n;
 }
 
-static bool graph_before(fbc_call *c)
+/* ---- the thread's scheduler compute ------------------------------------------------------ */
+
+static pthread_key_t thread_key;
+static pthread_once_t thread_once = PTHREAD_ONCE_INIT;
+static __thread ggml_thread *thread_state;
+
+static void thread_free(void *p)
 {
-    api *a = c->bm->reader;
-    if (a)
-        registry(a);
-    void *gpu[16];
-    c->skip = !ready(a) || a->dev_type(a->get_device((void *)c->arg[0])) != DEV_CPU ||
-              gpus(a, gpu, 16) == 0;
-    c->t0 = fbc_clock_start();
-    return false;
+    ggml_thread *th = p;
+    free(th->tainted);
+    for (int i = 0; i < GGML_MEMO; i++)
+        free(th->memo[i].ev);
+    free(th);
 }
 
-/* Nodes that do no work: ggml's compute skips them. */
-static bool no_op(const char *desc)
+static void thread_key_make(void)
 {
-    static const char *const none[] = {"NONE", "VIEW", "RESHAPE", "PERMUTE", "TRANSPOSE"};
-    for (size_t i = 0; i < sizeof none / sizeof *none; i++)
-        if (!strcmp(desc, none[i]))
+    pthread_key_create(&thread_key, thread_free);
+}
+
+ggml_thread *ggml_thread_state(void)
+{
+    if (thread_state)
+        return thread_state;
+    pthread_once(&thread_once, thread_key_make);
+    ggml_thread *th = calloc(1, sizeof *th);
+    if (th)
+        pthread_setspecific(thread_key, th);
+    return thread_state = th;
+}
+
+bool ggml_stack(fbc_call *c)
+{
+    ggml_thread *th = thread_state; /* made by the scheduler's call, if in one */
+    if (!th || !th->sched)
+        return false;
+    fbc_record_within(c->ev, (uintptr_t)c->fn, &th->outer);
+    return true;
+}
+
+int ggml_split_copy(ggml_thread *th)
+{
+    if (th->state == SPLIT_COMPUTED)
+        th->split++;
+    th->state = SPLIT_COPYING;
+    return th->split;
+}
+
+int ggml_split_compute(ggml_thread *th, void *backend)
+{
+    if (th->state == SPLIT_COMPUTED && backend != th->last_backend)
+        th->split++;
+    th->state = SPLIT_COMPUTED;
+    th->last_backend = backend;
+    return th->split;
+}
+
+void ggml_taint_clear(ggml_thread *th)
+{
+    if (th->ntainted && th->tainted)
+        memset(th->tainted, 0, th->cap * sizeof *th->tainted);
+    th->ntainted = 0;
+}
+
+static size_t slot(const void *t, size_t cap)
+{
+    uint64_t h = (uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (cap - 1);
+}
+
+static void taint_put(const void **set, size_t cap, const void *t)
+{
+    size_t i = slot(t, cap);
+    while (set[i] && set[i] != t)
+        i = (i + 1) & (cap - 1);
+    set[i] = t;
+}
+
+void ggml_taint_add(ggml_thread *th, const void *t)
+{
+    if (ggml_tainted(th, t))
+        return;
+    if (2 * (th->ntainted + 1) > th->cap) {
+        size_t cap = th->cap ? 2 * th->cap : 256;
+        const void **grown = calloc(cap, sizeof *grown);
+        if (!grown)
+            return; /* out of memory: the work after it is counted as placement's */
+        for (size_t i = 0; i < th->cap; i++)
+            if (th->tainted[i])
+                taint_put(grown, cap, th->tainted[i]);
+        free(th->tainted);
+        th->tainted = grown;
+        th->cap = cap;
+    }
+    taint_put(th->tainted, th->cap, t);
+    th->ntainted++;
+}
+
+bool ggml_tainted(const ggml_thread *th, const void *t)
+{
+    if (!th->ntainted || !t)
+        return false;
+    for (size_t i = slot(t, th->cap); th->tainted[i]; i = (i + 1) & (th->cap - 1))
+        if (th->tainted[i] == t)
             return true;
     return false;
 }
-
-static void graph_after(fbc_call *c, uint64_t ns)
-{
-    if (c->skip)
-        return;
-    const api *a = c->bm->reader;
-    void *graph = (void *)c->arg[1], *gpu[16];
-    gpus(a, gpu, 16);
-    int n = a->n_nodes(graph), work = 0;
-    for (int i = 0; i < n; i++) {
-        const void *t = a->node(graph, i);
-        work += t && !no_op(a->op_desc(t));
-    }
-    uint64_t share = work ? ns / (uint64_t)work : 0;
-    for (int i = 0; i < n; i++) {
-        const void *t = a->node(graph, i);
-        const char *desc = t ? a->op_desc(t) : NULL;
-        if (!desc || no_op(desc))
-            continue;
-        bool could = false;
-        for (int g = 0; gpu[g] && !could; g++)
-            could = a->dev_supports_op(gpu[g], t);
-        c->ev->kind = could ? FBC_HOST : FBC_FALLBACK;
-        c->ev->op = (uintptr_t)fbc_record_op(desc);
-        c->ev->nbytes = a->nbytes(t);
-        c->ev->ns = share;
-        fbc_reader_count(c);
-    }
-}
-
-static void copy(fbc_call *c, const void *src, const void *dst)
-{
-    const api *a = c->bm->reader;
-    if (!a || !a->nbytes || !a->buffer_is_host || !a->buffer_name || !src || !dst)
-        return;
-    void *from = ((const tensor_head *)src)->buffer, *to = ((const tensor_head *)dst)->buffer;
-    if (!from || !to || (a->buffer_is_host(from) && a->buffer_is_host(to)))
-        return;
-    char op[160];
-    snprintf(op, sizeof op, "%.70s -> %.70s", a->buffer_name(from), a->buffer_name(to));
-    c->ev->kind = FBC_TRANSFER;
-    c->ev->op = (uintptr_t)fbc_record_op(op);
-    c->ev->nbytes = a->nbytes(src);
-    fbc_reader_count(c);
-}
-
-static bool copy_before(fbc_call *c)
-{
-    c->t0 = fbc_clock_start();
-    return false;
-}
-
-static void copy_after(fbc_call *c, uint64_t ns)
-{
-    c->ev->ns = ns;
-    copy(c, (const void *)c->arg[0], (const void *)c->arg[1]);
-}
-
-static void copy_async_after(fbc_call *c, uint64_t ns)
-{
-    c->ev->ns = ns;
-    copy(c, (const void *)c->arg[2], (const void *)c->arg[3]);
-}
-
-const fbc_reader_ops fbc_read_ggml_graph = {ggml_bind, graph_before, graph_after, fbc_reader_no_refuse};
-const fbc_reader_ops fbc_read_ggml_copy = {ggml_bind, copy_before, copy_after, fbc_reader_no_refuse};
-const fbc_reader_ops fbc_read_ggml_copy_async = {ggml_bind, copy_before, copy_async_after,
-                                                 fbc_reader_no_refuse};

@@ -40,6 +40,10 @@ typedef struct {
      * error), with why as the message; false when the backend has no such way. May not
      * return (a C++ exception). */
     bool (*refuse)(fbc_call *c, const char *why);
+    /* Optional (NULL: the stack is walked at every call): fills c->ev's stack from one this
+     * thread captured already and that the call lies within (ggml: the scheduler's compute,
+     * around every split and copy it makes), before before(); false when there is none. */
+    bool (*stack)(fbc_call *c);
 } fbc_reader_ops;
 
 /* The reader id's operations; every member is set (the "none" reader's do nothing). */
@@ -54,5 +58,13 @@ void fbc_reader_start(fbc_call *c);
 fbc_recorded fbc_reader_count(fbc_call *c);
 /* A refuse() for a backend without an error path of its own. */
 bool fbc_reader_no_refuse(fbc_call *c, const char *why);
+
+/* Records a call that a reader intercepts itself, where the backend calls through a function
+ * pointer of its own that the reader pointed at its code (c: bm, exit, fn and the arguments
+ * set): as an exit's call is recorded (the stack, rd's before and after, the time), around
+ * thunk(c), which makes the call. Set by hooks/ before any reader binds (hooks sit above the
+ * readers, which reach them through this pointer only). */
+extern void (*fbc_reader_intercept)(fbc_call *c, const fbc_reader_ops *rd,
+                                    void (*thunk)(fbc_call *));
 
 #endif

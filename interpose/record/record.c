@@ -83,6 +83,22 @@ void fbc_record_capture(fbc_event *ev, uintptr_t fn)
     ev->has_shape = false;
 }
 
+void fbc_record_within(fbc_event *ev, uintptr_t fn, const fbc_event *outer)
+{
+    uint32_t room = (uint32_t)fbc_cfg.depth - 1, n = outer->nframes < room ? outer->nframes : room;
+    ev->kind = FBC_FALLBACK;
+    ev->backend = 0;
+    ev->op = 0;
+    ev->frames[0] = fn;
+    memcpy(ev->frames + 1, outer->frames, n * sizeof *ev->frames);
+    memcpy(ev->frames + 1 + n, outer->frames + outer->nframes, outer->npy * sizeof *ev->frames);
+    ev->nframes = 1 + n;
+    ev->npy = outer->npy;
+    ev->nbytes = 0;
+    ev->ns = 0;
+    ev->has_shape = false;
+}
+
 fbc_recorded fbc_record_count(const fbc_event *ev)
 {
     fbc_recorded r = {NULL, false, __atomic_load_n(&fbc_shards_epoch, __ATOMIC_RELAXED)};

@@ -13,8 +13,15 @@
 #define FBC_MAX_RANK 8
 
 /* What an event is: an op that left the GPU, an op run on the host because its input was
- * there, or bytes that crossed between devices. */
-typedef enum { FBC_FALLBACK = 0, FBC_HOST = 1, FBC_TRANSFER = 2, FBC_KINDS = 3 } fbc_kind;
+ * there, bytes that crossed between devices, or a split of a scheduler's graph computed on
+ * the host (ggml: its nodes, the bytes they wrote and the time the split took). */
+typedef enum {
+    FBC_FALLBACK = 0,
+    FBC_HOST = 1,
+    FBC_TRANSFER = 2,
+    FBC_SPLIT = 3,
+    FBC_KINDS = 4
+} fbc_kind;
 
 typedef struct {
     int dtype, rank;
@@ -230,6 +237,11 @@ bool fbc_record_on_stack(uintptr_t lo, uintptr_t hi);
 /* Captures the calling thread's stack into ev (fn: the exit's own definition, the innermost
  * frame) and resets the rest: a fallback of backend 0, no op, no bytes, no shape. */
 void fbc_record_capture(fbc_event *ev, uintptr_t fn);
+/* Makes ev the event of a call made within outer's (captured on this thread, still in
+ * progress): fn (the call's own definition, the innermost frame), then outer's frames, and
+ * resets the rest as fbc_record_capture does. The stack walk a nested call would repeat is
+ * not made again. */
+void fbc_record_within(fbc_event *ev, uintptr_t fn, const fbc_event *outer);
 /* Counts ev as it stands (with ev->ns) in the process census (when on) and in every scope
  * open on this thread and on the process. */
 fbc_recorded fbc_record_count(const fbc_event *ev);

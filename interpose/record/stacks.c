@@ -110,6 +110,6 @@ const char *fbc_kind_name(fbc_kind k)
 {
     static const char *const names[FBC_KINDS] = {
         [FBC_FALLBACK] = FBR_KIND_FALLBACK, [FBC_HOST] = FBR_KIND_HOST,
-        [FBC_TRANSFER] = FBR_KIND_TRANSFER};
+        [FBC_TRANSFER] = FBR_KIND_TRANSFER, [FBC_SPLIT] = FBR_KIND_SPLIT};
     return (unsigned)k < FBC_KINDS ? names[k] : FBR_KIND_FALLBACK;
 }

@@ -142,7 +142,8 @@ with tempfile.TemporaryDirectory() as tmp:  # a transfer kind the reader does no
     bad = os.path.join(tmp, "bad.json")
     json.dump(d, open(bad, "w"))
     code, out, err = run("report", bad)
-    expect(code == 4 and "stacks[0]: kind: expected \"fallback\", \"host_op\" or \"transfer\"" in err,
+    expect(code == 4 and "stacks[0]: kind: expected \"fallback\", \"host_op\", \"transfer\" or "
+           "\"split\"" in err,
            f"an unknown kind is named: {code} {err}")
 
 if failures:

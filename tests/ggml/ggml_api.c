@@ -20,33 +20,45 @@ static void *open_in(const char *dir, const char *file)
     return h;
 }
 
-int ggml_api_load(const char *dir)
+void *ggml_api_open(const char *dir, const char *plain, const char *prefix)
 {
-    if (!open_in(dir, "libggml-base.so"))
-        return -1;
-    /* The registry: libggml.so, or node-llama-cpp's libggml.<gpu>.<version>.so. */
     DIR *d = opendir(dir);
     struct dirent *e;
-    void *reg = NULL;
-    while (d && !reg && (e = readdir(d)))
-        if (!strcmp(e->d_name, "libggml.so") ||
-            (!strncmp(e->d_name, "libggml.", 8) && strstr(e->d_name, ".so")))
-            reg = open_in(dir, e->d_name);
+    void *h = NULL;
+    while (d && !h && (e = readdir(d)))
+        if (!strcmp(e->d_name, plain) ||
+            (prefix && !strncmp(e->d_name, prefix, strlen(prefix)) && strstr(e->d_name, ".so")))
+            h = open_in(dir, e->d_name);
     if (d)
         closedir(d);
-    if (!reg) {
-        fprintf(stderr, "ggml: no libggml.so in %s\n", dir);
-        return -1;
-    }
+    if (!h)
+        fprintf(stderr, "ggml: no %s in %s\n", plain, dir);
+    return h;
+}
+
+int ggml_api_bind(const char *const *names, void *const *slots, size_t n)
+{
     int missing = 0;
-#define GGML_LOAD(ret, name, params)                                                            \
-    {                                                                                           \
-        void *p = dlsym(RTLD_DEFAULT, #name);                                                   \
-        memcpy(&name, &p, sizeof p);                                                            \
-        if (!p)                                                                                 \
-            missing += fprintf(stderr, "ggml: %s is missing\n", #name) > 0;                     \
+    for (size_t i = 0; i < n; i++) {
+        void *p = dlsym(RTLD_DEFAULT, names[i]);
+        memcpy(slots[i], &p, sizeof p);
+        if (!p)
+            missing += fprintf(stderr, "ggml: %s is missing\n", names[i]) > 0;
     }
-    GGML_FUNCS(GGML_LOAD)
-#undef GGML_LOAD
     return missing ? -1 : 0;
+}
+
+int ggml_api_load(const char *dir)
+{
+    /* The registry: libggml.so, or node-llama-cpp's libggml.<gpu>.<version>.so. */
+    if (!ggml_api_open(dir, "libggml-base.so", NULL) ||
+        !ggml_api_open(dir, "libggml.so", "libggml."))
+        return -1;
+#define GGML_NAME(ret, name, params) #name,
+#define GGML_SLOT(ret, name, params) (void *)&name,
+    static const char *const names[] = {GGML_FUNCS(GGML_NAME)};
+    void *const slots[] = {GGML_FUNCS(GGML_SLOT)};
+#undef GGML_NAME
+#undef GGML_SLOT
+    return ggml_api_bind(names, slots, sizeof names / sizeof *names);
 }

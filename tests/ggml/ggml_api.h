@@ -23,15 +23,29 @@ struct ggml_init_params {
     bool no_alloc;
 };
 
-enum { GGML_TYPE_F32 = 0 };
+enum { GGML_TYPE_F32 = 0, GGML_TYPE_F16 = 1, GGML_TYPE_I32 = 26 };
 enum { GGML_DEV_CPU = 0, GGML_DEV_GPU = 1 };
+enum { GGML_USAGE_WEIGHTS = 1 }; /* enum ggml_backend_buffer_usage */
 
 /* return type, name, parameters */
 #define GGML_FUNCS(X)                                                                           \
     X(struct ggml_context *, ggml_init, (struct ggml_init_params))                             \
     X(void, ggml_free, (struct ggml_context *))                                                 \
+    X(struct ggml_tensor *, ggml_new_tensor_1d, (struct ggml_context *, int, int64_t))          \
+    X(struct ggml_tensor *, ggml_new_tensor_2d, (struct ggml_context *, int, int64_t, int64_t)) \
     X(struct ggml_tensor *, ggml_new_tensor_3d,                                                 \
       (struct ggml_context *, int, int64_t, int64_t, int64_t))                                  \
+    X(struct ggml_tensor *, ggml_reshape_2d, (struct ggml_context *, struct ggml_tensor *,      \
+                                             int64_t, int64_t))                                 \
+    X(struct ggml_tensor *, ggml_view_2d, (struct ggml_context *, struct ggml_tensor *, int64_t, \
+                                          int64_t, size_t, size_t))                             \
+    X(struct ggml_tensor *, ggml_set_rows, (struct ggml_context *, struct ggml_tensor *,        \
+                                           struct ggml_tensor *, struct ggml_tensor *))         \
+    X(struct ggml_tensor *, ggml_cpy,                                                           \
+      (struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *))                      \
+    X(int64_t, ggml_nelements, (const struct ggml_tensor *))                                    \
+    X(struct ggml_tensor *, ggml_mul_mat_id, (struct ggml_context *, struct ggml_tensor *,      \
+                                             struct ggml_tensor *, struct ggml_tensor *))       \
     X(void, ggml_set_input, (struct ggml_tensor *))                                             \
     X(void, ggml_set_output, (struct ggml_tensor *))                                            \
     X(struct ggml_tensor *, ggml_add,                                                           \
@@ -42,6 +56,7 @@ enum { GGML_DEV_CPU = 0, GGML_DEV_GPU = 1 };
     X(const char *, ggml_op_desc, (const struct ggml_tensor *))                                 \
     X(struct ggml_cgraph *, ggml_new_graph, (struct ggml_context *))                            \
     X(void, ggml_build_forward_expand, (struct ggml_cgraph *, struct ggml_tensor *))            \
+    X(void, ggml_build_forward_order, (struct ggml_cgraph *, struct ggml_tensor *))             \
     X(void, ggml_backend_load_all_from_path, (const char *))                                    \
     X(ggml_backend_t, ggml_backend_init_by_type, (int, const char *))                           \
     X(void, ggml_backend_free, (ggml_backend_t))                                                \
@@ -49,6 +64,7 @@ enum { GGML_DEV_CPU = 0, GGML_DEV_GPU = 1 };
     X(ggml_backend_buffer_t, ggml_backend_alloc_ctx_tensors,                                    \
       (struct ggml_context *, ggml_backend_t))                                                  \
     X(void, ggml_backend_buffer_free, (ggml_backend_buffer_t))                                  \
+    X(void, ggml_backend_buffer_set_usage, (ggml_backend_buffer_t, int))                        \
     X(void, ggml_backend_tensor_set, (struct ggml_tensor *, const void *, size_t, size_t))      \
     X(void, ggml_backend_tensor_get, (const struct ggml_tensor *, void *, size_t, size_t))      \
     X(ggml_backend_sched_t, ggml_backend_sched_new,                                             \
@@ -64,6 +80,15 @@ enum { GGML_DEV_CPU = 0, GGML_DEV_GPU = 1 };
 #define GGML_DECLARE(ret, name, params) extern ret(*name) params;
 GGML_FUNCS(GGML_DECLARE)
 #undef GGML_DECLARE
+
+/* Opens (RTLD_GLOBAL) the library of dir named plain, or prefix...".so" where prefix is not NULL
+ * (node-llama-cpp's renamed builds, libggml.vulkan.v0.5.0.so); NULL, said on stderr, when
+ * none opens. */
+void *ggml_api_open(const char *dir, const char *plain, const char *prefix);
+
+/* Looks up each of names[0..n) among the loaded libraries into the function pointer at
+ * slots[i]: 0, or -1 after naming each one missing on stderr. */
+int ggml_api_bind(const char *const *names, void *const *slots, size_t n);
 
 /* Loads ggml's libraries from dir (libggml-base.so and the library that registers backends,
  * libggml.so or a build's renamed copy of it) and every function above. 0, or -1 with the

@@ -34,9 +34,10 @@ int main(void)
         {0, FBR_METRICS_FALLBACK, "aten::gelu.out", "forward", "model.py", 7, 3, 0, 0},
         {0, FBR_METRICS_TRANSFER, "CPU -> Vulkan0", "llama_decode", NULL, 0, 12, 49152, 800},
     };
-    const fbr_metrics_origin from[] = {{NULL, false}, {NULL, false}, {NULL, false},
-                                       {NULL, false}, {NULL, false}, {NULL, false},
-                                       {"torch", true}, {"ggml", false}};
+    const fbr_metrics_origin from[] = {{NULL, false, false}, {NULL, false, false},
+                                       {NULL, false, false}, {NULL, false, false},
+                                       {NULL, false, false}, {NULL, false, false},
+                                       {"torch", true, false}, {"ggml", false, false}};
     int rc = fbr_metrics_format_from(procs, 3, rows, from, sizeof rows / sizeof *rows,
                                      to_stdout, NULL);
     return rc || fflush(stdout) ? 1 : 0;

@@ -248,7 +248,8 @@ Test(metrics, backends_transfers_and_unknown_sizes)
         {0, FBR_METRICS_FALLBACK, "vkt_dot", NULL, NULL, 0, 2, 64, 0},
         {0, FBR_METRICS_TRANSFER, "CPU -> Vulkan0", NULL, NULL, 0, 4, 4096, 0},
     };
-    fbr_metrics_origin from[] = {{"torch", true}, {NULL, false}, {"ggml", false}};
+    fbr_metrics_origin from[] = {{"torch", true, false}, {NULL, false, false},
+                                 {"ggml", false, false}};
     sink s = {0};
     cr_assert_eq(fbr_metrics_format_from(&p, 1, r, from, 3, sink_write, &s), 0);
     const char *t = s.buf;

@@ -47,7 +47,24 @@ Test(backend, builtin_rows_parse)
     cr_expect(vkt->has_refuse && vkt->refuse == -10 && !vkt->refuse_throw);
     cr_expect_eq(torch->nexits, 3);
     cr_expect(torch->refuse_throw);
-    cr_expect_eq(fbr_backend_named("ggml")->exit[1].kind, FBR_EXIT_TRANSFER);
+    /* ggml: the scheduler's compute, its splits, and the copies it makes. */
+    const fbr_backend *ggml = fbr_backend_named("ggml");
+    static const struct {
+        const char *symbol;
+        fbr_exit_kind kind;
+        fbr_reader reader;
+    } ggml_exits[] = {
+        {"ggml_backend_sched_graph_compute_async", FBR_EXIT_GRAPH, FBR_READ_GGML_SCHED},
+        {"ggml_backend_graph_compute_async", FBR_EXIT_GRAPH, FBR_READ_GGML_GRAPH},
+        {"ggml_backend_tensor_copy", FBR_EXIT_TRANSFER, FBR_READ_GGML_COPY},
+        {"ggml_backend_tensor_copy_async", FBR_EXIT_TRANSFER, FBR_READ_GGML_COPY_ASYNC},
+        {"ggml_backend_tensor_set_async", FBR_EXIT_TRANSFER, FBR_READ_GGML_SET_ASYNC}};
+    cr_assert_eq(ggml->nexits, 5);
+    for (int i = 0; i < 5; i++) {
+        cr_expect_str_eq(ggml->exit[i].symbol, ggml_exits[i].symbol);
+        cr_expect_eq(ggml->exit[i].kind, ggml_exits[i].kind, "%s", ggml_exits[i].symbol);
+        cr_expect_eq(ggml->exit[i].reader, ggml_exits[i].reader, "%s", ggml_exits[i].symbol);
+    }
 }
 
 Test(backend, membership)

@@ -28,6 +28,9 @@ if ! echo "$sha512  ${tgz[0]}" | sha512sum -c --status; then
   echo "ggml.sh: $pkg@$version does not match its pinned sha512" >&2
   exit 1
 fi
-mkdir -p "$dest"
-tar xzf "${tgz[0]}" -C "$dest" --strip-components=1
+# Unpacked beside dest and moved into place whole: two tests that fetch into one folder at
+# once never see half of it.
+mkdir -p "$(dirname "$dest")" "$tmp/unpacked"
+tar xzf "${tgz[0]}" -C "$tmp/unpacked" --strip-components=1
+mv -T "$tmp/unpacked" "$dest" 2>/dev/null || [ -f "$bins/libggml-base.so" ]
 echo "$bins"

@@ -248,7 +248,8 @@ static const struct {
     const char *title, *key;
 } sections[FBD_NKINDS] = {{FBD_FALLBACK, "Fallbacks", FBR_FALLBACKS},
                           {FBD_HOST, "Host-resident ops", FBR_HOST_OPS},
-                          {FBD_TRANSFER, "Transfers between devices", FBR_TRANSFERS}};
+                          {FBD_TRANSFER, "Transfers between devices", FBR_TRANSFERS},
+                          {FBD_SPLIT, "Host splits", FBR_SPLITS}};
 
 typedef struct {
     const char *paths[2];
@@ -298,8 +299,11 @@ static void print_text(const diff_opts *o, const comparison *cmp)
     if (transfers)
         total_line("transfers:", t0->transfers, t1->transfers, t0->transfer_bytes,
                    t1->transfer_bytes);
+    bool splits = t0->splits || t1->splits;
+    if (splits)
+        total_line("host splits:", t0->splits, t1->splits, t0->split_bytes, t1->split_bytes);
     for (int k = 0; k < FBD_NKINDS; k++)
-        if (k != FBD_TRANSFER || transfers)
+        if ((k != FBD_TRANSFER || transfers) && (k != FBD_SPLIT || splits))
             text_section(stdout, sections[k].title, o, cmp->d[k], cmp->n[k]);
 }
 

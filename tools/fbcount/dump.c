@@ -367,11 +367,34 @@ static void read_ops(vctx *c, json_t *root, const char *key, fbd_kind kind, bool
         ops[i].ns = get_count(c, e, FBR_NS, false);
         ops[i].max_ns = get_count(c, e, FBR_MAX_NS, false);
         ops[i].bytes_known = get_bool_or(c, e, FBR_BYTES_KNOWN, true);
+        const char *timed = get_str(c, e, FBR_TIMED, false);
+        ops[i].split_timed = timed && !strcmp(timed, FBR_TIMED_SPLIT);
         if (!ops[i].bytes_known)
             c->d->total.unknown[kind] += ops[i].count;
         read_shapes(c, get_array(c, e, FBR_SHAPES, false), &ops[i]);
         read_sites(c, get_array(c, e, FBR_SITES, false), &ops[i]);
         pop(c, o);
+    }
+}
+
+/* The stacks of a backend whose rows say it times splits, not nodes (ggml), carry no time of
+ * their own either: the rows say it once per backend, the stacks take it from them. */
+static void mark_split_timed(fbd_dump *d)
+{
+    const char *timed[16];
+    size_t n = 0;
+    for (int k = FBD_FALLBACK; k <= FBD_HOST; k++)
+        for (size_t j = 0; j < d->nops[k]; j++) {
+            size_t t = 0;
+            while (t < n && strcmp(timed[t], d->ops[k][j].backend))
+                t++;
+            if (d->ops[k][j].split_timed && t == n && n < 16)
+                timed[n++] = d->ops[k][j].backend;
+        }
+    for (size_t i = 0; n && i < d->nstacks; i++) {
+        fbd_stack *st = &d->stacks[i];
+        for (size_t t = 0; t < n && (st->kind == FBD_FALLBACK || st->kind == FBD_HOST); t++)
+            st->split_timed |= !strcmp(timed[t], st->backend);
     }
 }
 
@@ -562,9 +585,11 @@ static void read_stack(vctx *c, json_t *e, size_t i)
     st->kind = !kind || !strcmp(kind, FBR_KIND_FALLBACK) ? FBD_FALLBACK
                : !strcmp(kind, FBR_KIND_HOST)            ? FBD_HOST
                : !strcmp(kind, FBR_KIND_TRANSFER)        ? FBD_TRANSFER
+               : !strcmp(kind, FBR_KIND_SPLIT)           ? FBD_SPLIT
                                                          : FBD_NKINDS;
     if (st->kind == FBD_NKINDS)
-        fail(c, "kind: expected \"fallback\", \"host_op\" or \"transfer\", got \"%.40s\"", kind);
+        fail(c, "kind: expected \"fallback\", \"host_op\", \"transfer\" or \"split\", got "
+                "\"%.40s\"", kind);
     st->op = intern(c, get_str(c, e, FBR_OP, false));
     st->site = intern(c, get_str(c, e, FBR_SITE, false));
     st->backend = intern(c, get_str(c, e, FBR_BACKEND, false));
@@ -671,6 +696,9 @@ static void read_total(vctx *c, json_t *root)
     d->total.transfers = get_count(c, t, FBR_TRANSFERS, false);
     d->total.transfer_bytes = get_count(c, t, FBR_TRANSFER_BYTES, false);
     d->total.transfer_ns = get_count(c, t, FBR_TRANSFER_NS, false);
+    d->total.splits = get_count(c, t, FBR_SPLITS, false);
+    d->total.split_bytes = get_count(c, t, FBR_SPLIT_BYTES, false);
+    d->total.split_ns = get_count(c, t, FBR_SPLIT_NS, false);
     get_count(c, t, FBR_STACKS, false);
     pop(c, o);
 }
@@ -1395,6 +1423,8 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
         read_ops(&c, root, FBR_OPS, FBD_FALLBACK, true);
         read_ops(&c, root, FBR_HOST_OPS, FBD_HOST, true);
         read_ops(&c, root, FBR_TRANSFERS, FBD_TRANSFER, false);
+        read_ops(&c, root, FBR_SPLITS, FBD_SPLIT, false);
+        mark_split_timed(d);
         d->backends = read_objects(&c, root, FBR_BACKENDS, sizeof *d->backends, &d->nbackends,
                                    read_backend);
         if (!d->seen_stacks)

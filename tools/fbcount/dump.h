@@ -28,9 +28,11 @@ typedef enum { FBD_OK = 0, FBD_EREAD, FBD_EINVALID, FBD_ENOMEM } fbd_status;
 /* Counts and byte totals are JSON numbers; above 2^53 they are no longer exact. */
 #define FBD_MAX_COUNT (UINT64_C(1) << 53)
 
-/* What a recorded call was: a fallback, host-resident work, or bytes that crossed between
- * devices (a transfer). Each kind has its rows (ops, host_ops, transfers) and its tables. */
-typedef enum { FBD_FALLBACK = 0, FBD_HOST = 1, FBD_TRANSFER = 2, FBD_NKINDS } fbd_kind;
+/* What a recorded call was: a fallback, host-resident work, bytes that crossed between
+ * devices (a transfer), or a split of a scheduler's graph computed on the host (ggml: named
+ * by its nodes, timed as a whole). Each kind has its rows (ops, host_ops, transfers,
+ * splits) and its tables. */
+typedef enum { FBD_FALLBACK = 0, FBD_HOST = 1, FBD_TRANSFER = 2, FBD_SPLIT = 3, FBD_NKINDS } fbd_kind;
 
 typedef struct {
     const char *site, *file, *module; /* file and module may be NULL */
@@ -49,11 +51,12 @@ typedef struct {
 
 /* backend is the backend whose exit recorded a row or stack ("vkt" where the dump does not
  * say); bytes_known is false for a backend that cannot read sizes: its bytes are 0 and
- * mean "unknown". */
+ * mean "unknown"; split_timed is true where the backend times whole splits, never a node
+ * (ggml's fallbacks and host-resident ops): ns is 0, the time is in the splits' rows. */
 typedef struct {
     const char *op, *backend;
     uint64_t count, bytes, max_bytes, ns, max_ns;
-    bool bytes_known;
+    bool bytes_known, split_timed;
     const fbd_shape *shapes;
     size_t nshapes;
     const fbd_site *sites;
@@ -73,7 +76,7 @@ typedef struct {
     fbd_kind kind;
     const char *op, *site, *backend;
     uint64_t count, bytes, max_bytes, ns, max_ns;
-    bool bytes_known;
+    bool bytes_known, split_timed;
     const fbd_frame *const *frames; /* innermost first */
     size_t nframes;
 } fbd_stack;
@@ -88,6 +91,7 @@ typedef struct {
 typedef struct {
     uint64_t fallbacks, bytes, max_bytes, host_ops, host_bytes, ns, host_ns;
     uint64_t transfers, transfer_bytes, transfer_ns;
+    uint64_t splits, split_bytes, split_ns;
     uint64_t unknown[FBD_NKINDS];
 } fbd_total;
 

@@ -459,7 +459,8 @@ static uint64_t *total_of(fbd_total *t, fbd_kind kind, int which)
 {
     uint64_t *f[FBD_NKINDS][3] = {{&t->fallbacks, &t->bytes, &t->ns},
                                   {&t->host_ops, &t->host_bytes, &t->host_ns},
-                                  {&t->transfers, &t->transfer_bytes, &t->transfer_ns}};
+                                  {&t->transfers, &t->transfer_bytes, &t->transfer_ns},
+                                  {&t->splits, &t->split_bytes, &t->split_ns}};
     return f[kind][which];
 }
 

@@ -50,6 +50,7 @@ typedef struct {
     fbd_kind kind;
     uint64_t count, bytes, max_bytes, ns, max_ns, unknown;
     bool has_bytes, has_time;
+    bool split_timed; /* some of its calls have no time of their own: their split's (ggml) */
     fbm_part *parts;
     size_t nparts;
     const char *op;                /* op and stack rows */

@@ -33,13 +33,13 @@ static int add_row(row_list *l, const fbr_metrics_row *r, const fbd_op *op)
         l->cap = cap;
     }
     l->rows[l->n] = *r;
-    l->origins[l->n++] = (fbr_metrics_origin){op->backend, !op->bytes_known};
+    l->origins[l->n++] = (fbr_metrics_origin){op->backend, !op->bytes_known, op->split_timed};
     return 0;
 }
 
 static const fbr_metrics_kind kinds[FBD_NKINDS] = {
     [FBD_FALLBACK] = FBR_METRICS_FALLBACK, [FBD_HOST] = FBR_METRICS_HOST,
-    [FBD_TRANSFER] = FBR_METRICS_TRANSFER};
+    [FBD_TRANSFER] = FBR_METRICS_TRANSFER, [FBD_SPLIT] = FBR_METRICS_SPLIT};
 
 /* One row per site of each op, and one for what no site accounts for. */
 static int add_op(row_list *l, size_t proc, fbd_kind kind, const fbd_op *op)

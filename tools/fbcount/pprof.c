@@ -32,11 +32,12 @@ typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 typedef Perftools__Profiles__ValueType pb_value_type;
 
-/* Three sample types per kind (fallbacks, host-resident ops, transfers): count, bytes, time. */
+/* Three sample types per kind (fallbacks, host-resident ops, transfers, host splits): count,
+ * bytes, time. */
 enum { V_FALLBACKS, V_BYTES, V_TIME, V_HOST_OPS, V_HOST_BYTES, V_HOST_TIME, V_TRANSFERS,
-       V_TRANSFER_BYTES, V_TRANSFER_TIME, NVALUES };
+       V_TRANSFER_BYTES, V_TRANSFER_TIME, V_SPLITS, V_SPLIT_BYTES, V_SPLIT_TIME, NVALUES };
 /* Inlined frames deeper than this are kept as frames of their own location. */
-enum { MAX_INLINE = 64, MAX_LABELS = 7 };
+enum { MAX_INLINE = 64, MAX_LABELS = 8 };
 
 /* A growable array of fixed-size items. */
 typedef struct {
@@ -172,7 +173,7 @@ typedef struct {
     vec lines;     /* uint64_t[2]: function, line */
     vec labs;      /* pb_label * */
     keybuf key, fkey, lkey; /* keys of mappings, frames and inline groups */
-    bool oom, any_time, any_untimed;
+    bool oom, any_time, any_untimed, any_split_timed;
     int64_t earliest_ns;
     uint64_t exe; /* string index of the first dump's executable: its mapping goes first */
 } builder;
@@ -479,8 +480,9 @@ static void put_sample(builder *b, const fbd_stack *st, const vec *ids, pb_label
                        size_t nl)
 {
     int64_t v[NVALUES] = {0};
-    int base = st->kind == FBD_HOST ? V_HOST_OPS : st->kind == FBD_TRANSFER ? V_TRANSFERS
-                                                                             : V_FALLBACKS;
+    static const int bases[FBD_NKINDS] = {[FBD_FALLBACK] = V_FALLBACKS, [FBD_HOST] = V_HOST_OPS,
+                                          [FBD_TRANSFER] = V_TRANSFERS, [FBD_SPLIT] = V_SPLITS};
+    int base = bases[st->kind];
     v[base] = (int64_t)st->count;
     v[base + 1] = (int64_t)st->bytes;
     v[base + 2] = (int64_t)st->ns;
@@ -529,7 +531,7 @@ static void add_dump(builder *b, fbm_census *c, fbd_dump *d)
     if (t && (!b->earliest_ns || t < b->earliest_ns))
         b->earliest_ns = t;
     pb_label *labels[MAX_LABELS];
-    size_t nproc = process_labels(b, d, labels + 3);
+    size_t nproc = process_labels(b, d, labels + 3); /* at most 4 */
     vec ids = {.size = sizeof(uint64_t)};
     for (size_t i = 0; i < nstacks && !b->oom && !b->sink->failed; i++) {
         if (!fbm_census_keeps_backend(c, st[i].backend))
@@ -538,8 +540,11 @@ static void add_dump(builder *b, fbm_census *c, fbd_dump *d)
         labels[0] = label_of(b, "op", st[i].op);
         labels[1] = label_of(b, "site", site_label(d, &st[i], site, sizeof site));
         labels[2] = label_of(b, "backend", st[i].backend);
+        /* a node of ggml's: no time of its own, its split's (split_time) */
+        labels[3 + nproc] = st[i].split_timed ? label_of(b, "timed", "split") : NULL;
+        b->any_split_timed |= st[i].split_timed;
         if (stack_locations(b, &st[i], mods, nmods, &ids) && !b->oom)
-            put_sample(b, &st[i], &ids, labels, 3 + nproc);
+            put_sample(b, &st[i], &ids, labels, 3 + nproc + (labels[3 + nproc] != NULL));
     }
     free(ids.v);
 }
@@ -651,7 +656,8 @@ static int finish(builder *b, const fbm_summary *sum)
     static const char *const types[NVALUES][2] = {
         {"fallbacks", "count"}, {"bytes", "bytes"},         {"time", "nanoseconds"},
         {"host_ops", "count"},  {"host_bytes", "bytes"},    {"host_time", "nanoseconds"},
-        {"transfers", "count"}, {"transfer_bytes", "bytes"}, {"transfer_time", "nanoseconds"}};
+        {"transfers", "count"}, {"transfer_bytes", "bytes"}, {"transfer_time", "nanoseconds"},
+        {"splits", "count"},    {"split_bytes", "bytes"},   {"split_time", "nanoseconds"}};
     pb_value_type vt[NVALUES], *vtp[NVALUES];
     for (int i = 0; i < NVALUES; i++) {
         perftools__profiles__value_type__init(&vt[i]);
@@ -659,13 +665,16 @@ static int finish(builder *b, const fbm_summary *sum)
         vt[i].unit = (int64_t)str_id(b, types[i][1]);
         vtp[i] = &vt[i];
     }
-    char c1[160], c2[160];
+    char c1[160], c2[240];
     snprintf(c1, sizeof c1, "fbcount: %zu dump%s from %zu process%s", sum->dumps,
              sum->dumps == 1 ? "" : "s", sum->processes, sum->processes == 1 ? "" : "es");
     snprintf(c2, sizeof c2, "times: %s",
              !b->any_time ? "not measured by these shims (time values are 0)"
              : b->any_untimed ? "measured in some dumps only (0 in the others)"
                               : "measured");
+    if (b->any_split_timed)
+        snprintf(c2 + strlen(c2), sizeof c2 - strlen(c2), "; samples labelled timed=split "
+                 "(ggml's nodes) have none of their own: their splits' is split_time");
     int64_t comments[2] = {(int64_t)str_id(b, c1), (int64_t)str_id(b, c2)};
     tables t;
     /* b->oom: the comments or types above may have failed to intern */

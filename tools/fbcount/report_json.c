@@ -162,11 +162,13 @@ static json_t *row_json(const fbm_row *r, fbm_by by, bool time)
         set_int(o, FBR_MAX_BYTES, r->max_bytes);
         set_unknown(o, r->unknown);
     }
-    if (time && r->has_time) {
+    if (time && r->has_time && !(r->split_timed && !r->ns)) { /* none of its own: its split's */
         set_int(o, FBR_NS, r->ns);
         if (by != FBM_BY_SITE)
             set_int(o, FBR_MAX_NS, r->max_ns);
     }
+    if (r->split_timed)
+        set_str(o, FBR_TIMED, FBR_TIMED_SPLIT);
     if (by == FBM_BY_OP)
         json_object_set_new(o, FBR_SITES, parts_json(r, by, time));
     else if (by != FBM_BY_STACK && by != FBM_BY_SHAPE)
@@ -177,7 +179,8 @@ static json_t *row_json(const fbm_row *r, fbm_by by, bool time)
 }
 
 /* The names of the row arrays, one per kind, in the order they are written. */
-static const char *const kind_keys[FBD_NKINDS] = {FBR_FALLBACKS, FBR_HOST_OPS, FBR_TRANSFERS};
+static const char *const kind_keys[FBD_NKINDS] = {FBR_FALLBACKS, FBR_HOST_OPS, FBR_TRANSFERS,
+                                                  FBR_SPLITS};
 
 static json_t *rows_json(fbm_census *c, fbd_kind kind, const fbt_opts *opt)
 {
@@ -301,10 +304,16 @@ json_t *fbt_total_json(const fbm_summary *s)
     set_int(t, FBR_HOST_BYTES, s->total.host_bytes);
     set_int(t, FBR_TRANSFERS, s->total.transfers);
     set_int(t, FBR_TRANSFER_BYTES, s->total.transfer_bytes);
+    if (s->total.splits) {
+        set_int(t, FBR_SPLITS, s->total.splits);
+        set_int(t, FBR_SPLIT_BYTES, s->total.split_bytes);
+    }
     if (s->timed) {
         set_int(t, FBR_NS, s->total.ns);
         set_int(t, FBR_HOST_NS, s->total.host_ns);
         set_int(t, FBR_TRANSFER_NS, s->total.transfer_ns);
+        if (s->total.splits)
+            set_int(t, FBR_SPLIT_NS, s->total.split_ns);
     }
     json_t *unknown = json_object();
     for (int k = 0; unknown && k < FBD_NKINDS; k++)

@@ -232,6 +232,7 @@ static void acc_add(fbm_row *r, uint64_t count, uint64_t bytes, uint64_t max_byt
 static void acc_op(fbm_row *r, const fbd_op *o)
 {
     acc_add(r, o->count, o->bytes, o->max_bytes, o->ns, o->max_ns, o->bytes_known);
+    r->split_timed |= o->split_timed;
 }
 
 /* The op as a part of a row (site, rank, host, process, backend rows). */
@@ -278,6 +279,7 @@ static int build_by_site(fbm_census *c, table *t, const fbd_op *o, fbd_kind kind
             r->python = si->python;
         }
         acc_add(r, si->count, si->bytes, si->max_bytes, si->ns, si->max_ns, o->bytes_known);
+        r->split_timed |= o->split_timed;
         if (acc_op_part(c, r, o, si->count, si->bytes, si->ns, multi))
             return -1;
     }
@@ -309,6 +311,7 @@ static int build_by_shape(fbm_census *c, table *t, const fbd_op *o, fbd_kind kin
         bool alone = o->nshapes == 1;
         r->has_bytes &= o->bytes_known && (size || alone);
         r->has_time &= alone;
+        r->split_timed |= o->split_timed;
         uint64_t bytes = alone ? o->bytes : one && sh->count > FBM_SAT_MAX / one
                                                 ? FBM_SAT_MAX : one * sh->count;
         acc_add(r, sh->count, bytes, alone ? o->max_bytes : one, alone ? o->ns : 0,
@@ -496,6 +499,7 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
         sr->row = (size_t)(r - t->rows);
         acc_add(r, st[i].count, st[i].bytes, st[i].max_bytes, st[i].ns, st[i].max_ns,
                 st[i].bytes_known);
+        r->split_timed |= st[i].split_timed;
     }
     return 0;
 }

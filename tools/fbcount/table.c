@@ -259,7 +259,9 @@ static void row_cells(void *p, size_t i, char **cells)
     else
         snprintf(cells[k++], FBT_CELL, r->unknown && r->has_bytes ? "?" : "-");
     if (t->time) {
-        if (!r->has_time)
+        if (r->split_timed && !r->ns)
+            snprintf(cells[k++], FBT_CELL, "in split");
+        else if (!r->has_time)
             snprintf(cells[k++], FBT_CELL, "-");
         else if (raw)
             snprintf(cells[k++], FBT_CELL, "%" PRIu64, r->ns);
@@ -277,6 +279,8 @@ static const struct {
     [FBD_HOST] = {"Host-resident ops (downstream work on tensors a fallback left on the host)",
                   "host_op"},
     [FBD_TRANSFER] = {"Transfers between devices", "transfer"},
+    [FBD_SPLIT] = {"Host splits (graph splits computed on the host, each timed whole and named "
+                   "by its nodes; placement: a GPU could run every node)", "split"},
 };
 
 /* The columns of a table: name, BACKEND where rows of several backends meet, numbers, the
@@ -332,8 +336,11 @@ static void print_table(FILE *out, fbm_census *c, fbd_kind kind, const fbt_opts 
 {
     size_t n;
     const fbm_row *rows = fbm_census_rows(c, kind, o->by, o->sort, &n);
-    if (kind == FBD_TRANSFER && !fbm_census_summary(c).total.transfers)
-        return; /* a census without transfers: no section (most backends make none) */
+    fbm_summary s = fbm_census_summary(c);
+    if ((kind == FBD_TRANSFER && !s.total.transfers) || (kind == FBD_SPLIT && !s.total.splits))
+        return; /* a census without transfers or splits: no section (most backends make none) */
+    if (kind == FBD_HOST && !s.total.host_ops && !s.total.fallbacks)
+        return; /* nothing fell back: there is no downstream work to speak of */
     if (!o->raw)
         fprintf(out, "\n%s, by %s:\n", kinds[kind].title, fbt_by_name(o->by));
     if (n == 0) {
@@ -410,9 +417,27 @@ static void unknown_note(FILE *out, uint64_t unknown, uint64_t count)
                 "sizes)", unknown, count);
 }
 
+/* How many rows of a kind have no time of their own (their splits', ggml's), and of how
+ * many. */
+static size_t split_timed(fbm_census *c, fbd_kind kind, size_t *of)
+{
+    size_t n, timed = 0;
+    const fbm_row *rows = fbm_census_rows(c, kind, FBM_BY_OP, FBM_SORT_BYTES, &n);
+    for (size_t i = 0; i < n; i++)
+        timed += rows[i].split_timed;
+    *of = n;
+    return timed;
+}
+
 static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
 {
     char b1[32], b2[32];
+    size_t rows, in_splits = split_timed(c, FBD_FALLBACK, &rows);
+    if (rows && in_splits == rows) {
+        fputs("fallbacks have no time of their own: ggml times whole splits (see host splits)\n",
+              out);
+        return;
+    }
     fprintf(out, "fallbacks cost %s", fbu_duration(s->total.ns, b1, sizeof b1));
     if (s->with_elapsed == s->processes && s->elapsed_ns)
         fprintf(out, " of %s%s (%.0f%%)", fbu_duration(s->elapsed_ns, b2, sizeof b2),
@@ -426,6 +451,8 @@ static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
     if (inside)
         fputs(" (time inside the exit only: the backend does not say when a fallback starts)",
               out);
+    if (in_splits)
+        fputs(" (ggml's fallbacks are timed with their splits: see host splits)", out);
     if (s->timed < s->processes)
         fprintf(out, " (%zu of %zu processes carry times)", s->timed, s->processes);
     fputc('\n', out);
@@ -507,6 +534,21 @@ static void backends_line(FILE *out, fbm_census *c, const fbm_summary *s)
                             : "\n", out);
 }
 
+/* The host splits (ggml): how many, the bytes their nodes wrote, their time. */
+static void splits_line(FILE *out, const fbm_summary *s)
+{
+    char b1[32], b2[32];
+    if (!s->total.splits)
+        return;
+    fprintf(out, "host splits: %" PRIu64 ", their nodes wrote %s", s->total.splits,
+            fbt_bytes(s->total.split_bytes, s->total.unknown[FBD_SPLIT], s->total.splits, false,
+                      b1, sizeof b1));
+    if (s->timed)
+        fprintf(out, " in %s (time measured per split, not per node)",
+                fbu_duration(s->total.split_ns, b2, sizeof b2));
+    fputc('\n', out);
+}
+
 void fbt_summary(FILE *out, fbm_census *c)
 {
     fbm_summary s = fbm_census_summary(c);
@@ -536,11 +578,15 @@ void fbt_summary(FILE *out, fbm_census *c)
     fprintf(out, "host-resident ops: %" PRIu64 " (%s of results computed on the host",
             s.total.host_ops, fbt_bytes(s.total.host_bytes, s.total.unknown[FBD_HOST],
                                         s.total.host_ops, false, b1, sizeof b1));
-    if (s.timed)
+    size_t rows, in_splits = split_timed(c, FBD_HOST, &rows);
+    if (s.timed && rows && in_splits == rows)
+        fputs(", timed with their splits", out);
+    else if (s.timed)
         fprintf(out, ", %s", fbu_duration(s.total.host_ns, b2, sizeof b2));
     fputs(")", out);
     unknown_note(out, s.total.unknown[FBD_HOST], s.total.host_ops);
     fputc('\n', out);
+    splits_line(out, &s);
     if (s.total.transfers) {
         fprintf(out, "transfers: %" PRIu64 ", %s crossed between devices", s.total.transfers,
                 fbt_bytes(s.total.transfer_bytes, s.total.unknown[FBD_TRANSFER],
