@@ -406,6 +406,8 @@ static void rowtab_free(rowtab *t)
     HASH_CLEAR(hh, t->rows); /* the entries are the arena's */
     HASH_CLEAR(hh, t->sites);
     for (size_t k = 0; k < NKINDS; k++) {
+        for (size_t i = 0; i < t->nmade[k]; i++)
+            free(t->made[k][i]->sites); /* a made row's list of sites grows by realloc */
         free(t->made[k]);
         free(t->sorted[k]);
     }
