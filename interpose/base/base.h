@@ -183,6 +183,9 @@ extern char fbc_output_tmpl[1024];                  /* the template in use (may 
  * %n gets ".<seq>" before its extension from the second dump on. false when no file is
  * wanted or the name does not fit (*toolong set then). */
 bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap, bool *toolong);
+/* Whether a dump would be read by anyone: a file (FBCOUNT_OUTPUT not none), the metrics
+ * file, or the summary on stderr (not FBCOUNT_QUIET). Where none is, nothing is named. */
+bool fbc_output_read(void);
 /* The checkpoint file of this process: the name of dump 0 with "checkpoint" for %n. */
 bool fbc_output_checkpoint_path(const char *tmpl, char *out, size_t cap);
 /* Creates a fresh temporary next to path, never through a symlink; -1 with errno on

@@ -124,6 +124,11 @@ static bool expand(const char *tmpl, int seq, char *out, size_t cap, bool *toolo
     return true;
 }
 
+bool fbc_output_read(void)
+{
+    return fbc_output_tmpl[0] || fbc_cfg.metrics[0] || !fbc_cfg.quiet;
+}
+
 bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap, bool *toolong)
 {
     return expand(tmpl, seq > 0 ? seq : 1, out, cap, toolong);

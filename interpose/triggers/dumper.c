@@ -45,7 +45,7 @@ static unsigned warmed; /* fbc_stacks_made when the names were last looked up */
 static void warm(void)
 {
     unsigned made = __atomic_load_n(&fbc_stacks_made, __ATOMIC_RELAXED);
-    if (made == warmed)
+    if (made == warmed || !fbc_output_read())
         return;
     warmed = made;
     fbc_report *r = fbc_report_build_process(true); /* attributes: names ops and sites */

@@ -96,6 +96,10 @@ static void final(const char *reason, const char *extra)
      * fallbacks is the answer a CI gate wants), one that never loaded one gets none. */
     if (!fbc_cfg.all_processes && (!fbc_backend_loaded() || !used_since_fork(true)))
         return;
+    if (!fbc_output_read()) { /* FBCOUNT_OUTPUT=none, quiet, no metrics: nothing to name */
+        __atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+        return;
+    }
     uint64_t n = fbc_shards_events();
     bool again = fbc_final_done();
     if (again && n == events_at_final)
