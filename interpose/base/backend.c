@@ -105,8 +105,8 @@ static void load_rows(void)
     }
     if (vkt && vkt->name[0] && fbc_cfg.py_backend_set)
         names_into(&fbc_cfg.py_backend, &vkt->python);
-    each_of(fbc_cfg.backend_files, ":", load_file);
-    each_of(fbc_cfg.exits, ", \t", declare);
+    each_of(fbc_cfg.backend_files, (const char[]){FBR_BACKEND_SEP, '\0'}, load_file);
+    each_of(fbc_cfg.exits, (const char[]){FBR_EXIT_SEP, ' ', '\t', '\0'}, declare);
     __atomic_store_n(&rows_read, true, __ATOMIC_RELEASE);
 }
 

@@ -16,13 +16,22 @@
 #include "allow.h"
 #include "attrib.h"
 #include "backend.h"
-#include "decimal.h" /* fbr_fmt_u64 */
+#include "contract.h" /* the variables, the modes */
+#include "decimal.h"  /* fbr_fmt_u64 */
 
 #define FBC_EXPORT __attribute__((visibility("default")))
 #define FBC_MAX_DEPTH 256
 
 /* ---- config.c: the FBCOUNT_ environment, read once ---------------------------------- */
-typedef enum { FBC_MODE_COUNT, FBC_MODE_WARN, FBC_MODE_ABORT, FBC_MODE_ERROR } fbc_mode;
+typedef enum {
+#define FBC_MODE_ENUM(id, name, what) FBC_MODE_##id = FBR_MODE_##id,
+    FBR_MODES(FBC_MODE_ENUM)
+#undef FBC_MODE_ENUM
+} fbc_mode; /* rules/contract.h's, under the shim's prefix */
+static inline const char *fbc_mode_name(fbc_mode m)
+{
+    return fbr_mode_name((fbr_mode)m);
+}
 
 typedef struct {
     /* The fields load reads first, beside the defaults' pointers, which the loader writes
@@ -66,7 +75,6 @@ int fbc_config_attach(const char *vars);
 /* Whether FBCOUNT_ALLOW allows op (short or long name, rules/opname.h). The file is read at
  * the first call, and each entry that names no op of the process is warned about once. */
 bool fbc_allowed(const char *op);
-const char *fbc_mode_name(fbc_mode m);
 /* One line on stderr, "fbcount: ..."; one write(2), never stdio. */
 void fbc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -176,10 +184,7 @@ void fbc_fmt_time(char out[21], uint64_t unix_s);   /* UTC ISO 8601, NUL-termina
 /* ---- output.c: file names and atomic writes, async-signal-safe --------------------- */
 extern int fbc_seq;                                 /* dumps taken so far (atomic) */
 extern char fbc_output_tmpl[1024];                  /* the template in use (may fall back) */
-/* The template's escapes, the ones fbc_output_path expands (FBCOUNT_OUTPUT is checked for
- * them at load). */
-#define FBC_OUTPUT_ESCAPES "phenri%"
-/* Expands the template for dump number seq into out (%p %h %e %n %r %i %%); a name without
+/* Expands the template for dump number seq into out (FBR_OUTPUT_ESCAPES); a name without
  * %n gets ".<seq>" before its extension from the second dump on. false when no file is
  * wanted or the name does not fit (*toolong set then). */
 bool fbc_output_path(const char *tmpl, int seq, char *out, size_t cap, bool *toolong);

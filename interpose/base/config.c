@@ -17,12 +17,11 @@
 #include "early.h"
 #include "signals.h"
 
-#define DEFAULT_OUTPUT "fbcount.%e.%p.json"
 /* What a process with no FBCOUNT variable runs with, written by no code: load writes nothing
  * here then (early.h). */
 #define DEFAULTS                                                                           \
     {.enabled = -1, .depth = 64, .prefixes = {.n = 1, .name = {FBR_DEFAULT_OP_PREFIX}},    \
-     .py_backend = {.n = 1, .name = {FBR_DEFAULT_PY_BACKEND}}, .output = DEFAULT_OUTPUT,    \
+     .py_backend = {.n = 1, .name = {FBR_DEFAULT_PY_BACKEND}}, .output = FBR_DEFAULT_OUTPUT,    \
      .signal = SIGUSR1, .signal_wait_ms = 2000}
 
 fbc_config fbc_cfg = DEFAULTS;
@@ -51,15 +50,7 @@ void fbc_warn(const char *fmt, ...)
         return;
 }
 
-const char *fbc_mode_name(fbc_mode m)
-{
-    return m == FBC_MODE_WARN    ? "warn"
-           : m == FBC_MODE_ABORT ? "abort"
-           : m == FBC_MODE_ERROR ? "error"
-                                 : "count";
-}
-
-FBC_EARLY static const char *env(const char *name)
+FBC_EARLY static const char *env_named(const char *name)
 {
     if (!attach_len) /* secure_getenv's rule, by a look of the shim's own (early.h) */
         return getauxval(AT_SECURE) ? NULL : fbc_early_getenv(name);
@@ -70,17 +61,22 @@ FBC_EARLY static const char *env(const char *name)
     return NULL;
 }
 
+/* A variable of the contract's (rules/contract.h), by its id. */
+#define ENV(id) env_named(fbr_var_names[FBR_VAR_##id])
+#define NAME(id) fbr_var_names[FBR_VAR_##id]
+
 /* Every process under `fbcount run` parses its variables at load: the few its environment
  * sets (FBCOUNT_OUTPUT, FBCOUNT_RUN_LOG, FBCOUNT_QUIET) by early.h's rules, with loops of
  * the shim's own rather than the C library's string functions. */
-FBC_EARLY static bool parse_bool(const char *var, bool def)
+FBC_EARLY static bool parse_bool(fbr_var id, bool def)
 {
+    const char *var = fbr_var_names[id];
     static const struct {
         const char *word;
         bool value;
     } words[] = {{"1", true},   {"yes", true}, {"on", true},   {"true", true},
                  {"0", false},  {"no", false}, {"off", false}, {"false", false}};
-    const char *v = env(var);
+    const char *v = env_named(var);
     if (!v)
         return def;
     for (size_t i = 0; i < sizeof words / sizeof *words; i++)
@@ -92,23 +88,23 @@ FBC_EARLY static bool parse_bool(const char *var, bool def)
 
 FBC_EARLY static void parse_depth(void)
 {
-    const char *v = env("FBCOUNT_DEPTH");
+    const char *v = ENV(DEPTH);
     if (!v)
         return;
     char *end;
     errno = 0;
     long d = strtol(v, &end, 10);
     if (errno || end == v || *end || d < 2 || d > FBC_MAX_DEPTH) {
-        fbc_warn("FBCOUNT_DEPTH=%.64s is not a stack depth (2..%d); using 64", v, FBC_MAX_DEPTH);
+        fbc_warn("%s=%.64s is not a stack depth (2..%d); using 64", NAME(DEPTH), v, FBC_MAX_DEPTH);
         return;
     }
     fbc_cfg.depth = (int)d;
 }
 
 /* Seconds as a decimal number in [lo, hi], in milliseconds; def when unset or bad. */
-FBC_EARLY static int parse_seconds(const char *var, double lo, double hi, int def, const char *what)
+FBC_EARLY static int parse_seconds(fbr_var id, double lo, double hi, int def, const char *what)
 {
-    const char *v = env(var);
+    const char *var = fbr_var_names[id], *v = env_named(var);
     if (!v)
         return def;
     char *end;
@@ -124,9 +120,10 @@ FBC_EARLY static int parse_seconds(const char *var, double lo, double hi, int de
 
 /* The names' text is moved into static storage: read at load, it must not hold a heap block
  * in a process that never uses it. A list too long for it keeps its heap copy. */
-FBC_EARLY static void parse_names(const char *var, const char *def, fbr_names *out, char *keep, size_t cap)
+FBC_EARLY static void parse_names(fbr_var id, const char *def, fbr_names *out, char *keep,
+                                  size_t cap)
 {
-    const char *v = env(var);
+    const char *var = fbr_var_names[id], *v = env_named(var);
     if (!v) {
         *out = (fbr_names){.n = 1, .name = {def}}; /* the default: nothing to parse or keep */
         return;
@@ -157,10 +154,10 @@ FBC_EARLY static void copy(char *out, const char *v)
 
 FBC_EARLY static void parse_output(void)
 {
-    const char *v = env("FBCOUNT_OUTPUT");
+    const char *v = ENV(OUTPUT);
     if (!v)
         return;
-    if (fbc_early_same(v, "none", false)) {
+    if (fbc_early_same(v, FBR_OUTPUT_NONE, false)) {
         fbc_cfg.output[0] = '\0';
         return;
     }
@@ -169,21 +166,27 @@ FBC_EARLY static void parse_output(void)
         if (*p == '%') {
             p++;
             ok = false;
-            for (const char *k = FBC_OUTPUT_ESCAPES; *k && *p; k++)
+            for (const char *k = FBR_OUTPUT_ESCAPES; *k && *p; k++)
                 ok |= *k == *p;
         }
     if (!ok) {
-        fbc_warn("FBCOUNT_OUTPUT=%.64s is not a path template (%%p %%h %%e %%n %%r %%i %%%%) of "
-                 "at most %zu bytes, or 'none'; using %s", v, sizeof fbc_cfg.output - 65,
-                 DEFAULT_OUTPUT);
+        char escapes[3 * sizeof FBR_OUTPUT_ESCAPES], *e = escapes;
+        for (const char *k = FBR_OUTPUT_ESCAPES; *k; k++) {
+            *e++ = '%';
+            *e++ = *k;
+            *e++ = k[1] ? ' ' : '\0';
+        }
+        fbc_warn("%s=%.64s is not a path template (%s) of at most %zu bytes, or '%s'; using %s",
+                 NAME(OUTPUT), v, escapes, sizeof fbc_cfg.output - 65, FBR_OUTPUT_NONE,
+                 FBR_DEFAULT_OUTPUT);
         return;
     }
     copy(fbc_cfg.output, v);
 }
 
-FBC_EARLY static void parse_path(const char *var, char *out, size_t cap)
+FBC_EARLY static void parse_path(fbr_var id, char *out, size_t cap)
 {
-    const char *v = env(var);
+    const char *var = fbr_var_names[id], *v = env_named(var);
     if (!v || !*v)
         return;
     if (fbc_early_strlen(v) >= cap) {
@@ -195,7 +198,7 @@ FBC_EARLY static void parse_path(const char *var, char *out, size_t cap)
 
 FBC_EARLY static void parse_signal(void)
 {
-    const char *v = env("FBCOUNT_SIGNAL");
+    const char *v = ENV(SIGNAL);
     int sig;
     if (!v)
         return;
@@ -210,24 +213,34 @@ FBC_EARLY static void parse_signal(void)
 
 FBC_EARLY static void parse_mode(void)
 {
-    const char *v = env("FBCOUNT_MODE");
+    const char *v = ENV(MODE);
+    fbr_mode m;
     if (!v)
         return;
-    if (!strcmp(v, "count"))
-        fbc_cfg.mode = FBC_MODE_COUNT;
-    else if (!strcmp(v, "warn"))
-        fbc_cfg.mode = FBC_MODE_WARN;
-    else if (!strcmp(v, "abort"))
-        fbc_cfg.mode = FBC_MODE_ABORT;
-    else if (!strcmp(v, "error"))
-        fbc_cfg.mode = FBC_MODE_ERROR;
-    else
-        fbc_warn("FBCOUNT_MODE=%.64s is not count, warn, abort or error; using count", v);
+    if (fbr_mode_parse(v, &m)) {
+        fbc_cfg.mode = (fbc_mode)m;
+        return;
+    }
+    char names[96];
+    fbc_warn("%s=%.64s is not %s; using count", NAME(MODE), v,
+             fbr_mode_list(", ", " or ", names, sizeof names));
+}
+
+/* A command of another build than the shim's may hand it settings it reads otherwise: said
+ * once. */
+FBC_EARLY static void parse_contract(void)
+{
+    const char *v = ENV(CONTRACT);
+    char *end;
+    if (v && (strtol(v, &end, 10) != FBR_CONTRACT_VERSION || *end))
+        fbc_warn("%s=%.16s: this libfbcount speaks version %d of fbcount's settings; the "
+                 "fbcount that started it is of another build", NAME(CONTRACT), v,
+                 FBR_CONTRACT_VERSION);
 }
 
 FBC_EARLY static void parse_clock(void)
 {
-    const char *v = env("FBCOUNT_CLOCK");
+    const char *v = ENV(CLOCK);
     if (!v || !strcmp(v, "auto"))
         return;
     if (!strcmp(v, "monotonic"))
@@ -263,7 +276,7 @@ static bool allow_bad; /* the file was refused at load: nothing is allowed, noth
  * The path is made absolute, so a program that changes directory first still finds it. */
 FBC_EARLY static void parse_allow(void)
 {
-    const char *v = env("FBCOUNT_ALLOW");
+    const char *v = ENV(ALLOW);
     if (!v)
         return;
     char *path = fbc_cfg.allow_path;
@@ -311,29 +324,30 @@ FBC_EARLY void fbc_config_load(bool preloaded)
 FBC_EARLY static void parse_all(bool preloaded)
 {
     fbc_cfg.any = true;
-    fbc_cfg.enabled = parse_bool("FBCOUNT", preloaded);
-    fbc_cfg.all_processes = parse_bool("FBCOUNT_ALL_PROCESSES", false);
+    fbc_cfg.enabled = parse_bool(FBR_VAR_ENABLED, preloaded);
+    fbc_cfg.all_processes = parse_bool(FBR_VAR_ALL_PROCESSES, false);
     parse_depth();
     static char prefixes[1024], py_backend[1024];
-    parse_names("FBCOUNT_OP_PREFIX", FBR_DEFAULT_OP_PREFIX, &fbc_cfg.prefixes, prefixes,
+    parse_names(FBR_VAR_OP_PREFIX, FBR_DEFAULT_OP_PREFIX, &fbc_cfg.prefixes, prefixes,
                 sizeof prefixes);
-    parse_names("FBCOUNT_PY_BACKEND", FBR_DEFAULT_PY_BACKEND, &fbc_cfg.py_backend, py_backend,
+    parse_names(FBR_VAR_PY_BACKEND, FBR_DEFAULT_PY_BACKEND, &fbc_cfg.py_backend, py_backend,
                 sizeof py_backend);
-    fbc_cfg.prefixes_set = env("FBCOUNT_OP_PREFIX") != NULL;
-    fbc_cfg.py_backend_set = env("FBCOUNT_PY_BACKEND") != NULL;
-    parse_path("FBCOUNT_BACKEND", fbc_cfg.backend_files, sizeof fbc_cfg.backend_files);
-    parse_path("FBCOUNT_EXIT", fbc_cfg.exits, sizeof fbc_cfg.exits);
-    parse_path("FBCOUNT_TORCH_ADAPTER", fbc_cfg.torch_adapter, sizeof fbc_cfg.torch_adapter);
+    fbc_cfg.prefixes_set = ENV(OP_PREFIX) != NULL;
+    fbc_cfg.py_backend_set = ENV(PY_BACKEND) != NULL;
+    parse_path(FBR_VAR_BACKEND, fbc_cfg.backend_files, sizeof fbc_cfg.backend_files);
+    parse_path(FBR_VAR_EXIT, fbc_cfg.exits, sizeof fbc_cfg.exits);
+    parse_path(FBR_VAR_TORCH_ADAPTER, fbc_cfg.torch_adapter, sizeof fbc_cfg.torch_adapter);
     parse_output();
-    parse_path("FBCOUNT_METRICS", fbc_cfg.metrics, sizeof fbc_cfg.metrics);
-    parse_path("FBCOUNT_RUN_LOG", fbc_cfg.run_log, sizeof fbc_cfg.run_log);
+    parse_path(FBR_VAR_METRICS, fbc_cfg.metrics, sizeof fbc_cfg.metrics);
+    parse_path(FBR_VAR_RUN_LOG, fbc_cfg.run_log, sizeof fbc_cfg.run_log);
     parse_signal();
-    fbc_cfg.interval_ms = parse_seconds("FBCOUNT_INTERVAL", 0.01, 86400, 0, "an interval");
-    fbc_cfg.signal_wait_ms = parse_seconds("FBCOUNT_SIGNAL_WAIT", 0, 60, 2000, "a wait");
+    fbc_cfg.interval_ms = parse_seconds(FBR_VAR_INTERVAL, 0.01, 86400, 0, "an interval");
+    fbc_cfg.signal_wait_ms = parse_seconds(FBR_VAR_SIGNAL_WAIT, 0, 60, 2000, "a wait");
     parse_mode();
-    fbc_cfg.quiet = parse_bool("FBCOUNT_QUIET", false);
+    fbc_cfg.quiet = parse_bool(FBR_VAR_QUIET, false);
     parse_clock();
     parse_allow();
+    parse_contract();
 }
 
 int fbc_config_attach(const char *vars)

@@ -159,7 +159,7 @@ int fbc_output_open(const char *path, char *tmp, size_t cap)
     sbuf b = {tmp, cap, false};
     tmp[0] = '\0';
     put_str(&b, path);
-    put_str(&b, ".tmp.");
+    put_str(&b, FBR_TEMPORARY);
     put(&b, fbc_proc.id, 8); /* pids repeat across pid namespaces; census ids do not */
     if (b.overflow) {
         errno = ENAMETOOLONG;

@@ -386,7 +386,7 @@ static int write_file(const char *path, bool replace, const fbc_report *r,
 static int write_templated(const fbc_dump_req *req, const fbc_report *r, int seq, char *landed,
                            size_t cap)
 {
-    static const char *const fallbacks[] = {"fbcount.%e.%p.json", "/tmp/fbcount.%e.%p.json"};
+    static const char *const fallbacks[] = {FBR_DEFAULT_OUTPUT, "/tmp/" FBR_DEFAULT_OUTPUT};
     for (int attempt = 0; attempt < 3; attempt++) {
         char path[2048];
         bool toolong = false, named;

@@ -109,16 +109,26 @@ expect(readme_codes == codes, f"README's exit codes {readme_codes} != --help {co
 lib3 = page("libfbcount.3")
 env3 = section(lib3, "ENVIRONMENT")
 base = os.path.join(SRC, "interpose", "base")
-config = open(os.path.join(base, "config.c")).read()
+contract = open(os.path.join(SRC, "rules", "contract.h")).read()
+listed = re.search(r"#define FBR_VARIABLES\(X\)(.*?)\n\n", contract, re.S)
+expect(listed, "contract.h: FBR_VARIABLES not found")
 process = open(os.path.join(base, "process.c")).read()
-shim_vars = set(re.findall(r'"(FBCOUNT\w*)"', config))
+shim_vars = set(re.findall(r'X\(\w+, "(FBCOUNT\w*)"\)', listed.group(1) if listed else ""))
 shim_vars |= set(re.findall(r'"((?:OMPI|PMI|PMIX|SLURM)_\w+)"', process))
 expect(len(shim_vars) >= 18, f"variables found in the shim's sources: {sorted(shim_vars)}")
 for var in sorted(shim_vars):
     expect(word_in(var, env3), f"libfbcount.3: {var} is not in ENVIRONMENT")
-escapes = re.search(r'#define FBC_OUTPUT_ESCAPES "([a-z%]+)"',
-                    open(os.path.join(base, "base.h")).read())
-expect(escapes, "base.h: the FBCOUNT_OUTPUT escapes (FBC_OUTPUT_ESCAPES) were not found")
+modes = re.search(r"#define FBR_MODES\(X\)(.*?)\n\n", contract, re.S)
+modes = re.findall(r'X\(\w+, "(\w+)"', modes.group(1) if modes else "")
+expect(len(modes) >= 4, f"contract.h: the modes (FBR_MODES) were not found: {modes}")
+mode_text = env3.split("FBCOUNT_MODE", 1)[-1]
+for cmd in ("run", "attach"):
+    usage = subprocess.run([FB, cmd, "--help"], capture_output=True, text=True).stdout
+    for mode in modes:
+        expect(word_in(mode, mode_text), f"libfbcount.3: FBCOUNT_MODE's {mode} is not described")
+        expect(word_in(mode, usage), f"fbcount {cmd} --help does not name the mode {mode}")
+escapes = re.search(r'#define FBR_OUTPUT_ESCAPES "([a-z%]+)"', contract)
+expect(escapes, "contract.h: the FBCOUNT_OUTPUT escapes (FBR_OUTPUT_ESCAPES) were not found")
 for c in escapes.group(1) if escapes else "":
     expect(re.search(r"^\.B %" + re.escape(c) + "$", env3, re.M),
            f"libfbcount.3: FBCOUNT_OUTPUT's %{c} is not described")

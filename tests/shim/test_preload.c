@@ -366,7 +366,7 @@ Test(preload, bad_values_warn_once_and_use_the_default)
     static const char *bad[] = {
         "FBCOUNT=maybe", "FBCOUNT_DEPTH=abc", "FBCOUNT_DEPTH=1", "FBCOUNT_MODE=bogus",
         "FBCOUNT_SIGNAL=XYZ", "FBCOUNT_SIGNAL=KILL", "FBCOUNT_ALLOW=/nonexistent/allow",
-        "FBCOUNT_OP_PREFIX=,,", "FBCOUNT_OUTPUT=%q.json", "FBCOUNT_QUIET=2",
+        "FBCOUNT_OP_PREFIX=,,", "FBCOUNT_OUTPUT=%q.json", "FBCOUNT_QUIET=2", "FBCOUNT_CONTRACT=1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char var[64];

@@ -10,6 +10,7 @@
 
 #include "backend.h" /* rules/: declared exits and descriptor files */
 #include "cli.h"
+#include "contract.h"
 #include "readfile.h"
 
 /* Appends item to list (sep between items); false when it does not fit. */
@@ -28,7 +29,7 @@ int fbx_add_exit(fbx_backend_args *a, const char *cmd, const char *spec)
         fbx_error(cmd, "--exit: %s", err);
         return FBX_USAGE;
     }
-    if (strchr(spec, ',') || !append_item(a->exits, sizeof a->exits, ',', spec)) {
+    if (strchr(spec, FBR_EXIT_SEP) || !append_item(a->exits, sizeof a->exits, FBR_EXIT_SEP, spec)) {
         fbx_error(cmd, "--exit: '%.80s': too many or too long exits", spec);
         return FBX_USAGE;
     }
@@ -52,8 +53,8 @@ int fbx_add_backend(fbx_backend_args *a, const char *cmd, const char *path)
         fbx_error(cmd, "--backend %s: %s", path, err);
         return FBX_INVALID;
     }
-    if (!realpath(path, abs) || strchr(abs, ':') ||
-        !append_item(a->backends, sizeof a->backends, ':', abs)) {
+    if (!realpath(path, abs) || strchr(abs, FBR_BACKEND_SEP) ||
+        !append_item(a->backends, sizeof a->backends, FBR_BACKEND_SEP, abs)) {
         fbx_error(cmd, "--backend %s: the path cannot be passed on (a ':' in it, or too long)",
                   path);
         return FBX_USAGE;

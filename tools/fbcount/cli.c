@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "contract.h"
 #include "output.h"
 #include "text.h"
 
@@ -90,21 +91,6 @@ int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n)
     return FBX_OK;
 }
 
-bool fbx_is_run_dir(const char *name)
-{
-    if (strncmp(name, "fbcount-", 8))
-        return false;
-    const char *p = name + 8;
-    if (!isdigit((unsigned char)*p))
-        return false;
-    while (isdigit((unsigned char)*p))
-        p++;
-    if (*p == '.' && isdigit((unsigned char)p[1]))
-        for (p++; isdigit((unsigned char)*p);)
-            p++;
-    return *p == '\0';
-}
-
 /* A folder fbcount run made, and whether it holds a dump. */
 typedef struct {
     char name[256];
@@ -127,8 +113,7 @@ bool fbx_holds_dump(const char *dir)
     struct dirent *e;
     bool any = false;
     while (dp && !any && (e = readdir(dp))) {
-        size_t l = strlen(e->d_name);
-        any = e->d_name[0] != '.' && l > 5 && !strcmp(e->d_name + l - 5, ".json");
+        any = fbr_is_dump_name(e->d_name);
     }
     if (dp)
         closedir(dp);
@@ -146,7 +131,7 @@ size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH])
     while (dp && (e = readdir(dp))) {
         struct stat sb;
         run_dir *more;
-        if (!fbx_is_run_dir(e->d_name) || strlen(e->d_name) >= sizeof all->name ||
+        if (!fbr_is_run_dir(e->d_name) || strlen(e->d_name) >= sizeof all->name ||
             lstat(e->d_name, &sb) || !S_ISDIR(sb.st_mode) ||
             !(more = realloc(all, (n + 1) * sizeof *all)))
             continue;

@@ -65,8 +65,6 @@ fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code);
  * skipped. Returns FBX_OK, or prints the error and returns the exit code. */
 int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n);
 
-/* Whether name is a folder name fbcount run makes: "fbcount-<pid>" or "fbcount-<pid>.<n>". */
-bool fbx_is_run_dir(const char *name);
 
 /* Whether dir holds a dump (a *.json file that is not hidden). */
 bool fbx_holds_dump(const char *dir);

@@ -86,11 +86,10 @@ static const char *cmd_name(const attach_opts *o)
 static int option(void *ctx, int opt, char *arg, const char *given)
 {
     attach_opts *o = ctx;
-    static const fbx_choice modes[] = {{"count", 0}, {"warn", 1}, {"abort", 2}, {"error", 3}};
     char *end;
     switch (opt) {
     case 'm':
-        if (fbx_choose("attach", "--mode", arg, modes, FBX_NCHOICES(modes)) < 0)
+        if (fbx_choose("attach", "--mode", arg, fbs_modes, FBR_NMODES) < 0)
             return FBX_USAGE;
         o->mode = arg;
         return FBX_OK;
@@ -402,16 +401,17 @@ static int run_gdb(const attach_opts *o, const char *gdb, const char *script, ch
 /* The variables fbcount run would set, one a line. */
 static bool variables(const attach_opts *o, const fbx_run_dir *d, char *vars, size_t cap)
 {
-    int n = snprintf(vars, cap, "FBCOUNT_OUTPUT=%s/fbcount.%%e.%%p.%%n.json\nFBCOUNT_QUIET=1\n",
-                     d->abs);
-    const char *extra[][2] = {{"FBCOUNT_MODE", o->mode},
-                              {"FBCOUNT_ALLOW", o->allow ? o->absallow : NULL},
-                              {"FBCOUNT_EXIT", o->b.exits[0] ? o->b.exits : NULL},
-                              {"FBCOUNT_BACKEND", o->b.backends[0] ? o->b.backends : NULL}};
-    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
-        if (extra[i][1] && n > 0 && (size_t)n < cap)
-            n += snprintf(vars + n, cap - (size_t)n, "%s=%s\n", extra[i][0], extra[i][1]);
-    return n > 0 && (size_t)n < cap;
+    char output[PATH_MAX + 64];
+    const fbs_request req = {d->abs, NULL, o->mode, o->allow ? o->absallow : NULL,
+                             o->b.exits, o->b.backends};
+    fbs_setting set[FBR_NVARS];
+    int nset = fbs_settings(&req, set, output, sizeof output), n = 0;
+    if (nset < 0)
+        return false;
+    for (int i = 0; i < nset && n >= 0 && (size_t)n < cap; i++)
+        n += snprintf(vars + n, cap - (size_t)n, "%s=%s\n", fbr_var_names[set[i].var],
+                      set[i].value);
+    return n >= 0 && (size_t)n < cap;
 }
 
 /* Runs the script; the line gdb's run printed for it ("fbcount-..."), or an error. */

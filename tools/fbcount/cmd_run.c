@@ -42,6 +42,7 @@
 #include "backend_args.h"
 #include "allow.h" /* rules/: the allow file, read as the shim reads it */
 #include "cli.h"
+#include "contract.h"
 #include "output.h"
 #include "readfile.h"
 #include "report_json.h"
@@ -117,22 +118,16 @@ static void child(const run_opts *o, const fbx_run_dir *d, bool own_group, const
     const char *old = getenv("LD_PRELOAD");
     size_t len = (old ? strlen(old) : 0) + strlen(o->shim) + 2;
     char *preload = malloc(len), output[PATH_MAX + 64];
-    int e = ENOMEM;
-    if (preload) {
+    const fbs_request req = {d->abs, d->log, o->mode, o->allow ? o->absallow : NULL,
+                             o->b.exits, o->b.backends};
+    fbs_setting set[FBR_NVARS];
+    int nset = fbs_settings(&req, set, output, sizeof output);
+    int e = nset < 0 ? ENAMETOOLONG : ENOMEM;
+    if (preload && nset >= 0) {
         snprintf(preload, len, "%s%s%s", old && *old ? old : "", old && *old ? ":" : "", o->shim);
-        snprintf(output, sizeof output, "%s/fbcount.%%e.%%p.%%n.json", d->abs);
         setenv("LD_PRELOAD", preload, 1);
-        setenv("FBCOUNT_OUTPUT", output, 1);
-        setenv("FBCOUNT_RUN_LOG", d->log, 1);
-        setenv("FBCOUNT_QUIET", "1", 1);
-        if (o->mode)
-            setenv("FBCOUNT_MODE", o->mode, 1);
-        if (o->allow)
-            setenv("FBCOUNT_ALLOW", o->absallow, 1);
-        if (o->b.exits[0])
-            setenv("FBCOUNT_EXIT", o->b.exits, 1);
-        if (o->b.backends[0])
-            setenv("FBCOUNT_BACKEND", o->b.backends, 1);
+        for (int i = 0; i < nset; i++)
+            setenv(fbr_var_names[set[i].var], set[i].value, 1);
         sigprocmask(SIG_SETMASK, mask, NULL);
         execvp(o->cmd[0], o->cmd);
         e = errno;
@@ -418,8 +413,7 @@ static fbm_census *collect(const char *dir, json_t *bad)
     struct dirent *e;
     while (c && dp && (e = readdir(dp))) {
         const char *nm = e->d_name;
-        size_t l = strlen(nm);
-        if (nm[0] == '.' || l < 6 || strcmp(nm + l - 5, ".json"))
+        if (!fbr_is_dump_name(nm))
             continue;
         char path[PATH_MAX + 256], err[512];
         snprintf(path, sizeof path, "%s/%s", dir, nm);
@@ -589,7 +583,6 @@ static int parse(run_opts *o, int argc, char **argv)
         {"output", required_argument, 0, 'o'}, {"append", no_argument, 0, 'A'},
         {"json", optional_argument, 0, 'j'}, {"exit", required_argument, 0, 'x'},
         {"backend", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    static const fbx_choice modes[] = {{"count", 0}, {"warn", 1}, {"abort", 2}, {"error", 3}};
     int rc;
     int opt;
     optind = 1;
@@ -597,7 +590,7 @@ static int parse(run_opts *o, int argc, char **argv)
     while ((opt = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'm':
-            if (fbx_choose("run", "--mode", optarg, modes, FBX_NCHOICES(modes)) < 0)
+            if (fbx_choose("run", "--mode", optarg, fbs_modes, FBR_NMODES) < 0)
                 return FBX_USAGE;
             o->mode = optarg;
             break;

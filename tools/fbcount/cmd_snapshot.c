@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "contract.h"
 #include "shim.h"
 #include "signals.h"
 #include "table.h"
@@ -60,9 +61,9 @@ typedef struct {
 static int find_dir(long pid, char *dir, size_t len)
 {
     char tmpl[PATH_MAX];
-    if (!fbs_environ((pid_t)pid, "FBCOUNT_OUTPUT", tmpl, sizeof tmpl))
-        snprintf(tmpl, sizeof tmpl, "fbcount.%%e.%%p.json");
-    if (!strcmp(tmpl, "none"))
+    if (!fbs_environ((pid_t)pid, fbr_var_names[FBR_VAR_OUTPUT], tmpl, sizeof tmpl))
+        snprintf(tmpl, sizeof tmpl, "%s", FBR_DEFAULT_OUTPUT);
+    if (!strcmp(tmpl, FBR_OUTPUT_NONE))
         return -2;
     char *slash = strrchr(tmpl, '/');
     const char *d = ".";
@@ -90,8 +91,7 @@ static seen *scan(const char *dir, size_t *n)
     *n = 0;
     struct dirent *e;
     while (dp && (e = readdir(dp))) {
-        size_t l = strlen(e->d_name);
-        if (e->d_name[0] == '.' || l < 6 || strcmp(e->d_name + l - 5, ".json"))
+        if (!fbr_is_dump_name(e->d_name))
             continue;
         char p[PATH_MAX + 256];
         struct stat sb;

@@ -2,6 +2,7 @@
  * tables of rows (per op, site, stack, ...) are rows.c's.
  */
 #include "merge.h"
+#include "contract.h"
 #include "fields.h"
 #include "census.h"
 #include "names.h"
@@ -340,12 +341,6 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static bool is_dump_name(const char *name)
-{
-    size_t n = strlen(name);
-    return name[0] != '.' && n > 5 && !strcmp(name + n - 5, ".json");
-}
-
 /* Loads one dump; in a folder (in_dir) of a lenient census, one that cannot be read is
  * skipped instead (a dump named on its own is always read or refused). */
 static fbd_status load_one(fbm_census *c, const char *path, bool in_dir, char *err, size_t errlen)
@@ -377,7 +372,7 @@ static fbd_status load_dir(fbm_census *c, const char *dir, char *err, size_t err
     fbd_status st = FBD_OK;
     struct dirent *e;
     while ((e = readdir(dp))) {
-        if (!is_dump_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN &&
+        if (!fbr_is_dump_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN &&
                                           e->d_type != DT_LNK))
             continue;
         if (n == cap) {

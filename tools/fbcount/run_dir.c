@@ -10,14 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-/* Files a run leaves in its directory: dumps, the shim's temporaries, its run log. */
-static bool ours(const char *name)
-{
-    size_t l = strlen(name);
-    return (l > 5 && !strcmp(name + l - 5, ".json")) || strstr(name, ".json.tmp") ||
-           !strncmp(name, ".fbcount-run.", 13);
-}
+#include "contract.h"
 
 /* Whether dir holds anything; *foreign names the first entry a run does not write. */
 static int scan_dir(const char *dir, bool *empty, char *foreign, size_t len)
@@ -35,7 +28,8 @@ static int scan_dir(const char *dir, bool *empty, char *foreign, size_t len)
         char p[PATH_MAX + 256];
         struct stat sb;
         snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        if (!foreign[0] && (!ours(e->d_name) || lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)))
+        if (!foreign[0] &&
+            (!fbr_is_run_file(e->d_name) || lstat(p, &sb) != 0 || !S_ISREG(sb.st_mode)))
             snprintf(foreign, len, "%s", e->d_name);
     }
     closedir(dp);
@@ -64,11 +58,7 @@ static int make_default(fbx_run_dir *d)
 {
     char name[64] = "";
     for (int i = 0; i < 100; i++) {
-        if (i)
-            snprintf(name, sizeof name, "fbcount-%ld.%d", (long)getpid(), i);
-        else
-            snprintf(name, sizeof name, "fbcount-%ld", (long)getpid());
-        if (mkdir(name, 0777) == 0) {
+        if (fbr_run_dir_name((long)getpid(), i, name, sizeof name) && mkdir(name, 0777) == 0) {
             memcpy(d->path, name, sizeof name);
             d->created = true;
             return 0;
@@ -160,7 +150,7 @@ int fbx_run_dir_make(fbx_run_dir *d, const char *output, bool append)
     if (d->moved[0])
         fprintf(stderr, "fbcount: run: moved the previous dumps in %s to %s\n", d->path,
                 d->moved);
-    snprintf(d->log, sizeof d->log, "%s/.fbcount-run.%ld.log", d->abs, (long)getpid());
+    fbr_run_log(d->abs, (long)getpid(), d->log, sizeof d->log);
     return 0;
 }
 
@@ -196,7 +186,7 @@ void fbx_run_dir_sweep(const fbx_run_dir *d)
         char p[PATH_MAX + 256];
         struct stat sb;
         snprintf(p, sizeof p, "%s/%s", d->path, e->d_name);
-        if (strstr(e->d_name, ".json.tmp.") && lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
+        if (fbr_is_dump_temporary(e->d_name) && lstat(p, &sb) == 0 && S_ISREG(sb.st_mode))
             unlink(p);
     }
     if (dp)

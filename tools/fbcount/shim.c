@@ -13,6 +13,8 @@
 #include <sys/pidfd.h>
 #include <unistd.h>
 
+#include "choice.h"
+#include "contract.h"
 #include "fields.h"
 #include "readfile.h"
 #include "signals.h"
@@ -330,4 +332,30 @@ bool fbs_is_supervisor(pid_t pid)
     }
     free(cmd);
     return yes;
+}
+
+#define VERSION_TEXT(v) #v
+#define VERSION(v) VERSION_TEXT(v)
+
+const fbx_choice fbs_modes[FBR_NMODES] = {
+#define MODE_CHOICE(id, name, what) {name, FBR_MODE_##id},
+    FBR_MODES(MODE_CHOICE)
+#undef MODE_CHOICE
+};
+
+int fbs_settings(const fbs_request *req, fbs_setting out[FBR_NVARS], char *buf, size_t cap)
+{
+    if (!fbr_run_output(req->dir, buf, cap))
+        return -1;
+    const fbs_setting all[] = {
+        {FBR_VAR_OUTPUT, buf},           {FBR_VAR_QUIET, "1"},
+        {FBR_VAR_CONTRACT, VERSION(FBR_CONTRACT_VERSION)},     {FBR_VAR_RUN_LOG, req->log},
+        {FBR_VAR_MODE, req->mode},       {FBR_VAR_ALLOW, req->allow},
+        {FBR_VAR_EXIT, req->exits},      {FBR_VAR_BACKEND, req->backends},
+    };
+    int n = 0;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        if (all[i].value && *all[i].value)
+            out[n++] = all[i];
+    return n;
 }

@@ -7,6 +7,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "choice.h"
+#include "contract.h"
+
 /* meson passes <prefix>/<libdir>/libfbcount.so and <libdir>; these defaults serve other
  * builds. */
 #ifndef FBCOUNT_LIBDIR
@@ -15,6 +18,26 @@
 #ifndef FBCOUNT_SHIM_INSTALLED
 #define FBCOUNT_SHIM_INSTALLED "/usr/local/lib/libfbcount.so"
 #endif
+
+/* What a run or an attach asks of the shim: the folder its dumps go to (absolute), and
+ * the options given; NULL for one not given. */
+typedef struct {
+    const char *dir, *log, *mode, *allow, *exits, *backends;
+} fbs_request;
+
+/* The census modes as --mode's choices (contract.h's list). */
+extern const fbx_choice fbs_modes[FBR_NMODES];
+
+/* One variable the shim is handed, and its value. */
+typedef struct {
+    fbr_var var;
+    const char *value;
+} fbs_setting;
+
+/* The settings that carry req to the shim (FBCOUNT_OUTPUT, _QUIET, _CONTRACT, ...) into
+ * out, their texts kept in buf: the one list fbcount run sets as environment and fbcount
+ * attach hands over as text. Returns how many, or -1 when buf is too small. */
+int fbs_settings(const fbs_request *req, fbs_setting out[FBR_NVARS], char *buf, size_t cap);
 
 /* Writes the shim's absolute path into buf: $FBCOUNT_SHIM if set, else the build tree
  * next to this binary (<dir>/../../interpose/libfbcount.so), else the installed tree next to
