@@ -36,7 +36,6 @@ typedef struct {
 static declared decls[FBC_DECL_MAX];
 static unsigned ndecls;
 
-static const char *const dl_names[FBC_DL_ENTRIES] = {"dlopen", "dlmopen", "dlsym", "dlvsym"};
 
 static int decl_enter(unsigned i, void *call, const void *args);
 static void decl_leave(void *call);
@@ -171,7 +170,7 @@ void fbc_exits_redirect(void)
                                        (void *)(fbc_decl_entries + FBC_ENTRY_SIZE * i), NULL, def};
     }
     for (unsigned i = 0; fbc_entries_present() && i < FBC_DL_ENTRIES; i++)
-        r[n++] = (fbc_redirection){dl_names[i], (void *)(fbc_dl_entries + FBC_ENTRY_SIZE * i),
+        r[n++] = (fbc_redirection){fbc_dl_names[i], (void *)(fbc_dl_entries + FBC_ENTRY_SIZE * i),
                                    NULL, NULL};
     fbc_redirect_scan(r, n);
 }
@@ -191,75 +190,26 @@ bool fbc_exits_declare_again(void)
     return true;
 }
 
+/* What a loader call from the program needs, before the real function runs: the modules
+ * loaded since are redirected, and a backend loaded since arms the census. */
+static void loaded_since(void)
+{
+    fbc_exits_redirect();
+    fbc_notice_modules();
+}
+
 /* At load, after the shim's configuration (a shim loaded after the backend, or exits
  * declared): the modules already loaded. */
 FBC_EARLY __attribute__((constructor)) static void redirect_at_load(void)
 {
     fbc_load();
+    fbc_dl_on_load(loaded_since);
     /* Preloaded with nothing declared: the shortcut below, without a page of this file. */
     if (!fbc_proc.preloaded || fbc_config_declares())
         fbc_exits_redirect();
 }
 
 /* ---- the entries' C side -------------------------------------------------------------- */
-
-/* Where loader entry i jumps: the function the loader gives next after the shim. Not the
- * shim's own reference to it, which the shim's export of the same name takes over. Found
- * once by the modules' hash tables, by any thread (all find the same). */
-static void *dl_real(unsigned i)
-{
-    static void *real[FBC_DL_ENTRIES];
-    void *f = __atomic_load_n(&real[i], __ATOMIC_ACQUIRE);
-    if (!f) {
-        f = fbc_next_definition(dl_names[i]);
-        __atomic_store_n(&real[i], f, __ATOMIC_RELEASE);
-    }
-    return f;
-}
-
-/* What a loader entry returns without a loader function to jump to (a process has one: this
- * only keeps a jump off address 0): the failure each of them returns. */
-static void *no_loader(void)
-{
-    return NULL;
-}
-
-/* Whether ra lies in the shim's own image: from its ELF header (a linker-made symbol) to the
- * end of its last loaded segment. */
-static bool from_shim(uintptr_t ra)
-{
-    extern const ElfW(Ehdr) __ehdr_start;
-    static uintptr_t end;
-    uintptr_t base = (uintptr_t)&__ehdr_start, e = __atomic_load_n(&end, __ATOMIC_RELAXED);
-    if (!e) {
-        const ElfW(Phdr) *ph = (const ElfW(Phdr) *)(base + __ehdr_start.e_phoff);
-        for (unsigned k = 0; k < __ehdr_start.e_phnum; k++)
-            if (ph[k].p_type == PT_LOAD && base + ph[k].p_vaddr + ph[k].p_memsz > e)
-                e = base + ph[k].p_vaddr + ph[k].p_memsz;
-        __atomic_store_n(&end, e, __ATOMIC_RELAXED);
-    }
-    return ra >= base && ra < e;
-}
-
-/* A loader entry, before the real function: the modules loaded since are redirected, and a
- * backend loaded since arms the census. The shim's own calls of the loader, and calls made
- * inside that work (a constructor the loader runs), go straight through. */
-void *fbc_dl_enter(unsigned i, uintptr_t ra)
-{
-    int e = errno;
-    void *real = i < FBC_DL_ENTRIES ? dl_real(i) : NULL;
-    /* Not before the shim's own start (a sanitizer's runtime or another library's
-     * constructor asking the loader first): nothing is configured yet. */
-    bool started = __atomic_load_n(&fbc_proc.load_state, __ATOMIC_ACQUIRE) == 2;
-    if (started && !fbc_t.in_loader && !from_shim(ra)) {
-        fbc_t.in_loader = 1;
-        fbc_exits_redirect();
-        fbc_notice_modules();
-        fbc_t.in_loader = 0;
-    }
-    errno = e;
-    return real ? real : (void *)no_loader;
-}
 
 /* A declared exit's slow path: counts the call when the thread records, and has the entry run
  * it and come back to decl_leave when its stack arguments can be copied (the copy must not

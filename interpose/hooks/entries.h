@@ -1,8 +1,8 @@
-/* entries.h - what the register-preserving entries (entries.S) and their C side (declared.c)
- * agree on: constants for the assembler too (declared.c checks each against the C definition
- * it stands for), and the entries' tables and data, which entries.S defines so that it
- * depends on no C file of this layer but fbc_dl_enter (the declared exits' C side is reached
- * through the two hooks). */
+/* entries.h - what the register-preserving entries (entries.S) and their C side (declared.c,
+ * loader.c) agree on: constants for the assembler too (declared.c checks each against the C
+ * definition it stands for), and the entries' tables and data, which entries.S defines so
+ * that it depends on no C file of the shim but loader.c (the declared exits' C side is
+ * reached through the two hooks, the loader's work through fbc_dl_on_load's function). */
 #ifndef FBC_ENTRIES_H
 #define FBC_ENTRIES_H
 
@@ -38,6 +38,11 @@ extern void (*fbc_decl_leave_fn)(void *call) FBC_ENTRY_DATA;
  * any constructor), for a call from return address ra: returns the real function loader
  * entry i jumps to. */
 void *fbc_dl_enter(unsigned i, uintptr_t ra);
+/* The loader functions' names, in the order of the loader entries. */
+extern const char *const fbc_dl_names[FBC_DL_ENTRIES];
+/* Sets the work a loader entry does, once the shim has started, for a call from outside the
+ * shim: what modules loaded since need. Until set, the entries only pass calls through. */
+void fbc_dl_on_load(void (*notice)(void));
 
 /* Whether entries.S is linked in. */
 static inline bool fbc_entries_present(void)

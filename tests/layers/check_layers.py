@@ -8,12 +8,19 @@ depends on it. With --order it also fails on an edge that goes up a declared ord
 layers (a layer is the first folder of a source path, e.g. interpose/record/shard.c is in
 "record"), so a new upward call shows up even before it closes a cycle.
 
+A symbol that an assembly file of the library defines under the name of a function one of
+its own dependencies defines (the shim's loader entries: dlopen, dlsym) interposes that
+function for the program; the library's own calls of it reach the dependency's function (the
+entry passes calls from inside the library straight through), so they are no edge to the
+assembly file. A C wrapper of the same kind runs code of its own and stays an edge.
+
 Usage: check_layers.py [--order top,...,bottom] [--list] OBJDIR
 OBJDIR is the library's private object folder in the build tree (meson names it
 <target file>.p); meson names each object after its source path with '/' as '_'.
 """
 import argparse
 import os
+import re
 import subprocess
 import sys
 
@@ -27,6 +34,28 @@ def symbols(obj):
                          capture_output=True, text=True).stdout
     undefined = {line.split()[0] for line in out.splitlines() if line.strip()}
     return defined, undefined
+
+
+def dependency_symbols(objdir):
+    """Functions defined by the shared libraries the built library links to.
+
+    The library is OBJDIR without meson's ".p"; ldd lists what it loads. Names are read
+    without their version ("dlopen@@GLIBC_2.34" is "dlopen")."""
+    lib = objdir.rstrip("/")
+    lib = lib[:-2] if lib.endswith(".p") else lib
+    if not os.path.isfile(lib):
+        return set()
+    out = subprocess.run(["ldd", lib], check=True, capture_output=True, text=True).stdout
+    paths = [m.group(1) for m in re.finditer(r"=> (/\S+)", out)]
+    names = set()
+    for path in paths:
+        out = subprocess.run(["nm", "-D", "--defined-only", "-P", path], check=True,
+                             capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            fields = line.split()
+            if len(fields) >= 2 and fields[1] in ("T", "W", "i"):
+                names.add(fields[0].split("@")[0])
+    return names
 
 
 def source_name(obj):
@@ -99,9 +128,11 @@ def main():
     for obj in objs:
         name = source_name(obj)
         defs[name], uses[name] = symbols(obj)
+    entries = [d for name, d in defs.items() if name.endswith(".S")]
+    interposed = set().union(*entries) & dependency_symbols(args.objdir)
     owner = {}
     for name, ds in defs.items():
-        for s in ds:
+        for s in ds - interposed:
             owner.setdefault(s, name)
     graph = {name: set() for name in defs}
     why = {}
@@ -114,6 +145,8 @@ def main():
 
     failed = False
     if args.list:
+        for s in sorted(interposed):
+            print(f"{s} interposes a dependency's function: no edge")
         for src in sorted(graph):
             for dst in sorted(graph[src]):
                 print(f"{src} -> {dst} ({why[(src, dst)]})")
