@@ -1,7 +1,7 @@
 /* exec.c — the op runner: the residency model and the one fallback exit.
  *
  * Every public op builds an exec_call and hands it here, so the rules of
- * DESIGN.md live in one place: host-resident inputs run on the host reference
+ * vkt(3) (RESIDENCY AND FALLBACKS) live in one place: host-resident inputs run on the host reference
  * and report host_resident_op; admitted device inputs run natively; anything a
  * gate refuses is downloaded, computed by the reference and leaves through
  * host_result, called through the PLT so an interposer sees every fallback.

@@ -1,4 +1,4 @@
-/* fallback.c — the two exported exits of DESIGN.md that the shim interposes. */
+/* fallback.c — the two exported exits (vkt(3), RESIDENCY AND FALLBACKS) that the shim interposes. */
 #include <stdlib.h>
 #include <string.h>
 

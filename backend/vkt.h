@@ -9,7 +9,7 @@
  *  - Tensors are row-major, rank 0 to VKT_MAX_RANK, dtypes f32, f64, s32, u8.
  *  - Ops run natively when their gate admits the inputs; otherwise the host
  *    reference computes the result and hands it to host_result() (the fallback exit,
- *    see DESIGN.md). Inputs that are already host-resident run on the host and are
+ *    see vkt(3), RESIDENCY AND FALLBACKS). Inputs that are already host-resident run on the host and are
  *    reported through host_resident_op(). Results are identical either way.
  *  - Nx semantics where in doubt (names, type promotion, reduction and dot rules).
  */
@@ -245,7 +245,7 @@ VKT_API const char *vkt_op_name(size_t i);
  * past the device limits; `reason` (may be NULL) gets the gate's reason. */
 VKT_API vkt_support vkt_op_support(size_t i, vkt_dtype dtype, const char **reason);
 
-/* ---- the fallback exit (DESIGN.md contracts) ---------------------------- */
+/* ---- the fallback exit (a contract: the shim interposes it) ------------- */
 
 /* Makes `data` (nbytes, row-major, out's dtype) the content of `out`: uploads it,
  * or keeps it host-resident when VKT_FALLBACK_RESULT=host. Every fallback path

@@ -1,7 +1,9 @@
-/* config.c - the FBCOUNT_ environment. A bad value is named in one warning and the default is
- * used: the program under the shim must never fail because of it. Variables are read with
- * secure_getenv: in a setuid or setgid program (AT_SECURE) they are all ignored, so another
- * user cannot make it write files as its owner. */
+/* config.c - the FBCOUNT_ environment (the variables of rules/contract.h). A bad value is
+ * named in one warning and the default is used: the program under the shim must never fail
+ * because of it. Variables are read as secure_getenv reads them, by the shim's own loop over
+ * the environment (it runs before libc is ready, early.h): in a setuid or setgid program
+ * (AT_SECURE) they are all ignored, so another user cannot make it write files as its owner.
+ * An attach hands the same variables over as text (fbc_config_attach). */
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -144,7 +146,6 @@ FBC_EARLY static void parse_names(fbr_var id, const char *def, fbr_names *out, c
     out->storage = NULL;
 }
 
-/* A path template: %p %h %e %n %r %i %% only, short enough to expand. */
 /* A copy of v into out, which has room for it. */
 FBC_EARLY static void copy(char *out, const char *v)
 {
@@ -152,6 +153,7 @@ FBC_EARLY static void copy(char *out, const char *v)
         __asm__(""); /* a loop of the shim's own, not strcpy (early.h) */
 }
 
+/* A path template: FBR_OUTPUT_ESCAPES only, short enough to expand; or none. */
 FBC_EARLY static void parse_output(void)
 {
     const char *v = ENV(OUTPUT);

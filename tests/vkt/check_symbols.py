@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """check_symbols.py LIBVKT VKT_H — libvkt's symbol tables keep the contracts of
-DESIGN.md: host_result and host_resident_op are called through the PLT (a
+vkt(3)'s RESIDENCY AND FALLBACKS: host_result and host_resident_op are called through the PLT (a
 JUMP_SLOT relocation each, so an interposer sees every call); the dynamic table
 exports only those two and vkt_ functions declared in vkt.h; and no internal
 symbol starts with vkt_ (the shim reads that prefix as a public op)."""

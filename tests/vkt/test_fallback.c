@@ -571,7 +571,7 @@ static void expect_moved(const char *op, vkt_stats_entry before, uint64_t native
                  (unsigned long long)(now.host - before.host), (unsigned long long)host);
 }
 
-/* The downstream story of DESIGN.md: a dot that falls back under
+/* The downstream story of vkt(3)'s RESIDENCY AND FALLBACKS: a dot that falls back under
  * VKT_FALLBACK_RESULT=host leaves its result on the host, and the reshape,
  * transpose and sum of it then run there, each reported once with its size. */
 static int dot_chain(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **d, vkt_tensor **r, vkt_tensor **t,
