@@ -35,11 +35,6 @@ const char *fbr_reader_name(fbr_reader r)
     return (unsigned)r < COUNT(reader_names) ? reader_names[r] : "?";
 }
 
-const char *fbr_accessor_name(fbr_accessor a)
-{
-    return (unsigned)a < COUNT(accessor_names) ? accessor_names[a] : "?";
-}
-
 static int lookup(const char *const *names, size_t n, const char *word)
 {
     for (size_t i = 0; i < n; i++)

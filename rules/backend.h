@@ -147,10 +147,9 @@ int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t er
  * back. Returns the length the whole text needs, like snprintf. */
 int fbr_backend_format(const fbr_backend *b, char *out, size_t cap);
 
-/* Names of the kinds, readers and accessors, for descriptors and dumps. */
+/* Names of the kinds and readers, for descriptors and dumps. */
 const char *fbr_exit_kind_name(fbr_exit_kind k);
 const char *fbr_reader_name(fbr_reader r);
-const char *fbr_accessor_name(fbr_accessor a);
 
 /* ---- what belongs to a backend -------------------------------------------------------- */
 

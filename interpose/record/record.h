@@ -122,7 +122,6 @@ extern unsigned fbc_shards_epoch;
  * when out of memory. Also stored in fbc_t.shard. */
 fbc_shard *fbc_shard_claim(void);
 fbc_shard *fbc_shards_first(void);     /* async-signal-safe walk start */
-size_t fbc_shards_stacks(void);        /* distinct stacks over all shards (with duplicates) */
 uint64_t fbc_shards_events(void);      /* events counted so far (relaxed, lock-free) */
 /* 0 prepare (locks all), 1 parent (unlocks), 2 child (empties, unlocks). */
 void fbc_shards_fork(int phase);

@@ -68,17 +68,6 @@ fbc_shard *fbc_shards_first(void)
     return __atomic_load_n(&shards, __ATOMIC_ACQUIRE);
 }
 
-size_t fbc_shards_stacks(void)
-{
-    size_t n = 0;
-    for (fbc_shard *s = fbc_shards_first(); s; s = s->next) {
-        pthread_mutex_lock(&s->lock);
-        n += s->table.n;
-        pthread_mutex_unlock(&s->lock);
-    }
-    return n;
-}
-
 uint64_t fbc_shards_events(void)
 {
     uint64_t n = 0;

@@ -50,15 +50,6 @@ bool fbc_sig_ready(void)
     return real != NULL;
 }
 
-int fbc_sig_real(int sig, const struct sigaction *act, struct sigaction *old)
-{
-    if (!fbc_sig_ready()) {
-        errno = ENOSYS;
-        return -1;
-    }
-    return real(sig, act, old);
-}
-
 static bool is_default(const struct sigaction *a)
 {
     return !(a->sa_flags & SA_SIGINFO) && a->sa_handler == SIG_DFL;

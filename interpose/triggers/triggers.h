@@ -10,8 +10,7 @@
 #include "dump.h"
 
 /* ---- chain.c: the signals the shim handles, and the application's view of them --------- */
-/* The real sigaction (the next definition after the shim); NULL when it cannot be found. */
-int fbc_sig_real(int sig, const struct sigaction *act, struct sigaction *old);
+/* Whether the real sigaction (the next definition after the shim) was found. */
 bool fbc_sig_ready(void);
 /* Installs handler for sig as the shim's, recording what was there as the application's
  * action. census: the application's own actions are never installed, only called by the

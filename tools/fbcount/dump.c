@@ -1518,12 +1518,6 @@ const char *const *fbd_py_backends(const fbd_dump *d, size_t *n)
     return d->py_backends;
 }
 
-const char *const *fbd_config_backends(const fbd_dump *d, size_t *n)
-{
-    *n = d->ncfg_backends;
-    return d->cfg_backends;
-}
-
 const fbd_backend *fbd_backends(const fbd_dump *d, size_t *n)
 {
     *n = d->nbackends;

@@ -153,8 +153,6 @@ fbd_total fbd_totals(const fbd_dump *d);
 fbd_counters fbd_backend_stats(const fbd_dump *d);
 /* The backends[] rows; none in dumps of shims that knew libvkt only. */
 const fbd_backend *fbd_backends(const fbd_dump *d, size_t *n);
-/* config.backends: the names of the backend rows in force (NULL, 0 when absent). */
-const char *const *fbd_config_backends(const fbd_dump *d, size_t *n);
 /* config.py_backend: the Python packages that count as the backend's (default {"vkt"}). */
 const char *const *fbd_py_backends(const fbd_dump *d, size_t *n);
 /* Whether the dump carries times (total.ns; absent in dumps of older shims), and what they

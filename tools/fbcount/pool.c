@@ -41,9 +41,8 @@ typedef struct {
 struct fbp_pool {
     block *head;
     slot *slots;
-    size_t nslots, nitems, bytes, nblocks;
+    size_t nslots, nitems, nblocks;
 };
-
 
 /* Arrays of 4 MiB and more are mapped on their own and advised onto 2 MiB transparent huge
  * pages (Debian's THP mode is "madvise"). A million-stack dump touches hundreds of MiB once,
@@ -113,7 +112,6 @@ static void *raw_alloc(fbp_pool *p, size_t size)
             return NULL;
         nb->used = 0;
         nb->cap = cap;
-        p->bytes += sizeof *nb + cap;
         p->nblocks += !oversized;
         if (b && oversized) {
             nb->next = b->next;
@@ -239,11 +237,6 @@ const void *fbp_intern(fbp_pool *p, const void *rec, size_t len)
 void *fbp_intern_extra(fbp_pool *p, const void *rec, size_t len, size_t extra)
 {
     return (void *)intern(p, rec, len, extra);
-}
-
-size_t fbp_bytes(const fbp_pool *p)
-{
-    return p->bytes + p->nslots * sizeof(slot);
 }
 
 struct fbp_map {

@@ -56,7 +56,4 @@ void fbp_map_free(fbp_map *m);
  * memory. key must not be NULL. */
 void **fbp_map_at(fbp_map *m, const void *key);
 
-/* Bytes the pool holds, for benchmarks. */
-size_t fbp_bytes(const fbp_pool *p);
-
 #endif
