@@ -87,9 +87,21 @@ def test_tensor_of_a_tensor_is_a_copy(ctx):
 def test_context_properties(ctx):
     assert isinstance(ctx.device_name, str) and ctx.device_name
     assert ctx.max_tensor_bytes > 0
-    assert ctx.flushes_subnormals() in (True, False)
+    flush = ctx.flushes_subnormals()
+    assert isinstance(flush, bool)
+    # The property says what the device's own f32 add does to a subnormal.
+    tiny = np.array([2.0 ** -140, 0.0], np.float32)
+    got = (ctx.tensor(tiny) + ctx.tensor(np.zeros(2, np.float32))).numpy()
+    assert (got[0] == 0) == flush
     ctx.sync()
-    assert ctx.last_gpu_ns is None or ctx.last_gpu_ns >= 0
+    # A queue with timestamps times its submissions and profiles dispatches; one without
+    # does neither.
+    ctx.set_profiling(True)
+    (ctx.tensor([1.0]) + 1).numpy()
+    timed, entries = ctx.last_gpu_ns, ctx.profile()
+    ctx.set_profiling(False)
+    assert (timed is None) == (entries == [])
+    assert timed is None or timed > 0
     assert ctx.device_name in repr(ctx)
     with pytest.raises(vkt.Error):
         ctx.set_fallback_result("gpu")

@@ -6,11 +6,11 @@ an entry to redirect in every one. A fresh process per repeat (a process attache
 detached cannot be attached again); the best of --repeat.
 
 usage: bench_attach.py FBCOUNT [--modules N] [--repeat N] [--json OUT]
-Prints a table (what, modules, time, target or peer, ratio); writes the same rows as JSON to
-OUT only when asked (tools/bench/results/, like tools/bench/overhead).
+Prints a table (what, modules, time, target or peer, ratio); writes the same rows to OUT only
+when asked, as every benchmark does (tools/bench/results/results.py's format).
 """
 import argparse
-import json
+import datetime
 import os
 import platform
 import shutil
@@ -18,6 +18,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "results"))
+import results  # noqa: E402  (tools/bench/results/results.py: the rows' schema and writer)
 
 TARGET_S = 1.0
 
@@ -128,9 +132,8 @@ def main():
     ]
     sys.stdout.write(table(rows))
     if a.json:
-        with open(a.json, "w", encoding="utf-8") as f:
-            json.dump(rows, f, indent=1)
-            f.write("\n")
+        results.write(a.json, f"{machine}, {os.cpu_count()} cpus", rows, " ".join(sys.argv),
+                      datetime.date.today().isoformat())
     return 0
 
 

@@ -18,7 +18,8 @@ RENDERER is one of: ops (a table of op throughput against torch and the target),
 of step times: native cases against their torch peers, forced fallbacks against native),
 lenet-story and lenet-cliff (the README's sentences on the H200 cliff), lenet-graph (the README's
 sentence on the recorded step against torch's graph modes). --check fails (exit 1, with a diff) when a
-block differs from what its data makes; --update rewrites the blocks.
+block differs from what its data makes, or when a file of this folder is not of this format; --update
+rewrites the blocks.
 
 usage: results.py (--check | --update) DOC.md...
 """
@@ -50,18 +51,30 @@ def write(path, device, rows, command, date, commit=None, peer_device=None):
         f.write("\n")
 
 
-def load(name):
+def check_sweep(name):
+    """Reads one file here, whichever benchmark wrote it (the C ones write no schema): an object
+    with the device it ran on, its date and its rows, each row an object."""
     path = os.path.join(HERE, name)
     try:
         with open(path) as f:
             doc = json.load(f)
     except (OSError, ValueError) as e:
         sys.exit(f"results: cannot read {path}: {e}")
+    if not isinstance(doc, dict) or not all(k in doc for k in ("device", "date", "rows")):
+        sys.exit(f"results: {path} is not an object with device, date and rows")
+    if not isinstance(doc["rows"], list) or not all(isinstance(r, dict) for r in doc["rows"]):
+        sys.exit(f"results: {path}: rows is not a list of objects")
+    return doc
+
+
+def load(name):
+    """A sweep the documents render: of this schema, with its commit."""
+    doc = check_sweep(name)
+    path = os.path.join(HERE, name)
     if doc.get("schema") != SCHEMA:
         sys.exit(f"results: {path} is not a {SCHEMA} file")
-    for k in ("device", "commit", "date", "rows"):
-        if k not in doc:
-            sys.exit(f"results: {path} lacks '{k}'")
+    if "commit" not in doc:
+        sys.exit(f"results: {path} lacks 'commit'")
     return doc
 
 
@@ -225,6 +238,10 @@ def main():
     mode.add_argument("--update", action="store_true", help="rewrite the generated blocks")
     ap.add_argument("docs", nargs="+")
     args = ap.parse_args()
+    # Every sweep in the folder is read, in a document or not: a device and rows in all of them.
+    for name in sorted(os.listdir(HERE)):
+        if name.endswith(".json"):
+            check_sweep(name)
     drift = False
     for doc in args.docs:
         with open(doc) as f:
