@@ -105,6 +105,7 @@ expect_rc(["report"], 2, r"no fbcount-\* folder", cwd=empty)
 expect_rc(["report", "--by", "colour", run1], 2, r"--by: unknown value 'colour'")
 expect_rc(["report", "--bogus", run1], 2, r"unknown or incomplete option")
 expect_rc(["diff", run1], 2, r"fbcount-\*", cwd=empty)
+os.rmdir(empty)
 expect_rc(["check", "--max-bytes", "12Q", run1], 2, r"--max-bytes")
 expect_rc(["snapshot", "abc"], 2)
 

@@ -32,7 +32,7 @@ int main(void)
          "bad\xFF.py", 14, 1, 8, 0},
         {2, FBR_METRICS_FALLBACK, NULL, NULL, NULL, 0, 2, 16, 0},
         {0, FBR_METRICS_FALLBACK, "aten::gelu.out", "forward", "model.py", 7, 3, 0, 0},
-        {0, FBR_METRICS_TRANSFER, "CPU -> Vulkan0", "llama_decode", NULL, 0, 12, 49152, 800},
+        {0, FBR_METRICS_TRANSFER, "host -> Vulkan0", "llama_decode", NULL, 0, 12, 49152, 800},
     };
     const fbr_metrics_origin from[] = {{NULL, false, false}, {NULL, false, false},
                                        {NULL, false, false}, {NULL, false, false},

@@ -246,7 +246,7 @@ Test(metrics, backends_transfers_and_unknown_sizes)
     fbr_metrics_row r[] = {
         {0, FBR_METRICS_FALLBACK, "aten::gelu.out", "fwd", "m.py", 7, 3, 0, 0},
         {0, FBR_METRICS_FALLBACK, "vkt_dot", NULL, NULL, 0, 2, 64, 0},
-        {0, FBR_METRICS_TRANSFER, "CPU -> Vulkan0", NULL, NULL, 0, 4, 4096, 0},
+        {0, FBR_METRICS_TRANSFER, "host -> Vulkan0", NULL, NULL, 0, 4, 4096, 0},
     };
     fbr_metrics_origin from[] = {{"torch", true, false}, {NULL, false, false},
                                  {"ggml", false, false}};
@@ -258,9 +258,9 @@ Test(metrics, backends_transfers_and_unknown_sizes)
     cr_assert(strstr(t, "fbcount_fallback_bytes_total{backend=\"vkt\",op=\"vkt_dot\""), "%s", t);
     cr_assert_null(strstr(t, "fbcount_fallback_bytes_total{backend=\"torch\""),
                    "no bytes sample where sizes are unknown: %s", t);
-    cr_assert(strstr(t, "fbcount_transfers_total{backend=\"ggml\",op=\"CPU -> Vulkan0\","
+    cr_assert(strstr(t, "fbcount_transfers_total{backend=\"ggml\",op=\"host -> Vulkan0\","
                         "pid=\"7\"} 4\n"), "%s", t);
-    cr_assert(strstr(t, "fbcount_transfer_bytes_total{backend=\"ggml\",op=\"CPU -> Vulkan0\","
+    cr_assert(strstr(t, "fbcount_transfer_bytes_total{backend=\"ggml\",op=\"host -> Vulkan0\","
                         "pid=\"7\"} 4096\n"), "%s", t);
     cr_assert(strstr(t, "fbcount_backend_ops_total{backend=\"torch\",pid=\"7\",path=\"fallback\"} 3\n"),
               "%s", t);
