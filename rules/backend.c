@@ -10,18 +10,13 @@
 
 #include "backends.h" /* generated: the built-in descriptors' texts */
 
-static const char *const kind_names[] = {"fallback", "host", "transfer", "graph"};
-static const char *const oprule_names[] = {"prefix", "scope", "library", "reader"};
-static const char *const reader_names[] = {
-#define FBR_READER_NAME(id, name) name,
-    FBR_READERS(FBR_READER_NAME)
-#undef FBR_READER_NAME
-};
-static const char *const accessor_names[] = {
-#define FBR_ACCESSOR_NAME(id, name) name,
-    FBR_ACCESSORS(FBR_ACCESSOR_NAME)
-#undef FBR_ACCESSOR_NAME
-};
+/* Each list's names, in its enum's order. */
+#define FBR_NAME_OF(id, name) name,
+static const char *const kind_names[] = {FBR_EXIT_KINDS(FBR_NAME_OF)};
+static const char *const oprule_names[] = {FBR_OPRULES(FBR_NAME_OF)};
+static const char *const reader_names[] = {FBR_READERS(FBR_NAME_OF)};
+static const char *const accessor_names[] = {FBR_ACCESSORS(FBR_NAME_OF)};
+#undef FBR_NAME_OF
 
 #define COUNT(a) (sizeof a / sizeof *a)
 

@@ -52,8 +52,31 @@
 #define FBR_NAME_LEN 32
 #define FBR_DESCRIPTOR_MAX 16384 /* bytes of one descriptor file */
 
-typedef enum { FBR_EXIT_FALLBACK, FBR_EXIT_HOST, FBR_EXIT_TRANSFER, FBR_EXIT_GRAPH } fbr_exit_kind;
-typedef enum { FBR_OPRULE_PREFIX, FBR_OPRULE_SCOPE, FBR_OPRULE_LIBRARY, FBR_OPRULE_READER } fbr_oprule;
+/* What a call of an exit means (the exit directive's KIND): X(ID, name). */
+#define FBR_EXIT_KINDS(X)                                                                       \
+    X(FALLBACK, "fallback") /* an op the device could not run, run on the host */              \
+    X(HOST, "host")         /* host work on a tensor a fallback left on the host */            \
+    X(TRANSFER, "transfer") /* a copy between places */                                       \
+    X(GRAPH, "graph")       /* a graph: each node a fallback or host work, as the reader says */
+
+typedef enum {
+#define FBR_EXIT_KIND_ENUM(id, name) FBR_EXIT_##id,
+    FBR_EXIT_KINDS(FBR_EXIT_KIND_ENUM)
+#undef FBR_EXIT_KIND_ENUM
+} fbr_exit_kind;
+
+/* How the op of a call is named (the op directive): X(ID, name). */
+#define FBR_OPRULES(X)                                                                          \
+    X(PREFIX, "prefix")   /* the innermost frame whose name starts with a prefix */            \
+    X(SCOPE, "scope")     /* the component after the scope in the innermost C++ frame */      \
+    X(LIBRARY, "library") /* the innermost frame inside the exit's library */                  \
+    X(READER, "reader")   /* the reader names it */
+
+typedef enum {
+#define FBR_OPRULE_ENUM(id, name) FBR_OPRULE_##id,
+    FBR_OPRULES(FBR_OPRULE_ENUM)
+#undef FBR_OPRULE_ENUM
+} fbr_oprule;
 
 /* How a call's arguments are read; the shim implements each (interpose/readers/). */
 #define FBR_READERS(X)                                                                          \

@@ -69,8 +69,8 @@ static void copy_after(fbc_call *c, uint64_t ns)
     count_tensors(c, (const void *)c->arg[0], (const void *)c->arg[1], ns);
 }
 
-const fbc_reader_ops fbc_read_ggml_copy = {ggml_bind, timed, copy_after, fbc_reader_no_refuse,
-                                           ggml_stack};
+const fbc_reader_ops FBC_READER_OPS(GGML_COPY) = {
+    ggml_bind, timed, copy_after, fbc_reader_no_refuse, ggml_stack};
 
 /* ---- ggml_backend_tensor_set_async(backend, tensor, data, offset, size) ------------------ */
 
@@ -86,8 +86,8 @@ static void set_after(fbc_call *c, uint64_t ns)
     count_copy(c, "host", ggml_place(a, ggml_t_buffer(t)), (size_t)c->arg[4]);
 }
 
-const fbc_reader_ops fbc_read_ggml_set_async = {ggml_bind, timed, set_after,
-                                                fbc_reader_no_refuse, ggml_stack};
+const fbc_reader_ops FBC_READER_OPS(GGML_SET_ASYNC) = {
+    ggml_bind, timed, set_after, fbc_reader_no_refuse, ggml_stack};
 
 /* ---- a backend's cpy_tensor_async -------------------------------------------------------- */
 
@@ -214,5 +214,5 @@ static void copy_async_after(fbc_call *c, uint64_t ns)
     (void)c, (void)ns;
 }
 
-const fbc_reader_ops fbc_read_ggml_copy_async = {ggml_bind, copy_async_before, copy_async_after,
-                                                 fbc_reader_no_refuse, ggml_stack};
+const fbc_reader_ops FBC_READER_OPS(GGML_COPY_ASYNC) = {
+    ggml_bind, copy_async_before, copy_async_after, fbc_reader_no_refuse, ggml_stack};

@@ -202,5 +202,5 @@ static void graph_after(fbc_call *c, uint64_t ns)
     count(c, th, s, ns);
 }
 
-const fbc_reader_ops fbc_read_ggml_graph = {ggml_bind, graph_before, graph_after,
-                                            fbc_reader_no_refuse, ggml_stack};
+const fbc_reader_ops FBC_READER_OPS(GGML_GRAPH) = {
+    ggml_bind, graph_before, graph_after, fbc_reader_no_refuse, ggml_stack};

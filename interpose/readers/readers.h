@@ -48,6 +48,9 @@ typedef struct {
 
 /* The reader id's operations; every member is set (the "none" reader's do nothing). */
 const fbc_reader_ops *fbc_reader(fbr_reader id);
+/* The name of reader ID's operations (FBR_READERS' id): each reader's file defines
+ * `const fbc_reader_ops FBC_READER_OPS(ID)`, readers.c makes the table of them. */
+#define FBC_READER_OPS(id) fbc_read_##id
 
 /* The shared parts readers use. */
 /* c->ev's kind from the exit's kind (fallback, host, transfer). */

@@ -130,5 +130,5 @@ static bool torch_refuse(fbc_call *c, const char *why)
     return true;
 }
 
-const fbc_reader_ops fbc_read_torch = {torch_bind, torch_before, torch_after, torch_refuse,
-                                      NULL};
+const fbc_reader_ops FBC_READER_OPS(TORCH) = {
+    torch_bind, torch_before, torch_after, torch_refuse, NULL};
