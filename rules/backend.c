@@ -327,6 +327,11 @@ const fbr_backend *fbr_backend_named(const char *name)
     return NULL;
 }
 
+const fbr_backend *fbr_row_in_force(const char *name, const fbr_backend *from_descriptor)
+{
+    return from_descriptor ? from_descriptor : fbr_backend_named(name);
+}
+
 static const char *base_of(const char *path)
 {
     const char *slash = strrchr(path, '/');

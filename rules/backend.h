@@ -161,6 +161,12 @@ extern const char *const fbr_backend_builtin_exits[];
 /* A built-in row by name; NULL when there is none. */
 const fbr_backend *fbr_backend_named(const char *name);
 
+/* The row in force for backend NAME: the one its process read from a descriptor (a user's
+ * file of a built-in row's name replaces that row, as the shim loads them; a dump carries the
+ * descriptor of every row not built in), given as from_descriptor, else the built-in row of
+ * that name; NULL when neither. The shim, fold and symbolize decide by this one rule. */
+const fbr_backend *fbr_row_in_force(const char *name, const fbr_backend *from_descriptor);
+
 /* A row for `LIB:SYMBOL[:op=PREFIX]` (an exit declared by name): name LIB's stem, library
  * LIB*, one exit of kind fallback read none, op library (or prefix PREFIX). 0, or -1 with
  * the reason in err. */

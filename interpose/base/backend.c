@@ -22,7 +22,9 @@ static fbc_bmod bmods[FBC_MAX_BMODS];
 static size_t nbmods; /* published with release; entries below it never change */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* A row's place: replacing the row of its name, or the next free one. */
+/* A row's place: replacing the row of its name (a descriptor replaces the built-in row of
+ * its name: rules' fbr_row_in_force, by which the command reads the dump), or the next free
+ * one. */
 static fbr_backend *slot(const char *name)
 {
     for (size_t i = 0; i < nrows; i++)

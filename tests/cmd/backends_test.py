@@ -100,6 +100,30 @@ expect("forward (model.py:8) < train (train.py:41) < <module> (train.py:50)  "
        "interpreter's frames folded:\n" + out)
 expect("vkt_dot @ forward (model.py:7)" in out and "[folded: 4 backend, 3 interpreter, 1 system]" in out,
        "--by stack: the site with its line, libc folded:\n" + out)
+# The row in force is the one the process read (rules: fbr_row_in_force): a descriptor of a
+# built-in row's name replaces it, here naming one more module of the backend's, so a frame of
+# that module outside the site is folded as the backend's, where the built-in row leaves it
+# the program's.
+with tempfile.TemporaryDirectory(prefix="fbcount-rows-") as tmp:
+    with open(os.path.join(MULTI, "fbcount.llama-app.5200.1.json"), encoding="utf-8") as f:
+        dump = json.load(f)
+    st = dump["stacks"][0]
+    st["frames"].insert(3, {"symbol": "helper_decode", "module": "/opt/llama/libhelper.so",
+                            "offset": "0x300"})
+    dump["stacks"] = [st]
+    path = os.path.join(tmp, "fbcount.llama-app.5200.1.json")
+    for replaced in (False, True):
+        if replaced:
+            dump["backends"][0]["descriptor"] = ("name ggml\nlibrary libggml-base.so*\n"
+                                                 "exit ggml_backend_graph_compute_async graph "
+                                                 "read=ggml-graph\nop reader\n"
+                                                 "modules libggml*.so* libhelper.so*\n")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(dump, f)
+        code, out, err = run("report", "--by", "stack", tmp)
+        expect(code == 0 and ("helper_decode" in out) != replaced,
+               f"--by stack with the {'descriptor' if replaced else 'built-in'} row in force: "
+               f"helper_decode {'folded' if replaced else 'shown'}:\n{out}{err}")
 code, out, err = run("report", "--by", "stack", "--depth", "1", MULTI)
 expect("forward (model.py:8) < ... 2 more  [folded" in out, "--depth 1:\n" + out)
 code, out, err = run("report", "--format", "folded", "--user-only", MULTI)

@@ -838,14 +838,17 @@ static void rowset_load(rowset *rs, const json_t *root)
     }
 }
 
+/* The row in force for a stack's backend (fbr_row_in_force); libvkt's row, with the dump's
+ * op prefixes and packages, for a stack that names none or a backend not known here. */
 static const fbr_backend *rowset_get(const rowset *rs, const char *name)
 {
-    for (size_t i = 0; name && i < rs->n; i++)
+    const fbr_backend *own = NULL;
+    for (size_t i = 0; name && !own && i < rs->n; i++)
         if (!strcmp(rs->own[i].name, name))
-            return &rs->own[i];
-    if (!name || !strcmp(name, FBR_BACKEND_DEFAULT))
+            own = &rs->own[i];
+    if (!own && (!name || !strcmp(name, FBR_BACKEND_DEFAULT)))
         return &rs->vkt;
-    const fbr_backend *b = fbr_backend_named(name);
+    const fbr_backend *b = fbr_row_in_force(name, own);
     return b ? b : &rs->vkt;
 }
 

@@ -44,17 +44,17 @@ static const fbr_backend *parse_row(const char *text)
     return parsed[i].ok ? &parsed[i].row : NULL;
 }
 
-/* The row of the stack's backend: a built-in one by name, else the descriptor the dump gives
- * for it; NULL when neither is known. */
+/* The row of the stack's backend in force (fbr_row_in_force): the descriptor the dump gives
+ * for it, else the built-in one; NULL when neither is known. */
 static const fbr_backend *row_of(const fbd_dump *d, const char *backend)
 {
-    const fbr_backend *b = fbr_backend_named(backend);
+    const fbr_backend *own = NULL;
     size_t n;
     const fbd_backend *seen = fbd_backends(d, &n);
-    for (size_t i = 0; !b && i < n; i++)
+    for (size_t i = 0; backend && !own && i < n; i++)
         if (!strcmp(seen[i].name, backend) && seen[i].descriptor)
-            b = parse_row(seen[i].descriptor);
-    return b;
+            own = parse_row(seen[i].descriptor);
+    return backend ? fbr_row_in_force(backend, own) : NULL;
 }
 
 /* Whether a native module is the backend's: the op's own module, one the backend's row names
