@@ -327,6 +327,35 @@ const fbr_backend *fbr_backend_named(const char *name)
     return NULL;
 }
 
+static bool typed_exit(const char *symbol)
+{
+    for (size_t i = 0; fbr_backend_builtin_exits[i]; i++)
+        if (!strcmp(fbr_backend_builtin_exits[i], symbol))
+            return true;
+    return false;
+}
+
+int fbr_backend_unused(const fbr_backend *b, char *msg, size_t cap)
+{
+    int n = 0;
+    bool any_typed = false;
+    if (cap)
+        msg[0] = '\0';
+    for (int i = 0; i < b->nexits; i++) {
+        const fbr_exit *e = &b->exit[i];
+        bool typed = typed_exit(e->symbol);
+        any_typed |= typed;
+        if (!typed && e->reader != FBR_READ_NONE && n++ == 0)
+            snprintf(msg, cap, "exit %s: read=%s is not used: the shim has no typed definition "
+                     "of %s, so its calls are counted with bytes unknown", e->symbol,
+                     fbr_reader_name(e->reader), e->symbol);
+    }
+    if ((b->has_refuse || b->refuse_throw) && !any_typed && n++ == 0)
+        snprintf(msg, cap, "refuse is not used: no exit of the row has a typed definition in "
+                 "the shim, so error mode lets its calls run");
+    return n;
+}
+
 const fbr_backend *fbr_row_in_force(const char *name, const fbr_backend *from_descriptor)
 {
     return from_descriptor ? from_descriptor : fbr_backend_named(name);

@@ -60,6 +60,12 @@ static void load_file(const char *path)
         fbc_warn("FBCOUNT_BACKEND: %.600s: more than %d backends; left out", path, FBR_BACKENDS_MAX);
     else
         *to = b;
+    /* Under fbcount run the command said so once, for the whole job. */
+    char why[FBR_SYMBOL_LEN + 160];
+    int unused = to && !fbc_cfg.run_log[0] ? fbr_backend_unused(&b, why, sizeof why) : 0;
+    if (unused)
+        fbc_warn("FBCOUNT_BACKEND: %.600s: %s%s", path, why,
+                 unused > 1 ? " (and more directives like it)" : "");
 }
 
 static void declare(const char *spec)

@@ -163,6 +163,22 @@ with tempfile.TemporaryDirectory() as tmp:
     expect(p.returncode == 0, f"--backend: exit {p.returncode}\n{p.stderr}")
     check("--backend", d, "odd_dpair", 4, APP_SRC, "SITE-DPAIR")
     expect(ops(d).get("odd_dpair", {}).get("backend") == "odd", f"--backend: {ops(d)}")
+    expect("not used" not in p.stderr, f"--backend: a warning for nothing:\n{p.stderr}")
+    # read= and refuse on an exit the shim has no definition of cannot act: said once, by the
+    # command, and the calls still counted (bytes unknown); without fbcount run, by the shim.
+    with open(desc, "w", encoding="utf-8") as f:
+        f.write("name odd\nlibrary liboddlib.so*\nexit odd_dpair fallback read=vkt\n"
+                "op library\nrefuse -3\n")
+    p, d = under(tmp, ["shapes", "4"], backend=desc)
+    warns = [ln for ln in p.stderr.splitlines() if "not used" in ln]
+    expect(p.returncode == 0 and len(warns) == 1 and "read=vkt is not used" in warns[0] and
+           "and more" in warns[0], f"--backend, read= unused: warnings {warns}\n{p.stderr}")
+    check("--backend read= unused", d, "odd_dpair", 4, APP_SRC, "SITE-DPAIR")
+    env = dict(os.environ, LD_PRELOAD=SHIM, FBCOUNT_BACKEND=desc, FBCOUNT_OUTPUT="none")
+    q = subprocess.run([APP, "shapes", "1"], capture_output=True, text=True, env=env, timeout=120)
+    warns = [ln for ln in q.stderr.splitlines() if "not used" in ln]
+    expect(q.returncode == 0 and len(warns) == 1 and "FBCOUNT_BACKEND" in warns[0],
+           f"FBCOUNT_BACKEND, read= unused: warnings {warns}\n{q.stderr}")
 
     # A bad spec among good ones: one warning, the program unchanged, the good one counted.
     base = plain("ints", "5")

@@ -53,6 +53,10 @@ int fbx_add_backend(fbx_backend_args *a, const char *cmd, const char *path)
         fbx_error(cmd, "--backend %s: %s", path, err);
         return FBX_INVALID;
     }
+    int unused = fbr_backend_unused(&row, err, sizeof err);
+    if (unused)
+        fbx_error(cmd, "warning: --backend %s: %s%s", path, err,
+                 unused > 1 ? " (and more directives like it)" : "");
     if (!realpath(path, abs) || strchr(abs, FBR_BACKEND_SEP) ||
         !append_item(a->backends, sizeof a->backends, FBR_BACKEND_SEP, abs)) {
         fbx_error(cmd, "--backend %s: the path cannot be passed on (a ':' in it, or too long)",
