@@ -310,15 +310,11 @@ VKT_API int vkt_as_type(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor **out);
 /* Reduce over `axes` (naxes entries, negative axes count from the end); axes ==
  * NULL reduces over every axis. keep_axes keeps reduced axes as size 1. sum and
  * product of integers give s32; all/any give u8; max/min keep the dtype. */
-VKT_API int vkt_sum(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
-VKT_API int vkt_product(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
-                        vkt_tensor **out);
-VKT_API int vkt_reduce_max(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+#define VKT_REDUCE_OPS(X) X(sum) X(product) X(reduce_max) X(reduce_min) X(all) X(any)
+#define VKT_DECLARE_REDUCE(name)                                                               \
+    VKT_API int vkt_##name(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,    \
                            vkt_tensor **out);
-VKT_API int vkt_reduce_min(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
-                           vkt_tensor **out);
-VKT_API int vkt_all(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
-VKT_API int vkt_any(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out);
+VKT_REDUCE_OPS(VKT_DECLARE_REDUCE)
 /* Index (s32) of the first maximum/minimum along `axis`, or over the flattened
  * tensor with VKT_ALL_AXES. A slice that holds a NaN gives the index of its
  * first NaN, for both ops (Nx, torch). */
@@ -414,14 +410,11 @@ typedef struct vkt_window_opts {
 
 /* Reduces every window of shape window[rank] (Nx.window_sum etc.); padding
  * takes the reduction's identity. opts may be NULL. */
-VKT_API int vkt_window_sum(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
-                           vkt_tensor **out);
-VKT_API int vkt_window_product(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
-                               vkt_tensor **out);
-VKT_API int vkt_window_max(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
-                           vkt_tensor **out);
-VKT_API int vkt_window_min(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
-                           vkt_tensor **out);
+#define VKT_WINDOW_OPS(X) X(window_sum) X(window_product) X(window_max) X(window_min)
+#define VKT_DECLARE_WINDOW(name)                                                               \
+    VKT_API int vkt_##name(const vkt_tensor *x, const int64_t *window,                         \
+                           const vkt_window_opts *opts, vkt_tensor **out);
+VKT_WINDOW_OPS(VKT_DECLARE_WINDOW)
 /* Nx.window_scatter_max/min: for each window of x (shape of vkt_window_max's
  * result = source's shape), adds the window's source value at the position of
  * the window's first maximum (minimum), or of its first NaN when it holds one

@@ -126,8 +126,8 @@ def _macro(header, name):
 def _declared(header):
     """The functions of vkt.h without their prefix, the X-lists' ops included."""
     declared = set(re.findall(r"VKT_API [\w\s*]*?\bvkt_(\w+)\(", header))
-    for macro in ("VKT_UNARY_OPS", "VKT_BINARY_OPS"):
-        declared |= set(re.findall(r"X\((\w+),", _macro(header, macro)))
+    for macro in ("VKT_UNARY_OPS", "VKT_BINARY_OPS", "VKT_REDUCE_OPS", "VKT_WINDOW_OPS"):
+        declared |= set(re.findall(r"X\((\w+)[,)]", _macro(header, macro)))
     return declared
 
 

@@ -16,9 +16,10 @@ def run(*cmd):
 def declared(header):
     text = open(header, encoding="utf-8").read()
     names = set(re.findall(r"\b(vkt_\w+)\s*\(", text))
-    # Ops declared through the X-macro lists (VKT_UNARY_OPS, VKT_BINARY_OPS).
+    # Ops declared through the X-macro lists (VKT_UNARY_OPS, VKT_REDUCE_OPS, ...): X(name) or
+    # X(name, class).
     for body in re.findall(r"#define VKT_\w+_OPS\(X\)((?:.*\\\n)*.*)", text):
-        names |= {"vkt_" + n for n in re.findall(r"X\((\w+),\s*\w+\)", body)}
+        names |= {"vkt_" + n for n in re.findall(r"X\((\w+)(?:,\s*\w+)?\)", body)}
     return names
 
 

@@ -229,8 +229,7 @@ PyObject *vpy_op_reduce(vpy_reduce_fn fn, PyObject *x, PyObject *axes, PyObject 
             return NULL;                                                                             \
         return vpy_op_reduce(vk.vkt_##name, a[0], a[1], a[2]);                                       \
     }
-#define VPY_REDUCE_OPS(X) X(sum) X(product) X(reduce_max) X(reduce_min) X(all) X(any)
-VPY_REDUCE_OPS(REDUCE_FN)
+VKT_REDUCE_OPS(REDUCE_FN)
 #undef REDUCE_FN
 
 /* argmax and argmin (x, axis=None, keep_axis=False), sort and argsort (x, axis=0,
@@ -864,8 +863,7 @@ static PyObject *window_op(const char *name, window_fn fn, PyObject *const *args
         (void)m;                                                                                     \
         return window_op(#name, vk.vkt_##name, args, nargs, kw);                                     \
     }
-#define VPY_WINDOW_OPS(X) X(window_sum) X(window_product) X(window_max) X(window_min)
-VPY_WINDOW_OPS(WINDOW_FN)
+VKT_WINDOW_OPS(WINDOW_FN)
 #undef WINDOW_FN
 
 typedef int (*scatter_fn)(const vkt_tensor *, const vkt_tensor *, const vkt_tensor *, const int64_t *,
@@ -1008,8 +1006,8 @@ static PyObject *op_op_support(PyObject *m, PyObject *const *args, Py_ssize_t na
 PyMethodDef vpy_op_methods[] = {
     VKT_UNARY_OPS(UNARY_DEF)
     VKT_BINARY_OPS(BINARY_DEF)
-    VPY_REDUCE_OPS(REDUCE_DEF)
-    VPY_WINDOW_OPS(WINDOW_DEF)
+    VKT_REDUCE_OPS(REDUCE_DEF)
+    VKT_WINDOW_OPS(WINDOW_DEF)
     {"select", FN(op_select), FASTKW,
      "select($module, /, pred, on_true, on_false)\n--\n\npred ? on_true : on_false elementwise, broadcast "
      "together (Nx.select)."},
