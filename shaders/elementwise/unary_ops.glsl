@@ -1,5 +1,6 @@
 // The unary ops on one dtype by op code (enum ref_unop), for unary.comp and
 // the fused kernel: with the code a specialization constant, the switch folds.
+#include "erfinv.h"
 #if defined(IS_FLOAT) && !defined(IS_F64)
 // erfc: Numerical Recipes' erfcc (fractional error < 1.2e-7 everywhere) with
 // z^2 split exactly (z's top 12 bits squared, plus (z - zh)(z + zh)) and one
@@ -36,36 +37,14 @@ float erf_(float x)
     }
     return 1.0 - erfc_(x);
 }
-// Giles (2010), "Approximating the erfinv function", single precision branch.
+// Giles' single-precision erfinv (common/erfinv.h, shared with the host reference).
 float erf_inv_(float x)
 {
     if (isnan(x) || abs(x) > 1.0) return cm_nan();
     if (abs(x) == 1.0) return cm_copysign(cm_inf(), x);
     if (abs(x) < 2.44140625e-4) return 0.886226925 * x; // sqrt(pi)/2 x: keeps -0 and subnormals
     float w = -cm_log_pos((1.0 - x) * (1.0 + x)), p;
-    if (w < 5.0) {
-        w = w - 2.5;
-        p = 2.81022636e-08;
-        p = 3.43273939e-07 + p * w;
-        p = -3.5233877e-06 + p * w;
-        p = -4.39150654e-06 + p * w;
-        p = 0.00021858087 + p * w;
-        p = -0.00125372503 + p * w;
-        p = -0.00417768164 + p * w;
-        p = 0.246640727 + p * w;
-        p = 1.50140941 + p * w;
-    } else {
-        w = sqrt(w) - 3.0;
-        p = -0.000200214257;
-        p = 0.000100950558 + p * w;
-        p = 0.00134934322 + p * w;
-        p = -0.00367342844 + p * w;
-        p = 0.00573950773 + p * w;
-        p = -0.0076224613 + p * w;
-        p = 0.00943887047 + p * w;
-        p = 1.00167406 + p * w;
-        p = 2.83297682 + p * w;
-    }
+    ERFINV_POLY(p, w)
     return p * x;
 }
 #endif
