@@ -62,17 +62,17 @@ bool fbr_is_op(const char *symbol, const fbr_names *prefixes)
     return false;
 }
 
-static const char *base_name(const char *path)
+const char *fbr_base_name(const char *path)
 {
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash && slash[1] ? slash + 1 : path ? path : "";
 }
 
 bool fbr_module_is_interpreter(const char *path)
 {
     if (!path)
         return false;
-    const char *b = base_name(path);
+    const char *b = fbr_base_name(path);
     static const char *const starts[] = {"libffi.so", "_ctypes.", "_cffi_backend.", "libpython"};
     for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
         if (!strncmp(b, starts[i], strlen(starts[i])))
@@ -90,7 +90,7 @@ bool fbr_module_is_system(const char *path)
 {
     static const char *const libs[] = {"libc.so", "ld-linux", "libpthread.so", "libstdc++.so",
                                        "libgcc_s.so", "libdl.so", "libm.so", "librt.so"};
-    const char *b = path ? base_name(path) : "";
+    const char *b = path ? fbr_base_name(path) : "";
     for (size_t i = 0; i < sizeof libs / sizeof *libs; i++)
         if (!strncmp(b, libs[i], strlen(libs[i])))
             return true;
@@ -138,7 +138,7 @@ const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned lo
         return symbol;
     if (!module_path)
         return FBR_UNKNOWN;
-    snprintf(buf, cap, "%s+0x%lx", base_name(module_path), offset);
+    snprintf(buf, cap, "%s+0x%lx", fbr_base_name(module_path), offset);
     return buf;
 }
 

@@ -37,6 +37,10 @@ void fbr_names_free(fbr_names *n);
 /* Whether symbol starts with one of the op prefixes. */
 bool fbr_is_op(const char *symbol, const fbr_names *prefixes);
 
+/* The base name of path: what follows its last '/' (path itself when it has none or ends
+ * in one); "" for NULL. The one rule for every module and file name shown or matched. */
+const char *fbr_base_name(const char *path);
+
 /* Whether the module at path is an FFI layer or a Python interpreter, whose frames stand
  * for the Python code that called through them. */
 bool fbr_module_is_interpreter(const char *path);

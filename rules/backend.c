@@ -1,5 +1,6 @@
 /* backend.c - see backend.h. No allocation: rows live in caller-owned or static storage, so
  * the shim can read them in a process that may never use a backend. */
+#include "attrib.h"
 #include "backend.h"
 
 #include <pthread.h>
@@ -361,12 +362,6 @@ const fbr_backend *fbr_row_in_force(const char *name, const fbr_backend *from_de
     return from_descriptor ? from_descriptor : fbr_backend_named(name);
 }
 
-static const char *base_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -400,7 +395,7 @@ int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t er
         return snprintf(err, errlen, "'%s': a name is too long", shown), -1;
     out->source = FBR_FROM_DECLARED;
     /* The row is named after the library's stem: libfoo.so.1 -> foo. */
-    const char *file = base_of(lib), *base = file;
+    const char *file = fbr_base_name(lib), *base = file;
     if (!strncmp(base, "lib", 3) && base[3])
         base += 3;
     size_t stem = strcspn(base, ".");
@@ -463,7 +458,7 @@ static bool matches(const fbr_patterns *p, const char *path)
 {
     if (!path)
         return false;
-    const char *b = base_of(path);
+    const char *b = fbr_base_name(path);
     for (int i = 0; i < p->n; i++)
         if (fbr_glob(p->s[i], b))
             return true;

@@ -1,4 +1,5 @@
 /* metrics.c - see metrics.h. */
+#include "attrib.h"
 #include "metrics.h"
 #include "decimal.h"
 
@@ -163,12 +164,6 @@ static void put_num_label(out_t *o, bool *first, const char *name, int64_t v)
     put(o, "\"", 1);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s && s[1] ? s + 1 : path;
-}
-
 static bool has(const char *s) { return s && *s; }
 
 static void put_proc_labels(out_t *o, bool *first, const fbr_metrics_proc *p)
@@ -179,7 +174,7 @@ static void put_proc_labels(out_t *o, bool *first, const fbr_metrics_proc *p)
     if (has(p->host))
         put_label(o, first, "host", p->host);
     if (has(p->exe))
-        put_label(o, first, "exe", base_name(p->exe));
+        put_label(o, first, "exe", fbr_base_name(p->exe));
 }
 
 /* Comparisons on the label values a row or process is written with, so that rows that would
@@ -201,7 +196,7 @@ static int cmp_proc(const fbr_metrics_proc *a, const fbr_metrics_proc *b)
     if (!r)
         r = cmp_str(a->host, b->host);
     if (!r)
-        r = cmp_str(has(a->exe) ? base_name(a->exe) : NULL, has(b->exe) ? base_name(b->exe) : NULL);
+        r = cmp_str(has(a->exe) ? fbr_base_name(a->exe) : NULL, has(b->exe) ? fbr_base_name(b->exe) : NULL);
     return r;
 }
 

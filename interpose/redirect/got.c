@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "attrib.h"
 #include "redirect.h"
 
 #define MAX_ENTRIES 8192
@@ -34,16 +35,10 @@ static size_t nscanned;
 static unsigned long long seen_adds = ~0ull, seen_subs = ~0ull;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 static bool was_scanned(uintptr_t base, const char *name)
 {
     for (size_t i = 0; i < nscanned; i++)
-        if (scanned[i].base == base && !strncmp(scanned[i].name, base_name(name), 63))
+        if (scanned[i].base == base && !strncmp(scanned[i].name, fbr_base_name(name), 63))
             return true;
     return false;
 }
@@ -121,7 +116,7 @@ static const fbc_redirection *wanted(const scan_ctx *c, const char *name, const 
 {
     for (size_t i = 0; i < c->n; i++)
         if (!strcmp(c->r[i].symbol, name) &&
-            (!c->r[i].only || fbr_glob(c->r[i].only, base_name(module))))
+            (!c->r[i].only || fbr_glob(c->r[i].only, fbr_base_name(module))))
             return &c->r[i];
     return NULL;
 }
@@ -166,7 +161,7 @@ static void relocs(scan_ctx *c, struct dl_phdr_info *info, const ElfW(Rela) *rel
             continue;
         entry *e = &entries[nentries];
         *e = (entry){slot, was, (uintptr_t)w->to, base, w->symbol, ""};
-        snprintf(e->name, sizeof e->name, "%s", base_name(c->mname));
+        snprintf(e->name, sizeof e->name, "%s", fbr_base_name(c->mname));
         __atomic_store_n(&nentries, nentries + 1, __ATOMIC_RELEASE);
         c->written++;
     }
@@ -189,7 +184,7 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     span_of(info, &c->lo, &c->hi);
     if (nscanned < MAX_SCANNED) {
         scanned[nscanned].base = info->dlpi_addr;
-        snprintf(scanned[nscanned].name, sizeof scanned[nscanned].name, "%s", base_name(c->mname));
+        snprintf(scanned[nscanned].name, sizeof scanned[nscanned].name, "%s", fbr_base_name(c->mname));
         nscanned++;
     } else {
         static int warned;
@@ -250,7 +245,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     const entry *e = data;
-    return info->dlpi_addr == e->base && !strcmp(base_name(module_name(info)), e->name);
+    return info->dlpi_addr == e->base && !strcmp(fbr_base_name(module_name(info)), e->name);
 }
 
 static bool still_loaded(const entry *e)
@@ -318,7 +313,7 @@ static int restore_visit(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     const entry *e = data;
-    if (info->dlpi_addr != e->base || strcmp(base_name(module_name(info)), e->name))
+    if (info->dlpi_addr != e->base || strcmp(fbr_base_name(module_name(info)), e->name))
         return 0;
     uintptr_t lo, hi;
     relro_of(info, &lo, &hi);

@@ -1,6 +1,7 @@
 /* merge.c - merge dumps: the latest state per census, filters, totals and backends. The
  * tables of rows (per op, site, stack, ...) are rows.c's.
  */
+#include "attrib.h"
 #include "merge.h"
 #include "contract.h"
 #include "fields.h"
@@ -166,10 +167,10 @@ static bool is(fbm_census *c, const fbd_dump *d, int w, const char *v)
         saw(c, w, p->host);
         return !strcmp(p->host, v);
     default:
-        saw(c, w, p->argv0 ? fbn_base(p->argv0) : NULL);
-        saw(c, w, fbn_base(p->exe));
-        return !strcmp(p->exe, v) || !strcmp(fbn_base(p->exe), v) ||
-               (p->argv0 && (!strcmp(p->argv0, v) || !strcmp(fbn_base(p->argv0), v)));
+        saw(c, w, p->argv0 ? fbr_base_name(p->argv0) : NULL);
+        saw(c, w, fbr_base_name(p->exe));
+        return !strcmp(p->exe, v) || !strcmp(fbr_base_name(p->exe), v) ||
+               (p->argv0 && (!strcmp(p->argv0, v) || !strcmp(fbr_base_name(p->argv0), v)));
     }
 }
 

@@ -30,8 +30,3 @@ const char *fbn_display(const char *sym, char *buf, size_t len)
     return buf;
 }
 
-const char *fbn_base(const char *path)
-{
-    const char *s = path ? strrchr(path, '/') : NULL;
-    return s ? s + 1 : path ? path : "";
-}

@@ -11,7 +11,4 @@ char *fbn_demangle(const char *sym);
 /* Writes sym demangled (or as it is) into buf; returns buf. */
 const char *fbn_display(const char *sym, char *buf, size_t len);
 
-/* The part of path after its last '/'. */
-const char *fbn_base(const char *path);
-
 #endif

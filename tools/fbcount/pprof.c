@@ -6,6 +6,7 @@
  * with the tables (strings, functions, locations, mappings) read as one profile. Memory thus
  * follows the distinct frames and names, not the number of stacks.
  */
+#include "attrib.h"
 #include "pprof.h"
 
 #include <stdbool.h>
@@ -412,12 +413,6 @@ static void sink_append(ProtobufCBuffer *buf, size_t len, const uint8_t *data)
 
 /* ---- one sample per stack ------------------------------------------------------------- */
 
-static const char *base_name(const char *path)
-{
-    const char *s = path ? strrchr(path, '/') : NULL;
-    return s && s[1] ? s + 1 : path;
-}
-
 static int64_t parse_time(const char *iso)
 {
     struct tm tm = {0};
@@ -436,7 +431,7 @@ static const char *site_label(const fbd_dump *d, const fbd_stack *st, char *buf,
     long line;
     fbm_stack_site(d, st, &file, &line);
     if (file && line > 0)
-        snprintf(buf, len, "%s (%s:%ld)", st->site, base_name(file), line);
+        snprintf(buf, len, "%s (%s:%ld)", st->site, fbr_base_name(file), line);
     else
         snprintf(buf, len, "%s", st->site);
     return buf;
@@ -513,7 +508,7 @@ static size_t process_labels(builder *b, const fbd_dump *d, pb_label **proc)
     if (*fbd_host(d))
         proc[n++] = label_of(b, "host", fbd_host(d));
     if (fbd_exe(d) && *fbd_exe(d))
-        proc[n++] = label_of(b, "exe", base_name(fbd_exe(d)));
+        proc[n++] = label_of(b, "exe", fbr_base_name(fbd_exe(d)));
     return n;
 }
 

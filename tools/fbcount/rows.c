@@ -6,6 +6,7 @@
  * place; a row's parts use a second map while accumulating. Names for people (demangled
  * symbols, frame labels) are interned in the census's pool, once per distinct frame.
  */
+#include "attrib.h"
 #include "census.h"
 #include "fold.h"
 #include "names.h"
@@ -51,7 +52,7 @@ static void frame_label_raw(const fbd_frame *f, fbm_frames mode, char *buf, size
         w = snprintf(buf, len, "%s", dm ? dm : f->symbol);
         free(dm);
     } else if (f->module && f->has_offset) {
-        w = snprintf(buf, len, "%s+0x%" PRIx64, fbn_base(f->module), f->offset);
+        w = snprintf(buf, len, "%s+0x%" PRIx64, fbr_base_name(f->module), f->offset);
     } else if (f->has_ip) {
         w = snprintf(buf, len, "0x%" PRIx64, f->ip);
     } else {
@@ -60,9 +61,9 @@ static void frame_label_raw(const fbd_frame *f, fbm_frames mode, char *buf, size
     /* Python frames always name their line: the function alone says little in a script. */
     if (w >= 0 && (size_t)w < len && f->file && (f->python || mode == FBM_FRAMES_LINE)) {
         if (f->line > 0)
-            snprintf(buf + w, len - (size_t)w, " (%s:%ld)", fbn_base(f->file), f->line);
+            snprintf(buf + w, len - (size_t)w, " (%s:%ld)", fbr_base_name(f->file), f->line);
         else
-            snprintf(buf + w, len - (size_t)w, " (%s)", fbn_base(f->file));
+            snprintf(buf + w, len - (size_t)w, " (%s)", fbr_base_name(f->file));
     }
 }
 
@@ -108,7 +109,7 @@ static const char *site_name(fbm_census *c, const char *site, const char *file, 
     char name[512], buf[1024];
     fbn_display(site, name, sizeof name);
     if (file && line > 0)
-        snprintf(buf, sizeof buf, "%s (%s:%ld)", name, fbn_base(file), line);
+        snprintf(buf, sizeof buf, "%s (%s:%ld)", name, fbr_base_name(file), line);
     else
         snprintf(buf, sizeof buf, "%s", name);
     if (strlen(buf) + 1 >= sizeof buf)
@@ -357,11 +358,11 @@ static const char *process_name(fbm_census *c, const fbd_dump *d, bool hosts)
     const fbd_process *p = fbd_proc(d);
     char buf[600];
     snprintf(buf, sizeof buf, "%s%s%s[%" PRId64 "]", hosts ? p->host : "", hosts ? ":" : "",
-             fbn_base(p->exe), p->pid);
+             fbr_base_name(p->exe), p->pid);
     size_t same = 0;
     for (size_t i = 0; i < c->ndumps; i++) {
         const fbd_process *q = fbd_proc(c->order[i]);
-        same += q->pid == p->pid && !strcmp(fbn_base(q->exe), fbn_base(p->exe)) &&
+        same += q->pid == p->pid && !strcmp(fbr_base_name(q->exe), fbr_base_name(p->exe)) &&
                 (!hosts || !strcmp(q->host, p->host));
     }
     if (same > 1) {
@@ -429,7 +430,7 @@ static fbm_row *new_stack_row(fbm_census *c, table *t, const fbd_dump *d, const 
     char name[1200], sname[600];
     fbn_display(st->site, sname, sizeof sname);
     if (file && line > 0)
-        snprintf(name, sizeof name, "%s @ %s (%s:%ld)", st->op, sname, fbn_base(file), line);
+        snprintf(name, sizeof name, "%s @ %s (%s:%ld)", st->op, sname, fbr_base_name(file), line);
     else
         snprintf(name, sizeof name, "%s @ %s", st->op, sname);
     fbm_row *r = new_row(t, keep(c, name), st->kind);
