@@ -32,13 +32,7 @@ static void build_id(const struct dl_phdr_info *info, char out[41])
             const char *name = p + sizeof *nh;
             const unsigned char *desc = (const unsigned char *)name + ((nh->n_namesz + 3) & ~3u);
             if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
-                static const char hex[] = "0123456789abcdef";
-                unsigned n = nh->n_descsz < 20 ? nh->n_descsz : 20;
-                for (unsigned k = 0; k < n; k++) {
-                    out[2 * k] = hex[desc[k] >> 4];
-                    out[2 * k + 1] = hex[desc[k] & 15];
-                }
-                out[2 * n] = '\0';
+                fbc_hex_bytes(out, desc, nh->n_descsz < 20 ? nh->n_descsz : 20);
                 return;
             }
             p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);

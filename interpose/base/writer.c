@@ -87,9 +87,20 @@ static size_t utf8_len(const unsigned char *s)
     return n;
 }
 
+static const char hex[] = "0123456789abcdef";
+
+char *fbc_hex_bytes(char *out, const unsigned char *bytes, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        *out++ = hex[bytes[k] >> 4];
+        *out++ = hex[bytes[k] & 15];
+    }
+    *out = '\0';
+    return out;
+}
+
 void fbc_w_json(fbc_writer *w, const char *s)
 {
-    static const char hex[] = "0123456789abcdef";
     fbc_w_raw(w, "\"", 1);
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
@@ -147,7 +158,6 @@ void fbc_w_i64(fbc_writer *w, int64_t v)
 
 void fbc_w_hex(fbc_writer *w, uint64_t v)
 {
-    static const char hex[] = "0123456789abcdef";
     char b[20];
     int n = 0;
     do {

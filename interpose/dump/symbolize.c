@@ -52,16 +52,12 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
     int n = dwfl_module_build_id(mod, &id, &vaddr);
     if (n < 2)
         return -1;
-    char path[256] = "/usr/lib/debug/.build-id/";
-    size_t len = strlen(path);
-    static const char hex[] = "0123456789abcdef";
-    for (int i = 0; i < n && len + 8 < sizeof path; i++) {
-        path[len++] = hex[id[i] >> 4];
-        path[len++] = hex[id[i] & 15];
-        if (i == 0)
-            path[len++] = '/';
-    }
-    snprintf(path + len, sizeof path - len, ".debug");
+    /* .build-id/xx/yyyy...debug: the first byte names the folder. */
+    char path[64 + 2 * 255] = "/usr/lib/debug/.build-id/";
+    char *end = fbc_hex_bytes(path + strlen(path), id, 1);
+    *end++ = '/';
+    end = fbc_hex_bytes(end, id + 1, (size_t)n - 1);
+    snprintf(end, sizeof path - (size_t)(end - path), ".debug");
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0)
         *debuginfo_file_name = strdup(path);
