@@ -138,7 +138,6 @@ bool fbc_report_sizes(const fbc_bmod *b);
 bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k);
 /* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
-void fbc_fmt_bytes(uint64_t b, char *out, size_t cap);
 /* A site as people read it: "train_step (lenet.c:187)". */
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
 /* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no

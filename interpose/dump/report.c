@@ -10,6 +10,7 @@
 #include "dump.h"
 #include "fields.h"
 #include "opname.h"
+#include "units.h"
 
 /* A row's key: its backend's row name and its op, "vkt\0vkt_dot". */
 typedef struct {
@@ -358,21 +359,6 @@ bool fbc_report_sizes(const fbc_bmod *b)
     return !b || b->sizes;
 }
 
-void fbc_fmt_bytes(uint64_t b, char *out, size_t cap)
-{
-    static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)b;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(out, cap, "%" PRIu64 " B", b);
-    else
-        snprintf(out, cap, "%.1f %s", v, unit[u]);
-}
-
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
 /* A C++ name as it was written, by the demangler of the C++ runtime the program has loaded
@@ -427,7 +413,7 @@ void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top
             const fbc_rop *o = r->ops[k][i];
             char b[32], site[512];
             if (fbc_report_sizes(o->backend))
-                fbc_fmt_bytes(o->bytes, b, sizeof b);
+                fbr_bytes(o->bytes, b, sizeof b);
             else
                 snprintf(b, sizeof b, "?");
             fbc_site_text(&o->sites[0], site, sizeof site);

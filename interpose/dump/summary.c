@@ -6,18 +6,7 @@
 
 #include "dump.h"
 #include "signals.h"
-
-/* "812 us", "3.4 ms", "1.20 s": three figures at most. */
-static const char *duration(uint64_t ns, char *buf, size_t cap)
-{
-    if (ns < 1000000)
-        snprintf(buf, cap, "%.0f us", (double)ns / 1e3);
-    else if (ns < 1000000000)
-        snprintf(buf, cap, "%.1f ms", (double)ns / 1e6);
-    else
-        snprintf(buf, cap, "%.2f s", (double)ns / 1e9);
-    return buf;
-}
+#include "units.h"
 
 void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
 {
@@ -38,15 +27,15 @@ void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
         fprintf(f, "fbcount: %s0 fallbacks%s\n", on, where);
     } else {
         char b[32], m[32];
-        fbc_fmt_bytes(r->bytes[FBC_FALLBACK], b, sizeof b);
-        fbc_fmt_bytes(r->max[FBC_FALLBACK], m, sizeof m);
+        fbr_bytes(r->bytes[FBC_FALLBACK], b, sizeof b);
+        fbr_bytes(r->max[FBC_FALLBACK], m, sizeof m);
         fprintf(f, "fbcount: %s%" PRIu64 " fallback%s, %s left the GPU (largest %s); %" PRIu64
                    " host-resident op%s",
                 on, n, n == 1 ? "" : "s", b, m, r->total[FBC_HOST],
                 r->total[FBC_HOST] == 1 ? "" : "s");
         if (moved) {
             char t[32];
-            fbc_fmt_bytes(r->bytes[FBC_TRANSFER], t, sizeof t);
+            fbr_bytes(r->bytes[FBC_TRANSFER], t, sizeof t);
             fprintf(f, "; %" PRIu64 " transfer%s between devices (%s)", moved, moved == 1 ? "" : "s", t);
         }
         uint64_t all = r->native + r->fallback + r->host;
@@ -56,8 +45,9 @@ void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
         fprintf(f, "%s\n", where);
         uint64_t ns = r->ns[FBC_FALLBACK] + r->ns[FBC_HOST], wall = fbc_now_ns() - fbc_process_start_ns();
         if (ns && wall)
-            fprintf(f, "fbcount: they cost %s of %s of wall time (%.1f%%)\n", duration(ns, da, sizeof da),
-                    duration(wall, db, sizeof db), 100.0 * (double)ns / (double)wall);
+            fprintf(f, "fbcount: they cost %s of %s of wall time (%.1f%%)\n",
+                    fbr_duration(ns, da, sizeof da), fbr_duration(wall, db, sizeof db),
+                    100.0 * (double)ns / (double)wall);
         fbc_report_text(r, f, "fbcount: ", 5);
     }
     fclose(f);

@@ -7,6 +7,7 @@
 #include "fbcount.h"
 #include "fields.h"
 #include "hooks.h"
+#include "units.h"
 
 struct fbcount_census {
     fbc_scope *scope;
@@ -130,7 +131,7 @@ FBC_EXPORT int fbcount_census_format(fbcount_census *c, FILE *out)
     if (!r)
         return -1;
     char b[32];
-    fbc_fmt_bytes(c->scope->bytes[FBC_FALLBACK], b, sizeof b);
+    fbr_bytes(c->scope->bytes[FBC_FALLBACK], b, sizeof b);
     const uint64_t *t = c->scope->total;
     int n = fprintf(out, "%llu fallback%s (%s left the GPU), %llu host-resident op%s\n",
                     (unsigned long long)t[FBC_FALLBACK], t[FBC_FALLBACK] == 1 ? "" : "s", b,

@@ -126,35 +126,35 @@ Test(census, frame_labels)
 Test(units, bytes_print_in_binary_units)
 {
     char b[32];
-    cr_expect_str_eq(fbu_bytes(0, b, sizeof b), "0 B");
-    cr_expect_str_eq(fbu_bytes(1023, b, sizeof b), "1023 B");
-    cr_expect_str_eq(fbu_bytes(1536, b, sizeof b), "1.5 KiB");
-    cr_expect_str_eq(fbu_bytes(100ull << 20, b, sizeof b), "100 MiB");
+    cr_expect_str_eq(fbr_bytes(0, b, sizeof b), "0 B");
+    cr_expect_str_eq(fbr_bytes(1023, b, sizeof b), "1023 B");
+    cr_expect_str_eq(fbr_bytes(1536, b, sizeof b), "1.5 KiB");
+    cr_expect_str_eq(fbr_bytes(100ull << 20, b, sizeof b), "100 MiB");
 }
 
 Test(units, sizes_parse_with_suffixes)
 {
     uint64_t v;
-    cr_expect_eq(fbu_parse_bytes("4096", &v), 0);
+    cr_expect_eq(fbr_parse_bytes("4096", &v), 0);
     cr_expect_eq(v, 4096);
-    cr_expect_eq(fbu_parse_bytes("4K", &v), 0);
+    cr_expect_eq(fbr_parse_bytes("4K", &v), 0);
     cr_expect_eq(v, 4096);
-    cr_expect_eq(fbu_parse_bytes("4KiB", &v), 0);
+    cr_expect_eq(fbr_parse_bytes("4KiB", &v), 0);
     cr_expect_eq(v, 4096);
-    cr_expect_eq(fbu_parse_bytes("4kb", &v), 0);
+    cr_expect_eq(fbr_parse_bytes("4kb", &v), 0);
     cr_expect_eq(v, 4000);
-    cr_expect_eq(fbu_parse_bytes("1.5M", &v), 0);
+    cr_expect_eq(fbr_parse_bytes("1.5M", &v), 0);
     cr_expect_eq(v, 1572864);
-    cr_expect_eq(fbu_parse_bytes("2 GiB", &v), 0);
+    cr_expect_eq(fbr_parse_bytes("2 GiB", &v), 0);
     cr_expect_eq(v, 2ull << 30);
-    cr_expect_eq(fbu_parse_bytes("-1", &v), -1);
-    cr_expect_eq(fbu_parse_bytes("1.5", &v), -1);
-    cr_expect_eq(fbu_parse_bytes("12Q", &v), -1);
-    cr_expect_eq(fbu_parse_bytes("", &v), -1);
-    cr_expect_eq(fbu_parse_bytes("99999999999T", &v), -1);
-    cr_expect_eq(fbu_parse_count("12", &v), 0);
-    cr_expect_eq(fbu_parse_count("-3", &v), -1);
-    cr_expect_eq(fbu_parse_count("99999999999999999999999", &v), -1);
+    cr_expect_eq(fbr_parse_bytes("-1", &v), -1);
+    cr_expect_eq(fbr_parse_bytes("1.5", &v), -1);
+    cr_expect_eq(fbr_parse_bytes("12Q", &v), -1);
+    cr_expect_eq(fbr_parse_bytes("", &v), -1);
+    cr_expect_eq(fbr_parse_bytes("99999999999T", &v), -1);
+    cr_expect_eq(fbr_parse_count("12", &v), 0);
+    cr_expect_eq(fbr_parse_count("-3", &v), -1);
+    cr_expect_eq(fbr_parse_count("99999999999999999999999", &v), -1);
 }
 
 Test(allow, file_format)

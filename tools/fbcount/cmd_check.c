@@ -100,9 +100,9 @@ static void print_op(const fbm_row *r, fbd_kind kind, bool time, bool multi)
             kind == FBD_HOST ? " (host-resident)" : "", r->count, r->count == 1 ? "" : "s",
             fbt_bytes(r->bytes, r->unknown, r->count, false, b1, sizeof b1),
             kind == FBD_TRANSFER ? "crossed between devices" : "left the GPU",
-            r->max_bytes || !r->unknown ? fbu_bytes(r->max_bytes, b2, sizeof b2) : "?");
+            r->max_bytes || !r->unknown ? fbr_bytes(r->max_bytes, b2, sizeof b2) : "?");
     if (time)
-        fprintf(stderr, ", %s", fbu_duration(r->ns, b3, sizeof b3));
+        fprintf(stderr, ", %s", fbr_duration(r->ns, b3, sizeof b3));
     fputs("; sites: ", stderr);
     for (size_t p = 0; p < r->nparts && p < 6; p++)
         fprintf(stderr, "%s%s (%" PRIu64 ")", p ? ", " : "",
@@ -184,13 +184,13 @@ static void print_over(fbm_census *c, const check_opts *o, const fbr_allow *allo
             o->host ? "fallbacks and host-resident ops" : "fallbacks");
     if (o->have_max || (!o->have_bytes && !o->have_time && !o->have_transfer))
         fprintf(stderr, " (max %" PRIu64 ")", o->max);
-    fprintf(stderr, ", %s", fbu_bytes(s.bytes, b1, sizeof b1));
+    fprintf(stderr, ", %s", fbr_bytes(s.bytes, b1, sizeof b1));
     /* Exact bytes too: two sizes can print alike in binary units. */
     if (o->have_bytes)
         fprintf(stderr, " = %" PRIu64 " B (max %" PRIu64 " B)", s.bytes, o->max_bytes);
     if (o->have_time)
-        fprintf(stderr, ", %s (max %s)", fbu_duration(s.ns, b1, sizeof b1),
-                fbu_duration(o->max_ns, b2, sizeof b2));
+        fprintf(stderr, ", %s (max %s)", fbr_duration(s.ns, b1, sizeof b1),
+                fbr_duration(o->max_ns, b2, sizeof b2));
     if (o->have_transfer)
         fprintf(stderr, "; %" PRIu64 " B crossed between devices (max %" PRIu64 " B)", t.bytes,
                 o->max_transfer);
@@ -223,13 +223,13 @@ static int verdict(fbm_census *c, const check_opts *o, const fbr_allow *allow)
         print_over(c, o, allow, s, t);
     } else {
         printf("fbcount: check: ok: %" PRIu64 " fallback%s not allowed (%s", s.count,
-               s.count == 1 ? "" : "s", fbu_bytes(s.bytes, b1, sizeof b1));
+               s.count == 1 ? "" : "s", fbr_bytes(s.bytes, b1, sizeof b1));
         if (fbm_census_has_time(c))
-            printf(", %s", fbu_duration(s.ns, b2, sizeof b2));
+            printf(", %s", fbr_duration(s.ns, b2, sizeof b2));
         printf(") in %zu dump%s", fbm_census_ndumps(c), fbm_census_ndumps(c) == 1 ? "" : "s");
         if (t.count)
             printf("; %" PRIu64 " transfer%s, %s crossed between devices%s", t.count,
-                   t.count == 1 ? "" : "s", fbu_bytes(t.bytes, b1, sizeof b1),
+                   t.count == 1 ? "" : "s", fbr_bytes(t.bytes, b1, sizeof b1),
                    o->have_transfer ? "" : " (not gated)");
         putchar('\n');
     }
@@ -238,9 +238,9 @@ static int verdict(fbm_census *c, const check_opts *o, const fbr_allow *allow)
 
 static int limit(const char *opt, const char *arg, uint64_t *out, bool *have)
 {
-    int bad = !strcmp(opt, "--max") ? fbu_parse_count(arg, out)
-              : !strcmp(opt, "--max-time") ? fbu_parse_duration(arg, out)
-                                           : fbu_parse_bytes(arg, out);
+    int bad = !strcmp(opt, "--max") ? fbr_parse_count(arg, out)
+              : !strcmp(opt, "--max-time") ? fbr_parse_duration(arg, out)
+                                           : fbr_parse_bytes(arg, out);
     if (bad) {
         fbx_error("check", "%s: expected %s, got '%s'", opt,
                   !strcmp(opt, "--max") ? "a non-negative number"

@@ -132,14 +132,14 @@ static delta *compare(fbm_census *o, fbm_census *n, fbd_kind kind, fbm_by by, si
 static const char *signed_bytes(int64_t v, char *buf, size_t len)
 {
     char b[32];
-    snprintf(buf, len, "%s%s", v < 0 ? "-" : "+", fbu_bytes(mag(v), b, sizeof b));
+    snprintf(buf, len, "%s%s", v < 0 ? "-" : "+", fbr_bytes(mag(v), b, sizeof b));
     return buf;
 }
 
 static const char *signed_time(int64_t v, char *buf, size_t len)
 {
     char b[32];
-    snprintf(buf, len, "%s%s", v < 0 ? "-" : "+", fbu_duration(mag(v), b, sizeof b));
+    snprintf(buf, len, "%s%s", v < 0 ? "-" : "+", fbr_duration(mag(v), b, sizeof b));
     return buf;
 }
 
@@ -167,8 +167,8 @@ static void diff_cells(void *p, size_t i, char **cells)
              fbt_bytes(d->nb, d->nu, d->nc, false, b2, sizeof b2),
              d->ou || d->nu ? "?" : signed_bytes(diff64(d->ob, d->nb), b3, sizeof b3));
     if (c->time)
-        snprintf(cells[k], FBT_CELL, "%s -> %s (%s)", fbu_duration(d->on, b1, sizeof b1),
-                 fbu_duration(d->nn, b2, sizeof b2), signed_time(diff64(d->on, d->nn), b3,
+        snprintf(cells[k], FBT_CELL, "%s -> %s (%s)", fbr_duration(d->on, b1, sizeof b1),
+                 fbr_duration(d->nn, b2, sizeof b2), signed_time(diff64(d->on, d->nn), b3,
                                                                  sizeof b3));
 }
 
@@ -277,7 +277,7 @@ static void total_line(const char *what, uint64_t oc, uint64_t nc, uint64_t ob, 
 {
     char b1[32], b2[32], b3[40];
     printf("%-19s%" PRIu64 " -> %" PRIu64 " (%+" PRId64 "), %s -> %s (%s)\n", what, oc, nc,
-           diff64(oc, nc), fbu_bytes(ob, b1, sizeof b1), fbu_bytes(nb, b2, sizeof b2),
+           diff64(oc, nc), fbr_bytes(ob, b1, sizeof b1), fbr_bytes(nb, b2, sizeof b2),
            signed_bytes(diff64(ob, nb), b3, sizeof b3));
 }
 
@@ -291,8 +291,8 @@ static void print_text(const diff_opts *o, const comparison *cmp)
            cmp->s[1].dumps, cmp->s[1].dumps == 1 ? "" : "s");
     total_line("fallbacks:", t0->fallbacks, t1->fallbacks, t0->bytes, t1->bytes);
     if (o->time)
-        printf("fallback time:     %s -> %s (%s)\n", fbu_duration(t0->ns, b1, sizeof b1),
-               fbu_duration(t1->ns, b2, sizeof b2), signed_time(diff64(t0->ns, t1->ns), b3,
+        printf("fallback time:     %s -> %s (%s)\n", fbr_duration(t0->ns, b1, sizeof b1),
+               fbr_duration(t1->ns, b2, sizeof b2), signed_time(diff64(t0->ns, t1->ns), b3,
                                                                 sizeof b3));
     total_line("host-resident ops:", t0->host_ops, t1->host_ops, t0->host_bytes, t1->host_bytes);
     bool transfers = t0->transfers || t1->transfers;

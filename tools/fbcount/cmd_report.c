@@ -119,7 +119,7 @@ static int option(void *ctx, int opt, char *arg, const char *given)
     case 't':
     case 'd': {
         uint64_t n;
-        if (fbu_parse_count(arg, &n) != 0) {
+        if (fbr_parse_count(arg, &n) != 0) {
             fbx_error("report", "%s: expected a number, got '%s'", opt == 't' ? "--top" : "--depth",
                       arg);
             return FBX_USAGE;

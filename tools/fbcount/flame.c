@@ -227,9 +227,9 @@ static void emit(layout *L, const node *n, double x, int depth)
     xml_escaped(L->out, n->name, 300);
     fputs(" | op ", L->out);
     xml_escaped(L->out, depth == 0 ? "(all)" : n->op && *n->op ? n->op : "(several)", 120);
-    fprintf(L->out, " | %" PRIu64 " calls | %s", n->count, fbu_bytes(n->bytes, b1, sizeof b1));
+    fprintf(L->out, " | %" PRIu64 " calls | %s", n->count, fbr_bytes(n->bytes, b1, sizeof b1));
     if (L->time)
-        fprintf(L->out, " | %s", fbu_duration(n->ns, b2, sizeof b2));
+        fprintf(L->out, " | %s", fbr_duration(n->ns, b2, sizeof b2));
     fprintf(L->out, " | %.2f%%\"><title>", 100.0 * w);
     xml_escaped(L->out, n->name, 300);
     fputs("\nop: ", L->out);
@@ -383,7 +383,7 @@ int fbf_svg(FILE *out, fbm_census *c, const fbt_opts *o)
             "warm: fallback stacks, blue: host-resident stacks; click a frame to zoom</text>\n",
             SVG_PAD, fbx_choice_name(fbt_weights, fbt_nweights, (int)weight),
             root.count,
-            fbu_bytes(root.bytes, b1, sizeof b1));
+            fbr_bytes(root.bytes, b1, sizeof b1));
     fprintf(out, "<text id=\"reset\" x=\"%.0f\" y=\"44\" text-anchor=\"end\" "
             "style=\"display:none\">reset zoom</text>\n", SVG_W - SVG_PAD);
     if (root.weight == 0)

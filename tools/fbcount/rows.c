@@ -307,7 +307,7 @@ static int build_by_shape(fbm_census *c, table *t, const fbd_op *o, fbd_kind kin
         if (!r)
             return -1;
         r->op = keep(c, o->op);
-        uint64_t size = fbu_dtype_size(sh->dtype), one = elems && size > FBM_SAT_MAX / elems
+        uint64_t size = fbr_dtype_size(sh->dtype), one = elems && size > FBM_SAT_MAX / elems
                                                            ? FBM_SAT_MAX : elems * size;
         bool alone = o->nshapes == 1;
         r->has_bytes &= o->bytes_known && (size || alone);

@@ -156,7 +156,7 @@ static const char *num(bool raw, uint64_t v, bool bytes, char *buf, size_t len)
     if (raw || !bytes)
         snprintf(buf, len, "%" PRIu64, v);
     else
-        fbu_bytes(v, buf, len);
+        fbr_bytes(v, buf, len);
     return buf;
 }
 
@@ -266,7 +266,7 @@ static void row_cells(void *p, size_t i, char **cells)
         else if (raw)
             snprintf(cells[k++], FBT_CELL, "%" PRIu64, r->ns);
         else
-            fbu_duration(r->ns, cells[k++], FBT_CELL);
+            fbr_duration(r->ns, cells[k++], FBT_CELL);
     }
     detail(r, t->o, cells[k], FBT_CELL);
 }
@@ -438,9 +438,9 @@ static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
               out);
         return;
     }
-    fprintf(out, "fallbacks cost %s", fbu_duration(s->total.ns, b1, sizeof b1));
+    fprintf(out, "fallbacks cost %s", fbr_duration(s->total.ns, b1, sizeof b1));
     if (s->with_elapsed == s->processes && s->elapsed_ns)
-        fprintf(out, " of %s%s (%.0f%%)", fbu_duration(s->elapsed_ns, b2, sizeof b2),
+        fprintf(out, " of %s%s (%.0f%%)", fbr_duration(s->elapsed_ns, b2, sizeof b2),
                 s->processes > 1 ? " of the processes' wall time" : "",
                 100.0 * (double)s->total.ns / (double)s->elapsed_ns);
     bool inside = false;
@@ -545,7 +545,7 @@ static void splits_line(FILE *out, const fbm_summary *s)
                       b1, sizeof b1));
     if (s->timed)
         fprintf(out, " in %s (time measured per split, not per node)",
-                fbu_duration(s->total.split_ns, b2, sizeof b2));
+                fbr_duration(s->total.split_ns, b2, sizeof b2));
     fputc('\n', out);
 }
 
@@ -569,7 +569,7 @@ void fbt_summary(FILE *out, fbm_census *c)
             s.total.fallbacks, fbt_bytes(s.total.bytes, s.total.unknown[FBD_FALLBACK],
                                          s.total.fallbacks, false, b1, sizeof b1),
             !s.total.max_bytes && s.total.unknown[FBD_FALLBACK]
-                ? "?" : fbu_bytes(s.total.max_bytes, b2, sizeof b2),
+                ? "?" : fbr_bytes(s.total.max_bytes, b2, sizeof b2),
             s.saturated ? " (a total reached 2^63-1 and stopped there)" : "");
     unknown_note(out, s.total.unknown[FBD_FALLBACK], s.total.fallbacks);
     fputc('\n', out);
@@ -582,7 +582,7 @@ void fbt_summary(FILE *out, fbm_census *c)
     if (s.timed && rows && in_splits == rows)
         fputs(", timed with their splits", out);
     else if (s.timed)
-        fprintf(out, ", %s", fbu_duration(s.total.host_ns, b2, sizeof b2));
+        fprintf(out, ", %s", fbr_duration(s.total.host_ns, b2, sizeof b2));
     fputs(")", out);
     unknown_note(out, s.total.unknown[FBD_HOST], s.total.host_ops);
     fputc('\n', out);
@@ -592,7 +592,7 @@ void fbt_summary(FILE *out, fbm_census *c)
                 fbt_bytes(s.total.transfer_bytes, s.total.unknown[FBD_TRANSFER],
                           s.total.transfers, false, b1, sizeof b1));
         if (s.timed)
-            fprintf(out, " in %s", fbu_duration(s.total.transfer_ns, b2, sizeof b2));
+            fprintf(out, " in %s", fbr_duration(s.total.transfer_ns, b2, sizeof b2));
         unknown_note(out, s.total.unknown[FBD_TRANSFER], s.total.transfers);
         fputc('\n', out);
     }

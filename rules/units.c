@@ -1,4 +1,4 @@
-/* units.c - human byte units. */
+/* units.c - see units.h. */
 #include "units.h"
 
 #include <ctype.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-const char *fbu_bytes(uint64_t n, char *buf, size_t len)
+const char *fbr_bytes(uint64_t n, char *buf, size_t len)
 {
     static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (n < 1024) {
@@ -28,7 +28,7 @@ const char *fbu_bytes(uint64_t n, char *buf, size_t len)
     return buf;
 }
 
-int fbu_parse_count(const char *s, uint64_t *out)
+int fbr_parse_count(const char *s, uint64_t *out)
 {
     if (!s || !isdigit((unsigned char)*s))
         return -1;
@@ -69,7 +69,7 @@ static int parse_scaled(const char *s, const unit *units, size_t n, bool nocase,
     return -1;
 }
 
-int fbu_parse_bytes(const char *s, uint64_t *out)
+int fbr_parse_bytes(const char *s, uint64_t *out)
 {
     static const unit units[] = {
         {"", 1}, {"B", 1},
@@ -97,7 +97,7 @@ static void three(char *buf, size_t len, double x, const char *unit)
     snprintf(buf, len, x < 9.995 ? "%.2f %s" : x < 99.95 ? "%.1f %s" : "%.0f %s", x, unit);
 }
 
-const char *fbu_duration(uint64_t ns, char *buf, size_t len)
+const char *fbr_duration(uint64_t ns, char *buf, size_t len)
 {
     double v = (double)ns;
     if (ns < 1000)
@@ -115,7 +115,7 @@ const char *fbu_duration(uint64_t ns, char *buf, size_t len)
     return buf;
 }
 
-int fbu_parse_duration(const char *s, uint64_t *ns)
+int fbr_parse_duration(const char *s, uint64_t *ns)
 {
     static const unit units[] = {
         {"", 1e9}, {"s", 1e9}, {"ns", 1}, {"us", 1e3}, {"\u00b5s", 1e3}, {"ms", 1e6},
@@ -130,7 +130,7 @@ int fbu_parse_duration(const char *s, uint64_t *ns)
     return 0;
 }
 
-size_t fbu_dtype_size(const char *dtype)
+size_t fbr_dtype_size(const char *dtype)
 {
     static const struct {
         const char *name;
