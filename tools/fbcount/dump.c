@@ -6,6 +6,7 @@
  * dump's pool; the other rows point into the kept top-level document. Validation errors
  * carry a JSON path ("ops[2].count") because jansson keeps no line numbers for values.
  */
+#include "grow.h"
 #include "dump.h"
 
 #include <errno.h>
@@ -456,15 +457,8 @@ static void read_table_frame(vctx *c, json_t *e, size_t i)
     size_t o = push_at(c, FBR_FRAME_TABLE, i);
     if (!json_is_object(e)) {
         fail(c, "expected an object, got %s", type_name(e));
-    } else if (c->ntable == c->captable) {
-        size_t cap = c->captable ? c->captable * 2 : 256;
-        const fbd_frame **t = realloc(c->table, cap * sizeof *t);
-        if (!t)
-            oom(c);
-        else {
-            c->table = t;
-            c->captable = cap;
-        }
+    } else if (!fbr_grow(&c->table, &c->captable, c->ntable, sizeof *c->table, 256)) {
+        oom(c);
     }
     const fbd_frame *f = c->failed ? NULL : intern_frame(c, e);
     if (f)
@@ -568,16 +562,10 @@ static void read_stack(vctx *c, json_t *e, size_t i)
         pop(c, o);
         return;
     }
-    if (d->nstacks == d->capstacks) {
-        size_t cap = d->capstacks ? d->capstacks * 2 : 64;
-        fbd_stack *n = realloc(d->stacks, cap * sizeof *n);
-        if (!n) {
-            oom(c);
-            pop(c, o);
-            return;
-        }
-        d->stacks = n;
-        d->capstacks = cap;
+    if (!fbr_grow(&d->stacks, &d->capstacks, d->nstacks, sizeof *d->stacks, 64)) {
+        oom(c);
+        pop(c, o);
+        return;
     }
     fbd_stack *st = &d->stacks[d->nstacks];
     memset(st, 0, sizeof *st);
@@ -992,15 +980,9 @@ static bool split_frames(vctx *c, scan *s)
         /* Within the whole stack a frame's object sits two levels down (the stack, frames). */
         if (!skip_value_within(c, s, JSON_PARSER_MAX_DEPTH - 2))
             return false;
-        if (c->nslices == c->capslices) {
-            size_t cap = c->capslices ? c->capslices * 2 : 64;
-            struct frame_text *t = realloc(c->slices, cap * sizeof *t);
-            if (!t) {
-                oom(c);
-                return false;
-            }
-            c->slices = t;
-            c->capslices = cap;
+        if (!fbr_grow(&c->slices, &c->capslices, c->nslices, sizeof *c->slices, 64)) {
+            oom(c);
+            return false;
         }
         c->slices[c->nslices++] = (struct frame_text){s->b + e, s->pos - e, line, NULL, NULL};
         skip_space(s);

@@ -1,6 +1,7 @@
 /* merge.c - merge dumps: the latest state per census, filters, totals and backends. The
  * tables of rows (per op, site, stack, ...) are rows.c's.
  */
+#include "grow.h"
 #include "attrib.h"
 #include "merge.h"
 #include "contract.h"
@@ -313,16 +314,10 @@ int fbm_census_add(fbm_census *c, fbd_dump *d)
         }
         return 0;
     }
-    if (c->ndumps == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 8;
-        fbd_dump **o = realloc(c->order, cap * sizeof *o);
-        if (!o) {
-            free(key);
-            fbd_free(d);
-            return -1;
-        }
-        c->order = o;
-        c->cap = cap;
+    if (!fbr_grow(&c->order, &c->cap, c->ndumps, sizeof *c->order, 8)) {
+        free(key);
+        fbd_free(d);
+        return -1;
     }
     p = calloc(1, sizeof *p);
     if (!p) {
@@ -376,14 +371,9 @@ static fbd_status load_dir(fbm_census *c, const char *dir, char *err, size_t err
         if (!fbr_is_dump_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN &&
                                           e->d_type != DT_LNK))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            char **nn = realloc(names, cap * sizeof *nn);
-            if (!nn) {
-                st = FBD_ENOMEM;
-                break;
-            }
-            names = nn;
+        if (!fbr_grow(&names, &cap, n, sizeof *names, 16)) {
+            st = FBD_ENOMEM;
+            break;
         }
         size_t len = strlen(dir) + strlen(e->d_name) + 2;
         if (!(names[n] = malloc(len))) {
@@ -565,14 +555,8 @@ static void seen_backend(fbm_census *c, const char *name, size_t *cap)
             return;
     if (!fbm_census_keeps_backend(c, name))
         return;
-    if (c->nbackends == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 8;
-        const char **b = realloc(c->backends, ncap * sizeof *b);
-        if (!b)
-            return;
-        c->backends = b;
-        *cap = ncap;
-    }
+    if (!fbr_grow(&c->backends, cap, c->nbackends, sizeof *c->backends, 8))
+        return;
     c->backends[c->nbackends++] = name;
 }
 

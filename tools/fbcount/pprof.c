@@ -6,6 +6,7 @@
  * with the tables (strings, functions, locations, mappings) read as one profile. Memory thus
  * follows the distinct frames and names, not the number of stacks.
  */
+#include "grow.h"
 #include "attrib.h"
 #include "pprof.h"
 
@@ -48,14 +49,8 @@ typedef struct {
 
 static void *vec_push(vec *a)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 64;
-        void *v = realloc(a->v, cap * a->size);
-        if (!v)
-            return NULL;
-        a->v = v;
-        a->cap = cap;
-    }
+    if (!fbr_grow(&a->v, &a->cap, a->n, a->size, 64))
+        return NULL;
     return (char *)a->v + a->size * a->n++;
 }
 

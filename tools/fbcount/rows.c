@@ -6,6 +6,7 @@
  * place; a row's parts use a second map while accumulating. Names for people (demangled
  * symbols, frame labels) are interned in the census's pool, once per distinct frame.
  */
+#include "grow.h"
 #include "attrib.h"
 #include "census.h"
 #include "fold.h"
@@ -141,14 +142,8 @@ static size_t ident(char *buf, size_t len, const char *backend, const char *key)
 /* A new row at the end of t, named name; its accumulator (parts) is r. */
 static fbm_row *push_row(table *t, const char *name, fbd_kind kind, row_acc *r)
 {
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 16;
-        fbm_row *rows = realloc(t->rows, cap * sizeof *rows);
-        if (!rows)
-            return NULL;
-        t->rows = rows;
-        t->cap = cap;
-    }
+    if (!fbr_grow(&t->rows, &t->cap, t->n, sizeof *t->rows, 16))
+        return NULL;
     if (!name)
         return NULL;
     fbm_row *row = &t->rows[t->n++];

@@ -1,5 +1,6 @@
 /* shim.c - locate libfbcount.so, so the same binary works from the build tree and installed;
  * and tell from /proc whether a process runs it (see shim.h). */
+#include "grow.h"
 #include "shim.h"
 
 #include <ctype.h>
@@ -283,13 +284,8 @@ pid_t *fbs_descendants(pid_t root, size_t *n)
         char state;
         if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2 || state == 'Z')
             continue;
-        if (na == cap) {
-            cap = cap ? cap * 2 : 256;
-            pp *g = realloc(all, cap * sizeof *g);
-            if (!g)
-                break;
-            all = g;
-        }
+        if (!fbr_grow(&all, &cap, na, sizeof *all, 256))
+            break;
         all[na++] = (pp){(pid_t)atol(e->d_name), (pid_t)ppid};
     }
     closedir(d);
