@@ -34,7 +34,7 @@ int main(int argc, char **argv)
     int (*op)(size_t);
     int (*calls)(void);
     *(void **)&op = dlsym(h, "vkt_dlop");
-    *(void **)&calls = dlsym(h, "fakedl_calls");
+    *(void **)&calls = dlsym(h, "fake_exit_calls");
     int n = atoi(argv[2]);
     int bad = site_dl(op, n);
     printf("dl calls %d bad %d\n", calls(), bad);
