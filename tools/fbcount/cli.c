@@ -235,6 +235,9 @@ int fbx_options(int argc, char **argv, const char *shortopts, const struct optio
 
 int fbx_finish(const char *cmd, int code)
 {
+    /* Only a status that stands for the output: an error's code says more than its output. */
+    if (code != FBX_OK && code != FBX_CHECK && code != FBX_HAS_SHIM)
+        return code;
     char err[256];
     if (fbo_check_stdout(err, sizeof err) != 0) {
         fbx_error(cmd, "%s", err);

@@ -103,8 +103,10 @@ int fbx_options(int argc, char **argv, const char *shortopts, const struct optio
 /* Prints "fbcount VERSION" (what -V and --version print). */
 void fbx_version(void);
 
-/* Finishes the command: checks standard output for write errors. Returns code, or
- * FBX_WRITE when something written to standard output did not arrive. */
+/* Finishes a command, once, in main.c: where code says its output is the result (success,
+ * check's and diff's verdict, attach's snapshot), checks standard output for write errors.
+ * Returns code, or FBX_WRITE when something written there did not arrive; an error's code
+ * stands as it is. */
 int fbx_finish(const char *cmd, int code);
 
 /* Subcommands: argc/argv start at the subcommand's name; each returns the exit code. */

@@ -575,7 +575,7 @@ static int main_of(bool is_detach, int argc, char **argv)
         code = refusal(&o);
     if (code == FBX_OK)
         code = is_detach ? detach(&o) : attach(&o);
-    return fbx_finish(cmd_name(&o), code < 0 ? FBX_OK : code);
+    return code < 0 ? FBX_OK : code;
 }
 
 int fbx_attach(int argc, char **argv)

@@ -425,5 +425,5 @@ int fbx_diff(int argc, char **argv)
     }
     fbm_census_free(c[0]);
     fbm_census_free(c[1]);
-    return code < 0 ? fbx_finish("diff", FBX_OK) : fbx_finish("diff", code);
+    return code < 0 ? FBX_OK : code;
 }

@@ -200,5 +200,5 @@ int fbx_report(int argc, char **argv)
     if (code == FBX_OK)
         code = write_report(c, &a);
     fbm_census_free(c);
-    return code < 0 ? fbx_finish("report", FBX_OK) : code;
+    return code < 0 ? FBX_OK : code;
 }

@@ -667,8 +667,8 @@ int fbx_run(int argc, char **argv)
         code = fbx_run_dir_make(&d, o.output, o.append);
     if (code == FBX_OK && (code = start(&o, &d, &s, &r)) != 0)
         fbx_run_dir_undo(&d);
-    if (code != FBX_OK)
-        return code < 0 ? fbx_finish("run", FBX_OK) : code;
+    if (code != FBX_OK) /* nothing ran: the status is the command's own */
+        return fbx_finish("run", code < 0 ? FBX_OK : code);
     supervise(&r, s.sfd);
     close(s.sfd);
     s.sfd = -1;

@@ -292,7 +292,7 @@ int fbx_snapshot(int argc, char **argv)
     snap_opts o = {.timeout = 5.0};
     int code = parse(&o, argc, argv);
     if (code != FBX_OK)
-        return code < 0 ? fbx_finish("snapshot", FBX_OK) : code;
+        return code < 0 ? FBX_OK : code;
     target *t;
     long n = pick(o.pid, &t);
     if (n < 0)
@@ -316,5 +316,5 @@ int fbx_snapshot(int argc, char **argv)
         fbt_text(stdout, c, FBM_BY_OP, FBM_SORT_BYTES, 0);
     fbm_census_free(c);
     free(t);
-    return fbx_finish("snapshot", code);
+    return code;
 }

@@ -1493,7 +1493,7 @@ int fbx_symbolize(int argc, char **argv)
     sym_opts o = {0};
     int code = parse(&o, argc, argv);
     if (code != FBX_OK)
-        return code < 0 ? fbx_finish("symbolize", FBX_OK) : code;
+        return code < 0 ? FBX_OK : code;
     named n;
     if ((code = symbolize_file("symbolize", o.in, &n)) != FBX_OK)
         return code;
@@ -1514,5 +1514,5 @@ int fbx_symbolize(int argc, char **argv)
     fbt_opts to = {.width = fbt_term_width(stdout)};
     fbt_print_census(stdout, c, &to);
     fbm_census_free(c);
-    return fbx_finish("symbolize", FBX_OK);
+    return FBX_OK;
 }

@@ -1,23 +1,35 @@
 /* main.c - the fbcount command: dispatch to one subcommand per file. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 
+/* own_status: the command ends as the program it ran did (run), so its status is never
+ * turned into a write error of its own output; every other command is finished here. */
 static const struct {
     const char *name;
     int (*fn)(int, char **);
     const char *what;
+    bool own_status;
 } commands[] = {
-    {"run", fbx_run, "run a command with the census shim, print the merged census"},
-    {"report", fbx_report, "merge dumps; print a table, JSON, folded stacks or an SVG"},
-    {"diff", fbx_diff, "compare two censuses: ops that appeared, vanished, grew, shrank"},
-    {"check", fbx_check, "exit 1 when a census is over its allowance (for CI)"},
-    {"snapshot", fbx_snapshot, "ask a running process for a census and print it"},
-    {"symbolize", fbx_symbolize, "resolve the raw frames of a crash dump with elfutils"},
-    {"attach", fbx_attach, "start a census in a running process started without fbcount"},
-    {"detach", fbx_detach, "end an attached census: write it and put the process back"},
+    {"run", fbx_run, "run a command with the census shim, print the merged census", true},
+    {"report", fbx_report, "merge dumps; print a table, JSON, folded stacks or an SVG", false},
+    {"diff", fbx_diff, "compare two censuses: ops that appeared, vanished, grew, shrank", false},
+    {"check", fbx_check, "exit 1 when a census is over its allowance (for CI)", false},
+    {"snapshot", fbx_snapshot, "ask a running process for a census and print it", false},
+    {"symbolize", fbx_symbolize, "resolve the raw frames of a crash dump with elfutils", false},
+    {"attach", fbx_attach, "start a census in a running process started without fbcount",
+     false},
+    {"detach", fbx_detach, "end an attached census: write it and put the process back", false},
 };
+
+/* Runs command i and finishes it (fbx_finish), unless its status is its program's. */
+static int dispatch(size_t i, int argc, char **argv)
+{
+    int code = commands[i].fn(argc, argv);
+    return commands[i].own_status ? code : fbx_finish(commands[i].name, code);
+}
 
 static void usage(FILE *out)
 {
@@ -42,7 +54,7 @@ int main(int argc, char **argv)
         char *args[] = {argv[2], "--help", NULL};
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (!strcmp(argv[2], commands[i].name))
-                return commands[i].fn(2, args);
+                return dispatch(i, 2, args);
         fprintf(stderr, "fbcount: help: unknown command '%s' (try 'fbcount --help')\n",
                 argv[2]);
         return FBX_USAGE;
@@ -59,7 +71,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name))
-            return commands[i].fn(argc - 1, argv + 1);
+            return dispatch(i, argc - 1, argv + 1);
     fprintf(stderr, "fbcount: unknown command '%s' (try 'fbcount --help')\n", argv[1]);
     return FBX_USAGE;
 }
