@@ -104,6 +104,11 @@
 #define FBR_KIND_HOST "host_op"
 #define FBR_KIND_TRANSFER "transfer"
 #define FBR_KIND_SPLIT "split"
+/* sites and stacks: the site is where the work of a thread with no frame of the user's came
+ * from: the caller of the backward it runs, or the code that started the thread */
+#define FBR_ORIGIN "origin"
+#define FBR_ORIGIN_BACKWARD "backward"
+#define FBR_ORIGIN_THREAD "thread"
 /* ops and host_ops rows: "split" where the backend times splits, not their nodes (ggml): the
  * row's ns is 0 and its time is its splits' (in splits[]) */
 #define FBR_TIMED "timed"

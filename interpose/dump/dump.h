@@ -27,6 +27,7 @@ typedef struct {
     const char *site_file, *site_module;
     int site_line;
     bool site_python;            /* the site is a line of Python code */
+    int origin;                  /* fbc_origin_kind: the site is where the work came from */
     const fbc_bmod *backend;     /* the backend whose exit recorded the stack (NULL: unknown) */
 } fbc_attrib;
 
@@ -76,6 +77,7 @@ typedef struct {
     int line;
     bool python;
     uint64_t count, bytes, ns, max_bytes, max_ns;
+    int origin; /* fbc_origin_kind: where the work of a thread with no user's frame came from */
 } fbc_rsite;
 
 /* A result shape of an op's, with the backend whose accessors read it (its dtype's name). */
@@ -139,7 +141,8 @@ bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k);
 /* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
 void fbc_fmt_bytes(uint64_t b, char *out, size_t cap);
-/* A site as people read it: "train_step (lenet.c:187)". */
+/* A site as people read it: "train_step (lenet.c:187)"; one a thread's work came from, "from
+ * backward() at <module> (train.py:37)" or "thread started at main (app.cc:12)". */
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
 /* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no
  * braces around them); shapes: with each op's result shapes. */

@@ -53,7 +53,8 @@ static fbc_rop *op_for(fbc_report *r, fbc_kind k, const fbc_bmod *b, const char 
 static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
 {
     for (size_t i = 0; i < o->nsites; i++)
-        if (fbr_same_site(o->sites[i].site, o->sites[i].file, o->sites[i].line, a->site,
+        if (o->sites[i].origin == a->origin &&
+            fbr_same_site(o->sites[i].site, o->sites[i].file, o->sites[i].line, a->site,
                           a->site_file, a->site_line)) {
             fbc_rsite *g = &o->sites[i];
             g->count += s->count;
@@ -69,7 +70,7 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
     o->sites = g;
     g[o->nsites++] = (fbc_rsite){a->site,         a->site_file, a->site_module, a->site_line,
                                  a->site_python,  s->count,     s->bytes,       s->ns,
-                                 s->max_bytes,    s->max_ns};
+                                 s->max_bytes,    s->max_ns,    a->origin};
 }
 
 /* Shapes are one when their backend reads them alike: two modules of a row may not. */
@@ -401,11 +402,12 @@ static const char *demangled(const char *name)
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 {
     const char *name = demangled(s->site);
+    const char *from = fbr_origin_prefix(fbc_origin_name((uint32_t)s->origin));
     if (s->file && s->line > 0) {
         const char *slash = strrchr(s->file, '/');
-        snprintf(out, cap, "%s (%s:%d)", name, slash ? slash + 1 : s->file, s->line);
+        snprintf(out, cap, "%s%s (%s:%d)", from, name, slash ? slash + 1 : s->file, s->line);
     } else {
-        snprintf(out, cap, "%s", name);
+        snprintf(out, cap, "%s%s", from, name);
     }
     if (name != s->site)
         free((void *)name);
@@ -524,6 +526,10 @@ static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes
             }
             if (s->python)
                 fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
+            if (s->origin) {
+                fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
+                fbc_w_json(w, fbc_origin_name((uint32_t)s->origin));
+            }
             if (s->module) {
                 fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
                 fbc_w_json(w, s->module);

@@ -11,15 +11,17 @@
 #include "fields.h"
 #include "record.h"
 
-_Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 24, "entry key layout");
-_Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 24, "event key layout");
+_Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 32, "entry key layout");
+_Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 32, "event key layout");
+_Static_assert(offsetof(fbc_entry, origin) == offsetof(fbc_entry, kind) + 24, "entry key layout");
+_Static_assert(offsetof(fbc_event, origin) == offsetof(fbc_event, kind) + 24, "event key layout");
 _Static_assert(offsetof(fbc_entry, op) == offsetof(fbc_entry, kind) + 16, "entry key layout");
 _Static_assert(offsetof(fbc_event, op) == offsetof(fbc_event, kind) + 16, "event key layout");
 _Static_assert(offsetof(fbc_entry, kind) % 8 == 0, "entry key alignment");
 
 size_t fbc_key_len(uint32_t nframes, uint32_t npy)
 {
-    return 4 * sizeof(uint32_t) + (size_t)(1 + nframes + npy) * sizeof(uintptr_t);
+    return 4 * sizeof(uint32_t) + (size_t)(2 + nframes + npy) * sizeof(uintptr_t);
 }
 
 static void add_shape(fbc_entry *e, const fbc_shape *s)
@@ -59,6 +61,7 @@ fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh)
         e->npy = ev->npy;
         e->backend = ev->backend;
         e->op = ev->op;
+        e->origin = ev->origin;
         memcpy(e->frames, ev->frames, nwords * sizeof(uintptr_t));
         HASH_ADD_KEYPTR(hh, t->hash, &e->kind, klen, e);
         if (t->tail)

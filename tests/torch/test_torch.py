@@ -265,3 +265,99 @@ modules   libtorch*.so* libc10*.so*
     p = run([FBCOUNT, "run", "--backend", str(bad), "--", DRIVER, "1"], tmp_path, check=False)
     assert p.returncode != 0 and "line 3: exit kind 'sideways'" in p.stderr, p.stderr
     assert "caught" not in p.stdout, "the run must not start"
+
+
+BACKWARD = os.path.join(HERE, "backward.py")
+
+
+def op_sites(dump, op):
+    """{(file's base name, line, origin, count)} of op's sites in a dump."""
+    (o,) = [o for o in dump["ops"] if o["op"] == op]
+    return {(os.path.basename(s.get("file", "")), s.get("line"), s.get("origin"), s["count"])
+            for s in o["sites"]}
+
+
+def views(tmp_path, out):
+    """The text of `report --by site`, `--by stack` and `check --max 0` over the dumps in out."""
+    site = run([FBCOUNT, "report", "--by", "site", str(out)], tmp_path).stdout
+    stack = run([FBCOUNT, "report", "--by", "stack", str(out)], tmp_path).stdout
+    check = run([FBCOUNT, "check", "--max", "0", str(out)], tmp_path, check=False)
+    return site, stack, check.stdout + check.stderr
+
+
+@python_hosted
+def test_backward_sited_at_its_caller_python(tmp_path):
+    """A backward runs on autograd's device thread, no frame of the user's on it: its
+    fallbacks are sited at the line that called backward() (or torch.autograd.grad), marked
+    as such in the dump, the summary and every view; the forward's stay at their own lines."""
+    plain = run([sys.executable, BACKWARD, TOYDEV, "2"], tmp_path)
+    p, dump = census(tmp_path, [sys.executable, BACKWARD, TOYDEV, "2"])
+    assert p.stdout == plain.stdout, "the program's output changed"
+    fwd, call, grad = (marker_line(BACKWARD, m) for m in ("FORWARD", "CALL", "GRAD"))
+    assert op_sites(dump, "aten::elu_backward.grad_input") == {
+        ("backward.py", call, "backward", 2), ("backward.py", grad, "backward", 1)}
+    assert op_sites(dump, "aten::elu.out") == {("backward.py", fwd, None, 2),
+                                              ("backward.py", grad, None, 1)}
+    for st in dump["stacks"]:
+        if st["op"] == "aten::elu_backward.grad_input":
+            assert st["origin"] == "backward" and st["line"] in (call, grad), st
+            assert st["python"] is True and st["file"] == BACKWARD, st
+    want = f"from backward() at <module> (backward.py:{call})"
+    assert want in p.stderr, p.stderr
+    site, stack, check = views(tmp_path, tmp_path / "dumps")
+    assert want in site and want in check, site + check
+    assert f"aten::elu_backward.grad_input @ {want}" in stack, stack
+    assert "libstdc++" not in site + stack + check
+
+
+def test_backward_sited_at_its_caller_cpp(tmp_path):
+    """torch::autograd::backward from C++: the same; and a std::thread that runs an op with no
+    frame of this program's is sited at the line that started it."""
+    p, dump = census(tmp_path, [DRIVER, "backward"])
+    assert p.stdout.startswith("grad "), p.stdout
+    driver = os.path.join(HERE, "driver.cc")
+    call, worker, lam = (marker_line(driver, m) for m in ("BACKWARD", "WORKER", "LAMBDA"))
+    assert op_sites(dump, "aten::elu_backward.grad_input") == {
+        ("driver.cc", call, "backward", 2)}
+    assert op_sites(dump, "aten::relu") == {("driver.cc", worker, "thread", 1),
+                                           ("driver.cc", lam, None, 1)}
+    site, stack, check = views(tmp_path, tmp_path / "dumps")
+    for text in (p.stderr, site, stack, check):
+        assert re.search(rf"from backward\(\) at \w+ \(driver\.cc:{call}\)", text), text
+        assert re.search(rf"thread started at \w+ \(driver\.cc:{worker}\)", text), text
+
+
+@python_hosted
+def test_backward_in_error_mode_and_pytest(tmp_path):
+    """A refused fallback in a backward: the RuntimeError that loss.backward() raises, and the
+    pytest gate's message, name the backward() line."""
+    (tmp_path / "test_train.py").write_text(f"""\
+import sys
+import torch
+sys.path.insert(0, {HERE!r})
+import toy
+x = torch.ones(3, 4).to(toy.load({TOYDEV!r}))
+
+
+def test_step():
+    w = torch.ones(3, 4).to(x.device).requires_grad_()
+    loss = torch.nn.functional.elu(x * w).sum()
+    try:
+        loss.backward()  # the backward
+    except RuntimeError as e:
+        print("RuntimeError:", str(e).splitlines()[0])
+""")
+    line = next(n for n, t in enumerate((tmp_path / "test_train.py").read_text().splitlines(), 1)
+                if "# the backward" in t)
+    allow = tmp_path / "allow.txt"
+    allow.write_text("".join(f"{op}  # the forward\n" for op in (
+        "aten::mul.out", "aten::elu.out", "aten::sum.IntList_out", "aten::fill_.Scalar")))
+    p = run([FBCOUNT, "run", "--mode", "error", "--allow", str(allow), "-o", str(tmp_path / "d"),
+             "--", sys.executable, "-m", "pytest", "-s", "-q", "-p", "no:cacheprovider",
+             "test_train.py"], tmp_path, check=False)
+    err = next((t for t in p.stdout.splitlines() if t.startswith("RuntimeError:")), p.stdout)
+    assert f"from backward() at test_step (test_train.py:{line})" in err, err + p.stderr
+    p = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fbcount-max", "0",
+             "test_train.py"], tmp_path, {"FBCOUNT_OUTPUT": "none"}, check=False)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"from backward() at test_train.py:{line}" in p.stdout, p.stdout

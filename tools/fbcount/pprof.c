@@ -8,6 +8,8 @@
  */
 #include "pprof.h"
 
+#include "attrib.h"
+
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -434,11 +436,12 @@ static const char *site_label(const fbd_dump *d, const fbd_stack *st, char *buf,
 {
     const char *file;
     long line;
+    const char *from = fbr_origin_prefix(st->origin);
     fbm_stack_site(d, st, &file, &line);
     if (file && line > 0)
-        snprintf(buf, len, "%s (%s:%ld)", st->site, base_name(file), line);
+        snprintf(buf, len, "%s%s (%s:%ld)", from, st->site, base_name(file), line);
     else
-        snprintf(buf, len, "%s", st->site);
+        snprintf(buf, len, "%s%s", from, st->site);
     return buf;
 }
 
