@@ -28,6 +28,8 @@ typedef struct {
     int site_line;
     bool site_python;            /* the site is a line of Python code */
     int origin;                  /* fbc_origin_kind: the site is where the work came from */
+    long site_frame;             /* the site's native frame, in the origin's stack where
+                                    origin is set, else in the entry's; -1 for none */
     const fbc_bmod *backend;     /* the backend whose exit recorded the stack (NULL: unknown) */
 } fbc_attrib;
 
@@ -141,6 +143,10 @@ bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k);
 /* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
 void fbc_fmt_bytes(uint64_t b, char *out, size_t cap);
+/* A C++ name as it was written, by the demangler of the C++ runtime the program has loaded
+ * (a C program has no C++ names, and needs none); name itself otherwise. free() the result
+ * when it differs from name. */
+const char *fbc_demangle(const char *name);
 /* A site as people read it: "train_step (lenet.c:187)"; one a thread's work came from, "from
  * backward() at <module> (train.py:37)" or "thread started at main (app.cc:12)". */
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);

@@ -376,10 +376,7 @@ void fbc_fmt_bytes(uint64_t b, char *out, size_t cap)
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
-/* A C++ name as it was written, by the demangler of the C++ runtime the program has loaded
- * (a C program has no C++ names, and needs none); name itself otherwise. free() the result
- * when it differs from name. */
-static const char *demangled(const char *name)
+const char *fbc_demangle(const char *name)
 {
     static demangle_fn fn;
     static int looked;
@@ -401,7 +398,7 @@ static const char *demangled(const char *name)
 
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 {
-    const char *name = demangled(s->site);
+    const char *name = fbc_demangle(s->site);
     const char *from = fbr_origin_prefix(fbc_origin_name((uint32_t)s->origin));
     if (s->file && s->line > 0) {
         const char *slash = strrchr(s->file, '/');

@@ -414,6 +414,7 @@ static void view_init(view *v, const uintptr_t *frames, uint32_t nframes, uint32
 static void site_of(const fbr_attrib *a, const uintptr_t *frames, const fbr_pyframe *py,
                     fbc_attrib *out)
 {
+    out->site_frame = a->site;
     if (a->py_site >= 0) {
         out->site = py[a->py_site].function ? py[a->py_site].function : FBR_UNKNOWN;
         out->site_file = py[a->py_site].file;
@@ -471,6 +472,7 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
     fbr_attrib a;
     char op[256];
     memset(out, 0, sizeof *out);
+    out->site_frame = -1;
     const fbr_backend *row = row_of(e, &out->backend);
     fbr_attribute_backend(row, v.n, native_at, files_at, &v.w, v.py, v.npy, &a, op, sizeof op);
     out->op = out->site = FBR_UNKNOWN;

@@ -361,3 +361,16 @@ def test_step():
              "test_train.py"], tmp_path, {"FBCOUNT_OUTPUT": "none"}, check=False)
     assert p.returncode == 1, p.stdout + p.stderr
     assert f"from backward() at test_train.py:{line}" in p.stdout, p.stdout
+
+
+def test_warn_stacks_demangled_from_the_users_frame(tmp_path):
+    """Warn mode's printed stacks: names as written (no mangled _ZN name) and the first frame
+    the user's own line, not the fallback's machinery inside PyTorch."""
+    p = run([FBCOUNT, "run", "--mode", "warn", "-o", str(tmp_path / "d"), "--", DRIVER, "1"],
+            tmp_path)
+    lines = [t for t in p.stderr.splitlines() if t.startswith("fbcount: ")]
+    assert not [t for t in lines if "_ZN" in t], p.stderr
+    driver = os.path.join(HERE, "driver.cc")
+    gelu = marker_line(driver, "GELU")
+    i = next(i for i, t in enumerate(lines) if t.startswith("fbcount: fallback: aten::gelu.out"))
+    assert lines[i + 1] == f"fbcount:   #0 main ({driver}:{gelu})", lines[i:i + 3]
