@@ -281,9 +281,12 @@ static bool should_record(void)
 
 static void counted(fbc_call *c, fbc_recorded r)
 {
-    if (r.entry && r.entry->kind == FBC_FALLBACK && fbc_cfg.mode != FBC_MODE_COUNT &&
-        fbc_mode_check(r.entry, r.fresh))
+    if (!r.entry || r.entry->kind != FBC_FALLBACK || fbc_cfg.mode == FBC_MODE_COUNT)
+        return;
+    fbc_stamp s = fbc_clock_start();
+    if (fbc_mode_check(r.entry, r.fresh))
         c->refused = true;
+    c->held_ns += fbc_clock_since(s); /* the verdict's wait is the shim's, not the call's */
 }
 
 /* The start of a call that records (c: bm, exit and fn set; ev entered for it): its stack,
@@ -321,6 +324,7 @@ static bool call_begin(fbc_call *c, fbc_event *ev, const fbc_reader_ops *rd, boo
 static void call_end(fbc_call *c, const fbc_reader_ops *rd, bool now)
 {
     uint64_t ns = fbc_clock_since(c->t0);
+    ns = ns > c->held_ns ? ns - c->held_ns : 0;
     fbc_t.busy = 1;
     if (now)
         fbc_record_time(c->ev, c->rec, ns);
