@@ -1429,7 +1429,8 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
         read_ops(&c, root, FBR_HOST_OPS, FBD_HOST, true);
         read_ops(&c, root, FBR_TRANSFERS, FBD_TRANSFER, false);
         read_ops(&c, root, FBR_SPLITS, FBD_SPLIT, false);
-        mark_split_timed(d);
+        if (!c.failed) /* a row read halfway has no backend yet */
+            mark_split_timed(d);
         d->backends = read_objects(&c, root, FBR_BACKENDS, sizeof *d->backends, &d->nbackends,
                                    read_backend);
         if (!d->seen_stacks)
