@@ -3,8 +3,6 @@
  * frames are all the runtime's and the backend's) is sited at the line that started it.
  * Only threads started by a thread that records, once the census is in use, and not the
  * shim's own; one raw stack walk per thread start, named only if a fallback carries it. */
-#include <dlfcn.h>
-#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +10,6 @@
 #include "hooks.h"
 
 #ifndef FBC_NO_THREAD_WRAPPER
-
-typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 typedef struct {
     void *(*start)(void *);
@@ -32,26 +28,17 @@ static void *trampoline(void *p)
 FBC_EXPORT int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *),
                               void *arg)
 {
-    static create_fn real;
-    create_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-    if (!fn) {
-        void *p = dlsym(RTLD_NEXT, "pthread_create");
-        memcpy(&fn, &p, sizeof fn);
-        if (!fn)
-            return EAGAIN;
-        __atomic_store_n(&real, fn, __ATOMIC_RELEASE);
-    }
     uintptr_t lo, hi, ra = (uintptr_t)__builtin_return_address(0);
     fbc_modmap_self(&lo, &hi);
     if (fbc_t.state != FBC_T_ON || fbc_t.busy || (ra >= lo && ra < hi))
-        return fn(t, attr, start, arg);
+        return fbc_thread_create(t, attr, start, arg);
     started *s = malloc(sizeof *s);
     if (!s)
-        return fn(t, attr, start, arg);
+        return fbc_thread_create(t, attr, start, arg);
     fbc_t.busy = 1;
     *s = (started){start, arg, fbc_origin_take(FBC_ORIGIN_THREAD)};
     fbc_t.busy = 0;
-    int rc = fn(t, attr, trampoline, s);
+    int rc = fbc_thread_create(t, attr, trampoline, s);
     if (rc)
         free(s);
     return rc;

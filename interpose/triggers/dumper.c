@@ -163,7 +163,7 @@ void fbc_dumper_start(void (*first)(void))
     pthread_t t;
     void *arg;
     memcpy(&arg, &first, sizeof arg);
-    int rc = pthread_create(&t, &at, loop, arg);
+    int rc = fbc_thread_create(&t, &at, loop, arg);
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
@@ -197,7 +197,7 @@ void fbc_run_big(void (*fn)(void *), void *arg)
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        int rc = pthread_create(&t, NULL, run_call, &c);
+        int rc = fbc_thread_create(&t, NULL, run_call, &c);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (rc == 0)
             pthread_join(t, NULL);

@@ -297,7 +297,7 @@ def test_backward_sited_at_its_caller_python(tmp_path):
     assert op_sites(dump, "aten::elu_backward.grad_input") == {
         ("backward.py", call, "backward", 2), ("backward.py", grad, "backward", 1)}
     assert op_sites(dump, "aten::elu.out") == {("backward.py", fwd, None, 2),
-                                              ("backward.py", grad, None, 1)}
+                                               ("backward.py", grad, None, 1)}
     for st in dump["stacks"]:
         if st["op"] == "aten::elu_backward.grad_input":
             assert st["origin"] == "backward" and st["line"] in (call, grad), st
@@ -320,7 +320,7 @@ def test_backward_sited_at_its_caller_cpp(tmp_path):
     assert op_sites(dump, "aten::elu_backward.grad_input") == {
         ("driver.cc", call, "backward", 2)}
     assert op_sites(dump, "aten::relu") == {("driver.cc", worker, "thread", 1),
-                                           ("driver.cc", lam, None, 1)}
+                                            ("driver.cc", lam, None, 1)}
     site, stack, check = views(tmp_path, tmp_path / "dumps")
     for text in (p.stderr, site, stack, check):
         assert re.search(rf"from backward\(\) at \w+ \(driver\.cc:{call}\)", text), text
