@@ -81,6 +81,7 @@ static void add_shape(fbc_rop *o, const fbc_shape *s, const fbc_bmod *b)
         if (o->shapes[i].backend == b && t->dtype == s->dtype && t->rank == s->rank &&
             !memcmp(t->dims, s->dims, (size_t)s->rank * sizeof *s->dims)) {
             t->count += s->count;
+            t->bytes += s->bytes;
             return;
         }
     }
@@ -470,6 +471,7 @@ static void json_shapes(fbc_writer *w, const fbc_rop *o)
             fbc_w_i64(w, sh->dims[d]);
         }
         fbc_w_num(w, "]," FBR_KEY(FBR_COUNT), sh->count);
+        fbc_w_num(w, "," FBR_KEY(FBR_BYTES), sh->bytes);
         fbc_w_raw(w, "}", 1);
     }
     fbc_w_raw(w, "]", 1);

@@ -80,6 +80,7 @@ void fbc_record_capture(fbc_event *ev, uintptr_t fn)
     ev->nframes = 1 + (uint32_t)fbc_capture(ev->frames + 1, fbc_cfg.depth - 1);
     ev->npy = (uint32_t)fbc_py_capture(ev->frames + ev->nframes, FBC_MAX_PY);
     ev->nbytes = 0;
+    ev->largest = 0;
     ev->ns = 0;
     ev->has_shape = false;
 }
@@ -97,6 +98,7 @@ void fbc_record_within(fbc_event *ev, uintptr_t fn, const fbc_event *outer)
     ev->nframes = 1 + n;
     ev->npy = outer->npy;
     ev->nbytes = 0;
+    ev->largest = 0;
     ev->ns = 0;
     ev->has_shape = false;
 }

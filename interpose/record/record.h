@@ -27,6 +27,7 @@ typedef struct {
     int dtype, rank;
     int64_t dims[FBC_MAX_RANK];
     uint64_t count;
+    uint64_t bytes; /* the bytes of the calls of this shape, by the calls' own rule */
 } fbc_shape;
 
 /* A stack deduplicated by its key: kind, nframes, npy, the backend (FBC_BACKEND_ID), the op
@@ -75,7 +76,8 @@ typedef struct {
     uintptr_t op;
     uintptr_t origin;
     uintptr_t frames[FBC_MAX_DEPTH + FBC_MAX_PY];
-    size_t nbytes;
+    size_t nbytes;  /* the bytes of every tensor of the call (its arguments, or its result) */
+    size_t largest; /* the bytes of its largest single tensor; 0: nbytes is one tensor's */
     uint64_t ns;
     bool has_shape;
     fbc_shape shape;

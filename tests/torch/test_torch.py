@@ -93,7 +93,9 @@ def test_cpp_caller(tmp_path):
     assert p.stdout == plain.stdout and "caught 1" in p.stdout, "the program's output changed"
     check_census(dump, os.path.join(HERE, "driver.cc"), ATEN, sizes=True)
     gelu = next(o for o in dump["ops"] if o["op"] == ATEN["gelu"])
-    assert gelu["shapes"] == [{"dtype": "f32", "shape": [3, 4], "count": 3}], gelu["shapes"]
+    # gelu.out(self, out): two 48-byte tensors a call, the largest of them 48 bytes.
+    assert gelu["shapes"] == [{"dtype": "f32", "shape": [3, 4], "count": 3, "bytes": 288}], gelu
+    assert gelu["bytes"] == 288 and gelu["max_bytes"] == 48, gelu
 
 
 def test_without_the_adapter_ops_come_from_the_stack(tmp_path):
@@ -388,3 +390,35 @@ def test_warn_mode_does_not_hold_the_call(tmp_path):
             ns[mode] = json.load(f)["total"]["ns"]
     assert "fbcount: fallback: aten::gelu.out at main (driver.cc:" in p.stderr, p.stderr
     assert ns["warn"] < 5 * ns["count"] + 5_000_000, ns
+
+
+@python_hosted
+def test_bytes_by_one_rule(tmp_path):
+    """A call's bytes are all its tensor arguments' (mul.out: self, other and out); "largest"
+    is the largest single tensor; --by shape, --by op and the summary add bytes alike."""
+    script = tmp_path / "two.py"
+    script.write_text(f"""\
+import sys
+import torch
+sys.path.insert(0, {HERE!r})
+import toy
+dev = toy.load({TOYDEV!r})
+x = torch.ones(3, 4).to(dev)
+a = torch.ones(2, 2).to(dev)
+for _ in range(2):
+    x * x
+a * a
+""")
+    p, dump = census(tmp_path, [sys.executable, str(script)])
+    (mul,) = dump["ops"]
+    assert mul["bytes"] == 2 * 3 * 48 + 3 * 16 and mul["max_bytes"] == 48, mul
+    assert {(tuple(s["shape"]), s["count"], s["bytes"]) for s in mul["shapes"]} == {
+        ((3, 4), 2, 288), ((2, 2), 1, 48)}, mul["shapes"]
+    assert dump["total"]["max_bytes"] == 48 and "largest tensor 48 B" in p.stderr, p.stderr
+    rows = {}
+    for by in ("op", "shape"):
+        out = run([FBCOUNT, "report", "--by", by, "--format", "json", str(tmp_path / "dumps")],
+                  tmp_path).stdout
+        rows[by] = json.loads(out)["fallbacks"]
+    assert sum(r["bytes"] for r in rows["shape"]) == rows["op"][0]["bytes"] == 336, rows
+    assert [r["max_bytes"] for r in rows["op"]] == [48], rows

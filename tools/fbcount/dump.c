@@ -328,6 +328,8 @@ static void read_shapes(vctx *c, json_t *arr, fbd_op *op)
         size_t o = push(c, "." FBR_SHAPES "[%zu]", i);
         s[i].dtype = get_str(c, e, FBR_DTYPE, true);
         s[i].count = get_count(c, e, FBR_COUNT, true);
+        s[i].has_bytes = json_object_get(e, FBR_BYTES) != NULL;
+        s[i].bytes = get_count(c, e, FBR_BYTES, false);
         json_t *dims = get_array(c, e, FBR_SHAPE, true);
         s[i].ndims = dims ? json_array_size(dims) : 0;
         int64_t *dv = alloc(c, s[i].ndims, sizeof *dv);

@@ -48,6 +48,8 @@ typedef struct {
     const int64_t *dims;
     size_t ndims;
     uint64_t count;
+    uint64_t bytes; /* the bytes of the calls of this shape, by the ops' rule */
+    bool has_bytes; /* false in dumps from before shapes carried them */
 } fbd_shape;
 
 /* backend is the backend whose exit recorded a row or stack ("vkt" where the dump does not

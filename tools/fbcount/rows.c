@@ -312,11 +312,14 @@ static int build_by_shape(fbm_census *c, table *t, const fbd_op *o, fbd_kind kin
         uint64_t size = fbu_dtype_size(sh->dtype), one = elems && size > FBM_SAT_MAX / elems
                                                            ? FBM_SAT_MAX : elems * size;
         bool alone = o->nshapes == 1;
-        r->has_bytes &= o->bytes_known && (size || alone);
+        r->has_bytes &= o->bytes_known && (size || alone || sh->has_bytes);
         r->has_time &= alone;
         r->split_timed |= o->split_timed;
-        uint64_t bytes = alone ? o->bytes : one && sh->count > FBM_SAT_MAX / one
-                                                ? FBM_SAT_MAX : one * sh->count;
+        /* The calls' bytes as the op row adds them (every tensor of each call), where the
+         * dump keeps them per shape; older dumps: the shape's own size per call. */
+        uint64_t bytes = alone ? o->bytes : sh->has_bytes ? sh->bytes
+                                          : one && sh->count > FBM_SAT_MAX / one
+                                              ? FBM_SAT_MAX : one * sh->count;
         acc_add(r, sh->count, bytes, alone ? o->max_bytes : one, alone ? o->ns : 0,
                 alone ? o->max_ns : 0, o->bytes_known);
     }
