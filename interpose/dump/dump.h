@@ -101,6 +101,7 @@ typedef struct fbc_rop {
 
 typedef struct {
     const fbc_entry *e; /* frames are immutable; counts below are the copy taken under the lock */
+    uint64_t born;      /* the earliest of its copies' (two threads may each have recorded it) */
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_shape *shapes;
     size_t nshapes;
@@ -116,6 +117,7 @@ typedef struct {
 typedef struct fbc_report {
     fbc_rstack *stacks;
     size_t nstacks;
+    long first; /* the stack of the first fallback counted, -1 for none */
     fbc_rop *ophash[FBC_KINDS];
     fbc_rop **ops[FBC_KINDS]; /* sorted by bytes, then count */
     size_t nops[FBC_KINDS];
