@@ -1,5 +1,6 @@
 /* attrib.c - see attrib.h. */
 #include "attrib.h"
+#include "fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,11 @@ bool fbr_module_is_system(const char *path)
     return false;
 }
 
+bool fbr_source_is_system(const char *file)
+{
+    return file && (!strncmp(file, "/usr/include/", 13) || strstr(file, "/include/c++/"));
+}
+
 /* Whether the directory file[0..len) is a Python package: it holds __init__.py, or it is not
  * here to look at (a dump read on another machine), where the name alone decides. A folder
  * that merely shares the name (a project checked out in ~/src/torch) is not the package. */
@@ -151,4 +157,13 @@ bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const ch
                    const char *file_b, long line_b)
 {
     return same_text(site_a, site_b) && same_text(file_a, file_b) && (!file_a || line_a == line_b);
+}
+
+const char *fbr_origin_prefix(const char *origin)
+{
+    if (origin && !strcmp(origin, FBR_ORIGIN_BACKWARD))
+        return "from backward() at ";
+    if (origin && !strcmp(origin, FBR_ORIGIN_THREAD))
+        return "thread started at ";
+    return "";
 }

@@ -50,6 +50,11 @@ bool fbr_module_is_interpreter(const char *path);
  * information the shim never reads (its symbol tables name them). */
 bool fbr_module_is_system(const char *path);
 
+/* Whether a native source file is the system's: a header of the C or C++ standard library
+ * (/usr/include, .../include/c++/), whose templates and inline functions compile into the
+ * program's own module (std::thread's start of a worker) but are no line of its own. */
+bool fbr_source_is_system(const char *file);
+
 /* Whether a Python source file belongs to one of the packages: under a directory named like
  * the package that is a Python package (holds __init__.py, or is not on this machine), or the
  * module file <package>.py. */
@@ -88,5 +93,10 @@ const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned lo
  * on either side: the function alone). The shim's report and `fbcount symbolize` merge by it. */
 bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const char *site_b,
                    const char *file_b, long line_b);
+
+/* How a site reads where it is where a thread's work came from (origin: "backward",
+ * "thread", as the dump names it): "from backward() at ", "thread started at "; "" for NULL
+ * or another name. */
+const char *fbr_origin_prefix(const char *origin);
 
 #endif

@@ -616,6 +616,53 @@ void fbr_attribute_backend(const fbr_backend *b, size_t n, fbr_native_at at, fbr
     }
 }
 
+/* The innermost function inlined at frame i whose source is neither the backend's nor the
+ * system's (a standard header's template, std::thread's constructor), -1 where every one is;
+ * 0 where the files are not known. */
+static int caller_inline(const fbr_backend *b, fbr_files_at files, void *ctx, size_t i)
+{
+    const char *f[16];
+    int n = files ? files(ctx, i, f, 16) : 0;
+    for (int k = 0; k < n; k++)
+        if (!fbr_backend_source(b, f[k]) && !fbr_source_is_system(f[k]))
+            return k;
+    return n ? -1 : 0;
+}
+
+void fbr_attribute_caller(const fbr_backend *b, size_t n, fbr_native_at at, fbr_files_at files,
+                          void *ctx, const fbr_pyframe *py, size_t npy, fbr_attrib *out)
+{
+    out->op = out->site = out->py_site = -1;
+    out->site_inline = 0;
+    for (size_t j = 0; j < n; j++) {
+        const fbr_native *f = at(ctx, j);
+        bool interp = fbr_module_is_interpreter(f->path);
+        if (interp) {
+            for (size_t k = 0; k < npy; k++)
+                if (!fbr_backend_python(b, py[k].file)) {
+                    out->site = (long)j;
+                    out->py_site = (long)k;
+                    return;
+                }
+            continue; /* the backend's own Python (torch/autograd) called the backward */
+        }
+        if (f->module < 0 || fbr_backend_module(b, f->path) || fbr_module_is_system(f->path))
+            continue;
+        int k = caller_inline(b, files, ctx, j);
+        if (k < 0)
+            continue;
+        out->site = (long)j;
+        out->site_inline = k;
+        return;
+    }
+    /* No native frame reached the interpreter (a stack cut short): Python's own, if any. */
+    for (size_t k = 0; k < npy; k++)
+        if (!fbr_backend_python(b, py[k].file)) {
+            out->py_site = (long)k;
+            return;
+        }
+}
+
 /* ---- a row as text ------------------------------------------------------------------- */
 
 typedef struct {

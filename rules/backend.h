@@ -223,4 +223,11 @@ void fbr_attribute_backend(const fbr_backend *b, size_t n, fbr_native_at at, fbr
                            void *ctx, const fbr_pyframe *py, size_t npy, fbr_attrib *out, char *op,
                            size_t cap);
 
+/* Attributes the stack of the code a thread's work came from (a backward's caller, the code
+ * that started the thread; innermost first, every frame a caller): the site is its first frame
+ * that is not the backend's, the interpreter's or the system's runtime; at an interpreter, the
+ * innermost Python frame outside the backend's packages. out->op is -1. */
+void fbr_attribute_caller(const fbr_backend *b, size_t n, fbr_native_at at, fbr_files_at files,
+                          void *ctx, const fbr_pyframe *py, size_t npy, fbr_attrib *out);
+
 #endif

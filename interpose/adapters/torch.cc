@@ -22,6 +22,8 @@ void add_tensor(const at::Tensor &t, fbcount_torch_call *out)
     if (!t.defined())
         return;
     out->bytes += t.nbytes();
+    if (t.nbytes() > out->largest)
+        out->largest = t.nbytes();
     if (out->has_shape)
         return;
     auto sizes = t.sizes();

@@ -12,13 +12,14 @@
 extern "C" {
 #endif
 
-#define FBCOUNT_TORCH_ABI 1
+#define FBCOUNT_TORCH_ABI 2
 #define FBCOUNT_TORCH_RANK 8
 
 /* What one call reads as. */
 typedef struct {
     char op[160];       /* the operator as the dispatcher names it: "aten::gelu.out" */
     uint64_t bytes;     /* the bytes of the tensors among its arguments (what goes to the CPU) */
+    uint64_t largest;   /* the bytes of the largest one of them */
     int has_shape;      /* the first tensor argument's shape and dtype */
     int rank;
     int64_t dims[FBCOUNT_TORCH_RANK];

@@ -129,6 +129,10 @@ void fbc_process_log(void);
 /* One lock of the shim's around fork: 0 prepare (takes it), 1 parent and child after it
  * (releases it), 2 a child of a fork that ran no handlers (makes it anew). */
 void fbc_mutex_fork(pthread_mutex_t *m, int phase);
+/* pthread_create as the C library defines it, past the shim's own (hooks/threadwrap.c):
+ * the shim's threads are no program's work. */
+int fbc_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *),
+                      void *arg);
 
 /* ---- clock.c: CLOCK_MONOTONIC, and two cheap reads that time an event ----------------- */
 uint64_t fbc_now_ns(void); /* CLOCK_MONOTONIC; async-signal-safe */

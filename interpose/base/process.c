@@ -6,6 +6,7 @@
  * comes from the arguments the loader passes every constructor, the start is a counter
  * reading, the rest is made at the first use. */
 #include <pthread.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -223,4 +224,26 @@ void fbc_mutex_fork(pthread_mutex_t *m, int phase)
         pthread_mutex_unlock(m);
     else
         pthread_mutex_init(m, NULL);
+}
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+int fbc_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *),
+                      void *arg)
+{
+#ifdef FBC_NO_THREAD_WRAPPER
+    /* No wrapper to pass: the sanitizer's interceptor, first in line, must see the thread. */
+    return pthread_create(t, attr, start, arg);
+#else
+    static create_fn real;
+    create_fn fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+    if (!fn) {
+        void *p = dlsym(RTLD_NEXT, "pthread_create");
+        memcpy(&fn, &p, sizeof fn);
+        if (!fn)
+            return EAGAIN;
+        __atomic_store_n(&real, fn, __ATOMIC_RELEASE);
+    }
+    return fn(t, attr, start, arg);
+#endif
 }

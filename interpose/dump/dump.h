@@ -27,6 +27,9 @@ typedef struct {
     const char *site_file, *site_module;
     int site_line;
     bool site_python;            /* the site is a line of Python code */
+    int origin;                  /* fbc_origin_kind: the site is where the work came from */
+    long site_frame;             /* the site's native frame, in the origin's stack where
+                                    origin is set, else in the entry's; -1 for none */
     const fbc_bmod *backend;     /* the backend whose exit recorded the stack (NULL: unknown) */
 } fbc_attrib;
 
@@ -76,6 +79,7 @@ typedef struct {
     int line;
     bool python;
     uint64_t count, bytes, ns, max_bytes, max_ns;
+    int origin; /* fbc_origin_kind: where the work of a thread with no user's frame came from */
 } fbc_rsite;
 
 /* A result shape of an op's, with the backend whose accessors read it (its dtype's name). */
@@ -97,6 +101,7 @@ typedef struct fbc_rop {
 
 typedef struct {
     const fbc_entry *e; /* frames are immutable; counts below are the copy taken under the lock */
+    uint64_t born;      /* the earliest of its copies' (two threads may each have recorded it) */
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_shape *shapes;
     size_t nshapes;
@@ -112,6 +117,7 @@ typedef struct {
 typedef struct fbc_report {
     fbc_rstack *stacks;
     size_t nstacks;
+    long first; /* the stack of the first fallback counted, -1 for none */
     fbc_rop *ophash[FBC_KINDS];
     fbc_rop **ops[FBC_KINDS]; /* sorted by bytes, then count */
     size_t nops[FBC_KINDS];
@@ -138,7 +144,12 @@ bool fbc_report_sizes(const fbc_bmod *b);
 bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k);
 /* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
-/* A site as people read it: "train_step (lenet.c:187)". */
+/* A C++ name as it was written, by the demangler of the C++ runtime the program has loaded
+ * (a C program has no C++ names, and needs none); name itself otherwise. free() the result
+ * when it differs from name. */
+const char *fbc_demangle(const char *name);
+/* A site as people read it: "train_step (lenet.c:187)"; one a thread's work came from, "from
+ * backward() at <module> (train.py:37)" or "thread started at main (app.cc:12)". */
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
 /* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no
  * braces around them); shapes: with each op's result shapes. */

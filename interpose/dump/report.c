@@ -54,7 +54,8 @@ static fbc_rop *op_for(fbc_report *r, fbc_kind k, const fbc_bmod *b, const char 
 static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
 {
     for (size_t i = 0; i < o->nsites; i++)
-        if (fbr_same_site(o->sites[i].site, o->sites[i].file, o->sites[i].line, a->site,
+        if (o->sites[i].origin == a->origin &&
+            fbr_same_site(o->sites[i].site, o->sites[i].file, o->sites[i].line, a->site,
                           a->site_file, a->site_line)) {
             fbc_rsite *g = &o->sites[i];
             g->count += s->count;
@@ -70,7 +71,7 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
     o->sites = g;
     g[o->nsites++] = (fbc_rsite){a->site,         a->site_file, a->site_module, a->site_line,
                                  a->site_python,  s->count,     s->bytes,       s->ns,
-                                 s->max_bytes,    s->max_ns};
+                                 s->max_bytes,    s->max_ns,    a->origin};
 }
 
 /* Shapes are one when their backend reads them alike: two modules of a row may not. */
@@ -81,6 +82,7 @@ static void add_shape(fbc_rop *o, const fbc_shape *s, const fbc_bmod *b)
         if (o->shapes[i].backend == b && t->dtype == s->dtype && t->rank == s->rank &&
             !memcmp(t->dims, s->dims, (size_t)s->rank * sizeof *s->dims)) {
             t->count += s->count;
+            t->bytes += s->bytes;
             return;
         }
     }
@@ -167,7 +169,9 @@ static void copy_table(fbc_report *r, const fbc_table *t, merger *m, bool locked
             node->idx = r->nstacks++;
             HASH_ADD_KEYPTR_BYHASHVALUE(hh, m->hash, &e->kind, klen, hv, node);
             s->e = e;
+            s->born = e->born;
         }
+        s->born = e->born < s->born ? e->born : s->born;
         /* Without the lock (a shard a signal left locked) the counters are read atomically,
          * as the crash dump reads them, and the shapes, reallocated in place, are left. */
         uint64_t mb = __atomic_load_n(&e->max_bytes, __ATOMIC_RELAXED);
@@ -269,10 +273,13 @@ static fbc_report *attribute(fbc_report *r)
     /* Frame names are kept by the symbolizer, once per address; a report keeps none of its
      * own (a copy per frame of every stack was most of a snapshot's memory traffic). */
     fbc_frame_info infos[FBC_MAX_DEPTH];
+    r->first = -1;
     pthread_mutex_lock(&fbc_sym_lock);
     for (size_t i = 0; i < r->nstacks; i++) {
         fbc_rstack *s = &r->stacks[i];
         fbc_kind k = (fbc_kind)s->e->kind;
+        if (k == FBC_FALLBACK && (r->first < 0 || s->born < r->stacks[r->first].born))
+            r->first = (long)i;
         fbc_attribute(s->e, infos, &s->a);
         r->total[k] += s->count;
         r->bytes[k] += s->bytes;
@@ -361,10 +368,7 @@ bool fbc_report_sizes(const fbc_bmod *b)
 
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
-/* A C++ name as it was written, by the demangler of the C++ runtime the program has loaded
- * (a C program has no C++ names, and needs none); name itself otherwise. free() the result
- * when it differs from name. */
-static const char *demangled(const char *name)
+const char *fbc_demangle(const char *name)
 {
     static demangle_fn fn;
     static int looked;
@@ -386,12 +390,13 @@ static const char *demangled(const char *name)
 
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 {
-    const char *name = demangled(s->site);
+    const char *name = fbc_demangle(s->site);
+    const char *from = fbr_origin_prefix(fbc_origin_name((uint32_t)s->origin));
     if (s->file && s->line > 0) {
         const char *slash = strrchr(s->file, '/');
-        snprintf(out, cap, "%s (%s:%d)", name, slash ? slash + 1 : s->file, s->line);
+        snprintf(out, cap, "%s%s (%s:%d)", from, name, slash ? slash + 1 : s->file, s->line);
     } else {
-        snprintf(out, cap, "%s", name);
+        snprintf(out, cap, "%s%s", from, name);
     }
     if (name != s->site)
         free((void *)name);
@@ -457,6 +462,7 @@ static void json_shapes(fbc_writer *w, const fbc_rop *o)
             fbc_w_i64(w, sh->dims[d]);
         }
         fbc_w_num(w, "]," FBR_KEY(FBR_COUNT), sh->count);
+        fbc_w_num(w, "," FBR_KEY(FBR_BYTES), sh->bytes);
         fbc_w_raw(w, "}", 1);
     }
     fbc_w_raw(w, "]", 1);
@@ -510,6 +516,10 @@ static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes
             }
             if (s->python)
                 fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
+            if (s->origin) {
+                fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
+                fbc_w_json(w, fbc_origin_name((uint32_t)s->origin));
+            }
             if (s->module) {
                 fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
                 fbc_w_json(w, s->module);
@@ -544,6 +554,27 @@ void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes)
     fbc_w_num(w, "," FBR_KEY(FBR_SPLIT_NS), r->ns[FBC_SPLIT]);
     fbc_w_num(w, "," FBR_KEY(FBR_STACKS), r->nstacks);
     fbc_w_raw(w, "}", 1);
+    if (r->first >= 0) {
+        /* The first fallback's op and site: the line a reader goes to first. */
+        const fbc_attrib *a = &r->stacks[r->first].a;
+        fbc_w_str(w, "," FBR_KEY(FBR_FIRST) "{" FBR_KEY(FBR_OP));
+        fbc_w_json(w, a->op);
+        fbc_w_str(w, "," FBR_KEY(FBR_SITE));
+        fbc_w_json(w, a->site);
+        if (a->site_file) {
+            fbc_w_str(w, "," FBR_KEY(FBR_FILE));
+            fbc_w_json(w, a->site_file);
+            if (a->site_line > 0)
+                fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)a->site_line);
+        }
+        if (a->site_python)
+            fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
+        if (a->origin) {
+            fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
+            fbc_w_json(w, fbc_origin_name((uint32_t)a->origin));
+        }
+        fbc_w_raw(w, "}", 1);
+    }
     for (int k = 0; k < FBC_KINDS; k++)
         json_ops(w, r, (fbc_kind)k, shapes);
 }

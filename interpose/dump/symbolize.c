@@ -325,7 +325,8 @@ static const char *unnamed(const fbc_frame_info *f)
 
 /* The lazy frame accessor rules/attrib.h walks: names a frame the first time it is asked. */
 typedef struct {
-    const fbc_entry *e;
+    const uintptr_t *frames;
+    bool exit_first; /* frame 0 is the exit's definition (looked up as is), not a caller */
     fbc_frame_info *infos;
     fbr_native *natives;
     unsigned named;
@@ -336,7 +337,7 @@ static const fbr_native *native_at(void *ctx, size_t i)
     walk *w = ctx;
     while (w->named <= i) {
         unsigned j = w->named++;
-        fbc_symbolize(w->e->frames[j], j == 0, &w->infos[j]);
+        fbc_symbolize(w->frames[j], j == 0 && w->exit_first, &w->infos[j]);
         long m = w->infos[j].module;
         w->natives[j] = (fbr_native){w->infos[j].symbol, m,
                                      m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL};
@@ -364,14 +365,15 @@ const fbr_backend *fbc_entry_row(const fbc_entry *e)
 static int files_at(void *ctx, size_t i, const char **files, int max)
 {
     walk *w = ctx;
+    bool first = i == 0 && w->exit_first;
     if (max == 1) {
         fbc_frame_info line;
-        fbc_symbolize_line(w->e->frames[i], i == 0, &line);
+        fbc_symbolize_line(w->frames[i], first, &line);
         files[0] = line.file;
         return line.file ? 1 : 0;
     }
     fbc_frame_info chain[FBC_MAX_INLINE];
-    int n = fbc_symbolize_chain(w->e->frames[i], i == 0, chain, FBC_MAX_INLINE);
+    int n = fbc_symbolize_chain(w->frames[i], first, chain, FBC_MAX_INLINE);
     int k = 0;
     for (int j = 0; j < n && k < max; j++)
         if (chain[j].file)
@@ -381,24 +383,94 @@ static int files_at(void *ctx, size_t i, const char **files, int max)
     return k;
 }
 
+/* A stack as the rule reads it: its native frames, named lazily through w, and its Python
+ * frames. */
+typedef struct {
+    walk w;
+    fbr_native natives[FBC_MAX_DEPTH];
+    fbr_pyframe py[FBC_MAX_PY];
+    unsigned n, npy;
+} view;
+
+/* v over nframes native frames then npy Python ones at frames; exit_first: frame 0 is an
+ * exit's definition; infos: room for the names of the native frames. */
+static void view_init(view *v, const uintptr_t *frames, uint32_t nframes, uint32_t npy,
+                      bool exit_first, fbc_frame_info *infos)
+{
+    v->n = nframes < FBC_MAX_DEPTH ? nframes : FBC_MAX_DEPTH;
+    v->npy = npy < FBC_MAX_PY ? npy : FBC_MAX_PY;
+    for (unsigned k = 0; k < v->npy; k++) {
+        const fbc_pyframe *f = (const fbc_pyframe *)(frames[nframes + k] & ~(uintptr_t)1);
+        v->py[k] = (fbr_pyframe){f->file, f->function, f->line};
+    }
+    v->w = (walk){frames, exit_first, infos, v->natives, 0};
+}
+
+/* out's site from frame a.site or Python frame a.py_site of frames (py: its Python frames). */
+static void site_of(const fbr_attrib *a, const uintptr_t *frames, const fbr_pyframe *py,
+                    fbc_attrib *out)
+{
+    out->site_frame = a->site;
+    if (a->py_site >= 0) {
+        out->site = py[a->py_site].function ? py[a->py_site].function : FBR_UNKNOWN;
+        out->site_file = py[a->py_site].file;
+        out->site_line = (int)py[a->py_site].line;
+        out->site_python = true;
+        out->site_module = NULL;
+    } else if (a->site >= 0) {
+        /* The innermost function at that address: a helper inlined into its caller is the
+         * code that called the op, at its own line. */
+        fbc_frame_info chain[FBC_MAX_INLINE];
+        int nc = fbc_symbolize_chain(frames[a->site], false, chain, FBC_MAX_INLINE);
+        fbc_frame_info *f = &chain[a->site_inline < nc ? a->site_inline : 0];
+        out->site = unnamed(f);
+        out->site_file = f->file;
+        out->site_line = f->line;
+        out->site_python = false;
+        out->site_module = f->module >= 0 ? fbc_modmap_at((size_t)f->module)->path : NULL;
+    }
+}
+
+/* Whether a stack's own site names no code of the user's: none found, or a frame of the
+ * system's runtime (a thread's start, all that is left outward of a worker's frames). */
+static bool no_user_site(const fbr_attrib *a, const fbc_frame_info *infos, const fbc_attrib *out)
+{
+    if (a->py_site >= 0)
+        return false;
+    if (a->site < 0)
+        return true;
+    long m = infos[a->site].module;
+    return m < 0 || fbr_module_is_system(fbc_modmap_at((size_t)m)->path) ||
+           fbr_source_is_system(out->site_file);
+}
+
+/* Sites e by the stack its work came from (record/origin.c), where its own has no user's. */
+static void origin_site(const fbc_entry *e, const fbr_backend *row, fbc_attrib *out)
+{
+    const fbc_origin *o = (const fbc_origin *)e->origin;
+    fbc_frame_info infos[FBC_MAX_DEPTH];
+    view v;
+    view_init(&v, o->frames, o->nframes, o->npy, false, infos);
+    fbr_attrib a;
+    fbr_attribute_caller(row, v.n, native_at, files_at, &v.w, v.py, v.npy, &a);
+    if (a.site < 0 && a.py_site < 0)
+        return;
+    site_of(&a, o->frames, v.py, out);
+    out->origin = (int)o->kind;
+}
+
 unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out)
 {
     /* Frames are named only as far as the op and its site need: a stack's outer frames
      * cost lookups (ten thousand stacks, a snapshot) and say nothing about attribution. */
-    fbr_native natives[FBC_MAX_DEPTH];
-    fbr_pyframe py[FBC_MAX_PY];
-    unsigned n = e->nframes < FBC_MAX_DEPTH ? e->nframes : FBC_MAX_DEPTH;
-    unsigned npy = e->npy < FBC_MAX_PY ? e->npy : FBC_MAX_PY;
-    for (unsigned k = 0; k < npy; k++) {
-        const fbc_pyframe *f = (const fbc_pyframe *)(e->frames[e->nframes + k] & ~(uintptr_t)1);
-        py[k] = (fbr_pyframe){f->file, f->function, f->line};
-    }
-    walk w = {e, infos, natives, 0};
+    view v;
+    view_init(&v, e->frames, e->nframes, e->npy, true, infos);
     fbr_attrib a;
     char op[256];
     memset(out, 0, sizeof *out);
+    out->site_frame = -1;
     const fbr_backend *row = row_of(e, &out->backend);
-    fbr_attribute_backend(row, n, native_at, files_at, &w, py, npy, &a, op, sizeof op);
+    fbr_attribute_backend(row, v.n, native_at, files_at, &v.w, v.py, v.npy, &a, op, sizeof op);
     out->op = out->site = FBR_UNKNOWN;
     /* A name the reader gave (ggml's node, the dispatcher's operator) wins over the stack's. */
     if (e->op)
@@ -407,21 +479,8 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
         out->op = infos[a.op].symbol;
     else if (op[0] && intern(op))
         out->op = intern(op); /* the second lookup finds the first's copy */
-    if (a.py_site >= 0) {
-        out->site = py[a.py_site].function ? py[a.py_site].function : FBR_UNKNOWN;
-        out->site_file = py[a.py_site].file;
-        out->site_line = (int)py[a.py_site].line;
-        out->site_python = true;
-    } else if (a.site >= 0) {
-        /* The innermost function at that address: a helper inlined into its caller is the
-         * code that called the op, at its own line. */
-        fbc_frame_info chain[FBC_MAX_INLINE];
-        int nc = fbc_symbolize_chain(e->frames[a.site], false, chain, FBC_MAX_INLINE);
-        fbc_frame_info *f = &chain[a.site_inline < nc ? a.site_inline : 0];
-        out->site = unnamed(f);
-        out->site_file = f->file;
-        out->site_line = f->line;
-        out->site_module = f->module >= 0 ? fbc_modmap_at((size_t)f->module)->path : NULL;
-    }
-    return w.named;
+    site_of(&a, e->frames, v.py, out);
+    if (e->origin && no_user_site(&a, infos, out))
+        origin_site(e, row, out);
+    return v.w.named;
 }

@@ -16,6 +16,7 @@
  * unchanged, and record/ forgets such a call when the next one begins at or above its frame. */
 #include <dlfcn.h>
 #include <link.h>
+#include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -50,6 +51,12 @@ typedef struct {
 
 /* Every exit the shim can define: its id, its definition below, the name the rows give it. */
 #define TORCH_FALLBACK "_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE"
+/* torch::autograd::Engine::execute(const edge_list &roots, const variable_list &inputs,
+ * bool keep_graph, bool create_graph, bool accumulate_grad, const edge_list &outputs), the
+ * same in 1.13 and 2.x: no exit, the start of a backward, whose caller's stack is the origin
+ * of the fallbacks autograd's device threads make for it (record/origin.c). */
+#define TORCH_ENGINE_EXECUTE                                                                    \
+    "_ZN5torch8autograd6Engine7executeERKSt6vectorINS0_4EdgeESaIS3_EERKS2_IN2at6TensorESaIS9_EEbbbS7_"
 #define EXITS(X)                                                                                \
     X(HOST_RESULT, host_result, "host_result")                                                  \
     X(HOST_RESIDENT, host_resident_op, "host_resident_op")                                      \
@@ -61,7 +68,8 @@ typedef struct {
     X(GGML_COMPUTE, ggml_backend_graph_compute_async, "ggml_backend_graph_compute_async")       \
     X(GGML_COPY, ggml_backend_tensor_copy, "ggml_backend_tensor_copy")                          \
     X(GGML_COPY_ASYNC, ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async")        \
-    X(GGML_SET_ASYNC, ggml_backend_tensor_set_async, "ggml_backend_tensor_set_async")
+    X(GGML_SET_ASYNC, ggml_backend_tensor_set_async, "ggml_backend_tensor_set_async")         \
+    X(TORCH_ENGINE, torch_engine_execute, TORCH_ENGINE_EXECUTE)
 
 enum {
 #define X_ENUM(id, fn, sym) X_##id,
@@ -273,9 +281,12 @@ static bool should_record(void)
 
 static void counted(fbc_call *c, fbc_recorded r)
 {
-    if (r.entry && r.entry->kind == FBC_FALLBACK && fbc_cfg.mode != FBC_MODE_COUNT &&
-        fbc_mode_check(r.entry, r.fresh))
+    if (!r.entry || r.entry->kind != FBC_FALLBACK || fbc_cfg.mode == FBC_MODE_COUNT)
+        return;
+    fbc_stamp s = fbc_clock_start();
+    if (fbc_mode_check(r.entry, r.fresh))
         c->refused = true;
+    c->held_ns += fbc_clock_since(s); /* the verdict's wait is the shim's, not the call's */
 }
 
 /* The start of a call that records (c: bm, exit and fn set; ev entered for it): its stack,
@@ -313,6 +324,7 @@ static bool call_begin(fbc_call *c, fbc_event *ev, const fbc_reader_ops *rd, boo
 static void call_end(fbc_call *c, const fbc_reader_ops *rd, bool now)
 {
     uint64_t ns = fbc_clock_since(c->t0);
+    ns = ns > c->held_ns ? ns - c->held_ns : 0;
     fbc_t.busy = 1;
     if (now)
         fbc_record_time(c->ev, c->rec, ns);
@@ -580,6 +592,41 @@ FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src
     }
     fbc_call c = {.arg = {(uintptr_t)bsrc, (uintptr_t)bdst, (uintptr_t)src, (uintptr_t)dst}};
     slow(&exits[X_GGML_COPY_ASYNC], &c, RA, call_copy_async);
+}
+
+/* Engine::execute returns a std::vector through a hidden pointer, passed first (before
+ * this), and returns that pointer; its last two arguments are on the stack. */
+typedef void *(*engine_fn)(void *, void *, const void *, const void *, bool, bool, bool,
+                           const void *);
+
+FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots,
+                                      const void *inputs, bool keep, bool create,
+                                      bool accumulate, const void *outputs)
+    __asm__(TORCH_ENGINE_EXECUTE);
+
+/* The backward's end, however it ends: autograd rethrows a device thread's error (a refused
+ * fallback's RuntimeError) on the caller's thread, through this frame. */
+static void backward_over(const fbc_origin **o)
+{
+    if (*o != (const fbc_origin *)1)
+        fbc_origin_end(*o);
+}
+
+FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots,
+                                      const void *inputs, bool keep, bool create,
+                                      bool accumulate, const void *outputs)
+{
+    const caller_mod *m = resolve(&exits[X_TORCH_ENGINE], RA);
+    if (!m || !m->fn)
+        abort(); /* no autograd to run it: there is no value to return */
+    __attribute__((cleanup(backward_over))) const fbc_origin *o = (const fbc_origin *)1;
+    if (should_record()) {
+        fbc_t.busy = 1;
+        o = fbc_origin_take(FBC_ORIGIN_BACKWARD);
+        fbc_t.busy = 0;
+        fbc_origin_begin(o);
+    }
+    return ((engine_fn)m->fn)(ret, self, roots, inputs, keep, create, accumulate, outputs);
 }
 
 /* Each definition's address as this library has it: a hidden alias is bound at link time,

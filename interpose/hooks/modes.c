@@ -5,7 +5,8 @@
  * error path (the reader's refuse: libvkt's status, PyTorch's c10::Error), and aborts where
  * the backend has none. A stack's verdict is decided once, when it is first counted, and kept
  * in its entry. Symbolizing needs more stack than a program's thread may have (16-128 KiB
- * threads died of it): the work runs on the dumper thread while the recording thread waits. */
+ * threads died of it): the work runs on the dumper thread; warn mode's without the recording
+ * thread waiting for it, abort's and error's while it waits for the verdict. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,27 +74,44 @@ typedef struct {
     char op[256], site[512], file[1024], backend[FBR_NAME_LEN];
 } check;
 
-/* The user's frames: the site, then the Python frames outside the backend's packages (the
- * lines a Python user reads), else the native frames from the site outward. */
-static void user_frames(FILE *f, const fbc_entry *e, const fbc_frame_info *infos, unsigned named,
-                        const fbr_backend *row)
+/* The user's frames of a stack (frames: nframes native, then npy Python): its Python frames
+ * outside the backend's packages (the lines a Python user reads), else its native frames from
+ * the site (from) outward, each name as it was written and at its line. */
+static void user_frames(FILE *f, const uintptr_t *frames, uint32_t nframes, uint32_t npy,
+                        long from, const fbr_backend *row)
 {
     unsigned shown = 0;
-    for (uint32_t k = 0; k < e->npy && shown < 6; k++) {
-        const fbc_pyframe *p = (const fbc_pyframe *)(e->frames[e->nframes + k] & ~(uintptr_t)1);
+    for (uint32_t k = 0; k < npy && shown < 6; k++) {
+        const fbc_pyframe *p = (const fbc_pyframe *)(frames[nframes + k] & ~(uintptr_t)1);
         if (row && fbr_backend_python(row, p->file))
             continue;
         fprintf(f, "fbcount:   %s (%s:%d)\n", p->function ? p->function : "?", p->file ? p->file : "?",
                 p->line);
         shown++;
     }
-    if (shown)
-        return;
-    for (unsigned i = 0; i < named && i < e->nframes && shown < 8; i++, shown++) {
-        const char *mod = infos[i].module >= 0 ? fbc_modmap_at((size_t)infos[i].module)->path : "?";
-        const char *slash = strrchr(mod, '/');
-        fprintf(f, "fbcount:   #%u %s (%s+0x%lx)\n", i, infos[i].symbol ? infos[i].symbol : "??",
-                slash ? slash + 1 : mod, (unsigned long)infos[i].offset);
+    for (uint32_t i = from < 0 ? nframes : (uint32_t)from; !shown && i < nframes && i < from + 8;
+         i++) {
+        /* Each function inlined there at its own line, but the backend's headers' and the
+         * standard library's, which are no line of the user's. */
+        fbc_frame_info chain[FBC_MAX_INLINE];
+        int n = fbc_symbolize_chain(frames[i], false, chain, FBC_MAX_INLINE);
+        for (int k = 0; k < n; k++) {
+            const fbc_frame_info *info = &chain[k];
+            if (k + 1 < n && info->file &&
+                ((row && fbr_backend_source(row, info->file)) || fbr_source_is_system(info->file)))
+                continue;
+            const char *mod = info->module >= 0 ? fbc_modmap_at((size_t)info->module)->path : "?";
+            const char *slash = strrchr(mod, '/');
+            const char *name = fbc_demangle(info->symbol);
+            if (info->file && info->line > 0)
+                fprintf(f, "fbcount:   #%u %s (%s:%d)\n", i - (uint32_t)from, name ? name : "??",
+                        info->file, info->line);
+            else
+                fprintf(f, "fbcount:   #%u %s (%s+0x%lx)\n", i - (uint32_t)from, name ? name : "??",
+                        slash ? slash + 1 : mod, (unsigned long)info->offset);
+            if (name != info->symbol)
+                free((void *)name);
+        }
     }
 }
 
@@ -106,23 +124,26 @@ static void run_check(void *arg)
     char *text = NULL;
     size_t len = 0;
     pthread_mutex_lock(&fbc_sym_lock);
-    unsigned named = fbc_attribute(e, infos, &a);
-    for (unsigned i = named; i < e->nframes && i < 8; i++)
-        fbc_symbolize(e->frames[i], i == 0, &infos[i]); /* the short stack printed below */
-    named = named > 8 || named > e->nframes ? named : (e->nframes < 8 ? e->nframes : 8);
+    fbc_attribute(e, infos, &a);
     bool allowed = fbc_allowed(a.op);
     c->verdict = allowed || fbc_cfg.mode == FBC_MODE_WARN ? VERDICT_PASS
                  : fbc_cfg.mode == FBC_MODE_ERROR          ? VERDICT_REFUSE
                                                            : VERDICT_STOP;
     bool fresh = first_time(a.op, a.site);
-    fbc_rsite site = {.site = a.site, .file = a.site_file, .line = a.site_line};
+    fbc_rsite site = {.site = a.site, .file = a.site_file, .line = a.site_line, .origin = a.origin};
     char where[1024];
     fbc_site_text(&site, where, sizeof where);
     const fbr_backend *row = a.backend ? a.backend->row : NULL;
     FILE *f = fresh || c->verdict == VERDICT_STOP ? open_memstream(&text, &len) : NULL;
     if (f) {
-        fprintf(f, "fbcount: fallback: %s at %s [%s]\n", a.op, where, row ? row->name : "?");
-        user_frames(f, e, infos, named, row);
+        /* "from backward() at ..." says where of itself. */
+        fprintf(f, "fbcount: fallback: %s %s%s [%s]\n", a.op, a.origin ? "" : "at ", where,
+                row ? row->name : "?");
+        const fbc_origin *o = a.origin ? (const fbc_origin *)e->origin : NULL;
+        if (o)
+            user_frames(f, o->frames, o->nframes, o->npy, a.site_frame, row);
+        else
+            user_frames(f, e->frames, e->nframes, e->npy, a.site_frame, row);
         if (c->verdict == VERDICT_STOP)
             fprintf(f, "fbcount: FBCOUNT_MODE=%s: %s is not allowed (FBCOUNT_ALLOW); aborting\n",
                     fbc_mode_name(fbc_cfg.mode), a.op);
@@ -160,9 +181,28 @@ static void run_check(void *arg)
     }
 }
 
+/* Warn mode's message, formed on the dumper thread. */
+static void warn_job(void *arg)
+{
+    run_check(arg);
+    free(arg);
+}
+
 bool fbc_mode_check(fbc_entry *e, bool fresh)
 {
     int v = __atomic_load_n(&e->verdict, __ATOMIC_ACQUIRE);
+    if (fbc_cfg.mode == FBC_MODE_WARN) {
+        /* Warn never refuses: the message is formed off the calling thread, which goes on. */
+        if (v == VERDICT_UNKNOWN || fresh) {
+            __atomic_store_n(&e->verdict, VERDICT_PASS, __ATOMIC_RELEASE);
+            check *c = calloc(1, sizeof *c);
+            if (c) {
+                c->e = e;
+                fbc_dumper_post(warn_job, c);
+            }
+        }
+        return false;
+    }
     if (v == VERDICT_UNKNOWN || fresh) {
         check c = {.e = e};
         fbc_run_big(run_check, &c);

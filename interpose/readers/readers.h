@@ -21,6 +21,7 @@ typedef struct fbc_call {
     fbc_event *ev;    /* the stack captured at the call; the reader fills in the rest */
     fbc_recorded rec; /* the event counted before the call, when the reader counts then */
     fbc_stamp t0;     /* when the call's work began */
+    uint64_t held_ns; /* time since t0 the shim held the call (a mode's verdict): not its own */
     bool skip;        /* nothing in this call is the census's (ggml: a split on the GPU) */
     bool refused;     /* FBCOUNT_MODE=error refuses it: the call is not made */
     /* The hooks' policy for each event counted (FBCOUNT_MODE's warn and abort). */

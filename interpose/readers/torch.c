@@ -104,6 +104,7 @@ static bool torch_before(fbc_call *c)
     if (a && a->read((const void *)c->arg[0], (const void *)c->arg[1], &t) == 0) {
         ev->op = (uintptr_t)fbc_record_op(t.op);
         ev->nbytes = t.bytes;
+        ev->largest = t.largest;
         if (t.has_shape && t.rank <= FBC_MAX_RANK) {
             ev->has_shape = true;
             ev->shape.rank = t.rank;

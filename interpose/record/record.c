@@ -75,10 +75,12 @@ void fbc_record_capture(fbc_event *ev, uintptr_t fn)
     ev->kind = FBC_FALLBACK;
     ev->backend = 0;
     ev->op = 0;
+    ev->origin = fbc_origin_now();
     ev->frames[0] = fn; /* the backend's own entry, as if called without the shim */
     ev->nframes = 1 + (uint32_t)fbc_capture(ev->frames + 1, fbc_cfg.depth - 1);
     ev->npy = (uint32_t)fbc_py_capture(ev->frames + ev->nframes, FBC_MAX_PY);
     ev->nbytes = 0;
+    ev->largest = 0;
     ev->ns = 0;
     ev->has_shape = false;
 }
@@ -89,12 +91,14 @@ void fbc_record_within(fbc_event *ev, uintptr_t fn, const fbc_event *outer)
     ev->kind = FBC_FALLBACK;
     ev->backend = 0;
     ev->op = 0;
+    ev->origin = outer->origin;
     ev->frames[0] = fn;
     memcpy(ev->frames + 1, outer->frames, n * sizeof *ev->frames);
     memcpy(ev->frames + 1 + n, outer->frames + outer->nframes, outer->npy * sizeof *ev->frames);
     ev->nframes = 1 + n;
     ev->npy = outer->npy;
     ev->nbytes = 0;
+    ev->largest = 0;
     ev->ns = 0;
     ev->has_shape = false;
 }

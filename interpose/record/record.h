@@ -27,21 +27,25 @@ typedef struct {
     int dtype, rank;
     int64_t dims[FBC_MAX_RANK];
     uint64_t count;
+    uint64_t bytes; /* the bytes of the calls of this shape, by the calls' own rule */
 } fbc_shape;
 
 /* A stack deduplicated by its key: kind, nframes, npy, the backend (FBC_BACKEND_ID), the op
  * when the backend's reader named it (an interned string, fbc_record_op; 0 when the stack
- * names it), then nframes native return addresses followed by npy interned Python frames
- * (fbc_pyframe pointers), innermost first. */
+ * names it), the origin of the work (an interned fbc_origin, 0 for none: origin.c), then
+ * nframes native return addresses followed by npy interned Python frames (fbc_pyframe
+ * pointers), innermost first. */
 typedef struct fbc_entry {
     UT_hash_handle hh;
     struct fbc_entry *next; /* publication order, walked without the lock by the crash dump */
     int verdict;            /* FBCOUNT_MODE's answer for this stack (hooks/modes.c), 0 unknown */
+    uint64_t born;          /* when it was first counted: the process's count of new stacks */
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_shape *shapes;
     size_t nshapes;
     uint32_t kind, nframes, npy, backend; /* the key starts at kind (no padding inside it) */
     uintptr_t op;
+    uintptr_t origin;
     uintptr_t frames[];
 } fbc_entry;
 
@@ -71,8 +75,10 @@ typedef struct {
 typedef struct {
     uint32_t kind, nframes, npy, backend;
     uintptr_t op;
+    uintptr_t origin;
     uintptr_t frames[FBC_MAX_DEPTH + FBC_MAX_PY];
-    size_t nbytes;
+    size_t nbytes;  /* the bytes of every tensor of the call (its arguments, or its result) */
+    size_t largest; /* the bytes of its largest single tensor; 0: nbytes is one tensor's */
     uint64_t ns;
     bool has_shape;
     fbc_shape shape;
@@ -142,6 +148,32 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max);
  * pointers (bit 0: the frame a C-level evaluation began with) into out; returns how many.
  * 0 outside Python, and for a Python it cannot read (named once in a warning). */
 int fbc_py_capture(uintptr_t *out, int max);
+
+/* ---- origin.c: where a thread's work came from ------------------------------------- */
+/* A thread that works for another (autograd's device thread running a backward that a
+ * caller's loss.backward() started) or that the program started has no frame of the user's
+ * own where it falls back: its events carry the stack of the code the work came from, taken
+ * once (raw frames, Python's too) and interned for the life of the process. */
+typedef enum { FBC_ORIGIN_NONE = 0, FBC_ORIGIN_BACKWARD = 1, FBC_ORIGIN_THREAD = 2 } fbc_origin_kind;
+typedef struct fbc_origin {
+    UT_hash_handle hh;
+    uint32_t kind, nframes, npy, pad; /* the key starts at kind, as an entry's */
+    uintptr_t frames[];               /* nframes native, then npy fbc_pyframe pointers */
+} fbc_origin;
+/* The calling thread's stack as an origin of kind (interned); NULL when out of memory or
+ * when no frame could be taken. */
+const fbc_origin *fbc_origin_take(fbc_origin_kind kind);
+/* A backward begins on the calling thread (o: its caller's stack, may be NULL): until the
+ * matching fbc_origin_end, events of threads that are in no backward of their own carry it. */
+void fbc_origin_begin(const fbc_origin *o);
+void fbc_origin_end(const fbc_origin *o);
+/* The calling thread was started by code whose stack is o (set once, at its start). */
+void fbc_origin_thread(const fbc_origin *o);
+/* The origin an event of the calling thread carries now: the backward in progress when the
+ * thread is in none of its own, else the stack that started the thread; 0 for none. */
+uintptr_t fbc_origin_now(void);
+/* "backward", "thread": a kind as the dump names it (NULL for none). */
+const char *fbc_origin_name(uint32_t kind);
 
 /* ---- libunwind.c: libunwind, loaded at the first capture ------------------------------ */
 /* Whether addr lies in the libunwind the shim loaded (none loaded yet: false). */

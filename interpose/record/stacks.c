@@ -11,24 +11,27 @@
 #include "fields.h"
 #include "record.h"
 
-_Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 24, "entry key layout");
-_Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 24, "event key layout");
+_Static_assert(offsetof(fbc_entry, frames) == offsetof(fbc_entry, kind) + 32, "entry key layout");
+_Static_assert(offsetof(fbc_event, frames) == offsetof(fbc_event, kind) + 32, "event key layout");
+_Static_assert(offsetof(fbc_entry, origin) == offsetof(fbc_entry, kind) + 24, "entry key layout");
+_Static_assert(offsetof(fbc_event, origin) == offsetof(fbc_event, kind) + 24, "event key layout");
 _Static_assert(offsetof(fbc_entry, op) == offsetof(fbc_entry, kind) + 16, "entry key layout");
 _Static_assert(offsetof(fbc_event, op) == offsetof(fbc_event, kind) + 16, "event key layout");
 _Static_assert(offsetof(fbc_entry, kind) % 8 == 0, "entry key alignment");
 
 size_t fbc_key_len(uint32_t nframes, uint32_t npy)
 {
-    return 4 * sizeof(uint32_t) + (size_t)(1 + nframes + npy) * sizeof(uintptr_t);
+    return 4 * sizeof(uint32_t) + (size_t)(2 + nframes + npy) * sizeof(uintptr_t);
 }
 
-static void add_shape(fbc_entry *e, const fbc_shape *s)
+static void add_shape(fbc_entry *e, const fbc_shape *s, size_t nbytes)
 {
     for (unsigned i = 0; i < e->nshapes; i++) {
         fbc_shape *o = &e->shapes[i];
         if (o->dtype == s->dtype && o->rank == s->rank &&
             !memcmp(o->dims, s->dims, (size_t)s->rank * sizeof *s->dims)) {
             o->count++;
+            o->bytes += nbytes;
             return;
         }
     }
@@ -39,6 +42,7 @@ static void add_shape(fbc_entry *e, const fbc_shape *s)
         return;
     grown[e->nshapes] = *s;
     grown[e->nshapes].count = 1;
+    grown[e->nshapes].bytes = nbytes;
     /* The crash dump never reads shapes, so growing them in place is safe. */
     e->shapes = grown;
     e->nshapes++;
@@ -59,6 +63,9 @@ fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh)
         e->npy = ev->npy;
         e->backend = ev->backend;
         e->op = ev->op;
+        e->origin = ev->origin;
+        static uint64_t births;
+        e->born = __atomic_add_fetch(&births, 1, __ATOMIC_RELAXED);
         memcpy(e->frames, ev->frames, nwords * sizeof(uintptr_t));
         HASH_ADD_KEYPTR(hh, t->hash, &e->kind, klen, e);
         if (t->tail)
@@ -72,11 +79,13 @@ fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh)
     /* Plain stores under the caller's lock; relaxed atomics so a crash dump may read them. */
     __atomic_store_n(&e->count, e->count + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&e->bytes, e->bytes + ev->nbytes, __ATOMIC_RELAXED);
-    if (ev->nbytes > e->max_bytes)
-        __atomic_store_n(&e->max_bytes, (uint64_t)ev->nbytes, __ATOMIC_RELAXED);
+    /* max_bytes is the largest single tensor, never a call's tensors added up. */
+    size_t big = ev->largest ? ev->largest : ev->nbytes;
+    if (big > e->max_bytes)
+        __atomic_store_n(&e->max_bytes, (uint64_t)big, __ATOMIC_RELAXED);
     fbc_entry_time(e, ev->ns);
     if (ev->has_shape)
-        add_shape(e, &ev->shape);
+        add_shape(e, &ev->shape, ev->nbytes);
     return e;
 }
 

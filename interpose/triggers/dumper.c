@@ -9,6 +9,7 @@
  * glibc's setuid broadcast reaches this thread like any other (its mask leaves glibc's own
  * signals open). */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -35,6 +36,50 @@ static void serve_job(void)
         pthread_cond_broadcast(&job_cond);
     }
     pthread_mutex_unlock(&job_lock);
+}
+
+/* Work posted to run on this thread without the poster waiting, in posting order. */
+typedef struct posted {
+    struct posted *next;
+    void (*fn)(void *);
+    void *arg;
+} posted;
+static posted *posts, **posts_end = &posts; /* under job_lock */
+
+/* Runs every posted job, on whichever thread calls (the dumper, or an exit draining). */
+static void serve_posts(void)
+{
+    pthread_mutex_lock(&job_lock);
+    posted *p = posts;
+    posts = NULL;
+    posts_end = &posts;
+    pthread_mutex_unlock(&job_lock);
+    while (p) {
+        posted *next = p->next;
+        p->fn(p->arg);
+        free(p);
+        p = next;
+    }
+}
+
+void fbc_dumper_post(void (*fn)(void *), void *arg)
+{
+    posted *p = fbc_dumper_running() ? malloc(sizeof *p) : NULL;
+    if (!p) {
+        fbc_run_big(fn, arg);
+        return;
+    }
+    *p = (posted){NULL, fn, arg};
+    pthread_mutex_lock(&job_lock);
+    *posts_end = p;
+    posts_end = &p->next;
+    pthread_mutex_unlock(&job_lock);
+    fbc_dumper_wake();
+}
+
+void fbc_dumper_drain(void)
+{
+    serve_posts();
 }
 
 static uint64_t last_events = (uint64_t)-1;
@@ -94,6 +139,7 @@ static void *loop(void *arg)
             continue;
         }
         serve_job();
+        serve_posts();
         fbc_snapshot_serve();
         if (next && fbc_now_ns() >= next) {
             checkpoint();
@@ -117,7 +163,7 @@ void fbc_dumper_start(void (*first)(void))
     pthread_t t;
     void *arg;
     memcpy(&arg, &first, sizeof arg);
-    int rc = pthread_create(&t, &at, loop, arg);
+    int rc = fbc_thread_create(&t, &at, loop, arg);
     pthread_attr_destroy(&at);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
@@ -151,7 +197,7 @@ void fbc_run_big(void (*fn)(void *), void *arg)
         sigset_t all, old;
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
-        int rc = pthread_create(&t, NULL, run_call, &c);
+        int rc = fbc_thread_create(&t, NULL, run_call, &c);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (rc == 0)
             pthread_join(t, NULL);
@@ -181,6 +227,8 @@ void fbc_dumper_after_fork(void)
     pthread_mutex_init(&job_lock, NULL);
     pthread_cond_init(&job_cond, NULL);
     job.state = 0;
+    posts = NULL; /* the parent's: its thread prints them */
+    posts_end = &posts;
     last_events = (uint64_t)-1;
     warmed = 0;
 }

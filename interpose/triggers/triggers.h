@@ -57,6 +57,12 @@ void fbc_dumper_start(void (*first)(void));
 /* Runs fn(arg) on a thread with a full stack (the dumper, or a thread made for it) and
  * waits: symbolizing needs more stack than an application thread may have. */
 void fbc_run_big(void (*fn)(void *), void *arg);
+/* Runs fn(arg) on the dumper thread, after what was posted before, without waiting (where
+ * there is no dumper, or no memory: fbc_run_big, waiting). */
+void fbc_dumper_post(void (*fn)(void *), void *arg);
+/* Runs what is posted and not yet run, on the calling thread (the final dump: the process is
+ * ending, and what was posted must not be lost). */
+void fbc_dumper_drain(void);
 /* Fork: the child has no dumper thread; it starts one when it uses a backend. */
 void fbc_dumper_after_fork(void);
 

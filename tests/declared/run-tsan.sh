@@ -17,7 +17,7 @@ inc="-I$top/interpose -I$top/interpose/hooks -I$top/interpose/readers -I$top/int
  -I$top/interpose/dump -I$top/interpose/record -I$top/interpose/redirect -I$top/interpose/base \
  -I$top/interpose/adapters -I$top/rules -I$rows"
 # shellcheck disable=SC2086
-$cc -std=c11 $flags -fPIC -shared -fvisibility=hidden -DFBC_NO_SIGACTION_WRAPPER \
+$cc -std=c11 $flags -fPIC -shared -fvisibility=hidden -DFBC_NO_SIGACTION_WRAPPER -DFBC_NO_THREAD_WRAPPER \
     -DFBC_NO_LOADER_EXPORTS $inc \
     "$top"/interpose/*/*.c "$top"/interpose/hooks/entries.S "$top"/rules/*.c \
     $(pkg-config --cflags --libs libunwind libdw) -ldl -lpthread -lm -o "$work/libfbcount.so"

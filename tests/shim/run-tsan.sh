@@ -16,7 +16,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 flags="-std=c11 -D_GNU_SOURCE -O1 -g -fsanitize=thread -fno-omit-frame-pointer -fno-optimize-sibling-calls"
 # shellcheck disable=SC2086
-$cc $flags -fPIC -shared -fvisibility=hidden -DFBC_NO_SIGACTION_WRAPPER -I"$top/interpose" \
+$cc $flags -fPIC -shared -fvisibility=hidden -DFBC_NO_SIGACTION_WRAPPER -DFBC_NO_THREAD_WRAPPER -I"$top/interpose" \
     -I"$top/interpose/hooks" -I"$top/interpose/readers" -I"$top/interpose/triggers" \
     -I"$top/interpose/dump" -I"$top/interpose/record" -I"$top/interpose/redirect" \
     -I"$top/interpose/base" -I"$top/interpose/adapters" -I"$top/rules" \

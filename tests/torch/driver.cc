@@ -3,14 +3,18 @@
 // CPU kernel that throws through the fallback (index_select with an index out of range),
 // caught, and more fallbacks after it. The census must count every fallback, name each op
 // and this file's line, and leave the exception and the output as they are.
-// With "scope", it counts two calls in an in-process scope instead (fbcount.h).
-//   usage: torch-driver [steps|scope]    prints values, which do not depend on the census
+// With "scope", it counts two calls in an in-process scope instead (fbcount.h); with
+// "backward", a training step whose backward falls back on autograd's device thread, and a
+// worker std::thread that runs an op with no frame of this file's.
+//   usage: torch-driver [steps|scope|backward]    prints values, which do not depend on the census
 #include <ATen/ATen.h>
 #include <fbcount.h>
+#include <torch/csrc/autograd/autograd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "toydev.h"
 
@@ -29,11 +33,34 @@ static int scope(const c10::Device &toy)
     return 0;
 }
 
+// at::relu's own address: the worker runs PyTorch's code from its first frame.
+static at::Tensor (*const relu_fn)(const at::Tensor &) = at::relu;
+
+static int backward(const c10::Device &toy)
+{
+    at::Tensor x = at::arange(12, at::kFloat).reshape({3, 4}).to(toy);
+    at::Tensor w = at::ones({3, 4}).to(toy).requires_grad_();
+    for (int i = 0; i < 2; i++) {
+        at::Tensor loss = at::elu(x * w).sum(); // DRIVER-FORWARD
+        torch::autograd::backward({loss}); // DRIVER-BACKWARD
+    }
+    at::Tensor r;
+    std::thread worker([&r](const at::Tensor &t) { r = relu_fn(t); }, x); // DRIVER-LAMBDA
+    worker.join();
+    std::thread bare(relu_fn, x); // DRIVER-WORKER
+    bare.join();
+    std::printf("grad %.4f relu %.4f\n", w.grad().to(c10::DeviceType::CPU).sum().item<double>(),
+                r.to(c10::DeviceType::CPU).sum().item<double>());
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const c10::Device toy = toy_device();
     if (argc > 1 && !std::strcmp(argv[1], "scope"))
         return scope(toy);
+    if (argc > 1 && !std::strcmp(argv[1], "backward"))
+        return backward(toy);
     int steps = argc > 1 ? std::atoi(argv[1]) : 3;
     at::Tensor x = at::arange(12, at::kFloat).reshape({3, 4}).to(toy);
     at::Tensor y = at::ones({3, 4}).to(toy);

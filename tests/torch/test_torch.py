@@ -93,7 +93,9 @@ def test_cpp_caller(tmp_path):
     assert p.stdout == plain.stdout and "caught 1" in p.stdout, "the program's output changed"
     check_census(dump, os.path.join(HERE, "driver.cc"), ATEN, sizes=True)
     gelu = next(o for o in dump["ops"] if o["op"] == ATEN["gelu"])
-    assert gelu["shapes"] == [{"dtype": "f32", "shape": [3, 4], "count": 3}], gelu["shapes"]
+    # gelu.out(self, out): two 48-byte tensors a call, the largest of them 48 bytes.
+    assert gelu["shapes"] == [{"dtype": "f32", "shape": [3, 4], "count": 3, "bytes": 288}], gelu
+    assert gelu["bytes"] == 288 and gelu["max_bytes"] == 48, gelu
 
 
 def test_without_the_adapter_ops_come_from_the_stack(tmp_path):
@@ -265,3 +267,158 @@ modules   libtorch*.so* libc10*.so*
     p = run([FBCOUNT, "run", "--backend", str(bad), "--", DRIVER, "1"], tmp_path, check=False)
     assert p.returncode != 0 and "line 3: exit kind 'sideways'" in p.stderr, p.stderr
     assert "caught" not in p.stdout, "the run must not start"
+
+
+BACKWARD = os.path.join(HERE, "backward.py")
+
+
+def op_sites(dump, op):
+    """{(file's base name, line, origin, count)} of op's sites in a dump."""
+    (o,) = [o for o in dump["ops"] if o["op"] == op]
+    return {(os.path.basename(s.get("file", "")), s.get("line"), s.get("origin"), s["count"])
+            for s in o["sites"]}
+
+
+def views(tmp_path, out):
+    """The text of `report --by site`, `--by stack` and `check --max 0` over the dumps in out."""
+    site = run([FBCOUNT, "report", "--by", "site", str(out)], tmp_path).stdout
+    stack = run([FBCOUNT, "report", "--by", "stack", str(out)], tmp_path).stdout
+    check = run([FBCOUNT, "check", "--max", "0", str(out)], tmp_path, check=False)
+    return site, stack, check.stdout + check.stderr
+
+
+@python_hosted
+def test_backward_sited_at_its_caller_python(tmp_path):
+    """A backward runs on autograd's device thread, no frame of the user's on it: its
+    fallbacks are sited at the line that called backward() (or torch.autograd.grad), marked
+    as such in the dump, the summary and every view; the forward's stay at their own lines."""
+    plain = run([sys.executable, BACKWARD, TOYDEV, "2"], tmp_path)
+    p, dump = census(tmp_path, [sys.executable, BACKWARD, TOYDEV, "2"])
+    assert p.stdout == plain.stdout, "the program's output changed"
+    fwd, call, grad = (marker_line(BACKWARD, m) for m in ("FORWARD", "CALL", "GRAD"))
+    assert op_sites(dump, "aten::elu_backward.grad_input") == {
+        ("backward.py", call, "backward", 2), ("backward.py", grad, "backward", 1)}
+    assert op_sites(dump, "aten::elu.out") == {("backward.py", fwd, None, 2),
+                                               ("backward.py", grad, None, 1)}
+    for st in dump["stacks"]:
+        if st["op"] == "aten::elu_backward.grad_input":
+            assert st["origin"] == "backward" and st["line"] in (call, grad), st
+            assert st["python"] is True and st["file"] == BACKWARD, st
+    want = f"from backward() at <module> (backward.py:{call})"
+    assert want in p.stderr, p.stderr
+    site, stack, check = views(tmp_path, tmp_path / "dumps")
+    assert want in site and want in check, site + check
+    assert f"aten::elu_backward.grad_input @ {want}" in stack, stack
+    assert "libstdc++" not in site + stack + check
+
+
+def test_backward_sited_at_its_caller_cpp(tmp_path):
+    """torch::autograd::backward from C++: the same; and a std::thread that runs an op with no
+    frame of this program's is sited at the line that started it."""
+    p, dump = census(tmp_path, [DRIVER, "backward"])
+    assert p.stdout.startswith("grad "), p.stdout
+    driver = os.path.join(HERE, "driver.cc")
+    call, worker, lam = (marker_line(driver, m) for m in ("BACKWARD", "WORKER", "LAMBDA"))
+    assert op_sites(dump, "aten::elu_backward.grad_input") == {
+        ("driver.cc", call, "backward", 2)}
+    assert op_sites(dump, "aten::relu") == {("driver.cc", worker, "thread", 1),
+                                            ("driver.cc", lam, None, 1)}
+    site, stack, check = views(tmp_path, tmp_path / "dumps")
+    for text in (p.stderr, site, stack, check):
+        assert re.search(rf"from backward\(\) at \w+ \(driver\.cc:{call}\)", text), text
+        assert re.search(rf"thread started at \w+ \(driver\.cc:{worker}\)", text), text
+
+
+@python_hosted
+def test_backward_in_error_mode_and_pytest(tmp_path):
+    """A refused fallback in a backward: the RuntimeError that loss.backward() raises, and the
+    pytest gate's message, name the backward() line."""
+    (tmp_path / "test_train.py").write_text(f"""\
+import sys
+import torch
+sys.path.insert(0, {HERE!r})
+import toy
+x = torch.ones(3, 4).to(toy.load({TOYDEV!r}))
+
+
+def test_step():
+    w = torch.ones(3, 4).to(x.device).requires_grad_()
+    loss = torch.nn.functional.elu(x * w).sum()
+    try:
+        loss.backward()  # the backward
+    except RuntimeError as e:
+        print("RuntimeError:", str(e).splitlines()[0])
+""")
+    line = next(n for n, t in enumerate((tmp_path / "test_train.py").read_text().splitlines(), 1)
+                if "# the backward" in t)
+    allow = tmp_path / "allow.txt"
+    allow.write_text("".join(f"{op}  # the forward\n" for op in (
+        "aten::mul.out", "aten::elu.out", "aten::sum.IntList_out", "aten::fill_.Scalar")))
+    p = run([FBCOUNT, "run", "--mode", "error", "--allow", str(allow), "-o", str(tmp_path / "d"),
+             "--", sys.executable, "-m", "pytest", "-s", "-q", "-p", "no:cacheprovider",
+             "test_train.py"], tmp_path, check=False)
+    err = next((t for t in p.stdout.splitlines() if t.startswith("RuntimeError:")), p.stdout)
+    assert f"from backward() at test_step (test_train.py:{line})" in err, err + p.stderr
+    p = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fbcount-max", "0",
+             "test_train.py"], tmp_path, {"FBCOUNT_OUTPUT": "none"}, check=False)
+    assert p.returncode == 1, p.stdout + p.stderr
+    assert f"from backward() at test_step (test_train.py:{line})" in p.stdout, p.stdout
+
+
+def test_warn_stacks_demangled_from_the_users_frame(tmp_path):
+    """Warn mode's printed stacks: names as written (no mangled _ZN name) and the first frame
+    the user's own line, not the fallback's machinery inside PyTorch."""
+    p = run([FBCOUNT, "run", "--mode", "warn", "-o", str(tmp_path / "d"), "--", DRIVER, "1"],
+            tmp_path)
+    lines = [t for t in p.stderr.splitlines() if t.startswith("fbcount: ")]
+    assert not [t for t in lines if "_ZN" in t], p.stderr
+    driver = os.path.join(HERE, "driver.cc")
+    gelu = marker_line(driver, "GELU")
+    i = next(i for i, t in enumerate(lines) if t.startswith("fbcount: fallback: aten::gelu.out"))
+    assert lines[i + 1] == f"fbcount:   #0 main ({driver}:{gelu})", lines[i:i + 3]
+
+
+def test_warn_mode_does_not_hold_the_call(tmp_path):
+    """Warn mode forms its message on the shim's own thread: the calls that fell back are not
+    held while their stacks are named, and their time in the census is the calls' own (naming
+    libtorch's frames for four new (op, site) pairs held them some 90 ms here before)."""
+    ns = {}
+    for mode in ("count", "warn"):
+        out = tmp_path / mode
+        p = run([FBCOUNT, "run", "--mode", mode, "-o", str(out), "--", DRIVER, "3"], tmp_path)
+        with open(glob.glob(str(out / "*.json"))[0], encoding="utf-8") as f:
+            ns[mode] = json.load(f)["total"]["ns"]
+    assert "fbcount: fallback: aten::gelu.out at main (driver.cc:" in p.stderr, p.stderr
+    assert ns["warn"] < 5 * ns["count"] + 5_000_000, ns
+
+
+@python_hosted
+def test_bytes_by_one_rule(tmp_path):
+    """A call's bytes are all its tensor arguments' (mul.out: self, other and out); "largest"
+    is the largest single tensor; --by shape, --by op and the summary add bytes alike."""
+    script = tmp_path / "two.py"
+    script.write_text(f"""\
+import sys
+import torch
+sys.path.insert(0, {HERE!r})
+import toy
+dev = toy.load({TOYDEV!r})
+x = torch.ones(3, 4).to(dev)
+a = torch.ones(2, 2).to(dev)
+for _ in range(2):
+    x * x
+a * a
+""")
+    p, dump = census(tmp_path, [sys.executable, str(script)])
+    (mul,) = dump["ops"]
+    assert mul["bytes"] == 2 * 3 * 48 + 3 * 16 and mul["max_bytes"] == 48, mul
+    assert {(tuple(s["shape"]), s["count"], s["bytes"]) for s in mul["shapes"]} == {
+        ((3, 4), 2, 288), ((2, 2), 1, 48)}, mul["shapes"]
+    assert dump["total"]["max_bytes"] == 48 and "largest tensor 48 B" in p.stderr, p.stderr
+    rows = {}
+    for by in ("op", "shape"):
+        out = run([FBCOUNT, "report", "--by", by, "--format", "json", str(tmp_path / "dumps")],
+                  tmp_path).stdout
+        rows[by] = json.loads(out)["fallbacks"]
+    assert sum(r["bytes"] for r in rows["shape"]) == rows["op"][0]["bytes"] == 336, rows
+    assert [r["max_bytes"] for r in rows["op"]] == [48], rows

@@ -307,6 +307,7 @@ static void read_sites(vctx *c, json_t *arr, fbd_op *op)
         s[i].module = get_str(c, e, FBR_MODULE, false);
         s[i].line = (long)get_count(c, e, FBR_LINE, false);
         s[i].python = get_bool(c, e, FBR_PYTHON);
+        s[i].origin = get_str(c, e, FBR_ORIGIN, false);
         s[i].count = get_count(c, e, FBR_COUNT, true);
         s[i].bytes = get_count(c, e, FBR_BYTES, false);
         s[i].ns = get_count(c, e, FBR_NS, false);
@@ -328,6 +329,8 @@ static void read_shapes(vctx *c, json_t *arr, fbd_op *op)
         size_t o = push(c, "." FBR_SHAPES "[%zu]", i);
         s[i].dtype = get_str(c, e, FBR_DTYPE, true);
         s[i].count = get_count(c, e, FBR_COUNT, true);
+        s[i].has_bytes = json_object_get(e, FBR_BYTES) != NULL;
+        s[i].bytes = get_count(c, e, FBR_BYTES, false);
         json_t *dims = get_array(c, e, FBR_SHAPE, true);
         s[i].ndims = dims ? json_array_size(dims) : 0;
         int64_t *dv = alloc(c, s[i].ndims, sizeof *dv);
@@ -580,6 +583,10 @@ static void read_stack(vctx *c, json_t *e, size_t i)
                 "\"%.40s\"", kind);
     st->op = intern(c, get_str(c, e, FBR_OP, false));
     st->site = intern(c, get_str(c, e, FBR_SITE, false));
+    st->site_file = intern(c, get_str(c, e, FBR_FILE, false));
+    st->site_line = (long)get_count(c, e, FBR_LINE, false);
+    st->site_python = get_bool(c, e, FBR_PYTHON);
+    st->origin = intern(c, get_str(c, e, FBR_ORIGIN, false));
     st->backend = intern(c, get_str(c, e, FBR_BACKEND, false));
     if (!st->backend)
         st->backend = FBR_BACKEND_DEFAULT;

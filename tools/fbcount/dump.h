@@ -38,6 +38,7 @@ typedef struct {
     const char *site, *file, *module; /* file and module may be NULL */
     long line;                        /* 0 when unknown */
     bool python;                      /* a Python site: file and line are the script's */
+    const char *origin;               /* "backward", "thread": where a thread's work came from */
     uint64_t count, bytes, ns;
     uint64_t max_bytes, max_ns;       /* 0 in dumps from before they were written */
 } fbd_site;
@@ -47,6 +48,8 @@ typedef struct {
     const int64_t *dims;
     size_t ndims;
     uint64_t count;
+    uint64_t bytes; /* the bytes of the calls of this shape, by the ops' rule */
+    bool has_bytes; /* false in dumps from before shapes carried them */
 } fbd_shape;
 
 /* backend is the backend whose exit recorded a row or stack ("vkt" where the dump does not
@@ -75,6 +78,11 @@ typedef struct {
 typedef struct {
     fbd_kind kind;
     const char *op, *site, *backend;
+    /* The site's file and line and where it came from (FBR_ORIGIN), as the shim attributed
+     * it; NULL and 0 in dumps that do not say (found again from the frames). */
+    const char *site_file, *origin;
+    long site_line;
+    bool site_python;
     uint64_t count, bytes, max_bytes, ns, max_ns;
     bool bytes_known, split_timed;
     const fbd_frame *const *frames; /* innermost first */

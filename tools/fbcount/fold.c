@@ -164,6 +164,11 @@ void fbm_stack_site(const fbd_dump *d, const fbd_stack *st, const char **file, l
 {
     *file = NULL;
     *line = 0;
+    if (st->site_file) { /* the shim's own answer: the one every view gives */
+        *file = st->site_file;
+        *line = st->site_line;
+        return;
+    }
     long op = op_frame(d, st);
     for (size_t i = op >= 0 ? (size_t)op + 1 : 0; i < st->nframes; i++) {
         const fbd_frame *f = st->frames[i];

@@ -6,9 +6,10 @@
  * with the tables (strings, functions, locations, mappings) read as one profile. Memory thus
  * follows the distinct frames and names, not the number of stacks.
  */
-#include "grow.h"
-#include "attrib.h"
 #include "pprof.h"
+
+#include "attrib.h"
+#include "grow.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -424,11 +425,12 @@ static const char *site_label(const fbd_dump *d, const fbd_stack *st, char *buf,
 {
     const char *file;
     long line;
+    const char *from = fbr_origin_prefix(st->origin);
     fbm_stack_site(d, st, &file, &line);
     if (file && line > 0)
-        snprintf(buf, len, "%s (%s:%ld)", st->site, fbr_base_name(file), line);
+        snprintf(buf, len, "%s%s (%s:%ld)", from, st->site, fbr_base_name(file), line);
     else
-        snprintf(buf, len, "%s", st->site);
+        snprintf(buf, len, "%s%s", from, st->site);
     return buf;
 }
 

@@ -6,10 +6,10 @@
  * place; a row's parts use a second map while accumulating. Names for people (demangled
  * symbols, frame labels) are interned in the census's pool, once per distinct frame.
  */
-#include "grow.h"
 #include "attrib.h"
 #include "census.h"
 #include "fold.h"
+#include "grow.h"
 #include "names.h"
 #include "text.h"
 #include "units.h"
@@ -105,14 +105,16 @@ static const char *keep(fbm_census *c, const char *s)
 /* A site as people read it: "train_step (lenet.c:230)" where the dump has the line: one
  * function often calls the same op from several lines, and the line is what a user goes to
  * fix. Every view names sites so, op rows' site lists too. */
-static const char *site_name(fbm_census *c, const char *site, const char *file, long line)
+static const char *site_name(fbm_census *c, const char *site, const char *file, long line,
+                             const char *origin)
 {
     char name[512], buf[1024];
+    const char *from = fbr_origin_prefix(origin);
     fbn_display(site, name, sizeof name);
     if (file && line > 0)
-        snprintf(buf, sizeof buf, "%s (%s:%ld)", name, fbr_base_name(file), line);
+        snprintf(buf, sizeof buf, "%s%s (%s:%ld)", from, name, fbr_base_name(file), line);
     else
-        snprintf(buf, sizeof buf, "%s", name);
+        snprintf(buf, sizeof buf, "%s%s", from, name);
     if (strlen(buf) + 1 >= sizeof buf)
         fbx_utf8_truncate(buf, strlen(buf) - 1);
     return keep(c, buf);
@@ -250,7 +252,7 @@ static int build_by_op(fbm_census *c, table *t, const fbd_op *o, fbd_kind kind)
     acc_op(r, o);
     for (size_t s = 0; s < o->nsites; s++) {
         const fbd_site *si = &o->sites[s];
-        fbm_part p = {.name = site_name(c, si->site, si->file, si->line), .raw = keep(c, si->site),
+        fbm_part p = {.name = site_name(c, si->site, si->file, si->line, si->origin), .raw = keep(c, si->site),
                       .file = keep(c, si->file), .line = si->line, .python = si->python,
                       .count = si->count, .bytes = si->bytes, .ns = si->ns,
                       .unknown = o->bytes_known ? 0 : si->count};
@@ -264,7 +266,7 @@ static int build_by_site(fbm_census *c, table *t, const fbd_op *o, fbd_kind kind
 {
     for (size_t s = 0; s < o->nsites; s++) {
         const fbd_site *si = &o->sites[s];
-        const char *name = site_name(c, si->site, si->file, si->line);
+        const char *name = site_name(c, si->site, si->file, si->line, si->origin);
         fbm_row *r = name ? named_row(c, t, NULL, name, kind) : NULL;
         if (!r)
             return -1;
@@ -305,11 +307,14 @@ static int build_by_shape(fbm_census *c, table *t, const fbd_op *o, fbd_kind kin
         uint64_t size = fbr_dtype_size(sh->dtype), one = elems && size > FBM_SAT_MAX / elems
                                                            ? FBM_SAT_MAX : elems * size;
         bool alone = o->nshapes == 1;
-        r->has_bytes &= o->bytes_known && (size || alone);
+        r->has_bytes &= o->bytes_known && (size || alone || sh->has_bytes);
         r->has_time &= alone;
         r->split_timed |= o->split_timed;
-        uint64_t bytes = alone ? o->bytes : one && sh->count > FBM_SAT_MAX / one
-                                                ? FBM_SAT_MAX : one * sh->count;
+        /* The calls' bytes as the op row adds them (every tensor of each call), where the
+         * dump keeps them per shape; older dumps: the shape's own size per call. */
+        uint64_t bytes = alone ? o->bytes : sh->has_bytes ? sh->bytes
+                                          : one && sh->count > FBM_SAT_MAX / one
+                                              ? FBM_SAT_MAX : one * sh->count;
         acc_add(r, sh->count, bytes, alone ? o->max_bytes : one, alone ? o->ns : 0,
                 alone ? o->max_ns : 0, o->bytes_known);
     }
@@ -423,11 +428,13 @@ static fbm_row *new_stack_row(fbm_census *c, table *t, const fbd_dump *d, const 
                               const void *const *labels, size_t n, const char *file, long line)
 {
     char name[1200], sname[600];
+    const char *from = fbr_origin_prefix(st->origin);
     fbn_display(st->site, sname, sizeof sname);
     if (file && line > 0)
-        snprintf(name, sizeof name, "%s @ %s (%s:%ld)", st->op, sname, fbr_base_name(file), line);
+        snprintf(name, sizeof name, "%s @ %s%s (%s:%ld)", st->op, from, sname,
+                 fbr_base_name(file), line);
     else
-        snprintf(name, sizeof name, "%s @ %s", st->op, sname);
+        snprintf(name, sizeof name, "%s @ %s%s", st->op, from, sname);
     fbm_row *r = new_row(t, keep(c, name), st->kind);
     const char **lab = fbp_alloc(c->pool, (n + 1) * sizeof *lab);
     const fbd_frame **frames = fbp_alloc(c->pool, (n + 1) * sizeof *frames);
@@ -459,7 +466,7 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
 {
     size_t n;
     const fbd_stack *st = fbd_stacks(d, &n);
-    enum { K = 6 }; /* kind, op, site, backend, the site's file and line */
+    enum { K = 7 }; /* kind, op, site, backend, the site's file and line, its origin */
     const void *key[FBM_MAX_FRAMES + K];
     for (size_t i = 0; i < n; i++) {
         if (st[i].kind != kind || !fbm_census_keeps_backend(c, st[i].backend))
@@ -475,7 +482,8 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
         key[3] = census_str(c, st[i].backend);
         key[4] = file ? census_str(c, file) : NULL;
         key[5] = (void *)(uintptr_t)line;
-        if (!key[1] || !key[2] || !key[3] || (file && !key[4]))
+        key[6] = st[i].origin ? census_str(c, st[i].origin) : NULL;
+        if (!key[1] || !key[2] || !key[3] || (file && !key[4]) || (st[i].origin && !key[6]))
             return -1;
         for (size_t f = 0; f < keep_n; f++)
             if (!(key[K + f] = label_of(c, st[i].frames[keep_n - 1 - f])))

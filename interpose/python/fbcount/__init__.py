@@ -56,23 +56,34 @@ OpCount = namedtuple("OpCount", "count bytes max_bytes")
 OpCount.__doc__ = "How often one op fell back (or ran on the host), and the bytes of its results."
 
 
-class Site(namedtuple("Site", "op function file line count bytes")):
+# How a site reads where it is not on the falling thread's stack but where its work came from
+# (the dump's "origin", rules/attrib.c's fbr_origin_prefix).
+_ORIGIN_PREFIX = {"backward": "from backward() at ", "thread": "thread started at "}
+
+
+class Site(namedtuple("Site", "op function file line count bytes origin", defaults=(None,))):
     """A place in the application that called an op that fell back: function, file, line
-    (file and line None where unknown)."""
+    (file and line None where unknown). origin: None for the falling thread's own code;
+    "backward" for the line that started the backward pass a thread of autograd's ran,
+    "thread" for the line that started the thread."""
 
     __slots__ = ()
 
     @property
     def where(self):
-        """'file:line' (the file's last part), or the function where no line is known."""
+        """'file:line' (the file's last part), or the function where no line is known; after
+        "from backward() at " or "thread started at " where the site is the work's origin."""
         if self.file and self.line:
-            return f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
-        return self.function
+            place = f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
+        else:
+            place = self.function
+        return _ORIGIN_PREFIX.get(self.origin, "") + place
 
     def __str__(self):
         if self.file and self.line:
-            return f"{self.function} ({self.where})"
-        return self.function
+            return (_ORIGIN_PREFIX.get(self.origin, "") + f"{self.function} "
+                    f"({self.file.rsplit('/', 1)[-1]}:{self.line})")
+        return _ORIGIN_PREFIX.get(self.origin, "") + self.function
 
 
 def _plural(n, word):
@@ -96,8 +107,9 @@ class Census:
     def __init__(self):
         self._n = [0, 0, 0, 0, 0]  # fallbacks, their bytes, host-resident ops, their bytes, fallback ns
         self._ops = [{}, {}]      # op -> [count, bytes, max_bytes]
-        self._sites = [{}, {}]    # (op, function, file, line) -> [count, bytes]
+        self._sites = [{}, {}]    # (op, function, file, line, origin) -> [count, bytes]
         self._text = None         # the library's report, where the census could not be read as JSON
+        self._first = None        # the first fallback's Site (count and bytes 0)
 
     def _add(self, ptr):
         """Adds a C census (fbcount_census *) to this one."""
@@ -126,6 +138,10 @@ class Census:
         doc = json.loads(buf.value.decode("utf-8", "replace"))
         self._n[3] += doc.get("total", {}).get("host_bytes", 0)
         self._n[4] += doc.get("total", {}).get("ns", 0)
+        f = doc.get("first")
+        if f and self._first is None:
+            self._first = Site(f.get("op", "(unknown)"), f.get("site", "(unknown)"), f.get("file"),
+                               f.get("line"), 0, 0, f.get("origin"))
         for kind, key in ((0, "ops"), (1, "host_ops")):
             for o in doc.get(key, []):
                 e = self._ops[kind].setdefault(o["op"], [0, 0, 0])
@@ -133,7 +149,8 @@ class Census:
                 e[1] += o.get("bytes", 0)
                 e[2] = max(e[2], o.get("max_bytes", 0))
                 for s in o.get("sites", []):
-                    k = (o["op"], s.get("site", "(unknown)"), s.get("file"), s.get("line"))
+                    k = (o["op"], s.get("site", "(unknown)"), s.get("file"), s.get("line"),
+                         s.get("origin"))
                     se = self._sites[kind].setdefault(k, [0, 0])
                     se[0] += s.get("count", 0)
                     se[1] += s.get("bytes", 0)
@@ -184,8 +201,9 @@ class Census:
     def _site_list(self, kind):
         self._need_ops()
         items = sorted(self._sites[kind].items(),
-                       key=lambda kv: (-kv[1][1], -kv[1][0], kv[0][0], kv[0][1], kv[0][2] or "", kv[0][3] or 0))
-        return [Site(op, fn, f, ln, c, b) for (op, fn, f, ln), (c, b) in items]
+                       key=lambda kv: (-kv[1][1], -kv[1][0], kv[0][0], kv[0][1], kv[0][2] or "",
+                                       kv[0][3] or 0, kv[0][4] or ""))
+        return [Site(op, fn, f, ln, c, b, origin) for (op, fn, f, ln, origin), (c, b) in items]
 
     @property
     def ops(self):
@@ -196,6 +214,12 @@ class Census:
     def host_ops(self):
         """Host-resident ops by op, as ops."""
         return self._op_map(1)
+
+    @property
+    def first_site(self):
+        """The Site of the first fallback counted (count and bytes 0), or None."""
+        self._need_ops()
+        return self._first
 
     @property
     def sites(self):
