@@ -198,7 +198,8 @@ bool fbc_mode_check(fbc_entry *e, bool fresh)
             check *c = calloc(1, sizeof *c);
             if (c) {
                 c->e = e;
-                fbc_dumper_post(warn_job, c);
+                if (!fbc_dumper_post(warn_job, c))
+                    fbc_run_big(warn_job, c);
             }
         }
         return false;

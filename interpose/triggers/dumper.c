@@ -38,50 +38,6 @@ static void serve_job(void)
     pthread_mutex_unlock(&job_lock);
 }
 
-/* Work posted to run on this thread without the poster waiting, in posting order. */
-typedef struct posted {
-    struct posted *next;
-    void (*fn)(void *);
-    void *arg;
-} posted;
-static posted *posts, **posts_end = &posts; /* under job_lock */
-
-/* Runs every posted job, on whichever thread calls (the dumper, or an exit draining). */
-static void serve_posts(void)
-{
-    pthread_mutex_lock(&job_lock);
-    posted *p = posts;
-    posts = NULL;
-    posts_end = &posts;
-    pthread_mutex_unlock(&job_lock);
-    while (p) {
-        posted *next = p->next;
-        p->fn(p->arg);
-        free(p);
-        p = next;
-    }
-}
-
-void fbc_dumper_post(void (*fn)(void *), void *arg)
-{
-    posted *p = fbc_dumper_running() ? malloc(sizeof *p) : NULL;
-    if (!p) {
-        fbc_run_big(fn, arg);
-        return;
-    }
-    *p = (posted){NULL, fn, arg};
-    pthread_mutex_lock(&job_lock);
-    *posts_end = p;
-    posts_end = &p->next;
-    pthread_mutex_unlock(&job_lock);
-    fbc_dumper_wake();
-}
-
-void fbc_dumper_drain(void)
-{
-    serve_posts();
-}
-
 static uint64_t last_events = (uint64_t)-1;
 static unsigned warmed; /* fbc_stacks_made when the names were last looked up */
 
@@ -139,7 +95,7 @@ static void *loop(void *arg)
             continue;
         }
         serve_job();
-        serve_posts();
+        fbc_dumper_drain();
         fbc_snapshot_serve();
         if (next && fbc_now_ns() >= next) {
             checkpoint();
@@ -227,8 +183,6 @@ void fbc_dumper_after_fork(void)
     pthread_mutex_init(&job_lock, NULL);
     pthread_cond_init(&job_cond, NULL);
     job.state = 0;
-    posts = NULL; /* the parent's: its thread prints them */
-    posts_end = &posts;
     last_events = (uint64_t)-1;
     warmed = 0;
 }

@@ -1,11 +1,22 @@
-/* requests.c - what signal handlers ask of the dumper thread, and how they wake it: counters
- * and flags handlers write with atomics, and a semaphore, whose sem_post is the one waking
- * call POSIX allows in a signal handler. No pipe: a daemon that closes every descriptor can
+/* requests.c - what signal handlers and other threads ask of the dumper thread, and how they
+ * wake it: counters and flags handlers write with atomics, work posted in order, and a
+ * semaphore, whose sem_post is the one waking call POSIX allows in a signal handler. No pipe: a daemon that closes every descriptor can
  * neither cut the dumper off nor have its own file written into by a handler. */
 #include <errno.h>
 #include <semaphore.h>
+#include <stdlib.h>
 
 #include "triggers.h"
+
+/* Work posted to run on the dumper thread without the poster waiting, in posting order. Here,
+ * below the dumper and the final dump, which both drain it. */
+typedef struct posted {
+    struct posted *next;
+    void (*fn)(void *);
+    void *arg;
+} posted;
+static pthread_mutex_t posts_lock = PTHREAD_MUTEX_INITIALIZER;
+static posted *posts, **posts_end = &posts; /* under posts_lock */
 
 unsigned fbc_req_snapshot;
 int fbc_req_terminate;
@@ -50,4 +61,36 @@ void fbc_req_after_fork(void)
     __atomic_store_n(&open_, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&fbc_req_terminate, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&fbc_terminate_done, 0, __ATOMIC_RELEASE);
+    pthread_mutex_init(&posts_lock, NULL);
+    posts = NULL; /* the parent's: its thread prints them */
+    posts_end = &posts;
+}
+
+bool fbc_dumper_post(void (*fn)(void *), void *arg)
+{
+    posted *p = fbc_dumper_running() ? malloc(sizeof *p) : NULL;
+    if (!p)
+        return false;
+    *p = (posted){NULL, fn, arg};
+    pthread_mutex_lock(&posts_lock);
+    *posts_end = p;
+    posts_end = &p->next;
+    pthread_mutex_unlock(&posts_lock);
+    fbc_dumper_wake();
+    return true;
+}
+
+void fbc_dumper_drain(void)
+{
+    pthread_mutex_lock(&posts_lock);
+    posted *p = posts;
+    posts = NULL;
+    posts_end = &posts;
+    pthread_mutex_unlock(&posts_lock);
+    while (p) {
+        posted *next = p->next;
+        p->fn(p->arg);
+        free(p);
+        p = next;
+    }
 }

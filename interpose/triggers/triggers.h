@@ -47,6 +47,12 @@ bool fbc_dumper_running(void);
 void fbc_dumper_wake(void);       /* async-signal-safe */
 void fbc_req_wait(const struct timespec *until); /* the dumper's sleep (CLOCK_MONOTONIC) */
 void fbc_req_after_fork(void);
+/* Has fn(arg) run on the dumper thread, after what was posted before, without waiting; false
+ * where there is no dumper or no memory (the caller then runs it: fbc_run_big). */
+bool fbc_dumper_post(void (*fn)(void *), void *arg);
+/* Runs what is posted and not yet run, on the calling thread: the dumper's loop, and the final
+ * dump (the process is ending, and what was posted must not be lost). */
+void fbc_dumper_drain(void);
 
 /* ---- dumper.c: the one thread that writes dumps ---------------------------------------- */
 /* Starts it (once; safe to call again). Called when the process first uses a backend: a
@@ -57,12 +63,6 @@ void fbc_dumper_start(void (*first)(void));
 /* Runs fn(arg) on a thread with a full stack (the dumper, or a thread made for it) and
  * waits: symbolizing needs more stack than an application thread may have. */
 void fbc_run_big(void (*fn)(void *), void *arg);
-/* Runs fn(arg) on the dumper thread, after what was posted before, without waiting (where
- * there is no dumper, or no memory: fbc_run_big, waiting). */
-void fbc_dumper_post(void (*fn)(void *), void *arg);
-/* Runs what is posted and not yet run, on the calling thread (the final dump: the process is
- * ending, and what was posted must not be lost). */
-void fbc_dumper_drain(void);
 /* Fork: the child has no dumper thread; it starts one when it uses a backend. */
 void fbc_dumper_after_fork(void);
 

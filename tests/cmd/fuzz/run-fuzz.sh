@@ -3,9 +3,9 @@
 # time.   run-fuzz.sh SECONDS [FUZZER | dump | allow | backend]
 # FUZZER: run that libFuzzer binary (its target is told by its name: fuzz-dump, fuzz-allow or
 # fuzz-backend); dump, allow or backend (default dump): build that target with clang in a temp
-# dir first. Seeds are the hand-made dumps in tests/cmd/data, a few allow files, or the
-# built-in descriptors; new corpus entries go to a temp dir, crashes (if any) to
-# ./fuzz-artifacts/.
+# dir first. Seeds are the hand-made dumps in tests/cmd/data and the inputs it once failed on
+# (seeds/), a few allow files, or the built-in descriptors; new corpus entries go to a temp
+# dir, crashes (if any) to ./fuzz-artifacts/.
 set -eu
 secs=${1:-30}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -47,6 +47,7 @@ fi
 mkdir -p "$work/corpus" "$work/seeds" fuzz-artifacts
 if [ "$target" = dump ]; then
     find "$top/tests/cmd/data" -name '*.json' -exec cp {} "$work/seeds/" \;
+    cp "$here"/seeds/dump-* "$work/seeds/"
     max=65536
 elif [ "$target" = backend ]; then
     cp "$rules"/backends/*.backend "$work/seeds/"
