@@ -107,6 +107,8 @@
 /* sites and stacks: the site is where the work of a thread with no frame of the user's came
  * from: the caller of the backward it runs, or the code that started the thread */
 #define FBR_ORIGIN "origin"
+/* the top level (after total): the first fallback's op and site, as a site is written */
+#define FBR_FIRST "first"
 #define FBR_ORIGIN_BACKWARD "backward"
 #define FBR_ORIGIN_THREAD "thread"
 /* ops and host_ops rows: "split" where the backend times splits, not their nodes (ggml): the

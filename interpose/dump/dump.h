@@ -101,6 +101,7 @@ typedef struct fbc_rop {
 
 typedef struct {
     const fbc_entry *e; /* frames are immutable; counts below are the copy taken under the lock */
+    uint64_t born;      /* the earliest of its copies' (two threads may each have recorded it) */
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_shape *shapes;
     size_t nshapes;
@@ -116,6 +117,7 @@ typedef struct {
 typedef struct fbc_report {
     fbc_rstack *stacks;
     size_t nstacks;
+    long first; /* the stack of the first fallback counted, -1 for none */
     fbc_rop *ophash[FBC_KINDS];
     fbc_rop **ops[FBC_KINDS]; /* sorted by bytes, then count */
     size_t nops[FBC_KINDS];
@@ -150,6 +152,9 @@ const char *fbc_demangle(const char *name);
 /* A site as people read it: "train_step (lenet.c:187)"; one a thread's work came from, "from
  * backward() at <module> (train.py:37)" or "thread started at main (app.cc:12)". */
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
+/* A site's members after its name, as every site of a census is written: ,"file","line"
+ * (where known), ,"python":true, ,"origin" (fbc_origin_kind, 0 for none). */
+void fbc_site_fields(fbc_writer *w, const char *file, int line, bool python, int origin);
 /* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no
  * braces around them); shapes: with each op's result shapes. */
 void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes);

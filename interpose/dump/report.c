@@ -168,7 +168,9 @@ static void copy_table(fbc_report *r, const fbc_table *t, merger *m, bool locked
             node->idx = r->nstacks++;
             HASH_ADD_KEYPTR_BYHASHVALUE(hh, m->hash, &e->kind, klen, hv, node);
             s->e = e;
+            s->born = e->born;
         }
+        s->born = e->born < s->born ? e->born : s->born;
         /* Without the lock (a shard a signal left locked) the counters are read atomically,
          * as the crash dump reads them, and the shapes, reallocated in place, are left. */
         uint64_t mb = __atomic_load_n(&e->max_bytes, __ATOMIC_RELAXED);
@@ -270,10 +272,13 @@ static fbc_report *attribute(fbc_report *r)
     /* Frame names are kept by the symbolizer, once per address; a report keeps none of its
      * own (a copy per frame of every stack was most of a snapshot's memory traffic). */
     fbc_frame_info infos[FBC_MAX_DEPTH];
+    r->first = -1;
     pthread_mutex_lock(&fbc_sym_lock);
     for (size_t i = 0; i < r->nstacks; i++) {
         fbc_rstack *s = &r->stacks[i];
         fbc_kind k = (fbc_kind)s->e->kind;
+        if (k == FBC_FALLBACK && (r->first < 0 || s->born < r->stacks[r->first].born))
+            r->first = (long)i;
         fbc_attribute(s->e, infos, &s->a);
         r->total[k] += s->count;
         r->bytes[k] += s->bytes;
@@ -485,6 +490,22 @@ bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k)
     return false;
 }
 
+void fbc_site_fields(fbc_writer *w, const char *file, int line, bool python, int origin)
+{
+    if (file) {
+        fbc_w_str(w, "," FBR_KEY(FBR_FILE));
+        fbc_w_json(w, file);
+        if (line > 0)
+            fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)line);
+    }
+    if (python)
+        fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
+    if (origin) {
+        fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
+        fbc_w_json(w, fbc_origin_name((uint32_t)origin));
+    }
+}
+
 static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes)
 {
     static const char *const list[FBC_KINDS] = {
@@ -516,19 +537,7 @@ static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes
             const fbc_rsite *s = &o->sites[j];
             fbc_w_str(w, j ? ",{" FBR_KEY(FBR_SITE) : "{" FBR_KEY(FBR_SITE));
             fbc_w_json(w, s->site);
-            if (s->file) {
-                fbc_w_str(w, "," FBR_KEY(FBR_FILE));
-                fbc_w_json(w, s->file);
-                if (s->line > 0) {
-                    fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)s->line);
-                }
-            }
-            if (s->python)
-                fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
-            if (s->origin) {
-                fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
-                fbc_w_json(w, fbc_origin_name((uint32_t)s->origin));
-            }
+            fbc_site_fields(w, s->file, s->line, s->python, s->origin);
             if (s->module) {
                 fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
                 fbc_w_json(w, s->module);
@@ -563,6 +572,16 @@ void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes)
     fbc_w_num(w, "," FBR_KEY(FBR_SPLIT_NS), r->ns[FBC_SPLIT]);
     fbc_w_num(w, "," FBR_KEY(FBR_STACKS), r->nstacks);
     fbc_w_raw(w, "}", 1);
+    if (r->first >= 0) {
+        /* The first fallback's op and site: the line a reader goes to first. */
+        const fbc_attrib *a = &r->stacks[r->first].a;
+        fbc_w_str(w, "," FBR_KEY(FBR_FIRST) "{" FBR_KEY(FBR_OP));
+        fbc_w_json(w, a->op);
+        fbc_w_str(w, "," FBR_KEY(FBR_SITE));
+        fbc_w_json(w, a->site);
+        fbc_site_fields(w, a->site_file, a->site_line, a->site_python, a->origin);
+        fbc_w_raw(w, "}", 1);
+    }
     for (int k = 0; k < FBC_KINDS; k++)
         json_ops(w, r, (fbc_kind)k, shapes);
 }

@@ -39,6 +39,7 @@ typedef struct fbc_entry {
     UT_hash_handle hh;
     struct fbc_entry *next; /* publication order, walked without the lock by the crash dump */
     int verdict;            /* FBCOUNT_MODE's answer for this stack (hooks/modes.c), 0 unknown */
+    uint64_t born;          /* when it was first counted: the process's count of new stacks */
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_shape *shapes;
     size_t nshapes;

@@ -64,6 +64,8 @@ fbc_entry *fbc_table_add(fbc_table *t, const fbc_event *ev, bool *fresh)
         e->backend = ev->backend;
         e->op = ev->op;
         e->origin = ev->origin;
+        static uint64_t births;
+        e->born = __atomic_add_fetch(&births, 1, __ATOMIC_RELAXED);
         memcpy(e->frames, ev->frames, nwords * sizeof(uintptr_t));
         HASH_ADD_KEYPTR(hh, t->hash, &e->kind, klen, e);
         if (t->tail)

@@ -159,10 +159,10 @@ def line(source, tag):
     raise AssertionError(tag)
 
 
-def run(tmp_path, name, source, *args, disable="sort"):
+def run(tmp_path, name, source, *args, disable="sort", columns=250):
     (tmp_path / name).write_text(source.replace("LINE", str(line(source, "fixture")) if "LINE" in source else ""))
     # Wide enough that pytest does not cut the short summary's lines (it fits them to the terminal).
-    env = dict(os.environ, VKT_NATIVE_DISABLE=disable, COLUMNS="250")
+    env = dict(os.environ, VKT_NATIVE_DISABLE=disable, COLUMNS=str(columns))
     p = subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", "--rootdir", str(tmp_path),
                         *args, name], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
     return p.returncode, p.stdout + p.stderr
@@ -256,7 +256,7 @@ def short_summary(out):
 def test_every_thread_counts_unless_asked_not_to(tmp_path):
     rc, out = run(tmp_path, "test_threads.py", THREADS, "--fbcount-max", "0")
     assert outcomes(out) == {"test_worker": "FAILED", "test_worker_not_mine": "PASSED"}, out
-    assert f"vkt_sort x1 at test_threads.py:{line(THREADS, 'worker')}" in out, out
+    assert f"vkt_sort line {line(THREADS, 'worker')} x1" in out, out
     rc, out = run(tmp_path, "test_threads.py", THREADS, "--fbcount-max", "0", "--fbcount-threads", "test")
     assert outcomes(out) == {"test_worker": "PASSED", "test_worker_not_mine": "PASSED"}, out
     rc, out = run(tmp_path, "test_threads.py", THREADS, "--fbcount-max", "0", "--fbcount-all-threads")
@@ -267,11 +267,11 @@ def test_fixture_setup_and_teardown_count_to_their_test(tmp_path):
     rc, out = run(tmp_path, "test_fixtures.py", FIXTURES, "--fbcount-max", "0", "-rA")
     o = outcomes(out)
     assert o["test_setup_counts"] == "FAILED", out
-    assert f"vkt_sort x1 at test_fixtures.py:{line(FIXTURES, 'setup')}" in out, out
+    assert f"vkt_sort line {line(FIXTURES, 'setup')} x1" in out, out
     # The test body passed; its fixture's teardown took it over the maximum: the teardown fails.
     assert "ERROR at teardown of test_teardown_counts" in out, out
-    assert any(ln.startswith("ERROR test_fixtures.py::test_teardown_counts - fbcount: vkt_sort x1 at "
-                             f"test_fixtures.py:{line(FIXTURES, 'teardown')}") for ln in short_summary(out)), out
+    assert any(ln.startswith("ERROR test_fixtures.py::test_teardown_counts - fbcount: vkt_sort line "
+                             f"{line(FIXTURES, 'teardown')} x1") for ln in short_summary(out)), out
     assert "test_teardown_within" not in "\n".join(short_summary(out)), out
     assert o["test_reads_its_setup"] == "FAILED", out  # it read 1 (its setup's), then the gate failed it
 
@@ -279,13 +279,13 @@ def test_fixture_setup_and_teardown_count_to_their_test(tmp_path):
 def test_the_reason_is_the_short_summary_line_and_stays_with_tb_no(tmp_path):
     for tb in ("--tb=auto", "--tb=no"):
         rc, out = run(tmp_path, "test_planted.py", PLANTED, "--fbcount-max", "0", tb)
-        want = (f"FAILED test_planted.py::test_planted - fbcount: vkt_sort x1 at "
-                f"test_planted.py:{line(PLANTED, 'planted')}")
+        want = (f"FAILED test_planted.py::test_planted - fbcount: vkt_sort line "
+                f"{line(PLANTED, 'planted')} x1")
         assert any(ln.startswith(want) for ln in short_summary(out)), (tb, out)
     # A test that fails on its own keeps its failure first; the fallbacks follow it.
     rc, out = run(tmp_path, "test_both.py", BOTH, "--tb=no")
     (ln,) = short_summary(out)
-    assert "the test's own failure" in ln and f"[fbcount: vkt_sort x1 at test_both.py:{line(BOTH, 'both')}" in ln, out
+    assert "the test's own failure" in ln and f"[fbcount: vkt_sort line {line(BOTH, 'both')} x1" in ln, out
 
 
 def test_the_session_ends_with_the_tests_that_fell_back(tmp_path):
@@ -321,3 +321,26 @@ def test_p_no_fbcount_turns_the_plugin_off(tmp_path):
     assert rc == 4 and "unrecognized arguments: --fbcount-max" in out, out
     rc, out = run(tmp_path, "test_fixture.py", FIXTURE, "-p", "no:fbcount")
     assert "fixture 'fallbacks' not found" in out, out
+
+
+def test_the_first_site_and_an_80_column_summary(tmp_path):
+    """The session table's first site is the first fallback's (not the one with most bytes);
+    at 80 columns the short summary still shows the op and its line."""
+    source = """\
+import numpy as np
+import vkt
+
+ctx = vkt.Context()
+
+
+def test_two_ops():
+    vkt.sort(ctx.tensor(np.arange(2, dtype=np.float32)))  # site: first
+    vkt.sort(ctx.tensor(np.arange(64, dtype=np.float32)))  # site: bigger
+"""
+    first = line(source, "first")
+    rc, out = run(tmp_path, "test_order.py", source, "--fbcount-max", "0", columns=80)
+    table = out.split("fbcount: tests with fallbacks", 1)[1]
+    assert re.search(rf"test_order.py::test_two_ops +vkt_sort at test_order.py:{first}  FAILED",
+                     table), out
+    (ln,) = short_summary(out)
+    assert len(ln) <= 80 and f"fbcount: vkt_sort line {line(source, 'bigger')} +1 x2" in ln, out

@@ -362,7 +362,7 @@ def test_step():
     p = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fbcount-max", "0",
              "test_train.py"], tmp_path, {"FBCOUNT_OUTPUT": "none"}, check=False)
     assert p.returncode == 1, p.stdout + p.stderr
-    assert f"from backward() at test_train.py:{line}" in p.stdout, p.stdout
+    assert f"from backward() at test_step (test_train.py:{line})" in p.stdout, p.stdout
 
 
 def test_warn_stacks_demangled_from_the_users_frame(tmp_path):

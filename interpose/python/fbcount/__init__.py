@@ -109,6 +109,7 @@ class Census:
         self._ops = [{}, {}]      # op -> [count, bytes, max_bytes]
         self._sites = [{}, {}]    # (op, function, file, line, origin) -> [count, bytes]
         self._text = None         # the library's report, where the census could not be read as JSON
+        self._first = None        # the first fallback's Site (count and bytes 0)
 
     def _add(self, ptr):
         """Adds a C census (fbcount_census *) to this one."""
@@ -137,6 +138,10 @@ class Census:
         doc = json.loads(buf.value.decode("utf-8", "replace"))
         self._n[3] += doc.get("total", {}).get("host_bytes", 0)
         self._n[4] += doc.get("total", {}).get("ns", 0)
+        f = doc.get("first")
+        if f and self._first is None:
+            self._first = Site(f.get("op", "(unknown)"), f.get("site", "(unknown)"), f.get("file"),
+                               f.get("line"), 0, 0, f.get("origin"))
         for kind, key in ((0, "ops"), (1, "host_ops")):
             for o in doc.get(key, []):
                 e = self._ops[kind].setdefault(o["op"], [0, 0, 0])
@@ -209,6 +214,12 @@ class Census:
     def host_ops(self):
         """Host-resident ops by op, as ops."""
         return self._op_map(1)
+
+    @property
+    def first_site(self):
+        """The Site of the first fallback counted (count and bytes 0), or None."""
+        self._need_ops()
+        return self._first
 
     @property
     def sites(self):

@@ -22,6 +22,7 @@ Installed, the plugin is the pytest11 entry point "fbcount" (-p no:fbcount turns
 from a source tree, -p fbcount.pytest_plugin loads it.
 """
 import difflib
+import os
 import sys
 
 import pytest
@@ -167,6 +168,20 @@ def _where(census, op):
     return text + (f" and {len(sites) - 3} more" if len(sites) > 3 else "")
 
 
+def _short_where(census, op, test_file):
+    """Where op was called from, as short as a summary line needs: "line 12" in the test's own
+    file (the line's nodeid names it already), else "file.py:12"; the first site, "+N" more."""
+    sites = census.sites_of(op)
+    if not sites:
+        return "(unknown)"
+    s = sites[0]
+    prefix = fbcount._ORIGIN_PREFIX.get(s.origin, "")
+    same = s.file and test_file and os.path.basename(s.file) == os.path.basename(test_file)
+    place = f"line {s.line}" if same and s.line else s.where[len(prefix):]
+    more = f" +{len(sites) - 1}" if len(sites) > 1 else ""
+    return f"{prefix.replace('from backward() at ', 'backward() ')}{place}{more}"
+
+
 def _unknown_allows(allow, ops):
     """Notes on the allow names that name none of the ops that fell back, with the closest."""
     notes = []
@@ -180,8 +195,9 @@ def _unknown_allows(allow, ops):
     return notes
 
 
-def _violation(limits, census):
-    """(short line, full text) for a census over its limits, or None."""
+def _violation(limits, census, test_file=None):
+    """(short line, full text) for a census over its limits, or None. The short line leads
+    with each op and its line, so that a summary cut at 80 columns keeps them."""
     mx, allow, _ = limits
     if census.total <= mx:
         return None
@@ -198,15 +214,17 @@ def _violation(limits, census):
     if n <= mx:
         return None
     allowed = f" not allowed ({', '.join(allow)} allowed)" if allow else ""
-    parts = [f"{op} x{oc.count} at {_where(census, op)}" for op, oc in counted.items()]
+    parts = [f"{op} {_short_where(census, op, test_file)} x{oc.count}" for op, oc in counted.items()]
     if len(parts) > 3:
         parts[3:] = [f"{len(parts) - 3} more op{'s' if len(parts) > 4 else ''}"]
     short = f"{'; '.join(parts)} (max {mx}{', the rest allowed' if len(counted) < len(ops) else ''})"
     lines = [f"{_plural(n, 'fallback')}{allowed}, more than the maximum of {mx}:"]
     for op, oc in counted.items():
-        sites = ", ".join(f"{s} x{s.count}" for s in census.sites_of(op)) or "(unknown)"
+        # "from backward() at ..." says where of itself.
+        sites = ", ".join(f"{'' if s.origin else 'at '}{s} x{s.count}"
+                          for s in census.sites_of(op)) or "at (unknown)"
         lines.append(f"  {op}: {_plural(oc.count, 'call')}, {fbcount._fmt_bytes(oc.bytes)} left the GPU; "
-                     f"at {sites}")
+                     f"{sites}")
     lines += [f"  ({note})" for note in _unknown_allows(allow, list(ops))]
     return short, "\n".join(lines)
 
@@ -241,7 +259,7 @@ def _judge(item, rep, when):
         text = f"cannot count this test's fallbacks: {c.problem}"
         short = text
     else:
-        v = _violation(limits, c)
+        v = _violation(limits, c, str(item.reportinfo()[0]))
         if v is None:
             return
         short, text = v
@@ -265,14 +283,14 @@ def _record(item):
         return
     try:
         ops = c.ops
-        sites = c.sites
+        first = c.first_site or (c.sites[0] if c.sites else None)
     except fbcount.Error:
-        ops, sites = {}, []
+        ops, first = {}, None
     limits = item.stash.get(_LIMITS, None)
     item.config.stash[_SESSION].append({
         "nodeid": item.nodeid, "total": c.total, "bytes": c.bytes,
         "ops": {op: oc.count for op, oc in ops.items()},
-        "top": sites[0] if sites else None, "failed": item.stash.get(_FAILED, False),
+        "top": first, "failed": item.stash.get(_FAILED, False),
         "allow": limits[1] if limits else ()})
 
 
