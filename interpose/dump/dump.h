@@ -151,6 +151,9 @@ const char *fbc_demangle(const char *name);
 /* A site as people read it: "train_step (lenet.c:187)"; one a thread's work came from, "from
  * backward() at <module> (train.py:37)" or "thread started at main (app.cc:12)". */
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
+/* A site's members after its name, as every site of a census is written: ,"file","line"
+ * (where known), ,"python":true, ,"origin" (fbc_origin_kind, 0 for none). */
+void fbc_site_fields(fbc_writer *w, const char *file, int line, bool python, int origin);
 /* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no
  * braces around them); shapes: with each op's result shapes. */
 void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes);

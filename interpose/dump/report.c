@@ -476,6 +476,22 @@ bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k)
     return false;
 }
 
+void fbc_site_fields(fbc_writer *w, const char *file, int line, bool python, int origin)
+{
+    if (file) {
+        fbc_w_str(w, "," FBR_KEY(FBR_FILE));
+        fbc_w_json(w, file);
+        if (line > 0)
+            fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)line);
+    }
+    if (python)
+        fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
+    if (origin) {
+        fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
+        fbc_w_json(w, fbc_origin_name((uint32_t)origin));
+    }
+}
+
 static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes)
 {
     static const char *const list[FBC_KINDS] = {
@@ -507,19 +523,7 @@ static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes
             const fbc_rsite *s = &o->sites[j];
             fbc_w_str(w, j ? ",{" FBR_KEY(FBR_SITE) : "{" FBR_KEY(FBR_SITE));
             fbc_w_json(w, s->site);
-            if (s->file) {
-                fbc_w_str(w, "," FBR_KEY(FBR_FILE));
-                fbc_w_json(w, s->file);
-                if (s->line > 0) {
-                    fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)s->line);
-                }
-            }
-            if (s->python)
-                fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
-            if (s->origin) {
-                fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
-                fbc_w_json(w, fbc_origin_name((uint32_t)s->origin));
-            }
+            fbc_site_fields(w, s->file, s->line, s->python, s->origin);
             if (s->module) {
                 fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
                 fbc_w_json(w, s->module);
@@ -561,18 +565,7 @@ void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes)
         fbc_w_json(w, a->op);
         fbc_w_str(w, "," FBR_KEY(FBR_SITE));
         fbc_w_json(w, a->site);
-        if (a->site_file) {
-            fbc_w_str(w, "," FBR_KEY(FBR_FILE));
-            fbc_w_json(w, a->site_file);
-            if (a->site_line > 0)
-                fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)a->site_line);
-        }
-        if (a->site_python)
-            fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
-        if (a->origin) {
-            fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
-            fbc_w_json(w, fbc_origin_name((uint32_t)a->origin));
-        }
+        fbc_site_fields(w, a->site_file, a->site_line, a->site_python, a->origin);
         fbc_w_raw(w, "}", 1);
     }
     for (int k = 0; k < FBC_KINDS; k++)

@@ -97,12 +97,7 @@ static void write_abort(fbc_writer *w, const fbc_abort *a)
     fbc_w_json(w, a->op);
     fbc_w_str(w, "," FBR_KEY(FBR_SITE));
     fbc_w_json(w, a->site);
-    if (a->file) {
-        fbc_w_str(w, "," FBR_KEY(FBR_FILE));
-        fbc_w_json(w, a->file);
-        if (a->line > 0)
-            fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)a->line);
-    }
+    fbc_site_fields(w, a->file, a->line, false, 0);
     if (a->backend) {
         fbc_w_str(w, "," FBR_KEY(FBR_BACKEND_NAME));
         fbc_w_json(w, a->backend);
@@ -180,18 +175,7 @@ static bool write_stacks(fbc_writer *w, const fbc_report *r)
         fbc_w_num(w, "," FBR_KEY(FBR_NS), s->ns);
         fbc_w_num(w, "," FBR_KEY(FBR_MAX_NS), s->max_ns);
         /* The site whole, as the ops' sites have it: a reader need not find it again. */
-        if (s->a.site_file) {
-            fbc_w_str(w, "," FBR_KEY(FBR_FILE));
-            fbc_w_json(w, s->a.site_file);
-            if (s->a.site_line > 0)
-                fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)s->a.site_line);
-        }
-        if (s->a.site_python)
-            fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
-        if (s->a.origin) {
-            fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
-            fbc_w_json(w, fbc_origin_name((uint32_t)s->a.origin));
-        }
+        fbc_site_fields(w, s->a.site_file, s->a.site_line, s->a.site_python, s->a.origin);
         fbc_w_str(w, "," FBR_KEY(FBR_BACKEND_NAME));
         fbc_w_json(w, s->a.backend ? s->a.backend->row->name : FBR_BACKEND_DEFAULT);
         if (!fbc_report_sizes(s->a.backend))

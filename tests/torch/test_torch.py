@@ -4,6 +4,7 @@ Python (model.py) under `fbcount run`: exact counts per op, the user's C++ and P
 an exception thrown through the fallback that changes nothing and leaves counting on, the
 in-process scopes, the pytest gate, and FBCOUNT_MODE=error raising PyTorch's own error."""
 import glob
+import gzip
 import json
 import os
 import re
@@ -422,3 +423,60 @@ a * a
         rows[by] = json.loads(out)["fallbacks"]
     assert sum(r["bytes"] for r in rows["shape"]) == rows["op"][0]["bytes"] == 336, rows
     assert [r["max_bytes"] for r in rows["op"]] == [48], rows
+
+
+@python_hosted
+def test_one_site_per_call_in_every_view(tmp_path):
+    """A model of torch.nn modules: torch's own Python files (nn/modules/linear.py's forward)
+    are the backend's, and every view (the dump's ops and stacks, --by site, --by stack, pprof)
+    names the model's line for each call; the accelerator's frames are the backend's on every
+    thread (the backward's too)."""
+    script = tmp_path / "nnmodel.py"
+    script.write_text(f"""\
+import sys
+import torch
+sys.path.insert(0, {HERE!r})
+import toy
+dev = toy.load({TOYDEV!r})
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 3)
+
+    def forward(self, x):
+        return torch.tanh(self.fc(x))  # the model's line
+
+
+net = Net().to(dev)
+x = torch.ones(2, 4).to(dev)
+for _ in range(2):
+    net(x).sum().backward()  # the backward
+""")
+    lines = script.read_text().splitlines()
+    model = next(n for n, t in enumerate(lines, 1) if "# the model's line" in t)
+    back = next(n for n, t in enumerate(lines, 1) if "# the backward" in t)
+    _, dump = census(tmp_path, [sys.executable, str(script)])
+    want = {"aten::addmm.out": f"forward (nnmodel.py:{model})",
+            "aten::tanh.out": f"forward (nnmodel.py:{model})"}
+    for op, site in want.items():
+        assert op_sites(dump, op) == {("nnmodel.py", model, None, 2)}, op_sites(dump, op)
+    for st in dump["stacks"]:
+        if st["op"] in want:
+            assert (st["site"], st["line"]) == ("forward", model), st
+    out = tmp_path / "dumps"
+    site, stack, _ = views(tmp_path, out)
+    for op, s in want.items():
+        assert re.search(rf"^  {re.escape(s)} +4 ", site, re.M), site
+        assert f"{op} @ {s}" in stack, stack
+    assert "linear.py" not in site + stack, site + stack
+    backward_rows = [t for t in stack.splitlines() if "from backward() at" in t]
+    assert backward_rows and all(f"(nnmodel.py:{back})" in t for t in backward_rows), stack
+    assert "toy_fallback" not in stack, stack
+    pb = tmp_path / "p.pb"
+    run([FBCOUNT, "report", "--format", "pprof", "-o", str(pb), str(out)], tmp_path)
+    raw = gzip.decompress(pb.read_bytes())
+    assert f"forward (nnmodel.py:{model})".encode() in raw
+    assert f"from backward() at <module> (nnmodel.py:{back})".encode() in raw
+    assert b"forward (linear.py" not in raw

@@ -117,6 +117,11 @@ static long site_frame(const fbd_dump *d, const fbd_stack *st, const fbr_backend
         const fbd_frame *f = st->frames[i];
         if (!f->symbol || strcmp(f->symbol, st->site) || (f->python && python_backend(d, row, f->file)))
             continue;
+        /* The shim's site names its line: another function of the same name (torch.nn's
+         * forward around the model's) is not it. */
+        if (st->site_file && (!f->file || strcmp(f->file, st->site_file) ||
+                              (st->site_line > 0 && f->line != st->site_line)))
+            continue;
         /* The functions inlined into the site's frame are of that frame (they precede it). */
         while (i > 0 && st->frames[i - 1]->inlined && !st->frames[i - 1]->python)
             i--;
@@ -129,6 +134,10 @@ void fbm_frame_roles(const fbd_dump *d, const fbd_stack *st, unsigned char *role
 {
     const fbr_backend *row = row_of(d, st->backend);
     long op = op_frame(d, st), site = site_frame(d, st, row, op);
+    /* A stack sited where its thread's work came from has no frame of the user's: every
+     * frame of it is on the backend's side of the call, as inside a site on any thread. */
+    if (st->origin)
+        site = (long)st->nframes;
     size_t first = op >= 0 ? (size_t)op : 0;
     const char *op_module = st->nframes ? st->frames[first]->module : NULL;
     /* Outermost first, so an inlined frame takes the role of the frame it was inlined into,
