@@ -322,12 +322,16 @@ def test_backward_sited_at_its_caller_cpp(tmp_path):
     call, worker, lam = (marker_line(driver, m) for m in ("BACKWARD", "WORKER", "LAMBDA"))
     assert op_sites(dump, "aten::elu_backward.grad_input") == {
         ("driver.cc", call, "backward", 2)}
-    assert op_sites(dump, "aten::relu") == {("driver.cc", worker, "thread", 1),
-                                            ("driver.cc", lam, None, 1)}
+    # A sanitized build leaves pthread_create to its sanitizer: no thread has a creator's stack.
+    threads = os.environ.get("FBCOUNT_TEST_SANITIZED") != "1"
+    if threads:
+        assert op_sites(dump, "aten::relu") == {("driver.cc", worker, "thread", 1),
+                                                ("driver.cc", lam, None, 1)}
     site, stack, check = views(tmp_path, tmp_path / "dumps")
     for text in (p.stderr, site, stack, check):
         assert re.search(rf"from backward\(\) at \w+ \(driver\.cc:{call}\)", text), text
-        assert re.search(rf"thread started at \w+ \(driver\.cc:{worker}\)", text), text
+        if threads:
+            assert re.search(rf"thread started at \w+ \(driver\.cc:{worker}\)", text), text
 
 
 @python_hosted
