@@ -152,6 +152,10 @@ with tempfile.TemporaryDirectory() as tmp:
              for s in o.get("sites", [])}
     expect(o.get("count") == 8 * 20000 + 200 * 3,
            f"threads: odd_ints counted {o.get('count')}, not {8 * 20000 + 600}")
+    # A sanitized shim exports no loader entry, so a module is placed only at its first new
+    # stack (no dlopen tells it sooner): one unloaded between a call and that can go unnamed.
+    if SANITIZED:
+        sites.pop(("", None), None)
     expect(sites.get(("app.cc", line_of(APP_SRC, "SITE-INTS"))) in (None, 160000) and
            len(sites) == 2, f"threads: sites {sites}")
 
