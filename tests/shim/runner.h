@@ -17,6 +17,13 @@ extern char tmpdir[64]; /* the directory a test's programs run in */
 
 void make_dir(void);   /* a new tmpdir (a suite's .init) */
 void remove_dir(void); /* removes it and the files in it (a suite's .fini) */
+/* Skips the running case, its folder removed first: Criterion runs no .fini for a case that
+ * skips, and the folder would be left in /tmp. */
+#define RUNNER_SKIP(...)                                                                    \
+    do {                                                                                     \
+        remove_dir();                                                                        \
+        cr_skip_test(__VA_ARGS__);                                                           \
+    } while (0)
 
 /* Runs argv in tmpdir with env (NAME=VALUE..., NULL-terminated) on top of a clean FBCOUNT_
  * environment; the shim is preloaded unless preload is false. Waits for it (30 s at most

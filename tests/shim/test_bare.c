@@ -32,7 +32,7 @@ static void expect_same(const result *with, const result *without, const char *w
 Test(bare, a_process_that_never_uses_a_backend_is_left_as_it_was)
 {
 #ifdef SHIM_SANITIZED
-    cr_skip_test("a sanitized shim brings its runtime's own threads, handlers and heap");
+    RUNNER_SKIP("a sanitized shim brings its runtime's own threads, handlers and heap");
 #endif
     const char *argv[] = {SHIM_BARE, "state", NULL};
     result without, with;
@@ -70,7 +70,7 @@ Test(bare, a_process_that_never_uses_a_backend_is_left_as_it_was)
 Test(bare, a_process_that_never_uses_a_backend_calls_two_functions_of_the_c_library)
 {
 #ifdef SHIM_SANITIZED
-    cr_skip_test("a sanitized shim calls its runtime's interceptors");
+    RUNNER_SKIP("a sanitized shim calls its runtime's interceptors");
 #endif
     char out[128];
     snprintf(out, sizeof out, "LD_DEBUG_OUTPUT=%s/ld", tmpdir);

@@ -147,7 +147,7 @@ Test(field, two_runs_in_pid_namespaces_keep_both_censuses)
                           "count", "2", NULL};
     run(&r, true, quiet, argv);
     if (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0 && strstr(r.err, "unshare"))
-        cr_skip_test("no pid namespaces here: %s", r.err);
+        RUNNER_SKIP("no pid namespaces here: %s", r.err);
     cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
     run(&r, true, quiet, argv);
     json_t *d[4];
@@ -166,7 +166,7 @@ Test(field, two_runs_in_pid_namespaces_keep_both_censuses)
 Test(field, a_setuid_program_ignores_the_variables)
 {
     if (geteuid() != 0)
-        cr_skip_test("needs root to make a setuid-root program");
+        RUNNER_SKIP("needs root to make a setuid-root program");
     char bin[] = "/tmp/fbcount-suid-XXXXXX", locked[] = "/tmp/fbcount-locked-XXXXXX";
     cr_assert_not_null(mkdtemp(bin));
     cr_assert_not_null(mkdtemp(locked));
