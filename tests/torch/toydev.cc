@@ -114,8 +114,37 @@ void toy_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 
 } // namespace
 
-// One device, no streams: PyTorch's guard that does nothing.
-C10_REGISTER_GUARD_IMPL(PrivateUse1, c10::impl::NoOpDeviceGuardImpl<c10::DeviceType::PrivateUse1>);
+// One device, no streams, every op done when it returns: a guard that does nothing, with
+// events that are complete as soon as they are recorded. PyTorch 2.x's autograd engine
+// records and waits on an event between a device's streams in every backward; the default
+// guard's events throw ("privateuseone backend doesn't support events").
+struct ToyGuard final : c10::impl::DeviceGuardImplInterface {
+    c10::DeviceType type() const override { return c10::DeviceType::PrivateUse1; }
+    c10::Device exchangeDevice(c10::Device) const override { return toy_device(); }
+    c10::Device getDevice() const override { return toy_device(); }
+    void setDevice(c10::Device) const override {}
+    void uncheckedSetDevice(c10::Device) const noexcept override {}
+    c10::Stream getStream(c10::Device d) const noexcept override
+    {
+        return c10::Stream(c10::Stream::DEFAULT, d);
+    }
+    c10::Stream exchangeStream(c10::Stream s) const noexcept override
+    {
+        return c10::Stream(c10::Stream::DEFAULT, s.device());
+    }
+    c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+    void record(void **event, const c10::Stream &, const c10::DeviceIndex,
+                const c10::EventFlag) const override
+    {
+        static char done;
+        *event = &done;
+    }
+    void block(void *, const c10::Stream &) const override {}
+    bool queryEvent(void *) const override { return true; }
+    void destroyEvent(void *, const c10::DeviceIndex) const noexcept override {}
+};
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, ToyGuard);
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
