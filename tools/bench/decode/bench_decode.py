@@ -6,13 +6,17 @@
           times a prompt and --gen tokens (one llama_decode each); its figure is the median
           generation rate of its rounds after the first (which builds pipelines); the result
           is the median of the pairs' ratios with their spread.
-  tokens: one process with the shim loaded and not recording (--alternate): every other
-          generated token's decode inside a census scope, so each counted token is paired
-          with the plain one before it, a few milliseconds apart: the machine's load moves
-          both alike. The result is the median of the pairs' ratios (plain time / counted
-          time: the counted rate's share of the plain one) with their spread. A scope counts
-          into a census of its own, made and freed around its decode: more work than a
-          process census, which keeps its stacks.
+  variants: --variant LABEL:VAR=VALUE,... adds a third process to each pair's round, the
+          driver with the shim preloaded directly (no `fbcount run` around it) and those
+          variables set (FBCOUNT=0: the shim loaded and off; FBCOUNT_DEPTH=2: a census whose
+          stacks are two frames deep), its ratio to the same round's plain run: what each
+          part of the cost is.
+  tokens: one preloaded process (--alternate) with every other generated token's decode
+          inside a census scope, each such token paired with the one before it, a few
+          milliseconds apart: the machine's load moves both alike. The process census
+          records every token too, so this is the cost of a scope over the process census,
+          not the census's own cost (the runs measure that). The result is the median of the
+          pairs' ratios (plain time / counted time) with their spread.
 The target is a ratio of at least 0.99: met where the pairs' lower quartile reaches it, met
 by the median only where the median does and the noise leaves it unresolved. Every census of
 the runs is checked: one CPU split and six copies a decode (the full offload: the token
@@ -20,6 +24,7 @@ embeddings stay on the host), so a fast wrong census fails.
 
 usage: bench_decode.py --fbcount FBCOUNT --driver DRIVER --bins BINS_DIR [--pairs N]
                        [--rounds N] [--gen N] [--alternate N] [--layers N] [--embd N]
+                       [--variant LABEL:VAR=VALUE,...]...
                        [--device TEXT] [--results OUT.json] [--census OUT.json]
        bench_decode.py --doc RESULTS.md [RESULTS.json...]       (rewrite the table)
        bench_decode.py --check-doc RESULTS.md [RESULTS.json...] (fail when it differs)
@@ -58,7 +63,8 @@ def one_run(cmd, env):
     run = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=1800)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if run.returncode != 0:
-        sys.exit(f"bench_decode: {' '.join(cmd[:3])}...: exit {run.returncode}\n{run.stderr[-2000:]}")
+        sys.exit(f"bench_decode: {' '.join(cmd[:3])}...: exit {run.returncode}\n"
+                 f"{run.stderr[-2000:]}")
     rates = [float(g) for _, g in RATES.findall(run.stdout)]
     if len(rates) < 2:
         sys.exit(f"bench_decode: no rates in the driver's output:\n{run.stdout}")
@@ -83,23 +89,47 @@ def spread(v):
     return {"min": min(v), "q1": q[0], "median": statistics.median(v), "q3": q[2], "max": max(v)}
 
 
+def variant_env(env, a, spec, out):
+    """The environment of a --variant process: the shim preloaded, its census written into
+    out, the variables the spec names."""
+    _, _, assigns = spec.partition(":")
+    e = dict(env, LD_PRELOAD=shim_of(a), FBCOUNT_OUTPUT=os.path.join(out, "variant.json"),
+             FBCOUNT_QUIET="1")
+    for kv in filter(None, assigns.split(",")):
+        k, _, v = kv.partition("=")
+        e[k] = v
+    return e
+
+
 def measure(a, model, env):
+    """Per pair: (plain, under fbcount run, each variant) as (rate, CPU seconds), the
+    processes' order turned around from one pair to the next."""
     driver = [a.driver, a.bins, model, "--rounds", str(a.rounds), "--gen", str(a.gen),
               "--log", "/dev/null"]
     decodes = a.rounds * (1 + a.gen)
-    plain, under, census = [], [], None
+    names = ["plain", "fbcount"] + [v.partition(":")[0] for v in a.variant]
+    got = {n: [] for n in names}
+    census = None
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(a.pairs):
             out = os.path.join(tmp, f"run{i}")
-            cmds = [("plain", driver),
-                    ("fbcount", [a.fbcount, "run", "-o", out, "--"] + driver)]
-            for name, cmd in (cmds if i % 2 == 0 else cmds[::-1]):
-                rate, cpu, _ = one_run(cmd, env)
-                (plain if name == "plain" else under).append((rate, cpu))
+            os.makedirs(out)
+            cmds = [("plain", driver, env),
+                    ("fbcount", [a.fbcount, "run", "-o", out, "--"] + driver, env)]
+            cmds += [(v.partition(":")[0], driver, variant_env(env, a, v, tmp))
+                     for v in a.variant]
+            for name, cmd, e in (cmds if i % 2 == 0 else cmds[::-1]):
+                rate, cpu, _ = one_run(cmd, e)
+                got[name].append((rate, cpu))
             census = check_census(out, decodes)
-            print(f"pair {i}: plain {plain[-1][0]:.2f} tok/s, under fbcount {under[-1][0]:.2f} "
-                  f"tok/s ({under[-1][0] / plain[-1][0]:.4f})", flush=True)
-    return plain, under, census
+            print(f"pair {i}: " + ", ".join(f"{n} {got[n][-1][0]:.2f}" for n in names) +
+                  " tok/s", flush=True)
+    return got, census
+
+
+def shim_of(a):
+    return os.path.join(os.path.dirname(os.path.abspath(a.fbcount)), "..", "..", "interpose",
+                        "libfbcount.so")
 
 
 TOKEN = re.compile(r"^token ([01]) (\S+)$", re.M)
@@ -107,9 +137,7 @@ TOKEN = re.compile(r"^token ([01]) (\S+)$", re.M)
 
 def alternate(a, model, env):
     """Paired token times of --alternate processes: [(plain seconds, counted seconds)]."""
-    shim = os.path.join(os.path.dirname(os.path.abspath(a.fbcount)), "..", "..", "interpose",
-                        "libfbcount.so")
-    e = dict(env, LD_PRELOAD=shim, FBCOUNT_OUTPUT="none")
+    e = dict(env, LD_PRELOAD=shim_of(a), FBCOUNT_OUTPUT="none")
     e.pop("FBCOUNT", None)
     pairs = []
     for i in range(a.alternate):
@@ -128,18 +156,25 @@ def alternate(a, model, env):
     return pairs
 
 
-def rows_of(a, plain, under):
-    ratios = [u[0] / p[0] for p, u in zip(plain, under)]
-    cpu = [u[1] / p[1] for p, u in zip(plain, under)]
+def rows_of(a, got):
+    plain = got["plain"]
     size = f"{a.layers}x{a.embd}"
-    p_med, u_med = statistics.median(r for r, _ in plain), statistics.median(r for r, _ in under)
-    return [{"bench": "decode", "case": "plain", "size": size, "value": round(p_med, 3),
-             "unit": "tok/s", "pairs": a.pairs, "rounds": a.rounds, "gen": a.gen},
-            {"bench": "decode", "case": "fbcount run", "size": size, "value": round(u_med, 3),
-             "unit": "tok/s", "peer": "plain", "peer_value": round(p_med, 3),
-             "ratio": {k: round(v, 4) for k, v in spread(ratios).items()},
-             "cpu_ratio": {k: round(v, 4) for k, v in spread(cpu).items()},
-             "target_ratio": TARGET, "pairs": a.pairs, "rounds": a.rounds, "gen": a.gen}]
+    p_med = statistics.median(r for r, _ in plain)
+    rows = [{"bench": "decode", "case": "plain", "size": size, "value": round(p_med, 3),
+             "unit": "tok/s", "pairs": a.pairs, "rounds": a.rounds, "gen": a.gen}]
+    for name, under in got.items():
+        if name == "plain":
+            continue
+        ratios = [u[0] / p[0] for p, u in zip(plain, under)]
+        cpu = [u[1] / p[1] for p, u in zip(plain, under)]
+        rows.append({"bench": "decode", "case": "fbcount run" if name == "fbcount" else name,
+                     "size": size, "value": round(statistics.median(r for r, _ in under), 3),
+                     "unit": "tok/s", "peer": "plain", "peer_value": round(p_med, 3),
+                     "ratio": {k: round(v, 4) for k, v in spread(ratios).items()},
+                     "cpu_ratio": {k: round(v, 4) for k, v in spread(cpu).items()},
+                     "target_ratio": TARGET, "pairs": a.pairs, "rounds": a.rounds,
+                     "gen": a.gen})
+    return rows
 
 
 def token_rows(a, pairs):
@@ -170,7 +205,8 @@ def table(docs):
             met = ("met" if q["q1"] >= r["target_ratio"] else
                    "met by the median only" if q["median"] >= r["target_ratio"] else "missed")
             what = ("decode, under fbcount run" if r["case"] == "fbcount run" else
-                    f"decode, {r['case']} ({r['pairs']} pairs)")
+                    f"decode, {r['case']} ({r['pairs']} pairs)" if "cpu_ratio" not in r else
+                    f"decode, preloaded, {r['case']}")
             lines.append(f"| {what} | {doc['device']} | {r['size']} | "
                          f"{r['value']:.2f} tok/s | {r['peer_value']:.2f} tok/s | "
                          f"{q['median']:.4f}; {q['q1']:.4f}..{q['q3']:.4f}; "
@@ -206,6 +242,9 @@ def main():
     p.add_argument("--gen", type=int, default=63)
     p.add_argument("--alternate", type=int, default=2,
                    help="processes that count every other token (0: none)")
+    p.add_argument("--variant", action="append", default=[],
+                   help="LABEL:VAR=VALUE,...: a preloaded process with these variables, "
+                        "measured beside each pair")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--embd", type=int, default=256)
     p.add_argument("--device", default="lavapipe")
@@ -227,9 +266,9 @@ def main():
         subprocess.run([sys.executable, os.path.join(ROOT, "tests", "llama", "make_gguf.py"), model,
                         "--layers", str(a.layers), "--embd", str(a.embd), "--heads", "4",
                         "--ff", str(2 * a.embd), "--words", "253"], check=True)
-        plain, under, census = measure(a, model, env)
+        got, census = measure(a, model, env)
         tokens = alternate(a, model, env) if a.alternate else []
-    rows = rows_of(a, plain, under) + (token_rows(a, tokens) if tokens else [])
+    rows = rows_of(a, got) + (token_rows(a, tokens) if tokens else [])
     print(table([{"device": a.device, "rows": rows}]))
     if a.results:
         results.write(a.results, a.device, rows, " ".join(sys.argv),
