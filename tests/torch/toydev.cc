@@ -13,6 +13,9 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <torch/library.h>
+#if __has_include(<torch/version.h>)
+#include <torch/version.h>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -145,6 +148,16 @@ struct ToyGuard final : c10::impl::DeviceGuardImplInterface {
 };
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, ToyGuard);
+
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+// PyTorch 2.x's autograd engine syncs a backward's streams on "the accelerator": CUDA where
+// the machine has it, unless a PrivateUse1 backend says it is registered (under its default
+// name here, so every device string stays "privateuseone").
+static const bool toy_registered = [] {
+    c10::register_privateuse1_backend("privateuseone");
+    return true;
+}();
+#endif
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
