@@ -65,21 +65,8 @@ fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code);
  * skipped. Returns FBX_OK, or prints the error and returns the exit code. */
 int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n);
 
-
-/* Whether dir holds a dump (a *.json file that is not hidden). */
-bool fbx_holds_dump(const char *dir);
-
 /* Room for a path the command names. */
 #define FBX_PATH 4096
-
-/* The k newest fbcount-* folders in the working directory (what fbcount run leaves) that
- * hold a dump, oldest first, into names; a newer folder without a dump is named on stderr
- * as skipped. Returns how many were found (at most k). */
-size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH]);
-
-/* The census to read when none is named: fbx_newest_runs(cmd, 1), said on stderr. Writes
- * its name into buf and returns 0, or prints why not and returns -1. */
-int fbx_default_dir(const char *cmd, char *buf, size_t len);
 
 /* --where FIELD=VALUE into c (fbm_census_where). Returns FBX_OK, or prints the error (the
  * fields there are) and returns the exit code. */

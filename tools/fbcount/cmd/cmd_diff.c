@@ -11,6 +11,7 @@
 #include "fields.h"
 #include "cli.h"
 #include "report_json.h"
+#include "run_dir.h"
 #include "text.h"
 #include "units.h"
 
