@@ -135,17 +135,6 @@ int fbx_load_args(const char *cmd, fbm_census *c, char *const *paths, int n)
 
 void fbx_version(void) { printf("fbcount %s\n", FBCOUNT_VERSION); }
 
-int fbx_options(int argc, char **argv, const char *shortopts, const struct option *longopts,
-                fbx_option_fn each, void *ctx)
-{
-    optind = 1;
-    opterr = 0; /* each() names an unknown option itself, in the command's words */
-    int opt, code = FBX_OK;
-    while (code == FBX_OK && (opt = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1)
-        code = each(ctx, opt, optarg, argv[optind - 1]);
-    return code;
-}
-
 int fbx_finish(const char *cmd, int code)
 {
     /* Only a status that stands for the output: an error's code says more than its output. */

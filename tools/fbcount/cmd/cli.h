@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "merge.h"
+#include "options.h" /* each command's table of options */
 
 /* The exit codes, one list: the enum below, the text every --help ends with (cli.c: each
  * subcommand's own, "" for every subcommand) and the man page's EXIT STATUS (checked against
@@ -76,16 +77,6 @@ int fbx_where(const char *cmd, fbm_census *c, char *arg);
  * without any dump is an error (FBX_READ), never a census of zero: it means no process used
  * a backend, or the shim was not loaded. Returns FBX_OK or the exit code, after the error. */
 int fbx_load_args(const char *cmd, fbm_census *c, char *const *paths, int n);
-
-/* One option of a subcommand: opt as getopt_long returns it, its argument, and what was
- * given (for messages). Returns FBX_OK, an exit code, or -1 after --help or --version. */
-typedef int (*fbx_option_fn)(void *ctx, int opt, char *arg, const char *given);
-
-/* Reads the options of argv (argv[0] the subcommand's name) with getopt_long, each through
- * each(ctx, ...), until the first that does not return FBX_OK; optind is then where the
- * operands begin. Returns FBX_OK or that result. */
-int fbx_options(int argc, char **argv, const char *shortopts, const struct option *longopts,
-                fbx_option_fn each, void *ctx);
 
 /* Prints "fbcount VERSION" (what -V and --version print). */
 void fbx_version(void);
