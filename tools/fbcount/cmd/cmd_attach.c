@@ -33,12 +33,6 @@
 #include "shim.h"
 #include "table.h"
 
-static const char *mode_values(void)
-{
-    static char b[64];
-    return fbr_mode_list("|", "|", b, sizeof b);
-}
-
 /* The rows attach and detach share (neither takes --version). */
 #define TIMEOUT_HELP_ROWS                                                                      \
     {'t', false, "timeout", "S", "seconds gdb may take before it is killed (default 30)", NULL,  \
@@ -46,9 +40,10 @@ static const char *mode_values(void)
     {'h', true, "help", NULL, "this text", NULL, NULL}
 
 static const fbx_opt detach_options[] = {TIMEOUT_HELP_ROWS};
+#define NDETACH (sizeof detach_options / sizeof *detach_options)
 
 static const fbx_opt attach_options[] = {
-    {'m', false, "mode", "%s", "FBCOUNT_MODE for the census (default count)", mode_values, NULL},
+    {'m', false, "mode", "%s", "FBCOUNT_MODE for the census (default count)", fbs_mode_values, NULL},
     {'a', false, "allow", "FILE", "FBCOUNT_ALLOW: ops allowed to fall back", NULL, NULL},
     {'x', false, "exit", "LIB:SYMBOL[:op=PREFIX]",
      "FBCOUNT_EXIT: also count every call of SYMBOL into LIB\n(repeatable)", NULL, NULL},
@@ -58,6 +53,7 @@ static const fbx_opt attach_options[] = {
      "where dumps go (default ./fbcount-PID); made as fbcount\nrun makes it", NULL, NULL},
     TIMEOUT_HELP_ROWS,
 };
+#define NATTACH (sizeof attach_options / sizeof *attach_options)
 
 static const char attach_about[] =
     "usage: fbcount attach [options] PID\n\n"
@@ -78,13 +74,14 @@ static void help(bool detach)
 {
     fputs(detach ? detach_about : attach_about, stdout);
     if (detach)
-        fbx_put_options(stdout, detach_options, sizeof detach_options / sizeof *detach_options, 28);
+        fbx_put_options(stdout, detach_options, NDETACH, 28);
     else
-        fbx_put_options(stdout, attach_options, sizeof attach_options / sizeof *attach_options, 28);
+        fbx_put_options(stdout, attach_options, NATTACH, 28);
     fputs(detach ? "\n" : "\nA process that runs the shim already (preloaded, or attached) is not "
           "attached again:\na snapshot is taken instead, and the exit status says so (15).\n\n",
           stdout);
 }
+
 /* What ptrace_scope 1..3 forbid, for the refusal line. */
 static const char *const scope_rule[] = {
     NULL, "only a process's ancestors may trace it (and gdb is not one)",
@@ -106,7 +103,7 @@ static const char *cmd_name(const attach_opts *o)
 
 /* ---- the command line ------------------------------------------------------------- */
 
-static int option(void *ctx, int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg)
 {
     attach_opts *o = ctx;
     char *end;
@@ -131,18 +128,14 @@ static int option(void *ctx, int opt, char *arg, const char *given)
         help(o->detach);
         fbx_put_exit_codes(stdout, cmd_name(o));
         return -1;
-    default:
-        fbx_error(cmd_name(o), "unknown or incomplete option '%s' (try --help)", given);
-        return FBX_USAGE;
     }
+    return FBX_OK; /* fbx_options gives the keys of the table's rows alone */
 }
 
 static int parse(attach_opts *o, int argc, char **argv)
 {
-    int rc = o->detach ? fbx_options(argc, argv, detach_options,
-                                     sizeof detach_options / sizeof *detach_options, option, o)
-                       : fbx_options(argc, argv, attach_options,
-                                     sizeof attach_options / sizeof *attach_options, option, o);
+    int rc = o->detach ? fbx_options(argc, argv, detach_options, NDETACH, false, option, o)
+                       : fbx_options(argc, argv, attach_options, NATTACH, false, option, o);
     if (rc != FBX_OK)
         return rc;
     char *end = NULL;

@@ -375,7 +375,7 @@ static int pick_paths(int nargs, char **args, char names[][FBX_PATH], const char
     return FBX_OK;
 }
 
-static int option(void *ctx, int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg)
 {
     diff_opts *o = ctx;
     int v = 0;
@@ -391,16 +391,13 @@ static int option(void *ctx, int opt, char *arg, const char *given)
     }
     case 'V': fbx_version(); return -1;
     case 'h': help(); return -1;
-    default:
-        fbx_error("diff", "unknown or incomplete option '%s' (try --help)", given);
-        return FBX_USAGE;
     }
     return v < 0 ? FBX_USAGE : FBX_OK;
 }
 
 static int parse(diff_opts *o, int argc, char **argv)
 {
-    return fbx_options(argc, argv, options, NOPTIONS, option, o);
+    return fbx_options(argc, argv, options, NOPTIONS, false, option, o);
 }
 
 int fbx_diff(int argc, char **argv)

@@ -114,7 +114,7 @@ typedef struct {
 } report_args;
 
 /* One option (fbx_option_fn). */
-static int option(void *ctx, int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg)
 {
     report_args *a = ctx;
     int v = 0;
@@ -149,16 +149,13 @@ static int option(void *ctx, int opt, char *arg, const char *given)
     }
     case 'V': fbx_version(); return -1;
     case 'h': help(); return -1;
-    default:
-        fbx_error("report", "unknown or incomplete option '%s' (try --help)", given);
-        return FBX_USAGE;
     }
     return v < 0 ? FBX_USAGE : FBX_OK;
 }
 
 static int parse(report_args *a, int argc, char **argv)
 {
-    return fbx_options(argc, argv, options, NOPTIONS, option, a);
+    return fbx_options(argc, argv, options, NOPTIONS, false, option, a);
 }
 
 /* Writes the census in the chosen format; returns the exit code. */

@@ -16,7 +16,7 @@ typedef struct {
     int key;          /* what the command's handler is given; the letter of a short option */
     bool short_too;   /* -KEY is accepted as well as --name */
     const char *name; /* the long name, without "--" */
-    const char *arg;  /* the argument as --help shows it ("FILE"), NULL for none */
+    const char *arg;  /* the argument as --help shows it ("FILE"; "[=FILE]" optional), or NULL */
     const char *help; /* its lines, '\n' between them */
     /* The text of "%s" in arg or help (a list of values), NULL when neither has one. */
     const char *(*values)(void);
@@ -38,15 +38,17 @@ typedef struct {
     {'V', true, "version", NULL, "print the version", NULL, NULL},                             \
     {'h', true, "help", NULL, "this text", NULL, NULL}
 
-/* One option of a subcommand: its row's key, its argument, and what was given (for
- * messages). Returns FBX_OK, an exit code, or -1 after --help or --version. */
-typedef int (*fbx_option_fn)(void *ctx, int key, char *arg, const char *given);
+/* One option of a subcommand: its row's key and its argument. Returns FBX_OK, an exit code,
+ * or -1 after --help or --version. */
+typedef int (*fbx_option_fn)(void *ctx, int key, char *arg);
 
 /* Reads the options of argv (argv[0] the subcommand's name) by the table opts (n rows), each
  * through each(ctx, ...), until the first that does not return FBX_OK; optind is then where
- * the operands begin. Returns FBX_OK or that result. */
-int fbx_options(int argc, char **argv, const fbx_opt *opts, size_t n, fbx_option_fn each,
-                void *ctx);
+ * the operands begin (the first of them ends the options when in_order: a command's own
+ * arguments follow). An option of no row, or one without its argument, is named on stderr
+ * in the command's words. Returns FBX_OK, FBX_USAGE or what each returned. */
+int fbx_options(int argc, char **argv, const fbx_opt *opts, size_t n, bool in_order,
+                fbx_option_fn each, void *ctx);
 
 /* The option lines of --help for the table: "  -o, --output FILE", then the help from column
  * col (on the next line when the option reaches it), each further line indented to col. */
