@@ -71,6 +71,27 @@ void fbcount_census_free(fbcount_census *c);
  * without FBCOUNT=1): it would say 0 of what it never counted. */
 int fbcount_dump(const char *path);
 
+/* Names and sizes as the census shows them, for front ends that show them too (the Python
+ * package calls these rather than keep copies of the rules, rules/units.h and opname.h).
+ * prefixes: op prefixes, comma-separated as FBCOUNT_OP_PREFIX; NULL for its value now. */
+
+/* n bytes for people ("512 B", "4.0 KiB", "12 MiB") into buf (cap bytes); returns buf. */
+const char *fbcount_format_bytes(uint64_t n, char *buf, size_t cap);
+
+/* op without the op prefix it starts with ("vkt_dot" -> "dot") into buf (cap bytes); op
+ * itself when it starts with none or nothing would be left. Returns buf. */
+const char *fbcount_op_short(const char *op, const char *prefixes, char *buf, size_t cap);
+
+/* Whether name, as a person wrote it ("dot" or "vkt_dot"), names op as the census names it:
+ * the same text, or one is the other with its op prefix taken off. */
+bool fbcount_op_named(const char *name, const char *op, const char *prefixes);
+
+/* Up to max of the n known ops a person writing name may have meant, closest first (short
+ * names within an edit distance of a third of the longer, case ignored), as pointers into
+ * known. Returns how many. */
+size_t fbcount_op_closest(const char *name, const char *const *known, size_t n,
+                          const char *prefixes, const char **out, size_t max);
+
 /* Attaches the census to this running process, which was started without the shim (what
  * `fbcount attach PID` calls inside it once it has loaded libfbcount.so). vars holds the
  * configuration as "FBCOUNT_NAME=VALUE" lines, read instead of the process's environment. The

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backends.h" /* generated: the built-in descriptors' texts */
+#include "typed.h"
 
 /* Each list's names, in its enum's order. */
 #define FBR_NAME_OF(id, name) name,
@@ -328,11 +329,13 @@ const fbr_backend *fbr_backend_named(const char *name)
     return NULL;
 }
 
-static bool typed_exit(const char *symbol)
+bool fbr_exit_typed(const char *symbol)
 {
-    for (size_t i = 0; fbr_backend_builtin_exits[i]; i++)
-        if (!strcmp(fbr_backend_builtin_exits[i], symbol))
-            return true;
+#define FBR_TYPED_IS(id, fn, sym, role)                                                         \
+    if (role == FBR_TYPED_EXIT && !strcmp(symbol, sym))                                         \
+        return true;
+    FBR_TYPED(FBR_TYPED_IS)
+#undef FBR_TYPED_IS
     return false;
 }
 
@@ -344,7 +347,7 @@ int fbr_backend_unused(const fbr_backend *b, char *msg, size_t cap)
         msg[0] = '\0';
     for (int i = 0; i < b->nexits; i++) {
         const fbr_exit *e = &b->exit[i];
-        bool typed = typed_exit(e->symbol);
+        bool typed = fbr_exit_typed(e->symbol);
         any_typed |= typed;
         if (!typed && e->reader != FBR_READ_NONE && n++ == 0)
             snprintf(msg, cap, "exit %s: read=%s is not used: the shim has no typed definition "

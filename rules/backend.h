@@ -158,10 +158,14 @@ const char *fbr_backend_builtin_text(size_t i);
  * shim's load path, interpose/base/early.h). */
 extern const char *const fbr_backend_builtin_exits[];
 
+/* Whether the shim defines exit symbol with its signature (rules/typed.h), so that a reader
+ * can read its calls and error mode refuse them; any other exit is reached by redirection. */
+bool fbr_exit_typed(const char *symbol);
+
 /* The directives of b the shim cannot act on: read= on an exit the shim has no typed
- * definition of (none of fbr_backend_builtin_exits: it is reached by redirection and counted
- * with bytes unknown), and refuse where no exit of the row has one. Returns how many, with the
- * first described in msg (cap bytes), for a warning where the descriptor is read. */
+ * definition of (fbr_exit_typed: it is reached by redirection and counted with bytes unknown),
+ * and refuse where no exit of the row has one. Returns how many, with the first described in
+ * msg (cap bytes), for a warning where the descriptor is read. */
 int fbr_backend_unused(const fbr_backend *b, char *msg, size_t cap);
 
 /* A built-in row by name; NULL when there is none. */

@@ -1,12 +1,14 @@
 /* api.c - the in-process API (fbcount.h): scopes that record one thread or the whole process,
  * queries on what they saw, the assertion helper, and dumps on demand. Reports are built on a
- * thread with a full stack (fbc_run_big): the caller's may be small. */
+ * thread with a full stack (fbc_run_big): the caller's may be small. Names and sizes for front
+ * ends are the rules' own (rules/opname.h, units.h). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "fbcount.h"
 #include "fields.h"
 #include "hooks.h"
+#include "opname.h"
 #include "units.h"
 
 struct fbcount_census {
@@ -237,4 +239,46 @@ FBC_EXPORT bool fbcount_expect_none(fbcount_census *c, const char *what, const c
     fwrite(text, 1, len, stderr);
     free(text);
     return false;
+}
+
+FBC_EXPORT const char *fbcount_format_bytes(uint64_t n, char *buf, size_t cap)
+{
+    return fbr_bytes(n, buf, cap);
+}
+
+/* The prefixes a caller gave, else FBCOUNT_OP_PREFIX as it is now: a front end may set it
+ * after the shim read it (the Python package's os.environ is this environment). */
+static void prefixes_of(const char *given, fbr_names *out)
+{
+    fbr_names_parse(given ? given : getenv(fbr_var_names[FBR_VAR_OP_PREFIX]),
+                    FBR_DEFAULT_OP_PREFIX, out);
+}
+
+FBC_EXPORT const char *fbcount_op_short(const char *op, const char *prefixes, char *buf,
+                                        size_t cap)
+{
+    fbr_names p;
+    prefixes_of(prefixes, &p);
+    snprintf(buf, cap, "%s", op ? fbr_op_short(op, &p) : "");
+    fbr_names_free(&p);
+    return buf;
+}
+
+FBC_EXPORT bool fbcount_op_named(const char *name, const char *op, const char *prefixes)
+{
+    fbr_names p;
+    prefixes_of(prefixes, &p);
+    bool named = name && op && fbr_op_named(name, op, &p);
+    fbr_names_free(&p);
+    return named;
+}
+
+FBC_EXPORT size_t fbcount_op_closest(const char *name, const char *const *known, size_t n,
+                                     const char *prefixes, const char **out, size_t max)
+{
+    fbr_names p;
+    prefixes_of(prefixes, &p);
+    size_t got = fbr_op_closest(name, known, n, &p, out, max);
+    fbr_names_free(&p);
+    return got;
 }

@@ -24,6 +24,7 @@
 #include "hooks.h"
 #include "readers.h"
 #include "redirect.h"
+#include "typed.h"
 
 #define MAX_CALLERS 32
 
@@ -49,31 +50,9 @@ typedef struct {
     void *fast_fn;
 } exit_state;
 
-/* Every exit the shim can define: its id, its definition below, the name the rows give it. */
-#define TORCH_FALLBACK "_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE"
-/* torch::autograd::Engine::execute(const edge_list &roots, const variable_list &inputs,
- * bool keep_graph, bool create_graph, bool accumulate_grad, const edge_list &outputs), the
- * same in 1.13 and 2.x: no exit, the start of a backward, whose caller's stack is the origin
- * of the fallbacks autograd's device threads make for it (record/origin.c). */
-#define TORCH_ENGINE_EXECUTE                                                                    \
-    "_ZN5torch8autograd6Engine7executeERKSt6vectorINS0_4EdgeESaIS3_EERKS2_IN2at6TensorESaIS9_EEbbbS7_"
-#define EXITS(X)                                                                                \
-    X(HOST_RESULT, host_result, "host_result")                                                  \
-    X(HOST_RESIDENT, host_resident_op, "host_resident_op")                                      \
-    X(TORCH_FALLBACK_1, torch_fallback_1, TORCH_FALLBACK)                                       \
-    X(TORCH_FALLBACK_2, torch_fallback_2, TORCH_FALLBACK "b")                                   \
-    X(TORCH_FALLBACK_3, torch_fallback_3, TORCH_FALLBACK "bNS1_11DispatchKeyE")                 \
-    X(GGML_SCHED, ggml_backend_sched_graph_compute_async,                                      \
-      "ggml_backend_sched_graph_compute_async")                                                 \
-    X(GGML_COMPUTE, ggml_backend_graph_compute_async, "ggml_backend_graph_compute_async")       \
-    X(GGML_COPY, ggml_backend_tensor_copy, "ggml_backend_tensor_copy")                          \
-    X(GGML_COPY_ASYNC, ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async")        \
-    X(GGML_SET_ASYNC, ggml_backend_tensor_set_async, "ggml_backend_tensor_set_async")         \
-    X(TORCH_ENGINE, torch_engine_execute, TORCH_ENGINE_EXECUTE)
-
 enum {
-#define X_ENUM(id, fn, sym) X_##id,
-    EXITS(X_ENUM)
+#define X_ENUM(id, fn, sym, role) X_##id,
+    FBR_TYPED(X_ENUM)
 #undef X_ENUM
         NEXITS
 };
@@ -81,9 +60,9 @@ enum {
 /* Nothing of the exits is written before a backend is used, and their names are arrays of
  * characters (no relocation): the loader writes no page of them into every process the shim
  * is loaded into. The state is zero until then. */
-static const char symbols[NEXITS][sizeof TORCH_FALLBACK "bNS1_11DispatchKeyE"] = {
-#define X_NAME(id, fn, sym) [X_##id] = sym,
-    EXITS(X_NAME)
+static const char symbols[NEXITS][sizeof FBR_TORCH_FALLBACK "bNS1_11DispatchKeyE"] = {
+#define X_NAME(id, fn, sym, role) [X_##id] = sym,
+    FBR_TYPED(X_NAME)
 #undef X_NAME
 };
 static exit_state exits[NEXITS];
@@ -446,10 +425,11 @@ typedef void (*torch1_fn)(const void *, void *);
 typedef void (*torch2_fn)(const void *, void *, bool);
 typedef void (*torch3_fn)(const void *, void *, bool, uint16_t);
 
-FBC_EXPORT void torch_fallback_1(const void *op, void *stack) __asm__(TORCH_FALLBACK);
-FBC_EXPORT void torch_fallback_2(const void *op, void *stack, bool views) __asm__(TORCH_FALLBACK "b");
+FBC_EXPORT void torch_fallback_1(const void *op, void *stack) __asm__(FBR_TORCH_FALLBACK);
+FBC_EXPORT void torch_fallback_2(const void *op, void *stack, bool views)
+    __asm__(FBR_TORCH_FALLBACK "b");
 FBC_EXPORT void torch_fallback_3(const void *op, void *stack, bool views, uint16_t key)
-    __asm__(TORCH_FALLBACK "bNS1_11DispatchKeyE");
+    __asm__(FBR_TORCH_FALLBACK "bNS1_11DispatchKeyE");
 
 static void call_torch_1(fbc_call *c)
 {
@@ -602,7 +582,7 @@ typedef void *(*engine_fn)(void *, void *, const void *, const void *, bool, boo
 FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots,
                                       const void *inputs, bool keep, bool create,
                                       bool accumulate, const void *outputs)
-    __asm__(TORCH_ENGINE_EXECUTE);
+    __asm__(FBR_TORCH_ENGINE_EXECUTE);
 
 /* The backward's end, however it ends: autograd rethrows a device thread's error (a refused
  * fallback's RuntimeError) on the caller's thread, through this frame. */
@@ -632,14 +612,14 @@ FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots,
 /* Each definition's address as this library has it: a hidden alias is bound at link time,
  * where the plain name goes through the loader and, in a shim loaded after a backend that sits
  * in the program's global scope, comes back as the backend's. */
-#define X_SELF(id, fn, sym)                                                                     \
+#define X_SELF(id, fn, sym, role)                                                               \
     extern __typeof__(fn) self_##fn __attribute__((alias(sym), visibility("hidden")));
-EXITS(X_SELF)
+FBR_TYPED(X_SELF)
 #undef X_SELF
 
 static const void *const selfs[NEXITS] = {
-#define X_SELF(id, fn, sym) [X_##id] = (const void *)self_##fn,
-    EXITS(X_SELF)
+#define X_SELF(id, fn, sym, role) [X_##id] = (const void *)self_##fn,
+    FBR_TYPED(X_SELF)
 #undef X_SELF
 };
 
@@ -649,8 +629,8 @@ static const void *const selfs[NEXITS] = {
  * an attached shim points them at its own definitions: the backend had bound them already.
  * Both tables are the loader's relocations, in pages it writes anyway (RELRO). */
 static const void *const bound[NEXITS] = {
-#define X_BOUND(id, fn, sym) [X_##id] = (const void *)fn,
-    EXITS(X_BOUND)
+#define X_BOUND(id, fn, sym, role) [X_##id] = (const void *)fn,
+    FBR_TYPED(X_BOUND)
 #undef X_BOUND
 };
 

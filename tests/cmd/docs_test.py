@@ -94,6 +94,37 @@ for sub in subs:
             expect(not value or word_in(value, said),
                    f"fbcount.1: {sub} {m.group(1)} {value} is not described")
 
+
+# SYNOPSIS against each command's table of options (tools/fbcount/cmd/options.h), as its
+# --help prints it: the same options both ways, each with an argument on both or on neither.
+def options_of_help(text):
+    found = {}
+    for line in text.splitlines():
+        m = re.match(r"^  (?:-\w, )?--([a-z][a-z-]*)(\[=|=| )?(\S*)", line)
+        if m and m.group(1) not in ("help", "version"):
+            found[m.group(1)] = bool(m.group(2) and m.group(3))
+    return found
+
+
+def options_of_synopsis(usage):
+    found = {}
+    for m in re.finditer(r"(?<![\w-])--([a-z][a-z-]*)( \"| \[ =)?", usage):
+        found[m.group(1)] = bool(m.group(2))
+    return found
+
+
+for sub in subs:
+    usage = re.search(r"^\.B fbcount " + sub + r"\n(.*?)(?=^\.br|\Z)", synopsis, re.M | re.S)
+    text = subprocess.run([FB, sub, "--help"], capture_output=True, text=True).stdout
+    helped, man = options_of_help(text), options_of_synopsis(usage.group(1) if usage else "")
+    expect(helped, f"fbcount {sub} --help lists no option")
+    for opt in sorted(set(helped) | set(man)):
+        expect(opt in man, f"fbcount.1: SYNOPSIS of {sub} lacks --{opt}")
+        expect(opt in helped, f"fbcount.1: SYNOPSIS of {sub} names --{opt}, which it does not take")
+        expect(opt not in man or opt not in helped or man[opt] == helped[opt],
+               f"fbcount.1: SYNOPSIS of {sub}: --{opt} " +
+               ("takes no argument" if opt in helped and not helped[opt] else "takes an argument"))
+
 # Exit codes: one list in cli.h prints in every --help; the man page's EXIT STATUS and the
 # README's table name the same codes, in the same order.
 codes = re.findall(r"^ +(\d+)  ", top.split("Exit codes:")[1], re.M) if "Exit codes:" in top else []

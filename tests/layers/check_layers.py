@@ -6,7 +6,8 @@ object defines. The check reads the object files of one built library, builds th
 and fails on any cycle: no file may depend, directly or through others, on a file that
 depends on it. With --order it also fails on an edge that goes up a declared order of
 layers (a layer is the first folder of a source path, e.g. interpose/record/shard.c is in
-"record"), so a new upward call shows up even before it closes a cycle.
+"record"), so a new upward call shows up even before it closes a cycle. --layers-only checks
+the layers alone, for a program whose files within one folder call each other both ways.
 
 A symbol that an assembly file of the library defines under the name of a function one of
 its own dependencies defines (the shim's loader entries: dlopen, dlsym) interposes that
@@ -14,9 +15,10 @@ function for the program; the library's own calls of it reach the dependency's f
 entry passes calls from inside the library straight through), so they are no edge to the
 assembly file. A C wrapper of the same kind runs code of its own and stays an edge.
 
-Usage: check_layers.py [--order top,...,bottom] [--list] OBJDIR
+Usage: check_layers.py [--order top,...,bottom [--layers-only]] [--list] OBJDIR...
 OBJDIR is the library's private object folder in the build tree (meson names it
-<target file>.p); meson names each object after its source path with '/' as '_'.
+<target file>.p); meson names each object after its source path with '/' as '_'. A program
+built of static libraries is checked as one: each OBJDIR of it (the command's).
 """
 import argparse
 import os
@@ -43,7 +45,7 @@ def dependency_symbols(objdir):
     without their version ("dlopen@@GLIBC_2.34" is "dlopen")."""
     lib = objdir.rstrip("/")
     lib = lib[:-2] if lib.endswith(".p") else lib
-    if not os.path.isfile(lib):
+    if not os.path.isfile(lib) or lib.endswith(".a"):  # a static library loads nothing
         return set()
     out = subprocess.run(["ldd", lib], check=True, capture_output=True, text=True).stdout
     paths = [m.group(1) for m in re.finditer(r"=> (/\S+)", out)]
@@ -116,20 +118,25 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--order", help="layers, top first, comma-separated")
     ap.add_argument("--list", action="store_true", help="print every dependency")
-    ap.add_argument("objdir")
+    ap.add_argument("--layers-only", action="store_true",
+                    help="with --order: check the layers alone (files of one layer may call each "
+                         "other both ways; no edge may go up)")
+    ap.add_argument("objdir", nargs="+")
     args = ap.parse_args()
 
-    objs = sorted(os.path.join(args.objdir, f) for f in os.listdir(args.objdir)
-                  if f.endswith(".o"))
-    if not objs:
-        print(f"check_layers: no object files in {args.objdir}", file=sys.stderr)
-        return 2
+    objs = []
+    for objdir in args.objdir:
+        found = sorted(os.path.join(objdir, f) for f in os.listdir(objdir) if f.endswith(".o"))
+        if not found:
+            print(f"check_layers: no object files in {objdir}", file=sys.stderr)
+            return 2
+        objs += found
     defs, uses = {}, {}
     for obj in objs:
         name = source_name(obj)
         defs[name], uses[name] = symbols(obj)
     entries = [d for name, d in defs.items() if name.endswith(".S")]
-    interposed = set().union(*entries) & dependency_symbols(args.objdir)
+    interposed = set().union(*entries) & set().union(*map(dependency_symbols, args.objdir))
     owner = {}
     for name, ds in defs.items():
         for s in ds - interposed:
@@ -151,7 +158,7 @@ def main():
             for dst in sorted(graph[src]):
                 print(f"{src} -> {dst} ({why[(src, dst)]})")
 
-    for comp in find_cycles(graph):
+    for comp in [] if args.layers_only and args.order else find_cycles(graph):
         failed = True
         members = set(comp)
         print("check_layers: these files depend on each other in a circle:")

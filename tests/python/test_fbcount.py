@@ -199,6 +199,34 @@ def test_repr_and_short_names(ctx, mats):
     assert fbcount.short_name("vkt_") == "vkt_"
 
 
+def test_names_and_sizes_are_libfbcounts():
+    """The package shows sizes and matches names by libfbcount's rules, not copies of its own:
+    three figures from 10 of a unit up (a copy with one decimal says "11.8 MiB"), and closest
+    names by edit distance with case ignored (difflib would offer "window_scatter_max" for
+    "window_max" and nothing for "DOT")."""
+    assert fbcount.format_bytes(60) == "60 B"
+    assert fbcount.format_bytes(4096) == "4.0 KiB"
+    assert fbcount.format_bytes(12_345_678) == "12 MiB"
+    known = ["vkt_dot", "vkt_sort", "vkt_window_scatter_max"]
+    assert fbcount.closest("srot", known) == ["vkt_sort"]
+    assert fbcount.closest("DOT", known) == ["vkt_dot"]
+    assert fbcount.closest("window_max", known) == []
+    assert fbcount.closest("dto", known) == ["vkt_dot"]
+    assert fbcount.closest("my_sort", ["my_sort", "vkt_sort"], prefixes=["my_"]) == ["my_sort"]
+    assert fbcount.short_name("my_dot", prefixes=["vkt_", "my_"]) == "dot"
+
+
+def test_op_prefix_is_read_as_it_is_now(monkeypatch):
+    """Without prefixes given, FBCOUNT_OP_PREFIX as the process has it at the call (libfbcount
+    reads the environment the package sets)."""
+    monkeypatch.setenv("FBCOUNT_OP_PREFIX", " my_ , ggml_")
+    assert fbcount.short_name("ggml_mul_mat") == "mul_mat"
+    assert fbcount.short_name("vkt_dot") == "vkt_dot"
+    assert fbcount.op_named("dot", "my_dot")
+    monkeypatch.setenv("FBCOUNT_OP_PREFIX", ",,")  # no name: the default
+    assert fbcount.short_name("vkt_dot") == "dot"
+
+
 def test_dump_writes_what_the_process_counted(tmp_path, ctx, mats):
     """Preloaded, the process census records: dump() writes it. Loaded by this package, it does
     not: dump() refuses to write a census of zero for what it never counted (the suite runs

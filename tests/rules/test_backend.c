@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "typed.h"
 
 static fbr_backend row;
 static char err[256];
@@ -14,11 +15,14 @@ static int parse(const char *text)
     return fbr_backend_parse(text, strlen(text), FBR_FROM_FILE, &row, err, sizeof err);
 }
 
+/* The descriptors the build compiles in, by the names of their files (rules/meson.build). */
+static const char *const names[] = {BUILTIN_ROWS};
+#define NROWS (sizeof names / sizeof *names)
+
 Test(backend, builtin_rows_parse)
 {
-    static const char *const names[] = {"vkt", "torch", "ggml"};
-    cr_assert_eq(fbr_backend_builtin_count(), 3);
-    for (size_t i = 0; i < 3; i++) {
+    cr_assert_eq(fbr_backend_builtin_count(), NROWS);
+    for (size_t i = 0; i < NROWS; i++) {
         const fbr_backend *b = fbr_backend_builtin(i);
         cr_assert_not_null(b, "built-in row %zu does not parse", i);
         cr_expect_str_eq(b->name, names[i]);
@@ -29,10 +33,10 @@ Test(backend, builtin_rows_parse)
                      err);
         cr_expect_eq(memcmp(&row, b, sizeof row), 0);
     }
-    cr_expect_null(fbr_backend_builtin(3));
+    cr_expect_null(fbr_backend_builtin(NROWS));
     /* The exits listed when compiled in are the parsed rows' exits, in order. */
     size_t k = 0;
-    for (size_t i = 0; i < 3; i++)
+    for (size_t i = 0; i < NROWS; i++)
         for (int e = 0; e < fbr_backend_builtin(i)->nexits; e++, k++)
             cr_expect_str_eq(fbr_backend_builtin_exits[k] ? fbr_backend_builtin_exits[k] : "(none)",
                              fbr_backend_builtin(i)->exit[e].symbol);
@@ -65,6 +69,39 @@ Test(backend, builtin_rows_parse)
         cr_expect_eq(ggml->exit[i].kind, ggml_exits[i].kind, "%s", ggml_exits[i].symbol);
         cr_expect_eq(ggml->exit[i].reader, ggml_exits[i].reader, "%s", ggml_exits[i].symbol);
     }
+}
+
+/* The built-in rows against the shim's typed definitions (rules/typed.h), both ways: every
+ * exit of a row is one the shim defines, so its read= and refuse act (a row's exit reached
+ * only by redirection would be counted with bytes unknown and never refused); and every exit
+ * the shim types is some row's, or its definition would wait for a call no row describes. */
+Test(backend, typed_exits_both_ways)
+{
+    char msg[256];
+    for (size_t i = 0; i < fbr_backend_builtin_count(); i++) {
+        const fbr_backend *b = fbr_backend_builtin(i);
+        cr_assert_not_null(b);
+        for (int e = 0; e < b->nexits; e++)
+            cr_expect(fbr_exit_typed(b->exit[e].symbol), "%s.backend: exit %s has no typed "
+                      "definition in interpose/hooks/exits.c (rules/typed.h)", b->name,
+                      b->exit[e].symbol);
+        cr_expect_eq(fbr_backend_unused(b, msg, sizeof msg), 0, "%s.backend: %s", b->name, msg);
+    }
+    size_t typed = 0;
+#define NAMED(id, fn, sym, role)                                                                \
+    if (role == FBR_TYPED_EXIT) {                                                               \
+        bool named = false;                                                                     \
+        for (size_t i = 0; i < fbr_backend_builtin_count(); i++)                                \
+            for (int e = 0; e < fbr_backend_builtin(i)->nexits; e++)                            \
+                named |= !strcmp(fbr_backend_builtin(i)->exit[e].symbol, sym);                  \
+        cr_expect(named, "exits.c types %s (rules/typed.h), which no descriptor names", #fn);  \
+        cr_expect(fbr_exit_typed(sym));                                                         \
+        typed++;                                                                                \
+    } else                                                                                      \
+        cr_expect(!fbr_exit_typed(sym), "%s is an origin, not an exit", #fn);
+    FBR_TYPED(NAMED)
+#undef NAMED
+    cr_expect_gt(typed, 0);
 }
 
 Test(backend, membership)

@@ -12,9 +12,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "demo.h"
 #include "digits.h"
 #include "lenet.h"
 #include "rng.h"
+
+#define PROG "vkt-lenet"
 
 static void usage(FILE *f)
 {
@@ -45,18 +48,6 @@ static void usage(FILE *f)
                "Environment: VKT_NATIVE_DISABLE, VKT_FALLBACK_RESULT (see libvkt).\n"
                "Exit status: 0 when the loss fell (a single step: when its loss is a number),\n"
                "1 when it did not, 2 on errors.\n");
-}
-
-static int parse_long(const char *s, const char *flag, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "vkt-lenet: %s expects an integer in [%ld, %ld], got '%s'\n", flag, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
 }
 
 /* libvkt's own counters: what ran natively, through the fallback exit, or on
@@ -166,20 +157,15 @@ int main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
         int bad = 0;
         switch (o) {
-        case 'b': bad = parse_long(optarg, "--batch", 1, 1 << 16, &batch); break;
-        case 's': bad = parse_long(optarg, "--steps", 0, 1 << 30, &steps); break;
-        case 'r': bad = parse_long(optarg, "--seed", 0, 1L << 40, &seed); break;
-        case 'e': bad = parse_long(optarg, "--print-every", 1, 1 << 30, &every); break;
-        case 'w': bad = parse_long(optarg, "--warmup", 0, 1 << 30, &warmup); break;
-        case 'W': bad = parse_long(optarg, "--warm-ms", 0, 600000, &warm_ms); break;
-        case 'l': {
-            char *end;
-            lr = strtod(optarg, &end);
-            bad = *optarg == '\0' || *end != '\0' || !(lr > 0 && lr < 100);
-            if (bad)
-                fprintf(stderr, "vkt-lenet: --lr expects a number in (0, 100), got '%s'\n", optarg);
+        case 'b': bad = demo_long(PROG, "--batch", optarg, 1, 1 << 16, &batch); break;
+        case 's': bad = demo_long(PROG, "--steps", optarg, 0, 1 << 30, &steps); break;
+        case 'r': bad = demo_long(PROG, "--seed", optarg, 0, 1L << 40, &seed); break;
+        case 'e': bad = demo_long(PROG, "--print-every", optarg, 1, 1 << 30, &every); break;
+        case 'w': bad = demo_long(PROG, "--warmup", optarg, 0, 1 << 30, &warmup); break;
+        case 'W': bad = demo_long(PROG, "--warm-ms", optarg, 0, 600000, &warm_ms); break;
+        case 'l':
+            bad = demo_number(PROG, "--lr", optarg, 0, 100, "a number in (0, 100)", &lr);
             break;
-        }
         case 'a':
             if (strcmp(optarg, "tanh") == 0)
                 act = LENET_TANH;
@@ -194,7 +180,7 @@ int main(int argc, char **argv)
         case 'S': stats = true; break;
         case 'G': graph = true; break;
         case 'F': fixed = true; break;
-        case 'P': bad = parse_long(optarg, "--profile", 1, 1 << 20, &profile); break;
+        case 'P': bad = demo_long(PROG, "--profile", optarg, 1, 1 << 20, &profile); break;
         case 'h': usage(stdout); return 0;
         case ':':
             fprintf(stderr, "vkt-lenet: %s needs a value (see --help)\n", argv[optind - 1]);
@@ -224,10 +210,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "vkt-lenet: out of memory for a batch of %ld\n", batch);
         goto done;
     }
-    if (vkt_ctx_create(device, &ctx) != VKT_OK) {
-        fprintf(stderr, "vkt-lenet: %s\n", vkt_last_error());
+    if (!(ctx = demo_ctx(PROG, device)))
         goto done;
-    }
     if (lenet_create(ctx, act, (uint64_t)seed, lr, &m) != VKT_OK) {
         fprintf(stderr, "vkt-lenet: %s\n", lenet_error());
         goto done;

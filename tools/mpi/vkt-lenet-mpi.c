@@ -20,9 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo.h"
 #include "digits.h"
 #include "lenet.h"
 #include "rng.h"
+
+#define PROG "vkt-lenet-mpi"
 
 static void usage(FILE *f)
 {
@@ -37,31 +40,6 @@ static void usage(FILE *f)
                "  --lr X        SGD learning rate (default 0.05)\n"
                "  --clip X      largest update norm of a short batch (default 0.5)\n"
                "Exit status: 0, 2 on errors.\n");
-}
-
-static int parse_long(const char *s, const char *flag, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "vkt-lenet-mpi: %s expects an integer in [%ld, %ld], got '%s'\n", flag,
-                lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_double(const char *s, const char *flag, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || !(v > 0 && v < 1e6)) {
-        fprintf(stderr, "vkt-lenet-mpi: %s expects a positive number, got '%s'\n", flag, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
 }
 
 /* All parameters in one host buffer, in lenet's order. */
@@ -147,12 +125,14 @@ int main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
         switch (o) {
-        case 'b': bad = parse_long(optarg, "--batch", 1, 4096, &batch); break;
-        case 'n': bad = parse_long(optarg, "--samples", 1, 1 << 24, &samples); break;
-        case 'e': bad = parse_long(optarg, "--epochs", 1, 1 << 20, &epochs); break;
-        case 's': bad = parse_long(optarg, "--seed", 0, 1L << 40, &seed); break;
-        case 'l': bad = parse_double(optarg, "--lr", &lr); break;
-        case 'c': bad = parse_double(optarg, "--clip", &clip); break;
+        case 'b': bad = demo_long(PROG, "--batch", optarg, 1, 4096, &batch); break;
+        case 'n': bad = demo_long(PROG, "--samples", optarg, 1, 1 << 24, &samples); break;
+        case 'e': bad = demo_long(PROG, "--epochs", optarg, 1, 1 << 20, &epochs); break;
+        case 's': bad = demo_long(PROG, "--seed", optarg, 0, 1L << 40, &seed); break;
+        case 'l': bad = demo_number(PROG, "--lr", optarg, 0, 1e6, "a positive number", &lr); break;
+        case 'c':
+            bad = demo_number(PROG, "--clip", optarg, 0, 1e6, "a positive number", &clip);
+            break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "vkt-lenet-mpi: unknown or incomplete option '%s' (see --help)\n",

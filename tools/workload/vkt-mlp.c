@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "demo.h"
 #include "vkt.h"
 
 #define IN 64
@@ -156,6 +157,8 @@ fail:
     return loss;
 }
 
+#define PROG "vkt-mlp"
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: vkt-mlp [--batch N] [--steps N] [--seed N] [--lr X] [--device SEL] [--every N]\n"
@@ -167,18 +170,6 @@ static void usage(FILE *f)
                "  --device SEL  Vulkan device index or name substring (as VKT_DEVICE)\n"
                "  --every N     print the loss every N steps (default 20)\n"
                "Exit status: 0 when the loss fell, 1 when it did not, 2 on errors.\n");
-}
-
-static int parse_int(const char *s, const char *flag, long lo, long hi, long *out)
-{
-    char *end;
-    long v = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "vkt-mlp: %s expects an integer in [%ld, %ld], got '%s'\n", flag, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
 }
 
 int main(int argc, char **argv)
@@ -194,18 +185,13 @@ int main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
         switch (o) {
-        case 'b': bad = parse_int(optarg, "--batch", 1, 1 << 20, &batch); break;
-        case 's': bad = parse_int(optarg, "--steps", 0, 1 << 30, &steps); break;
-        case 'r': bad = parse_int(optarg, "--seed", 0, 1L << 40, &seed); break;
-        case 'e': bad = parse_int(optarg, "--every", 1, 1 << 30, &every); break;
-        case 'l': {
-            char *end;
-            lr_v = strtod(optarg, &end);
-            bad = *end != '\0' || !(lr_v > 0 && lr_v < 100);
-            if (bad)
-                fprintf(stderr, "vkt-mlp: --lr expects a number in (0, 100), got '%s'\n", optarg);
+        case 'b': bad = demo_long(PROG, "--batch", optarg, 1, 1 << 20, &batch); break;
+        case 's': bad = demo_long(PROG, "--steps", optarg, 0, 1 << 30, &steps); break;
+        case 'r': bad = demo_long(PROG, "--seed", optarg, 0, 1L << 40, &seed); break;
+        case 'e': bad = demo_long(PROG, "--every", optarg, 1, 1 << 30, &every); break;
+        case 'l':
+            bad = demo_number(PROG, "--lr", optarg, 0, 100, "a number in (0, 100)", &lr_v);
             break;
-        }
         case 'd': device = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -220,10 +206,8 @@ int main(int argc, char **argv)
     }
     rng_state = (uint64_t)seed * 2654435761u + 1;
     mlp m = {0};
-    if (vkt_ctx_create(device, &m.ctx) != VKT_OK) {
-        fprintf(stderr, "vkt-mlp: %s\n", vkt_last_error());
+    if (!(m.ctx = demo_ctx(PROG, device)))
         return 2;
-    }
     printf("device: %s, batch %ld, %ld steps\n", vkt_ctx_device_name(m.ctx), batch, steps);
     int64_t s_w1[2] = {IN, HID}, s_b1[1] = {HID}, s_w2[2] = {HID, CLASSES}, s_b2[1] = {CLASSES}, s1[1] = {1};
     float *protos = malloc(sizeof(float) * CLASSES * IN);

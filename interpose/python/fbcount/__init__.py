@@ -10,12 +10,13 @@ count at a time); c.total and c.bytes are the fallbacks and the bytes their resu
 carried off the GPU, c.ops maps each op to its OpCount, c.sites lists where the
 application called them, str(c) is the short report. dump(path) writes the whole
 process census now. Ops are named as the census names them ("vkt_dot"); op_named()
-tells whether a name a person wrote ("dot" or "vkt_dot") names one. Over libfbcount's
-in-process API (fbcount.h); the pytest plugin is fbcount.pytest_plugin.
+tells whether a name a person wrote ("dot" or "vkt_dot") names one, closest() which known
+ops a name that names none may have meant, format_bytes() a size as the reports write it:
+libfbcount's own rules. Over libfbcount's in-process API (fbcount.h); the pytest plugin is
+fbcount.pytest_plugin.
 """
 import ctypes
 import json
-import os
 import threading
 from collections import namedtuple
 
@@ -23,33 +24,48 @@ from . import _lib
 from ._lib import Error, library_path
 
 __all__ = ["count", "Census", "OpCount", "Site", "dump", "Error", "library_path", "op_named",
-           "short_name"]
-
-_DEFAULT_PREFIX = "vkt_"
+           "short_name", "closest", "format_bytes"]
 
 
-def _prefixes():
-    """FBCOUNT_OP_PREFIX as libfbcount reads it (rules/attrib.h): comma-separated, blanks around
-    names dropped, empty names skipped, 1 to 16 names, else the default."""
-    names = [n.strip(" \t") for n in os.environ.get("FBCOUNT_OP_PREFIX", _DEFAULT_PREFIX).split(",")]
-    names = [n for n in names if n]
-    return names if 0 < len(names) <= 16 else [_DEFAULT_PREFIX]
+def _prefix_arg(prefixes):
+    """prefixes (a list) as libfbcount takes them: comma-separated; None for FBCOUNT_OP_PREFIX
+    as it is now."""
+    return None if prefixes is None else ",".join(prefixes).encode()
 
 
 def short_name(op, prefixes=None):
-    """op without the op prefix it starts with ("vkt_dot" -> "dot"); op itself otherwise."""
-    for p in _prefixes() if prefixes is None else prefixes:
-        if op.startswith(p) and len(op) > len(p):
-            return op[len(p):]
-    return op
+    """op without the op prefix it starts with ("vkt_dot" -> "dot"); op itself otherwise.
+    libfbcount's rule (rules/opname.h), FBCOUNT_OP_PREFIX's prefixes unless given."""
+    raw = op.encode()
+    buf = ctypes.create_string_buffer(len(raw) + 1)
+    return _lib.lib().fbcount_op_short(raw, _prefix_arg(prefixes), buf, len(buf)).decode()
 
 
 def op_named(name, op, prefixes=None):
     """Whether name, as a person wrote it ("dot" or "vkt_dot"), names op as the census names it:
     the same text, or one is the other with its op prefix taken off. libfbcount's rule
     (rules/opname.h), for allow lists on this side."""
-    pre = _prefixes() if prefixes is None else prefixes
-    return name == op or name == short_name(op, pre) or short_name(name, pre) == op
+    return _lib.lib().fbcount_op_named(name.encode(), op.encode(), _prefix_arg(prefixes))
+
+
+def closest(name, known, prefixes=None, most=3):
+    """Up to most of the known ops a person writing name may have meant, closest first:
+    libfbcount's rule (rules/opname.h: short names within an edit distance of a third of the
+    longer one, case ignored), the one its own warnings about unknown names use."""
+    known = [k.encode() for k in known]
+    if not known or most < 1:
+        return []
+    names = (ctypes.c_char_p * len(known))(*known)
+    out = (ctypes.c_char_p * most)()
+    n = _lib.lib().fbcount_op_closest(name.encode(), names, len(known), _prefix_arg(prefixes),
+                                      out, most)
+    return [out[i].decode() for i in range(n)]
+
+
+def format_bytes(n):
+    """n bytes as libfbcount's reports write them ("512 B", "4.0 KiB", "12 MiB")."""
+    buf = ctypes.create_string_buffer(32)
+    return _lib.lib().fbcount_format_bytes(n, buf, len(buf)).decode()
 
 
 OpCount = namedtuple("OpCount", "count bytes max_bytes")
@@ -88,15 +104,6 @@ class Site(namedtuple("Site", "op function file line count bytes origin", defaul
 
 def _plural(n, word):
     return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _fmt_bytes(b):
-    v, u = float(b), 0
-    units = ("B", "KiB", "MiB", "GiB", "TiB")
-    while v >= 1024 and u < 4:
-        v /= 1024
-        u += 1
-    return f"{b} B" if u == 0 else f"{v:.1f} {units[u]}"
 
 
 class Census:
@@ -239,7 +246,7 @@ class Census:
         if self._ops is None:
             return self._text
         total, nbytes, host = self._n[:3]
-        lines = [f"{_plural(total, 'fallback')} ({_fmt_bytes(nbytes)} left the GPU), "
+        lines = [f"{_plural(total, 'fallback')} ({format_bytes(nbytes)} left the GPU), "
                  f"{_plural(host, 'host-resident op')}\n"]
         for kind in (0, 1):
             ops = self._op_map(kind)
@@ -250,7 +257,7 @@ class Census:
                 mine = [s for s in sites if s.op == op]
                 first = str(mine[0]) if mine else "(unknown)"
                 more = f" and {len(mine) - 1} more site{'s' if len(mine) > 2 else ''}" if len(mine) > 1 else ""
-                lines.append(f"  {op:<24} {oc.count:8d} {_fmt_bytes(oc.bytes):>11}  at {first}{more}\n")
+                lines.append(f"  {op:<24} {oc.count:8d} {format_bytes(oc.bytes):>11}  at {first}{more}\n")
                 for s in mine[1:4]:
                     lines.append(f"  {'':<24} {s.count:8d}              at {s}\n")
         return "".join(lines)

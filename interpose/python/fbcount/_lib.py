@@ -29,6 +29,14 @@ _SIGNATURES = {
     "fbcount_census_format_buf": (ctypes.c_int, [_P, ctypes.c_char_p, ctypes.c_size_t]),
     "fbcount_census_free": (None, [_P]),
     "fbcount_dump": (ctypes.c_int, [ctypes.c_char_p]),
+    # libfbcount's rules for names and sizes (rules/opname.h, units.h), shown as it shows them.
+    "fbcount_format_bytes": (ctypes.c_char_p, [_U64, ctypes.c_char_p, ctypes.c_size_t]),
+    "fbcount_op_short": (ctypes.c_char_p, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                           ctypes.c_size_t]),
+    "fbcount_op_named": (ctypes.c_bool, [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p]),
+    "fbcount_op_closest": (ctypes.c_size_t, [ctypes.c_char_p, ctypes.POINTER(ctypes.c_char_p),
+                                             ctypes.c_size_t, ctypes.c_char_p,
+                                             ctypes.POINTER(ctypes.c_char_p), ctypes.c_size_t]),
 }
 # Newer parts of the API: used when the library has them.
 _OPTIONAL = {

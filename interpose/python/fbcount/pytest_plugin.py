@@ -21,7 +21,6 @@ pointed out with the closest ones. The session ends with a table of the tests th
 Installed, the plugin is the pytest11 entry point "fbcount" (-p no:fbcount turns it off);
 from a source tree, -p fbcount.pytest_plugin loads it.
 """
-import difflib
 import os
 import sys
 
@@ -185,11 +184,10 @@ def _short_where(census, op, test_file):
 def _unknown_allows(allow, ops):
     """Notes on the allow names that name none of the ops that fell back, with the closest."""
     notes = []
-    shorts = {fbcount.short_name(op): op for op in ops}
     for name in allow:
         if any(fbcount.op_named(name, op) for op in ops):
             continue
-        close = difflib.get_close_matches(fbcount.short_name(name), list(shorts), n=3, cutoff=0.6)
+        close = [fbcount.short_name(op) for op in fbcount.closest(name, ops)]
         notes.append(f"allow names '{name}', which names no op that fell back here"
                      + (f" (closest: {', '.join(close)})" if close else ""))
     return notes
@@ -223,7 +221,7 @@ def _violation(limits, census, test_file=None):
         # "from backward() at ..." says where of itself.
         sites = ", ".join(f"{'' if s.origin else 'at '}{s} x{s.count}"
                           for s in census.sites_of(op)) or "at (unknown)"
-        lines.append(f"  {op}: {_plural(oc.count, 'call')}, {fbcount._fmt_bytes(oc.bytes)} left the GPU; "
+        lines.append(f"  {op}: {_plural(oc.count, 'call')}, {fbcount.format_bytes(oc.bytes)} left the GPU; "
                      f"{sites}")
     lines += [f"  ({note})" for note in _unknown_allows(allow, list(ops))]
     return short, "\n".join(lines)
@@ -324,14 +322,13 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         top = r["top"]
         first = f"{top.op} at {top.where}" if top else ", ".join(r["ops"]) or "(unknown)"
         verdict = "  FAILED" if r["failed"] else ""
-        tr.write_line(f"{r['total']:>9} {fbcount._fmt_bytes(r['bytes']):>10}  {r['nodeid']:<44} {first}{verdict}")
+        tr.write_line(f"{r['total']:>9} {fbcount.format_bytes(r['bytes']):>10}  {r['nodeid']:<44} {first}{verdict}")
     tr.write_line(f"{_plural(len(fell), 'test')} of {len(rows)} counted fell back "
                   f"({_plural(sum(r['total'] for r in fell), 'fallback')})")
     seen = {op for r in rows for op in r["ops"]}
     for name in sorted({a for r in rows for a in r["allow"]}):
         if seen and not any(fbcount.op_named(name, op) for op in seen):
-            close = difflib.get_close_matches(fbcount.short_name(name), sorted({fbcount.short_name(o) for o in seen}),
-                                              n=3, cutoff=0.6)
+            close = [fbcount.short_name(op) for op in fbcount.closest(name, sorted(seen))]
             tr.write_line(f"fbcount: allow name '{name}' names no op that fell back in this session"
                           + (f"; closest: {', '.join(close)}" if close else ""))
 

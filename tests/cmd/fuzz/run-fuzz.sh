@@ -30,7 +30,8 @@ if [ "$fuzzer" = dump ]; then
     core=$(sed "s|^|$src/|" "$src/core-sources.txt")
     python3 "$rules/backends/embed.py" "$work/backends.h" "$rules"/backends/*.backend
     # shellcheck disable=SC2086
-    clang $flags -I"$src" -I"$rules" -I"$work" "$here/fuzz_dump.c" $core "$rules/readfile.c" \
+    clang $flags -I"$src/census" -I"$src/render" -I"$src/base" -I"$rules" -I"$work" \
+        "$here/fuzz_dump.c" $core "$rules/readfile.c" \
         "$rules/signals.c" "$rules/attrib.c" "$rules/backend.c" "$rules/contract.c" \
         "$rules/units.c" "$rules/grow.c" \
         $(pkg-config --cflags --libs jansson) -lstdc++ -lm -o "$fuzzer"

@@ -27,6 +27,8 @@ typedef struct {
 
 /* The census modes as --mode's choices (contract.h's list). */
 extern const fbx_choice fbs_modes[FBR_NMODES];
+/* Their names joined by '|', as --help shows --mode's values. */
+const char *fbs_mode_values(void);
 
 /* One variable the shim is handed, and its value. */
 typedef struct {

@@ -339,6 +339,12 @@ const fbx_choice fbs_modes[FBR_NMODES] = {
 #undef MODE_CHOICE
 };
 
+const char *fbs_mode_values(void)
+{
+    static char b[64];
+    return fbx_choices(fbs_modes, FBR_NMODES, "|", b, sizeof b);
+}
+
 int fbs_settings(const fbs_request *req, fbs_setting out[FBR_NVARS], char *buf, size_t cap)
 {
     if (!fbr_run_output(req->dir, buf, cap))

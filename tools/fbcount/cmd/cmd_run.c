@@ -51,38 +51,51 @@
 #include "signals.h"
 #include "text.h"
 
-static const char help[] =
-    "usage: fbcount run [options] [--] CMD [ARGS...]\n\n"
-    "Runs CMD with libfbcount.so preloaded (appended to LD_PRELOAD), collects the dumps\n"
-    "of CMD and of every process it forks or execs, prints the merged census on standard\n"
-    "error, and exits as CMD did: its status, or the signal that ended it.\n\n"
-    "  --mode count|warn|abort|error\n"
-    "                            FBCOUNT_MODE for the command (default count); error makes\n"
-    "                            a disallowed fallback fail in the backend's error path\n"
-    "  --allow FILE              FBCOUNT_ALLOW: ops allowed to fall back (warn/abort/error)\n"
-    "  --exit LIB:SYMBOL[:op=PREFIX]\n"
-    "                            FBCOUNT_EXIT: also count every call of SYMBOL into LIB, a\n"
-    "                            backend fbcount has no row for (repeatable)\n"
-    "  --backend FILE            FBCOUNT_BACKEND: a backend descriptor file (repeatable)\n"
-    "  -o, --output DIR          where dumps go. A new directory by default,\n"
-    "                            ./fbcount-<pid>. An existing DIR with dumps in it is\n"
-    "                            moved aside to DIR.old first (a DIR.old of dumps is\n"
-    "                            replaced), so DIR holds this run only\n"
-    "  --append                  add this run's dumps to those already in DIR; the\n"
-    "                            summary then covers them all, as report DIR does\n"
-    "  --json[=FILE]             the result as one JSON object (fbcount-run/1): written to\n"
-    "                            FILE (the text summary kept), or alone on standard output\n"
-    "                            (CMD's standard output then goes to standard error)\n"
-    "  -h, --help                this text\n\n"
-    "At start, fbcount prints the command's pid and the dump directory on standard error.\n"
-    "A run whose processes wrote no dump leaves no directory behind (a directory it made is\n"
-    "removed; dumps it moved aside are moved back).\n"
-    "SIGUSR1 sent to fbcount asks every watched process that runs the shim for a snapshot.\n"
-    "INT, TERM, HUP and QUIT are passed on to the command (Ctrl-C on a terminal reaches it\n"
-    "directly); fbcount then waits for the census, prints it and ends by the same signal.\n"
-    "A second one within a second stops the wait and prints what is on disk.\n\n"
-    "The shim is $FBCOUNT_SHIM, else the build tree next to this binary, else the\n"
-    "installed " FBCOUNT_SHIM_INSTALLED ".\n\n";
+static const fbx_opt options[] = {
+    {'m', false, "mode", "%s",
+     "FBCOUNT_MODE for the command (default count); error makes\n"
+     "a disallowed fallback fail in the backend's error path", fbs_mode_values, NULL},
+    {'a', false, "allow", "FILE", "FBCOUNT_ALLOW: ops allowed to fall back (warn/abort/error)",
+     NULL, NULL},
+    {'x', false, "exit", "LIB:SYMBOL[:op=PREFIX]",
+     "FBCOUNT_EXIT: also count every call of SYMBOL into LIB, a\n"
+     "backend fbcount has no row for (repeatable)", NULL, NULL},
+    {'b', false, "backend", "FILE", "FBCOUNT_BACKEND: a backend descriptor file (repeatable)",
+     NULL, NULL},
+    {'o', true, "output", "DIR",
+     "where dumps go. A new directory by default,\n"
+     "./fbcount-<pid>. An existing DIR with dumps in it is\n"
+     "moved aside to DIR.old first (a DIR.old of dumps is\n"
+     "replaced), so DIR holds this run only", NULL, NULL},
+    {'A', false, "append", NULL,
+     "add this run's dumps to those already in DIR; the\n"
+     "summary then covers them all, as report DIR does", NULL, NULL},
+    {'j', false, "json", "[=FILE]",
+     "the result as one JSON object (fbcount-run/1): written to\n"
+     "FILE (the text summary kept), or alone on standard output\n"
+     "(CMD's standard output then goes to standard error)", NULL, NULL},
+    {'h', true, "help", NULL, "this text", NULL, NULL},
+};
+#define NOPTIONS (sizeof options / sizeof *options)
+
+static void help(void)
+{
+    fputs("usage: fbcount run [options] [--] CMD [ARGS...]\n\n"
+          "Runs CMD with libfbcount.so preloaded (appended to LD_PRELOAD), collects the dumps\n"
+          "of CMD and of every process it forks or execs, prints the merged census on standard\n"
+          "error, and exits as CMD did: its status, or the signal that ended it.\n\n", stdout);
+    fbx_put_options(stdout, options, NOPTIONS, 28);
+    fputs("\nAt start, fbcount prints the command's pid and the dump directory on standard error.\n"
+          "A run whose processes wrote no dump leaves no directory behind (a directory it made is\n"
+          "removed; dumps it moved aside are moved back).\n"
+          "SIGUSR1 sent to fbcount asks every watched process that runs the shim for a snapshot.\n"
+          "INT, TERM, HUP and QUIT are passed on to the command (Ctrl-C on a terminal reaches it\n"
+          "directly); fbcount then waits for the census, prints it and ends by the same signal.\n"
+          "A second one within a second stops the wait and prints what is on disk.\n\n"
+          "The shim is $FBCOUNT_SHIM, else the build tree next to this binary, else the\n"
+          "installed " FBCOUNT_SHIM_INSTALLED ".\n\n", stdout);
+    fbx_put_exit_codes(stdout, "run");
+}
 
 /* How long watched processes get, after a termination signal was passed on, to write
  * their census and end: the shim waits FBCOUNT_SIGNAL_WAIT (2 s) before dying anyway. */
@@ -576,45 +589,34 @@ static int end_like(int sig, int exit_code)
 
 /* ---- the command line ------------------------------------------------------------- */
 
+static int option(void *ctx, int key, char *arg)
+{
+    run_opts *o = ctx;
+    switch (key) {
+    case 'm':
+        if (fbx_choose("run", "--mode", arg, fbs_modes, FBR_NMODES) < 0)
+            return FBX_USAGE;
+        o->mode = arg;
+        return FBX_OK;
+    case 'a': o->allow = arg; return FBX_OK;
+    case 'x': return fbx_add_exit(&o->b, "run", arg);
+    case 'b': return fbx_add_backend(&o->b, "run", arg);
+    case 'o': o->output = arg; return FBX_OK;
+    case 'A': o->append = true; return FBX_OK;
+    case 'j':
+        o->json = true;
+        o->json_file = arg;
+        return FBX_OK;
+    case 'h': help(); return -1;
+    }
+    return FBX_OK; /* fbx_options gives the keys of the table's rows alone */
+}
+
 static int parse(run_opts *o, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"mode", required_argument, 0, 'm'}, {"allow", required_argument, 0, 'a'},
-        {"output", required_argument, 0, 'o'}, {"append", no_argument, 0, 'A'},
-        {"json", optional_argument, 0, 'j'}, {"exit", required_argument, 0, 'x'},
-        {"backend", required_argument, 0, 'b'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int rc;
-    int opt;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+ho:", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'm':
-            if (fbx_choose("run", "--mode", optarg, fbs_modes, FBR_NMODES) < 0)
-                return FBX_USAGE;
-            o->mode = optarg;
-            break;
-        case 'a': o->allow = optarg; break;
-        case 'x':
-            if ((rc = fbx_add_exit(&o->b, "run", optarg)) != FBX_OK)
-                return rc;
-            break;
-        case 'b':
-            if ((rc = fbx_add_backend(&o->b, "run", optarg)) != FBX_OK)
-                return rc;
-            break;
-        case 'o': o->output = optarg; break;
-        case 'A': o->append = true; break;
-        case 'j':
-            o->json = true;
-            o->json_file = optarg;
-            break;
-        case 'h': fputs(help, stdout); fbx_put_exit_codes(stdout, "run"); return -1;
-        default:
-            fbx_error("run", "unknown or incomplete option '%s' (try --help)", argv[optind - 1]);
-            return FBX_USAGE;
-        }
-    }
+    int rc = fbx_options(argc, argv, options, NOPTIONS, true, option, o);
+    if (rc != FBX_OK)
+        return rc;
     const char *bad = optind >= argc ? "no command given (try --help)"
                       : o->append && !o->output ? "--append needs -o DIR"
                       : o->json_file && !*o->json_file ? "--json=: expected a file name"

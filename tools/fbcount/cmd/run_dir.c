@@ -192,3 +192,86 @@ void fbx_run_dir_sweep(const fbx_run_dir *d)
     if (dp)
         closedir(dp);
 }
+
+/* A folder fbcount run made, and whether it holds a dump. */
+typedef struct {
+    char name[256];
+    struct timespec mtime;
+    bool dumps;
+} run_dir;
+
+static int cmp_run_dir(const run_dir *a, const run_dir *b)
+{
+    if (a->mtime.tv_sec != b->mtime.tv_sec)
+        return a->mtime.tv_sec < b->mtime.tv_sec ? -1 : 1;
+    if (a->mtime.tv_nsec != b->mtime.tv_nsec)
+        return a->mtime.tv_nsec < b->mtime.tv_nsec ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+bool fbx_holds_dump(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *e;
+    bool any = false;
+    while (dp && !any && (e = readdir(dp))) {
+        any = fbr_is_dump_name(e->d_name);
+    }
+    if (dp)
+        closedir(dp);
+    return any;
+}
+
+static int cmp_run_dirs(const void *a, const void *b) { return cmp_run_dir(a, b); }
+
+size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH])
+{
+    run_dir *all = NULL;
+    size_t n = 0;
+    DIR *dp = opendir(".");
+    struct dirent *e;
+    while (dp && (e = readdir(dp))) {
+        struct stat sb;
+        run_dir *more;
+        if (!fbr_is_run_dir(e->d_name) || strlen(e->d_name) >= sizeof all->name ||
+            lstat(e->d_name, &sb) || !S_ISDIR(sb.st_mode) ||
+            !(more = realloc(all, (n + 1) * sizeof *all)))
+            continue;
+        all = more;
+        snprintf(all[n].name, sizeof all[n].name, "%s", e->d_name);
+        all[n].mtime = sb.st_mtim;
+        all[n].dumps = fbx_holds_dump(all[n].name);
+        n++;
+    }
+    if (dp)
+        closedir(dp);
+    if (n)
+        qsort(all, n, sizeof *all, cmp_run_dirs);
+    /* The k newest that hold a dump; a newer run whose program used no backend left an empty
+     * folder (older versions of run kept them): say why it is not the one read. */
+    size_t found = 0;
+    for (size_t i = n; i-- > 0 && found < k;) {
+        if (all[i].dumps)
+            snprintf(names[k - 1 - found++], FBX_PATH, "%s", all[i].name);
+        else
+            fprintf(stderr, "fbcount: %s: skipping %s: no dump in it (no process of that run "
+                    "used a backend)\n", cmd, all[i].name);
+    }
+    if (found && found < k) /* oldest first, from names[0] */
+        memmove(names, names + (k - found), found * sizeof *names);
+    free(all);
+    return found;
+}
+
+int fbx_default_dir(const char *cmd, char *buf, size_t len)
+{
+    char names[1][FBX_PATH];
+    if (fbx_newest_runs(cmd, 1, names) == 0) {
+        fbx_error(cmd, "no dump given and no fbcount-* folder with a dump in the working "
+                  "directory (try --help)");
+        return -1;
+    }
+    snprintf(buf, len, "%s", names[0]);
+    fprintf(stderr, "fbcount: %s: reading %s (the newest fbcount-* folder here)\n", cmd, buf);
+    return 0;
+}

@@ -33,34 +33,54 @@
 #include "shim.h"
 #include "table.h"
 
-static const char attach_help[] =
+/* The rows attach and detach share (neither takes --version). */
+#define TIMEOUT_HELP_ROWS                                                                      \
+    {'t', false, "timeout", "S", "seconds gdb may take before it is killed (default 30)", NULL,  \
+     NULL},                                                                                    \
+    {'h', true, "help", NULL, "this text", NULL, NULL}
+
+static const fbx_opt detach_options[] = {TIMEOUT_HELP_ROWS};
+#define NDETACH (sizeof detach_options / sizeof *detach_options)
+
+static const fbx_opt attach_options[] = {
+    {'m', false, "mode", "%s", "FBCOUNT_MODE for the census (default count)", fbs_mode_values, NULL},
+    {'a', false, "allow", "FILE", "FBCOUNT_ALLOW: ops allowed to fall back", NULL, NULL},
+    {'x', false, "exit", "LIB:SYMBOL[:op=PREFIX]",
+     "FBCOUNT_EXIT: also count every call of SYMBOL into LIB\n(repeatable)", NULL, NULL},
+    {'b', false, "backend", "FILE", "FBCOUNT_BACKEND: a backend descriptor file (repeatable)",
+     NULL, NULL},
+    {'o', true, "output", "DIR",
+     "where dumps go (default ./fbcount-PID); made as fbcount\nrun makes it", NULL, NULL},
+    TIMEOUT_HELP_ROWS,
+};
+#define NATTACH (sizeof attach_options / sizeof *attach_options)
+
+static const char attach_about[] =
     "usage: fbcount attach [options] PID\n\n"
     "Loads libfbcount.so into the running process PID, which was started without it,\n"
     "through gdb (gdb -p PID --batch), and starts its census: the fallbacks it makes from\n"
     "now on are counted, as under fbcount run. The census is written on `fbcount detach\n"
     "PID`, when the process exits or ends by a termination signal, and on `fbcount\n"
     "snapshot PID`. Needs gdb and the right to trace PID (the same user, or CAP_SYS_PTRACE;\n"
-    "/proc/sys/kernel/yama/ptrace_scope 0, or privilege).\n\n"
-    "  --mode count|warn|abort|error   FBCOUNT_MODE for the census (default count)\n"
-    "  --allow FILE              FBCOUNT_ALLOW: ops allowed to fall back\n"
-    "  --exit LIB:SYMBOL[:op=PREFIX]\n"
-    "                            FBCOUNT_EXIT: also count every call of SYMBOL into LIB\n"
-    "                            (repeatable)\n"
-    "  --backend FILE            FBCOUNT_BACKEND: a backend descriptor file (repeatable)\n"
-    "  -o, --output DIR          where dumps go (default ./fbcount-PID); made as fbcount\n"
-    "                            run makes it\n"
-    "  --timeout S               seconds gdb may take before it is killed (default 30)\n"
-    "  -h, --help                this text\n\n"
-    "A process that runs the shim already (preloaded, or attached) is not attached again:\n"
-    "a snapshot is taken instead, and the exit status says so (15).\n\n";
+    "/proc/sys/kernel/yama/ptrace_scope 0, or privilege).\n\n";
 
-static const char detach_help[] =
+static const char detach_about[] =
     "usage: fbcount detach [options] PID\n\n"
     "Ends what `fbcount attach PID` started: the process writes its census (reason\n"
     "\"detach\"), its calls go to the backend directly again and its signal actions are put\n"
-    "back; the library stays loaded, doing nothing. Prints the census.\n\n"
-    "  --timeout S               seconds gdb may take before it is killed (default 30)\n"
-    "  -h, --help                this text\n\n";
+    "back; the library stays loaded, doing nothing. Prints the census.\n\n";
+
+static void help(bool detach)
+{
+    fputs(detach ? detach_about : attach_about, stdout);
+    if (detach)
+        fbx_put_options(stdout, detach_options, NDETACH, 28);
+    else
+        fbx_put_options(stdout, attach_options, NATTACH, 28);
+    fputs(detach ? "\n" : "\nA process that runs the shim already (preloaded, or attached) is not "
+          "attached again:\na snapshot is taken instead, and the exit status says so (15).\n\n",
+          stdout);
+}
 
 /* What ptrace_scope 1..3 forbid, for the refusal line. */
 static const char *const scope_rule[] = {
@@ -83,7 +103,7 @@ static const char *cmd_name(const attach_opts *o)
 
 /* ---- the command line ------------------------------------------------------------- */
 
-static int option(void *ctx, int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg)
 {
     attach_opts *o = ctx;
     char *end;
@@ -105,26 +125,17 @@ static int option(void *ctx, int opt, char *arg, const char *given)
         }
         return FBX_OK;
     case 'h':
-        fputs(o->detach ? detach_help : attach_help, stdout);
+        help(o->detach);
         fbx_put_exit_codes(stdout, cmd_name(o));
         return -1;
-    default:
-        fbx_error(cmd_name(o), "unknown or incomplete option '%s' (try --help)", given);
-        return FBX_USAGE;
     }
+    return FBX_OK; /* fbx_options gives the keys of the table's rows alone */
 }
 
 static int parse(attach_opts *o, int argc, char **argv)
 {
-    static const struct option attach_long[] = {
-        {"mode", required_argument, 0, 'm'}, {"allow", required_argument, 0, 'a'},
-        {"output", required_argument, 0, 'o'}, {"exit", required_argument, 0, 'x'},
-        {"backend", required_argument, 0, 'b'}, {"timeout", required_argument, 0, 't'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    static const struct option detach_long[] = {
-        {"timeout", required_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int rc = fbx_options(argc, argv, o->detach ? "h" : "ho:", o->detach ? detach_long : attach_long,
-                         option, o);
+    int rc = o->detach ? fbx_options(argc, argv, detach_options, NDETACH, false, option, o)
+                       : fbx_options(argc, argv, attach_options, NATTACH, false, option, o);
     if (rc != FBX_OK)
         return rc;
     char *end = NULL;

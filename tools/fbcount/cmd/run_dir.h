@@ -5,13 +5,17 @@
  * moved aside to DIR.old first (a DIR.old of dumps is replaced), so DIR holds this run only;
  * --append keeps them. When the run wrote no dump, what the run made is undone: a folder it
  * created is removed, dumps it moved aside are moved back, and its run log goes; later
- * commands never take an empty folder for a census of zero.
+ * commands never take an empty folder for a census of zero. The commands that read a census
+ * find the newest such folder here when none is named.
  */
 #ifndef FBCOUNT_RUN_DIR_H
 #define FBCOUNT_RUN_DIR_H
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
+
+#include "cli.h" /* FBX_PATH */
 
 typedef struct {
     char path[PATH_MAX];      /* as named, or fbcount-<pid> */
@@ -37,5 +41,20 @@ bool fbx_run_dir_undo(fbx_run_dir *d);
  * writing (its census is the file it wrote before, the raw one of its exit). Only once no
  * watched process is alive. */
 void fbx_run_dir_sweep(const fbx_run_dir *d);
+
+
+/* ---- finding the folders runs left, for the commands that read them ------------------ */
+
+/* Whether dir holds a dump (a *.json file that is not hidden). */
+bool fbx_holds_dump(const char *dir);
+
+/* The k newest fbcount-* folders in the working directory (what fbcount run leaves) that
+ * hold a dump, oldest first, into names; a newer folder without a dump is named on stderr
+ * as skipped. Returns how many were found (at most k). */
+size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH]);
+
+/* The census to read when none is named: fbx_newest_runs(cmd, 1), said on stderr. Writes
+ * its name into buf and returns 0, or prints why not and returns -1. */
+int fbx_default_dir(const char *cmd, char *buf, size_t len);
 
 #endif

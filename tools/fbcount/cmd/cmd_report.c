@@ -44,48 +44,65 @@ static const fbx_choice *format_choices(void)
     return list;
 }
 
+FBX_CHOICE_VALUES(by_values, fbt_bys, fbt_nbys)
+FBX_CHOICE_VALUES(sort_values, fbt_sorts, fbt_nsorts)
+FBX_CHOICE_VALUES(frames_values, fbt_frame_modes, fbt_nframe_modes)
+FBX_CHOICE_VALUES(format_values, format_choices(), NFORMATS)
+
+/* --format's help: each format and what it writes, the first the default. */
+static const char *format_help(void)
+{
+    static char b[1024];
+    size_t len = 0;
+    for (size_t i = 0; i < NFORMATS && len < sizeof b; i++)
+        len += (size_t)snprintf(b + len, sizeof b - len, "%s%s: %s%s", i ? "\n" : "",
+                                formats[i].name, formats[i].help, i == 0 ? " (default)" : "");
+    return b;
+}
+
+FBX_CHOICE_VALUES(weight_values, fbt_weights, fbt_nweights)
+
+static const fbx_opt options[] = {
+    {'b', false, "by", "%s", "group rows by (default op)", by_values, NULL},
+    {'s', false, "sort", "%s", "order rows by (default bytes)", sort_values, NULL},
+    {'t', false, "top", "N", "print at most N rows per table (default all)", NULL, NULL},
+    {'W', false, "where", "FIELD=VALUE",
+     "FIELD one of %s: only processes whose\n"
+     "rank, pid, host or exe (path or name) is VALUE, only\n"
+     "rows of backend VALUE; repeat to allow several values\n"
+     "or to combine fields", fbm_where_help, NULL},
+    {'F', false, "frames", "%s",
+     "name stack frames by function (default), or by function\n"
+     "and call line, one frame per line: 'step (a.c:187)'", frames_values, NULL},
+    {'d', false, "depth", "N",
+     "--by stack: user frames shown per row (default 8;\n"
+     "0: all); the backend's and the interpreter's are folded", NULL, NULL},
+    {'f', false, "format", "%s", NULL, format_values, format_help},
+    {'w', false, "weight", "%s", "folded/svg frame width (default count)", weight_values, NULL},
+    {'u', false, "user-only", NULL,
+     "folded/svg: the user's frames and the op only (the\n"
+     "backend's, the interpreter's and libc's left out)", NULL, NULL},
+    {'r', false, "raw", NULL,
+     "text: one line per row, fields separated by a space,\n"
+     "exact numbers, names escaped (\\x20 for a space)", NULL, NULL},
+    {'n', false, "no-headings", NULL, "text: no column headings", NULL, NULL},
+    {'o', true, "output", "FILE",
+     "write there (replaced atomically) instead of standard\noutput", NULL, NULL},
+    FBX_OPTS_VERSION_HELP,
+};
+#define NOPTIONS (sizeof options / sizeof *options)
+
 static void help(void)
 {
-    char bys[256], sorts[64], fmts[256], weights[64], frames[64];
     printf("usage: fbcount report [options] [DUMP|DIR...]\n\n"
            "Merges dumps (a DIR means every *.json in it) and prints the census. Successive dumps\n"
            "of one process (checkpoints, snapshots, then its exit or signal dump) are counted\n"
            "once, from the latest. Without a DUMP or DIR, reads the newest fbcount-* folder in\n"
-           "the working directory that holds a dump.\n\n"
-           "  --by %s\n"
-           "                             group rows by (default op)\n"
-           "  --sort %s    order rows by (default bytes)\n"
-           "  --top N                    print at most N rows per table (default all)\n"
-           "  --where FIELD=VALUE        FIELD one of %s: only processes whose\n"
-           "                             rank, pid, host or exe (path or name) is VALUE, only\n"
-           "                             rows of backend VALUE; repeat to allow several values\n"
-           "                             or to combine fields\n"
-           "  --frames %s         name stack frames by function (default), or by function\n"
-           "                             and call line, one frame per line: 'step (a.c:187)'\n"
-           "  --depth N                  --by stack: user frames shown per row (default 8;\n"
-           "                             0: all); the backend's and the interpreter's are folded\n"
-           "  --format %s\n",
-           fbx_choices(fbt_bys, fbt_nbys, "|", bys, sizeof bys),
-           fbx_choices(fbt_sorts, fbt_nsorts, "|", sorts, sizeof sorts), fbm_where_help(),
-           fbx_choices(fbt_frame_modes, fbt_nframe_modes, "|", frames, sizeof frames),
-           fbx_choices(format_choices(), NFORMATS, "|", fmts, sizeof fmts));
-    for (size_t i = 0; i < NFORMATS; i++)
-        printf("                             %s: %s%s\n", formats[i].name, formats[i].help,
-               i == 0 ? " (default)" : "");
-    printf("  --weight %s  folded/svg frame width (default count)\n"
-           "  --user-only                folded/svg: the user's frames and the op only (the\n"
-           "                             backend's, the interpreter's and libc's left out)\n"
-           "  --raw                      text: one line per row, fields separated by a space,\n"
-           "                             exact numbers, names escaped (\\x20 for a space)\n"
-           "  --no-headings              text: no column headings\n"
-           "  -o, --output FILE          write there (replaced atomically) instead of standard\n"
-           "                             output\n"
-           "  -V, --version              print the version\n"
-           "  -h, --help                 this text\n\n"
-           "C++ names are demangled in text, folded and SVG output; JSON keeps the dump's raw\n"
+           "the working directory that holds a dump.\n\n");
+    fbx_put_options(stdout, options, NOPTIONS, 29);
+    printf("\nC++ names are demangled in text, folded and SVG output; JSON keeps the dump's raw\n"
            "symbol and adds \"demangled\". Tables fit the terminal when writing to one and are\n"
-           "never cut otherwise.\n\n",
-           fbx_choices(fbt_weights, fbt_nweights, "|", weights, sizeof weights));
+           "never cut otherwise.\n\n");
     fbx_put_exit_codes(stdout, "report");
 }
 
@@ -97,7 +114,7 @@ typedef struct {
 } report_args;
 
 /* One option (fbx_option_fn). */
-static int option(void *ctx, int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg)
 {
     report_args *a = ctx;
     int v = 0;
@@ -132,25 +149,13 @@ static int option(void *ctx, int opt, char *arg, const char *given)
     }
     case 'V': fbx_version(); return -1;
     case 'h': help(); return -1;
-    default:
-        fbx_error("report", "unknown or incomplete option '%s' (try --help)", given);
-        return FBX_USAGE;
     }
     return v < 0 ? FBX_USAGE : FBX_OK;
 }
 
 static int parse(report_args *a, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"by", required_argument, 0, 'b'},     {"sort", required_argument, 0, 's'},
-        {"top", required_argument, 0, 't'},    {"format", required_argument, 0, 'f'},
-        {"weight", required_argument, 0, 'w'}, {"output", required_argument, 0, 'o'},
-        {"where", required_argument, 0, 'W'},  {"frames", required_argument, 0, 'F'},
-        {"depth", required_argument, 0, 'd'},  {"user-only", no_argument, 0, 'u'},
-        {"raw", no_argument, 0, 'r'},          {"no-headings", no_argument, 0, 'n'},
-        {"version", no_argument, 0, 'V'},      {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
-    return fbx_options(argc, argv, "ho:V", longopts, option, a);
+    return fbx_options(argc, argv, options, NOPTIONS, false, option, a);
 }
 
 /* Writes the census in the chosen format; returns the exit code. */

@@ -11,6 +11,7 @@
 #include "fields.h"
 #include "cli.h"
 #include "report_json.h"
+#include "run_dir.h"
 #include "text.h"
 #include "units.h"
 
@@ -27,28 +28,35 @@ static const fbx_choice *by_choices(void)
     return list;
 }
 
+FBX_CHOICE_VALUES(by_values, by_choices(), NDIFF_BYS)
+FBX_CHOICE_VALUES(sort_values, fbt_sorts, fbt_nsorts)
+FBX_CHOICE_VALUES(format_values, diff_formats, 2)
+
+static const fbx_opt options[] = {
+    {'b', false, "by", "%s", "compare ops (default), call sites or backends", by_values, NULL},
+    {'s', false, "sort", "%s", "order rows within each change by (default bytes)", sort_values,
+     NULL},
+    {'W', false, "where", "FIELD=VALUE",
+     "FIELD one of %s, in both censuses,\nas for report", fbm_where_help, NULL},
+    {'f', false, "format", "%s", "output format (default text; json: fbcount-diff/1)",
+     format_values, NULL},
+    {'a', false, "all", NULL, "also list unchanged rows", NULL, NULL},
+    {'i', false, "fail-on-increase", NULL,
+     "exit 1 when NEW has more fallbacks, or more bytes\nleaving the GPU, than OLD", NULL, NULL},
+    FBX_OPTS_VERSION_HELP,
+};
+#define NOPTIONS (sizeof options / sizeof *options)
+
 static void help(void)
 {
-    char bys[64], sorts[64], fmts[32];
     printf("usage: fbcount diff [options] [OLD] [NEW]\n\n"
            "Compares two censuses (each a dump or a directory of dumps) op by op, for fallbacks,\n"
            "host-resident ops and transfers: which appeared, vanished, grew or shrank, by count,\n"
            "bytes and (when the dumps carry it) time. Without arguments, compares the two newest\n"
            "fbcount-* folders with a dump in the working directory; with one, compares it against\n"
-           "the newest.\n\n"
-           "  --by %-22s compare ops (default), call sites or backends\n"
-           "  --sort %-20s order rows within each change by (default bytes)\n"
-           "  --where FIELD=VALUE          FIELD one of %s, in both censuses,\n"
-           "                               as for report\n"
-           "  --format %-18s output format (default text; json: fbcount-diff/1)\n"
-           "  --all                        also list unchanged rows\n"
-           "  --fail-on-increase           exit 1 when NEW has more fallbacks, or more bytes\n"
-           "                               leaving the GPU, than OLD\n"
-           "  -V, --version                print the version\n"
-           "  -h, --help                   this text\n\n",
-           fbx_choices(by_choices(), NDIFF_BYS, "|", bys, sizeof bys),
-           fbx_choices(fbt_sorts, fbt_nsorts, "|", sorts, sizeof sorts), fbm_where_help(),
-           fbx_choices(diff_formats, 2, "|", fmts, sizeof fmts));
+           "the newest.\n\n");
+    fbx_put_options(stdout, options, NOPTIONS, 31);
+    putchar('\n');
     fbx_put_exit_codes(stdout, "diff");
 }
 
@@ -367,7 +375,7 @@ static int pick_paths(int nargs, char **args, char names[][FBX_PATH], const char
     return FBX_OK;
 }
 
-static int option(void *ctx, int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg)
 {
     diff_opts *o = ctx;
     int v = 0;
@@ -383,21 +391,13 @@ static int option(void *ctx, int opt, char *arg, const char *given)
     }
     case 'V': fbx_version(); return -1;
     case 'h': help(); return -1;
-    default:
-        fbx_error("diff", "unknown or incomplete option '%s' (try --help)", given);
-        return FBX_USAGE;
     }
     return v < 0 ? FBX_USAGE : FBX_OK;
 }
 
 static int parse(diff_opts *o, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"by", required_argument, 0, 'b'}, {"format", required_argument, 0, 'f'},
-        {"sort", required_argument, 0, 's'}, {"where", required_argument, 0, 'W'},
-        {"all", no_argument, 0, 'a'}, {"fail-on-increase", no_argument, 0, 'i'},
-        {"version", no_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    return fbx_options(argc, argv, "hV", longopts, option, o);
+    return fbx_options(argc, argv, options, NOPTIONS, false, option, o);
 }
 
 int fbx_diff(int argc, char **argv)

@@ -11,6 +11,28 @@
 #include "text.h"
 #include "units.h"
 
+static const fbx_opt options[] = {
+    {'a', false, "allow", "FILE",
+     "allowed ops, one per line, reason after '#' (the FBCOUNT_ALLOW\n"
+     "format of the shim); a regular file of at most 1 MiB", NULL, NULL},
+    {'m', false, "max", "N", "at most N fallbacks of ops not allowed", NULL, NULL},
+    {'b', false, "max-bytes", "B",
+     "at most B bytes leaving the GPU from ops not allowed\n"
+     "(suffixes: K, KiB = 1024; KB = 1000; M, G, T likewise)", NULL, NULL},
+    {'t', false, "max-time", "T",
+     "at most T of fallback time from ops not allowed (dumps with\n"
+     "times only): 500ms, 1.5s, 2min; a bare number is seconds", NULL, NULL},
+    {'T', false, "max-transfer-bytes", "B",
+     "at most B bytes crossing between devices (transfers are\n"
+     "shown, and gated only with this limit)", NULL, NULL},
+    {'H', false, "host", NULL, "gate host-resident ops too (default: fallbacks only)", NULL, NULL},
+    {'W', false, "where", "FIELD=VALUE", "FIELD one of %s, as for report", fbm_where_help, NULL},
+    {'j', false, "json", NULL,
+     "print the verdict as one JSON object (fbcount-check/1) on\nstandard output", NULL, NULL},
+    FBX_OPTS_VERSION_HELP,
+};
+#define NOPTIONS (sizeof options / sizeof *options)
+
 static void help(void)
 {
     printf("usage: fbcount check [options] [DUMP|DIR...]\n\n"
@@ -18,23 +40,9 @@ static void help(void)
            "their sites) when it is not. Ops named in the allow file never count against it.\n"
            "With no limit given, any fallback not allowed fails the check. An empty census (no\n"
            "dump at all) is an error (exit 3), not a pass. Without a DUMP or DIR, reads the\n"
-           "newest fbcount-* folder with a dump in the working directory.\n\n"
-           "  --allow FILE        allowed ops, one per line, reason after '#' (the FBCOUNT_ALLOW\n"
-           "                      format of the shim); a regular file of at most 1 MiB\n"
-           "  --max N             at most N fallbacks of ops not allowed\n"
-           "  --max-bytes B       at most B bytes leaving the GPU from ops not allowed\n"
-           "                      (suffixes: K, KiB = 1024; KB = 1000; M, G, T likewise)\n"
-           "  --max-time T        at most T of fallback time from ops not allowed (dumps with\n"
-           "                      times only): 500ms, 1.5s, 2min; a bare number is seconds\n"
-           "  --max-transfer-bytes B\n"
-           "                      at most B bytes crossing between devices (transfers are\n"
-           "                      shown, and gated only with this limit)\n"
-           "  --host              gate host-resident ops too (default: fallbacks only)\n"
-           "  --where FIELD=VALUE FIELD one of %s, as for report\n"
-           "  --json              print the verdict as one JSON object (fbcount-check/1) on\n"
-           "                      standard output\n"
-           "  -V, --version       print the version\n"
-           "  -h, --help          this text\n\n", fbm_where_help());
+           "newest fbcount-* folder with a dump in the working directory.\n\n");
+    fbx_put_options(stdout, options, NOPTIONS, 22);
+    putchar('\n');
     fbx_put_exit_codes(stdout, "check");
 }
 
@@ -252,7 +260,7 @@ static int limit(const char *opt, const char *arg, uint64_t *out, bool *have)
     return FBX_OK;
 }
 
-static int option(void *ctx, int opt, char *arg, const char *given)
+static int option(void *ctx, int opt, char *arg)
 {
     check_opts *o = ctx;
     switch (opt) {
@@ -266,21 +274,13 @@ static int option(void *ctx, int opt, char *arg, const char *given)
     case 'W': return fbx_where("check", o->c, arg);
     case 'V': fbx_version(); return -1;
     case 'h': help(); return -1;
-    default:
-        fbx_error("check", "unknown or incomplete option '%s' (try --help)", given);
-        return FBX_USAGE;
     }
+    return FBX_OK; /* fbx_options gives the keys of the table's rows alone */
 }
 
 static int parse(check_opts *o, int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"allow", required_argument, 0, 'a'}, {"max", required_argument, 0, 'm'},
-        {"max-bytes", required_argument, 0, 'b'}, {"max-time", required_argument, 0, 't'},
-        {"max-transfer-bytes", required_argument, 0, 'T'}, {"where", required_argument, 0, 'W'},
-        {"host", no_argument, 0, 'H'}, {"json", no_argument, 0, 'j'},
-        {"version", no_argument, 0, 'V'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int code = fbx_options(argc, argv, "hV", longopts, option, o);
+    int code = fbx_options(argc, argv, options, NOPTIONS, false, option, o);
     if (code == FBX_OK && !o->have_max && !o->have_bytes && !o->have_time && !o->have_transfer)
         o->max = 0;
     return code;

@@ -28,19 +28,29 @@
 #include "signals.h"
 #include "table.h"
 
-static const char help[] =
-    "usage: fbcount snapshot [options] PID\n\n"
-    "Asks a process running under libfbcount.so for a census (its census signal), waits\n"
-    "for the snapshot dump it writes, and prints its report. The signal is sent only when\n"
-    "/proc shows that PID maps libfbcount and catches the signal its FBCOUNT_SIGNAL names\n"
-    "(USR1 by default); otherwise nothing is sent and the exit status is 7. Given the pid\n"
-    "of an `fbcount run`, every process that run watches and that runs the shim is asked.\n"
-    "The dump directory comes from each process's FBCOUNT_OUTPUT (read from\n"
-    "/proc/PID/environ, relative to /proc/PID/cwd).\n\n"
-    "  --timeout S     seconds to wait (default 5; fractions allowed)\n"
-    "  --signal SIG    send only if SIG is the process's census signal (a check)\n"
-    "  --dir DIR       look for the dump in DIR instead\n"
-    "  -h, --help      this text\n\n";
+static const fbx_opt options[] = {
+    {'t', false, "timeout", "S", "seconds to wait (default 5; fractions allowed)", NULL, NULL},
+    {'s', false, "signal", "SIG", "send only if SIG is the process's census signal (a check)",
+     NULL, NULL},
+    {'d', false, "dir", "DIR", "look for the dump in DIR instead", NULL, NULL},
+    {'h', true, "help", NULL, "this text", NULL, NULL},
+};
+#define NOPTIONS (sizeof options / sizeof *options)
+
+static void help(void)
+{
+    fputs("usage: fbcount snapshot [options] PID\n\n"
+          "Asks a process running under libfbcount.so for a census (its census signal), waits\n"
+          "for the snapshot dump it writes, and prints its report. The signal is sent only when\n"
+          "/proc shows that PID maps libfbcount and catches the signal its FBCOUNT_SIGNAL names\n"
+          "(USR1 by default); otherwise nothing is sent and the exit status is 7. Given the pid\n"
+          "of an `fbcount run`, every process that run watches and that runs the shim is asked.\n"
+          "The dump directory comes from each process's FBCOUNT_OUTPUT (read from\n"
+          "/proc/PID/environ, relative to /proc/PID/cwd).\n\n", stdout);
+    fbx_put_options(stdout, options, NOPTIONS, 18);
+    putchar('\n');
+    fbx_put_exit_codes(stdout, "snapshot");
+}
 
 typedef struct seen {
     char *name;
@@ -197,39 +207,37 @@ typedef struct {
     long pid;
 } snap_opts;
 
-static int parse(snap_opts *o, int argc, char **argv)
+static int option(void *ctx, int key, char *arg)
 {
-    static const struct option longopts[] = {
-        {"timeout", required_argument, 0, 't'}, {"signal", required_argument, 0, 's'},
-        {"dir", required_argument, 0, 'd'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int opt;
+    snap_opts *o = ctx;
     char *end;
-    optind = 1;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 't':
-            o->timeout = strtod(optarg, &end);
-            if (*end || end == optarg || !(o->timeout > 0) || o->timeout > 86400) {
-                fbx_error("snapshot", "--timeout: expected seconds, got '%s'", optarg);
-                return FBX_USAGE;
-            }
-            break;
-        case 's':
-            if (fbr_signal_parse(optarg, &o->want) != 0 || o->want == 0) {
-                fbx_error("snapshot", "--signal: '%s' is not a census signal (USR1, USR2, "
-                          "WINCH, URG or a real-time signal)", optarg);
-                return FBX_USAGE;
-            }
-            break;
-        case 'd': o->dir = optarg; break;
-        case 'h': fputs(help, stdout); fbx_put_exit_codes(stdout, "snapshot"); return -1;
-        default:
-            fbx_error("snapshot", "unknown or incomplete option '%s' (try --help)",
-                      argv[optind - 1]);
+    switch (key) {
+    case 't':
+        o->timeout = strtod(arg, &end);
+        if (*end || end == arg || !(o->timeout > 0) || o->timeout > 86400) {
+            fbx_error("snapshot", "--timeout: expected seconds, got '%s'", arg);
             return FBX_USAGE;
         }
+        return FBX_OK;
+    case 's':
+        if (fbr_signal_parse(arg, &o->want) != 0 || o->want == 0) {
+            fbx_error("snapshot", "--signal: '%s' is not a census signal (USR1, USR2, "
+                      "WINCH, URG or a real-time signal)", arg);
+            return FBX_USAGE;
+        }
+        return FBX_OK;
+    case 'd': o->dir = arg; return FBX_OK;
+    case 'h': help(); return -1;
     }
+    return FBX_OK; /* fbx_options gives the keys of the table's rows alone */
+}
+
+static int parse(snap_opts *o, int argc, char **argv)
+{
+    int rc = fbx_options(argc, argv, options, NOPTIONS, false, option, o);
+    if (rc != FBX_OK)
+        return rc;
+    char *end;
     o->pid = optind + 1 == argc ? strtol(argv[optind], &end, 10) : 0;
     if (optind + 1 != argc || *end || o->pid <= 0 || o->pid > INT_MAX) {
         fbx_error("snapshot", "expected one PID (try --help)");

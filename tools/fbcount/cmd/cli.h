@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "merge.h"
+#include "options.h" /* each command's table of options */
 
 /* The exit codes, one list: the enum below, the text every --help ends with (cli.c: each
  * subcommand's own, "" for every subcommand) and the man page's EXIT STATUS (checked against
@@ -65,21 +66,8 @@ fbm_census *fbx_load(const char *cmd, char *const *paths, int n, int *code);
  * skipped. Returns FBX_OK, or prints the error and returns the exit code. */
 int fbx_load_into(const char *cmd, fbm_census *c, char *const *paths, int n);
 
-
-/* Whether dir holds a dump (a *.json file that is not hidden). */
-bool fbx_holds_dump(const char *dir);
-
 /* Room for a path the command names. */
 #define FBX_PATH 4096
-
-/* The k newest fbcount-* folders in the working directory (what fbcount run leaves) that
- * hold a dump, oldest first, into names; a newer folder without a dump is named on stderr
- * as skipped. Returns how many were found (at most k). */
-size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH]);
-
-/* The census to read when none is named: fbx_newest_runs(cmd, 1), said on stderr. Writes
- * its name into buf and returns 0, or prints why not and returns -1. */
-int fbx_default_dir(const char *cmd, char *buf, size_t len);
 
 /* --where FIELD=VALUE into c (fbm_census_where). Returns FBX_OK, or prints the error (the
  * fields there are) and returns the exit code. */
@@ -89,16 +77,6 @@ int fbx_where(const char *cmd, fbm_census *c, char *arg);
  * without any dump is an error (FBX_READ), never a census of zero: it means no process used
  * a backend, or the shim was not loaded. Returns FBX_OK or the exit code, after the error. */
 int fbx_load_args(const char *cmd, fbm_census *c, char *const *paths, int n);
-
-/* One option of a subcommand: opt as getopt_long returns it, its argument, and what was
- * given (for messages). Returns FBX_OK, an exit code, or -1 after --help or --version. */
-typedef int (*fbx_option_fn)(void *ctx, int opt, char *arg, const char *given);
-
-/* Reads the options of argv (argv[0] the subcommand's name) with getopt_long, each through
- * each(ctx, ...), until the first that does not return FBX_OK; optind is then where the
- * operands begin. Returns FBX_OK or that result. */
-int fbx_options(int argc, char **argv, const char *shortopts, const struct option *longopts,
-                fbx_option_fn each, void *ctx);
 
 /* Prints "fbcount VERSION" (what -V and --version print). */
 void fbx_version(void);
