@@ -6,7 +6,7 @@
 # beside the shim under the build id of that torch's libtorch_cpu, and the cases run on them.
 #   usage: tests/torch/other_torch.sh PYTHON BUILD OUT [BENCH_ROUNDS]
 # BUILD is a build tree holding at least tools/fbcount/fbcount, interpose/libfbcount.so and
-# interpose/python (what tools/bench/gpu_carry.sh gathers); OUT receives the logs, the
+# interpose/python (tests/device/backends.sh lays one out on the GPU machine); OUT receives the
 # pytest report and the benchmark's rows. pytest comes from PYTHON, or from PYTEST_PATH.
 # Exits 0 when every case passed, 1 when one failed, 2 when the pieces do not compile.
 set -uo pipefail
