@@ -59,6 +59,72 @@ const char *fbr_die_name(Dwarf_Die *die)
     return n;
 }
 
+/* text (n bytes) and a NUL into what is left of buf; NULL when it does not fit. */
+static const char *place_text(const char *text, size_t n, char **buf, size_t *cap)
+{
+    if (n + 1 > *cap)
+        return NULL;
+    char *p = *buf;
+    memcpy(p, text, n);
+    p[n] = '\0';
+    *buf += n + 1;
+    *cap -= n + 1;
+    return p;
+}
+
+/* The DIE that declares die's function: through its abstract origin (an inlined or
+ * out-of-line instance) to its specification (a member's declaration in its class). */
+static Dwarf_Die declaration(Dwarf_Die *die)
+{
+    Dwarf_Die d = *die, next;
+    Dwarf_Attribute a;
+    for (int i = 0; i < 4 && dwarf_formref_die(dwarf_attr(&d, DW_AT_abstract_origin, &a), &next);
+         i++)
+        d = next;
+    if (dwarf_formref_die(dwarf_attr(&d, DW_AT_specification, &a), &next))
+        d = next;
+    return d;
+}
+
+/* "f::{lambda}::operator()" for the call operator of a lambda that f encloses, where the
+ * debug information names it "operator()" alone (inlined everywhere, it has no linkage name;
+ * its class has no name, and f's DIE holds it): the symbol table's lambdas demangle to
+ * "f(args)::{lambda()#1}::operator()() const", and views name both by f (rules/attrib.h's
+ * fbr_function_display). NULL where die is no lambda's. */
+static const char *lambda_name(Dwarf_Die *die, char **buf, size_t *cap)
+{
+    Dwarf_Die decl = declaration(die), *scopes = NULL;
+    int n = dwarf_getscopes_die(&decl, &scopes);
+    const char *fn = NULL;
+    if (n > 2 && !fbr_die_name(&scopes[1]) &&
+        (dwarf_tag(&scopes[1]) == DW_TAG_class_type ||
+         dwarf_tag(&scopes[1]) == DW_TAG_structure_type))
+        for (int i = 2; i < n && !fn; i++)
+            if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+                Dwarf_Attribute a;
+                fn = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
+            }
+    free(scopes);
+    char text[1024];
+    int len = fn ? snprintf(text, sizeof text, "%s::{lambda}::operator()", fn) : -1;
+    return len > 0 && (size_t)len < sizeof text ? place_text(text, (size_t)len, buf, cap) : NULL;
+}
+
+/* The name of an inlined instance: its linkage name, else a lambda's by its function, else
+ * its plain name. */
+static const char *inlined_name(Dwarf_Die *die, char **buf, size_t *cap)
+{
+    Dwarf_Attribute a;
+    if (!dwarf_attr_integrate(die, DW_AT_linkage_name, &a) &&
+        !dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) {
+        const char *n = fbr_die_name(die);
+        const char *lambda = n && !strcmp(n, "operator()") ? lambda_name(die, buf, cap) : NULL;
+        if (lambda)
+            return lambda;
+    }
+    return fbr_die_name(die);
+}
+
 /* A source path into what is left of buf; NULL when it does not fit. */
 static const char *place(const char *file, const char *comp_dir, char **buf, size_t *cap)
 {
@@ -71,6 +137,37 @@ static const char *place(const char *file, const char *comp_dir, char **buf, siz
     *buf += n;
     *cap -= n;
     return p;
+}
+
+/* The innermost function or inlined instance under parent that holds pc, into out; false
+ * where none does. Unlike dwarf_getscopes, it looks inside scopes that hold no code of their
+ * own: GCC nests an OpenMP region's outlined function (f._omp_fn.0) in the abstract
+ * definition of the function whose region it is, which has no addresses. */
+static bool code_at(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_Die *out)
+{
+    Dwarf_Die child;
+    if (depth > 32 || dwarf_child(parent, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        bool fn = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+        if (!fn && tag != DW_TAG_lexical_block && tag != DW_TAG_namespace &&
+            tag != DW_TAG_class_type && tag != DW_TAG_structure_type)
+            continue;
+        Dwarf_Attribute a;
+        bool code = dwarf_attr(&child, DW_AT_low_pc, &a) || dwarf_attr(&child, DW_AT_ranges, &a);
+        if (code && dwarf_haspc(&child, pc) <= 0)
+            continue; /* its code is elsewhere: nothing inside it is here */
+        if (code_at(&child, pc, depth + 1, out))
+            return true;
+        if (code && fn) {
+            *out = child;
+            return true;
+        }
+        if (code)
+            return false; /* a block of its parent's holds pc: the parent is the answer */
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
 }
 
 int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, char *buf,
@@ -90,8 +187,30 @@ int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, 
     int n = 1;
     Dwarf_Addr bias;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-    Dwarf_Die *scopes = NULL;
+    Dwarf_Die *scopes = NULL, found;
     int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+    if (ns <= 0 && cu && code_at(cu, addr - bias, 0, &found)) {
+        free(scopes);
+        scopes = NULL;
+        ns = dwarf_getscopes_die(&found, &scopes);
+    }
+    /* Past the innermost inlined instance, dwarf_getscopes goes on with the scopes of that
+     * function's abstract definition, not with the functions it is inlined in: the chain
+     * outward is the concrete instance's own nesting (as addr2line -i reads it). */
+    for (int i = 0; i < ns; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        Dwarf_Die *nest = NULL;
+        int nn = dwarf_getscopes_die(&scopes[i], &nest);
+        if (nn > 0) {
+            free(scopes);
+            scopes = nest;
+            ns = nn;
+        } else {
+            free(nest);
+        }
+        break;
+    }
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     const char *comp_dir = NULL;
@@ -105,7 +224,7 @@ int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, 
     for (int i = 0; i < ns && n < max; i++) {
         if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
             continue;
-        out[n - 1].symbol = fbr_die_name(&scopes[i]);
+        out[n - 1].symbol = inlined_name(&scopes[i], &buf, &cap);
         out[n - 1].inlined = true;
         fbr_dw_frame *caller = &out[n++];
         Dwarf_Attribute a;

@@ -55,16 +55,21 @@
        const GElf_Shdr *g, Dwarf_Addr *h),                                                      \
       (a, b, c, d, e, f, g, h), -1)                                                             \
     X(int, dwarf_getscopes, (Dwarf_Die *a, Dwarf_Addr b, Dwarf_Die **c), (a, b, c), -1)        \
+    X(int, dwarf_getscopes_die, (Dwarf_Die *a, Dwarf_Die **b), (a, b), -1)                     \
     X(Dwarf_Attribute *, dwarf_attr, (Dwarf_Die *a, unsigned int b, Dwarf_Attribute *c),       \
       (a, b, c), NULL)                                                                          \
     X(Dwarf_Attribute *, dwarf_attr_integrate,                                                  \
       (Dwarf_Die *a, unsigned int b, Dwarf_Attribute *c), (a, b, c), NULL)                     \
     X(const char *, dwarf_formstring, (Dwarf_Attribute *a), (a), NULL)                         \
+    X(Dwarf_Die *, dwarf_formref_die, (Dwarf_Attribute *a, Dwarf_Die *b), (a, b), NULL)        \
     X(int, dwarf_formudata, (Dwarf_Attribute *a, Dwarf_Word *b), (a, b), -1)                   \
     X(int, dwarf_getsrcfiles, (Dwarf_Die *a, Dwarf_Files **b, size_t *c), (a, b, c), -1)       \
     X(const char *, dwarf_filesrc, (Dwarf_Files *a, size_t b, Dwarf_Word *c, Dwarf_Word *d),   \
       (a, b, c, d), NULL)                                                                       \
-    X(int, dwarf_tag, (Dwarf_Die *a), (a), -1)
+    X(int, dwarf_tag, (Dwarf_Die *a), (a), -1)                                                  \
+    X(int, dwarf_child, (Dwarf_Die *a, Dwarf_Die *b), (a, b), -1)                              \
+    X(int, dwarf_siblingof, (Dwarf_Die *a, Dwarf_Die *b), (a, b), -1)                          \
+    X(int, dwarf_haspc, (Dwarf_Die *a, Dwarf_Addr b), (a, b), -1)
 
 static struct {
 #define POINTER(ret, name, params, args, fail) ret(*name) params;

@@ -313,6 +313,28 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
     return n;
 }
 
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+const char *fbc_demangle(const char *name)
+{
+    static demangle_fn fn;
+    static int looked;
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return name;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        memcpy(&fn, &p, sizeof p);
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    int status = -1;
+    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (status != 0) {
+        free(d);
+        return name;
+    }
+    return d;
+}
+
 static const char *unnamed(const fbc_frame_info *f)
 {
     char buf[512];
@@ -406,10 +428,28 @@ static void view_init(view *v, const uintptr_t *frames, uint32_t nframes, uint32
     v->w = (walk){frames, exit_first, infos, v->natives, 0};
 }
 
-/* out's site from frame a.site or Python frame a.py_site of frames (py: its Python frames). */
-static void site_of(const fbr_attrib *a, const uintptr_t *frames, const fbr_pyframe *py,
-                    fbc_attrib *out)
+/* The user's functions that chain[k] is inlined in, as the views print them after the site
+ * ("main (app.cpp:20)"; rules/attrib.h): outward while their source is neither the backend's
+ * nor the system's, interned; NULL where none is. */
+static const char *inlined_in(const fbr_backend *row, const fbc_frame_info *chain, int k, int n)
 {
+    char text[1024] = "";
+    for (int j = k + 1; j < n; j++) {
+        if (!fbr_backend_user_source(row, chain[j].file))
+            break;
+        const char *name = fbc_demangle(chain[j].symbol);
+        fbr_inlined_in_add(text, sizeof text, name, chain[j].file, chain[j].line);
+        if (name != chain[j].symbol)
+            free((void *)name);
+    }
+    return text[0] ? intern(text) : NULL;
+}
+
+/* out's site from frame a.site or Python frame a.py_site of frames (py: its Python frames). */
+static void site_of(const fbr_backend *row, const fbr_attrib *a, const uintptr_t *frames,
+                    const fbr_pyframe *py, fbc_attrib *out)
+{
+    out->site_inlined_in = NULL;
     out->site_frame = a->site;
     if (a->py_site >= 0) {
         out->site = py[a->py_site].function ? py[a->py_site].function : FBR_UNKNOWN;
@@ -422,7 +462,9 @@ static void site_of(const fbr_attrib *a, const uintptr_t *frames, const fbr_pyfr
          * code that called the op, at its own line. */
         fbc_frame_info chain[FBC_MAX_INLINE];
         int nc = fbc_symbolize_chain(frames[a->site], false, chain, FBC_MAX_INLINE);
-        fbc_frame_info *f = &chain[a->site_inline < nc ? a->site_inline : 0];
+        int k = a->site_inline < nc ? a->site_inline : 0;
+        fbc_frame_info *f = &chain[k];
+        out->site_inlined_in = inlined_in(row, chain, k, nc);
         out->site = unnamed(f);
         out->site_file = f->file;
         out->site_line = f->line;
@@ -455,7 +497,7 @@ static void origin_site(const fbc_entry *e, const fbr_backend *row, fbc_attrib *
     fbr_attribute_caller(row, v.n, native_at, files_at, &v.w, v.py, v.npy, &a);
     if (a.site < 0 && a.py_site < 0)
         return;
-    site_of(&a, o->frames, v.py, out);
+    site_of(row, &a, o->frames, v.py, out);
     out->origin = (int)o->kind;
 }
 
@@ -479,7 +521,7 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
         out->op = infos[a.op].symbol;
     else if (op[0] && intern(op))
         out->op = intern(op); /* the second lookup finds the first's copy */
-    site_of(&a, e->frames, v.py, out);
+    site_of(row, &a, e->frames, v.py, out);
     if (e->origin && no_user_site(&a, infos, out))
         origin_site(e, row, out);
     return v.w.named;

@@ -47,6 +47,10 @@ ADD_BIAS = "model::Dense<float>::add_bias(vkt_tensor*) const"
 LAMBDA = "main::{lambda(vkt_tensor const*)#1}"
 INVOKER = "std::_Function_handler<vkt_tensor* (vkt_tensor const*), " + LAMBDA + ">::_M_invoke("
 FUNCTION = "std::function<vkt_tensor* (vkt_tensor const*)>::operator()(vkt_tensor const*) const"
+# A lambda inlined into its invoker, named where the debug information has no linkage name for it.
+LAMBDA_FRAME = "main::{lambda}::operator()"
+# add_bias inlined into forward: the site is add_bias's line, followed by the caller's.
+ADD_BIAS_SITE = f"{ADD_BIAS} (model.cc:{LINE['add']}) inlined in {FORWARD} (model.cc:{LINE['bias']})"
 
 
 # A Python caller: ctypes on libvkt, dot falling back from step(); then a live dump through
@@ -131,21 +135,20 @@ try:
     text = fb("report", run_dir)
     expect(re.search(rf"vkt_dot\s+{STEPS}\s.*{re.escape(FORWARD)} \(model\.cc:\d+\) {STEPS}$", text, re.M),
            "report: vkt_dot's site is the template's method, demangled:\n" + text)
-    expect(re.search(rf"vkt_add\s+{STEPS}\s.*{re.escape(ADD_BIAS)} \(model\.cc:\d+\) {STEPS}$", text, re.M),
-           "report: vkt_add's site is the inlined member:\n" + text)
+    expect(re.search(rf"vkt_add\s+{STEPS}\s.*{re.escape(ADD_BIAS_SITE)} {STEPS}$", text, re.M),
+           "report: vkt_add's site is the inlined member, inlined in its caller:\n" + text)
     expect("_Z" not in text, "report: a mangled name in text:\n" + text)
 
     # COLUMNS=40 and a pipe: the table is not a terminal's, so no name is cut.
     by_site = fb("report", "--by", "site", run_dir)
-    for name, line, op in ((FORWARD, LINE["dot"], "vkt_dot"), (ADD_BIAS, LINE["add"], "vkt_add")):
-        expect(re.search(rf"^  {re.escape(name)} \(model\.cc:{line}\)\s+{STEPS}\s.*{op} {STEPS}$",
-                         by_site, re.M),
-               f"report --by site: '{name} (model.cc:{line})' whole, with {op}:\n" + by_site)
+    for name, op in ((f"{FORWARD} (model.cc:{LINE['dot']})", "vkt_dot"), (ADD_BIAS_SITE, "vkt_add")):
+        expect(re.search(rf"^  {re.escape(name)}\s+{STEPS}\s.*{op} {STEPS}$", by_site, re.M),
+               f"report --by site: '{name}' whole, with {op}:\n" + by_site)
     expect("..." not in by_site, "report --by site: a cut name:\n" + by_site)
 
     by_stack = fb("report", "--by", "stack", run_dir)
-    for op, name in (("vkt_dot", FORWARD), ("vkt_add", ADD_BIAS)):
-        expect(re.search(rf"^  {op} @ {re.escape(name)} \(model\.cc:\d+\)\s+{STEPS}\s", by_stack, re.M),
+    for op, name in (("vkt_dot", f"{FORWARD} (model.cc:{LINE['dot']})"), ("vkt_add", ADD_BIAS_SITE)):
+        expect(re.search(rf"^  {op} @ {re.escape(name)}\s+{STEPS}\s", by_stack, re.M),
                f"report --by stack: '{op} @ {name}' whole:\n" + by_stack)
 
     folded = fb("report", "--format", "folded", run_dir)
@@ -154,7 +157,7 @@ try:
            "folded: two stacks, each counted per step:\n" + folded)
     for line in lines:
         frames = line.rsplit(" ", 1)[0].split(";")
-        order = ["main", "model::train(", FUNCTION, INVOKER, "operator()", FORWARD]
+        order = ["main", "model::train(", FUNCTION, INVOKER, LAMBDA_FRAME, FORWARD]
         at = [next((i for i, f in enumerate(frames) if f.startswith(o)), -1) for o in order]
         expect(-1 not in at and at == sorted(at),
                f"folded: main > train > std::function > invoker of the lambda > forward, "
@@ -166,7 +169,7 @@ try:
     folded_lines = fb("report", "--format", "folded", "--frames", "line", run_dir)
     for want in (f";{FORWARD} (model.cc:{LINE['dot']});vkt_dot",
                  f";{FORWARD} (model.cc:{LINE['bias']});{ADD_BIAS} (model.cc:{LINE['add']});",
-                 f";operator() (model.cc:{LINE['lambda']});",
+                 f";{LAMBDA_FRAME} (model.cc:{LINE['lambda']});",
                  f"(model.cc:{LINE['call']});{FUNCTION} ("):
         expect(want in folded_lines, f"folded --frames line: '{want}' missing:\n" + folded_lines)
 

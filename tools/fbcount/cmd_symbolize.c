@@ -37,6 +37,7 @@
 #include "dwname.h" /* rules/: how DWARF names a frame and its file */
 #include "fields.h" /* rules/: the dump's field names */
 #include "jtext.h"
+#include "names.h"
 #include "output.h"
 #include "pool.h"
 #include "readfile.h"
@@ -312,6 +313,7 @@ static void c_add(cref r, int k, json_int_t v)
 typedef struct {
     const char *site, *file, *module; /* NULL where left out */
     long line;                        /* written when > 0, after a file */
+    const char *inlined_in;           /* NULL where left out */
     bool python;
     counters c;
 } nsite;
@@ -459,10 +461,11 @@ static row_ent *row_get(rowtab *t, size_t kind, const char *backend, const char 
     return r;
 }
 
-/* "row site\0file\0line": one site of a row (the row by its address) by rules/attrib.h's
- * fbr_same_site (without a file, the function alone). */
+/* "row site\0file\0inlined_in\0line": one site of a row (the row by its address) by
+ * rules/attrib.h's fbr_same_site (without a file, the function alone), and the functions it is
+ * inlined in. */
 static size_t site_key(char *out, size_t cap, const row_ent *r, const char *site,
-                       const char *file, long line)
+                       const char *file, const char *inlined_in, long line)
 {
     char num[24], *p = num + sizeof num;
     unsigned long u = file ? (line < 0 ? 0UL - (unsigned long)line : (unsigned long)line) : 0;
@@ -474,14 +477,15 @@ static size_t site_key(char *out, size_t cap, const row_ent *r, const char *site
     size_t n = key_put(out, cap, 0, (const char *)&r, sizeof r);
     n = key_str(out, cap, n, site ? site : "");
     n = key_str(out, cap, n, file ? file : "");
+    n = key_str(out, cap, n, inlined_in ? inlined_in : "");
     return key_put(out, cap, n, p, (size_t)(num + sizeof num - p));
 }
 
 static site_ent *site_index(rowtab *t, row_ent *r, cref ref, const char *site, const char *file,
-                            long line)
+                            const char *inlined_in, long line)
 {
-    char key[4200 + sizeof(void *)]; /* the row, then the site as before */
-    size_t len = site_key(key, sizeof key, r, site, file, line);
+    char key[5300 + sizeof(void *)]; /* the row, then the site as before */
+    size_t len = site_key(key, sizeof key, r, site, file, inlined_in, line);
     site_ent *s = fbp_alloc(tree_pool, sizeof *s + len + 1);
     if (!s)
         return NULL;
@@ -494,6 +498,7 @@ static site_ent *site_index(rowtab *t, row_ent *r, cref ref, const char *site, c
 typedef struct {
     const char *site, *file, *module; /* file and module may be NULL */
     long line;
+    const char *inlined_in; /* the functions the site is inlined in, or NULL */
     bool python;
 } site_info;
 
@@ -509,6 +514,8 @@ static json_t *site_json(json_t *sites, const site_info *si)
         if (si->line > 0)
             json_object_set_new(site, FBR_LINE, json_integer(si->line));
     }
+    if (si->inlined_in)
+        json_object_set_new(site, FBR_INLINED_IN, json_string(si->inlined_in));
     if (si->python)
         json_object_set_new(site, FBR_PYTHON, json_true());
     if (si->module)
@@ -527,6 +534,7 @@ static nsite *site_rec(nrow *nr, const site_info *si)
     s->line = s->file && si->line > 0 ? si->line : 0;
     s->python = si->python;
     s->module = utf8_copy(si->module);
+    s->inlined_in = utf8_copy(si->inlined_in);
     nr->sites[nr->nsites++] = s;
     return s;
 }
@@ -541,11 +549,11 @@ static bool site_get(rowtab *t, row_ent *r, const site_info *si, cref *out)
         size_t i;
         json_array_foreach(sites, i, e)
             site_index(t, r, (cref){e, NULL}, get_str(e, FBR_SITE), get_str(e, FBR_FILE),
-                       (long)get_int(e, FBR_LINE));
+                       get_str(e, FBR_INLINED_IN), (long)get_int(e, FBR_LINE));
         r->indexed = true;
     }
-    char key[4200 + sizeof(void *)]; /* the row, then the site as before */
-    size_t len = site_key(key, sizeof key, r, si->site, si->file, si->line);
+    char key[5300 + sizeof(void *)]; /* the row, then the site as before */
+    size_t len = site_key(key, sizeof key, r, si->site, si->file, si->inlined_in, si->line);
     site_ent *s;
     HASH_FIND(hh, t->sites, key, len, s);
     if (s) {
@@ -558,14 +566,14 @@ static bool site_get(rowtab *t, row_ent *r, const site_info *si, cref *out)
             return false;
         *out = (cref){site, NULL};
         site_index(t, r, *out, get_str(site, FBR_SITE), get_str(site, FBR_FILE),
-                   (long)get_int(site, FBR_LINE));
+                   get_str(site, FBR_INLINED_IN), (long)get_int(site, FBR_LINE));
         return true;
     }
     nsite *ns = site_rec(r->nr, si);
     if (!ns)
         return false;
     *out = (cref){NULL, &ns->c};
-    site_index(t, r, *out, ns->site, ns->file, ns->line);
+    site_index(t, r, *out, ns->site, ns->file, ns->inlined_in, ns->line);
     return true;
 }
 
@@ -751,6 +759,10 @@ static void put_site(fbj_buf *b, const nsite *s)
             put_int(b, s->line);
         }
     }
+    if (s->inlined_in) {
+        put_key(b, FBR_INLINED_IN);
+        fbj_put_string(b, s->inlined_in);
+    }
     if (s->python)
         PUT_LIT(b, ",\"" FBR_PYTHON "\":true");
     if (s->module) {
@@ -892,6 +904,23 @@ static int files_at(void *ctx, size_t i, const char **files, int max)
     return k;
 }
 
+/* The user's functions names[from..to] that a site is inlined in (its callers, innermost
+ * first), as the shim writes them (rules/attrib.h): outward while their source is neither the
+ * backend's nor the system's; into out (cap bytes), NULL where none is. */
+static const char *inlined_in(const fbr_backend *row, const frame_names *names, size_t from,
+                              size_t to, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (size_t f = from; f <= to; f++) {
+        if (!fbr_backend_user_source(row, names[f].file))
+            break;
+        char *d = fbn_demangle(names[f].symbol);
+        fbr_inlined_in_add(out, cap, d ? d : names[f].symbol, names[f].file, names[f].line);
+        free(d);
+    }
+    return out[0] ? out : NULL;
+}
+
 /* A stack as the attribution sees it: the reader's record, and op, site and backend as its
  * JSON says them (NULL when absent or null, where the reader gives defaults). */
 typedef struct {
@@ -914,7 +943,7 @@ static void attribute(rowtab *t, const rowset *rs, const stack_view *v, char **o
     size_t k = v->st->kind < NKINDS ? (size_t)v->st->kind : 0; /* lists[]' order is fbd_kind's */
     walk w = {v->nat, v->names};
     fbr_attrib a;
-    char opbuf[256], buf[1200];
+    char opbuf[256], buf[1200], callers[1024];
     fbr_attribute_backend(rowset_get(rs, backend), v->nn, native_at, files_at, &w, v->py, v->npy,
                           &a, opbuf, sizeof opbuf);
     /* A reader's name, kept in the crash dump, wins over the stack's. */
@@ -939,6 +968,8 @@ static void attribute(rowtab *t, const rowset *rs, const stack_view *v, char **o
         s.file = fr->file;
         s.line = s.file ? fr->line : 0;
         s.module = nat[a.site].n.path;
+        s.inlined_in = inlined_in(rowset_get(rs, backend), v->names, at + 1, nat[a.site].self,
+                                  callers, sizeof callers);
     }
     *op_out = strdup(op);
     *site_out = strdup(s.site);
