@@ -170,13 +170,11 @@ static bool code_at(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_Die *out)
     return false;
 }
 
-int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, char *buf,
-                 size_t cap)
+int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out,
+                 int max, char *buf, size_t cap)
 {
     memset(out, 0, (size_t)max * sizeof *out);
-    GElf_Off symoff;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, addr, &symoff, &sym, NULL, NULL, NULL);
+    const char *name = fbr_function_at(fns, mod, addr);
     Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
     int lineno = 0;
     const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;

@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "symbolizer.h"
+
 /* A source file as a line table names it, made absolute against the compilation directory
  * ("../tests/app.c" compiled in /src/build is /src/tests/app.c) with "." and ".." folded, so
  * that the name does not depend on where the dump is read. Written into out (cap bytes; a
@@ -33,10 +35,11 @@ typedef struct {
 
 /* The frames at addr in mod (a Dwfl address: the return address less one for every frame but
  * a stack's innermost), innermost first: each function inlined there, named by its DIE at the
- * line inside it, then the function the symbol table names at the line of the innermost
- * call. Returns how many were written (at least 1, at most max); files are made absolute
- * (fbr_source_path) into buf (cap bytes; a file that does not fit is left NULL). */
-int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, char *buf,
-                 size_t cap);
+ * line inside it, then the function the symbol table names (fbr_function_at, through fns: the
+ * module's table) at the line of the innermost call. Returns how many were written (at least
+ * 1, at most max); files are made absolute (fbr_source_path) into buf (cap bytes; a file that
+ * does not fit is left NULL). */
+int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out,
+                 int max, char *buf, size_t cap);
 
 #endif

@@ -19,6 +19,9 @@
 #define FBR_SIGNAL "signal"           /* crash and signal dumps: the signal's number */
 #define FBR_SIGNAL_NAME "signal_name" /* and its name, "SIGTERM" */
 #define FBR_SYMBOLIZED "symbolized"
+/* the debug-information policy the frames were named by (rules/symbolizer.h): "build-id" or
+ * "standard"; missing where no frame was named */
+#define FBR_DEBUGINFO "debuginfo"
 #define FBR_TOTAL "total"
 #define FBR_BACKEND "backend"
 #define FBR_OPS "ops"

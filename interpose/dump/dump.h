@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "record.h"
+#include "symbolizer.h" /* rules/: the debug-information policies */
 
 /* ---- symbolize.c: names for addresses -------------------------------------------------- */
 typedef struct {
@@ -34,6 +35,10 @@ typedef struct {
                                     origin is set, else in the entry's; -1 for none */
     const fbc_bmod *backend;     /* the backend whose exit recorded the stack (NULL: unknown) */
 } fbc_attrib;
+
+/* The debug-information policy the shim names frames by (rules/symbolizer.h), written into
+ * every dump whose frames it named. */
+extern const fbr_debuginfo fbc_debuginfo;
 
 /* Callers hold fbc_sym_lock; the strings live as long as the process. first: the innermost
  * frame, looked up as is (the others at ip - 1, inside the call). */

@@ -30,10 +30,6 @@
     X(int, dwfl_report_end,                                                                     \
       (Dwfl *a, int (*b)(Dwfl_Module *, void *, const char *, Dwarf_Addr, void *), void *c),    \
       (a, b, c), -1)                                                                            \
-    X(const char *, dwfl_module_addrinfo,                                                       \
-      (Dwfl_Module *a, GElf_Addr b, GElf_Off *c, GElf_Sym *d, GElf_Word *e, Elf **f,            \
-       Dwarf_Addr *g),                                                                          \
-      (a, b, c, d, e, f, g), NULL)                                                              \
     X(int, dwfl_module_getsymtab, (Dwfl_Module *a), (a), -1)                                   \
     X(const char *, dwfl_module_getsym_info,                                                    \
       (Dwfl_Module *a, int b, GElf_Sym *c, GElf_Addr *d, GElf_Word *e, Elf **f, Dwarf_Addr *g), \
@@ -50,6 +46,10 @@
     X(int, dwfl_build_id_find_elf,                                                              \
       (Dwfl_Module *a, void **b, const char *c, Dwarf_Addr d, char **e, Elf **f),               \
       (a, b, c, d, e, f), -1)                                                                   \
+    X(int, dwfl_standard_find_debuginfo,                                                        \
+      (Dwfl_Module *a, void **b, const char *c, Dwarf_Addr d, const char *e, const char *f,     \
+       GElf_Word g, char **h),                                                                  \
+      (a, b, c, d, e, f, g, h), -1)                                                             \
     X(int, dwfl_offline_section_address,                                                        \
       (Dwfl_Module *a, void **b, const char *c, Dwarf_Addr d, const char *e, GElf_Word f,       \
        const GElf_Shdr *g, Dwarf_Addr *h),                                                      \

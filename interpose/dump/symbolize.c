@@ -7,14 +7,13 @@
 #include <elfutils/libdw.h>
 #include <link.h>
 #include <elfutils/libdwfl.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dump.h"
-#include "dwname.h" /* rules/: how DWARF names a frame and its file */
+#include "dwname.h"     /* rules/: how DWARF names a frame and its file */
+#include "symbolizer.h" /* rules/: which debug information is read */
 #include "fields.h"
 
 pthread_mutex_t fbc_sym_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -31,116 +30,17 @@ typedef struct {
     char s[];
 } interned;
 
-/* Separate debug information, from the local build-id tree only, and none for the system's
- * runtime. elfutils' standard lookup
- * loads libdebuginfod and initializes curl and a TLS library inside the watched program -
- * at exit, after the program's own atexit handlers have torn OpenSSL down, that crashed -
- * and may reach the network: the shim must do neither. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-                          const char *file_name, const char *debuglink_file,
-                          GElf_Word debuglink_crc, char **debuginfo_file_name)
-{
-    (void)userdata, (void)modname, (void)base, (void)debuglink_file;
-    (void)debuglink_crc;
-    /* The system's runtime is named by its own symbol tables: its debug information (glibc's
-     * libc6-dbg: compressed, megabytes) would cost the process more than its whole census,
-     * for frames no view names as the user's. `fbcount symbolize` reads it afterwards. */
-    if (fbr_module_is_system(file_name))
-        return -1;
-    const unsigned char *id;
-    GElf_Addr vaddr;
-    int n = dwfl_module_build_id(mod, &id, &vaddr);
-    if (n < 2)
-        return -1;
-    /* .build-id/xx/yyyy...debug: the first byte names the folder. */
-    char path[64 + 2 * 255] = "/usr/lib/debug/.build-id/";
-    char *end = fbc_hex_bytes(path + strlen(path), id, 1);
-    *end++ = '/';
-    end = fbc_hex_bytes(end, id + 1, (size_t)n - 1);
-    snprintf(end, sizeof path - (size_t)(end - path), ".debug");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0)
-        *debuginfo_file_name = strdup(path);
-    return fd;
-}
-
-static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-};
+/* The shim's policy: the local build-id tree only, none for the system's runtime
+ * (rules/symbolizer.c says why the standard search must not run in a watched program). */
+const fbr_debuginfo fbc_debuginfo = FBR_DEBUGINFO_BUILD_ID;
 
 static Dwfl *dwfl;
 static Dwfl_Module *dmods[1024];
 static unsigned char reported[1024];
 
-/* A module's functions by address, sorted once at its first lookup: libdwfl's own lookup
- * walks the whole symbol table at every call, and a backend's is tens of thousands long
- * (libtorch_cpu: 35,000): a thousand distinct frames made seconds of it. */
-typedef struct {
-    GElf_Addr start, end;
-    const char *name;
-    bool global;
-} fn_range;
+/* Module i's functions by address (rules/symbolizer.h), sorted at its first lookup. */
+static fbr_functions *fns[1024];
 
-static struct {
-    fn_range *fn;
-    size_t n;
-    bool built;
-} fns[1024];
-
-static int by_start(const void *a, const void *b)
-{
-    const fn_range *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->global != y->global) /* an alias: the global name, as libdwfl prefers it */
-        return x->global ? -1 : 1;
-    return x->end > y->end ? -1 : x->end < y->end;
-}
-
-static void build_fns(long i, Dwfl_Module *m)
-{
-    fns[i].built = true;
-    int n = dwfl_module_getsymtab(m);
-    fn_range *f = n > 0 ? calloc((size_t)n, sizeof *f) : NULL;
-    size_t k = 0;
-    for (int j = 1; f && j < n; j++) {
-        GElf_Sym sym;
-        GElf_Addr addr;
-        const char *name = dwfl_module_getsym_info(m, j, &sym, &addr, NULL, NULL, NULL);
-        int type = GELF_ST_TYPE(sym.st_info);
-        if (name && *name && sym.st_shndx != SHN_UNDEF && (type == STT_FUNC || type == STT_GNU_IFUNC))
-            f[k++] = (fn_range){addr, addr + sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL};
-    }
-    if (k)
-        qsort(f, k, sizeof *f, by_start);
-    fns[i].fn = f;
-    fns[i].n = k;
-}
-
-/* The function of module i (libdwfl's m) whose extent holds addr: the last one starting at
- * or before it, or one of no size right there; NULL where none does. */
-static const char *function_at(long i, Dwfl_Module *m, GElf_Addr addr)
-{
-    if (!fns[i].built)
-        build_fns(i, m);
-    const fn_range *f = fns[i].fn;
-    size_t lo = 0, hi = fns[i].n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* lo: the first starting after addr; the ones before it may hold addr (nested extents
-     * are rare: a few steps back are enough). */
-    for (size_t j = lo, steps = 0; j-- > 0 && steps < 8; steps++)
-        if (addr < f[j].end || (f[j].end == f[j].start && j + 1 == lo))
-            return f[j].name;
-    return NULL;
-}
 static cached *cache;
 static interned *strings;
 
@@ -171,7 +71,7 @@ static Dwfl_Module *module(long i)
     const fbc_module *m = fbc_modmap_at((size_t)i);
     if (!m->file)
         return NULL;
-    if (!dwfl && !(dwfl = dwfl_begin(&callbacks)))
+    if (!dwfl && !(dwfl = dwfl_begin(fbr_debuginfo_callbacks(fbc_debuginfo))))
         return NULL;
     const char *base = strrchr(m->path, '/');
     dwfl_report_begin_add(dwfl);
@@ -215,7 +115,7 @@ static cached *lookup(uintptr_t ip, bool first, fbc_frame_info *out)
     if (out->module >= 0 && !m) {
         out->symbol = intern(exported_at(first ? ip : ip - 1));
     } else if (m) {
-        out->symbol = intern(function_at(out->module, m, first ? ip : ip - 1));
+        out->symbol = intern(fbr_function_at(&fns[out->module], m, first ? ip : ip - 1));
     }
     c = malloc(sizeof *c);
     if (c) {
@@ -289,7 +189,8 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
         fbr_dw_frame dw[FBC_MAX_INLINE];
         char files[8192];
         /* The rule the command follows for a crash dump's addresses (rules/dwname.h). */
-        c->n = m ? fbr_dw_chain(m, first ? ip : ip - 1, dw, FBC_MAX_INLINE, files, sizeof files)
+        c->n = m ? fbr_dw_chain(m, &fns[real.module], first ? ip : ip - 1, dw, FBC_MAX_INLINE,
+                                files, sizeof files)
                  : 0;
         for (int i = 0; i < c->n; i++) {
             c->f[i] = real;

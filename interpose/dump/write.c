@@ -203,7 +203,9 @@ static void write_body(fbc_writer *w, const fbc_report *r, const fbc_dump_req *r
 {
     if (req->raw_first && raw_ns)
         fbc_w_num(w, "," FBR_KEY(FBR_RAW_CENSUS_NS), raw_ns);
-    fbc_w_str(w, "," FBR_KEY(FBR_SYMBOLIZED) "true,");
+    fbc_w_str(w, "," FBR_KEY(FBR_SYMBOLIZED) "true," FBR_KEY(FBR_DEBUGINFO));
+    fbc_w_json(w, fbr_debuginfo_name(fbc_debuginfo));
+    fbc_w_str(w, ",");
     fbc_report_json(w, r, true);
     write_backend(w, r);
     if (req->extra_json)

@@ -255,6 +255,27 @@ try:
         expect(f"{ADD_BIAS} (model.cc:{LINE['add']})" in text,
                "report of the symbolized crash dump, by site:\n" + text)
 
+        # One core names frames in both, by a debug-information policy each dump records:
+        # the shim's (build-id), symbolize's default (standard), or the shim's on request.
+        expect((live.get("debuginfo"), "debuginfo" in raw, sym.get("debuginfo"))
+               == ("build-id", False, "standard"),
+               f"debuginfo: live {live.get('debuginfo')}, raw {raw.get('debuginfo')}, "
+               f"symbolized {sym.get('debuginfo')}")
+        shim_path = os.path.join(tmp, "sym-build-id.json")
+        p = subprocess.run([FB, "symbolize", "-q", "--debuginfo", "build-id", "-o", shim_path,
+                            dumps["crash"][0]], capture_output=True, text=True, timeout=120)
+        expect(p.returncode == 0 and "(debug information: build-id)" in p.stderr,
+               f"symbolize --debuginfo build-id: exit {p.returncode}\n{p.stderr}")
+        if p.returncode == 0:
+            as_shim = json.load(open(shim_path))
+            expect(as_shim.get("debuginfo") == "build-id" and ops(as_shim) == ops(live),
+                   f"symbolize --debuginfo build-id: {as_shim.get('debuginfo')}, ops "
+                   f"{ops(as_shim)}, live {ops(live)}")
+        p = subprocess.run([FB, "symbolize", "--debuginfo", "network", dumps["crash"][0]],
+                           capture_output=True, text=True, timeout=120)
+        expect(p.returncode == 2 and "build-id, standard" in p.stderr,
+               f"symbolize --debuginfo network: exit {p.returncode}\n{p.stderr}")
+
     # ---- a Python caller's crash dump ----------------------------------------------------
     py_dir = os.path.join(tmp, "python")
     os.mkdir(py_dir)

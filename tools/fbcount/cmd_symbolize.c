@@ -41,6 +41,7 @@
 #include "output.h"
 #include "pool.h"
 #include "readfile.h"
+#include "symbolizer.h" /* rules/: which debug information names frames */
 #include "table.h"
 #include "text.h"
 
@@ -52,6 +53,10 @@ static const char help[] =
     "was unknown, writes the symbolized dump and prints its report.\n\n"
     "  -o, --output OUT   where to write (default: DUMP with .sym.json for .json); the\n"
     "                     file is replaced atomically, never written through a link\n"
+    "  --debuginfo POLICY which debug information names frames (recorded in the dump):\n"
+    "                     standard (default: elfutils' search, .gnu_debuglink, debuginfod\n"
+    "                     where DEBUGINFOD_URLS is set) or build-id (the shim's: the local\n"
+    "                     build-id tree only, none for the C and C++ runtimes)\n"
     "  -q, --quiet        do not print the report\n"
     "  -V, --version      print the version\n"
     "  -h, --help         this text\n\n"
@@ -60,36 +65,29 @@ static const char help[] =
 
 typedef struct {
     Dwfl *dwfl;
+    fbr_debuginfo policy; /* what debug information dwfl reads (rules/symbolizer.h) */
     size_t n;
     const char **paths;
     Dwfl_Module **mods; /* NULL where the file is missing or its build id differs */
+    fbr_functions **fns; /* each module's functions by address, sorted at its first lookup */
     GElf_Addr *bias;
     uint64_t *base, *size;
 } modtab;
 
-static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-};
-
-static void hex(const unsigned char *b, int n, char *out)
-{
-    for (int i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
-    out[2 * n] = '\0';
-}
-
-static int open_modules(modtab *t, const fbd_dump *d)
+/* The dump's modules reported to a libdwfl session that reads debug information by policy
+ * (the core the shim names live frames with, rules/symbolizer.h). */
+static int open_modules(modtab *t, const fbd_dump *d, fbr_debuginfo policy)
 {
     const fbd_module *m = fbd_modules(d, &t->n);
-    t->dwfl = dwfl_begin(&callbacks);
+    t->policy = policy;
+    t->dwfl = dwfl_begin(fbr_debuginfo_callbacks(policy));
     t->paths = calloc(t->n + 1, sizeof *t->paths);
     t->mods = calloc(t->n + 1, sizeof *t->mods);
+    t->fns = calloc(t->n + 1, sizeof *t->fns);
     t->bias = calloc(t->n + 1, sizeof *t->bias);
     t->base = calloc(t->n + 1, sizeof *t->base);
     t->size = calloc(t->n + 1, sizeof *t->size);
-    if (!t->dwfl || !t->paths || !t->mods || !t->bias || !t->base || !t->size)
+    if (!t->dwfl || !t->paths || !t->mods || !t->fns || !t->bias || !t->base || !t->size)
         return -1;
     for (size_t i = 0; i < t->n; i++) {
         t->paths[i] = m[i].path;
@@ -122,7 +120,7 @@ static int open_modules(modtab *t, const fbd_dump *d)
         int len = dwfl_module_build_id(mod, &bits, &vaddr);
         if (m[i].build_id && len > 0 && len < 128) {
             char id[257];
-            hex(bits, len, id);
+            fbr_hex_bytes(id, bits, (size_t)len);
             if (strcasecmp(id, m[i].build_id)) {
                 char e2[600];
                 fprintf(stderr, "fbcount: symbolize: %s: build id %s differs from the dump's "
@@ -143,10 +141,13 @@ static int open_modules(modtab *t, const fbd_dump *d)
 
 static void close_modules(modtab *t)
 {
+    for (size_t i = 0; t->fns && i < t->n; i++)
+        fbr_functions_free(t->fns[i]);
     if (t->dwfl)
         dwfl_end(t->dwfl);
     free(t->paths);
     free(t->mods);
+    free(t->fns);
     free(t->bias);
     free(t->base);
     free(t->size);
@@ -994,7 +995,7 @@ static bool symbolize_frame(const modtab *t, json_t *fr, long m, uint64_t off, b
          * looked up at the call instruction before them. */
         fbr_dw_frame chain[SYM_MAX_INLINE];
         char files[8192];
-        int nc = fbr_dw_chain(t->mods[m], off + t->bias[m] - (first ? 0 : 1), chain,
+        int nc = fbr_dw_chain(t->mods[m], &t->fns[m], off + t->bias[m] - (first ? 0 : 1), chain,
                               SYM_MAX_INLINE, files, sizeof files);
         if (chain[nc - 1].symbol || chain[nc - 1].file) {
             for (int k = 0; k + 1 < nc; k++)
@@ -1305,12 +1306,17 @@ static long symbolize(fbd_dump *d, const top_text *top, const modtab *t, rowtab 
     if (tidy(rows) != 0)
         return -1;
     json_object_set_new(root, FBR_SYMBOLIZED, json_true());
+    /* The policy of the last namer that named frames: the shim's stays where nothing more
+     * was named here. */
+    if (resolved > 0 || !json_object_get(root, FBR_DEBUGINFO))
+        json_object_set_new(root, FBR_DEBUGINFO, json_string(fbr_debuginfo_name(t->policy)));
     return (long)resolved;
 }
 
 typedef struct {
     const char *in, *out;
     bool quiet;
+    fbr_debuginfo debuginfo;
     char outbuf[PATH_MAX];
 } sym_opts;
 
@@ -1318,6 +1324,7 @@ typedef struct {
 static int parse(sym_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
+                                             {"debuginfo", required_argument, 0, 'd'},
                                              {"quiet", no_argument, 0, 'q'},
                                              {"version", no_argument, 0, 'V'},
                                              {"help", no_argument, 0, 'h'},
@@ -1325,9 +1332,20 @@ static int parse(sym_opts *o, int argc, char **argv)
     int opt;
     optind = 1;
     opterr = 0;
+    o->debuginfo = FBR_DEBUGINFO_STANDARD;
     while ((opt = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1) {
         switch (opt) {
         case 'o': o->out = optarg; break;
+        case 'd':
+            if (fbr_debuginfo_parse(optarg, &o->debuginfo) != 0) {
+                char e1[200];
+                fbx_error("symbolize", "--debuginfo: no policy '%s' (%s, %s)",
+                          fbx_escape(optarg, e1, sizeof e1, 0),
+                          fbr_debuginfo_name(FBR_DEBUGINFO_BUILD_ID),
+                          fbr_debuginfo_name(FBR_DEBUGINFO_STANDARD));
+                return FBX_USAGE;
+            }
+            break;
         case 'q': o->quiet = true; break;
         case 'V': fbx_version(); return -1;
         case 'h': fputs(help, stdout); fbx_put_exit_codes(stdout, "symbolize"); return -1;
@@ -1443,7 +1461,7 @@ static void named_free(named *n)
 /* Symbolizes the dump at in (loaded and validated here, errors printed under cmd) into n.
  * FBX_OK, or the exit code of what failed. The tables live in an arena of their own, freed
  * before returning. */
-static int symbolize_file(const char *cmd, const char *in, named *n)
+static int symbolize_file(const char *cmd, const char *in, fbr_debuginfo policy, named *n)
 {
     fbd_dump *d;
     char *text;
@@ -1463,7 +1481,7 @@ static int symbolize_file(const char *cmd, const char *in, named *n)
     fbj_reserve(&n->stacks, len + len / 4); /* symbolized frames make the text longer */
     top_text top = top_of(text, len);
     json_set_alloc_funcs(tree_alloc, tree_free);
-    if (open_modules(&t, d) == 0)
+    if (open_modules(&t, d, policy) == 0)
         n->resolved = symbolize(d, &top, &t, &rows, &n->stacks);
     close_modules(&t);
     bool ok = n->resolved >= 0 && render(&rows, &top, n->top);
@@ -1484,7 +1502,7 @@ fbd_dump *fbx_name_raw(fbd_dump *d, const char *path)
 {
     named n;
     char e1[1200];
-    if (symbolize_file("symbolize", path, &n) != FBX_OK)
+    if (symbolize_file("symbolize", path, FBR_DEBUGINFO_STANDARD, &n) != FBX_OK)
         return d;
     if (n.resolved > 0)
         fprintf(stderr, "fbcount: %s: a raw census (written before its frames were named): "
@@ -1512,7 +1530,7 @@ fbd_dump *fbx_name_raw(fbd_dump *d, const char *path)
 int fbx_symbolize_in_place(const char *cmd, const char *path)
 {
     named n;
-    int code = symbolize_file(cmd, path, &n);
+    int code = symbolize_file(cmd, path, FBR_DEBUGINFO_STANDARD, &n);
     if (code == FBX_OK)
         code = write_dump(n.top, &n.stacks, path);
     named_free(&n);
@@ -1526,7 +1544,7 @@ int fbx_symbolize(int argc, char **argv)
     if (code != FBX_OK)
         return code < 0 ? FBX_OK : code;
     named n;
-    if ((code = symbolize_file("symbolize", o.in, &n)) != FBX_OK)
+    if ((code = symbolize_file("symbolize", o.in, o.debuginfo, &n)) != FBX_OK)
         return code;
     code = write_dump(n.top, &n.stacks, o.out);
     long resolved = n.resolved;
@@ -1534,8 +1552,9 @@ int fbx_symbolize(int argc, char **argv)
     if (code != FBX_OK)
         return code;
     char e1[1200];
-    fprintf(stderr, "fbcount: symbolize: %ld frame%s resolved; wrote %s\n", resolved,
-            resolved == 1 ? "" : "s", fbx_escape(o.out, e1, sizeof e1, 0));
+    fprintf(stderr, "fbcount: symbolize: %ld frame%s resolved (debug information: %s); wrote %s\n",
+            resolved, resolved == 1 ? "" : "s", fbr_debuginfo_name(o.debuginfo),
+            fbx_escape(o.out, e1, sizeof e1, 0));
     if (o.quiet)
         return FBX_OK;
     char *paths[] = {(char *)o.out};
