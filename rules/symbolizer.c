@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "attrib.h"
@@ -127,6 +128,31 @@ void fbr_functions_free(fbr_functions *fns)
     if (fns)
         free(fns->fn);
     free(fns);
+}
+
+Dwfl_Module *fbr_report_module(Dwfl *dwfl, const char *name, const char *path, int fd,
+                               GElf_Addr base, const char *build_id, char *why, size_t cap)
+{
+    Dwfl_Module *mod = dwfl_report_elf(dwfl, name, path, fd, base, false);
+    if (!mod) {
+        snprintf(why, cap, "cannot open: %s", dwfl_errmsg(-1));
+        return NULL;
+    }
+    const unsigned char *bits;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(mod, &bits, &vaddr);
+    size_t want = build_id ? strlen(build_id) : 0;
+    if (want && len > 0 && len < 128) {
+        char id[257];
+        fbr_hex_bytes(id, bits, (size_t)len);
+        /* the module map keeps the first 20 bytes of a longer id */
+        if (want > 2 * (size_t)len || strncasecmp(id, build_id, want)) {
+            snprintf(why, cap, "build id %s differs from the recorded %s: the file changed "
+                     "since the process loaded it", id, build_id);
+            return NULL;
+        }
+    }
+    return mod;
 }
 
 /* Separate debug information from the local build-id tree only, and none for the system's

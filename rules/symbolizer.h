@@ -38,6 +38,16 @@ int fbr_debuginfo_parse(const char *name, fbr_debuginfo *out);
  * them, then report modules at their load bases (or at 0 for offsets). */
 const Dwfl_Callbacks *fbr_debuginfo_callbacks(fbr_debuginfo policy);
 
+/* Reports the module file at path to dwfl under name, at base (its load base; 0 where
+ * addresses are looked up by their offsets, as a dump's are), read from fd (-1: opened by
+ * path; libdwfl owns it either way), and checks its build id against build_id (hex, as the
+ * module map recorded it, perhaps a prefix; NULL or "" for none). The module, or NULL with why
+ * written (cap bytes): the file cannot be read, or its build id differs (the file changed
+ * since the process loaded it, and would name its frames wrongly). Call between libdwfl's
+ * report begin and end. */
+Dwfl_Module *fbr_report_module(Dwfl *dwfl, const char *name, const char *path, int fd,
+                               GElf_Addr base, const char *build_id, char *why, size_t cap);
+
 /* A module's functions by address, from its symbol table sorted once: libdwfl's own lookup
  * walks the whole table at every call, and a backend's is tens of thousands long
  * (libtorch_cpu: 35,000): a thousand distinct frames made seconds of it. */

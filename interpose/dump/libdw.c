@@ -41,6 +41,7 @@
     X(const char *, dwfl_line_comp_dir, (Dwfl_Line *a), (a), NULL)                             \
     X(Dwarf_Die *, dwfl_module_addrdie, (Dwfl_Module *a, Dwarf_Addr b, Dwarf_Addr *c),         \
       (a, b, c), NULL)                                                                          \
+    X(const char *, dwfl_errmsg, (int a), (a), "libdw is not loaded")                          \
     X(int, dwfl_module_build_id, (Dwfl_Module *a, const unsigned char **b, GElf_Addr *c),      \
       (a, b, c), -1)                                                                            \
     X(int, dwfl_build_id_find_elf,                                                              \

@@ -73,9 +73,12 @@ static Dwfl_Module *module(long i)
         return NULL;
     if (!dwfl && !(dwfl = dwfl_begin(fbr_debuginfo_callbacks(fbc_debuginfo))))
         return NULL;
-    const char *base = strrchr(m->path, '/');
+    /* A file replaced since the process loaded it (a rebuild while it runs) is not read: its
+     * frames stay module+offset, never named from another build. */
+    char why[512];
     dwfl_report_begin_add(dwfl);
-    dmods[i] = dwfl_report_elf(dwfl, base ? base + 1 : m->path, m->path, -1, m->base, false);
+    dmods[i] = fbr_report_module(dwfl, fbr_base_name(m->path), m->path, -1, m->base,
+                                 m->build_id, why, sizeof why);
     dwfl_report_end(dwfl, NULL, NULL);
     return dmods[i];
 }

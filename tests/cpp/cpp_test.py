@@ -310,6 +310,38 @@ try:
         expect(sorted((s["op"], s["site"]) for s in sym["stacks"]) ==
                sorted((s["op"], s["site"]) for s in live["stacks"]),
                "python symbolize: stacks' op and site differ from the live dump's")
+
+    # ---- a module replaced on disk while the process runs ----------------------------------
+    # A rebuild under a running program: the file at the module's path is another build (here
+    # the shim's own file), whose tables would name the module's frames wrongly. The shim
+    # checks the build id it recorded at load (rules/symbolizer.h) and names that module by
+    # the loader's tables only (its exported functions), as the system's runtime.
+    re_dir = os.path.join(tmp, "replaced")
+    os.mkdir(re_dir)
+    lib = os.path.join(re_dir, os.path.basename(LIBVKT))
+    shutil.copy(LIBVKT, lib)
+    other = os.path.join(re_dir, "other.so")
+    shutil.copy(SHIM, other)
+    script = os.path.join(re_dir, "replace.py")
+    with open(script, "w") as f:
+        f.write(PY_TRAIN.replace("assert ctypes.CDLL(None).fbcount_dump(None) == 0\n"
+                                 "os.kill(os.getpid(), signal.SIGSEGV)\n",
+                                 "os.replace(sys.argv[2], sys.argv[1])\n"))
+    p = subprocess.run([sys.executable, script, lib, other], capture_output=True, text=True,
+                       timeout=120,
+                       env=clean_env(LD_PRELOAD=SHIM, FBCOUNT_QUIET="1", VKT_NATIVE_DISABLE="dot",
+                                     FBCOUNT_OUTPUT=os.path.join(re_dir, "fbcount.%e.%p.json")))
+    expect(p.returncode == 0, f"replaced: exit {p.returncode}\n{p.stderr}")
+    found = glob.glob(os.path.join(re_dir, "fbcount.*.json"))
+    expect(len(found) == 1, f"replaced: one dump: {found}\n{p.stderr}")
+    if len(found) == 1:
+        d = json.load(open(found[0]))
+        named = [f.get("symbol") for s in d["stacks"] for f in frames_of(d, s)
+                 if f.get("module") == lib and f.get("symbol")]
+        expect([o["op"] for o in d["ops"]] == ["vkt_dot"] and "vkt_dot" in named and not any(
+            n.startswith(("fbc", "fbr", "fbcount")) for n in named),
+               f"replaced: libvkt's frames named by its exported functions only, none by the "
+               f"file now at its path: ops {[o['op'] for o in d['ops']]}, names {named}")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 done("cpp-names")

@@ -109,25 +109,13 @@ static int open_modules(modtab *t, const fbd_dump *d, fbr_debuginfo policy)
         /* Reported at 0 without p_vaddr: a dwfl address is then the file's vaddr plus
          * the module's bias, and offsets relative to the load base are file vaddrs.
          * libdwfl owns fd from here. */
-        Dwfl_Module *mod = dwfl_report_elf(t->dwfl, m[i].path, m[i].path, fd, 0, false);
+        char why[800], e2[1700];
+        Dwfl_Module *mod = fbr_report_module(t->dwfl, m[i].path, m[i].path, fd, 0,
+                                             m[i].build_id, why, sizeof why);
         if (!mod) {
-            fprintf(stderr, "fbcount: symbolize: %s: cannot open: %s (its frames stay raw)\n",
-                    e1, dwfl_errmsg(-1));
+            fprintf(stderr, "fbcount: symbolize: %s: %s (its frames stay raw)\n", e1,
+                    fbx_escape(why, e2, sizeof e2, 0));
             continue;
-        }
-        const unsigned char *bits;
-        GElf_Addr vaddr;
-        int len = dwfl_module_build_id(mod, &bits, &vaddr);
-        if (m[i].build_id && len > 0 && len < 128) {
-            char id[257];
-            fbr_hex_bytes(id, bits, (size_t)len);
-            if (strcasecmp(id, m[i].build_id)) {
-                char e2[600];
-                fprintf(stderr, "fbcount: symbolize: %s: build id %s differs from the dump's "
-                        "%s: the file changed since the crash (its frames stay raw)\n",
-                        e1, id, fbx_escape(m[i].build_id, e2, sizeof e2, 0));
-                continue;
-            }
         }
         GElf_Addr bias = 0;
         if (!dwfl_module_getelf(mod, &bias))
