@@ -365,6 +365,11 @@ def test_inlined_parallel_and_launched_sites(tmp_path):
     rows = [t.split("  ")[1] for t in stack.splitlines() if " @ " in t and "OP @ SITE" not in t]
     assert sorted(rows) == sorted(["aten::gelu.out @ " + want[0], "aten::relu @ " + want[1],
                                    "aten::relu @ " + want[1], "aten::mul.out @ " + want[2]]), rows
+    pb = tmp_path / "p.pb"
+    run([FBCOUNT, "report", "--format", "pprof", "-o", str(pb), str(tmp_path / "dumps")], tmp_path)
+    raw = gzip.decompress(pb.read_bytes())
+    for w in want:
+        assert w.encode() in raw, f"pprof: no site label {w!r}"
 
 
 @python_hosted
