@@ -5,6 +5,7 @@
 
 #include <dwarf.h>
 #include <stdlib.h>
+#include <uthash.h>
 
 /* Appends the components of path to out[0..*o), folding "." and "..". */
 static void fold(const char *path, char *out, size_t cap, size_t *o)
@@ -237,4 +238,79 @@ int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_
     /* The outermost is the function the symbol table names, at the innermost call. */
     out[n - 1].symbol = name;
     return n;
+}
+
+typedef struct {
+    struct {
+        Dwfl_Module *mod;
+        Dwarf_Addr addr;
+    } key;
+    int n;
+    fbr_dw_frame f[FBR_MAX_CHAIN];
+    UT_hash_handle hh;
+    char text[]; /* the files and names fbr_dw_chain placed in its buffer */
+} chain_ent;
+
+struct fbr_chains {
+    chain_ent *map;
+};
+
+/* How far into buf (cap bytes) the string p ends, 0 where p is not in it. */
+static size_t end_in(const char *p, const char *buf, size_t cap)
+{
+    return p && p >= buf && p < buf + cap ? (size_t)(p - buf) + strlen(p) + 1 : 0;
+}
+
+/* p moved from the buffer at from to the copy at to, where it points into the buffer. */
+static const char *rebase(const char *p, const char *from, size_t used, char *to)
+{
+    return p && p >= from && p < from + used ? to + (p - from) : p;
+}
+
+int fbr_chain_at(fbr_chains **cache, Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr,
+                 const fbr_dw_frame **out)
+{
+    if (!*cache && !(*cache = calloc(1, sizeof **cache)))
+        return 0;
+    chain_ent probe, *e;
+    memset(&probe.key, 0, sizeof probe.key);
+    probe.key.mod = mod;
+    probe.key.addr = addr;
+    HASH_FIND(hh, (*cache)->map, &probe.key, sizeof probe.key, e);
+    if (!e) {
+        fbr_dw_frame f[FBR_MAX_CHAIN];
+        char buf[8192];
+        int n = fbr_dw_chain(mod, fns, addr, f, FBR_MAX_CHAIN, buf, sizeof buf);
+        size_t used = 0;
+        for (int i = 0; i < n; i++) {
+            size_t a = end_in(f[i].file, buf, sizeof buf), b = end_in(f[i].symbol, buf, sizeof buf);
+            used = a > used ? a : used;
+            used = b > used ? b : used;
+        }
+        if (!(e = malloc(sizeof *e + used)))
+            return 0;
+        e->key = probe.key;
+        e->n = n;
+        memcpy(e->text, buf, used);
+        for (int i = 0; i < n; i++) {
+            e->f[i] = f[i];
+            e->f[i].file = rebase(f[i].file, buf, used, e->text);
+            e->f[i].symbol = rebase(f[i].symbol, buf, used, e->text);
+        }
+        HASH_ADD(hh, (*cache)->map, key, sizeof e->key, e);
+    }
+    *out = e->f;
+    return e->n;
+}
+
+void fbr_chains_free(fbr_chains *cache)
+{
+    chain_ent *e, *tmp;
+    if (!cache)
+        return;
+    HASH_ITER(hh, cache->map, e, tmp) {
+        HASH_DEL(cache->map, e);
+        free(e);
+    }
+    free(cache);
 }

@@ -42,4 +42,18 @@ typedef struct {
 int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out,
                  int max, char *buf, size_t cap);
 
+#define FBR_MAX_CHAIN 16
+
+/* A cache of named frames: each address of a module named once, for all who name frames in
+ * one libdwfl session (the shim's process, a dump `fbcount symbolize` reads). */
+typedef struct fbr_chains fbr_chains;
+
+/* fbr_dw_chain's frames at addr in mod (at most FBR_MAX_CHAIN), named at the first call for
+ * (mod, addr) and kept in *cache (NULL at first) with the strings they own; *out points into
+ * the cache, its symbols into mod's data. Returns how many (0 when out of memory). Free the
+ * cache with fbr_chains_free, at the latest when the session ends. */
+int fbr_chain_at(fbr_chains **cache, Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr,
+                 const fbr_dw_frame **out);
+void fbr_chains_free(fbr_chains *cache);
+
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 
 #include "record.h"
+#include "dwname.h"     /* rules/: inline chains and the cache of named frames */
 #include "symbolizer.h" /* rules/: the debug-information policies */
 
 /* ---- symbolize.c: names for addresses -------------------------------------------------- */
@@ -21,7 +22,8 @@ typedef struct {
     bool inlined;       /* a function inlined into the next frame of its chain */
 } fbc_frame_info;
 
-#define FBC_MAX_INLINE 16
+/* The core's longest chain (rules/dwname.h): the same for an address live or afterwards. */
+#define FBC_MAX_INLINE FBR_MAX_CHAIN
 
 typedef struct {
     const char *op, *site;       /* never NULL: "(unknown)" */

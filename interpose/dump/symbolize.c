@@ -169,7 +169,10 @@ void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out)
     }
 }
 
-/* Inlined chains, per (ip, first), looked up once. */
+/* The core's cache of named frames (rules/dwname.h), for the process's life. */
+static fbr_chains *named;
+
+/* Inlined chains as this file's frames, per (ip, first): module and offset with the names. */
 typedef struct {
     uintptr_t key;
     int n;
@@ -189,12 +192,10 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
         fbc_frame_info real;
         lookup(ip, first, &real);
         Dwfl_Module *m = module(real.module);
-        fbr_dw_frame dw[FBC_MAX_INLINE];
-        char files[8192];
-        /* The rule the command follows for a crash dump's addresses (rules/dwname.h). */
-        c->n = m ? fbr_dw_chain(m, &fns[real.module], first ? ip : ip - 1, dw, FBC_MAX_INLINE,
-                                files, sizeof files)
-                 : 0;
+        const fbr_dw_frame *dw = NULL;
+        /* The rule the command follows for a crash dump's addresses (rules/dwname.h), its
+         * frames named once per address in the core's cache. */
+        c->n = m ? fbr_chain_at(&named, m, &fns[real.module], first ? ip : ip - 1, &dw) : 0;
         for (int i = 0; i < c->n; i++) {
             c->f[i] = real;
             c->f[i].symbol = intern(dw[i].symbol);

@@ -70,6 +70,7 @@ typedef struct {
     const char **paths;
     Dwfl_Module **mods; /* NULL where the file is missing or its build id differs */
     fbr_functions **fns; /* each module's functions by address, sorted at its first lookup */
+    fbr_chains **named;  /* the frames named, once per address (rules/dwname.h) */
     GElf_Addr *bias;
     uint64_t *base, *size;
 } modtab;
@@ -84,10 +85,12 @@ static int open_modules(modtab *t, const fbd_dump *d, fbr_debuginfo policy)
     t->paths = calloc(t->n + 1, sizeof *t->paths);
     t->mods = calloc(t->n + 1, sizeof *t->mods);
     t->fns = calloc(t->n + 1, sizeof *t->fns);
+    t->named = calloc(1, sizeof *t->named);
     t->bias = calloc(t->n + 1, sizeof *t->bias);
     t->base = calloc(t->n + 1, sizeof *t->base);
     t->size = calloc(t->n + 1, sizeof *t->size);
-    if (!t->dwfl || !t->paths || !t->mods || !t->fns || !t->bias || !t->base || !t->size)
+    if (!t->dwfl || !t->paths || !t->mods || !t->fns || !t->named || !t->bias || !t->base ||
+        !t->size)
         return -1;
     for (size_t i = 0; i < t->n; i++) {
         t->paths[i] = m[i].path;
@@ -131,6 +134,9 @@ static void close_modules(modtab *t)
 {
     for (size_t i = 0; t->fns && i < t->n; i++)
         fbr_functions_free(t->fns[i]);
+    if (t->named)
+        fbr_chains_free(*t->named);
+    free(t->named);
     if (t->dwfl)
         dwfl_end(t->dwfl);
     free(t->paths);
@@ -158,9 +164,6 @@ static long module_of(const modtab *t, const fbd_frame *f, uint64_t *offset)
 }
 
 /* ---- an address's frames, as the shim names them (rules/dwname.h's chain walk) ------- */
-
-/* The shim's FBC_MAX_INLINE: the same chain for the same address, live or afterwards. */
-#define SYM_MAX_INLINE 16
 
 /* file and line as the shim writes them: a line only with its file. */
 static void set_source(json_t *fr, const fbr_dw_frame *l)
@@ -981,11 +984,10 @@ static bool symbolize_frame(const modtab *t, json_t *fr, long m, uint64_t off, b
     if (!json_object_get(fr, FBR_SYMBOL) && m >= 0 && t->mods[m]) {
         /* The first frame is where the fallback was; the others are return addresses,
          * looked up at the call instruction before them. */
-        fbr_dw_frame chain[SYM_MAX_INLINE];
-        char files[8192];
-        int nc = fbr_dw_chain(t->mods[m], &t->fns[m], off + t->bias[m] - (first ? 0 : 1), chain,
-                              SYM_MAX_INLINE, files, sizeof files);
-        if (chain[nc - 1].symbol || chain[nc - 1].file) {
+        const fbr_dw_frame *chain = NULL;
+        int nc = fbr_chain_at(t->named, t->mods[m], &t->fns[m],
+                              off + t->bias[m] - (first ? 0 : 1), &chain);
+        if (nc > 0 && (chain[nc - 1].symbol || chain[nc - 1].file)) {
             for (int k = 0; k + 1 < nc; k++)
                 json_array_append_new(out, inlined_frame(fr, &chain[k]));
             if (chain[nc - 1].symbol)
