@@ -207,6 +207,40 @@ Test(signals, census_signals)
     cr_expect_str_eq(fbr_signal_name(0), "SIG?");
 }
 
+Test(attrib, sites_read_alike_in_every_view)
+{
+    char out[256], in[256] = "";
+    /* lambdas by their enclosing function, with or without its parameters */
+    cr_expect_str_eq(fbr_function_display("main::{lambda()#1}::operator()() const", out,
+                                          sizeof out), "lambda in main");
+    cr_expect_str_eq(fbr_function_display("f(int)::{lambda(long, long)#2}::operator()(long, "
+                                          "long) const", out, sizeof out), "lambda in f");
+    cr_expect_str_eq(fbr_function_display("threads::{lambda}::operator()", out, sizeof out),
+                     "lambda in threads");
+    /* a lambda in a template's arguments is not the function */
+    cr_expect_str_eq(fbr_function_display("std::_Function_handler<void (), main::{lambda()#1}>"
+                                          "::_M_invoke(std::_Any_data const&)", out, sizeof out),
+                     "std::_Function_handler<void (), main::{lambda()#1}>::_M_invoke(std::_Any_data"
+                     " const&)");
+    /* OpenMP's outlined regions, raw and demangled */
+    cr_expect_str_eq(fbr_function_display("main._omp_fn.0", out, sizeof out),
+                     "parallel body in main");
+    cr_expect_str_eq(fbr_function_display("void at::internal::invoke_parallel<F>(long, F const&)"
+                                          " [clone ._omp_fn.0]", out, sizeof out),
+                     "parallel body in void at::internal::invoke_parallel<F>");
+    /* the chain a site is inlined in, and the site whole */
+    fbr_inlined_in_add(in, sizeof in, "helper(int)", "/src/app.cpp", 20);
+    fbr_inlined_in_add(in, sizeof in, "main", "/src/app.cpp", 31);
+    cr_expect_str_eq(in, "helper(int) (app.cpp:20) inlined in main (app.cpp:31)");
+    cr_expect_str_eq(fbr_site_text(NULL, "on_main", "/src/app.cpp", 11, in, out, sizeof out),
+                     "on_main (app.cpp:11) inlined in helper(int) (app.cpp:20) inlined in main "
+                     "(app.cpp:31)");
+    cr_expect_str_eq(fbr_site_text("thread", "main::{lambda()#1}::operator()() const",
+                                   "/src/app.cpp", 14, NULL, out, sizeof out),
+                     "thread started at lambda in main (app.cpp:14)");
+    cr_expect_str_eq(fbr_site_text(NULL, "f", NULL, 0, "", out, sizeof out), "f");
+}
+
 /* A function of this program's that the symbolizer core names. */
 __attribute__((noinline, used)) int named_here(int x);
 __attribute__((noinline, used)) int named_here(int x)
