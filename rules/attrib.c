@@ -89,8 +89,11 @@ bool fbr_module_is_interpreter(const char *path)
 
 bool fbr_module_is_system(const char *path)
 {
-    static const char *const libs[] = {"libc.so", "ld-linux", "libpthread.so", "libstdc++.so",
-                                       "libgcc_s.so", "libdl.so", "libm.so", "librt.so"};
+    /* OpenMP's runtimes too: a parallel region's frames there (GOMP_parallel, a worker's
+     * start) are between the user's body and its caller, never the user's line. */
+    static const char *const libs[] = {"libc.so",   "ld-linux", "libpthread.so", "libstdc++.so",
+                                       "libgcc_s.so", "libdl.so", "libm.so",     "librt.so",
+                                       "libgomp.so",  "libomp.so"};
     const char *b = path ? fbr_base_name(path) : "";
     for (size_t i = 0; i < sizeof libs / sizeof *libs; i++)
         if (!strncmp(b, libs[i], strlen(libs[i])))
@@ -166,4 +169,80 @@ const char *fbr_origin_prefix(const char *origin)
     if (origin && !strcmp(origin, FBR_ORIGIN_THREAD))
         return "thread started at ";
     return "";
+}
+
+/* Where "::{lambda" starts outside any template or parameter list in name, or NULL: a lambda
+ * named inside another name's arguments (std::_Function_handler<void (), main::{lambda()#1}>)
+ * is not the function itself. */
+static const char *lambda_at(const char *name)
+{
+    int depth = 0;
+    for (const char *p = name; *p; p++) {
+        if (*p == '<' || *p == '(')
+            depth++;
+        else if ((*p == '>' || *p == ')') && depth > 0)
+            depth--;
+        else if (!depth && !strncmp(p, "::{lambda", 9))
+            return p;
+    }
+    return NULL;
+}
+
+/* How much of name[0..n) names the function without its parameters: up to the first '('
+ * outside a template's arguments (a lambda named in the debug information has none, one the
+ * symbol table names has them: both read alike). */
+static int without_parameters(const char *name, size_t n)
+{
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (name[i] == '<')
+            depth++;
+        else if (name[i] == '>' && depth > 0)
+            depth--;
+        else if (name[i] == '(' && !depth && !(i >= 8 && !strncmp(name + i - 8, "operator", 8)))
+            return (int)i;
+    }
+    return (int)n;
+}
+
+const char *fbr_function_display(const char *name, char *out, size_t cap)
+{
+    const char *end;
+    if (!name)
+        name = FBR_UNKNOWN;
+    if ((end = lambda_at(name)))
+        snprintf(out, cap, "lambda in %.*s", without_parameters(name, (size_t)(end - name)), name);
+    else if ((end = strstr(name, " [clone ._omp_fn.")) || (end = strstr(name, "._omp_fn.")))
+        snprintf(out, cap, "parallel body in %.*s",
+                 without_parameters(name, (size_t)(end - name)), name);
+    else
+        snprintf(out, cap, "%s", name);
+    return out;
+}
+
+/* before, then name as people read it, at file:line where the line is known; into out. */
+static int function_at_line(char *out, size_t cap, const char *before, const char *name,
+                            const char *file, long line)
+{
+    char fn[512];
+    fbr_function_display(name, fn, sizeof fn);
+    if (file && line > 0)
+        return snprintf(out, cap, "%s%s (%s:%ld)", before, fn, fbr_base_name(file), line);
+    return snprintf(out, cap, "%s%s", before, fn);
+}
+
+const char *fbr_site_text(const char *origin, const char *name, const char *file, long line,
+                          const char *inlined_in, char *out, size_t cap)
+{
+    int n = function_at_line(out, cap, fbr_origin_prefix(origin), name, file, line);
+    if (inlined_in && *inlined_in && n >= 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, " inlined in %s", inlined_in);
+    return out;
+}
+
+void fbr_inlined_in_add(char *out, size_t cap, const char *name, const char *file, long line)
+{
+    size_t n = strlen(out);
+    if (n + 1 < cap)
+        function_at_line(out + n, cap - n, n ? " inlined in " : "", name, file, line);
 }

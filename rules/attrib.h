@@ -46,7 +46,7 @@ const char *fbr_base_name(const char *path);
 bool fbr_module_is_interpreter(const char *path);
 
 /* Whether the module at path is the system's runtime: the C library, the loader, the C++
- * runtime and their kin, whose frames no census names as the user's and whose separate debug
+ * and OpenMP runtimes and their kin, whose frames no census names as the user's and whose separate debug
  * information the shim never reads (its symbol tables name them). */
 bool fbr_module_is_system(const char *path);
 
@@ -93,6 +93,23 @@ const char *fbr_unnamed(const char *symbol, const char *module_path, unsigned lo
  * on either side: the function alone). The shim's report and `fbcount symbolize` merge by it. */
 bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const char *site_b,
                    const char *file_b, long line_b);
+
+/* How a function reads in a site, from its demangled name: a lambda by the function that
+ * encloses it ("lambda in main" for main::{lambda()#1}::operator()() const), an OpenMP
+ * outlined region by its function ("parallel body in main" for main._omp_fn.0); any other
+ * name as it is. Written into out (cap bytes) and returned. */
+const char *fbr_function_display(const char *name, char *out, size_t cap);
+
+/* A site as every view prints it: "[from backward() at ]NAME (file:line)[ inlined in CALLERS]",
+ * NAME the demangled function through fbr_function_display, file its base name (no
+ * parenthesis without a line), CALLERS the functions it is inlined in as the dump's
+ * "inlined_in" gives them (NULL: none). Written into out (cap bytes) and returned. */
+const char *fbr_site_text(const char *origin, const char *name, const char *file, long line,
+                          const char *inlined_in, char *out, size_t cap);
+
+/* Appends one caller to an inlined_in text (out, cap bytes, "" to start): "main (app.cpp:20)",
+ * after " inlined in " when out already names one. name is demangled; file may be NULL. */
+void fbr_inlined_in_add(char *out, size_t cap, const char *name, const char *file, long line);
 
 /* How a site reads where it is where a thread's work came from (origin: "backward",
  * "thread", as the dump names it): "from backward() at ", "thread started at "; "" for NULL

@@ -486,6 +486,11 @@ bool fbr_backend_source(const fbr_backend *b, const char *file)
     return false;
 }
 
+bool fbr_backend_user_source(const fbr_backend *b, const char *file)
+{
+    return file && !fbr_backend_source(b, file) && !fbr_source_is_system(file);
+}
+
 bool fbr_backend_python(const fbr_backend *b, const char *file)
 {
     fbr_names pk = {.n = b->python.n};
@@ -627,7 +632,7 @@ static int caller_inline(const fbr_backend *b, fbr_files_at files, void *ctx, si
     const char *f[16];
     int n = files ? files(ctx, i, f, 16) : 0;
     for (int k = 0; k < n; k++)
-        if (!fbr_backend_source(b, f[k]) && !fbr_source_is_system(f[k]))
+        if (fbr_backend_user_source(b, f[k]))
             return k;
     return n ? -1 : 0;
 }

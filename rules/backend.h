@@ -203,6 +203,10 @@ bool fbr_backend_module(const fbr_backend *b, const char *path);
 bool fbr_backend_python(const fbr_backend *b, const char *file);
 /* Whether a native source file is one of the backend's (sources patterns, on the whole path). */
 bool fbr_backend_source(const fbr_backend *b, const char *file);
+/* Whether a native source file is the user's: known, and neither the backend's nor the
+ * system's (rules/attrib.h's fbr_source_is_system). A site's function and the functions it is
+ * named as inlined in are the user's. */
+bool fbr_backend_user_source(const fbr_backend *b, const char *file);
 
 /* The source files of the functions inlined at native frame i, innermost first (the function
  * the symbol table names last): at most max into files; returns how many (0 when unknown).

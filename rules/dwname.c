@@ -5,6 +5,7 @@
 
 #include <dwarf.h>
 #include <stdlib.h>
+#include <uthash.h>
 
 /* Appends the components of path to out[0..*o), folding "." and "..". */
 static void fold(const char *path, char *out, size_t cap, size_t *o)
@@ -59,6 +60,72 @@ const char *fbr_die_name(Dwarf_Die *die)
     return n;
 }
 
+/* text (n bytes) and a NUL into what is left of buf; NULL when it does not fit. */
+static const char *place_text(const char *text, size_t n, char **buf, size_t *cap)
+{
+    if (n + 1 > *cap)
+        return NULL;
+    char *p = *buf;
+    memcpy(p, text, n);
+    p[n] = '\0';
+    *buf += n + 1;
+    *cap -= n + 1;
+    return p;
+}
+
+/* The DIE that declares die's function: through its abstract origin (an inlined or
+ * out-of-line instance) to its specification (a member's declaration in its class). */
+static Dwarf_Die declaration(Dwarf_Die *die)
+{
+    Dwarf_Die d = *die, next;
+    Dwarf_Attribute a;
+    for (int i = 0; i < 4 && dwarf_formref_die(dwarf_attr(&d, DW_AT_abstract_origin, &a), &next);
+         i++)
+        d = next;
+    if (dwarf_formref_die(dwarf_attr(&d, DW_AT_specification, &a), &next))
+        d = next;
+    return d;
+}
+
+/* "f::{lambda}::operator()" for the call operator of a lambda that f encloses, where the
+ * debug information names it "operator()" alone (inlined everywhere, it has no linkage name;
+ * its class has no name, and f's DIE holds it): the symbol table's lambdas demangle to
+ * "f(args)::{lambda()#1}::operator()() const", and views name both by f (rules/attrib.h's
+ * fbr_function_display). NULL where die is no lambda's. */
+static const char *lambda_name(Dwarf_Die *die, char **buf, size_t *cap)
+{
+    Dwarf_Die decl = declaration(die), *scopes = NULL;
+    int n = dwarf_getscopes_die(&decl, &scopes);
+    const char *fn = NULL;
+    if (n > 2 && !fbr_die_name(&scopes[1]) &&
+        (dwarf_tag(&scopes[1]) == DW_TAG_class_type ||
+         dwarf_tag(&scopes[1]) == DW_TAG_structure_type))
+        for (int i = 2; i < n && !fn; i++)
+            if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+                Dwarf_Attribute a;
+                fn = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_name, &a));
+            }
+    free(scopes);
+    char text[1024];
+    int len = fn ? snprintf(text, sizeof text, "%s::{lambda}::operator()", fn) : -1;
+    return len > 0 && (size_t)len < sizeof text ? place_text(text, (size_t)len, buf, cap) : NULL;
+}
+
+/* The name of an inlined instance: its linkage name, else a lambda's by its function, else
+ * its plain name. */
+static const char *inlined_name(Dwarf_Die *die, char **buf, size_t *cap)
+{
+    Dwarf_Attribute a;
+    if (!dwarf_attr_integrate(die, DW_AT_linkage_name, &a) &&
+        !dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a)) {
+        const char *n = fbr_die_name(die);
+        const char *lambda = n && !strcmp(n, "operator()") ? lambda_name(die, buf, cap) : NULL;
+        if (lambda)
+            return lambda;
+    }
+    return fbr_die_name(die);
+}
+
 /* A source path into what is left of buf; NULL when it does not fit. */
 static const char *place(const char *file, const char *comp_dir, char **buf, size_t *cap)
 {
@@ -73,13 +140,42 @@ static const char *place(const char *file, const char *comp_dir, char **buf, siz
     return p;
 }
 
-int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, char *buf,
-                 size_t cap)
+/* The innermost function or inlined instance under parent that holds pc, into out; false
+ * where none does. Unlike dwarf_getscopes, it looks inside scopes that hold no code of their
+ * own: GCC nests an OpenMP region's outlined function (f._omp_fn.0) in the abstract
+ * definition of the function whose region it is, which has no addresses. */
+static bool code_at(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_Die *out)
+{
+    Dwarf_Die child;
+    if (depth > 32 || dwarf_child(parent, &child) != 0)
+        return false;
+    do {
+        int tag = dwarf_tag(&child);
+        bool fn = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine;
+        if (!fn && tag != DW_TAG_lexical_block && tag != DW_TAG_namespace &&
+            tag != DW_TAG_class_type && tag != DW_TAG_structure_type)
+            continue;
+        Dwarf_Attribute a;
+        bool code = dwarf_attr(&child, DW_AT_low_pc, &a) || dwarf_attr(&child, DW_AT_ranges, &a);
+        if (code && dwarf_haspc(&child, pc) <= 0)
+            continue; /* its code is elsewhere: nothing inside it is here */
+        if (code_at(&child, pc, depth + 1, out))
+            return true;
+        if (code && fn) {
+            *out = child;
+            return true;
+        }
+        if (code)
+            return false; /* a block of its parent's holds pc: the parent is the answer */
+    } while (dwarf_siblingof(&child, &child) == 0);
+    return false;
+}
+
+int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out,
+                 int max, char *buf, size_t cap)
 {
     memset(out, 0, (size_t)max * sizeof *out);
-    GElf_Off symoff;
-    GElf_Sym sym;
-    const char *name = dwfl_module_addrinfo(mod, addr, &symoff, &sym, NULL, NULL, NULL);
+    const char *name = fbr_function_at(fns, mod, addr);
     Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
     int lineno = 0;
     const char *src = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
@@ -90,8 +186,30 @@ int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, 
     int n = 1;
     Dwarf_Addr bias;
     Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-    Dwarf_Die *scopes = NULL;
+    Dwarf_Die *scopes = NULL, found;
     int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+    if (ns <= 0 && cu && code_at(cu, addr - bias, 0, &found)) {
+        free(scopes);
+        scopes = NULL;
+        ns = dwarf_getscopes_die(&found, &scopes);
+    }
+    /* Past the innermost inlined instance, dwarf_getscopes goes on with the scopes of that
+     * function's abstract definition, not with the functions it is inlined in: the chain
+     * outward is the concrete instance's own nesting (as addr2line -i reads it). */
+    for (int i = 0; i < ns; i++) {
+        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        Dwarf_Die *nest = NULL;
+        int nn = dwarf_getscopes_die(&scopes[i], &nest);
+        if (nn > 0) {
+            free(scopes);
+            scopes = nest;
+            ns = nn;
+        } else {
+            free(nest);
+        }
+        break;
+    }
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     const char *comp_dir = NULL;
@@ -105,7 +223,7 @@ int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, 
     for (int i = 0; i < ns && n < max; i++) {
         if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
             continue;
-        out[n - 1].symbol = fbr_die_name(&scopes[i]);
+        out[n - 1].symbol = inlined_name(&scopes[i], &buf, &cap);
         out[n - 1].inlined = true;
         fbr_dw_frame *caller = &out[n++];
         Dwarf_Attribute a;
@@ -120,4 +238,79 @@ int fbr_dw_chain(Dwfl_Module *mod, Dwarf_Addr addr, fbr_dw_frame *out, int max, 
     /* The outermost is the function the symbol table names, at the innermost call. */
     out[n - 1].symbol = name;
     return n;
+}
+
+typedef struct {
+    struct {
+        Dwfl_Module *mod;
+        Dwarf_Addr addr;
+    } key;
+    int n;
+    fbr_dw_frame f[FBR_MAX_CHAIN];
+    UT_hash_handle hh;
+    char text[]; /* the files and names fbr_dw_chain placed in its buffer */
+} chain_ent;
+
+struct fbr_chains {
+    chain_ent *map;
+};
+
+/* How far into buf (cap bytes) the string p ends, 0 where p is not in it. */
+static size_t end_in(const char *p, const char *buf, size_t cap)
+{
+    return p && p >= buf && p < buf + cap ? (size_t)(p - buf) + strlen(p) + 1 : 0;
+}
+
+/* p moved from the buffer at from to the copy at to, where it points into the buffer. */
+static const char *rebase(const char *p, const char *from, size_t used, char *to)
+{
+    return p && p >= from && p < from + used ? to + (p - from) : p;
+}
+
+int fbr_chain_at(fbr_chains **cache, Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr,
+                 const fbr_dw_frame **out)
+{
+    if (!*cache && !(*cache = calloc(1, sizeof **cache)))
+        return 0;
+    chain_ent probe, *e;
+    memset(&probe.key, 0, sizeof probe.key);
+    probe.key.mod = mod;
+    probe.key.addr = addr;
+    HASH_FIND(hh, (*cache)->map, &probe.key, sizeof probe.key, e);
+    if (!e) {
+        fbr_dw_frame f[FBR_MAX_CHAIN];
+        char buf[8192];
+        int n = fbr_dw_chain(mod, fns, addr, f, FBR_MAX_CHAIN, buf, sizeof buf);
+        size_t used = 0;
+        for (int i = 0; i < n; i++) {
+            size_t a = end_in(f[i].file, buf, sizeof buf), b = end_in(f[i].symbol, buf, sizeof buf);
+            used = a > used ? a : used;
+            used = b > used ? b : used;
+        }
+        if (!(e = malloc(sizeof *e + used)))
+            return 0;
+        e->key = probe.key;
+        e->n = n;
+        memcpy(e->text, buf, used);
+        for (int i = 0; i < n; i++) {
+            e->f[i] = f[i];
+            e->f[i].file = rebase(f[i].file, buf, used, e->text);
+            e->f[i].symbol = rebase(f[i].symbol, buf, used, e->text);
+        }
+        HASH_ADD(hh, (*cache)->map, key, sizeof e->key, e);
+    }
+    *out = e->f;
+    return e->n;
+}
+
+void fbr_chains_free(fbr_chains *cache)
+{
+    chain_ent *e, *tmp;
+    if (!cache)
+        return;
+    HASH_ITER(hh, cache->map, e, tmp) {
+        HASH_DEL(cache->map, e);
+        free(e);
+    }
+    free(cache);
 }

@@ -19,6 +19,9 @@
 #define FBR_SIGNAL "signal"           /* crash and signal dumps: the signal's number */
 #define FBR_SIGNAL_NAME "signal_name" /* and its name, "SIGTERM" */
 #define FBR_SYMBOLIZED "symbolized"
+/* the debug-information policy the frames were named by (rules/symbolizer.h): "build-id" or
+ * "standard"; missing where no frame was named */
+#define FBR_DEBUGINFO "debuginfo"
 #define FBR_TOTAL "total"
 #define FBR_BACKEND "backend"
 #define FBR_OPS "ops"
@@ -107,6 +110,9 @@
 /* sites and stacks: the site is where the work of a thread with no frame of the user's came
  * from: the caller of the backward it runs, or the code that started the thread */
 #define FBR_ORIGIN "origin"
+/* sites and stacks: the functions a native site is inlined in, innermost first, as every view
+ * prints them after the site: "main (app.cpp:20)", joined by " inlined in " */
+#define FBR_INLINED_IN "inlined_in"
 /* the top level (after total): the first fallback's op and site, as a site is written */
 #define FBR_FIRST "first"
 #define FBR_ORIGIN_BACKWARD "backward"

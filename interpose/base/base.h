@@ -182,9 +182,6 @@ void fbc_w_u64(fbc_writer *w, uint64_t v);
 void fbc_w_num(fbc_writer *w, const char *key, uint64_t v); /* key (e.g. ",\"count\":"), then v */
 void fbc_w_i64(fbc_writer *w, int64_t v);
 void fbc_w_hex(fbc_writer *w, uint64_t v);          /* "0x..." quoted */
-/* Writes n bytes as 2n lowercase hex digits and a NUL at out; returns the NUL's address.
- * Async-signal-safe: build ids in the module map and debug-file paths. */
-char *fbc_hex_bytes(char *out, const unsigned char *bytes, size_t n);
 void fbc_w_flush(fbc_writer *w);
 void fbc_fmt_time(char out[21], uint64_t unix_s);   /* UTC ISO 8601, NUL-terminated */
 

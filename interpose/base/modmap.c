@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base.h"
+#include "symbolizer.h" /* rules/: a build id as text */
 
 #define MAX_MODULES 1024
 #define ARENA (256 * 1024)
@@ -32,7 +33,7 @@ static void build_id(const struct dl_phdr_info *info, char out[41])
             const char *name = p + sizeof *nh;
             const unsigned char *desc = (const unsigned char *)name + ((nh->n_namesz + 3) & ~3u);
             if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
-                fbc_hex_bytes(out, desc, nh->n_descsz < 20 ? nh->n_descsz : 20);
+                fbr_hex_bytes(out, desc, nh->n_descsz < 20 ? nh->n_descsz : 20);
                 return;
             }
             p = (const char *)desc + ((nh->n_descsz + 3) & ~3u);

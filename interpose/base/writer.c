@@ -89,16 +89,6 @@ static size_t utf8_len(const unsigned char *s)
 
 static const char hex[] = "0123456789abcdef";
 
-char *fbc_hex_bytes(char *out, const unsigned char *bytes, size_t n)
-{
-    for (size_t k = 0; k < n; k++) {
-        *out++ = hex[bytes[k] >> 4];
-        *out++ = hex[bytes[k] & 15];
-    }
-    *out = '\0';
-    return out;
-}
-
 void fbc_w_json(fbc_writer *w, const char *s)
 {
     fbc_w_raw(w, "\"", 1);

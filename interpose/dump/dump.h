@@ -9,6 +9,8 @@
 #include <stdio.h>
 
 #include "record.h"
+#include "dwname.h"     /* rules/: inline chains and the cache of named frames */
+#include "symbolizer.h" /* rules/: the debug-information policies */
 
 /* ---- symbolize.c: names for addresses -------------------------------------------------- */
 typedef struct {
@@ -20,12 +22,15 @@ typedef struct {
     bool inlined;       /* a function inlined into the next frame of its chain */
 } fbc_frame_info;
 
-#define FBC_MAX_INLINE 16
+/* The core's longest chain (rules/dwname.h): the same for an address live or afterwards. */
+#define FBC_MAX_INLINE FBR_MAX_CHAIN
 
 typedef struct {
     const char *op, *site;       /* never NULL: "(unknown)" */
     const char *site_file, *site_module;
     int site_line;
+    const char *site_inlined_in; /* the user's functions the site is inlined in (FBR_INLINED_IN);
+                                    NULL for none */
     bool site_python;            /* the site is a line of Python code */
     int origin;                  /* fbc_origin_kind: the site is where the work came from */
     long site_frame;             /* the site's native frame, in the origin's stack where
@@ -33,11 +38,19 @@ typedef struct {
     const fbc_bmod *backend;     /* the backend whose exit recorded the stack (NULL: unknown) */
 } fbc_attrib;
 
+/* The debug-information policy the shim names frames by (rules/symbolizer.h), written into
+ * every dump whose frames it named. */
+extern const fbr_debuginfo fbc_debuginfo;
+
 /* Callers hold fbc_sym_lock; the strings live as long as the process. first: the innermost
  * frame, looked up as is (the others at ip - 1, inside the call). */
 void fbc_symbolize(uintptr_t ip, bool first, fbc_frame_info *out);
 /* Adds file:line to a frame (a line table can take 0.4 s to load: only where needed). */
 void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out);
+/* A C++ name as it was written, by the demangler of the C++ runtime the program has loaded
+ * (a C program has no C++ names, and needs none); name itself otherwise. free() the result
+ * when it differs from name. */
+const char *fbc_demangle(const char *name);
 /* The frames at ip, innermost first: the functions inlined there (each at its line), then
  * the function the symbol table names (at the line that called the innermost). Fills at
  * most max; returns how many (1 where nothing was inlined). */
@@ -80,6 +93,7 @@ typedef struct {
     bool python;
     uint64_t count, bytes, ns, max_bytes, max_ns;
     int origin; /* fbc_origin_kind: where the work of a thread with no user's frame came from */
+    const char *inlined_in; /* the functions the site is inlined in (FBR_INLINED_IN), or NULL */
 } fbc_rsite;
 
 /* A result shape of an op's, with the backend whose accessors read it (its dtype's name). */
@@ -144,16 +158,14 @@ bool fbc_report_sizes(const fbc_bmod *b);
 bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k);
 /* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
-/* A C++ name as it was written, by the demangler of the C++ runtime the program has loaded
- * (a C program has no C++ names, and needs none); name itself otherwise. free() the result
- * when it differs from name. */
-const char *fbc_demangle(const char *name);
 /* A site as people read it: "train_step (lenet.c:187)"; one a thread's work came from, "from
  * backward() at <module> (train.py:37)" or "thread started at main (app.cc:12)". */
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
 /* A site's members after its name, as every site of a census is written: ,"file","line"
- * (where known), ,"python":true, ,"origin" (fbc_origin_kind, 0 for none). */
-void fbc_site_fields(fbc_writer *w, const char *file, int line, bool python, int origin);
+ * (where known), ,"inlined_in" (where inlined), ,"python":true, ,"origin" (fbc_origin_kind,
+ * 0 for none). */
+void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inlined_in,
+                     bool python, int origin);
 /* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no
  * braces around them); shapes: with each op's result shapes. */
 void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes);

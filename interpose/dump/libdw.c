@@ -30,10 +30,6 @@
     X(int, dwfl_report_end,                                                                     \
       (Dwfl *a, int (*b)(Dwfl_Module *, void *, const char *, Dwarf_Addr, void *), void *c),    \
       (a, b, c), -1)                                                                            \
-    X(const char *, dwfl_module_addrinfo,                                                       \
-      (Dwfl_Module *a, GElf_Addr b, GElf_Off *c, GElf_Sym *d, GElf_Word *e, Elf **f,            \
-       Dwarf_Addr *g),                                                                          \
-      (a, b, c, d, e, f, g), NULL)                                                              \
     X(int, dwfl_module_getsymtab, (Dwfl_Module *a), (a), -1)                                   \
     X(const char *, dwfl_module_getsym_info,                                                    \
       (Dwfl_Module *a, int b, GElf_Sym *c, GElf_Addr *d, GElf_Word *e, Elf **f, Dwarf_Addr *g), \
@@ -45,26 +41,36 @@
     X(const char *, dwfl_line_comp_dir, (Dwfl_Line *a), (a), NULL)                             \
     X(Dwarf_Die *, dwfl_module_addrdie, (Dwfl_Module *a, Dwarf_Addr b, Dwarf_Addr *c),         \
       (a, b, c), NULL)                                                                          \
+    X(const char *, dwfl_errmsg, (int a), (a), "libdw is not loaded")                          \
     X(int, dwfl_module_build_id, (Dwfl_Module *a, const unsigned char **b, GElf_Addr *c),      \
       (a, b, c), -1)                                                                            \
     X(int, dwfl_build_id_find_elf,                                                              \
       (Dwfl_Module *a, void **b, const char *c, Dwarf_Addr d, char **e, Elf **f),               \
       (a, b, c, d, e, f), -1)                                                                   \
+    X(int, dwfl_standard_find_debuginfo,                                                        \
+      (Dwfl_Module *a, void **b, const char *c, Dwarf_Addr d, const char *e, const char *f,     \
+       GElf_Word g, char **h),                                                                  \
+      (a, b, c, d, e, f, g, h), -1)                                                             \
     X(int, dwfl_offline_section_address,                                                        \
       (Dwfl_Module *a, void **b, const char *c, Dwarf_Addr d, const char *e, GElf_Word f,       \
        const GElf_Shdr *g, Dwarf_Addr *h),                                                      \
       (a, b, c, d, e, f, g, h), -1)                                                             \
     X(int, dwarf_getscopes, (Dwarf_Die *a, Dwarf_Addr b, Dwarf_Die **c), (a, b, c), -1)        \
+    X(int, dwarf_getscopes_die, (Dwarf_Die *a, Dwarf_Die **b), (a, b), -1)                     \
     X(Dwarf_Attribute *, dwarf_attr, (Dwarf_Die *a, unsigned int b, Dwarf_Attribute *c),       \
       (a, b, c), NULL)                                                                          \
     X(Dwarf_Attribute *, dwarf_attr_integrate,                                                  \
       (Dwarf_Die *a, unsigned int b, Dwarf_Attribute *c), (a, b, c), NULL)                     \
     X(const char *, dwarf_formstring, (Dwarf_Attribute *a), (a), NULL)                         \
+    X(Dwarf_Die *, dwarf_formref_die, (Dwarf_Attribute *a, Dwarf_Die *b), (a, b), NULL)        \
     X(int, dwarf_formudata, (Dwarf_Attribute *a, Dwarf_Word *b), (a, b), -1)                   \
     X(int, dwarf_getsrcfiles, (Dwarf_Die *a, Dwarf_Files **b, size_t *c), (a, b, c), -1)       \
     X(const char *, dwarf_filesrc, (Dwarf_Files *a, size_t b, Dwarf_Word *c, Dwarf_Word *d),   \
       (a, b, c, d), NULL)                                                                       \
-    X(int, dwarf_tag, (Dwarf_Die *a), (a), -1)
+    X(int, dwarf_tag, (Dwarf_Die *a), (a), -1)                                                  \
+    X(int, dwarf_child, (Dwarf_Die *a, Dwarf_Die *b), (a, b), -1)                              \
+    X(int, dwarf_siblingof, (Dwarf_Die *a, Dwarf_Die *b), (a, b), -1)                          \
+    X(int, dwarf_haspc, (Dwarf_Die *a, Dwarf_Addr b), (a, b), -1)
 
 static struct {
 #define POINTER(ret, name, params, args, fail) ret(*name) params;

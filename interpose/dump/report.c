@@ -1,7 +1,6 @@
 /* report.c - a census symbolized and attributed: stacks with their op and site, ops with
  * their sites and shapes, sorted by bytes then count. Dumps, the exit summary and the
  * in-process API all read censuses through this. */
-#include <dlfcn.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +53,7 @@ static fbc_rop *op_for(fbc_report *r, fbc_kind k, const fbc_bmod *b, const char 
 static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
 {
     for (size_t i = 0; i < o->nsites; i++)
-        if (o->sites[i].origin == a->origin &&
+        if (o->sites[i].origin == a->origin && o->sites[i].inlined_in == a->site_inlined_in &&
             fbr_same_site(o->sites[i].site, o->sites[i].file, o->sites[i].line, a->site,
                           a->site_file, a->site_line)) {
             fbc_rsite *g = &o->sites[i];
@@ -71,7 +70,8 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
     o->sites = g;
     g[o->nsites++] = (fbc_rsite){a->site,         a->site_file, a->site_module, a->site_line,
                                  a->site_python,  s->count,     s->bytes,       s->ns,
-                                 s->max_bytes,    s->max_ns,    a->origin};
+                                 s->max_bytes,    s->max_ns,    a->origin,
+                                 a->site_inlined_in};
 }
 
 /* Shapes are one when their backend reads them alike: two modules of a row may not. */
@@ -366,38 +366,11 @@ bool fbc_report_sizes(const fbc_bmod *b)
     return !b || b->sizes;
 }
 
-typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-
-const char *fbc_demangle(const char *name)
-{
-    static demangle_fn fn;
-    static int looked;
-    if (!name || name[0] != '_' || name[1] != 'Z')
-        return name;
-    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
-        void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        memcpy(&fn, &p, sizeof p);
-        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
-    }
-    int status = -1;
-    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
-    if (status != 0) {
-        free(d);
-        return name;
-    }
-    return d;
-}
-
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 {
     const char *name = fbc_demangle(s->site);
-    const char *from = fbr_origin_prefix(fbc_origin_name((uint32_t)s->origin));
-    if (s->file && s->line > 0) {
-        const char *slash = strrchr(s->file, '/');
-        snprintf(out, cap, "%s%s (%s:%d)", from, name, slash ? slash + 1 : s->file, s->line);
-    } else {
-        snprintf(out, cap, "%s%s", from, name);
-    }
+    fbr_site_text(fbc_origin_name((uint32_t)s->origin), name, s->file, s->line, s->inlined_in,
+                  out, cap);
     if (name != s->site)
         free((void *)name);
 }
@@ -476,13 +449,18 @@ bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k)
     return false;
 }
 
-void fbc_site_fields(fbc_writer *w, const char *file, int line, bool python, int origin)
+void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inlined_in,
+                     bool python, int origin)
 {
     if (file) {
         fbc_w_str(w, "," FBR_KEY(FBR_FILE));
         fbc_w_json(w, file);
         if (line > 0)
             fbc_w_num(w, "," FBR_KEY(FBR_LINE), (uint64_t)line);
+    }
+    if (inlined_in) {
+        fbc_w_str(w, "," FBR_KEY(FBR_INLINED_IN));
+        fbc_w_json(w, inlined_in);
     }
     if (python)
         fbc_w_str(w, "," FBR_KEY(FBR_PYTHON) "true");
@@ -523,7 +501,7 @@ static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes
             const fbc_rsite *s = &o->sites[j];
             fbc_w_str(w, j ? ",{" FBR_KEY(FBR_SITE) : "{" FBR_KEY(FBR_SITE));
             fbc_w_json(w, s->site);
-            fbc_site_fields(w, s->file, s->line, s->python, s->origin);
+            fbc_site_fields(w, s->file, s->line, s->inlined_in, s->python, s->origin);
             if (s->module) {
                 fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
                 fbc_w_json(w, s->module);
@@ -565,7 +543,8 @@ void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes)
         fbc_w_json(w, a->op);
         fbc_w_str(w, "," FBR_KEY(FBR_SITE));
         fbc_w_json(w, a->site);
-        fbc_site_fields(w, a->site_file, a->site_line, a->site_python, a->origin);
+        fbc_site_fields(w, a->site_file, a->site_line, a->site_inlined_in, a->site_python,
+                        a->origin);
         fbc_w_raw(w, "}", 1);
     }
     for (int k = 0; k < FBC_KINDS; k++)

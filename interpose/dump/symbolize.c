@@ -7,14 +7,13 @@
 #include <elfutils/libdw.h>
 #include <link.h>
 #include <elfutils/libdwfl.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "dump.h"
-#include "dwname.h" /* rules/: how DWARF names a frame and its file */
+#include "dwname.h"     /* rules/: how DWARF names a frame and its file */
+#include "symbolizer.h" /* rules/: which debug information is read */
 #include "fields.h"
 
 pthread_mutex_t fbc_sym_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -31,116 +30,17 @@ typedef struct {
     char s[];
 } interned;
 
-/* Separate debug information, from the local build-id tree only, and none for the system's
- * runtime. elfutils' standard lookup
- * loads libdebuginfod and initializes curl and a TLS library inside the watched program -
- * at exit, after the program's own atexit handlers have torn OpenSSL down, that crashed -
- * and may reach the network: the shim must do neither. */
-static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-                          const char *file_name, const char *debuglink_file,
-                          GElf_Word debuglink_crc, char **debuginfo_file_name)
-{
-    (void)userdata, (void)modname, (void)base, (void)debuglink_file;
-    (void)debuglink_crc;
-    /* The system's runtime is named by its own symbol tables: its debug information (glibc's
-     * libc6-dbg: compressed, megabytes) would cost the process more than its whole census,
-     * for frames no view names as the user's. `fbcount symbolize` reads it afterwards. */
-    if (fbr_module_is_system(file_name))
-        return -1;
-    const unsigned char *id;
-    GElf_Addr vaddr;
-    int n = dwfl_module_build_id(mod, &id, &vaddr);
-    if (n < 2)
-        return -1;
-    /* .build-id/xx/yyyy...debug: the first byte names the folder. */
-    char path[64 + 2 * 255] = "/usr/lib/debug/.build-id/";
-    char *end = fbc_hex_bytes(path + strlen(path), id, 1);
-    *end++ = '/';
-    end = fbc_hex_bytes(end, id + 1, (size_t)n - 1);
-    snprintf(end, sizeof path - (size_t)(end - path), ".debug");
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd >= 0)
-        *debuginfo_file_name = strdup(path);
-    return fd;
-}
-
-static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-};
+/* The shim's policy: the local build-id tree only, none for the system's runtime
+ * (rules/symbolizer.c says why the standard search must not run in a watched program). */
+const fbr_debuginfo fbc_debuginfo = FBR_DEBUGINFO_BUILD_ID;
 
 static Dwfl *dwfl;
 static Dwfl_Module *dmods[1024];
 static unsigned char reported[1024];
 
-/* A module's functions by address, sorted once at its first lookup: libdwfl's own lookup
- * walks the whole symbol table at every call, and a backend's is tens of thousands long
- * (libtorch_cpu: 35,000): a thousand distinct frames made seconds of it. */
-typedef struct {
-    GElf_Addr start, end;
-    const char *name;
-    bool global;
-} fn_range;
+/* Module i's functions by address (rules/symbolizer.h), sorted at its first lookup. */
+static fbr_functions *fns[1024];
 
-static struct {
-    fn_range *fn;
-    size_t n;
-    bool built;
-} fns[1024];
-
-static int by_start(const void *a, const void *b)
-{
-    const fn_range *x = a, *y = b;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->global != y->global) /* an alias: the global name, as libdwfl prefers it */
-        return x->global ? -1 : 1;
-    return x->end > y->end ? -1 : x->end < y->end;
-}
-
-static void build_fns(long i, Dwfl_Module *m)
-{
-    fns[i].built = true;
-    int n = dwfl_module_getsymtab(m);
-    fn_range *f = n > 0 ? calloc((size_t)n, sizeof *f) : NULL;
-    size_t k = 0;
-    for (int j = 1; f && j < n; j++) {
-        GElf_Sym sym;
-        GElf_Addr addr;
-        const char *name = dwfl_module_getsym_info(m, j, &sym, &addr, NULL, NULL, NULL);
-        int type = GELF_ST_TYPE(sym.st_info);
-        if (name && *name && sym.st_shndx != SHN_UNDEF && (type == STT_FUNC || type == STT_GNU_IFUNC))
-            f[k++] = (fn_range){addr, addr + sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL};
-    }
-    if (k)
-        qsort(f, k, sizeof *f, by_start);
-    fns[i].fn = f;
-    fns[i].n = k;
-}
-
-/* The function of module i (libdwfl's m) whose extent holds addr: the last one starting at
- * or before it, or one of no size right there; NULL where none does. */
-static const char *function_at(long i, Dwfl_Module *m, GElf_Addr addr)
-{
-    if (!fns[i].built)
-        build_fns(i, m);
-    const fn_range *f = fns[i].fn;
-    size_t lo = 0, hi = fns[i].n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (f[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* lo: the first starting after addr; the ones before it may hold addr (nested extents
-     * are rare: a few steps back are enough). */
-    for (size_t j = lo, steps = 0; j-- > 0 && steps < 8; steps++)
-        if (addr < f[j].end || (f[j].end == f[j].start && j + 1 == lo))
-            return f[j].name;
-    return NULL;
-}
 static cached *cache;
 static interned *strings;
 
@@ -171,11 +71,14 @@ static Dwfl_Module *module(long i)
     const fbc_module *m = fbc_modmap_at((size_t)i);
     if (!m->file)
         return NULL;
-    if (!dwfl && !(dwfl = dwfl_begin(&callbacks)))
+    if (!dwfl && !(dwfl = dwfl_begin(fbr_debuginfo_callbacks(fbc_debuginfo))))
         return NULL;
-    const char *base = strrchr(m->path, '/');
+    /* A file replaced since the process loaded it (a rebuild while it runs) is not read: its
+     * frames stay module+offset, never named from another build. */
+    char why[512];
     dwfl_report_begin_add(dwfl);
-    dmods[i] = dwfl_report_elf(dwfl, base ? base + 1 : m->path, m->path, -1, m->base, false);
+    dmods[i] = fbr_report_module(dwfl, fbr_base_name(m->path), m->path, -1, m->base,
+                                 m->build_id, why, sizeof why);
     dwfl_report_end(dwfl, NULL, NULL);
     return dmods[i];
 }
@@ -215,7 +118,7 @@ static cached *lookup(uintptr_t ip, bool first, fbc_frame_info *out)
     if (out->module >= 0 && !m) {
         out->symbol = intern(exported_at(first ? ip : ip - 1));
     } else if (m) {
-        out->symbol = intern(function_at(out->module, m, first ? ip : ip - 1));
+        out->symbol = intern(fbr_function_at(&fns[out->module], m, first ? ip : ip - 1));
     }
     c = malloc(sizeof *c);
     if (c) {
@@ -266,7 +169,10 @@ void fbc_symbolize_line(uintptr_t ip, bool first, fbc_frame_info *out)
     }
 }
 
-/* Inlined chains, per (ip, first), looked up once. */
+/* The core's cache of named frames (rules/dwname.h), for the process's life. */
+static fbr_chains *named;
+
+/* Inlined chains as this file's frames, per (ip, first): module and offset with the names. */
 typedef struct {
     uintptr_t key;
     int n;
@@ -286,11 +192,10 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
         fbc_frame_info real;
         lookup(ip, first, &real);
         Dwfl_Module *m = module(real.module);
-        fbr_dw_frame dw[FBC_MAX_INLINE];
-        char files[8192];
-        /* The rule the command follows for a crash dump's addresses (rules/dwname.h). */
-        c->n = m ? fbr_dw_chain(m, first ? ip : ip - 1, dw, FBC_MAX_INLINE, files, sizeof files)
-                 : 0;
+        const fbr_dw_frame *dw = NULL;
+        /* The rule the command follows for a crash dump's addresses (rules/dwname.h), its
+         * frames named once per address in the core's cache. */
+        c->n = m ? fbr_chain_at(&named, m, &fns[real.module], first ? ip : ip - 1, &dw) : 0;
         for (int i = 0; i < c->n; i++) {
             c->f[i] = real;
             c->f[i].symbol = intern(dw[i].symbol);
@@ -311,6 +216,28 @@ int fbc_symbolize_chain(uintptr_t ip, bool first, fbc_frame_info *out, int max)
     int n = c->n < max ? c->n : max;
     memcpy(out, c->f, (size_t)n * sizeof *out);
     return n;
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+
+const char *fbc_demangle(const char *name)
+{
+    static demangle_fn fn;
+    static int looked;
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return name;
+    if (!__atomic_load_n(&looked, __ATOMIC_ACQUIRE)) {
+        void *p = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+        memcpy(&fn, &p, sizeof p);
+        __atomic_store_n(&looked, 1, __ATOMIC_RELEASE);
+    }
+    int status = -1;
+    char *d = fn ? fn(name, NULL, NULL, &status) : NULL;
+    if (status != 0) {
+        free(d);
+        return name;
+    }
+    return d;
 }
 
 static const char *unnamed(const fbc_frame_info *f)
@@ -406,10 +333,28 @@ static void view_init(view *v, const uintptr_t *frames, uint32_t nframes, uint32
     v->w = (walk){frames, exit_first, infos, v->natives, 0};
 }
 
-/* out's site from frame a.site or Python frame a.py_site of frames (py: its Python frames). */
-static void site_of(const fbr_attrib *a, const uintptr_t *frames, const fbr_pyframe *py,
-                    fbc_attrib *out)
+/* The user's functions that chain[k] is inlined in, as the views print them after the site
+ * ("main (app.cpp:20)"; rules/attrib.h): outward while their source is neither the backend's
+ * nor the system's, interned; NULL where none is. */
+static const char *inlined_in(const fbr_backend *row, const fbc_frame_info *chain, int k, int n)
 {
+    char text[1024] = "";
+    for (int j = k + 1; j < n; j++) {
+        if (!fbr_backend_user_source(row, chain[j].file))
+            break;
+        const char *name = fbc_demangle(chain[j].symbol);
+        fbr_inlined_in_add(text, sizeof text, name, chain[j].file, chain[j].line);
+        if (name != chain[j].symbol)
+            free((void *)name);
+    }
+    return text[0] ? intern(text) : NULL;
+}
+
+/* out's site from frame a.site or Python frame a.py_site of frames (py: its Python frames). */
+static void site_of(const fbr_backend *row, const fbr_attrib *a, const uintptr_t *frames,
+                    const fbr_pyframe *py, fbc_attrib *out)
+{
+    out->site_inlined_in = NULL;
     out->site_frame = a->site;
     if (a->py_site >= 0) {
         out->site = py[a->py_site].function ? py[a->py_site].function : FBR_UNKNOWN;
@@ -422,7 +367,9 @@ static void site_of(const fbr_attrib *a, const uintptr_t *frames, const fbr_pyfr
          * code that called the op, at its own line. */
         fbc_frame_info chain[FBC_MAX_INLINE];
         int nc = fbc_symbolize_chain(frames[a->site], false, chain, FBC_MAX_INLINE);
-        fbc_frame_info *f = &chain[a->site_inline < nc ? a->site_inline : 0];
+        int k = a->site_inline < nc ? a->site_inline : 0;
+        fbc_frame_info *f = &chain[k];
+        out->site_inlined_in = inlined_in(row, chain, k, nc);
         out->site = unnamed(f);
         out->site_file = f->file;
         out->site_line = f->line;
@@ -455,7 +402,7 @@ static void origin_site(const fbc_entry *e, const fbr_backend *row, fbc_attrib *
     fbr_attribute_caller(row, v.n, native_at, files_at, &v.w, v.py, v.npy, &a);
     if (a.site < 0 && a.py_site < 0)
         return;
-    site_of(&a, o->frames, v.py, out);
+    site_of(row, &a, o->frames, v.py, out);
     out->origin = (int)o->kind;
 }
 
@@ -479,7 +426,7 @@ unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *ou
         out->op = infos[a.op].symbol;
     else if (op[0] && intern(op))
         out->op = intern(op); /* the second lookup finds the first's copy */
-    site_of(&a, e->frames, v.py, out);
+    site_of(row, &a, e->frames, v.py, out);
     if (e->origin && no_user_site(&a, infos, out))
         origin_site(e, row, out);
     return v.w.named;

@@ -130,7 +130,8 @@ static void run_check(void *arg)
                  : fbc_cfg.mode == FBC_MODE_ERROR          ? VERDICT_REFUSE
                                                            : VERDICT_STOP;
     bool fresh = first_time(a.op, a.site);
-    fbc_rsite site = {.site = a.site, .file = a.site_file, .line = a.site_line, .origin = a.origin};
+    fbc_rsite site = {.site = a.site, .file = a.site_file, .line = a.site_line, .origin = a.origin,
+                      .inlined_in = a.site_inlined_in};
     char where[1024];
     fbc_site_text(&site, where, sizeof where);
     const fbr_backend *row = a.backend ? a.backend->row : NULL;

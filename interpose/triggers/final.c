@@ -92,7 +92,7 @@ static void final(const char *reason, const char *extra)
         return;
     if (__atomic_load_n(&fbc_req_terminate, __ATOMIC_ACQUIRE))
         return; /* a termination signal's dump is the final one */
-    fbc_dumper_drain(); /* warn mode's messages, formed off the threads that fell back */
+    fbc_dumper_finish(); /* warn mode's messages, formed off the threads that fell back */
     /* A process that loaded a backend that never fell back still gets its census (0
      * fallbacks is the answer a CI gate wants), one that never loaded one gets none. */
     if (!fbc_cfg.all_processes && (!fbc_backend_loaded() || !used_since_fork(true)))

@@ -4,7 +4,9 @@
  * neither cut the dumper off nor have its own file written into by a handler. */
 #include <errno.h>
 #include <semaphore.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "triggers.h"
 
@@ -17,6 +19,10 @@ typedef struct posted {
 } posted;
 static pthread_mutex_t posts_lock = PTHREAD_MUTEX_INITIALIZER;
 static posted *posts, **posts_end = &posts; /* under posts_lock */
+/* Drains taken from the list and still running (under posts_lock): the final dump waits for
+ * them, or a message formed but not yet written would end with the process. */
+static int in_flight;
+static pthread_cond_t flight_done = PTHREAD_COND_INITIALIZER;
 
 unsigned fbc_req_snapshot;
 int fbc_req_terminate;
@@ -62,8 +68,10 @@ void fbc_req_after_fork(void)
     __atomic_store_n(&fbc_req_terminate, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&fbc_terminate_done, 0, __ATOMIC_RELEASE);
     pthread_mutex_init(&posts_lock, NULL);
+    pthread_cond_init(&flight_done, NULL);
     posts = NULL; /* the parent's: its thread prints them */
     posts_end = &posts;
+    in_flight = 0;
 }
 
 bool fbc_dumper_post(void (*fn)(void *), void *arg)
@@ -86,6 +94,8 @@ void fbc_dumper_drain(void)
     posted *p = posts;
     posts = NULL;
     posts_end = &posts;
+    bool taken = p != NULL;
+    in_flight += taken;
     pthread_mutex_unlock(&posts_lock);
     while (p) {
         posted *next = p->next;
@@ -93,4 +103,23 @@ void fbc_dumper_drain(void)
         free(p);
         p = next;
     }
+    if (taken) {
+        pthread_mutex_lock(&posts_lock);
+        in_flight--;
+        pthread_cond_broadcast(&flight_done);
+        pthread_mutex_unlock(&posts_lock);
+    }
+}
+
+void fbc_dumper_finish(void)
+{
+    fbc_dumper_drain();
+    /* Bounded: a job waiting on what the exiting thread holds must not hang the exit. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 2;
+    pthread_mutex_lock(&posts_lock);
+    while (in_flight > 0 && pthread_cond_timedwait(&flight_done, &posts_lock, &until) == 0)
+        ;
+    pthread_mutex_unlock(&posts_lock);
 }

@@ -53,6 +53,9 @@ bool fbc_dumper_post(void (*fn)(void *), void *arg);
 /* Runs what is posted and not yet run, on the calling thread: the dumper's loop, and the final
  * dump (the process is ending, and what was posted must not be lost). */
 void fbc_dumper_drain(void);
+/* The final dump's: drains, then waits (at most 2 s) for what the dumper thread took and is
+ * still running, so that no message posted before the exit is lost with the process. */
+void fbc_dumper_finish(void);
 
 /* ---- dumper.c: the one thread that writes dumps ---------------------------------------- */
 /* Starts it (once; safe to call again). Called when the process first uses a backend: a

@@ -47,6 +47,10 @@ ADD_BIAS = "model::Dense<float>::add_bias(vkt_tensor*) const"
 LAMBDA = "main::{lambda(vkt_tensor const*)#1}"
 INVOKER = "std::_Function_handler<vkt_tensor* (vkt_tensor const*), " + LAMBDA + ">::_M_invoke("
 FUNCTION = "std::function<vkt_tensor* (vkt_tensor const*)>::operator()(vkt_tensor const*) const"
+# A lambda inlined into its invoker, named where the debug information has no linkage name for it.
+LAMBDA_FRAME = "main::{lambda}::operator()"
+# add_bias inlined into forward: the site is add_bias's line, followed by the caller's.
+ADD_BIAS_SITE = f"{ADD_BIAS} (model.cc:{LINE['add']}) inlined in {FORWARD} (model.cc:{LINE['bias']})"
 
 
 # A Python caller: ctypes on libvkt, dot falling back from step(); then a live dump through
@@ -131,21 +135,20 @@ try:
     text = fb("report", run_dir)
     expect(re.search(rf"vkt_dot\s+{STEPS}\s.*{re.escape(FORWARD)} \(model\.cc:\d+\) {STEPS}$", text, re.M),
            "report: vkt_dot's site is the template's method, demangled:\n" + text)
-    expect(re.search(rf"vkt_add\s+{STEPS}\s.*{re.escape(ADD_BIAS)} \(model\.cc:\d+\) {STEPS}$", text, re.M),
-           "report: vkt_add's site is the inlined member:\n" + text)
+    expect(re.search(rf"vkt_add\s+{STEPS}\s.*{re.escape(ADD_BIAS_SITE)} {STEPS}$", text, re.M),
+           "report: vkt_add's site is the inlined member, inlined in its caller:\n" + text)
     expect("_Z" not in text, "report: a mangled name in text:\n" + text)
 
     # COLUMNS=40 and a pipe: the table is not a terminal's, so no name is cut.
     by_site = fb("report", "--by", "site", run_dir)
-    for name, line, op in ((FORWARD, LINE["dot"], "vkt_dot"), (ADD_BIAS, LINE["add"], "vkt_add")):
-        expect(re.search(rf"^  {re.escape(name)} \(model\.cc:{line}\)\s+{STEPS}\s.*{op} {STEPS}$",
-                         by_site, re.M),
-               f"report --by site: '{name} (model.cc:{line})' whole, with {op}:\n" + by_site)
+    for name, op in ((f"{FORWARD} (model.cc:{LINE['dot']})", "vkt_dot"), (ADD_BIAS_SITE, "vkt_add")):
+        expect(re.search(rf"^  {re.escape(name)}\s+{STEPS}\s.*{op} {STEPS}$", by_site, re.M),
+               f"report --by site: '{name}' whole, with {op}:\n" + by_site)
     expect("..." not in by_site, "report --by site: a cut name:\n" + by_site)
 
     by_stack = fb("report", "--by", "stack", run_dir)
-    for op, name in (("vkt_dot", FORWARD), ("vkt_add", ADD_BIAS)):
-        expect(re.search(rf"^  {op} @ {re.escape(name)} \(model\.cc:\d+\)\s+{STEPS}\s", by_stack, re.M),
+    for op, name in (("vkt_dot", f"{FORWARD} (model.cc:{LINE['dot']})"), ("vkt_add", ADD_BIAS_SITE)):
+        expect(re.search(rf"^  {op} @ {re.escape(name)}\s+{STEPS}\s", by_stack, re.M),
                f"report --by stack: '{op} @ {name}' whole:\n" + by_stack)
 
     folded = fb("report", "--format", "folded", run_dir)
@@ -154,7 +157,7 @@ try:
            "folded: two stacks, each counted per step:\n" + folded)
     for line in lines:
         frames = line.rsplit(" ", 1)[0].split(";")
-        order = ["main", "model::train(", FUNCTION, INVOKER, "operator()", FORWARD]
+        order = ["main", "model::train(", FUNCTION, INVOKER, LAMBDA_FRAME, FORWARD]
         at = [next((i for i, f in enumerate(frames) if f.startswith(o)), -1) for o in order]
         expect(-1 not in at and at == sorted(at),
                f"folded: main > train > std::function > invoker of the lambda > forward, "
@@ -166,7 +169,7 @@ try:
     folded_lines = fb("report", "--format", "folded", "--frames", "line", run_dir)
     for want in (f";{FORWARD} (model.cc:{LINE['dot']});vkt_dot",
                  f";{FORWARD} (model.cc:{LINE['bias']});{ADD_BIAS} (model.cc:{LINE['add']});",
-                 f";operator() (model.cc:{LINE['lambda']});",
+                 f";{LAMBDA_FRAME} (model.cc:{LINE['lambda']});",
                  f"(model.cc:{LINE['call']});{FUNCTION} ("):
         expect(want in folded_lines, f"folded --frames line: '{want}' missing:\n" + folded_lines)
 
@@ -252,6 +255,27 @@ try:
         expect(f"{ADD_BIAS} (model.cc:{LINE['add']})" in text,
                "report of the symbolized crash dump, by site:\n" + text)
 
+        # One core names frames in both, by a debug-information policy each dump records:
+        # the shim's (build-id), symbolize's default (standard), or the shim's on request.
+        expect((live.get("debuginfo"), "debuginfo" in raw, sym.get("debuginfo"))
+               == ("build-id", False, "standard"),
+               f"debuginfo: live {live.get('debuginfo')}, raw {raw.get('debuginfo')}, "
+               f"symbolized {sym.get('debuginfo')}")
+        shim_path = os.path.join(tmp, "sym-build-id.json")
+        p = subprocess.run([FB, "symbolize", "-q", "--debuginfo", "build-id", "-o", shim_path,
+                            dumps["crash"][0]], capture_output=True, text=True, timeout=120)
+        expect(p.returncode == 0 and "(debug information: build-id)" in p.stderr,
+               f"symbolize --debuginfo build-id: exit {p.returncode}\n{p.stderr}")
+        if p.returncode == 0:
+            as_shim = json.load(open(shim_path))
+            expect(as_shim.get("debuginfo") == "build-id" and ops(as_shim) == ops(live),
+                   f"symbolize --debuginfo build-id: {as_shim.get('debuginfo')}, ops "
+                   f"{ops(as_shim)}, live {ops(live)}")
+        p = subprocess.run([FB, "symbolize", "--debuginfo", "network", dumps["crash"][0]],
+                           capture_output=True, text=True, timeout=120)
+        expect(p.returncode == 2 and "build-id, standard" in p.stderr,
+               f"symbolize --debuginfo network: exit {p.returncode}\n{p.stderr}")
+
     # ---- a Python caller's crash dump ----------------------------------------------------
     py_dir = os.path.join(tmp, "python")
     os.mkdir(py_dir)
@@ -286,6 +310,38 @@ try:
         expect(sorted((s["op"], s["site"]) for s in sym["stacks"]) ==
                sorted((s["op"], s["site"]) for s in live["stacks"]),
                "python symbolize: stacks' op and site differ from the live dump's")
+
+    # ---- a module replaced on disk while the process runs ----------------------------------
+    # A rebuild under a running program: the file at the module's path is another build (here
+    # the shim's own file), whose tables would name the module's frames wrongly. The shim
+    # checks the build id it recorded at load (rules/symbolizer.h) and names that module by
+    # the loader's tables only (its exported functions), as the system's runtime.
+    re_dir = os.path.join(tmp, "replaced")
+    os.mkdir(re_dir)
+    lib = os.path.join(re_dir, os.path.basename(LIBVKT))
+    shutil.copy(LIBVKT, lib)
+    other = os.path.join(re_dir, "other.so")
+    shutil.copy(SHIM, other)
+    script = os.path.join(re_dir, "replace.py")
+    with open(script, "w") as f:
+        f.write(PY_TRAIN.replace("assert ctypes.CDLL(None).fbcount_dump(None) == 0\n"
+                                 "os.kill(os.getpid(), signal.SIGSEGV)\n",
+                                 "os.replace(sys.argv[2], sys.argv[1])\n"))
+    p = subprocess.run([sys.executable, script, lib, other], capture_output=True, text=True,
+                       timeout=120,
+                       env=clean_env(LD_PRELOAD=SHIM, FBCOUNT_QUIET="1", VKT_NATIVE_DISABLE="dot",
+                                     FBCOUNT_OUTPUT=os.path.join(re_dir, "fbcount.%e.%p.json")))
+    expect(p.returncode == 0, f"replaced: exit {p.returncode}\n{p.stderr}")
+    found = glob.glob(os.path.join(re_dir, "fbcount.*.json"))
+    expect(len(found) == 1, f"replaced: one dump: {found}\n{p.stderr}")
+    if len(found) == 1:
+        d = json.load(open(found[0]))
+        named = [f.get("symbol") for s in d["stacks"] for f in frames_of(d, s)
+                 if f.get("module") == lib and f.get("symbol")]
+        expect([o["op"] for o in d["ops"]] == ["vkt_dot"] and "vkt_dot" in named and not any(
+            n.startswith(("fbc", "fbr", "fbcount")) for n in named),
+               f"replaced: libvkt's frames named by its exported functions only, none by the "
+               f"file now at its path: ops {[o['op'] for o in d['ops']]}, names {named}")
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 done("cpp-names")

@@ -1,6 +1,7 @@
 /* The rules both halves share: the allow-file grammar, reading a file that may be anything,
  * attribution, name lists, census signals and how DWARF's file names are read. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -15,6 +16,7 @@
 #include "dwname.h"
 #include "readfile.h"
 #include "signals.h"
+#include "symbolizer.h"
 
 static int warned;
 static long warned_line;
@@ -203,6 +205,98 @@ Test(signals, census_signals)
     cr_expect_str_eq(fbr_signal_name(SIGTERM), "SIGTERM");
     cr_expect_str_eq(fbr_signal_name(SIGRTMIN + 3), "SIGRTMIN+3");
     cr_expect_str_eq(fbr_signal_name(0), "SIG?");
+}
+
+Test(attrib, sites_read_alike_in_every_view)
+{
+    char out[256], in[256] = "";
+    /* lambdas by their enclosing function, with or without its parameters */
+    cr_expect_str_eq(fbr_function_display("main::{lambda()#1}::operator()() const", out,
+                                          sizeof out), "lambda in main");
+    cr_expect_str_eq(fbr_function_display("f(int)::{lambda(long, long)#2}::operator()(long, "
+                                          "long) const", out, sizeof out), "lambda in f");
+    cr_expect_str_eq(fbr_function_display("threads::{lambda}::operator()", out, sizeof out),
+                     "lambda in threads");
+    /* a lambda in a template's arguments is not the function */
+    cr_expect_str_eq(fbr_function_display("std::_Function_handler<void (), main::{lambda()#1}>"
+                                          "::_M_invoke(std::_Any_data const&)", out, sizeof out),
+                     "std::_Function_handler<void (), main::{lambda()#1}>::_M_invoke(std::_Any_data"
+                     " const&)");
+    /* OpenMP's outlined regions, raw and demangled */
+    cr_expect_str_eq(fbr_function_display("main._omp_fn.0", out, sizeof out),
+                     "parallel body in main");
+    cr_expect_str_eq(fbr_function_display("void at::internal::invoke_parallel<F>(long, F const&)"
+                                          " [clone ._omp_fn.0]", out, sizeof out),
+                     "parallel body in void at::internal::invoke_parallel<F>");
+    /* the chain a site is inlined in, and the site whole */
+    fbr_inlined_in_add(in, sizeof in, "helper(int)", "/src/app.cpp", 20);
+    fbr_inlined_in_add(in, sizeof in, "main", "/src/app.cpp", 31);
+    cr_expect_str_eq(in, "helper(int) (app.cpp:20) inlined in main (app.cpp:31)");
+    cr_expect_str_eq(fbr_site_text(NULL, "on_main", "/src/app.cpp", 11, in, out, sizeof out),
+                     "on_main (app.cpp:11) inlined in helper(int) (app.cpp:20) inlined in main "
+                     "(app.cpp:31)");
+    cr_expect_str_eq(fbr_site_text("thread", "main::{lambda()#1}::operator()() const",
+                                   "/src/app.cpp", 14, NULL, out, sizeof out),
+                     "thread started at lambda in main (app.cpp:14)");
+    cr_expect_str_eq(fbr_site_text(NULL, "f", NULL, 0, "", out, sizeof out), "f");
+}
+
+/* A function of this program's that the symbolizer core names. */
+__attribute__((noinline, used)) int named_here(int x);
+__attribute__((noinline, used)) int named_here(int x)
+{
+    return x * 3 + 1;
+}
+
+/* This program reported to a session of the shim's policy, at its load base. */
+static Dwfl_Module *report_self(Dwfl *dwfl, const char *build_id, char *why, size_t cap)
+{
+    Dl_info di;
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    cr_assert(n > 0 && dladdr((void *)named_here, &di));
+    path[n] = '\0';
+    dwfl_report_begin(dwfl);
+    Dwfl_Module *m = fbr_report_module(dwfl, "self", path, -1, (GElf_Addr)(uintptr_t)di.dli_fbase,
+                                       build_id, why, cap);
+    dwfl_report_end(dwfl, NULL, NULL);
+    return m;
+}
+
+Test(symbolizer, a_frame_is_named_once_and_kept_in_the_cache)
+{
+    cr_assert_eq(named_here(1), 4);
+    Dwfl *dwfl = dwfl_begin(fbr_debuginfo_callbacks(FBR_DEBUGINFO_BUILD_ID));
+    char why[512];
+    Dwfl_Module *m = report_self(dwfl, NULL, why, sizeof why);
+    cr_assert_not_null(m, "%s", why);
+    fbr_functions *fns = NULL;
+    fbr_chains *cache = NULL;
+    const fbr_dw_frame *a = NULL, *b = NULL;
+    GElf_Addr at = (GElf_Addr)(uintptr_t)named_here;
+    cr_assert_eq(fbr_chain_at(&cache, m, &fns, at, &a), 1);
+    cr_assert_str_eq(a[0].symbol, "named_here");
+    /* the file, placed in a buffer of the first call's, lives in the cache */
+    cr_assert(a[0].file && strstr(a[0].file, "test_rules.c"), "%s", a[0].file);
+    cr_assert_eq(fbr_chain_at(&cache, m, &fns, at, &b), 1);
+    cr_assert_eq(a, b, "the second lookup is the cache's");
+    fbr_chains_free(cache);
+    fbr_functions_free(fns);
+    dwfl_end(dwfl);
+}
+
+Test(symbolizer, a_module_of_another_build_is_refused)
+{
+    Dwfl *dwfl = dwfl_begin(fbr_debuginfo_callbacks(FBR_DEBUGINFO_STANDARD));
+    char why[512];
+    cr_assert_null(report_self(dwfl, "00ff", why, sizeof why));
+    cr_assert(strstr(why, "build id") && strstr(why, "differs from the recorded 00ff"), "%s", why);
+    dwfl_end(dwfl);
+    fbr_debuginfo p;
+    cr_assert_eq(fbr_debuginfo_parse("build-id", &p), 0);
+    cr_assert_eq(p, FBR_DEBUGINFO_BUILD_ID);
+    cr_assert_eq(fbr_debuginfo_parse("network", &p), -1);
+    cr_assert_str_eq(fbr_debuginfo_name(FBR_DEBUGINFO_STANDARD), "standard");
 }
 
 Test(dwname, source_paths_are_absolute_and_folded)

@@ -5,16 +5,21 @@
 // and this file's line, and leave the exception and the output as they are.
 // With "scope", it counts two calls in an in-process scope instead (fbcount.h); with
 // "backward", a training step whose backward falls back on autograd's device thread, and a
-// worker std::thread that runs an op with no frame of this file's.
-//   usage: torch-driver [steps|scope|backward]    prints values, which do not depend on the census
+// worker std::thread that runs an op with no frame of this file's. With "threads", calls whose
+// frames compilers and PyTorch rearrange: an op in a helper inlined into its caller, an
+// at::parallel_for body on OpenMP's worker threads, and an at::launch lambda on torch's pool.
+//   usage: torch-driver [steps|scope|backward|threads]    prints values, which do not depend on the census
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <fbcount.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <thread>
+#include <vector>
 
 #include "toydev.h"
 
@@ -54,6 +59,34 @@ static int backward(const c10::Device &toy)
     return 0;
 }
 
+// A helper its caller keeps no frame of: its op's site is this line, inlined in the caller's.
+static inline __attribute__((always_inline)) at::Tensor inlined_gelu(const at::Tensor &t)
+{
+    return at::gelu(t); // DRIVER-INLINED
+}
+
+// Not inlined into main: the helper's chain ends here, whatever main's optimizer does.
+static __attribute__((noinline)) int threads(const c10::Device &toy)
+{
+    at::Tensor x = at::arange(12, at::kFloat).reshape({3, 4}).to(toy);
+    at::Tensor g = inlined_gelu(x); // DRIVER-INLINER
+    // Two chunks of one element: with two threads each runs on its own, one on OpenMP's worker.
+    at::set_num_threads(2);
+    std::vector<at::Tensor> parts(2);
+    at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; i++)
+            parts[i] = at::relu(x); // DRIVER-BODY
+    });
+    std::promise<at::Tensor> done;
+    at::launch([&] { done.set_value(at::mul(x, x)); }); // DRIVER-LAUNCH
+    at::Tensor m = done.get_future().get();
+    double sum = 0;
+    for (const at::Tensor &t : {g, parts[0], parts[1], m})
+        sum += t.to(c10::DeviceType::CPU).sum().item<double>();
+    std::printf("threads %.4f\n", sum);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const c10::Device toy = toy_device();
@@ -61,6 +94,8 @@ int main(int argc, char **argv)
         return scope(toy);
     if (argc > 1 && !std::strcmp(argv[1], "backward"))
         return backward(toy);
+    if (argc > 1 && !std::strcmp(argv[1], "threads"))
+        return threads(toy);
     int steps = argc > 1 ? std::atoi(argv[1]) : 3;
     at::Tensor x = at::arange(12, at::kFloat).reshape({3, 4}).to(toy);
     at::Tensor y = at::ones({3, 4}).to(toy);

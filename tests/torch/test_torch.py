@@ -334,6 +334,44 @@ def test_backward_sited_at_its_caller_cpp(tmp_path):
             assert re.search(rf"thread started at \w+ \(driver\.cc:{worker}\)", text), text
 
 
+def test_inlined_parallel_and_launched_sites(tmp_path):
+    """Calls whose frames the compiler and PyTorch rearrange keep the user's line and function:
+    an op in a helper inlined into its caller is sited at the helper's line, inlined in the
+    caller's; an at::parallel_for body, also on OpenMP's worker thread (before: GOMP_parallel,
+    libgomp.so.1+0x...), and an at::launch lambda on torch's pool (before: std::function's
+    _M_invoke) at the lambda's line, named by the function that encloses it. The dump, the
+    exit summary, `report --by site`, `--by stack` and check's message say it alike."""
+    p, dump = census(tmp_path, [DRIVER, "threads"])
+    assert p.stdout.startswith("threads "), p.stdout
+    driver = os.path.join(HERE, "driver.cc")
+    inlined, inliner, body, launch = (marker_line(driver, m)
+                                      for m in ("INLINED", "INLINER", "BODY", "LAUNCH"))
+    caller = f"threads(c10::Device const&) (driver.cc:{inliner})"
+    (gelu,) = [s for o in dump["ops"] if o["op"] == "aten::gelu.out" for s in o["sites"]]
+    assert (gelu["site"], gelu["line"], gelu.get("inlined_in")) == ("inlined_gelu", inlined,
+                                                                    caller), gelu
+    assert op_sites(dump, "aten::relu") == {("driver.cc", body, None, 2)}
+    assert op_sites(dump, "aten::mul.out") == {("driver.cc", launch, None, 1)}
+    for st in dump["stacks"]:
+        if st["op"] == "aten::gelu.out":
+            assert st.get("inlined_in") == caller, st
+    want = [f"inlined_gelu (driver.cc:{inlined}) inlined in {caller}",
+            f"lambda in threads (driver.cc:{body})", f"lambda in threads (driver.cc:{launch})"]
+    site, stack, check = views(tmp_path, tmp_path / "dumps")
+    for name, text in (("summary", p.stderr), ("--by site", site), ("check", check)):
+        for w in want:
+            assert w in text, f"{name}: no {w!r} in\n{text}"
+        assert "libgomp" not in text and "GOMP_" not in text and "_M_invoke" not in text, text
+    rows = [t.split("  ")[1] for t in stack.splitlines() if " @ " in t and "OP @ SITE" not in t]
+    assert sorted(rows) == sorted(["aten::gelu.out @ " + want[0], "aten::relu @ " + want[1],
+                                   "aten::relu @ " + want[1], "aten::mul.out @ " + want[2]]), rows
+    pb = tmp_path / "p.pb"
+    run([FBCOUNT, "report", "--format", "pprof", "-o", str(pb), str(tmp_path / "dumps")], tmp_path)
+    raw = gzip.decompress(pb.read_bytes())
+    for w in want:
+        assert w.encode() in raw, f"pprof: no site label {w!r}"
+
+
 @python_hosted
 def test_backward_in_error_mode_and_pytest(tmp_path):
     """A refused fallback in a backward: the RuntimeError that loss.backward() raises, and the

@@ -39,6 +39,7 @@ typedef struct {
     long line;                        /* 0 when unknown */
     bool python;                      /* a Python site: file and line are the script's */
     const char *origin;               /* "backward", "thread": where a thread's work came from */
+    const char *inlined_in;           /* the functions the site is inlined in, or NULL */
     uint64_t count, bytes, ns;
     uint64_t max_bytes, max_ns;       /* 0 in dumps from before they were written */
 } fbd_site;
@@ -81,6 +82,7 @@ typedef struct {
     /* The site's file and line and where it came from (FBR_ORIGIN), as the shim attributed
      * it; NULL and 0 in dumps that do not say (found again from the frames). */
     const char *site_file, *origin;
+    const char *site_inlined_in; /* the functions the site is inlined in (FBR_INLINED_IN) */
     long site_line;
     bool site_python;
     uint64_t count, bytes, max_bytes, ns, max_ns;

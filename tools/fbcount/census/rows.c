@@ -104,17 +104,12 @@ static const char *keep(fbm_census *c, const char *s)
 
 /* A site as people read it: "train_step (lenet.c:230)" where the dump has the line: one
  * function often calls the same op from several lines, and the line is what a user goes to
- * fix. Every view names sites so, op rows' site lists too. */
-static const char *site_name(fbm_census *c, const char *site, const char *file, long line,
-                             const char *origin)
+ * fix. Every view names sites so (rules/attrib.h's fbr_site_text), op rows' site lists too. */
+static const char *site_name(fbm_census *c, const fbd_site *si)
 {
     char name[512], buf[1024];
-    const char *from = fbr_origin_prefix(origin);
-    fbn_display(site, name, sizeof name);
-    if (file && line > 0)
-        snprintf(buf, sizeof buf, "%s%s (%s:%ld)", from, name, fbr_base_name(file), line);
-    else
-        snprintf(buf, sizeof buf, "%s%s", from, name);
+    fbn_display(si->site, name, sizeof name);
+    fbr_site_text(si->origin, name, si->file, si->line, si->inlined_in, buf, sizeof buf);
     if (strlen(buf) + 1 >= sizeof buf)
         fbx_utf8_truncate(buf, strlen(buf) - 1);
     return keep(c, buf);
@@ -252,7 +247,7 @@ static int build_by_op(fbm_census *c, table *t, const fbd_op *o, fbd_kind kind)
     acc_op(r, o);
     for (size_t s = 0; s < o->nsites; s++) {
         const fbd_site *si = &o->sites[s];
-        fbm_part p = {.name = site_name(c, si->site, si->file, si->line, si->origin), .raw = keep(c, si->site),
+        fbm_part p = {.name = site_name(c, si), .raw = keep(c, si->site),
                       .file = keep(c, si->file), .line = si->line, .python = si->python,
                       .count = si->count, .bytes = si->bytes, .ns = si->ns,
                       .unknown = o->bytes_known ? 0 : si->count};
@@ -266,7 +261,7 @@ static int build_by_site(fbm_census *c, table *t, const fbd_op *o, fbd_kind kind
 {
     for (size_t s = 0; s < o->nsites; s++) {
         const fbd_site *si = &o->sites[s];
-        const char *name = site_name(c, si->site, si->file, si->line, si->origin);
+        const char *name = site_name(c, si);
         fbm_row *r = name ? named_row(c, t, NULL, name, kind) : NULL;
         if (!r)
             return -1;
@@ -427,14 +422,10 @@ typedef struct {
 static fbm_row *new_stack_row(fbm_census *c, table *t, const fbd_dump *d, const fbd_stack *st,
                               const void *const *labels, size_t n, const char *file, long line)
 {
-    char name[1200], sname[600];
-    const char *from = fbr_origin_prefix(st->origin);
+    char name[1200], sname[600], where[1024];
     fbn_display(st->site, sname, sizeof sname);
-    if (file && line > 0)
-        snprintf(name, sizeof name, "%s @ %s%s (%s:%ld)", st->op, from, sname,
-                 fbr_base_name(file), line);
-    else
-        snprintf(name, sizeof name, "%s @ %s%s", st->op, from, sname);
+    fbr_site_text(st->origin, sname, file, line, st->site_inlined_in, where, sizeof where);
+    snprintf(name, sizeof name, "%s @ %s", st->op, where);
     fbm_row *r = new_row(t, keep(c, name), st->kind);
     const char **lab = fbp_alloc(c->pool, (n + 1) * sizeof *lab);
     const fbd_frame **frames = fbp_alloc(c->pool, (n + 1) * sizeof *frames);
@@ -466,7 +457,7 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
 {
     size_t n;
     const fbd_stack *st = fbd_stacks(d, &n);
-    enum { K = 7 }; /* kind, op, site, backend, the site's file and line, its origin */
+    enum { K = 8 }; /* kind, op, site, backend, the site's file and line, origin, inlined_in */
     const void *key[FBM_MAX_FRAMES + K];
     for (size_t i = 0; i < n; i++) {
         if (st[i].kind != kind || !fbm_census_keeps_backend(c, st[i].backend))
@@ -483,7 +474,9 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
         key[4] = file ? census_str(c, file) : NULL;
         key[5] = (void *)(uintptr_t)line;
         key[6] = st[i].origin ? census_str(c, st[i].origin) : NULL;
-        if (!key[1] || !key[2] || !key[3] || (file && !key[4]) || (st[i].origin && !key[6]))
+        key[7] = st[i].site_inlined_in ? census_str(c, st[i].site_inlined_in) : NULL;
+        if (!key[1] || !key[2] || !key[3] || (file && !key[4]) || (st[i].origin && !key[6]) ||
+            (st[i].site_inlined_in && !key[7]))
             return -1;
         for (size_t f = 0; f < keep_n; f++)
             if (!(key[K + f] = label_of(c, st[i].frames[keep_n - 1 - f])))

@@ -37,9 +37,11 @@
 #include "dwname.h" /* rules/: how DWARF names a frame and its file */
 #include "fields.h" /* rules/: the dump's field names */
 #include "jtext.h"
+#include "names.h"
 #include "output.h"
 #include "pool.h"
 #include "readfile.h"
+#include "symbolizer.h" /* rules/: which debug information names frames */
 #include "table.h"
 #include "text.h"
 
@@ -51,6 +53,10 @@ static const char help[] =
     "was unknown, writes the symbolized dump and prints its report.\n\n"
     "  -o, --output OUT   where to write (default: DUMP with .sym.json for .json); the\n"
     "                     file is replaced atomically, never written through a link\n"
+    "  --debuginfo POLICY which debug information names frames (recorded in the dump):\n"
+    "                     standard (default: elfutils' search, .gnu_debuglink, debuginfod\n"
+    "                     where DEBUGINFOD_URLS is set) or build-id (the shim's: the local\n"
+    "                     build-id tree only, none for the C and C++ runtimes)\n"
     "  -q, --quiet        do not print the report\n"
     "  -V, --version      print the version\n"
     "  -h, --help         this text\n\n"
@@ -59,36 +65,32 @@ static const char help[] =
 
 typedef struct {
     Dwfl *dwfl;
+    fbr_debuginfo policy; /* what debug information dwfl reads (rules/symbolizer.h) */
     size_t n;
     const char **paths;
     Dwfl_Module **mods; /* NULL where the file is missing or its build id differs */
+    fbr_functions **fns; /* each module's functions by address, sorted at its first lookup */
+    fbr_chains **named;  /* the frames named, once per address (rules/dwname.h) */
     GElf_Addr *bias;
     uint64_t *base, *size;
 } modtab;
 
-static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-};
-
-static void hex(const unsigned char *b, int n, char *out)
-{
-    for (int i = 0; i < n; i++)
-        sprintf(out + 2 * i, "%02x", b[i]);
-    out[2 * n] = '\0';
-}
-
-static int open_modules(modtab *t, const fbd_dump *d)
+/* The dump's modules reported to a libdwfl session that reads debug information by policy
+ * (the core the shim names live frames with, rules/symbolizer.h). */
+static int open_modules(modtab *t, const fbd_dump *d, fbr_debuginfo policy)
 {
     const fbd_module *m = fbd_modules(d, &t->n);
-    t->dwfl = dwfl_begin(&callbacks);
+    t->policy = policy;
+    t->dwfl = dwfl_begin(fbr_debuginfo_callbacks(policy));
     t->paths = calloc(t->n + 1, sizeof *t->paths);
     t->mods = calloc(t->n + 1, sizeof *t->mods);
+    t->fns = calloc(t->n + 1, sizeof *t->fns);
+    t->named = calloc(1, sizeof *t->named);
     t->bias = calloc(t->n + 1, sizeof *t->bias);
     t->base = calloc(t->n + 1, sizeof *t->base);
     t->size = calloc(t->n + 1, sizeof *t->size);
-    if (!t->dwfl || !t->paths || !t->mods || !t->bias || !t->base || !t->size)
+    if (!t->dwfl || !t->paths || !t->mods || !t->fns || !t->named || !t->bias || !t->base ||
+        !t->size)
         return -1;
     for (size_t i = 0; i < t->n; i++) {
         t->paths[i] = m[i].path;
@@ -110,25 +112,13 @@ static int open_modules(modtab *t, const fbd_dump *d)
         /* Reported at 0 without p_vaddr: a dwfl address is then the file's vaddr plus
          * the module's bias, and offsets relative to the load base are file vaddrs.
          * libdwfl owns fd from here. */
-        Dwfl_Module *mod = dwfl_report_elf(t->dwfl, m[i].path, m[i].path, fd, 0, false);
+        char why[800], e2[1700];
+        Dwfl_Module *mod = fbr_report_module(t->dwfl, m[i].path, m[i].path, fd, 0,
+                                             m[i].build_id, why, sizeof why);
         if (!mod) {
-            fprintf(stderr, "fbcount: symbolize: %s: cannot open: %s (its frames stay raw)\n",
-                    e1, dwfl_errmsg(-1));
+            fprintf(stderr, "fbcount: symbolize: %s: %s (its frames stay raw)\n", e1,
+                    fbx_escape(why, e2, sizeof e2, 0));
             continue;
-        }
-        const unsigned char *bits;
-        GElf_Addr vaddr;
-        int len = dwfl_module_build_id(mod, &bits, &vaddr);
-        if (m[i].build_id && len > 0 && len < 128) {
-            char id[257];
-            hex(bits, len, id);
-            if (strcasecmp(id, m[i].build_id)) {
-                char e2[600];
-                fprintf(stderr, "fbcount: symbolize: %s: build id %s differs from the dump's "
-                        "%s: the file changed since the crash (its frames stay raw)\n",
-                        e1, id, fbx_escape(m[i].build_id, e2, sizeof e2, 0));
-                continue;
-            }
         }
         GElf_Addr bias = 0;
         if (!dwfl_module_getelf(mod, &bias))
@@ -142,10 +132,16 @@ static int open_modules(modtab *t, const fbd_dump *d)
 
 static void close_modules(modtab *t)
 {
+    for (size_t i = 0; t->fns && i < t->n; i++)
+        fbr_functions_free(t->fns[i]);
+    if (t->named)
+        fbr_chains_free(*t->named);
+    free(t->named);
     if (t->dwfl)
         dwfl_end(t->dwfl);
     free(t->paths);
     free(t->mods);
+    free(t->fns);
     free(t->bias);
     free(t->base);
     free(t->size);
@@ -168,9 +164,6 @@ static long module_of(const modtab *t, const fbd_frame *f, uint64_t *offset)
 }
 
 /* ---- an address's frames, as the shim names them (rules/dwname.h's chain walk) ------- */
-
-/* The shim's FBC_MAX_INLINE: the same chain for the same address, live or afterwards. */
-#define SYM_MAX_INLINE 16
 
 /* file and line as the shim writes them: a line only with its file. */
 static void set_source(json_t *fr, const fbr_dw_frame *l)
@@ -312,6 +305,7 @@ static void c_add(cref r, int k, json_int_t v)
 typedef struct {
     const char *site, *file, *module; /* NULL where left out */
     long line;                        /* written when > 0, after a file */
+    const char *inlined_in;           /* NULL where left out */
     bool python;
     counters c;
 } nsite;
@@ -459,10 +453,11 @@ static row_ent *row_get(rowtab *t, size_t kind, const char *backend, const char 
     return r;
 }
 
-/* "row site\0file\0line": one site of a row (the row by its address) by rules/attrib.h's
- * fbr_same_site (without a file, the function alone). */
+/* "row site\0file\0inlined_in\0line": one site of a row (the row by its address) by
+ * rules/attrib.h's fbr_same_site (without a file, the function alone), and the functions it is
+ * inlined in. */
 static size_t site_key(char *out, size_t cap, const row_ent *r, const char *site,
-                       const char *file, long line)
+                       const char *file, const char *inlined_in, long line)
 {
     char num[24], *p = num + sizeof num;
     unsigned long u = file ? (line < 0 ? 0UL - (unsigned long)line : (unsigned long)line) : 0;
@@ -474,14 +469,15 @@ static size_t site_key(char *out, size_t cap, const row_ent *r, const char *site
     size_t n = key_put(out, cap, 0, (const char *)&r, sizeof r);
     n = key_str(out, cap, n, site ? site : "");
     n = key_str(out, cap, n, file ? file : "");
+    n = key_str(out, cap, n, inlined_in ? inlined_in : "");
     return key_put(out, cap, n, p, (size_t)(num + sizeof num - p));
 }
 
 static site_ent *site_index(rowtab *t, row_ent *r, cref ref, const char *site, const char *file,
-                            long line)
+                            const char *inlined_in, long line)
 {
-    char key[4200 + sizeof(void *)]; /* the row, then the site as before */
-    size_t len = site_key(key, sizeof key, r, site, file, line);
+    char key[5300 + sizeof(void *)]; /* the row, then the site as before */
+    size_t len = site_key(key, sizeof key, r, site, file, inlined_in, line);
     site_ent *s = fbp_alloc(tree_pool, sizeof *s + len + 1);
     if (!s)
         return NULL;
@@ -494,6 +490,7 @@ static site_ent *site_index(rowtab *t, row_ent *r, cref ref, const char *site, c
 typedef struct {
     const char *site, *file, *module; /* file and module may be NULL */
     long line;
+    const char *inlined_in; /* the functions the site is inlined in, or NULL */
     bool python;
 } site_info;
 
@@ -509,6 +506,8 @@ static json_t *site_json(json_t *sites, const site_info *si)
         if (si->line > 0)
             json_object_set_new(site, FBR_LINE, json_integer(si->line));
     }
+    if (si->inlined_in)
+        json_object_set_new(site, FBR_INLINED_IN, json_string(si->inlined_in));
     if (si->python)
         json_object_set_new(site, FBR_PYTHON, json_true());
     if (si->module)
@@ -527,6 +526,7 @@ static nsite *site_rec(nrow *nr, const site_info *si)
     s->line = s->file && si->line > 0 ? si->line : 0;
     s->python = si->python;
     s->module = utf8_copy(si->module);
+    s->inlined_in = utf8_copy(si->inlined_in);
     nr->sites[nr->nsites++] = s;
     return s;
 }
@@ -541,11 +541,11 @@ static bool site_get(rowtab *t, row_ent *r, const site_info *si, cref *out)
         size_t i;
         json_array_foreach(sites, i, e)
             site_index(t, r, (cref){e, NULL}, get_str(e, FBR_SITE), get_str(e, FBR_FILE),
-                       (long)get_int(e, FBR_LINE));
+                       get_str(e, FBR_INLINED_IN), (long)get_int(e, FBR_LINE));
         r->indexed = true;
     }
-    char key[4200 + sizeof(void *)]; /* the row, then the site as before */
-    size_t len = site_key(key, sizeof key, r, si->site, si->file, si->line);
+    char key[5300 + sizeof(void *)]; /* the row, then the site as before */
+    size_t len = site_key(key, sizeof key, r, si->site, si->file, si->inlined_in, si->line);
     site_ent *s;
     HASH_FIND(hh, t->sites, key, len, s);
     if (s) {
@@ -558,14 +558,14 @@ static bool site_get(rowtab *t, row_ent *r, const site_info *si, cref *out)
             return false;
         *out = (cref){site, NULL};
         site_index(t, r, *out, get_str(site, FBR_SITE), get_str(site, FBR_FILE),
-                   (long)get_int(site, FBR_LINE));
+                   get_str(site, FBR_INLINED_IN), (long)get_int(site, FBR_LINE));
         return true;
     }
     nsite *ns = site_rec(r->nr, si);
     if (!ns)
         return false;
     *out = (cref){NULL, &ns->c};
-    site_index(t, r, *out, ns->site, ns->file, ns->line);
+    site_index(t, r, *out, ns->site, ns->file, ns->inlined_in, ns->line);
     return true;
 }
 
@@ -751,6 +751,10 @@ static void put_site(fbj_buf *b, const nsite *s)
             put_int(b, s->line);
         }
     }
+    if (s->inlined_in) {
+        put_key(b, FBR_INLINED_IN);
+        fbj_put_string(b, s->inlined_in);
+    }
     if (s->python)
         PUT_LIT(b, ",\"" FBR_PYTHON "\":true");
     if (s->module) {
@@ -892,6 +896,23 @@ static int files_at(void *ctx, size_t i, const char **files, int max)
     return k;
 }
 
+/* The user's functions names[from..to] that a site is inlined in (its callers, innermost
+ * first), as the shim writes them (rules/attrib.h): outward while their source is neither the
+ * backend's nor the system's; into out (cap bytes), NULL where none is. */
+static const char *inlined_in(const fbr_backend *row, const frame_names *names, size_t from,
+                              size_t to, char *out, size_t cap)
+{
+    out[0] = '\0';
+    for (size_t f = from; f <= to; f++) {
+        if (!fbr_backend_user_source(row, names[f].file))
+            break;
+        char *d = fbn_demangle(names[f].symbol);
+        fbr_inlined_in_add(out, cap, d ? d : names[f].symbol, names[f].file, names[f].line);
+        free(d);
+    }
+    return out[0] ? out : NULL;
+}
+
 /* A stack as the attribution sees it: the reader's record, and op, site and backend as its
  * JSON says them (NULL when absent or null, where the reader gives defaults). */
 typedef struct {
@@ -914,7 +935,7 @@ static void attribute(rowtab *t, const rowset *rs, const stack_view *v, char **o
     size_t k = v->st->kind < NKINDS ? (size_t)v->st->kind : 0; /* lists[]' order is fbd_kind's */
     walk w = {v->nat, v->names};
     fbr_attrib a;
-    char opbuf[256], buf[1200];
+    char opbuf[256], buf[1200], callers[1024];
     fbr_attribute_backend(rowset_get(rs, backend), v->nn, native_at, files_at, &w, v->py, v->npy,
                           &a, opbuf, sizeof opbuf);
     /* A reader's name, kept in the crash dump, wins over the stack's. */
@@ -939,6 +960,8 @@ static void attribute(rowtab *t, const rowset *rs, const stack_view *v, char **o
         s.file = fr->file;
         s.line = s.file ? fr->line : 0;
         s.module = nat[a.site].n.path;
+        s.inlined_in = inlined_in(rowset_get(rs, backend), v->names, at + 1, nat[a.site].self,
+                                  callers, sizeof callers);
     }
     *op_out = strdup(op);
     *site_out = strdup(s.site);
@@ -961,11 +984,10 @@ static bool symbolize_frame(const modtab *t, json_t *fr, long m, uint64_t off, b
     if (!json_object_get(fr, FBR_SYMBOL) && m >= 0 && t->mods[m]) {
         /* The first frame is where the fallback was; the others are return addresses,
          * looked up at the call instruction before them. */
-        fbr_dw_frame chain[SYM_MAX_INLINE];
-        char files[8192];
-        int nc = fbr_dw_chain(t->mods[m], off + t->bias[m] - (first ? 0 : 1), chain,
-                              SYM_MAX_INLINE, files, sizeof files);
-        if (chain[nc - 1].symbol || chain[nc - 1].file) {
+        const fbr_dw_frame *chain = NULL;
+        int nc = fbr_chain_at(t->named, t->mods[m], &t->fns[m],
+                              off + t->bias[m] - (first ? 0 : 1), &chain);
+        if (nc > 0 && (chain[nc - 1].symbol || chain[nc - 1].file)) {
             for (int k = 0; k + 1 < nc; k++)
                 json_array_append_new(out, inlined_frame(fr, &chain[k]));
             if (chain[nc - 1].symbol)
@@ -1274,12 +1296,17 @@ static long symbolize(fbd_dump *d, const top_text *top, const modtab *t, rowtab 
     if (tidy(rows) != 0)
         return -1;
     json_object_set_new(root, FBR_SYMBOLIZED, json_true());
+    /* The policy of the last namer that named frames: the shim's stays where nothing more
+     * was named here. */
+    if (resolved > 0 || !json_object_get(root, FBR_DEBUGINFO))
+        json_object_set_new(root, FBR_DEBUGINFO, json_string(fbr_debuginfo_name(t->policy)));
     return (long)resolved;
 }
 
 typedef struct {
     const char *in, *out;
     bool quiet;
+    fbr_debuginfo debuginfo;
     char outbuf[PATH_MAX];
 } sym_opts;
 
@@ -1287,6 +1314,7 @@ typedef struct {
 static int parse(sym_opts *o, int argc, char **argv)
 {
     static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
+                                             {"debuginfo", required_argument, 0, 'd'},
                                              {"quiet", no_argument, 0, 'q'},
                                              {"version", no_argument, 0, 'V'},
                                              {"help", no_argument, 0, 'h'},
@@ -1294,9 +1322,20 @@ static int parse(sym_opts *o, int argc, char **argv)
     int opt;
     optind = 1;
     opterr = 0;
+    o->debuginfo = FBR_DEBUGINFO_STANDARD;
     while ((opt = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1) {
         switch (opt) {
         case 'o': o->out = optarg; break;
+        case 'd':
+            if (fbr_debuginfo_parse(optarg, &o->debuginfo) != 0) {
+                char e1[200];
+                fbx_error("symbolize", "--debuginfo: no policy '%s' (%s, %s)",
+                          fbx_escape(optarg, e1, sizeof e1, 0),
+                          fbr_debuginfo_name(FBR_DEBUGINFO_BUILD_ID),
+                          fbr_debuginfo_name(FBR_DEBUGINFO_STANDARD));
+                return FBX_USAGE;
+            }
+            break;
         case 'q': o->quiet = true; break;
         case 'V': fbx_version(); return -1;
         case 'h': fputs(help, stdout); fbx_put_exit_codes(stdout, "symbolize"); return -1;
@@ -1412,7 +1451,7 @@ static void named_free(named *n)
 /* Symbolizes the dump at in (loaded and validated here, errors printed under cmd) into n.
  * FBX_OK, or the exit code of what failed. The tables live in an arena of their own, freed
  * before returning. */
-static int symbolize_file(const char *cmd, const char *in, named *n)
+static int symbolize_file(const char *cmd, const char *in, fbr_debuginfo policy, named *n)
 {
     fbd_dump *d;
     char *text;
@@ -1432,7 +1471,7 @@ static int symbolize_file(const char *cmd, const char *in, named *n)
     fbj_reserve(&n->stacks, len + len / 4); /* symbolized frames make the text longer */
     top_text top = top_of(text, len);
     json_set_alloc_funcs(tree_alloc, tree_free);
-    if (open_modules(&t, d) == 0)
+    if (open_modules(&t, d, policy) == 0)
         n->resolved = symbolize(d, &top, &t, &rows, &n->stacks);
     close_modules(&t);
     bool ok = n->resolved >= 0 && render(&rows, &top, n->top);
@@ -1453,7 +1492,7 @@ fbd_dump *fbx_name_raw(fbd_dump *d, const char *path)
 {
     named n;
     char e1[1200];
-    if (symbolize_file("symbolize", path, &n) != FBX_OK)
+    if (symbolize_file("symbolize", path, FBR_DEBUGINFO_STANDARD, &n) != FBX_OK)
         return d;
     if (n.resolved > 0)
         fprintf(stderr, "fbcount: %s: a raw census (written before its frames were named): "
@@ -1481,7 +1520,7 @@ fbd_dump *fbx_name_raw(fbd_dump *d, const char *path)
 int fbx_symbolize_in_place(const char *cmd, const char *path)
 {
     named n;
-    int code = symbolize_file(cmd, path, &n);
+    int code = symbolize_file(cmd, path, FBR_DEBUGINFO_STANDARD, &n);
     if (code == FBX_OK)
         code = write_dump(n.top, &n.stacks, path);
     named_free(&n);
@@ -1495,7 +1534,7 @@ int fbx_symbolize(int argc, char **argv)
     if (code != FBX_OK)
         return code < 0 ? FBX_OK : code;
     named n;
-    if ((code = symbolize_file("symbolize", o.in, &n)) != FBX_OK)
+    if ((code = symbolize_file("symbolize", o.in, o.debuginfo, &n)) != FBX_OK)
         return code;
     code = write_dump(n.top, &n.stacks, o.out);
     long resolved = n.resolved;
@@ -1503,8 +1542,9 @@ int fbx_symbolize(int argc, char **argv)
     if (code != FBX_OK)
         return code;
     char e1[1200];
-    fprintf(stderr, "fbcount: symbolize: %ld frame%s resolved; wrote %s\n", resolved,
-            resolved == 1 ? "" : "s", fbx_escape(o.out, e1, sizeof e1, 0));
+    fprintf(stderr, "fbcount: symbolize: %ld frame%s resolved (debug information: %s); wrote %s\n",
+            resolved, resolved == 1 ? "" : "s", fbr_debuginfo_name(o.debuginfo),
+            fbx_escape(o.out, e1, sizeof e1, 0));
     if (o.quiet)
         return FBX_OK;
     char *paths[] = {(char *)o.out};

@@ -10,6 +10,7 @@
 
 #include "attrib.h"
 #include "grow.h"
+#include "names.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -425,13 +426,10 @@ static const char *site_label(const fbd_dump *d, const fbd_stack *st, char *buf,
 {
     const char *file;
     long line;
-    const char *from = fbr_origin_prefix(st->origin);
+    char name[600];
     fbm_stack_site(d, st, &file, &line);
-    if (file && line > 0)
-        snprintf(buf, len, "%s%s (%s:%ld)", from, st->site, fbr_base_name(file), line);
-    else
-        snprintf(buf, len, "%s%s", from, st->site);
-    return buf;
+    fbn_display(st->site, name, sizeof name);
+    return fbr_site_text(st->origin, name, file, line, st->site_inlined_in, buf, len);
 }
 
 /* A stack's locations, outermost last, into ids: each frame's record, an inlined frame in
