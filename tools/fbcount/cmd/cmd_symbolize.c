@@ -45,23 +45,41 @@
 #include "table.h"
 #include "text.h"
 
-static const char help[] =
-    "usage: fbcount symbolize [options] DUMP\n\n"
-    "Resolves frames that have a module and offset but no symbol (crash dumps) to\n"
-    "function and file:line with elfutils, functions inlined at an address as frames\n"
-    "of their own, as the shim names them in a live dump; re-attributes stacks whose op\n"
-    "was unknown, writes the symbolized dump and prints its report.\n\n"
-    "  -o, --output OUT   where to write (default: DUMP with .sym.json for .json); the\n"
-    "                     file is replaced atomically, never written through a link\n"
-    "  --debuginfo POLICY which debug information names frames (recorded in the dump):\n"
-    "                     standard (default: elfutils' search, .gnu_debuglink, debuginfod\n"
-    "                     where DEBUGINFOD_URLS is set) or build-id (the shim's: the local\n"
-    "                     build-id tree only, none for the C and C++ runtimes)\n"
-    "  -q, --quiet        do not print the report\n"
-    "  -V, --version      print the version\n"
-    "  -h, --help         this text\n\n"
-    "A module the dump names is read only when it is a regular file (a FIFO or a device\n"
-    "is refused with one line, and its frames stay raw).\n\n";
+static const char *debuginfo_values(void)
+{
+    static char b[64];
+    snprintf(b, sizeof b, "%s|%s", fbr_debuginfo_name(FBR_DEBUGINFO_STANDARD),
+             fbr_debuginfo_name(FBR_DEBUGINFO_BUILD_ID));
+    return b;
+}
+
+static const fbx_opt options[] = {
+    {'o', true, "output", "OUT",
+     "where to write (default: DUMP with .sym.json for .json); the\n"
+     "file is replaced atomically, never written through a link", NULL, NULL},
+    {'d', false, "debuginfo", "POLICY",
+     "which debug information names frames (recorded in the dump):\n"
+     "%s; standard (the default) is elfutils' search,\n"
+     ".gnu_debuglink and debuginfod where DEBUGINFOD_URLS is set;\n"
+     "build-id is the shim's: the local build-id tree only, none\n"
+     "for the C and C++ runtimes", debuginfo_values, NULL},
+    {'q', true, "quiet", NULL, "do not print the report", NULL, NULL},
+    FBX_OPTS_VERSION_HELP,
+};
+#define NOPTIONS (sizeof options / sizeof *options)
+
+static void help(void)
+{
+    printf("usage: fbcount symbolize [options] DUMP\n\n"
+           "Resolves frames that have a module and offset but no symbol (crash dumps) to\n"
+           "function and file:line with elfutils, functions inlined at an address as frames\n"
+           "of their own, as the shim names them in a live dump; re-attributes stacks whose op\n"
+           "was unknown, writes the symbolized dump and prints its report.\n\n");
+    fbx_put_options(stdout, options, NOPTIONS, 21);
+    printf("\nA module the dump names is read only when it is a regular file (a FIFO or a device\n"
+           "is refused with one line, and its frames stay raw).\n\n");
+    fbx_put_exit_codes(stdout, "symbolize");
+}
 
 typedef struct {
     Dwfl *dwfl;
@@ -1310,41 +1328,33 @@ typedef struct {
     char outbuf[PATH_MAX];
 } sym_opts;
 
+static int option(void *ctx, int key, char *arg)
+{
+    sym_opts *o = ctx;
+    switch (key) {
+    case 'o': o->out = arg; return FBX_OK;
+    case 'd':
+        if (fbr_debuginfo_parse(arg, &o->debuginfo) != 0) {
+            char e1[200];
+            fbx_error("symbolize", "--debuginfo: no policy '%s' (%s)",
+                      fbx_escape(arg, e1, sizeof e1, 0), debuginfo_values());
+            return FBX_USAGE;
+        }
+        return FBX_OK;
+    case 'q': o->quiet = true; return FBX_OK;
+    case 'V': fbx_version(); return -1;
+    case 'h': help(); return -1;
+    }
+    return FBX_OK; /* fbx_options gives the keys of the table's rows alone */
+}
+
 /* The command line; FBX_OK, a usage error, or -1 when it was answered (--help, -V). */
 static int parse(sym_opts *o, int argc, char **argv)
 {
-    static const struct option longopts[] = {{"output", required_argument, 0, 'o'},
-                                             {"debuginfo", required_argument, 0, 'd'},
-                                             {"quiet", no_argument, 0, 'q'},
-                                             {"version", no_argument, 0, 'V'},
-                                             {"help", no_argument, 0, 'h'},
-                                             {0, 0, 0, 0}};
-    int opt;
-    optind = 1;
-    opterr = 0;
     o->debuginfo = FBR_DEBUGINFO_STANDARD;
-    while ((opt = getopt_long(argc, argv, "ho:qV", longopts, NULL)) != -1) {
-        switch (opt) {
-        case 'o': o->out = optarg; break;
-        case 'd':
-            if (fbr_debuginfo_parse(optarg, &o->debuginfo) != 0) {
-                char e1[200];
-                fbx_error("symbolize", "--debuginfo: no policy '%s' (%s, %s)",
-                          fbx_escape(optarg, e1, sizeof e1, 0),
-                          fbr_debuginfo_name(FBR_DEBUGINFO_BUILD_ID),
-                          fbr_debuginfo_name(FBR_DEBUGINFO_STANDARD));
-                return FBX_USAGE;
-            }
-            break;
-        case 'q': o->quiet = true; break;
-        case 'V': fbx_version(); return -1;
-        case 'h': fputs(help, stdout); fbx_put_exit_codes(stdout, "symbolize"); return -1;
-        default:
-            fbx_error("symbolize", "unknown or incomplete option '%s' (try --help)",
-                      argv[optind - 1]);
-            return FBX_USAGE;
-        }
-    }
+    int code = fbx_options(argc, argv, options, NOPTIONS, false, option, o);
+    if (code != FBX_OK)
+        return code;
     if (argc - optind != 1) {
         fbx_error("symbolize", "expected one dump (try --help)");
         return FBX_USAGE;

@@ -74,7 +74,7 @@ void fbx_put_options(FILE *out, const fbx_opt *opts, size_t n, int col)
         else
             fprintf(out, "%*s", col - len, "");
         const char *text = o->help ? filled(o->help, o, help, sizeof help) : o->help_of();
-        for (const char *h = text; *h;) {
+        for (const char *h = text ? text : ""; *h;) {
             size_t line = strcspn(h, "\n");
             fprintf(out, "%.*s\n", (int)line, h);
             h += line;
