@@ -16,6 +16,9 @@
 #if __has_include(<torch/version.h>)
 #include <torch/version.h>
 #endif
+#if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#endif
 
 #include <cstdlib>
 #include <cstring>
@@ -152,9 +155,15 @@ C10_REGISTER_GUARD_IMPL(PrivateUse1, ToyGuard);
 #if defined(TORCH_VERSION_MAJOR) && TORCH_VERSION_MAJOR >= 2
 // PyTorch 2.x's autograd engine syncs a backward's streams on "the accelerator": CUDA where
 // the machine has it, unless a PrivateUse1 backend says it is registered (under its default
-// name here, so every device string stays "privateuseone").
+// name here, so every device string stays "privateuseone") and gives its hooks, of which the
+// engine asks whether a device has been initialized: the toy device always has.
+struct ToyHooks final : at::PrivateUse1HooksInterface {
+    bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+};
+
 static const bool toy_registered = [] {
     c10::register_privateuse1_backend("privateuseone");
+    at::RegisterPrivateUse1HooksInterface(new ToyHooks);
     return true;
 }();
 #endif
