@@ -360,6 +360,53 @@ int fbr_backend_unused(const fbr_backend *b, char *msg, size_t cap)
     return n;
 }
 
+/* Appends one line to msg (cap bytes) while it fits. */
+static void say(char *msg, size_t cap, const char *fmt, ...)
+{
+    size_t used = strnlen(msg, cap);
+    if (used + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg + used, cap - used, fmt, ap);
+    va_end(ap);
+    if (n >= 0 && used + (size_t)n + 1 < cap)
+        strcat(msg, "\n");
+}
+
+/* Whether a built-in row names symbol as an exit. */
+static bool named_by_a_row(const char *symbol)
+{
+    for (size_t i = 0; i < fbr_backend_builtin_count(); i++)
+        for (int e = 0; e < fbr_backend_builtin(i)->nexits; e++)
+            if (!strcmp(fbr_backend_builtin(i)->exit[e].symbol, symbol))
+                return true;
+    return false;
+}
+
+int fbr_typed_check(char *msg, size_t cap)
+{
+    int n = 0;
+    char why[512];
+    if (cap)
+        msg[0] = '\0';
+    for (size_t i = 0; i < fbr_backend_builtin_count(); i++) {
+        const fbr_backend *b = fbr_backend_builtin(i);
+        for (int e = 0; b && e < b->nexits; e++)
+            if (!fbr_exit_typed(b->exit[e].symbol) && ++n)
+                say(msg, cap, "%s.backend: exit %s has no typed definition in "
+                    "interpose/hooks/exits.c (rules/typed.h)", b->name, b->exit[e].symbol);
+        if (b && fbr_backend_unused(b, why, sizeof why) > 0 && ++n)
+            say(msg, cap, "%s.backend: %s", b->name, why);
+    }
+#define FBR_TYPED_NAMED(id, fn, sym, role)                                                      \
+    if (role == FBR_TYPED_EXIT && !named_by_a_row(sym) && ++n)                                  \
+        say(msg, cap, "exits.c types %s (rules/typed.h), which no descriptor names", #fn);
+    FBR_TYPED(FBR_TYPED_NAMED)
+#undef FBR_TYPED_NAMED
+    return n;
+}
+
 const fbr_backend *fbr_row_in_force(const char *name, const fbr_backend *from_descriptor)
 {
     return from_descriptor ? from_descriptor : fbr_backend_named(name);

@@ -168,6 +168,13 @@ bool fbr_exit_typed(const char *symbol);
  * msg (cap bytes), for a warning where the descriptor is read. */
 int fbr_backend_unused(const fbr_backend *b, char *msg, size_t cap);
 
+/* The built-in rows against the shim's typed definitions, both ways: every exit a row names
+ * is typed, no row has a directive the shim cannot act on (fbr_backend_unused), and every
+ * typed exit is named by a row. Returns how many disagree, each described on a line of msg
+ * (cap bytes; what does not fit is left out). Run when the shim is built (rules/meson.build)
+ * and by tests/rules. */
+int fbr_typed_check(char *msg, size_t cap);
+
 /* A built-in row by name; NULL when there is none. */
 const fbr_backend *fbr_backend_named(const char *name);
 
