@@ -76,7 +76,8 @@ void fbx_put_options(FILE *out, const fbx_opt *opts, size_t n, int col)
         const char *text = o->help ? filled(o->help, o, help, sizeof help) : o->help_of();
         for (const char *h = text ? text : ""; *h;) {
             size_t line = strcspn(h, "\n");
-            fprintf(out, "%.*s\n", (int)line, h);
+            fwrite(h, 1, line, out);
+            fputc('\n', out);
             h += line;
             if (*h && *++h)
                 fprintf(out, "%*s", col, "");
