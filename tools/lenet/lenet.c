@@ -24,8 +24,9 @@
 enum { P_K1, P_B1, P_K2, P_B2, P_W3, P_B3, P_W4, P_B4, P_W5, P_B5, P_COUNT };
 _Static_assert(P_COUNT == LENET_PARAMS, "lenet.h counts the parameters");
 
-static const int64_t param_shapes[P_COUNT][4] = {{6, 1, 5, 5}, {6, 1, 1}, {16, 6, 5, 5}, {16, 1, 1}, {400, 120},
-                                                 {120},        {120, 84}, {84},          {84, 10},    {10}};
+static const int64_t param_shapes[P_COUNT][4] = {{6, 1, 5, 5}, {6, 1, 1}, {16, 6, 5, 5}, {16, 1, 1},
+                                                 {400, 120},   {120},     {120, 84},     {84},
+                                                 {84, 10},     {10}};
 static const int param_ranks[P_COUNT] = {4, 3, 4, 3, 2, 1, 2, 1, 2, 1};
 
 struct lenet {
@@ -48,26 +49,27 @@ const char *lenet_error(void)
 
 static void note(const char *call, int status)
 {
-    snprintf(last_error, sizeof last_error, "%s: %s: %s", call, vkt_status_name(status), vkt_last_error());
+    snprintf(last_error, sizeof last_error, "%s: %s: %s", call, vkt_status_name(status),
+             vkt_last_error());
 }
 
 /* Every libvkt call goes through CHECK: the first failure is noted with the
  * call's text and libvkt's message, and the step is abandoned cleanly. */
-#define CHECK(call)                                                                                     \
-    do {                                                                                                \
-        int s_ = (call);                                                                                \
-        if (s_ != VKT_OK) {                                                                             \
-            note(#call, s_);                                                                            \
-            status = s_;                                                                                \
-            goto done;                                                                                  \
-        }                                                                                               \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        int s_ = (call);                                                                           \
+        if (s_ != VKT_OK) {                                                                        \
+            note(#call, s_);                                                                       \
+            status = s_;                                                                           \
+            goto done;                                                                             \
+        }                                                                                          \
     } while (0)
 
-#define TRY_STEP(call)             \
-    do {                           \
-        int try_step_s_ = (call);  \
-        if (try_step_s_ != VKT_OK) \
-            return try_step_s_;    \
+#define TRY_STEP(call)                                                                             \
+    do {                                                                                           \
+        int try_step_s_ = (call);                                                                  \
+        if (try_step_s_ != VKT_OK)                                                                 \
+            return try_step_s_;                                                                    \
     } while (0)
 
 /* A step makes some seventy temporaries; each result slot is registered as it
@@ -137,8 +139,8 @@ static int activate(const lenet *m, const vkt_tensor *z, vkt_tensor **a)
 
 /* The gradient through the activation: g * (1 - a^2) for tanh, g where z > 0
  * for relu. */
-static int activate_grad(const lenet *m, const vkt_tensor *g, const vkt_tensor *z, const vkt_tensor *a,
-                         vkt_tensor **out)
+static int activate_grad(const lenet *m, const vkt_tensor *g, const vkt_tensor *z,
+                         const vkt_tensor *a, vkt_tensor **out)
 {
     vkt_tensor *t1 = NULL, *t2 = NULL;
     int s;
@@ -182,20 +184,24 @@ static int sgd(const lenet *m, vkt_tensor **w, const vkt_tensor *g, bool in_plac
 /* The step's ops on images x and one-hot labels y, from the forward pass to
  * the SGD update; *tot receives the summed log-likelihood (the caller frees
  * it). Its own frame, so fbcount names it as the site of the ops it calls. */
-__attribute__((noinline)) static int train_step(lenet *m, const vkt_tensor *x, const vkt_tensor *y, int batch,
-                                                bool in_place, vkt_tensor **tot_out)
+__attribute__((noinline)) static int train_step(lenet *m, const vkt_tensor *x, const vkt_tensor *y,
+                                                int batch, bool in_place, vkt_tensor **tot_out)
 {
     vkt_ctx *ctx = m->ctx;
     vkt_tensor **p = m->p;
     temps t = {0};
     int status = VKT_OK;
-    const int64_t flat[2] = {batch, 400}, unflat[4] = {batch, 16, 5, 5}, b1s[3] = {6, 1, 1}, b2s[3] = {16, 1, 1};
-    const int ax0[1] = {0}, ax1[1] = {1}, bias_axes[3] = {0, 2, 3}, spatial[2] = {2, 3}, t10[2] = {1, 0};
+    const int64_t flat[2] = {batch, 400}, unflat[4] = {batch, 16, 5, 5}, b1s[3] = {6, 1, 1},
+                  b2s[3] = {16, 1, 1};
+    const int ax0[1] = {0}, ax1[1] = {1}, bias_axes[3] = {0, 2, 3}, spatial[2] = {2, 3},
+              t10[2] = {1, 0};
     vkt_conv_opts pad2 = conv_padding(2), kg1 = kernel_grad_opts(2), kg2 = kernel_grad_opts(0),
                   ig2 = input_grad_opts(5, 0);
-    vkt_tensor *c1, *z1, *a1, *p1, *c2, *z2, *a2, *p2, *f, *d3, *z3, *a3, *d4, *z4, *a4, *d5, *logits;
+    vkt_tensor *c1, *z1, *a1, *p1, *c2, *z2, *a2, *p2, *f, *d3, *z3, *a3, *d4, *z4, *a4, *d5,
+        *logits;
     vkt_tensor *mx, *zc, *ez, *se, *lse, *logp, *yl, *tot, *invb, *prob, *diff, *g5;
-    vkt_tensor *dw5t, *dw5, *db5, *da4, *g4, *dw4t, *dw4, *db4, *da3, *g3, *dw3t, *dw3, *db3, *df, *dp2;
+    vkt_tensor *dw5t, *dw5, *db5, *da4, *g4, *dw4t, *dw4, *db4, *da3, *g3, *dw3t, *dw3, *db3, *df,
+        *dp2;
     vkt_tensor *da2, *g2, *db2s, *db2, *dk2, *k2r, *dp1, *da1, *g1, *db1s, *db1, *dk1;
 #define K(v) keep(&t, &(v))
 
@@ -276,10 +282,12 @@ done:
     return status;
 }
 
-static int check_step(const lenet *m, const float *images, const float *onehot, int batch, const char *fn)
+static int check_step(const lenet *m, const float *images, const float *onehot, int batch,
+                      const char *fn)
 {
     if (!m || !images || !onehot || batch < 1) {
-        snprintf(last_error, sizeof last_error, "%s: %s", fn, batch < 1 ? "batch must be >= 1" : "NULL argument");
+        snprintf(last_error, sizeof last_error, "%s: %s", fn,
+                 batch < 1 ? "batch must be >= 1" : "NULL argument");
         return VKT_EINVAL;
     }
     last_error[0] = '\0';
@@ -385,7 +393,8 @@ int lenet_step_graph_again(lenet *m, float *loss)
 {
     int status = VKT_OK;
     if (!m || !m->graph) {
-        snprintf(last_error, sizeof last_error, "lenet_step_graph_again: %s", m ? "no step recorded" : "NULL model");
+        snprintf(last_error, sizeof last_error, "lenet_step_graph_again: %s",
+                 m ? "no step recorded" : "NULL model");
         return m ? VKT_EGRAPH : VKT_EINVAL;
     }
     CHECK(vkt_graph_launch(m->graph));
@@ -400,7 +409,8 @@ done:
 
 /* ---- parameters --------------------------------------------------------------- */
 
-static int param(vkt_ctx *ctx, uint64_t *rng, const int64_t *shape, int rank, double scale, vkt_tensor **out)
+static int param(vkt_ctx *ctx, uint64_t *rng, const int64_t *shape, int rank, double scale,
+                 vkt_tensor **out)
 {
     size_t n = 1;
     for (int i = 0; i < rank; i++)
@@ -426,7 +436,8 @@ int lenet_create(vkt_ctx *ctx, lenet_act act, uint64_t seed, double lr, lenet **
         return VKT_EINVAL;
     *out = NULL;
     if (!ctx || (act != LENET_TANH && act != LENET_RELU) || !(lr > 0)) {
-        snprintf(last_error, sizeof last_error, "lenet_create: bad argument (ctx, activation or learning rate)");
+        snprintf(last_error, sizeof last_error,
+                 "lenet_create: bad argument (ctx, activation or learning rate)");
         return VKT_EINVAL;
     }
     lenet *m = calloc(1, sizeof *m);
@@ -436,7 +447,8 @@ int lenet_create(vkt_ctx *ctx, lenet_act act, uint64_t seed, double lr, lenet **
     m->act = act;
     uint64_t rng = rng_seed(seed ^ 0x5eedu);
     for (int i = 0; i < P_COUNT; i++)
-        CHECK(param(ctx, &rng, param_shapes[i], param_ranks[i], fan_in[i] > 0 ? 1.0 / sqrt(fan_in[i]) : 0.0, &m->p[i]));
+        CHECK(param(ctx, &rng, param_shapes[i], param_ranks[i],
+                    fan_in[i] > 0 ? 1.0 / sqrt(fan_in[i]) : 0.0, &m->p[i]));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, lr, &m->lr));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 0.0, &m->zero));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 1.0, &m->one));
@@ -473,7 +485,8 @@ size_t lenet_param_numel(int i)
 static int param_check(const lenet *m, int i, const void *buf, size_t n, const char *fn)
 {
     if (!m || !buf || i < 0 || i >= P_COUNT || n != lenet_param_numel(i)) {
-        snprintf(last_error, sizeof last_error, "%s: bad model, buffer, index %d or size %zu", fn, i, n);
+        snprintf(last_error, sizeof last_error, "%s: bad model, buffer, index %d or size %zu", fn,
+                 i, n);
         return VKT_EINVAL;
     }
     return VKT_OK;

@@ -92,7 +92,8 @@ static void print_profile(vkt_ctx *ctx, long steps)
     for (size_t i = 0; i < n; i++) {
         const char *op = e[i].op ? e[i].op : "(libvkt)";
         size_t r = 0;
-        while (r < nrows && !(strcmp(rows[r].op, op) == 0 && strcmp(rows[r].kernel, e[i].kernel) == 0))
+        while (r < nrows &&
+               !(strcmp(rows[r].op, op) == 0 && strcmp(rows[r].kernel, e[i].kernel) == 0))
             r++;
         if (r == nrows)
             rows[nrows++] = (prof_row){op, e[i].kernel, 0, 0};
@@ -101,22 +102,26 @@ static void print_profile(vkt_ctx *ctx, long steps)
         total += e[i].gpu_ns;
     }
     qsort(rows, nrows, sizeof *rows, by_time);
-    printf("profile: %ld steps, %zu dispatches, GPU time per step by op and kernel (each dispatch alone)\n",
+    printf("profile: %ld steps, %zu dispatches, GPU time per step by op and kernel (each dispatch "
+           "alone)\n",
            steps, n);
-    printf("%-20s %-22s %9s %11s %10s %7s\n", "op", "kernel", "calls", "us/step", "us/call", "share");
+    printf("%-20s %-22s %9s %11s %10s %7s\n", "op", "kernel", "calls", "us/step", "us/call",
+           "share");
     for (size_t r = 0; r < nrows; r++)
         printf("%-20s %-22s %9.1f %11.2f %10.2f %6.1f%%\n", rows[r].op, rows[r].kernel,
                (double)rows[r].calls / (double)steps, rows[r].ns / 1e3 / (double)steps,
-               rows[r].ns / 1e3 / (double)rows[r].calls, total > 0 ? 100.0 * rows[r].ns / total : 0.0);
-    printf("%-20s %-22s %9.1f %11.2f\n", "total", "", (double)n / (double)steps, total / 1e3 / (double)steps);
+               rows[r].ns / 1e3 / (double)rows[r].calls,
+               total > 0 ? 100.0 * rows[r].ns / total : 0.0);
+    printf("%-20s %-22s %9.1f %11.2f\n", "total", "", (double)n / (double)steps,
+           total / 1e3 / (double)steps);
     free(e);
     free(rows);
 }
 
 /* With fixed (--fixed-batch), a recorded step after the first replays on the
  * batch it holds. */
-static int run_step(lenet *m, bool graph, bool fixed, const float *images, const float *onehot, int batch,
-                    float *loss)
+static int run_step(lenet *m, bool graph, bool fixed, const float *images, const float *onehot,
+                    int batch, float *loss)
 {
     if (graph && fixed) {
         size_t nd, nl;
@@ -124,7 +129,8 @@ static int run_step(lenet *m, bool graph, bool fixed, const float *images, const
         if (nd > 0)
             return lenet_step_graph_again(m, loss);
     }
-    return graph ? lenet_step_graph(m, images, onehot, batch, loss) : lenet_step(m, images, onehot, batch, loss);
+    return graph ? lenet_step_graph(m, images, onehot, batch, loss)
+                 : lenet_step(m, images, onehot, batch, loss);
 }
 
 static double now_ms(void)
@@ -142,16 +148,21 @@ int main(int argc, char **argv)
     const char *device = NULL;
     bool stats = false, graph = false, fixed = false;
     long profile = 0;
-    static const struct option opts[] = {
-        {"batch", required_argument, 0, 'b'}, {"steps", required_argument, 0, 's'},
-        {"seed", required_argument, 0, 'r'},  {"lr", required_argument, 0, 'l'},
-        {"act", required_argument, 0, 'a'},   {"device", required_argument, 0, 'd'},
-        {"print-every", required_argument, 0, 'e'}, {"warmup", required_argument, 0, 'w'},
-        {"warm-ms", required_argument, 0, 'W'}, {"stats", no_argument, 0, 'S'},
-        {"graph", no_argument, 0, 'G'}, {"profile", required_argument, 0, 'P'},
-        {"fixed-batch", no_argument, 0, 'F'},
-        {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"batch", required_argument, 0, 'b'},
+                                         {"steps", required_argument, 0, 's'},
+                                         {"seed", required_argument, 0, 'r'},
+                                         {"lr", required_argument, 0, 'l'},
+                                         {"act", required_argument, 0, 'a'},
+                                         {"device", required_argument, 0, 'd'},
+                                         {"print-every", required_argument, 0, 'e'},
+                                         {"warmup", required_argument, 0, 'w'},
+                                         {"warm-ms", required_argument, 0, 'W'},
+                                         {"stats", no_argument, 0, 'S'},
+                                         {"graph", no_argument, 0, 'G'},
+                                         {"profile", required_argument, 0, 'P'},
+                                         {"fixed-batch", no_argument, 0, 'F'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
     int o;
     opterr = 0; /* getopt's own messages lack the program's prefix */
     while ((o = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -187,7 +198,8 @@ int main(int argc, char **argv)
             return 2;
         default:
             if (strncmp(argv[optind - 1], "--", 2) == 0 || !optopt)
-                fprintf(stderr, "vkt-lenet: unknown or malformed option '%s' (see --help)\n", argv[optind - 1]);
+                fprintf(stderr, "vkt-lenet: unknown or malformed option '%s' (see --help)\n",
+                        argv[optind - 1]);
             else
                 fprintf(stderr, "vkt-lenet: unknown option '-%c' (see --help)\n", optopt);
             return 2;
@@ -216,8 +228,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "vkt-lenet: %s\n", lenet_error());
         goto done;
     }
-    printf("device: %s, batch %ld, %ld steps, %s, lr %g%s\n", vkt_ctx_device_name(ctx), batch, steps,
-           act == LENET_TANH ? "tanh" : "relu", lr, graph ? ", recorded step (--graph)" : "");
+    printf("device: %s, batch %ld, %ld steps, %s, lr %g%s\n", vkt_ctx_device_name(ctx), batch,
+           steps, act == LENET_TANH ? "tanh" : "relu", lr,
+           graph ? ", recorded step (--graph)" : "");
     uint64_t rng = rng_seed((uint64_t)seed);
     if (warm_ms > 0) {
         uint64_t wrng = rng; /* the training batches that follow stay the same */
@@ -268,8 +281,9 @@ int main(int argc, char **argv)
         }
     }
     if (timed > 0) {
-        printf("loss %.4f -> %.4f over %ld steps; mean %.3f ms/step over %ld steps after %ld warm-up\n", first, last,
-               steps, timed_ms / (double)timed, timed, warmup);
+        printf("loss %.4f -> %.4f over %ld steps; mean %.3f ms/step over %ld steps after %ld "
+               "warm-up\n",
+               first, last, steps, timed_ms / (double)timed, timed, warmup);
         /* What the step costs besides the GPU's work: recording and submitting
          * it (eager), or writing the inputs and launching (--graph). */
         if (gpu_ms > 0)
@@ -295,7 +309,8 @@ int main(int argc, char **argv)
         size_t stale = vkt_profile_read(ctx, NULL, 0);
         vkt_profile_entry *skip = malloc((stale ? stale : 1) * sizeof *skip);
         if (skip)
-            vkt_profile_read(ctx, skip, stale); /* the first profiled step records pipelines and the graph */
+            vkt_profile_read(ctx, skip,
+                             stale); /* the first profiled step records pipelines and the graph */
         free(skip);
         for (long k = 0; k < profile; k++)
             if (run_step(m, graph, fixed, images, onehot, (int)batch, NULL) != VKT_OK) {

@@ -81,8 +81,8 @@ static int write_params(lenet *m, const float *buf)
 
 /* The short batch's path: the update's L2 norm on the GPU, as a framework computes it
  * (update.pow(2).sum().sqrt()), and the update scaled down to clip when longer. */
-SITE static int clip_update(vkt_ctx *ctx, const float *before, float *after,
-                                                 size_t n, double clip, double *norm)
+SITE static int clip_update(vkt_ctx *ctx, const float *before, float *after, size_t n, double clip,
+                            double *norm)
 {
     float *delta = malloc(n * sizeof *delta);
     vkt_tensor *d = NULL, *two = NULL, *sq = NULL, *sum = NULL;
@@ -116,10 +116,10 @@ int main(int argc, char **argv)
     long batch = 16, samples = 183, epochs = 1, seed = 1;
     double lr = 0.05, clip = 0.5;
     static const struct option opts[] = {
-        {"batch", required_argument, 0, 'b'}, {"samples", required_argument, 0, 'n'},
+        {"batch", required_argument, 0, 'b'},  {"samples", required_argument, 0, 'n'},
         {"epochs", required_argument, 0, 'e'}, {"seed", required_argument, 0, 's'},
-        {"lr", required_argument, 0, 'l'}, {"clip", required_argument, 0, 'c'},
-        {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+        {"lr", required_argument, 0, 'l'},     {"clip", required_argument, 0, 'c'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int o;
     opterr = 0;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -162,7 +162,8 @@ int main(int argc, char **argv)
     }
     if (vkt_ctx_create(NULL, &ctx) != VKT_OK ||
         lenet_create(ctx, LENET_TANH, (uint64_t)seed, lr, &m) != VKT_OK) {
-        fprintf(stderr, "vkt-lenet-mpi: rank %d: %s\n", rank, ctx ? lenet_error() : vkt_last_error());
+        fprintf(stderr, "vkt-lenet-mpi: rank %d: %s\n", rank,
+                ctx ? lenet_error() : vkt_last_error());
         goto done;
     }
     /* One starting point for every rank: rank 0's parameters. */
@@ -225,7 +226,7 @@ int main(int argc, char **argv)
     MPI_Barrier(MPI_COMM_WORLD);
     printf("rank %d: %ld steps, last batch %ld images%s\n", rank, steps, last_n,
            !last_n || last_n == batch ? ""
-           : clipped ? " (short: its update's norm taken on the GPU, and clipped)"
+           : clipped                  ? " (short: its update's norm taken on the GPU, and clipped)"
                      : " (short: its update's norm taken on the GPU, under the clip)");
     fflush(stdout);
     status = 0;

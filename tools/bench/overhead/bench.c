@@ -243,9 +243,10 @@ static void row(const char *what, int threads, double value, const char *unit, d
 {
     if (!rows)
         return;
-    fprintf(rows, "%s    {\"bench\": \"overhead\", \"case\": \"%s\", \"threads\": %d, "
-                  "\"value\": %.3f, \"unit\": \"%s\"", nrows++ ? ",\n" : "", what, threads, value,
-            unit);
+    fprintf(rows,
+            "%s    {\"bench\": \"overhead\", \"case\": \"%s\", \"threads\": %d, "
+            "\"value\": %.3f, \"unit\": \"%s\"",
+            nrows++ ? ",\n" : "", what, threads, value, unit);
     if (target > 0)
         fprintf(rows, ", \"target\": %.3f, \"verdict\": \"%s\"", target, verdict);
     fprintf(rows, "}");
@@ -299,7 +300,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
         else {
-            fprintf(stderr, "usage: fbcount-bench-overhead [--quick] [--shim PATH] [--json FILE]\n");
+            fprintf(stderr,
+                    "usage: fbcount-bench-overhead [--quick] [--shim PATH] [--json FILE]\n");
             return 2;
         }
     }
@@ -336,16 +338,26 @@ int main(int argc, char **argv)
     variant vs[] = {
         {"(a) no shim", {"FBCOUNT_UNUSED=1", NULL}, 0},
         {"(b) preloaded, recording off", {pre, "FBCOUNT=0", NULL}, 2},
-        {"(c) recording, depth 8", {pre, "FBCOUNT_DEPTH=8", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 0},
-        {"(c) recording, depth 32", {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 500},
-        {"(c) recording, depth 64", {pre, "FBCOUNT_DEPTH=64", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 0},
+        {"(c) recording, depth 8",
+         {pre, "FBCOUNT_DEPTH=8", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL},
+         0},
+        {"(c) recording, depth 32",
+         {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL},
+         500},
+        {"(c) recording, depth 64",
+         {pre, "FBCOUNT_DEPTH=64", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL},
+         0},
         /* A checkpoint timer lives on the dumper thread: the calls must not see it. */
         {"(b) off, checkpoints every 0.1 s", {pre, "FBCOUNT=0", "FBCOUNT_INTERVAL=0.1", NULL}, 2},
-        {"(c) depth 32, checkpoints every 0.1 s", {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", "FBCOUNT_INTERVAL=0.1"}, 500},
+        {"(c) depth 32, checkpoints every 0.1 s",
+         {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1",
+          "FBCOUNT_INTERVAL=0.1"},
+         500},
     };
     const int nv = sizeof vs / sizeof *vs;
     printf("fbcount-bench-overhead: %s, %ld cpus; medians of %d children x %s runs of %s calls "
-           "(%s recording)\n", host, ncpu, repeats, runs, calls_off, calls_on);
+           "(%s recording)\n",
+           host, ncpu, repeats, runs, calls_off, calls_on);
     printf("%-42s %-8s %12s %12s %9s %s\n", "what", "threads", "ns/call", "target", "ratio(a)",
            "verdict");
     int fails = 0;

@@ -56,8 +56,8 @@ __attribute__((noinline)) static double deep(int level, bool declared, long call
 
 /* Runs this program as a child with the variables set (NAME, VALUE pairs, NULL-ended); the
  * number it printed, or -1. The variables are set here for popen's child and taken back. */
-static double child(const char *self, const char *const env[], const char *which,
-                    const char *calls, const char *runs)
+static double child(const char *self, const char *const env[], const char *which, const char *calls,
+                    const char *runs)
 {
     for (int i = 0; env[i]; i += 2)
         setenv(env[i], env[i + 1], 1);
@@ -114,8 +114,17 @@ int main(int argc, char **argv)
     const char *base = strrchr(backend, '/') ? strrchr(backend, '/') + 1 : backend;
     snprintf(exit_spec, sizeof exit_spec, "%s:decl_exit", base);
     const char *off[] = {"LD_PRELOAD", shim, "FBCOUNT_EXIT", exit_spec, "FBCOUNT", "0", NULL};
-    const char *on[] = {"LD_PRELOAD", shim, "FBCOUNT_EXIT", exit_spec, "FBCOUNT_DEPTH", "32",
-                        "FBCOUNT_OUTPUT", "none", "FBCOUNT_QUIET", "1", NULL};
+    const char *on[] = {"LD_PRELOAD",
+                        shim,
+                        "FBCOUNT_EXIT",
+                        exit_spec,
+                        "FBCOUNT_DEPTH",
+                        "32",
+                        "FBCOUNT_OUTPUT",
+                        "none",
+                        "FBCOUNT_QUIET",
+                        "1",
+                        NULL};
     const int repeats = quick ? 3 : 7;
     const char *runs = quick ? "5" : "9";
     static const bench_case cases[] = {
@@ -127,9 +136,9 @@ int main(int argc, char **argv)
     double res[4][16];
     for (int r = 0; r < repeats; r++)
         for (int c = 0; c < 4; c++) {
-            res[c][r] = child(self, cases[c].on ? on : off, cases[c].which,
-                              cases[c].on ? (quick ? "5000" : "20000") : (quick ? "2000000" : "10000000"),
-                              runs);
+            res[c][r] = child(
+                self, cases[c].on ? on : off, cases[c].which,
+                cases[c].on ? (quick ? "5000" : "20000") : (quick ? "2000000" : "10000000"), runs);
             if (res[c][r] < 0) {
                 fprintf(stderr, "fbcount-bench-redirect: %s failed\n", cases[c].name);
                 return 1;
@@ -159,7 +168,8 @@ int main(int argc, char **argv)
         if (c == 1)
             limit = m[0] + 5, snprintf(target, sizeof target, "built-in off + 5 = %.2f", limit);
         if (c == 3)
-            limit = m[2] * 1.10, snprintf(target, sizeof target, "built-in on x 1.10 = %.0f", limit);
+            limit = m[2] * 1.10,
+            snprintf(target, sizeof target, "built-in on x 1.10 = %.0f", limit);
         if (limit > 0) {
             verdict = m[c] <= limit ? "ok" : "MISSED";
             fails += m[c] > limit;
@@ -167,8 +177,9 @@ int main(int argc, char **argv)
         printf("%-40s %10.2f %-26s %8.3f %s\n", cases[c].name, m[c], target,
                m[c] / m[c & 2 ? 2 : 0], verdict);
         if (rows)
-            fprintf(rows, "%s  {\"bench\": \"redirect\", \"case\": \"%s\", \"threads\": 1, "
-                          "\"value\": %.3f, \"unit\": \"ns/call\"%s%.3f%s%s%s}",
+            fprintf(rows,
+                    "%s  {\"bench\": \"redirect\", \"case\": \"%s\", \"threads\": 1, "
+                    "\"value\": %.3f, \"unit\": \"ns/call\"%s%.3f%s%s%s}",
                     c ? ",\n" : "", cases[c].name, m[c],
                     limit > 0 ? ", \"target\": " : ", \"peer\": ", limit > 0 ? limit : m[c & 2],
                     limit > 0 ? ", \"verdict\": \"" : "", verdict, limit > 0 ? "\"" : "");
