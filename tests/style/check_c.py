@@ -9,10 +9,10 @@ Three rules, over every tracked C and C++ file (*.c, *.h, *.cc, *.cpp, *.hpp):
 - the file is what clang-format makes of it with the tree's .clang-format, except generated data
   (GENERATED, wrapped at 100 columns by its generator instead).
 Files in NOT_YET_FORMATTED are exempt from all three while they are being changed elsewhere (an
-entry may name a file that change adds); the list only shrinks: an entry whose file already keeps every rule fails the check, so it is removed
-when its file is formatted. The format rule needs clang-format 14 (each version formats a little
-differently); without it the other two rules still run, and the test reports itself skipped
-(exit 77) with the reason when they pass.
+entry may name a file that change adds); the list only shrinks: an entry whose file already
+keeps every rule fails the check, so it is removed when its file is formatted. The format rule
+needs clang-format 14 (each version formats a little differently); without it the other two rules
+still run, and the test reports itself skipped (exit 77) with the reason when they pass.
 
 Usage: check_c.py [--list] SOURCE_ROOT
 """
