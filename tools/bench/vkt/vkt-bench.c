@@ -289,37 +289,14 @@ static void vkt_fail(row *r, const char *what)
     fail_row(r, "error", buf);
 }
 
-/* Runs one case: inputs, one checked warm-up call that also tells which path
- * the op takes, more warm-up, then the timed repetitions. */
-static void bench(const bench_case *bc, row *r)
+/* The first call, checked against the host: which path the op took (r->path, *native,
+ * *fallback); -1 with the row failed when the call or its result is wrong. */
+static int first_call(const bench_case *bc, row *r, const vkt_tensor *a, const vkt_tensor *b,
+                      bool *native, bool *fallback)
 {
-    memset(r, 0, sizeof *r);
-    r->bc = bc;
-    r->figure = r->time_ns = r->wall_ns = NAN;
-    int64_t elems = numel_in(bc);
-    if (fill_random((size_t)elems + 1) != 0) {
-        fail_row(r, "error", "out of host memory for the random inputs");
-        return;
-    }
-    bool square = bc->kind == K_SUM_LAST || bc->kind == K_TRANSPOSE || bc->kind == K_DOT;
-    int64_t shape[2] = {square ? bc->n : elems, bc->n};
-    int rank = square ? 2 : 1;
-    bool two = bc->kind == K_ADD || bc->kind == K_ADD_FALLBACK || bc->kind == K_DOT;
-    const char *env = getenv("VKT_NATIVE_DISABLE");
-    vkt_tensor *a = NULL, *b = NULL, *out = NULL;
-    double *times = NULL, *walls = NULL;
+    vkt_tensor *out = NULL;
     float *host = NULL;
-    if (vkt_tensor_from_host(B.ctx, VKT_F32, shape, rank, B.rnd, &a) != VKT_OK ||
-        (two && vkt_tensor_from_host(B.ctx, VKT_F32, shape, rank, B.rnd + 1, &b) != VKT_OK) ||
-        vkt_sync(B.ctx) != VKT_OK) {
-        vkt_fail(r, "creating the inputs");
-        goto done;
-    }
-    if (bc->kind == K_ADD_FALLBACK && vkt_ctx_set_native_disable(B.ctx, "add") != VKT_OK) {
-        vkt_fail(r, "vkt_ctx_set_native_disable");
-        goto done;
-    }
-
+    int rc = -1;
     uint64_t c0[3], c1[3];
     counters(bc->stat, c0);
     if (run_op(bc, a, b, &out) != VKT_OK || vkt_sync(B.ctx) != VKT_OK) {
@@ -327,10 +304,10 @@ static void bench(const bench_case *bc, row *r)
         goto done;
     }
     counters(bc->stat, c1);
-    bool native = c1[0] > c0[0], fallback = c1[1] > c0[1];
+    *native = c1[0] > c0[0], *fallback = c1[1] > c0[1];
     snprintf(r->path, sizeof r->path, "%s",
-             native          ? "native"
-             : fallback      ? "fallback"
+             *native         ? "native"
+             : *fallback     ? "fallback"
              : c1[2] > c0[2] ? "host"
                              : "?");
 
@@ -350,21 +327,19 @@ static void bench(const bench_case *bc, row *r)
         fail_row(r, path, msg);
         goto done;
     }
+    rc = 0;
+done:
+    free(host);
     vkt_tensor_free(out);
-    out = NULL;
+    return rc;
+}
 
-    if (bc->kind != K_ADD_FALLBACK && !native) {
-        /* Timing this would pass a host computation off as GPU throughput. */
-        double big = (double)elems * 4;
-        snprintf(r->path, sizeof r->path, "%s",
-                 big > SMALL_RANGE ? "fallback (past maxStorageBufferRange)"
-                 : fallback        ? "fallback (gate)"
-                                   : "host");
-        goto done;
-    }
-
-    times = malloc((size_t)B.reps * sizeof *times);
-    walls = malloc((size_t)B.reps * sizeof *walls);
+/* The warm-up, then the timed repetitions: their medians and the figure into r. */
+static void timed_runs(const bench_case *bc, row *r, const vkt_tensor *a, const vkt_tensor *b)
+{
+    vkt_tensor *out = NULL;
+    double *times = malloc((size_t)B.reps * sizeof *times);
+    double *walls = malloc((size_t)B.reps * sizeof *walls);
     if (!times || !walls) {
         fail_row(r, "error", "out of host memory");
         goto done;
@@ -407,20 +382,62 @@ static void bench(const bench_case *bc, row *r)
     r->wall_ns = median(walls, B.reps);
     r->timed_gpu = gpu;
     r->time_ns = gpu ? median(times, B.reps) : r->wall_ns;
-    r->figure =
-        r->time_ns > 0 ? work(bc) / r->time_ns : NAN; /* bytes/ns = GB/s, flops/ns = GFLOP/s */
+    /* bytes/ns = GB/s, flops/ns = GFLOP/s */
+    r->figure = r->time_ns > 0 ? work(bc) / r->time_ns : NAN;
     if (bc->kind == K_ADD_FALLBACK)
         snprintf(r->path, sizeof r->path, "fallback (forced, wall-clock)");
     else if (!gpu)
         snprintf(r->path, sizeof r->path, "native (wall-clock: no GPU timestamps)");
+done:
+    free(times);
+    free(walls);
+    vkt_tensor_free(out);
+}
 
+/* Runs one case: inputs, one checked warm-up call that also tells which path
+ * the op takes, more warm-up, then the timed repetitions. */
+static void bench(const bench_case *bc, row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->bc = bc;
+    r->figure = r->time_ns = r->wall_ns = NAN;
+    int64_t elems = numel_in(bc);
+    if (fill_random((size_t)elems + 1) != 0) {
+        fail_row(r, "error", "out of host memory for the random inputs");
+        return;
+    }
+    bool square = bc->kind == K_SUM_LAST || bc->kind == K_TRANSPOSE || bc->kind == K_DOT;
+    int64_t shape[2] = {square ? bc->n : elems, bc->n};
+    int rank = square ? 2 : 1;
+    bool two = bc->kind == K_ADD || bc->kind == K_ADD_FALLBACK || bc->kind == K_DOT;
+    const char *env = getenv("VKT_NATIVE_DISABLE");
+    vkt_tensor *a = NULL, *b = NULL;
+    bool native = false, fallback = false;
+    if (vkt_tensor_from_host(B.ctx, VKT_F32, shape, rank, B.rnd, &a) != VKT_OK ||
+        (two && vkt_tensor_from_host(B.ctx, VKT_F32, shape, rank, B.rnd + 1, &b) != VKT_OK) ||
+        vkt_sync(B.ctx) != VKT_OK) {
+        vkt_fail(r, "creating the inputs");
+        goto done;
+    }
+    if (bc->kind == K_ADD_FALLBACK && vkt_ctx_set_native_disable(B.ctx, "add") != VKT_OK) {
+        vkt_fail(r, "vkt_ctx_set_native_disable");
+        goto done;
+    }
+    if (first_call(bc, r, a, b, &native, &fallback) != 0)
+        goto done;
+    if (bc->kind != K_ADD_FALLBACK && !native) {
+        /* Timing this would pass a host computation off as GPU throughput. */
+        double big = (double)elems * 4;
+        snprintf(r->path, sizeof r->path, "%s",
+                 big > SMALL_RANGE ? "fallback (past maxStorageBufferRange)"
+                 : fallback        ? "fallback (gate)"
+                                   : "host");
+        goto done;
+    }
+    timed_runs(bc, r, a, b);
 done:
     if (bc->kind == K_ADD_FALLBACK)
         vkt_ctx_set_native_disable(B.ctx, env ? env : "");
-    free(times);
-    free(walls);
-    free(host);
-    vkt_tensor_free(out);
     vkt_tensor_free(a);
     vkt_tensor_free(b);
     vkt_sync(B.ctx);
