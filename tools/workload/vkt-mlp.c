@@ -174,6 +174,44 @@ static void usage(FILE *f)
            "Exit status: 0 when the loss fell, 1 when it did not, 2 on errors.\n");
 }
 
+/* The weights, biases and the learning rate as tensors of m's context; nonzero on failure. */
+static int create_params(mlp *m, double lr_v, vkt_tensor **lr)
+{
+    int64_t s_w1[2] = {IN, HID}, s_b1[1] = {HID}, s_w2[2] = {HID, CLASSES}, s_b2[1] = {CLASSES},
+            s1[1] = {1};
+    float lrf = (float)lr_v;
+    return param(m->ctx, s_w1, 2, 1.0 / sqrt(IN), &m->w1) || param(m->ctx, s_b1, 1, 0.0, &m->b1) ||
+           param(m->ctx, s_w2, 2, 1.0 / sqrt(HID), &m->w2) || param(m->ctx, s_b2, 1, 0.0, &m->b2) ||
+           vkt_tensor_from_host(m->ctx, VKT_F32, s1, 1, &lrf, lr);
+}
+
+/* The training steps, printing the loss every `every`: 0 when it fell, 1 when not, 2 on errors. */
+static int train(mlp *m, long batch, long steps, long every, const float *protos, float *xb,
+                 float *yb, vkt_tensor *lr)
+{
+    double first = NAN, last = NAN, total_ms = 0;
+    for (long step = 0; step < steps; step++) {
+        make_batch((int)batch, xb, yb, protos);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double loss = train_step(m, xb, yb, (int)batch, lr);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        if (isnan(loss))
+            return 2;
+        total_ms += ms;
+        if (step == 0)
+            first = loss;
+        last = loss;
+        if (step % every == 0 || step == steps - 1)
+            printf("step %5ld  loss %.4f  %.2f ms/step\n", step, loss, ms);
+    }
+    if (steps > 0)
+        printf("loss %.4f -> %.4f over %ld steps, mean %.2f ms/step\n", first, last, steps,
+               total_ms / (double)steps);
+    return steps == 0 || last < first ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     long batch = 256, steps = 200, seed = 1, every = 20;
@@ -212,45 +250,20 @@ int main(int argc, char **argv)
     if (!(m.ctx = demo_ctx(PROG, device)))
         return 2;
     printf("device: %s, batch %ld, %ld steps\n", vkt_ctx_device_name(m.ctx), batch, steps);
-    int64_t s_w1[2] = {IN, HID}, s_b1[1] = {HID}, s_w2[2] = {HID, CLASSES}, s_b2[1] = {CLASSES},
-            s1[1] = {1};
     float *protos = malloc(sizeof(float) * CLASSES * IN);
     float *xb = malloc(sizeof(float) * (size_t)batch * IN),
           *yb = malloc(sizeof(float) * (size_t)batch * CLASSES);
     vkt_tensor *lr = NULL;
-    float lrf = (float)lr_v;
     int status = 2;
     if (!protos || !xb || !yb)
         goto done;
     for (int i = 0; i < CLASSES * IN; i++)
         protos[i] = (float)nrand();
-    if (param(m.ctx, s_w1, 2, 1.0 / sqrt(IN), &m.w1) || param(m.ctx, s_b1, 1, 0.0, &m.b1) ||
-        param(m.ctx, s_w2, 2, 1.0 / sqrt(HID), &m.w2) || param(m.ctx, s_b2, 1, 0.0, &m.b2) ||
-        vkt_tensor_from_host(m.ctx, VKT_F32, s1, 1, &lrf, &lr)) {
+    if (create_params(&m, lr_v, &lr) != 0) {
         fprintf(stderr, "vkt-mlp: cannot create parameters: %s\n", vkt_last_error());
         goto done;
     }
-    double first = NAN, last = NAN, total_ms = 0;
-    for (long step = 0; step < steps; step++) {
-        make_batch((int)batch, xb, yb, protos);
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        double loss = train_step(&m, xb, yb, (int)batch, lr);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-        if (isnan(loss))
-            goto done;
-        total_ms += ms;
-        if (step == 0)
-            first = loss;
-        last = loss;
-        if (step % every == 0 || step == steps - 1)
-            printf("step %5ld  loss %.4f  %.2f ms/step\n", step, loss, ms);
-    }
-    if (steps > 0)
-        printf("loss %.4f -> %.4f over %ld steps, mean %.2f ms/step\n", first, last, steps,
-               total_ms / (double)steps);
-    status = steps == 0 || last < first ? 0 : 1;
+    status = train(&m, batch, steps, every, protos, xb, yb, lr);
 done:
     free(protos);
     free(xb);
