@@ -181,142 +181,106 @@ static int sgd(const lenet *m, vkt_tensor **w, const vkt_tensor *g, bool in_plac
 
 /* ---- the step --------------------------------------------------------------- */
 
-/* The tensors of one step, each released at its end (t) but the summed log-likelihood. */
-typedef struct step_vars {
-    temps t;
-    int batch;
-    vkt_tensor *c1, *z1, *a1, *p1, *c2, *z2, *a2, *p2, *f, *d3, *z3, *a3, *d4, *z4, *a4, *d5;
-    vkt_tensor *logits, *mx, *zc, *ez, *se, *lse, *logp, *yl, *tot, *invb, *prob, *diff, *g5;
-    vkt_tensor *dw5t, *dw5, *db5, *da4, *g4, *dw4t, *dw4, *db4, *da3, *g3, *dw3t, *dw3, *db3;
-    vkt_tensor *df, *dp2, *da2, *g2, *db2s, *db2, *dk2, *k2r, *dp1, *da1, *g1, *db1s, *db1, *dk1;
-} step_vars;
-
-static const int ax0[1] = {0}, ax1[1] = {1}, bias_axes[3] = {0, 2, 3}, spatial[2] = {2, 3},
-                 t10[2] = {1, 0};
-
-#define K(name) keep(&v->t, &v->name)
-
-/* Each pass has its own frame, so fbcount names it as the site of the ops it calls. */
-
-/* The forward pass on images x, to the logits. */
-__attribute__((noinline)) static int forward(lenet *m, step_vars *v, const vkt_tensor *x)
-{
-    vkt_tensor **p = m->p;
-    int status = VKT_OK;
-    const int64_t flat[2] = {v->batch, 400};
-    vkt_conv_opts pad2 = conv_padding(2);
-    CHECK(vkt_conv(x, p[P_K1], &pad2, K(c1)));
-    CHECK(vkt_add(v->c1, p[P_B1], K(z1)));
-    CHECK(activate(m, v->z1, K(a1)));
-    CHECK(vkt_window_max(v->a1, pool_window, &pool_opts, K(p1)));
-    CHECK(vkt_conv(v->p1, p[P_K2], NULL, K(c2)));
-    CHECK(vkt_add(v->c2, p[P_B2], K(z2)));
-    CHECK(activate(m, v->z2, K(a2)));
-    CHECK(vkt_window_max(v->a2, pool_window, &pool_opts, K(p2)));
-    CHECK(vkt_reshape(v->p2, flat, 2, K(f)));
-    CHECK(vkt_dot(v->f, ax1, NULL, p[P_W3], ax0, NULL, 1, 0, K(d3)));
-    CHECK(vkt_add(v->d3, p[P_B3], K(z3)));
-    CHECK(activate(m, v->z3, K(a3)));
-    CHECK(vkt_dot(v->a3, ax1, NULL, p[P_W4], ax0, NULL, 1, 0, K(d4)));
-    CHECK(vkt_add(v->d4, p[P_B4], K(z4)));
-    CHECK(activate(m, v->z4, K(a4)));
-    CHECK(vkt_dot(v->a4, ax1, NULL, p[P_W5], ax0, NULL, 1, 0, K(d5)));
-    CHECK(vkt_add(v->d5, p[P_B5], K(logits)));
-done:
-    return status;
-}
-
-/* Log-softmax, shifted by the row maximum, the summed cross-entropy against the one-hot labels
- * y, and its gradient d loss / d logits = (softmax - onehot) / batch. */
-__attribute__((noinline)) static int loss(step_vars *v, const vkt_tensor *y)
-{
-    int status = VKT_OK;
-    CHECK(vkt_reduce_max(v->logits, ax1, 1, true, K(mx)));
-    CHECK(vkt_subtract(v->logits, v->mx, K(zc)));
-    CHECK(vkt_exp(v->zc, K(ez)));
-    CHECK(vkt_sum(v->ez, ax1, 1, true, K(se)));
-    CHECK(vkt_log(v->se, K(lse)));
-    CHECK(vkt_subtract(v->zc, v->lse, K(logp)));
-    CHECK(vkt_multiply(y, v->logp, K(yl)));
-    CHECK(vkt_sum(v->yl, NULL, 0, false, K(tot)));
-    CHECK(vkt_exp(v->logp, K(prob)));
-    CHECK(vkt_subtract(v->prob, y, K(diff)));
-    CHECK(vkt_multiply(v->diff, v->invb, K(g5)));
-done:
-    return status;
-}
-
-/* The dense layers' gradients: the weight gradient contracts the batch axis and comes out
- * [out, in], so a transpose follows, as Nx's grad of dot emits it. */
-__attribute__((noinline)) static int backward_dense(lenet *m, step_vars *v)
-{
-    vkt_tensor **p = m->p;
-    int status = VKT_OK;
-    CHECK(vkt_dot(v->g5, ax0, NULL, v->a4, ax0, NULL, 1, 0, K(dw5t)));
-    CHECK(vkt_transpose(v->dw5t, t10, K(dw5)));
-    CHECK(vkt_sum(v->g5, ax0, 1, false, K(db5)));
-    CHECK(vkt_dot(v->g5, ax1, NULL, p[P_W5], ax1, NULL, 1, 0, K(da4)));
-    CHECK(activate_grad(m, v->da4, v->z4, v->a4, K(g4)));
-    CHECK(vkt_dot(v->g4, ax0, NULL, v->a3, ax0, NULL, 1, 0, K(dw4t)));
-    CHECK(vkt_transpose(v->dw4t, t10, K(dw4)));
-    CHECK(vkt_sum(v->g4, ax0, 1, false, K(db4)));
-    CHECK(vkt_dot(v->g4, ax1, NULL, p[P_W4], ax1, NULL, 1, 0, K(da3)));
-    CHECK(activate_grad(m, v->da3, v->z3, v->a3, K(g3)));
-    CHECK(vkt_dot(v->g3, ax0, NULL, v->f, ax0, NULL, 1, 0, K(dw3t)));
-    CHECK(vkt_transpose(v->dw3t, t10, K(dw3)));
-    CHECK(vkt_sum(v->g3, ax0, 1, false, K(db3)));
-    CHECK(vkt_dot(v->g3, ax1, NULL, p[P_W3], ax1, NULL, 1, 0, K(df)));
-done:
-    return status;
-}
-
-/* The conv blocks' gradients; the first block has no input gradient: x is data. */
-__attribute__((noinline)) static int backward_conv(lenet *m, step_vars *v, const vkt_tensor *x)
-{
-    vkt_tensor **p = m->p;
-    int status = VKT_OK;
-    const int64_t unflat[4] = {v->batch, 16, 5, 5}, b1s[3] = {6, 1, 1}, b2s[3] = {16, 1, 1};
-    vkt_conv_opts kg1 = kernel_grad_opts(2), kg2 = kernel_grad_opts(0), ig2 = input_grad_opts(5, 0);
-    CHECK(vkt_reshape(v->df, unflat, 4, K(dp2)));
-    CHECK(vkt_window_scatter_max(v->a2, v->dp2, m->zero, pool_window, &pool_opts, K(da2)));
-    CHECK(activate_grad(m, v->da2, v->z2, v->a2, K(g2)));
-    CHECK(vkt_sum(v->g2, bias_axes, 3, false, K(db2s)));
-    CHECK(vkt_reshape(v->db2s, b2s, 3, K(db2)));
-    CHECK(vkt_conv(v->p1, v->g2, &kg2, K(dk2)));
-    CHECK(vkt_reverse(p[P_K2], spatial, 2, K(k2r)));
-    CHECK(vkt_conv(v->g2, v->k2r, &ig2, K(dp1)));
-    CHECK(vkt_window_scatter_max(v->a1, v->dp1, m->zero, pool_window, &pool_opts, K(da1)));
-    CHECK(activate_grad(m, v->da1, v->z1, v->a1, K(g1)));
-    CHECK(vkt_sum(v->g1, bias_axes, 3, false, K(db1s)));
-    CHECK(vkt_reshape(v->db1s, b1s, 3, K(db1)));
-    CHECK(vkt_conv(x, v->g1, &kg1, K(dk1)));
-done:
-    return status;
-}
-
-/* The step's ops on images x and one-hot labels y, from the forward pass to the SGD update;
- * *tot receives the summed log-likelihood (the caller frees it). */
+/* The step's ops on images x and one-hot labels y, from the forward pass to
+ * the SGD update; *tot receives the summed log-likelihood (the caller frees
+ * it). Its own frame, so fbcount names it as the site of the ops it calls. */
 __attribute__((noinline)) static int train_step(lenet *m, const vkt_tensor *x, const vkt_tensor *y,
                                                 int batch, bool in_place, vkt_tensor **tot_out)
 {
-    step_vars vars = {.batch = batch}, *v = &vars;
+    vkt_ctx *ctx = m->ctx;
+    vkt_tensor **p = m->p;
+    temps t = {0};
     int status = VKT_OK;
-    CHECK(vkt_full(m->ctx, VKT_F32, NULL, 0, 1.0 / batch, K(invb)));
-    /* A pass that fails has noted its failing call already. */
-    if ((status = forward(m, v, x)) != VKT_OK || (status = loss(v, y)) != VKT_OK ||
-        (status = backward_dense(m, v)) != VKT_OK || (status = backward_conv(m, v, x)) != VKT_OK)
-        goto done;
-    const vkt_tensor *grads[P_COUNT] = {v->dk1, v->db1, v->dk2, v->db2, v->dw3,
-                                        v->db3, v->dw4, v->db4, v->dw5, v->db5};
+    const int64_t flat[2] = {batch, 400}, unflat[4] = {batch, 16, 5, 5}, b1s[3] = {6, 1, 1},
+                  b2s[3] = {16, 1, 1};
+    const int ax0[1] = {0}, ax1[1] = {1}, bias_axes[3] = {0, 2, 3}, spatial[2] = {2, 3},
+              t10[2] = {1, 0};
+    vkt_conv_opts pad2 = conv_padding(2), kg1 = kernel_grad_opts(2), kg2 = kernel_grad_opts(0),
+                  ig2 = input_grad_opts(5, 0);
+    vkt_tensor *c1, *z1, *a1, *p1, *c2, *z2, *a2, *p2, *f, *d3, *z3, *a3, *d4, *z4, *a4, *d5,
+        *logits;
+    vkt_tensor *mx, *zc, *ez, *se, *lse, *logp, *yl, *tot, *invb, *prob, *diff, *g5;
+    vkt_tensor *dw5t, *dw5, *db5, *da4, *g4, *dw4t, *dw4, *db4, *da3, *g3, *dw3t, *dw3, *db3, *df,
+        *dp2;
+    vkt_tensor *da2, *g2, *db2s, *db2, *dk2, *k2r, *dp1, *da1, *g1, *db1s, *db1, *dk1;
+#define K(v) keep(&t, &(v))
+
+    CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 1.0 / batch, K(invb)));
+
+    /* forward */
+    CHECK(vkt_conv(x, p[P_K1], &pad2, K(c1)));
+    CHECK(vkt_add(c1, p[P_B1], K(z1)));
+    CHECK(activate(m, z1, K(a1)));
+    CHECK(vkt_window_max(a1, pool_window, &pool_opts, K(p1)));
+    CHECK(vkt_conv(p1, p[P_K2], NULL, K(c2)));
+    CHECK(vkt_add(c2, p[P_B2], K(z2)));
+    CHECK(activate(m, z2, K(a2)));
+    CHECK(vkt_window_max(a2, pool_window, &pool_opts, K(p2)));
+    CHECK(vkt_reshape(p2, flat, 2, K(f)));
+    CHECK(vkt_dot(f, ax1, NULL, p[P_W3], ax0, NULL, 1, 0, K(d3)));
+    CHECK(vkt_add(d3, p[P_B3], K(z3)));
+    CHECK(activate(m, z3, K(a3)));
+    CHECK(vkt_dot(a3, ax1, NULL, p[P_W4], ax0, NULL, 1, 0, K(d4)));
+    CHECK(vkt_add(d4, p[P_B4], K(z4)));
+    CHECK(activate(m, z4, K(a4)));
+    CHECK(vkt_dot(a4, ax1, NULL, p[P_W5], ax0, NULL, 1, 0, K(d5)));
+    CHECK(vkt_add(d5, p[P_B5], K(logits)));
+    /* log-softmax, shifted by the row maximum, and the summed cross-entropy */
+    CHECK(vkt_reduce_max(logits, ax1, 1, true, K(mx)));
+    CHECK(vkt_subtract(logits, mx, K(zc)));
+    CHECK(vkt_exp(zc, K(ez)));
+    CHECK(vkt_sum(ez, ax1, 1, true, K(se)));
+    CHECK(vkt_log(se, K(lse)));
+    CHECK(vkt_subtract(zc, lse, K(logp)));
+    CHECK(vkt_multiply(y, logp, K(yl)));
+    CHECK(vkt_sum(yl, NULL, 0, false, K(tot)));
+
+    /* backward: d loss / d logits = (softmax - onehot) / batch */
+    CHECK(vkt_exp(logp, K(prob)));
+    CHECK(vkt_subtract(prob, y, K(diff)));
+    CHECK(vkt_multiply(diff, invb, K(g5)));
+    /* dense layers: the weight gradient contracts the batch axis and comes out
+     * [out, in], so a transpose follows, as Nx's grad of dot emits it */
+    CHECK(vkt_dot(g5, ax0, NULL, a4, ax0, NULL, 1, 0, K(dw5t)));
+    CHECK(vkt_transpose(dw5t, t10, K(dw5)));
+    CHECK(vkt_sum(g5, ax0, 1, false, K(db5)));
+    CHECK(vkt_dot(g5, ax1, NULL, p[P_W5], ax1, NULL, 1, 0, K(da4)));
+    CHECK(activate_grad(m, da4, z4, a4, K(g4)));
+    CHECK(vkt_dot(g4, ax0, NULL, a3, ax0, NULL, 1, 0, K(dw4t)));
+    CHECK(vkt_transpose(dw4t, t10, K(dw4)));
+    CHECK(vkt_sum(g4, ax0, 1, false, K(db4)));
+    CHECK(vkt_dot(g4, ax1, NULL, p[P_W4], ax1, NULL, 1, 0, K(da3)));
+    CHECK(activate_grad(m, da3, z3, a3, K(g3)));
+    CHECK(vkt_dot(g3, ax0, NULL, f, ax0, NULL, 1, 0, K(dw3t)));
+    CHECK(vkt_transpose(dw3t, t10, K(dw3)));
+    CHECK(vkt_sum(g3, ax0, 1, false, K(db3)));
+    CHECK(vkt_dot(g3, ax1, NULL, p[P_W3], ax1, NULL, 1, 0, K(df)));
+    /* second conv block */
+    CHECK(vkt_reshape(df, unflat, 4, K(dp2)));
+    CHECK(vkt_window_scatter_max(a2, dp2, m->zero, pool_window, &pool_opts, K(da2)));
+    CHECK(activate_grad(m, da2, z2, a2, K(g2)));
+    CHECK(vkt_sum(g2, bias_axes, 3, false, K(db2s)));
+    CHECK(vkt_reshape(db2s, b2s, 3, K(db2)));
+    CHECK(vkt_conv(p1, g2, &kg2, K(dk2)));
+    CHECK(vkt_reverse(p[P_K2], spatial, 2, K(k2r)));
+    CHECK(vkt_conv(g2, k2r, &ig2, K(dp1)));
+    /* first conv block: no input gradient, x is data */
+    CHECK(vkt_window_scatter_max(a1, dp1, m->zero, pool_window, &pool_opts, K(da1)));
+    CHECK(activate_grad(m, da1, z1, a1, K(g1)));
+    CHECK(vkt_sum(g1, bias_axes, 3, false, K(db1s)));
+    CHECK(vkt_reshape(db1s, b1s, 3, K(db1)));
+    CHECK(vkt_conv(x, g1, &kg1, K(dk1)));
+#undef K
+
+    const vkt_tensor *grads[P_COUNT] = {dk1, db1, dk2, db2, dw3, db3, dw4, db4, dw5, db5};
     for (int i = 0; i < P_COUNT; i++)
-        CHECK(sgd(m, &m->p[i], grads[i], in_place));
-    *tot_out = v->tot;
-    v->tot = NULL; /* handed out: release() skips it */
+        CHECK(sgd(m, &p[i], grads[i], in_place));
+    *tot_out = tot;
+    tot = NULL; /* handed out: release() skips it */
 done:
-    release(&v->t);
+    release(&t);
     return status;
 }
-#undef K
 
 static int check_step(const lenet *m, const float *images, const float *onehot, int batch,
                       const char *fn)
