@@ -108,6 +108,36 @@ static int64_t dilated(int64_t size, int64_t dil)
     return size == 0 ? 0 : (size - 1) * dil + 1;
 }
 
+/* The features and batch of the canonical input and kernel against the group sizes. */
+static int check_groups(const cv_plan *pl)
+{
+    int64_t G = pl->opts.feature_group_size, B = pl->opts.batch_group_size;
+    int64_t N = pl->csz[0][0], C = pl->csz[0][1], O = pl->csz[1][0], Cg = pl->csz[1][1];
+    if (C % G != 0)
+        return err_set(VKT_ESHAPE,
+                       "vkt_conv: %lld input features are not divisible by feature_group_size %lld",
+                       (long long)C, (long long)G);
+    if (Cg * G != C)
+        return err_set(
+            VKT_ESHAPE,
+            "vkt_conv: kernel has %lld input features, expected %lld (input features %lld / "
+            "feature_group_size %lld)",
+            (long long)Cg, (long long)(C / G), (long long)C, (long long)G);
+    if (O % G != 0)
+        return err_set(
+            VKT_ESHAPE,
+            "vkt_conv: %lld output features are not divisible by feature_group_size %lld",
+            (long long)O, (long long)G);
+    if (N % B != 0)
+        return err_set(VKT_ESHAPE, "vkt_conv: batch %lld is not divisible by batch_group_size %lld",
+                       (long long)N, (long long)B);
+    if (O % B != 0)
+        return err_set(VKT_ESHAPE,
+                       "vkt_conv: %lld output features are not divisible by batch_group_size %lld",
+                       (long long)O, (long long)B);
+    return VKT_OK;
+}
+
 static int make_plan(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_opts *opts,
                      cv_plan *pl, int64_t *shape)
 {
@@ -147,29 +177,8 @@ static int make_plan(const vkt_tensor *input, const vkt_tensor *kernel, const vk
         pl->csz[0][i] = input->shape[pl->perm[0][i]];
         pl->csz[1][i] = kernel->shape[pl->perm[1][i]];
     }
-    int64_t N = pl->csz[0][0], C = pl->csz[0][1], O = pl->csz[1][0], Cg = pl->csz[1][1];
-    if (C % G != 0)
-        return err_set(VKT_ESHAPE,
-                       "vkt_conv: %lld input features are not divisible by feature_group_size %lld",
-                       (long long)C, (long long)G);
-    if (Cg * G != C)
-        return err_set(
-            VKT_ESHAPE,
-            "vkt_conv: kernel has %lld input features, expected %lld (input features %lld / "
-            "feature_group_size %lld)",
-            (long long)Cg, (long long)(C / G), (long long)C, (long long)G);
-    if (O % G != 0)
-        return err_set(
-            VKT_ESHAPE,
-            "vkt_conv: %lld output features are not divisible by feature_group_size %lld",
-            (long long)O, (long long)G);
-    if (N % B != 0)
-        return err_set(VKT_ESHAPE, "vkt_conv: batch %lld is not divisible by batch_group_size %lld",
-                       (long long)N, (long long)B);
-    if (O % B != 0)
-        return err_set(VKT_ESHAPE,
-                       "vkt_conv: %lld output features are not divisible by batch_group_size %lld",
-                       (long long)O, (long long)B);
+    TRY(check_groups(pl));
+    int64_t N = pl->csz[0][0], O = pl->csz[1][0];
     int64_t canon_out[VKT_MAX_RANK] = {N / B, O};
     for (int d = 0; d < pl->nsp; d++) {
         int64_t in =
@@ -525,6 +534,46 @@ static uint64_t kg_unit(const c2t_push *t, uint64_t xw, uint64_t cb, uint64_t rb
     return cb * (t->n * (rb + t->oh - 1) * xw + t->o * ((rb * t->kw) | 1));
 }
 
+/* The length of a kernel row's segments: the fewest steps for the busiest of `lanes` lanes over
+ * `rows` rows of kw, each segment's window start counted as qb - 1 steps. */
+static uint64_t kg_segment(uint64_t rows, uint64_t kw, uint64_t lanes, uint64_t qb)
+{
+    uint64_t js = kw, best = UINT64_MAX;
+    for (uint64_t s = 1; s <= kw; s++) {
+        uint64_t w = ceil_div(kw, s), cost = ceil_div(rows * ceil_div(kw, w), lanes) * (w + qb - 1);
+        if (cost < best) {
+            best = cost;
+            js = w;
+        }
+    }
+    return js;
+}
+
+/* conv2d_kgrad's push constants: the conv's, and the split that kg_plan chose. */
+static void kg_fill_push(const c2t_push *t, uint64_t cb, uint64_t rb, uint64_t upc, uint64_t js,
+                         uint64_t lanes, kg_push *p)
+{
+    *p = (kg_push){.n = t->n,
+                   .o = t->o,
+                   .c = t->c,
+                   .oh = t->oh,
+                   .ow = t->ow,
+                   .ih = t->ih,
+                   .iw = t->iw,
+                   .kh = t->kh,
+                   .kw = t->kw,
+                   .ph = t->ph,
+                   .pw = t->pw,
+                   .cb = (uint32_t)cb,
+                   .rb = (uint32_t)rb,
+                   .upc = (uint32_t)upc,
+                   .js = (uint32_t)js,
+                   .lanes = (uint32_t)lanes};
+    memcpy(p->xs, t->xs, sizeof t->xs);
+    memcpy(p->ks, t->ks, sizeof t->ks);
+    memcpy(p->ys, t->ys, sizeof t->ys);
+}
+
 /* How conv2d_kgrad splits the work, or false when it cannot take it: strides
  * other than 1, outputs past one workgroup's register tiles, a unit of one
  * kernel row past shared memory, or a loop past the budget. */
@@ -570,14 +619,7 @@ static bool kg_plan(const c2t_push *t, kg_launch *l)
     uint64_t units = ceil_div(C, cb) * nb, upc = ceil_div(units, KG_TARGET);
     /* Segments of a kernel row: the fewest steps for the busiest lane, each
      * segment's window start counted as QB - 1 steps. */
-    uint64_t rows = cb * rb, js = KW, best = UINT64_MAX;
-    for (uint64_t s = 1; s <= KW; s++) {
-        uint64_t w = ceil_div(KW, s), cost = ceil_div(rows * ceil_div(KW, w), lanes) * (w + qb - 1);
-        if (cost < best) {
-            best = cost;
-            js = w;
-        }
-    }
+    uint64_t rows = cb * rb, js = kg_segment(rows, KW, lanes, qb);
     /* lavapipe's loop budget: per unit the staging and the lane's segments,
      * then the lanes' sums; more chunks while a chunk's units overrun it */
     uint64_t cnt = N * O * OH * OW;
@@ -591,25 +633,7 @@ static bool kg_plan(const c2t_push *t, kg_launch *l)
     if (upc * per_unit + tail > C2T_LOOP_BUDGET || parts > C2T_MAX_PARTS ||
         cnt * parts >= INT32_MAX)
         return false;
-    l->push = (kg_push){.n = t->n,
-                        .o = t->o,
-                        .c = t->c,
-                        .oh = t->oh,
-                        .ow = t->ow,
-                        .ih = t->ih,
-                        .iw = t->iw,
-                        .kh = t->kh,
-                        .kw = t->kw,
-                        .ph = t->ph,
-                        .pw = t->pw,
-                        .cb = (uint32_t)cb,
-                        .rb = (uint32_t)rb,
-                        .upc = (uint32_t)upc,
-                        .js = (uint32_t)js,
-                        .lanes = (uint32_t)lanes};
-    memcpy(l->push.xs, t->xs, sizeof t->xs);
-    memcpy(l->push.ks, t->ks, sizeof t->ks);
-    memcpy(l->push.ys, t->ys, sizeof t->ys);
+    kg_fill_push(t, cb, rb, upc, js, lanes, &l->push);
     l->ob = (uint32_t)ob;
     l->qb = (uint32_t)qb;
     l->parts = (uint32_t)parts;

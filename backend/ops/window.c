@@ -311,6 +311,44 @@ static int wn_temp(vkt_ctx *ctx, vkt_dtype dt, const vkt_tensor *like, vkt_tenso
  * cover it, times each one's scan), well inside lavapipe's 65,535. */
 #define WN_FUSED_BUDGET 4096
 
+/* The one-pass scatter of a pooling window (each element in one window at most), in pp. */
+static int wn_pool_scatter(const wn_params *p, const vkt_tensor *x, const vkt_tensor *src,
+                           const vkt_tensor *init, vkt_tensor *y, pool_push *pp)
+{
+    pp->n = (uint32_t)y->numel;
+    rt_epi epi = {SPV_window_pool_scatter_f32_epi, 3, pp->n};
+    pl_dispatch d = {.shader = SPV_window_pool_scatter_f32,
+                     .nspec = 1,
+                     .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u},
+                     .nbufs = 4,
+                     .bufs = {x->st, src->st, init->st, y->st},
+                     .writes = {false, false, false, true},
+                     .push = pp,
+                     .push_size = sizeof *pp,
+                     .epi = &epi};
+    pl_grid(y->numel, 256, d.groups);
+    return pl_run(y->ctx, &d);
+}
+
+/* The one-pass scatter of small f32 windows: each element finds the selection of every window
+ * that covers it (box of them), with the parameters in params (nr of them). */
+static int wn_fused_scatter(const wn_params *p, const vkt_tensor *x, const vkt_tensor *src,
+                            const vkt_tensor *init, const vkt_tensor *params, vkt_tensor *y,
+                            uint64_t box, uint32_t nr)
+{
+    wn_push pc = {(uint32_t)y->numel, 0, (uint32_t)box, 1};
+    pl_dispatch d = {.shader = SPV_window_scatter_fused_f32,
+                     .nspec = 2,
+                     .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u, nr},
+                     .nbufs = 5,
+                     .bufs = {x->st, src->st, init->st, params->st, y->st},
+                     .writes = {false, false, false, false, true},
+                     .push = &pc,
+                     .push_size = sizeof pc};
+    pl_grid(y->numel, 256, d.groups);
+    return pl_run(y->ctx, &d);
+}
+
 /* Two passes: each window's selected element (argsel), then a gather per
  * element over the windows that can cover it (scatter); small f32 windows in
  * one. */
@@ -331,19 +369,7 @@ static int wn_native_scatter(exec_call *c)
         /* each element in one window at most: its result is init, or init
          * plus that window's source value; a graph may fuse an elementwise
          * program into the store */
-        pp.n = (uint32_t)y->numel;
-        rt_epi epi = {SPV_window_pool_scatter_f32_epi, 3, pp.n};
-        pl_dispatch d = {.shader = SPV_window_pool_scatter_f32,
-                         .nspec = 1,
-                         .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u},
-                         .nbufs = 4,
-                         .bufs = {x->st, src->st, init->st, y->st},
-                         .writes = {false, false, false, true},
-                         .push = &pp,
-                         .push_size = sizeof pp,
-                         .epi = &epi};
-        pl_grid(y->numel, 256, d.groups);
-        s = pl_run(ctx, &d);
+        s = wn_pool_scatter(p, x, src, init, y, &pp);
         vkt_tensor_free(owned[0]);
         vkt_tensor_free(owned[1]);
         return s;
@@ -362,17 +388,7 @@ static int wn_native_scatter(exec_call *c)
     uint64_t passes = (y->numel + 65535ull * 256 - 1) / (65535ull * 256);
     if (s == VKT_OK && src->numel > 0 && x->dtype == VKT_F32 && p->dtype == VKT_F32 &&
         passes * box * (vol + 2) <= WN_FUSED_BUDGET) {
-        wn_push pc = {(uint32_t)y->numel, 0, (uint32_t)box, 1};
-        pl_dispatch d = {.shader = SPV_window_scatter_fused_f32,
-                         .nspec = 2,
-                         .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u, nr},
-                         .nbufs = 5,
-                         .bufs = {x->st, src->st, init->st, owned[2]->st, y->st},
-                         .writes = {false, false, false, false, true},
-                         .push = &pc,
-                         .push_size = sizeof pc};
-        pl_grid(y->numel, 256, d.groups);
-        s = pl_run(ctx, &d);
+        s = wn_fused_scatter(p, x, src, init, owned[2], y, box, nr);
         for (int i = 0; i < 5; i++)
             vkt_tensor_free(owned[i]);
         return s;
