@@ -96,7 +96,8 @@ static int select_device(vkt_ctx *ctx, const char *sel)
                 chosen = (int)i;
         }
         if (chosen < 0)
-            return err_set(VKT_ENODEV, "VKT_DEVICE=%s matches none of the %u Vulkan device(s)", sel, n);
+            return err_set(VKT_ENODEV, "VKT_DEVICE=%s matches none of the %u Vulkan device(s)", sel,
+                           n);
     } else {
         int best_rank = -1;
         for (uint32_t i = 0; i < n; i++) {
@@ -129,8 +130,10 @@ static int create_device(vkt_ctx *ctx)
     vkGetPhysicalDeviceProperties(ctx->phys, &ctx->props);
     vkGetPhysicalDeviceMemoryProperties(ctx->phys, &ctx->memprops);
 
-    VkPhysicalDeviceVulkan12Features f12 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12};
+    VkPhysicalDeviceVulkan12Features f12 = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &f12};
     vkGetPhysicalDeviceFeatures2(ctx->phys, &f2);
     ctx->has_f64 = f2.features.shaderFloat64;
     ctx->has_int8_storage = f12.storageBuffer8BitAccess;
@@ -143,7 +146,8 @@ static int create_device(vkt_ctx *ctx)
         .shaderInt8 = f12.shaderInt8,
         .uniformAndStorageBuffer8BitAccess = f12.uniformAndStorageBuffer8BitAccess,
     };
-    VkPhysicalDeviceFeatures2 en = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &en12};
+    VkPhysicalDeviceFeatures2 en = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+                                    .pNext = &en12};
     en.features.shaderFloat64 = f2.features.shaderFloat64;
     en.features.shaderInt64 = f2.features.shaderInt64;
 
@@ -161,8 +165,8 @@ static int create_device(vkt_ctx *ctx)
                               .ppEnabledExtensionNames = exts};
     VK_TRY(vkCreateDevice(ctx->phys, &dci, NULL, &ctx->device));
     vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);
-    ctx->push_descriptors =
-        (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(ctx->device, "vkCmdPushDescriptorSetKHR");
+    ctx->push_descriptors = (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(
+        ctx->device, "vkCmdPushDescriptorSetKHR");
     if (!ctx->push_descriptors)
         return err_set(VKT_ENODEV, "vkCmdPushDescriptorSetKHR is not available");
 
@@ -239,7 +243,8 @@ static atomic_bool warned_disable, warned_dot, warned_conv;
 
 /* A kernel-override variable's kernel: its index in names, else (unset, or
  * a name that is none, which warns once) 0, the automatic choice. */
-static int kernel_from_env(const char *var, const char *const *names, int count, atomic_bool *warned)
+static int kernel_from_env(const char *var, const char *const *names, int count,
+                           atomic_bool *warned)
 {
     const char *v = getenv(var);
     if (!v || !*v)
@@ -268,7 +273,8 @@ static void suggest(const char *bad, char *out, size_t cap)
     size_t k = fbr_op_closest(bad, known, n, &none, close, 3);
     int len = snprintf(out, cap, "'%s'", bad);
     for (size_t i = 0; i < k && len > 0 && (size_t)len < cap; i++)
-        len += snprintf(out + len, cap - (size_t)len, "%s%s", i ? ", " : " (did you mean ", close[i]);
+        len +=
+            snprintf(out + len, cap - (size_t)len, "%s%s", i ? ", " : " (did you mean ", close[i]);
     if (k && len > 0 && (size_t)len < cap)
         snprintf(out + len, cap - (size_t)len, "?)");
 }
@@ -287,11 +293,14 @@ static void read_env(vkt_ctx *ctx)
         !atomic_exchange(&warned_disable, true)) {
         char named[160];
         suggest(bad, named, sizeof named);
-        fprintf(stderr, "libvkt: VKT_NATIVE_DISABLE names no op %s; ignoring that name "
-                        "(vkt-ops-matrix lists every op, or \"all\")\n", named);
+        fprintf(stderr,
+                "libvkt: VKT_NATIVE_DISABLE names no op %s; ignoring that name "
+                "(vkt-ops-matrix lists every op, or \"all\")\n",
+                named);
     }
     ctx->dot_kernel = kernel_from_env("VKT_DOT_KERNEL", dot_kernel_names, DK__COUNT, &warned_dot);
-    ctx->conv_kernel = kernel_from_env("VKT_CONV_KERNEL", conv_kernel_names, CK__COUNT, &warned_conv);
+    ctx->conv_kernel =
+        kernel_from_env("VKT_CONV_KERNEL", conv_kernel_names, CK__COUNT, &warned_conv);
 }
 
 VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out)
@@ -307,12 +316,15 @@ VKT_API int vkt_ctx_create(const char *device, vkt_ctx **out)
                              .pApplicationName = "libvkt",
                              .pEngineName = "libvkt",
                              .apiVersion = VK_API_VERSION_1_2};
-    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+                                .pApplicationInfo = &app};
     VkResult r = vkCreateInstance(&ici, NULL, &ctx->instance);
     int s = VKT_OK;
     if (r != VK_SUCCESS) {
-        s = err_set(VKT_ENODEV, "cannot create a Vulkan instance (%d): install a Vulkan driver "
-                                "(on Debian, `apt-get install mesa-vulkan-drivers`)", (int)r);
+        s = err_set(VKT_ENODEV,
+                    "cannot create a Vulkan instance (%d): install a Vulkan driver "
+                    "(on Debian, `apt-get install mesa-vulkan-drivers`)",
+                    (int)r);
         free(ctx);
         return s;
     }
@@ -372,8 +384,10 @@ VKT_API int vkt_ctx_set_native_disable(vkt_ctx *ctx, const char *ops)
         char named[160];
         suggest(bad, named, sizeof named);
         free(list);
-        return err_set(VKT_EINVAL, "vkt_ctx_set_native_disable: %s is no op's name (vkt_op_name and "
-                                   "vkt-ops-matrix list them, or \"all\"); nothing changed", named);
+        return err_set(VKT_EINVAL,
+                       "vkt_ctx_set_native_disable: %s is no op's name (vkt_op_name and "
+                       "vkt-ops-matrix list them, or \"all\"); nothing changed",
+                       named);
     }
     free(ctx->native_disable);
     ctx->native_disable = list;

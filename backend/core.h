@@ -36,18 +36,18 @@ INTERNAL void err_clear(void);
 INTERNAL int err_vk(VkResult r, const char *what);
 
 /* Turns a failed Vulkan call into a logged, returned error: no aborts. */
-#define VK_TRY(call)                                   \
-    do {                                               \
-        VkResult vk_try_r_ = (call);                   \
-        if (vk_try_r_ != VK_SUCCESS)                   \
-            return err_vk(vk_try_r_, #call);           \
+#define VK_TRY(call)                                                                               \
+    do {                                                                                           \
+        VkResult vk_try_r_ = (call);                                                               \
+        if (vk_try_r_ != VK_SUCCESS)                                                               \
+            return err_vk(vk_try_r_, #call);                                                       \
     } while (0)
 
-#define TRY(expr)                   \
-    do {                            \
-        int try_s_ = (expr);        \
-        if (try_s_ != VKT_OK)       \
-            return try_s_;          \
+#define TRY(expr)                                                                                  \
+    do {                                                                                           \
+        int try_s_ = (expr);                                                                       \
+        if (try_s_ != VKT_OK)                                                                      \
+            return try_s_;                                                                         \
     } while (0)
 
 /* ---- memory (memory.c) --------------------------------------------------- */
@@ -84,15 +84,16 @@ INTERNAL void mem_destroy_all(vkt_ctx *ctx);
 /* ---- storage and tensors (tensor.c) -------------------------------------- */
 
 typedef struct tn_storage {
-    int refs;           /* tensors (views included) that use it */
+    int refs; /* tensors (views included) that use it */
     vkt_residency where;
     size_t nbytes;
-    mem_range dev;      /* valid when where == VKT_DEVICE */
-    void *host;         /* valid when where == VKT_HOST */
+    mem_range dev;              /* valid when where == VKT_DEVICE */
+    void *host;                 /* valid when where == VKT_HOST */
     uint32_t lv_write, lv_read; /* while a graph's commands are levelled: 1 + the level of the
                                  * last write, of the latest read (0: none) */
-    uint32_t fu_readers, fu_writers; /* while a graph's commands are fused: commands that read, write it */
-    int fu_writer;                   /* the command that writes it, when one does */
+    uint32_t fu_readers,
+        fu_writers;     /* while a graph's commands are fused: commands that read, write it */
+    int fu_writer;      /* the command that writes it, when one does */
     uint64_t write_seq; /* dispatch that last wrote it in the open batch (0: none) */
     uint64_t read_seq;  /* dispatch that last read it in the open batch (0: none) */
     /* Graphs whose recorded work uses it: its memory stays while one does,
@@ -113,7 +114,8 @@ struct vkt_tensor {
 };
 
 /* A result tensor with shape and dtype but no storage yet (validated shape). */
-INTERNAL int tn_new(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, vkt_tensor **out);
+INTERNAL int tn_new(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
+                    vkt_tensor **out);
 /* Gives t fresh DEVICE storage (uninitialised). */
 INTERNAL int tn_alloc_device(vkt_tensor *t);
 /* Gives t HOST storage that takes ownership of `data` (malloc'ed, t->nbytes). */
@@ -218,10 +220,10 @@ typedef struct rt_dispatch_desc {
     uint32_t push_size;
     uint32_t groups[3];
     const char *kernel;
-    const rt_ew *ew; /* NULL: not a candidate for fusion */
-    const rt_epi *epi; /* NULL: no epilogue can be fused onto it */
+    const rt_ew *ew;     /* NULL: not a candidate for fusion */
+    const rt_epi *epi;   /* NULL: no epilogue can be fused onto it */
     const rt_form *form; /* NULL: RT_FORM_NONE */
-    int nspec;         /* with epi or form: the kernel's specialization constants */
+    int nspec;           /* with epi or form: the kernel's specialization constants */
     const uint32_t *spec;
 } rt_dispatch_desc;
 
@@ -258,7 +260,7 @@ typedef struct rt_command {
 typedef struct rt_log {
     rt_command *cmds; /* the recorded commands, in the order the ops made them */
     size_t ncmds, cap_cmds;
-    uint32_t levels; /* barriers the emitted buffer holds between its commands, plus one */
+    uint32_t levels;       /* barriers the emitted buffer holds between its commands, plus one */
     tn_storage **storages; /* every storage the recorded work uses, once each, held */
     size_t nst, cap_st;
     op_counters **ops; /* the native op calls recorded: counted again at each launch */
@@ -306,9 +308,9 @@ struct vkt_ctx {
     rt_log *rec;       /* the open graph recording, or NULL */
     uint32_t rec_gen;  /* numbers the recordings */
     double last_gpu_ns;
-    bool recording;   /* the eager buffer is begun */
-    uint32_t pending; /* dispatches recorded since the last submission */
-    uint64_t seq;     /* command counter; storages remember their last writer and reader */
+    bool recording;       /* the eager buffer is begun */
+    uint32_t pending;     /* dispatches recorded since the last submission */
+    uint64_t seq;         /* command counter; storages remember their last writer and reader */
     uint64_t barrier_seq; /* seq at the last barrier */
     VkPipeline bound;     /* the pipeline bound last in the eager buffer */
     bool eager_in_rec;    /* the eager buffer took uploads while a graph recorded */
@@ -349,8 +351,8 @@ INTERNAL int rt_dispatch(vkt_ctx *ctx, const rt_dispatch_desc *d);
 /* Records a copy of size bytes from src (at src_off) to dst (at dst_off);
  * src_st/dst_st are the storages behind them, NULL for a staging range,
  * which needs no ordering. Like rt_dispatch, eager or into the open graph. */
-INTERNAL int rt_copy(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *src_st, VkBuffer dst,
-                     VkDeviceSize dst_off, tn_storage *dst_st, VkDeviceSize size);
+INTERNAL int rt_copy(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *src_st,
+                     VkBuffer dst, VkDeviceSize dst_off, tn_storage *dst_st, VkDeviceSize size);
 /* Uploads a staged range into dst_st, fresh storage made by an op. While a
  * graph records, the copy goes into the eager buffer, which a launch submits
  * ahead of the graph: such storage is a constant of the graph, uploaded once
@@ -402,8 +404,8 @@ typedef struct pl_dispatch {
     const void *push;
     uint32_t push_size;
     uint32_t groups[3];
-    const rt_ew *ew; /* an f32 elementwise dispatch a graph may fuse, or NULL */
-    const rt_epi *epi; /* a dispatch a graph may fuse an elementwise program onto, or NULL */
+    const rt_ew *ew;     /* an f32 elementwise dispatch a graph may fuse, or NULL */
+    const rt_epi *epi;   /* a dispatch a graph may fuse an elementwise program onto, or NULL */
     const rt_form *form; /* what its work is, for a graph's fusing, or NULL */
 } pl_dispatch;
 
@@ -412,8 +414,8 @@ typedef struct pl_dispatch {
 INTERNAL int pl_run(vkt_ctx *ctx, const pl_dispatch *d);
 /* The pipeline (built and cached on first use) and layout for a shader, its
  * specialization constants and nbufs bindings. */
-INTERNAL int pl_get(vkt_ctx *ctx, int shader, const uint32_t *spec, int nspec, int nbufs, VkPipeline *pipe,
-                    VkPipelineLayout *layout);
+INTERNAL int pl_get(vkt_ctx *ctx, int shader, const uint32_t *spec, int nspec, int nbufs,
+                    VkPipeline *pipe, VkPipelineLayout *layout);
 /* Splits n invocations of `local` threads into a grid within the 65,535 limit;
  * shaders loop with a grid stride, so any n is covered. */
 INTERNAL void pl_grid(uint64_t n, uint32_t local, uint32_t groups[3]);
@@ -446,7 +448,7 @@ typedef struct exec_call {
     int nin;
     /* When set, the nin inputs are read from here and in[] is unused. */
     const vkt_tensor *const *in_list;
-    vkt_tensor *out;    /* created with tn_new: shape and dtype, no storage */
+    vkt_tensor *out; /* created with tn_new: shape and dtype, no storage */
     /* The dtype the op's support function is asked about: the dtype it
      * computes in (its inputs' merged dtype, or the input's). */
     vkt_dtype dtype;

@@ -6,8 +6,8 @@
 
 #include "core.h"
 
-static int create(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, double value, int iota_axis,
-                  bool iota, const char *what, vkt_tensor **out)
+static int create(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, double value,
+                  int iota_axis, bool iota, const char *what, vkt_tensor **out)
 {
     err_clear();
     if (!ctx || !out)
@@ -27,7 +27,8 @@ static int create(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
     if (s == VKT_OK) {
         ref_view v = tn_view(t, data);
         if (iota)
-            s = ref_iota(&v, iota_axis == VKT_ALL_AXES || iota_axis >= 0 ? iota_axis : iota_axis + rank);
+            s = ref_iota(&v, iota_axis == VKT_ALL_AXES || iota_axis >= 0 ? iota_axis
+                                                                         : iota_axis + rank);
         else if (value != 0.0)
             s = ref_fill(&v, value);
     }
@@ -44,7 +45,8 @@ static int create(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
     return VKT_OK;
 }
 
-VKT_API int vkt_zeros(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, vkt_tensor **out)
+VKT_API int vkt_zeros(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
+                      vkt_tensor **out)
 {
     return create(ctx, dtype, shape, rank, 0.0, 0, false, "zeros", out);
 }
@@ -55,7 +57,8 @@ VKT_API int vkt_full(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int ra
     return create(ctx, dtype, shape, rank, value, 0, false, "full", out);
 }
 
-VKT_API int vkt_iota(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, int axis, vkt_tensor **out)
+VKT_API int vkt_iota(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, int axis,
+                     vkt_tensor **out)
 {
     return create(ctx, dtype, shape, rank, 0.0, axis, true, "iota", out);
 }

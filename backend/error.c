@@ -53,7 +53,7 @@ VKT_API const char *vkt_last_error(void)
 VKT_API const char *vkt_status_name(int status)
 {
     switch (status) {
-#define STATUS_NAME(name, value) \
+#define STATUS_NAME(name, value)                                                                   \
     case value: return #name;
         VKT_STATUSES(STATUS_NAME)
 #undef STATUS_NAME

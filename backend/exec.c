@@ -1,8 +1,8 @@
 /* exec.c — the op runner: the residency model and the one fallback exit.
  *
  * Every public op builds an exec_call and hands it here, so the rules of
- * vkt(3) (RESIDENCY AND FALLBACKS) live in one place: host-resident inputs run on the host reference
- * and report host_resident_op; admitted device inputs run natively; anything a
+ * vkt(3) (RESIDENCY AND FALLBACKS) live in one place: host-resident inputs run on the host
+ * reference and report host_resident_op; admitted device inputs run natively; anything a
  * gate refuses is downloaded, computed by the reference and leaves through
  * host_result, called through the PLT so an interposer sees every fallback.
  * A view (reshape) only shares storage: it is counted where its input lives
@@ -69,7 +69,8 @@ static int host_inputs(exec_call *c, ref_view *in, void **owned)
         }
         owned[i] = malloc(t->nbytes ? t->nbytes : 1);
         if (!owned[i])
-            return err_set(VKT_ENOMEM, "vkt_%s: out of host memory for a fallback input", c->info->name);
+            return err_set(VKT_ENOMEM, "vkt_%s: out of host memory for a fallback input",
+                           c->info->name);
         in[i] = tn_view(t, owned[i]);
         TRY(tn_download(t, owned[i]));
     }
@@ -114,7 +115,8 @@ static int run_on_host_timed(exec_call *c, bool fallback)
         in = malloc(sizeof *in * (size_t)c->nin);
         owned = calloc((size_t)c->nin, sizeof *owned);
         if (!in || !owned)
-            s = err_set(VKT_ENOMEM, "vkt_%s: out of host memory for %d inputs", c->info->name, c->nin);
+            s = err_set(VKT_ENOMEM, "vkt_%s: out of host memory for %d inputs", c->info->name,
+                        c->nin);
     }
     if (s == VKT_OK)
         s = host_inputs(c, in, owned);
@@ -144,8 +146,10 @@ static int run_on_host_timed(exec_call *c, bool fallback)
         /* An interposer's host_result may refuse the fallback without calling
          * libvkt's: the op fails with that status, and exec_run frees out. */
         if (s == VKT_EREFUSED)
-            return err_set(VKT_EREFUSED, "vkt_%s: the fallback to the host was refused by the host_result exit "
-                                         "(FBCOUNT_MODE=error)", c->info->name);
+            return err_set(VKT_EREFUSED,
+                           "vkt_%s: the fallback to the host was refused by the host_result exit "
+                           "(FBCOUNT_MODE=error)",
+                           c->info->name);
         if (s == VKT_OK && c->into)
             s = tn_copy(c->into, c->out);
         if (s == VKT_OK)
@@ -169,9 +173,11 @@ static int run_view(exec_call *c)
     const vkt_tensor *x = c->in[0];
     vkt_ctx *ctx = c->out->ctx;
     if (c->nin != 1 || c->in_list || x->nbytes != c->out->nbytes)
-        return err_set(VKT_EINVAL, "vkt_%s: a view takes one input of the result's size", c->info->name);
+        return err_set(VKT_EINVAL, "vkt_%s: a view takes one input of the result's size",
+                       c->info->name);
     if (x->st->where == VKT_HOST && ctx->rec)
-        return err_set(VKT_EGRAPH, "vkt_%s: its input is host-resident, and a graph records device work only",
+        return err_set(VKT_EGRAPH,
+                       "vkt_%s: its input is host-resident, and a graph records device work only",
                        c->info->name);
     c->out->st = x->st;
     c->out->st->refs++;
@@ -196,8 +202,8 @@ static int run(exec_call *c)
     vkt_ctx *ctx = c->out->ctx;
     const char *why = NULL;
     if (c->info->support && c->info->support(c->info, c->dtype, &why) == VKT_UNDEFINED)
-        return err_set(VKT_EDTYPE, "vkt_%s: not defined for %s (%s)", c->info->name, vkt_dtype_name(c->dtype),
-                       why ? why : "no kernel or reference");
+        return err_set(VKT_EDTYPE, "vkt_%s: not defined for %s (%s)", c->info->name,
+                       vkt_dtype_name(c->dtype), why ? why : "no kernel or reference");
     int nhost = 0;
     for (int i = 0; i < c->nin; i++) {
         const vkt_tensor *t = exec_in(c, i);
@@ -210,8 +216,10 @@ static int run(exec_call *c)
     if (c->nin > 0 && nhost == c->nin) {
         ctx->last_gate = HOST_RESIDENT;
         if (ctx->rec)
-            return err_set(VKT_EGRAPH, "vkt_%s: its inputs are host-resident, and a graph records device work "
-                           "only", c->info->name);
+            return err_set(VKT_EGRAPH,
+                           "vkt_%s: its inputs are host-resident, and a graph records device work "
+                           "only",
+                           c->info->name);
         return run_on_host(c, false);
     }
 
@@ -234,8 +242,10 @@ static int run(exec_call *c)
      * the census at every launch without a host_result call, so none is
      * recorded. */
     if (gate && ctx->rec)
-        return err_set(VKT_EGRAPH, "vkt_%s: would fall back (%s), and a graph records native work only; run it "
-                       "outside the graph, or fix the gate", c->info->name, gate);
+        return err_set(VKT_EGRAPH,
+                       "vkt_%s: would fall back (%s), and a graph records native work only; run it "
+                       "outside the graph, or fix the gate",
+                       c->info->name, gate);
     if (gate)
         return run_on_host(c, true);
 

@@ -1,4 +1,5 @@
-/* fallback.c — the two exported exits (vkt(3), RESIDENCY AND FALLBACKS) that the shim interposes. */
+/* fallback.c — the two exported exits (vkt(3), RESIDENCY AND FALLBACKS) that the shim
+ * interposes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,7 +12,8 @@ VKT_API int host_result(vkt_tensor *out, const void *data, size_t nbytes)
     if (out->st)
         return err_set(VKT_EINVAL, "host_result: the result tensor already has contents");
     if (nbytes != out->nbytes)
-        return err_set(VKT_EINVAL, "host_result: %zu bytes for a %zu-byte result", nbytes, out->nbytes);
+        return err_set(VKT_EINVAL, "host_result: %zu bytes for a %zu-byte result", nbytes,
+                       out->nbytes);
     if (out->ctx->fallback_result == VKT_HOST) {
         void *copy = malloc(nbytes ? nbytes : 1);
         if (!copy)

@@ -37,9 +37,11 @@ typedef struct fu_push {
     FU_PUSH_FIELDS
 } fu_push;
 
-_Static_assert(RT_ALL_SPEC == PRO_SPEC + EP_NSPEC && PRO_SPEC == EP_SPEC + EP_NSPEC && RT_MAX_SPEC <= EP_SPEC,
+_Static_assert(RT_ALL_SPEC == PRO_SPEC + EP_NSPEC && PRO_SPEC == EP_SPEC + EP_NSPEC &&
+                   RT_MAX_SPEC <= EP_SPEC,
                "core.h's limits fit layouts.h's");
-_Static_assert(PRO_BIND + EP_MAX_IN <= EP_BIND, "a reduction's input, output and programs' bindings fit");
+_Static_assert(PRO_BIND + EP_MAX_IN <= EP_BIND,
+               "a reduction's input, output and programs' bindings fit");
 _Static_assert(EP_BIND + EP_MAX_IN <= RT_MAX_BINDINGS && EP_SELF < FU_REG && EP_SELF >= EP_MAX_IN,
                "an epilogue's bindings and operands fit");
 
@@ -47,7 +49,8 @@ _Static_assert(EP_BIND + EP_MAX_IN <= RT_MAX_BINDINGS && EP_SELF < FU_REG && EP_
 typedef struct fu_prog {
     uint32_t n, nsteps, nin;
     uint32_t step[FU_MAX_STEPS];
-    bool fn[FU_MAX_STEPS]; /* computed by a function, not one inline add, subtract, multiply or copy */
+    bool fn
+        [FU_MAX_STEPS]; /* computed by a function, not one inline add, subtract, multiply or copy */
     tn_storage *in[FU_MAX_IN];
     uint32_t div[FU_MAX_IN], mod[FU_MAX_IN];
 } fu_prog;
@@ -92,7 +95,8 @@ static void prog_of(const rt_command *c, fu_prog *p)
     if (e->kind == FU_BINARY)
         b = (uint32_t)input_of(p, c->st[1], e->div[1], e->mod[1]);
     bool inline_op = e->kind == FU_COPY ||
-                     (e->kind == FU_BINARY && (e->op == BIN_add || e->op == BIN_subtract || e->op == BIN_multiply));
+                     (e->kind == FU_BINARY &&
+                      (e->op == BIN_add || e->op == BIN_subtract || e->op == BIN_multiply));
     p->step[0] = FU_STEP(e->kind, e->op, a, b);
     p->fn[0] = !inline_op;
     p->nsteps = 1;
@@ -145,15 +149,18 @@ static bool merge(const fu_prog *p, const fu_prog *c, uint32_t s, fu_prog *out)
     }
     for (uint32_t t = 0; t < p->nsteps; t++) {
         uint32_t st = p->step[t], kind = st & 3u;
-        m.step[t] = with_operands(st, moved(operand_a(st), pmap, 0), kind == FU_BINARY ? moved(operand_b(st), pmap, 0) : 0);
+        m.step[t] = with_operands(st, moved(operand_a(st), pmap, 0),
+                                  kind == FU_BINARY ? moved(operand_b(st), pmap, 0) : 0);
         m.fn[t] = p->fn[t];
     }
     for (uint32_t t = 0; t < c->nsteps; t++) {
-        uint32_t st = c->step[t], kind = st & 3u, a = operand_a(st), b = kind == FU_BINARY ? operand_b(st) : 0;
+        uint32_t st = c->step[t], kind = st & 3u, a = operand_a(st),
+                 b = kind == FU_BINARY ? operand_b(st) : 0;
         bool takes = (a < FU_REG && a == s) || (kind == FU_BINARY && b < FU_REG && b == s);
         if (takes && c->fn[t] && p->fn[p->nsteps - 1])
             return false;
-        m.step[p->nsteps + t] = with_operands(st, moved(a, cmap, p->nsteps), kind == FU_BINARY ? moved(b, cmap, p->nsteps) : 0);
+        m.step[p->nsteps + t] = with_operands(st, moved(a, cmap, p->nsteps),
+                                              kind == FU_BINARY ? moved(b, cmap, p->nsteps) : 0);
         m.fn[p->nsteps + t] = c->fn[t];
     }
     m.nsteps = p->nsteps + c->nsteps;
@@ -215,7 +222,8 @@ static int emit_fused(vkt_ctx *ctx, rt_command *c, const fu_prog *p)
     TRY(pl_get(ctx, SPV_ew_fused_f32, spec, 1 + FU_MAX_STEPS, FU_MAX_IN + 1, &pipe, &layout));
     tn_storage *out = c->st[c->ew.nin];
     fu_push pc = {.n = p->n, .nin = p->nin};
-    VkDescriptorBufferInfo ob = {.buffer = out->dev.buffer, .offset = out->dev.offset, .range = out->dev.size};
+    VkDescriptorBufferInfo ob = {
+        .buffer = out->dev.buffer, .offset = out->dev.offset, .range = out->dev.size};
     c->nst = 0;
     for (uint32_t k = 0; k < FU_MAX_IN; k++) {
         /* unused inputs bind the output: any valid buffer would do */
@@ -223,7 +231,8 @@ static int emit_fused(vkt_ctx *ctx, rt_command *c, const fu_prog *p)
         pc.div[k] = pc.mod[k] = 1;
         if (k < p->nin) {
             tn_storage *st = p->in[k];
-            c->bi[k] = (VkDescriptorBufferInfo){.buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
+            c->bi[k] = (VkDescriptorBufferInfo){
+                .buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
             pc.div[k] = p->div[k];
             pc.mod[k] = p->mod[k];
             c->st[c->nst] = st;
@@ -278,9 +287,11 @@ static bool row_program(const rt_command *p, const fu_prog *prog, uint32_t self)
     fu_reduce r;
     memcpy(&r, p->push, sizeof r);
     /* spec: 2 kept groups, 3 reduced groups */
-    return p->form.kind == RT_FORM_REDUCE && r.nparts == 1 && p->spec[3] == 1 && r.rstride[0] == 1 &&
-           r.rshape[0] == r.nred && (p->spec[2] == 0 || (p->spec[2] == 1 && r.kstride[0] == r.nred)) &&
-           prog->n == r.nout * r.nred && prog->mod[self] == r.nout && (prog->div[self] == r.nred || r.nout == 1);
+    return p->form.kind == RT_FORM_REDUCE && r.nparts == 1 && p->spec[3] == 1 &&
+           r.rstride[0] == 1 && r.rshape[0] == r.nred &&
+           (p->spec[2] == 0 || (p->spec[2] == 1 && r.kstride[0] == r.nred)) &&
+           prog->n == r.nout * r.nred && prog->mod[self] == r.nout &&
+           (prog->div[self] == r.nred || r.nout == 1);
 }
 
 /* Whether consumer c's program (its input `self` written by command p) can
@@ -289,7 +300,8 @@ static bool row_program(const rt_command *p, const fu_prog *prog, uint32_t self)
  * (or a reduction's, over its rows), the program's other inputs fit the
  * epilogue, p's inputs keep their values until c's place, and c's result is
  * none of them (p's workgroups would read what others already updated). */
-static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog *prog, uint32_t self)
+static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog *prog,
+                          uint32_t self)
 {
     const rt_command *p = &log->cmds[pi], *c = &log->cmds[i];
     tn_storage *out = c->st[c->ew.nin], *mid = prog->in[self];
@@ -297,9 +309,9 @@ static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog 
     for (int k = 0; k < p->nst; k++)
         written += p->writes[k];
     bool whole = p->epi.n == prog->n && prog->div[self] == 1 && prog->mod[self] == prog->n;
-    if (!p->has_epi || written != 1 || !(whole || row_program(p, prog, self)) || prog->nin - 1 > EP_MAX_IN ||
-        prog->nsteps > EP_MAX_STEPS ||
-        binds(p, out, false) || inputs_written_between(log, pi, i, p))
+    if (!p->has_epi || written != 1 || !(whole || row_program(p, prog, self)) ||
+        prog->nin - 1 > EP_MAX_IN || prog->nsteps > EP_MAX_STEPS || binds(p, out, false) ||
+        inputs_written_between(log, pi, i, p))
         return false;
     for (uint32_t k = 0; k < prog->nin; k++)
         if (k != self && prog->in[k] == mid)
@@ -310,8 +322,8 @@ static bool epilogue_fits(const rt_log *log, size_t pi, size_t i, const fu_prog 
 /* Writes prog into spec at base (a fused program's block: steps, then each
  * input's div and mod), input `self` (none: prog->nin) as EP_SELF and the
  * others renumbered in order into ins[] (*nin of them). */
-static void encode_program(uint32_t *spec, uint32_t base, const fu_prog *prog, uint32_t self, tn_storage **ins,
-                           uint32_t *nin)
+static void encode_program(uint32_t *spec, uint32_t base, const fu_prog *prog, uint32_t self,
+                           tn_storage **ins, uint32_t *nin)
 {
     uint32_t map[FU_MAX_IN];
     *nin = 0;
@@ -337,13 +349,15 @@ static void encode_program(uint32_t *spec, uint32_t base, const fu_prog *prog, u
 
 static VkDescriptorBufferInfo info_of(const tn_storage *st)
 {
-    return (VkDescriptorBufferInfo){.buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
+    return (VkDescriptorBufferInfo){
+        .buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
 }
 
 /* Rewrites command p as its kernel's variant with fused programs, running
  * prog (input `self` is p's own result) in its store and storing c's result;
  * the caller puts it in c's place. */
-static int emit_epilogue(vkt_ctx *ctx, rt_command *p, const rt_command *c, const fu_prog *prog, uint32_t self)
+static int emit_epilogue(vkt_ctx *ctx, rt_command *p, const rt_command *c, const fu_prog *prog,
+                         uint32_t self)
 {
     uint32_t spec[PL_MAX_SPEC] = {0}, nin;
     memcpy(spec, p->spec, sizeof(uint32_t) * p->nspec);
@@ -431,16 +445,18 @@ static int fuse_prologues(vkt_ctx *ctx, rt_log *log, const fu_prog *progs, bool 
 {
     for (size_t i = 0; i < log->ncmds; i++) {
         rt_command *r = &log->cmds[i];
-        if (gone[i] || r->form.kind != RT_FORM_REDUCE || r->form.alt < 0 || r->nst != 2 || r->writes[0])
+        if (gone[i] || r->form.kind != RT_FORM_REDUCE || r->form.alt < 0 || r->nst != 2 ||
+            r->writes[0])
             continue;
         tn_storage *in = r->st[0];
         int ei = in->fu_writer;
-        if (!in->orphan || in->fu_writers != 1 || in->fu_readers != 1 || ei < 0 || (size_t)ei >= i || gone[ei])
+        if (!in->orphan || in->fu_writers != 1 || in->fu_readers != 1 || ei < 0 ||
+            (size_t)ei >= i || gone[ei])
             continue;
         const rt_command *e = &log->cmds[ei];
         const fu_prog *prog = &progs[ei];
-        bool ok = e->has_ew && e->st[e->ew.nin] == in && prog->nin <= EP_MAX_IN && prog->nsteps <= EP_MAX_STEPS &&
-                  !written_between(log, (size_t)ei, i, prog);
+        bool ok = e->has_ew && e->st[e->ew.nin] == in && prog->nin <= EP_MAX_IN &&
+                  prog->nsteps <= EP_MAX_STEPS && !written_between(log, (size_t)ei, i, prog);
         for (uint32_t k = 0; ok && k < prog->nin; k++)
             ok = prog->in[k] != r->st[1];
         if (!ok)
@@ -462,8 +478,8 @@ static int fuse_epilogues(vkt_ctx *ctx, rt_log *log, fu_prog *progs, bool *gone)
         for (uint32_t k = 0; k < progs[i].nin; k++) {
             tn_storage *st = progs[i].in[k];
             int pi = st->fu_writer;
-            if (!st->orphan || st->fu_writers != 1 || st->fu_readers != 1 || pi < 0 || (size_t)pi >= i || gone[pi] ||
-                !epilogue_fits(log, (size_t)pi, i, &progs[i], k))
+            if (!st->orphan || st->fu_writers != 1 || st->fu_readers != 1 || pi < 0 ||
+                (size_t)pi >= i || gone[pi] || !epilogue_fits(log, (size_t)pi, i, &progs[i], k))
                 continue;
             rt_command p = log->cmds[pi];
             TRY(emit_epilogue(ctx, &p, c, &progs[i], k));
@@ -497,8 +513,8 @@ static bool transposes(const rt_command *p, const rt_command *t)
     fu_swap w;
     memcpy(&d, p->push, sizeof d);
     memcpy(&w, t->push, sizeof w);
-    return p->form.kind == RT_FORM_GEMM && t->form.kind == RT_FORM_SWAP && d.accumulate == 0 && w.b == d.Q &&
-           w.rows == d.M && w.cols == d.N;
+    return p->form.kind == RT_FORM_GEMM && t->form.kind == RT_FORM_SWAP && d.accumulate == 0 &&
+           w.b == d.Q && w.rows == d.M && w.cols == d.N;
 }
 
 /* Rewrites product p to store its result transposed, as t's result:
@@ -511,8 +527,10 @@ static void swap_product(rt_command *p, const rt_command *t)
     e = d;
     e.M = d.N;
     e.N = d.M;
-    e.a_sq = d.b_sq, e.a_sm = d.b_sn, e.a_sk = d.b_sk, e.a_mfast = d.b_nfast, e.a_off = d.b_off, e.a_vec = d.b_vec;
-    e.b_sq = d.a_sq, e.b_sn = d.a_sm, e.b_sk = d.a_sk, e.b_nfast = d.a_mfast, e.b_off = d.a_off, e.b_vec = d.a_vec;
+    e.a_sq = d.b_sq, e.a_sm = d.b_sn, e.a_sk = d.b_sk, e.a_mfast = d.b_nfast, e.a_off = d.b_off,
+    e.a_vec = d.b_vec;
+    e.b_sq = d.a_sq, e.b_sn = d.a_sm, e.b_sk = d.a_sk, e.b_nfast = d.a_mfast, e.b_off = d.a_off,
+    e.b_vec = d.a_vec;
     if (p->form.bm) {
         e.tiles_m = tiles(e.M, p->form.bm);
         e.tiles_n = tiles(e.N, p->form.bn);
@@ -538,7 +556,8 @@ static void fuse_transposes(rt_log *log, bool *gone)
             continue;
         tn_storage *mid = t->st[0];
         int pi = mid->fu_writer;
-        if (!mid->orphan || mid->fu_writers != 1 || mid->fu_readers != 1 || pi < 0 || (size_t)pi >= i || gone[pi])
+        if (!mid->orphan || mid->fu_writers != 1 || mid->fu_readers != 1 || pi < 0 ||
+            (size_t)pi >= i || gone[pi])
             continue;
         rt_command p = log->cmds[pi];
         if (p.nst != 3 || p.st[2] != mid || !transposes(&p, t) || binds(&p, t->st[1], false) ||
@@ -573,8 +592,9 @@ int fu_graph(vkt_ctx *ctx, rt_log *log)
             tn_storage *s = progs[i].in[k];
             int pi = s->fu_writer;
             fu_prog m;
-            bool ok = s->orphan && s->fu_writers == 1 && s->fu_readers == 1 && pi >= 0 && (size_t)pi < i &&
-                      log->cmds[pi].has_ew && !gone[pi] && !written_between(log, (size_t)pi, i, &progs[pi]) &&
+            bool ok = s->orphan && s->fu_writers == 1 && s->fu_readers == 1 && pi >= 0 &&
+                      (size_t)pi < i && log->cmds[pi].has_ew && !gone[pi] &&
+                      !written_between(log, (size_t)pi, i, &progs[pi]) &&
                       merge(&progs[pi], &progs[i], k, &m);
             /* an in-place update reads what it writes at the output's index only */
             for (uint32_t q = 0; ok && q < m.nin; q++)

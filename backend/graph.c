@@ -49,7 +49,8 @@ VKT_API int vkt_graph_begin(vkt_ctx *ctx)
     if (!ctx)
         return err_set(VKT_EINVAL, "vkt_graph_begin: ctx is NULL");
     if (ctx->rec)
-        return err_set(VKT_EGRAPH, "vkt_graph_begin: a graph is already being recorded on this context");
+        return err_set(VKT_EGRAPH,
+                       "vkt_graph_begin: a graph is already being recorded on this context");
     vkt_graph *g = calloc(1, sizeof *g);
     if (!g)
         return err_set(VKT_ENOMEM, "vkt_graph_begin: out of host memory");
@@ -76,8 +77,10 @@ VKT_API int vkt_graph_end(vkt_ctx *ctx, vkt_graph **out)
     if (s == VKT_OK)
         s = e;
     if (s == VKT_OK && g->log.status != VKT_OK)
-        s = err_set(g->log.status, "vkt_graph_end: a call failed during the recording (%s), so the graph would "
-                    "lack its work", vkt_status_name(g->log.status));
+        s = err_set(g->log.status,
+                    "vkt_graph_end: a call failed during the recording (%s), so the graph would "
+                    "lack its work",
+                    vkt_status_name(g->log.status));
     if (s == VKT_OK) {
         g->bound = calloc(g->log.nst ? g->log.nst : 1, sizeof *g->bound);
         if (!g->bound)
@@ -100,7 +103,8 @@ VKT_API int vkt_graph_launch(vkt_graph *g)
         return err_set(VKT_EINVAL, "vkt_graph_launch: graph is NULL");
     for (size_t i = 0; i < g->log.nst; i++)
         if (g->bound[i] && g->log.storages[i]->orphan)
-            return err_set(VKT_EGRAPH, "vkt_graph_launch: a tensor bound to the graph (%zu bytes) was freed; "
+            return err_set(VKT_EGRAPH,
+                           "vkt_graph_launch: a tensor bound to the graph (%zu bytes) was freed; "
                            "keep the graph's tensors until the graph is freed",
                            g->log.storages[i]->nbytes);
     return rt_launch(g->ctx, &g->target, &g->log);

@@ -52,7 +52,8 @@ VKT_API size_t vkt_stats(vkt_stats_entry *entries, size_t cap)
     size_t n = 0, total = vkt_op_count();
     for (size_t i = 0; i < total; i++) {
         const op_info *op = op_at(i);
-        vkt_stats_entry e = {op->name, atomic_load(&op->counters->native), atomic_load(&op->counters->fallback),
+        vkt_stats_entry e = {op->name, atomic_load(&op->counters->native),
+                             atomic_load(&op->counters->fallback),
                              atomic_load(&op->counters->host)};
         if (!e.native && !e.fallback && !e.host)
             continue;

@@ -24,7 +24,7 @@ struct mem_block {
     VkDeviceSize size;
     void *mapped;
     mem_kind kind;
-    bool dedicated; /* holds one large range; released when it is freed */
+    bool dedicated;  /* holds one large range; released when it is freed */
     mem_hole *holes; /* free ranges sorted by offset */
     mem_block *next;
 };
@@ -57,7 +57,8 @@ static int find_type(const vkt_ctx *ctx, uint32_t bits, VkMemoryPropertyFlags wa
     return -1;
 }
 
-static int block_create(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, bool dedicated, mem_block **out)
+static int block_create(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, bool dedicated,
+                        mem_block **out)
 {
     mem_block *b = calloc(1, sizeof *b);
     mem_hole *h = calloc(1, sizeof *h);
@@ -68,7 +69,8 @@ static int block_create(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, bool ded
     }
     VkBufferCreateInfo bci = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
                               .size = size,
-                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT,
                               .sharingMode = VK_SHARING_MODE_EXCLUSIVE};
     VkResult r = vkCreateBuffer(ctx->device, &bci, NULL, &b->buffer);
@@ -77,21 +79,24 @@ static int block_create(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, bool ded
     int s = VKT_OK;
     if (r == VK_SUCCESS) {
         vkGetBufferMemoryRequirements(ctx->device, b->buffer, &req);
-        VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        VkMemoryPropertyFlags host =
+            VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
         VkMemoryPropertyFlags want = kind == MEM_STAGING ? host
-                                     : kind == MEM_UPLOAD || ctx->unified ? host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
-                                                                          : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+                                     : kind == MEM_UPLOAD || ctx->unified
+                                         ? host | VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
+                                         : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
         if (find_type(ctx, req.memoryTypeBits, want, &type) != 0 &&
             (kind == MEM_UPLOAD ||
-             find_type(ctx, req.memoryTypeBits, kind != MEM_DEVICE || ctx->unified ? host : 0, &type) != 0))
+             find_type(ctx, req.memoryTypeBits, kind != MEM_DEVICE || ctx->unified ? host : 0,
+                       &type) != 0))
             s = err_set(VKT_ENOMEM, "no suitable Vulkan memory type");
         if (s == VKT_OK) {
             /* A large tensor's block is a dedicated allocation in Vulkan's
              * sense too, which lets the driver choose its placement and page
              * size for that one buffer. (A speed-up once credited to this on
              * an H200 was the GPU's clock warming up: tools/bench/RESULTS.md.) */
-            VkMemoryDedicatedAllocateInfo one = {.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
-                                                 .buffer = b->buffer};
+            VkMemoryDedicatedAllocateInfo one = {
+                .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO, .buffer = b->buffer};
             VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
                                         .pNext = dedicated ? &one : NULL,
                                         .allocationSize = req.size,
@@ -101,7 +106,8 @@ static int block_create(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, bool ded
     }
     if (s == VKT_OK && r == VK_SUCCESS)
         r = vkBindBufferMemory(ctx->device, b->buffer, b->memory, 0);
-    bool mappable = ctx->memprops.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
+    bool mappable =
+        ctx->memprops.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT;
     if (s == VKT_OK && r == VK_SUCCESS && mappable)
         r = vkMapMemory(ctx->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped);
     if (s == VKT_OK && r != VK_SUCCESS)
@@ -212,7 +218,8 @@ static mem_block *spare_take(struct mem_state *m, VkDeviceSize size, mem_kind ki
     mem_block **best = NULL;
     for (mem_block **pp = &m->spare; *pp; pp = &(*pp)->next) {
         mem_block *b = *pp;
-        if (b->kind == kind && b->size >= size && b->size / 2 <= size && (!best || b->size < (*best)->size))
+        if (b->kind == kind && b->size >= size && b->size / 2 <= size &&
+            (!best || b->size < (*best)->size))
             best = pp;
     }
     if (!best)

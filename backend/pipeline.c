@@ -34,16 +34,19 @@ static int layout_for(vkt_ctx *ctx, int nbufs, VkPipelineLayout *out)
     if (!p->layouts[nbufs]) {
         VkDescriptorSetLayoutBinding b[PL_MAX_BINDINGS];
         for (int i = 0; i < nbufs; i++)
-            b[i] = (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i,
-                                                  .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                  .descriptorCount = 1,
-                                                  .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
-        VkDescriptorSetLayoutCreateInfo dl = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                              .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
-                                              .bindingCount = (uint32_t)nbufs,
-                                              .pBindings = b};
+            b[i] =
+                (VkDescriptorSetLayoutBinding){.binding = (uint32_t)i,
+                                               .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                               .descriptorCount = 1,
+                                               .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT};
+        VkDescriptorSetLayoutCreateInfo dl = {
+            .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+            .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
+            .bindingCount = (uint32_t)nbufs,
+            .pBindings = b};
         VK_TRY(vkCreateDescriptorSetLayout(ctx->device, &dl, NULL, &p->set_layouts[nbufs]));
-        VkPushConstantRange pc = {.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = PL_PUSH_SIZE};
+        VkPushConstantRange pc = {
+            .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT, .offset = 0, .size = PL_PUSH_SIZE};
         VkPipelineLayoutCreateInfo pli = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
                                           .setLayoutCount = 1,
                                           .pSetLayouts = &p->set_layouts[nbufs],
@@ -55,7 +58,8 @@ static int layout_for(vkt_ctx *ctx, int nbufs, VkPipelineLayout *out)
     return VKT_OK;
 }
 
-static int pipeline_for(vkt_ctx *ctx, const pl_dispatch *d, VkPipeline *out, VkPipelineLayout *layout)
+static int pipeline_for(vkt_ctx *ctx, const pl_dispatch *d, VkPipeline *out,
+                        VkPipelineLayout *layout)
 {
     if (!ctx->pl) {
         ctx->pl = calloc(1, sizeof *ctx->pl);
@@ -115,8 +119,9 @@ static int pipeline_for(vkt_ctx *ctx, const pl_dispatch *d, VkPipeline *out, VkP
 
 int pl_run(vkt_ctx *ctx, const pl_dispatch *d)
 {
-    if (d->shader < 0 || d->shader >= SPV__COUNT || d->nbufs > PL_MAX_BINDINGS || d->nspec > PL_MAX_SPEC ||
-        d->push_size > PL_PUSH_SIZE || ((d->epi || d->form) && d->nspec > RT_MAX_SPEC))
+    if (d->shader < 0 || d->shader >= SPV__COUNT || d->nbufs > PL_MAX_BINDINGS ||
+        d->nspec > PL_MAX_SPEC || d->push_size > PL_PUSH_SIZE ||
+        ((d->epi || d->form) && d->nspec > RT_MAX_SPEC))
         return err_set(VKT_EINVAL, "internal: bad dispatch description");
     if (d->groups[0] == 0 || d->groups[1] == 0 || d->groups[2] == 0)
         return VKT_OK;

@@ -90,11 +90,12 @@ int ref_sort(const ref_view *x, int axis, bool descending, bool arg, ref_view *o
 
 /* Nx.conv (vkt_conv semantics): input and kernel already of out's dtype; the
  * permutations in opts are applied as documented in vkt.h. */
-int ref_conv(const ref_view *input, const ref_view *kernel, const vkt_conv_opts *opts, ref_view *out);
+int ref_conv(const ref_view *input, const ref_view *kernel, const vkt_conv_opts *opts,
+             ref_view *out);
 /* Window reduction (RED_SUM, RED_PRODUCT, RED_MAX, RED_MIN) of x with padding
  * taking the reduction's identity. */
-int ref_window_reduce(enum ref_redop op, const ref_view *x, const int64_t *window, const vkt_window_opts *opts,
-                      ref_view *out);
+int ref_window_reduce(enum ref_redop op, const ref_view *x, const int64_t *window,
+                      const vkt_window_opts *opts, ref_view *out);
 /* window_scatter_max (is_max) / _min: out (x's shape) starts at *init (one
  * element of out's dtype) and receives each source value at its window's
  * first extremum. */

@@ -145,8 +145,8 @@ static void target_collect(vkt_ctx *ctx, const rt_target *t)
 {
     uint64_t ts[2];
     double period = ctx->props.limits.timestampPeriod;
-    if (t->timestamps && vkGetQueryPoolResults(ctx->device, t->timestamps, 0, 2, sizeof ts, ts, sizeof ts[0],
-                                               VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
+    if (t->timestamps && vkGetQueryPoolResults(ctx->device, t->timestamps, 0, 2, sizeof ts, ts,
+                                               sizeof ts[0], VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
         ctx->last_gpu_ns = (double)(ts[1] - ts[0]) * period;
     /* A graph recorded while profiling keeps its timestamps: they are only
      * collected while profiling is on. */
@@ -154,11 +154,11 @@ static void target_collect(vkt_ctx *ctx, const rt_target *t)
         !rt_grow((void **)&ctx->prof, &ctx->cap_prof, ctx->nprof + t->nprof, sizeof *ctx->prof))
         return;
     uint64_t *v = malloc(2 * t->nprof * sizeof *v);
-    if (v && vkGetQueryPoolResults(ctx->device, t->prof, 0, 2 * t->nprof, 2 * t->nprof * sizeof *v, v, sizeof *v,
-                                   VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
+    if (v && vkGetQueryPoolResults(ctx->device, t->prof, 0, 2 * t->nprof, 2 * t->nprof * sizeof *v,
+                                   v, sizeof *v, VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
         for (uint32_t i = 0; i < t->nprof; i++)
-            ctx->prof[ctx->nprof++] = (vkt_profile_entry){t->tags[i].op, t->tags[i].kernel,
-                                                          (double)(v[2 * i + 1] - v[2 * i]) * period};
+            ctx->prof[ctx->nprof++] = (vkt_profile_entry){
+                t->tags[i].op, t->tags[i].kernel, (double)(v[2 * i + 1] - v[2 * i]) * period};
     free(v);
 }
 
@@ -225,7 +225,9 @@ static int submit(vkt_ctx *ctx, rt_target *graph)
     if (graph)
         cmds[n++] = graph->cmd;
     if (r == VK_SUCCESS && n > 0) {
-        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cmds};
+        VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+                           .commandBufferCount = n,
+                           .pCommandBuffers = cmds};
         r = vkQueueSubmit(ctx->queue, 1, &si, ctx->fence);
         if (r == VK_SUCCESS) {
             r = wait(ctx);
@@ -260,16 +262,19 @@ static int refused(vkt_ctx *ctx, int s)
 int rt_flush(vkt_ctx *ctx)
 {
     if (ctx->rec)
-        return refused(ctx, err_set(VKT_EGRAPH, "a sync point (a read to the host, vkt_sync, a fallback) while "
-                                                "recording a graph; end the recording first"));
+        return refused(ctx, err_set(VKT_EGRAPH,
+                                    "a sync point (a read to the host, vkt_sync, a fallback) while "
+                                    "recording a graph; end the recording first"));
     return submit(ctx, NULL);
 }
 
 int rt_not_recording(vkt_ctx *ctx, const char *what)
 {
     if (ctx->rec)
-        return refused(ctx, err_set(VKT_EGRAPH, "%s: not allowed while recording a graph (it would need the "
-                                                "host at recording time, not at each launch)", what));
+        return refused(ctx, err_set(VKT_EGRAPH,
+                                    "%s: not allowed while recording a graph (it would need the "
+                                    "host at recording time, not at each launch)",
+                                    what));
     return VKT_OK;
 }
 
@@ -293,13 +298,14 @@ static void logged(vkt_ctx *ctx, tn_storage *st)
  * every later one; finer per-buffer barriers buy nothing on compute. */
 static void barrier(vkt_ctx *ctx, VkCommandBuffer cmd)
 {
-    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                                           VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+    VkMemoryBarrier mb = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                         VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
     vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &mb, 0,
-                         NULL, 0, NULL);
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
+                         1, &mb, 0, NULL, 0, NULL);
     ctx->barrier_seq = ctx->seq;
 }
 
@@ -431,7 +437,8 @@ int rt_dispatch(vkt_ctx *ctx, const rt_dispatch_desc *d)
     c.nst = d->nbufs;
     for (int i = 0; i < d->nbufs; i++) {
         tn_storage *st = d->bufs[i];
-        c.bi[i] = (VkDescriptorBufferInfo){.buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
+        c.bi[i] = (VkDescriptorBufferInfo){
+            .buffer = st->dev.buffer, .offset = st->dev.offset, .range = st->dev.size};
         c.st[i] = st;
         c.writes[i] = d->writes[i];
     }
@@ -458,10 +465,12 @@ int rt_copy(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *src_st
     return ctx->rec ? keep(ctx, &c) : eager(ctx, &c);
 }
 
-int rt_upload_const(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *dst_st, VkDeviceSize size)
+int rt_upload_const(vkt_ctx *ctx, VkBuffer src, VkDeviceSize src_off, tn_storage *dst_st,
+                    VkDeviceSize size)
 {
     if (!ctx->rec)
-        return rt_copy(ctx, src, src_off, NULL, dst_st->dev.buffer, dst_st->dev.offset, dst_st, size);
+        return rt_copy(ctx, src, src_off, NULL, dst_st->dev.buffer, dst_st->dev.offset, dst_st,
+                       size);
     /* The graph begins with a barrier, and a launch submits the eager buffer
      * ahead of it; rt_record_end puts a barrier behind these copies for the
      * eager work that follows. */
@@ -491,7 +500,8 @@ int rt_alloc(vkt_ctx *ctx, VkDeviceSize size, mem_kind kind, mem_range *out)
 int rt_record_begin(vkt_ctx *ctx, rt_target *t, rt_log *log)
 {
     if (ctx->rec)
-        return err_set(VKT_EGRAPH, "vkt_graph_begin: a graph is already being recorded on this context");
+        return err_set(VKT_EGRAPH,
+                       "vkt_graph_begin: a graph is already being recorded on this context");
     TRY(rt_flush(ctx));
     VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     VK_TRY(vkBeginCommandBuffer(t->cmd, &bi));
@@ -613,7 +623,8 @@ void rt_log_op(vkt_ctx *ctx, op_counters *counters)
 int rt_launch(vkt_ctx *ctx, rt_target *t, const rt_log *log)
 {
     if (ctx->rec)
-        return err_set(VKT_EGRAPH, "vkt_graph_launch: a graph is being recorded on this context; end it first");
+        return err_set(VKT_EGRAPH,
+                       "vkt_graph_launch: a graph is being recorded on this context; end it first");
     if (ctx->device_lost)
         return err_set(VKT_EDEVICE, "the Vulkan device was lost earlier; create a new context");
     TRY(submit(ctx, t));

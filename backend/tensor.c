@@ -26,7 +26,8 @@ int tn_check_shape(const int64_t *shape, int rank, const char *what)
     unsigned __int128 n = 1;
     for (int i = 0; i < rank; i++) {
         if (shape[i] < 0)
-            return err_set(VKT_ESHAPE, "%s: dimension %d is negative (%lld)", what, i, (long long)shape[i]);
+            return err_set(VKT_ESHAPE, "%s: dimension %d is negative (%lld)", what, i,
+                           (long long)shape[i]);
         n *= (uint64_t)shape[i];
         if (n > ((unsigned __int128)1 << 40))
             return err_set(VKT_ESHAPE, "%s: %d-d shape has too many elements", what, rank);
@@ -145,7 +146,8 @@ static int write_device(vkt_tensor *t, const void *data, bool fresh)
     if (t->nbytes == 0)
         return VKT_OK;
     if (st->dev.mapped) {
-        if (!fresh && ctx->recording && (st->write_seq > ctx->submit_seq || st->read_seq > ctx->submit_seq))
+        if (!fresh && ctx->recording &&
+            (st->write_seq > ctx->submit_seq || st->read_seq > ctx->submit_seq))
             TRY(rt_flush(ctx));
         memcpy(st->dev.mapped, data, t->nbytes);
         return VKT_OK;
@@ -154,7 +156,8 @@ static int write_device(vkt_tensor *t, const void *data, bool fresh)
     TRY(rt_alloc(ctx, t->nbytes, MEM_UPLOAD, &staging));
     memcpy(staging.mapped, data, t->nbytes);
     int s = fresh ? rt_upload_const(ctx, staging.buffer, staging.offset, st, t->nbytes)
-                  : rt_copy(ctx, staging.buffer, staging.offset, NULL, st->dev.buffer, st->dev.offset, st, t->nbytes);
+                  : rt_copy(ctx, staging.buffer, staging.offset, NULL, st->dev.buffer,
+                            st->dev.offset, st, t->nbytes);
     mem_free(ctx, &staging);
     return s;
 }
@@ -185,8 +188,8 @@ int tn_copy(vkt_tensor *dst, const vkt_tensor *src)
         return tn_write(dst, src->st->host);
     if (dst->st->where == VKT_HOST)
         return tn_download(src, dst->st->host);
-    return rt_copy(ctx, src->st->dev.buffer, src->st->dev.offset, src->st, dst->st->dev.buffer, dst->st->dev.offset,
-                   dst->st, dst->nbytes);
+    return rt_copy(ctx, src->st->dev.buffer, src->st->dev.offset, src->st, dst->st->dev.buffer,
+                   dst->st->dev.offset, dst->st, dst->nbytes);
 }
 
 int tn_download(const vkt_tensor *t, void *dst)
@@ -208,7 +211,8 @@ int tn_download(const vkt_tensor *t, void *dst)
     }
     mem_range staging;
     TRY(rt_alloc(ctx, t->nbytes, MEM_STAGING, &staging));
-    int s = rt_copy(ctx, st->dev.buffer, st->dev.offset, st, staging.buffer, staging.offset, NULL, t->nbytes);
+    int s = rt_copy(ctx, st->dev.buffer, st->dev.offset, st, staging.buffer, staging.offset, NULL,
+                    t->nbytes);
     if (s == VKT_OK)
         s = rt_flush(ctx);
     if (s == VKT_OK)
@@ -224,9 +228,10 @@ int tn_move(vkt_tensor *t, vkt_residency where)
         return VKT_OK;
     TRY(rt_not_recording(t->ctx, "moving a tensor between host and device"));
     if (st->holds > 0)
-        return err_set(VKT_EGRAPH, "vkt_tensor_move: a graph binds this tensor's storage (it or a view of "
-                                   "it); its launches would use the device memory the move frees. Free the "
-                                   "graph first");
+        return err_set(VKT_EGRAPH,
+                       "vkt_tensor_move: a graph binds this tensor's storage (it or a view of "
+                       "it); its launches would use the device memory the move frees. Free the "
+                       "graph first");
     if (where == VKT_HOST) {
         void *h = malloc(st->nbytes ? st->nbytes : 1);
         if (!h)
@@ -301,7 +306,8 @@ VKT_API int vkt_tensor_read(const vkt_tensor *t, void *dst, size_t nbytes)
     err_clear();
     TRY(tn_check_tensor(t, "tensor_read", "t"));
     if (nbytes != t->nbytes)
-        return err_set(VKT_EINVAL, "vkt_tensor_read: buffer holds %zu bytes, tensor has %zu", nbytes, t->nbytes);
+        return err_set(VKT_EINVAL, "vkt_tensor_read: buffer holds %zu bytes, tensor has %zu",
+                       nbytes, t->nbytes);
     if (!dst && nbytes)
         return err_set(VKT_EINVAL, "vkt_tensor_read: dst is NULL");
     return tn_download(t, dst);
@@ -312,7 +318,8 @@ VKT_API int vkt_tensor_write(vkt_tensor *t, const void *src, size_t nbytes)
     err_clear();
     TRY(tn_check_tensor(t, "tensor_write", "t"));
     if (nbytes != t->nbytes)
-        return err_set(VKT_EINVAL, "vkt_tensor_write: %zu bytes for a tensor of %zu", nbytes, t->nbytes);
+        return err_set(VKT_EINVAL, "vkt_tensor_write: %zu bytes for a tensor of %zu", nbytes,
+                       t->nbytes);
     if (!src && nbytes)
         return err_set(VKT_EINVAL, "vkt_tensor_write: src is NULL");
     return tn_write(t, src);
@@ -323,7 +330,8 @@ VKT_API int vkt_tensor_move(vkt_tensor *t, vkt_residency where)
     err_clear();
     TRY(tn_check_tensor(t, "tensor_move", "t"));
     if (where != VKT_DEVICE && where != VKT_HOST)
-        return err_set(VKT_EINVAL, "vkt_tensor_move: residency %d is not VKT_DEVICE or VKT_HOST", (int)where);
+        return err_set(VKT_EINVAL, "vkt_tensor_move: residency %d is not VKT_DEVICE or VKT_HOST",
+                       (int)where);
     return tn_move(t, where);
 }
 

@@ -9,8 +9,8 @@
  *  - Tensors are row-major, rank 0 to VKT_MAX_RANK, dtypes f32, f64, s32, u8.
  *  - Ops run natively when their gate admits the inputs; otherwise the host
  *    reference computes the result and hands it to host_result() (the fallback exit,
- *    see vkt(3), RESIDENCY AND FALLBACKS). Inputs that are already host-resident run on the host and are
- *    reported through host_resident_op(). Results are identical either way.
+ *    see vkt(3), RESIDENCY AND FALLBACKS). Inputs that are already host-resident run on the host
+ *    and are reported through host_resident_op(). Results are identical either way.
  *  - Nx semantics where in doubt (names, type promotion, reduction and dot rules).
  */
 #ifndef VKT_H
@@ -48,10 +48,12 @@ typedef enum vkt_dtype { VKT_F32 = 0, VKT_F64 = 1, VKT_S32 = 2, VKT_U8 = 3 } vkt
  *   VKT_EGRAPH  not allowed in a graph recording, or a graph misused
  *   VKT_EREFUSED the host_result exit refused a fallback: an interposer such
  *               as libfbcount in FBCOUNT_MODE=error; the op fails with it */
+// clang-format off
 #define VKT_STATUSES(X)                                                                          \
     X(VKT_OK, 0) X(VKT_EINVAL, -1) X(VKT_ESHAPE, -2) X(VKT_EAXIS, -3) X(VKT_EDTYPE, -4)          \
     X(VKT_ENOMEM, -5) X(VKT_ENODEV, -6) X(VKT_EDEVICE, -7) X(VKT_ECTX, -8) X(VKT_EGRAPH, -9)    \
     X(VKT_EREFUSED, -10)
+// clang-format on
 
 #define VKT_STATUS_ENUM(name, value) name = value,
 typedef enum vkt_status { VKT_STATUSES(VKT_STATUS_ENUM) } vkt_status;
@@ -181,7 +183,8 @@ VKT_API const char *vkt_dtype_name(vkt_dtype dtype);
 VKT_API int vkt_tensor_from_host(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
                                  const void *data, vkt_tensor **out);
 /* New DEVICE tensor filled with zeros. */
-VKT_API int vkt_zeros(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, vkt_tensor **out);
+VKT_API int vkt_zeros(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank,
+                      vkt_tensor **out);
 /* New DEVICE tensor filled with `value` converted to dtype. */
 VKT_API int vkt_full(vkt_ctx *ctx, vkt_dtype dtype, const int64_t *shape, int rank, double value,
                      vkt_tensor **out);
@@ -269,6 +272,7 @@ VKT_API void host_resident_op(const vkt_tensor *out, size_t nbytes);
 
 /* Unary ops, X(name, class): out has x's shape. abs, negate and sign keep the
  * dtype; floor, ceil and round are identity on integers. */
+// clang-format off
 #define VKT_UNARY_OPS(X)                                                                           \
     X(negate, ARITH) X(abs, ARITH) X(sign, ARITH) X(floor, ARITH) X(ceil, ARITH) X(round, ARITH)   \
     X(exp, MATH) X(expm1, MATH) X(log, MATH) X(log1p, MATH) X(sqrt, MATH) X(rsqrt, MATH)           \
@@ -277,30 +281,34 @@ VKT_API void host_resident_op(const vkt_tensor *out, size_t nbytes);
     X(sigmoid, MATH) X(erf, MATH) X(erfc, MATH) X(erf_inv, MATH) X(is_nan, PRED)                   \
     X(is_infinity, PRED) X(logical_not, PRED) X(bitwise_not, INT) X(count_leading_zeros, INT)      \
     X(population_count, INT)
+// clang-format on
 
 /* Binary ops, X(name, class), with full (numpy/Nx) broadcasting. Arithmetic
  * promotes to the wider dtype (u8 < s32 < f32 < f64); divide and atan2 on
  * integers give f32; comparisons and logical ops give u8; quotient, the bitwise
  * ops and the shifts take integers only. */
+// clang-format off
 #define VKT_BINARY_OPS(X)                                                                          \
     X(add, ARITH) X(subtract, ARITH) X(multiply, ARITH) X(divide, MATH) X(pow, ARITH)              \
     X(min, ARITH) X(max, ARITH) X(remainder, ARITH) X(atan2, MATH) X(quotient, INT) X(equal, PRED) \
     X(not_equal, PRED) X(less, PRED) X(less_equal, PRED) X(greater, PRED) X(greater_equal, PRED)   \
     X(logical_and, PRED) X(logical_or, PRED) X(logical_xor, PRED) X(bitwise_and, INT)              \
     X(bitwise_or, INT) X(bitwise_xor, INT) X(left_shift, INT) X(right_shift, INT)
+// clang-format on
 
 #define VKT_DECLARE_UNARY(name, cls) VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out);
-#define VKT_DECLARE_BINARY(name, cls) \
+#define VKT_DECLARE_BINARY(name, cls)                                                              \
     VKT_API int vkt_##name(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out);
 VKT_UNARY_OPS(VKT_DECLARE_UNARY)
 VKT_BINARY_OPS(VKT_DECLARE_BINARY)
 
 /* pred ? on_true : on_false elementwise, all three broadcast together; pred is
  * any dtype (nonzero is true); on_true/on_false promote like binary ops. */
-VKT_API int vkt_select(const vkt_tensor *pred, const vkt_tensor *on_true, const vkt_tensor *on_false,
-                       vkt_tensor **out);
+VKT_API int vkt_select(const vkt_tensor *pred, const vkt_tensor *on_true,
+                       const vkt_tensor *on_false, vkt_tensor **out);
 /* min(max(x, lo), hi) elementwise with broadcasting; result has x's dtype. */
-VKT_API int vkt_clip(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi, vkt_tensor **out);
+VKT_API int vkt_clip(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi,
+                     vkt_tensor **out);
 /* Converts to `dtype` (floats to integers truncate toward zero and saturate; NaN
  * becomes 0; anything nonzero to u8 keeps its low byte, as C does for s32). */
 VKT_API int vkt_as_type(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor **out);
@@ -311,8 +319,8 @@ VKT_API int vkt_as_type(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor **out);
  * NULL reduces over every axis. keep_axes keeps reduced axes as size 1. sum and
  * product of integers give s32; all/any give u8; max/min keep the dtype. */
 #define VKT_REDUCE_OPS(X) X(sum) X(product) X(reduce_max) X(reduce_min) X(all) X(any)
-#define VKT_DECLARE_REDUCE(name)                                                               \
-    VKT_API int vkt_##name(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,    \
+#define VKT_DECLARE_REDUCE(name)                                                                   \
+    VKT_API int vkt_##name(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,        \
                            vkt_tensor **out);
 VKT_REDUCE_OPS(VKT_DECLARE_REDUCE)
 /* Index (s32) of the first maximum/minimum along `axis`, or over the flattened
@@ -339,8 +347,8 @@ VKT_API int vkt_slice(const vkt_tensor *x, const int64_t *start, const int64_t *
 /* Pads each axis i with lo[i] elements before, hi[i] after (negative trims) and
  * interior[i] >= 0 between elements, filling with `value` (a rank-0 tensor of x's
  * dtype). */
-VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t *lo, const int64_t *hi,
-                    const int64_t *interior, vkt_tensor **out);
+VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t *lo,
+                    const int64_t *hi, const int64_t *interior, vkt_tensor **out);
 /* Reverses the listed axes. */
 VKT_API int vkt_reverse(const vkt_tensor *x, const int *axes, int naxes, vkt_tensor **out);
 /* Joins n tensors of one rank along `axis`; other dims must match; dtypes promote. */
@@ -411,8 +419,8 @@ typedef struct vkt_window_opts {
 /* Reduces every window of shape window[rank] (Nx.window_sum etc.); padding
  * takes the reduction's identity. opts may be NULL. */
 #define VKT_WINDOW_OPS(X) X(window_sum) X(window_product) X(window_max) X(window_min)
-#define VKT_DECLARE_WINDOW(name)                                                               \
-    VKT_API int vkt_##name(const vkt_tensor *x, const int64_t *window,                         \
+#define VKT_DECLARE_WINDOW(name)                                                                   \
+    VKT_API int vkt_##name(const vkt_tensor *x, const int64_t *window,                             \
                            const vkt_window_opts *opts, vkt_tensor **out);
 VKT_WINDOW_OPS(VKT_DECLARE_WINDOW)
 /* Nx.window_scatter_max/min: for each window of x (shape of vkt_window_max's
@@ -420,10 +428,12 @@ VKT_WINDOW_OPS(VKT_DECLARE_WINDOW)
  * the window's first maximum (minimum), or of its first NaN when it holds one
  * (where vkt_window_max/min give NaN); the result has x's shape and starts
  * from init_value (a rank-0 tensor). Window dilations must be 1. */
-VKT_API int vkt_window_scatter_max(const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init_value,
-                                   const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out);
-VKT_API int vkt_window_scatter_min(const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init_value,
-                                   const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out);
+VKT_API int vkt_window_scatter_max(const vkt_tensor *x, const vkt_tensor *source,
+                                   const vkt_tensor *init_value, const int64_t *window,
+                                   const vkt_window_opts *opts, vkt_tensor **out);
+VKT_API int vkt_window_scatter_min(const vkt_tensor *x, const vkt_tensor *source,
+                                   const vkt_tensor *init_value, const int64_t *window,
+                                   const vkt_window_opts *opts, vkt_tensor **out);
 
 #ifdef __cplusplus
 }

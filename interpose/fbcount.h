@@ -127,28 +127,28 @@ bool fbcount_expect_none(fbcount_census *c, const char *what, const char *file, 
 /* Runs stmt under a census and fails when anything in it fell back. With Criterion included
  * first it is a cr_assert that prints the census; otherwise the failure hook decides. */
 #if defined(CRITERION_H_) && !defined(FBCOUNT_NO_CRITERION)
-#define FBCOUNT_ASSERT_NONE(stmt)                                                               \
-    do {                                                                                        \
-        fbcount_scope_begin();                                                                  \
-        stmt;                                                                                   \
-        fbcount_census *fbcount_c_ = fbcount_scope_end();                                       \
-        char fbcount_m_[4096] = "";                                                             \
-        if (fbcount_census_total(fbcount_c_))                                                   \
-            fbcount_census_format_buf(fbcount_c_, fbcount_m_, sizeof fbcount_m_);               \
-        uint64_t fbcount_n_ = fbcount_census_total(fbcount_c_);                                 \
-        fbcount_census_free(fbcount_c_);                                                        \
-        cr_assert(fbcount_n_ == 0, "%s fell back:\n%s", #stmt, fbcount_m_);                     \
+#define FBCOUNT_ASSERT_NONE(stmt)                                                                  \
+    do {                                                                                           \
+        fbcount_scope_begin();                                                                     \
+        stmt;                                                                                      \
+        fbcount_census *fbcount_c_ = fbcount_scope_end();                                          \
+        char fbcount_m_[4096] = "";                                                                \
+        if (fbcount_census_total(fbcount_c_))                                                      \
+            fbcount_census_format_buf(fbcount_c_, fbcount_m_, sizeof fbcount_m_);                  \
+        uint64_t fbcount_n_ = fbcount_census_total(fbcount_c_);                                    \
+        fbcount_census_free(fbcount_c_);                                                           \
+        cr_assert(fbcount_n_ == 0, "%s fell back:\n%s", #stmt, fbcount_m_);                        \
     } while (0)
 #else
 /* Here it is an expression too: bool ok = FBCOUNT_ASSERT_NONE(f()); (GNU C, gcc and clang). */
-#define FBCOUNT_ASSERT_NONE(stmt)                                                               \
-    __extension__({                                                                             \
-        fbcount_scope_begin();                                                                  \
-        stmt;                                                                                   \
-        fbcount_census *fbcount_c_ = fbcount_scope_end();                                       \
-        bool fbcount_ok_ = fbcount_expect_none(fbcount_c_, #stmt, __FILE__, __LINE__);          \
-        fbcount_census_free(fbcount_c_);                                                        \
-        fbcount_ok_;                                                                            \
+#define FBCOUNT_ASSERT_NONE(stmt)                                                                  \
+    __extension__({                                                                                \
+        fbcount_scope_begin();                                                                     \
+        stmt;                                                                                      \
+        fbcount_census *fbcount_c_ = fbcount_scope_end();                                          \
+        bool fbcount_ok_ = fbcount_expect_none(fbcount_c_, #stmt, __FILE__, __LINE__);             \
+        fbcount_census_free(fbcount_c_);                                                           \
+        fbcount_ok_;                                                                               \
     })
 #endif
 

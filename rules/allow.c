@@ -116,8 +116,8 @@ static int parse_line(fbr_allow *a, const char *s, size_t n, long no, fbr_allow_
     return 0;
 }
 
-fbr_allow *fbr_allow_parse(const char *text, size_t len, fbr_allow_warn warn, void *ctx,
-                           char *err, size_t errlen)
+fbr_allow *fbr_allow_parse(const char *text, size_t len, fbr_allow_warn warn, void *ctx, char *err,
+                           size_t errlen)
 {
     if (errlen)
         err[0] = '\0';
@@ -237,7 +237,8 @@ void fbr_allow_free(fbr_allow *a)
     if (!a)
         return;
     entry *e, *tmp;
-    HASH_ITER(hh, a->map, e, tmp) {
+    HASH_ITER(hh, a->map, e, tmp)
+    {
         HASH_DEL(a->map, e);
         free(e->op);
         free(e->reason);

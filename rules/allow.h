@@ -33,8 +33,8 @@ typedef void (*fbr_allow_warn)(void *ctx, long line, const char *op);
 
 /* Parses text (len bytes; NUL bytes are an error). Returns the list, or NULL with one line
  * "line N: ..." in err (or "out of memory"). warn may be NULL. */
-fbr_allow *fbr_allow_parse(const char *text, size_t len, fbr_allow_warn warn, void *ctx,
-                           char *err, size_t errlen);
+fbr_allow *fbr_allow_parse(const char *text, size_t len, fbr_allow_warn warn, void *ctx, char *err,
+                           size_t errlen);
 
 /* Reads and parses path (a regular file, see readfile.h). NULL with "PATH: ..." in err; *unreadable
  * tells a file that could not be read from one that is not a valid allow file. */

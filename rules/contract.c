@@ -56,8 +56,8 @@ bool fbr_run_output(const char *dir, char *out, size_t cap)
 
 bool fbr_run_dir_name(long pid, int n, char *out, size_t cap)
 {
-    int w = n ? snprintf(out, cap, RUN_DIR "%ld.%d", pid, n)
-              : snprintf(out, cap, RUN_DIR "%ld", pid);
+    int w =
+        n ? snprintf(out, cap, RUN_DIR "%ld.%d", pid, n) : snprintf(out, cap, RUN_DIR "%ld", pid);
     return w > 0 && (size_t)w < cap;
 }
 

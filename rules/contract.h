@@ -15,10 +15,10 @@
 #define FBR_CONTRACT_VERSION 2
 
 /* The modes of the census (FBCOUNT_MODE, --mode): X(ID, name, what it does). */
-#define FBR_MODES(X)                                                                            \
-    X(COUNT, "count", "record silently")                                                        \
-    X(WARN, "warn", "print each new (op, site) as it falls back")                               \
-    X(ABORT, "abort", "write the census and abort at a fallback FBCOUNT_ALLOW does not list")   \
+#define FBR_MODES(X)                                                                               \
+    X(COUNT, "count", "record silently")                                                           \
+    X(WARN, "warn", "print each new (op, site) as it falls back")                                  \
+    X(ABORT, "abort", "write the census and abort at a fallback FBCOUNT_ALLOW does not list")      \
     X(ERROR, "error", "fail a fallback FBCOUNT_ALLOW does not list in the backend's error path")
 
 typedef enum {
@@ -36,25 +36,25 @@ bool fbr_mode_parse(const char *name, fbr_mode *out);
 const char *fbr_mode_list(const char *sep, const char *last, char *buf, size_t cap);
 
 /* The variables the shim reads: X(ID, NAME). The command sets those of a run (below). */
-#define FBR_VARIABLES(X)                                                                        \
-    X(ENABLED, "FBCOUNT")                                                                       \
-    X(ALL_PROCESSES, "FBCOUNT_ALL_PROCESSES")                                                   \
-    X(DEPTH, "FBCOUNT_DEPTH")                                                                   \
-    X(OP_PREFIX, "FBCOUNT_OP_PREFIX")                                                           \
-    X(PY_BACKEND, "FBCOUNT_PY_BACKEND")                                                         \
-    X(BACKEND, "FBCOUNT_BACKEND")                                                               \
-    X(EXIT, "FBCOUNT_EXIT")                                                                     \
-    X(TORCH_ADAPTER, "FBCOUNT_TORCH_ADAPTER")                                                   \
-    X(OUTPUT, "FBCOUNT_OUTPUT")                                                                 \
-    X(METRICS, "FBCOUNT_METRICS")                                                               \
-    X(RUN_LOG, "FBCOUNT_RUN_LOG")                                                               \
-    X(SIGNAL, "FBCOUNT_SIGNAL")                                                                 \
-    X(INTERVAL, "FBCOUNT_INTERVAL")                                                             \
-    X(SIGNAL_WAIT, "FBCOUNT_SIGNAL_WAIT")                                                       \
-    X(MODE, "FBCOUNT_MODE")                                                                     \
-    X(QUIET, "FBCOUNT_QUIET")                                                                   \
-    X(CLOCK, "FBCOUNT_CLOCK")                                                                   \
-    X(ALLOW, "FBCOUNT_ALLOW")                                                                   \
+#define FBR_VARIABLES(X)                                                                           \
+    X(ENABLED, "FBCOUNT")                                                                          \
+    X(ALL_PROCESSES, "FBCOUNT_ALL_PROCESSES")                                                      \
+    X(DEPTH, "FBCOUNT_DEPTH")                                                                      \
+    X(OP_PREFIX, "FBCOUNT_OP_PREFIX")                                                              \
+    X(PY_BACKEND, "FBCOUNT_PY_BACKEND")                                                            \
+    X(BACKEND, "FBCOUNT_BACKEND")                                                                  \
+    X(EXIT, "FBCOUNT_EXIT")                                                                        \
+    X(TORCH_ADAPTER, "FBCOUNT_TORCH_ADAPTER")                                                      \
+    X(OUTPUT, "FBCOUNT_OUTPUT")                                                                    \
+    X(METRICS, "FBCOUNT_METRICS")                                                                  \
+    X(RUN_LOG, "FBCOUNT_RUN_LOG")                                                                  \
+    X(SIGNAL, "FBCOUNT_SIGNAL")                                                                    \
+    X(INTERVAL, "FBCOUNT_INTERVAL")                                                                \
+    X(SIGNAL_WAIT, "FBCOUNT_SIGNAL_WAIT")                                                          \
+    X(MODE, "FBCOUNT_MODE")                                                                        \
+    X(QUIET, "FBCOUNT_QUIET")                                                                      \
+    X(CLOCK, "FBCOUNT_CLOCK")                                                                      \
+    X(ALLOW, "FBCOUNT_ALLOW")                                                                      \
     X(CONTRACT, "FBCOUNT_CONTRACT")
 
 typedef enum {

@@ -38,7 +38,10 @@ static void put(out_t *o, const char *s, size_t n)
     }
 }
 
-static void puts_(out_t *o, const char *s) { put(o, s, strlen(s)); }
+static void puts_(out_t *o, const char *s)
+{
+    put(o, s, strlen(s));
+}
 
 static void put_u64(out_t *o, uint64_t v)
 {
@@ -164,7 +167,10 @@ static void put_num_label(out_t *o, bool *first, const char *name, int64_t v)
     put(o, "\"", 1);
 }
 
-static bool has(const char *s) { return s && *s; }
+static bool has(const char *s)
+{
+    return s && *s;
+}
 
 static void put_proc_labels(out_t *o, bool *first, const fbr_metrics_proc *p)
 {
@@ -186,7 +192,10 @@ static int cmp_str(const char *a, const char *b)
     return strcmp(a, b);
 }
 
-static int cmp_num(int64_t a, int64_t b) { return (a > b) - (a < b); }
+static int cmp_num(int64_t a, int64_t b)
+{
+    return (a > b) - (a < b);
+}
 
 static int cmp_proc(const fbr_metrics_proc *a, const fbr_metrics_proc *b)
 {
@@ -196,7 +205,8 @@ static int cmp_proc(const fbr_metrics_proc *a, const fbr_metrics_proc *b)
     if (!r)
         r = cmp_str(a->host, b->host);
     if (!r)
-        r = cmp_str(has(a->exe) ? fbr_base_name(a->exe) : NULL, has(b->exe) ? fbr_base_name(b->exe) : NULL);
+        r = cmp_str(has(a->exe) ? fbr_base_name(a->exe) : NULL,
+                    has(b->exe) ? fbr_base_name(b->exe) : NULL);
     return r;
 }
 
@@ -210,17 +220,26 @@ typedef struct {
 /* qsort has no context argument; one formatting runs at a time per thread. */
 static _Thread_local view sorting;
 
-static const char *op_name(const fbr_metrics_row *r) { return r->op ? r->op : "(unknown)"; }
+static const char *op_name(const fbr_metrics_row *r)
+{
+    return r->op ? r->op : "(unknown)";
+}
 
 /* A row without a backend is libvkt's, the one backend of shims that named none. */
-static const char *backend_name(const char *b) { return b ? b : "vkt"; }
+static const char *backend_name(const char *b)
+{
+    return b ? b : "vkt";
+}
 
 static const char *row_backend(const view *v, size_t i)
 {
     return backend_name(v->origins ? v->origins[i].backend : NULL);
 }
 
-static bool row_sized(const view *v, size_t i) { return !v->origins || !v->origins[i].bytes_unknown; }
+static bool row_sized(const view *v, size_t i)
+{
+    return !v->origins || !v->origins[i].bytes_unknown;
+}
 
 static bool row_own_time(const view *v, size_t i)
 {
@@ -254,7 +273,10 @@ static int cmp_row_idx(const void *x, const void *y)
     return r ? r : cmp_num((int64_t)a, (int64_t)b);
 }
 
-static uint64_t add_sat(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
 
 typedef enum { F_COUNT, F_BYTES, F_SECONDS } field_t;
 
@@ -380,9 +402,10 @@ static counters_at *collect_counters(const fbr_metrics_proc *procs, size_t nproc
     for (size_t i = 0; c && i < nprocs; i++) {
         const fbr_metrics_proc *p = &procs[i];
         for (size_t k = 0; k < p->nbackends; k++)
-            c[(*n)++] = (counters_at){p, backend_name(p->backends[k].name),
-                                      {p->backends[k].native, p->backends[k].fallback,
-                                       p->backends[k].host_ops}};
+            c[(*n)++] = (counters_at){
+                p,
+                backend_name(p->backends[k].name),
+                {p->backends[k].native, p->backends[k].fallback, p->backends[k].host_ops}};
         if (!p->nbackends && p->has_backend)
             c[(*n)++] = (counters_at){p, "vkt", {p->native, p->fallback, p->host_ops}};
     }
@@ -416,8 +439,7 @@ static void put_backend(out_t *o, const counters_at *c, size_t n)
                                "counter");
                 else
                     put_header(o, "fbcount_native_share",
-                               "Share of the backend's ops that ran natively (0 to 1).",
-                               "gauge");
+                               "Share of the backend's ops that ran natively (0 to 1).", "gauge");
                 header = true;
             }
             for (int k = 0; k < (pass == 0 ? 3 : 1); k++) {
@@ -439,9 +461,8 @@ static void put_backend(out_t *o, const counters_at *c, size_t n)
     }
 }
 
-int fbr_metrics_format(const fbr_metrics_proc *procs, size_t nprocs,
-                       const fbr_metrics_row *rows, size_t nrows,
-                       fbr_metrics_write_fn write, void *ctx)
+int fbr_metrics_format(const fbr_metrics_proc *procs, size_t nprocs, const fbr_metrics_row *rows,
+                       size_t nrows, fbr_metrics_write_fn write, void *ctx)
 {
     return fbr_metrics_format_from(procs, nprocs, rows, NULL, nrows, write, ctx);
 }

@@ -59,11 +59,11 @@ typedef struct {
 /* A process whose census the rows come from. */
 typedef struct {
     int64_t pid;
-    long rank;            /* -1: no rank label */
-    const char *host;     /* NULL or "": no host label */
-    const char *exe;      /* path or name; the label is the base name; NULL: no exe label */
-    bool has_time;        /* its rows' ns are measured: write the seconds families */
-    bool has_backend;     /* libvkt's counters below are known (used when nbackends is 0) */
+    long rank;        /* -1: no rank label */
+    const char *host; /* NULL or "": no host label */
+    const char *exe;  /* path or name; the label is the base name; NULL: no exe label */
+    bool has_time;    /* its rows' ns are measured: write the seconds families */
+    bool has_backend; /* libvkt's counters below are known (used when nbackends is 0) */
     uint64_t native, fallback, host_ops;
     const fbr_metrics_counters *backends; /* each backend's counters, where known */
     size_t nbackends;
@@ -71,12 +71,12 @@ typedef struct {
 
 /* One op at one site of one process. */
 typedef struct {
-    size_t proc;           /* index into the process array */
+    size_t proc; /* index into the process array */
     fbr_metrics_kind kind;
-    const char *op;        /* NULL reads "(unknown)" */
-    const char *site;      /* NULL: no site label */
-    const char *file;      /* NULL: no file label */
-    long line;             /* <= 0: no line label */
+    const char *op;   /* NULL reads "(unknown)" */
+    const char *site; /* NULL: no site label */
+    const char *file; /* NULL: no file label */
+    long line;        /* <= 0: no line label */
     uint64_t count, bytes, ns;
 } fbr_metrics_row;
 
@@ -94,9 +94,8 @@ typedef int (*fbr_metrics_write_fn)(void *ctx, const char *buf, size_t len);
 /* Writes the text for these processes and rows through write(ctx, ...). Rows may come in
  * any order; a row naming a process index out of range is an error (-2) and nothing is
  * written. Returns 0, the write function's nonzero value, or -1 when out of memory. */
-int fbr_metrics_format(const fbr_metrics_proc *procs, size_t nprocs,
-                       const fbr_metrics_row *rows, size_t nrows,
-                       fbr_metrics_write_fn write, void *ctx);
+int fbr_metrics_format(const fbr_metrics_proc *procs, size_t nprocs, const fbr_metrics_row *rows,
+                       size_t nrows, fbr_metrics_write_fn write, void *ctx);
 
 /* fbr_metrics_format with each row's origin: origins[i] belongs to rows[i] (NULL: every row
  * is libvkt's, with sizes known). */

@@ -92,7 +92,8 @@ size_t fbr_op_closest(const char *name, const char *const *known, size_t n,
             continue;
         /* Insert in order of distance, then name; drop the farthest when full. */
         size_t at = got;
-        while (at > 0 && (dist[at - 1] > d || (dist[at - 1] == d && strcmp(out[at - 1], known[i]) > 0)))
+        while (at > 0 &&
+               (dist[at - 1] > d || (dist[at - 1] == d && strcmp(out[at - 1], known[i]) > 0)))
             at--;
         if (at == max)
             continue;

@@ -12,14 +12,17 @@ static const struct {
     int sig;
     int census; /* usable as the census signal */
 } table[] = {
-    {"SIGHUP", SIGHUP, 0},     {"SIGINT", SIGINT, 0},       {"SIGQUIT", SIGQUIT, 0},   {"SIGILL", SIGILL, 0},
-    {"SIGTRAP", SIGTRAP, 0},   {"SIGABRT", SIGABRT, 0},     {"SIGBUS", SIGBUS, 0},     {"SIGFPE", SIGFPE, 0},
-    {"SIGKILL", SIGKILL, 0},   {"SIGUSR1", SIGUSR1, 1},     {"SIGSEGV", SIGSEGV, 0},   {"SIGUSR2", SIGUSR2, 1},
-    {"SIGPIPE", SIGPIPE, 0},   {"SIGALRM", SIGALRM, 0},     {"SIGTERM", SIGTERM, 0},   {"SIGSTKFLT", SIGSTKFLT, 0},
-    {"SIGCHLD", SIGCHLD, 0},   {"SIGCONT", SIGCONT, 0},     {"SIGSTOP", SIGSTOP, 0},   {"SIGTSTP", SIGTSTP, 0},
-    {"SIGTTIN", SIGTTIN, 0},   {"SIGTTOU", SIGTTOU, 0},     {"SIGURG", SIGURG, 1},     {"SIGXCPU", SIGXCPU, 0},
-    {"SIGXFSZ", SIGXFSZ, 0},   {"SIGVTALRM", SIGVTALRM, 0}, {"SIGPROF", SIGPROF, 0},   {"SIGWINCH", SIGWINCH, 1},
-    {"SIGIO", SIGIO, 0},       {"SIGPWR", SIGPWR, 0},       {"SIGSYS", SIGSYS, 0},
+    {"SIGHUP", SIGHUP, 0},       {"SIGINT", SIGINT, 0},       {"SIGQUIT", SIGQUIT, 0},
+    {"SIGILL", SIGILL, 0},       {"SIGTRAP", SIGTRAP, 0},     {"SIGABRT", SIGABRT, 0},
+    {"SIGBUS", SIGBUS, 0},       {"SIGFPE", SIGFPE, 0},       {"SIGKILL", SIGKILL, 0},
+    {"SIGUSR1", SIGUSR1, 1},     {"SIGSEGV", SIGSEGV, 0},     {"SIGUSR2", SIGUSR2, 1},
+    {"SIGPIPE", SIGPIPE, 0},     {"SIGALRM", SIGALRM, 0},     {"SIGTERM", SIGTERM, 0},
+    {"SIGSTKFLT", SIGSTKFLT, 0}, {"SIGCHLD", SIGCHLD, 0},     {"SIGCONT", SIGCONT, 0},
+    {"SIGSTOP", SIGSTOP, 0},     {"SIGTSTP", SIGTSTP, 0},     {"SIGTTIN", SIGTTIN, 0},
+    {"SIGTTOU", SIGTTOU, 0},     {"SIGURG", SIGURG, 1},       {"SIGXCPU", SIGXCPU, 0},
+    {"SIGXFSZ", SIGXFSZ, 0},     {"SIGVTALRM", SIGVTALRM, 0}, {"SIGPROF", SIGPROF, 0},
+    {"SIGWINCH", SIGWINCH, 1},   {"SIGIO", SIGIO, 0},         {"SIGPWR", SIGPWR, 0},
+    {"SIGSYS", SIGSYS, 0},
 };
 #define NTABLE (sizeof table / sizeof *table)
 

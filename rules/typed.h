@@ -13,33 +13,33 @@
 #define FBR_TYPED_EXIT 1
 #define FBR_TYPED_ORIGIN 0
 
-#define FBR_TORCH_FALLBACK                                                                      \
+#define FBR_TORCH_FALLBACK                                                                         \
     "_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE"
 /* torch::autograd::Engine::execute(const edge_list &roots, const variable_list &inputs,
  * bool keep_graph, bool create_graph, bool accumulate_grad, const edge_list &outputs), the
  * same in 1.13 and 2.x: no exit, the start of a backward, whose caller's stack is the origin
  * of the fallbacks autograd's device threads make for it (record/origin.c). */
-#define FBR_TORCH_ENGINE_EXECUTE                                                                \
-    "_ZN5torch8autograd6Engine7executeERKSt6vectorINS0_4EdgeESaIS3_EE"                        \
+#define FBR_TORCH_ENGINE_EXECUTE                                                                   \
+    "_ZN5torch8autograd6Engine7executeERKSt6vectorINS0_4EdgeESaIS3_EE"                             \
     "RKS2_IN2at6TensorESaIS9_EEbbbS7_"
 
 /* X(ID, the shim's function, the symbol, FBR_TYPED_EXIT or FBR_TYPED_ORIGIN). */
-#define FBR_TYPED(X)                                                                            \
-    X(HOST_RESULT, host_result, "host_result", FBR_TYPED_EXIT)                                  \
-    X(HOST_RESIDENT, host_resident_op, "host_resident_op", FBR_TYPED_EXIT)                      \
-    X(TORCH_FALLBACK_1, torch_fallback_1, FBR_TORCH_FALLBACK, FBR_TYPED_EXIT)                   \
-    X(TORCH_FALLBACK_2, torch_fallback_2, FBR_TORCH_FALLBACK "b", FBR_TYPED_EXIT)               \
-    X(TORCH_FALLBACK_3, torch_fallback_3, FBR_TORCH_FALLBACK "bNS1_11DispatchKeyE",             \
-      FBR_TYPED_EXIT)                                                                           \
-    X(GGML_SCHED, ggml_backend_sched_graph_compute_async,                                      \
-      "ggml_backend_sched_graph_compute_async", FBR_TYPED_EXIT)                                 \
-    X(GGML_COMPUTE, ggml_backend_graph_compute_async, "ggml_backend_graph_compute_async",       \
-      FBR_TYPED_EXIT)                                                                           \
-    X(GGML_COPY, ggml_backend_tensor_copy, "ggml_backend_tensor_copy", FBR_TYPED_EXIT)          \
-    X(GGML_COPY_ASYNC, ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async",        \
-      FBR_TYPED_EXIT)                                                                           \
-    X(GGML_SET_ASYNC, ggml_backend_tensor_set_async, "ggml_backend_tensor_set_async",          \
-      FBR_TYPED_EXIT)                                                                           \
+#define FBR_TYPED(X)                                                                               \
+    X(HOST_RESULT, host_result, "host_result", FBR_TYPED_EXIT)                                     \
+    X(HOST_RESIDENT, host_resident_op, "host_resident_op", FBR_TYPED_EXIT)                         \
+    X(TORCH_FALLBACK_1, torch_fallback_1, FBR_TORCH_FALLBACK, FBR_TYPED_EXIT)                      \
+    X(TORCH_FALLBACK_2, torch_fallback_2, FBR_TORCH_FALLBACK "b", FBR_TYPED_EXIT)                  \
+    X(TORCH_FALLBACK_3, torch_fallback_3, FBR_TORCH_FALLBACK "bNS1_11DispatchKeyE",                \
+      FBR_TYPED_EXIT)                                                                              \
+    X(GGML_SCHED, ggml_backend_sched_graph_compute_async,                                          \
+      "ggml_backend_sched_graph_compute_async", FBR_TYPED_EXIT)                                    \
+    X(GGML_COMPUTE, ggml_backend_graph_compute_async, "ggml_backend_graph_compute_async",          \
+      FBR_TYPED_EXIT)                                                                              \
+    X(GGML_COPY, ggml_backend_tensor_copy, "ggml_backend_tensor_copy", FBR_TYPED_EXIT)             \
+    X(GGML_COPY_ASYNC, ggml_backend_tensor_copy_async, "ggml_backend_tensor_copy_async",           \
+      FBR_TYPED_EXIT)                                                                              \
+    X(GGML_SET_ASYNC, ggml_backend_tensor_set_async, "ggml_backend_tensor_set_async",              \
+      FBR_TYPED_EXIT)                                                                              \
     X(TORCH_ENGINE, torch_engine_execute, FBR_TORCH_ENGINE_EXECUTE, FBR_TYPED_ORIGIN)
 
 #endif

@@ -72,11 +72,20 @@ static int parse_scaled(const char *s, const unit *units, size_t n, bool nocase,
 int fbr_parse_bytes(const char *s, uint64_t *out)
 {
     static const unit units[] = {
-        {"", 1}, {"B", 1},
-        {"K", 1024.0}, {"KiB", 1024.0}, {"KB", 1e3},
-        {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1e6},
-        {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1e9},
-        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1e12},
+        {"", 1},
+        {"B", 1},
+        {"K", 1024.0},
+        {"KiB", 1024.0},
+        {"KB", 1e3},
+        {"M", 1048576.0},
+        {"MiB", 1048576.0},
+        {"MB", 1e6},
+        {"G", 1073741824.0},
+        {"GiB", 1073741824.0},
+        {"GB", 1e9},
+        {"T", 1099511627776.0},
+        {"TiB", 1099511627776.0},
+        {"TB", 1e12},
     };
     double b;
     size_t i;
@@ -118,13 +127,12 @@ const char *fbr_duration(uint64_t ns, char *buf, size_t len)
 int fbr_parse_duration(const char *s, uint64_t *ns)
 {
     static const unit units[] = {
-        {"", 1e9}, {"s", 1e9}, {"ns", 1}, {"us", 1e3}, {"\u00b5s", 1e3}, {"ms", 1e6},
-        {"min", 60e9}, {"m", 60e9}, {"h", 3600e9},
+        {"", 1e9},   {"s", 1e9},    {"ns", 1},   {"us", 1e3},   {"\u00b5s", 1e3},
+        {"ms", 1e6}, {"min", 60e9}, {"m", 60e9}, {"h", 3600e9},
     };
     double t;
     size_t i;
-    if (parse_scaled(s, units, sizeof units / sizeof units[0], false, &t, &i) != 0 ||
-        t >= 9.2e18)
+    if (parse_scaled(s, units, sizeof units / sizeof units[0], false, &t, &i) != 0 || t >= 9.2e18)
         return -1;
     *ns = (uint64_t)(t + 0.5);
     return 0;
@@ -135,9 +143,10 @@ size_t fbr_dtype_size(const char *dtype)
     static const struct {
         const char *name;
         size_t size;
-    } named[] = {{"bool", 1}, {"Bool", 1}, {"Byte", 1}, {"Char", 1}, {"Short", 2},
-                 {"Half", 2}, {"BFloat16", 2}, {"Int", 4}, {"Float", 4}, {"Long", 8},
-                 {"Double", 8}, {"ComplexFloat", 8}, {"ComplexDouble", 16}};
+    } named[] = {{"bool", 1},          {"Bool", 1}, {"Byte", 1},     {"Char", 1},
+                 {"Short", 2},         {"Half", 2}, {"BFloat16", 2}, {"Int", 4},
+                 {"Float", 4},         {"Long", 8}, {"Double", 8},   {"ComplexFloat", 8},
+                 {"ComplexDouble", 16}};
     if (!dtype)
         return 0;
     for (size_t i = 0; i < sizeof named / sizeof *named; i++)

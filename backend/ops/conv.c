@@ -60,7 +60,7 @@ typedef struct cv_plan {
     vkt_conv_opts opts; /* defaults filled in (strides, dilations, groups >= 1) */
     vkt_dtype dtype;    /* result and compute dtype */
     int nsp;
-    int perm[3][VKT_MAX_RANK];  /* input, kernel, output: canonical axis -> tensor axis */
+    int perm[3][VKT_MAX_RANK];    /* input, kernel, output: canonical axis -> tensor axis */
     int64_t csz[3][VKT_MAX_RANK]; /* canonical sizes */
 } cv_plan;
 
@@ -83,7 +83,8 @@ static int check_perm(const char *what, bool has, const int *perm, int rank, int
     for (int i = 0; i < rank; i++) {
         int a = has ? perm[i] : i;
         if (a < 0 || a >= rank)
-            return err_set(VKT_EAXIS, "vkt_conv: %s[%d] = %d is out of range for rank %d", what, i, a, rank);
+            return err_set(VKT_EAXIS, "vkt_conv: %s[%d] = %d is out of range for rank %d", what, i,
+                           a, rank);
         if (seen & (1u << a))
             return err_set(VKT_EAXIS, "vkt_conv: %s repeats axis %d", what, a);
         seen |= 1u << a;
@@ -95,7 +96,8 @@ static int check_perm(const char *what, bool has, const int *perm, int rank, int
 static int positive(const char *what, int d, int64_t *v)
 {
     if (*v < 0)
-        return err_set(VKT_EINVAL, "vkt_conv: %s[%d] = %lld must be positive", what, d, (long long)*v);
+        return err_set(VKT_EINVAL, "vkt_conv: %s[%d] = %lld must be positive", what, d,
+                       (long long)*v);
     if (*v == 0)
         *v = 1;
     return VKT_OK;
@@ -106,23 +108,58 @@ static int64_t dilated(int64_t size, int64_t dil)
     return size == 0 ? 0 : (size - 1) * dil + 1;
 }
 
-static int make_plan(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_opts *opts, cv_plan *pl,
-                     int64_t *shape)
+/* The features and batch of the canonical input and kernel against the group sizes. */
+static int check_groups(const cv_plan *pl)
+{
+    int64_t G = pl->opts.feature_group_size, B = pl->opts.batch_group_size;
+    int64_t N = pl->csz[0][0], C = pl->csz[0][1], O = pl->csz[1][0], Cg = pl->csz[1][1];
+    if (C % G != 0)
+        return err_set(VKT_ESHAPE,
+                       "vkt_conv: %lld input features are not divisible by feature_group_size %lld",
+                       (long long)C, (long long)G);
+    if (Cg * G != C)
+        return err_set(
+            VKT_ESHAPE,
+            "vkt_conv: kernel has %lld input features, expected %lld (input features %lld / "
+            "feature_group_size %lld)",
+            (long long)Cg, (long long)(C / G), (long long)C, (long long)G);
+    if (O % G != 0)
+        return err_set(
+            VKT_ESHAPE,
+            "vkt_conv: %lld output features are not divisible by feature_group_size %lld",
+            (long long)O, (long long)G);
+    if (N % B != 0)
+        return err_set(VKT_ESHAPE, "vkt_conv: batch %lld is not divisible by batch_group_size %lld",
+                       (long long)N, (long long)B);
+    if (O % B != 0)
+        return err_set(VKT_ESHAPE,
+                       "vkt_conv: %lld output features are not divisible by batch_group_size %lld",
+                       (long long)O, (long long)B);
+    return VKT_OK;
+}
+
+static int make_plan(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_opts *opts,
+                     cv_plan *pl, int64_t *shape)
 {
     int rank = input->rank;
     if (rank < 3)
-        return err_set(VKT_ESHAPE, "vkt_conv: input has rank %d, needs 3 to %d (batch, features, spatial...)",
+        return err_set(VKT_ESHAPE,
+                       "vkt_conv: input has rank %d, needs 3 to %d (batch, features, spatial...)",
                        rank, VKT_MAX_RANK);
     if (kernel->rank != rank)
-        return err_set(VKT_ESHAPE, "vkt_conv: kernel rank %d differs from input rank %d", kernel->rank, rank);
+        return err_set(VKT_ESHAPE, "vkt_conv: kernel rank %d differs from input rank %d",
+                       kernel->rank, rank);
     memset(pl, 0, sizeof *pl);
     if (opts)
         pl->opts = *opts;
     vkt_conv_opts *o = &pl->opts;
     pl->nsp = rank - 2;
-    TRY(check_perm("input_permutation", o->has_input_permutation, o->input_permutation, rank, pl->perm[0]));
-    TRY(check_perm("kernel_permutation", o->has_kernel_permutation, o->kernel_permutation, rank, pl->perm[1]));
-    TRY(check_perm("output_permutation", o->has_output_permutation, o->output_permutation, rank, pl->perm[2]));
+    TRY(check_perm("input_permutation", o->has_input_permutation, o->input_permutation, rank,
+                   pl->perm[0]));
+    TRY(check_perm("kernel_permutation", o->has_kernel_permutation, o->kernel_permutation, rank,
+                   pl->perm[1]));
+    TRY(check_perm("output_permutation", o->has_output_permutation, o->output_permutation, rank,
+                   pl->perm[2]));
     for (int d = 0; d < pl->nsp; d++) {
         TRY(positive("strides", d, &o->strides[d]));
         TRY(positive("input_dilation", d, &o->input_dilation[d]));
@@ -132,39 +169,27 @@ static int make_plan(const vkt_tensor *input, const vkt_tensor *kernel, const vk
     TRY(positive("batch_group_size", 0, &o->batch_group_size));
     int64_t G = o->feature_group_size, B = o->batch_group_size;
     if (G > 1 && B > 1)
-        return err_set(VKT_EINVAL, "vkt_conv: feature_group_size %lld and batch_group_size %lld cannot both exceed 1",
-                       (long long)G, (long long)B);
+        return err_set(
+            VKT_EINVAL,
+            "vkt_conv: feature_group_size %lld and batch_group_size %lld cannot both exceed 1",
+            (long long)G, (long long)B);
     for (int i = 0; i < rank; i++) {
         pl->csz[0][i] = input->shape[pl->perm[0][i]];
         pl->csz[1][i] = kernel->shape[pl->perm[1][i]];
     }
-    int64_t N = pl->csz[0][0], C = pl->csz[0][1], O = pl->csz[1][0], Cg = pl->csz[1][1];
-    if (C % G != 0)
-        return err_set(VKT_ESHAPE, "vkt_conv: %lld input features are not divisible by feature_group_size %lld",
-                       (long long)C, (long long)G);
-    if (Cg * G != C)
-        return err_set(VKT_ESHAPE,
-                       "vkt_conv: kernel has %lld input features, expected %lld (input features %lld / "
-                       "feature_group_size %lld)",
-                       (long long)Cg, (long long)(C / G), (long long)C, (long long)G);
-    if (O % G != 0)
-        return err_set(VKT_ESHAPE, "vkt_conv: %lld output features are not divisible by feature_group_size %lld",
-                       (long long)O, (long long)G);
-    if (N % B != 0)
-        return err_set(VKT_ESHAPE, "vkt_conv: batch %lld is not divisible by batch_group_size %lld", (long long)N,
-                       (long long)B);
-    if (O % B != 0)
-        return err_set(VKT_ESHAPE, "vkt_conv: %lld output features are not divisible by batch_group_size %lld",
-                       (long long)O, (long long)B);
+    TRY(check_groups(pl));
+    int64_t N = pl->csz[0][0], O = pl->csz[1][0];
     int64_t canon_out[VKT_MAX_RANK] = {N / B, O};
     for (int d = 0; d < pl->nsp; d++) {
-        int64_t in = dilated(pl->csz[0][2 + d], o->input_dilation[d]) + o->padding_lo[d] + o->padding_hi[d];
+        int64_t in =
+            dilated(pl->csz[0][2 + d], o->input_dilation[d]) + o->padding_lo[d] + o->padding_hi[d];
         if (in < 0)
-            return err_set(VKT_ESHAPE,
-                           "vkt_conv: spatial dim %d: padding %lld/%lld trims more than the %lld-element "
-                           "(dilated) input",
-                           d, (long long)o->padding_lo[d], (long long)o->padding_hi[d],
-                           (long long)dilated(pl->csz[0][2 + d], o->input_dilation[d]));
+            return err_set(
+                VKT_ESHAPE,
+                "vkt_conv: spatial dim %d: padding %lld/%lld trims more than the %lld-element "
+                "(dilated) input",
+                d, (long long)o->padding_lo[d], (long long)o->padding_hi[d],
+                (long long)dilated(pl->csz[0][2 + d], o->input_dilation[d]));
         int64_t k = dilated(pl->csz[1][2 + d], o->kernel_dilation[d]);
         canon_out[2 + d] = in < k ? 0 : (in - k) / o->strides[d] + 1;
     }
@@ -204,8 +229,8 @@ static int64_t gcd(int64_t a, int64_t b)
     return a;
 }
 
-static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor *k, const vkt_tensor *y,
-                        int32_t *p)
+static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor *k,
+                        const vkt_tensor *y, int32_t *p)
 {
     const vkt_conv_opts *o = &pl->opts;
     int64_t xs[VKT_MAX_RANK], ks[VKT_MAX_RANK], ys[VKT_MAX_RANK];
@@ -244,7 +269,8 @@ static void fill_params(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor
         q[CV_XST] = (int32_t)xs[2 + d];
         q[CV_KST] = (int32_t)ks[2 + d];
         q[CV_YST] = (int32_t)ys[2 + d];
-        q[CV_KSTEP] = (int32_t)(o->input_dilation[d] / gcd(o->kernel_dilation[d], o->input_dilation[d]));
+        q[CV_KSTEP] =
+            (int32_t)(o->input_dilation[d] / gcd(o->kernel_dilation[d], o->input_dilation[d]));
         ksp *= pl->csz[1][2 + d];
     }
     p[CV_KSP] = (int32_t)ksp;
@@ -302,8 +328,8 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
 static bool c2_fits(const cv_plan *pl)
 {
     const vkt_conv_opts *o = &pl->opts;
-    if (pl->nsp != 2 || pl->dtype != VKT_F32 || o->feature_group_size != 1 || o->batch_group_size != 1 ||
-        pl->csz[1][1] <= 0)
+    if (pl->nsp != 2 || pl->dtype != VKT_F32 || o->feature_group_size != 1 ||
+        o->batch_group_size != 1 || pl->csz[1][1] <= 0)
         return false;
     for (int d = 0; d < 2; d++)
         if (o->input_dilation[d] != 1 || o->kernel_dilation[d] != 1 || pl->csz[0][2 + d] <= 0 ||
@@ -317,20 +343,27 @@ static bool c2_fits(const cv_plan *pl)
 
 /* The canonical geometry: batch, features, sizes, strides, padding, and each
  * operand's element strides in canonical axis order. */
-static void c2_geometry(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor *k, const vkt_tensor *y,
-                        c2t_push *t)
+static void c2_geometry(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor *k,
+                        const vkt_tensor *y, c2t_push *t)
 {
     int64_t xs[VKT_MAX_RANK], ks[VKT_MAX_RANK], ys[VKT_MAX_RANK];
     canon_strides(x, pl->perm[0], xs);
     canon_strides(k, pl->perm[1], ks);
     canon_strides(y, pl->perm[2], ys);
     memset(t, 0, sizeof *t);
-    *t = (c2t_push){.n = (uint32_t)pl->csz[2][0], .o = (uint32_t)pl->csz[2][1], .c = (uint32_t)pl->csz[1][1],
-                    .oh = (uint32_t)pl->csz[2][2], .ow = (uint32_t)pl->csz[2][3],
-                    .ih = (uint32_t)pl->csz[0][2], .iw = (uint32_t)pl->csz[0][3],
-                    .kh = (uint32_t)pl->csz[1][2], .kw = (uint32_t)pl->csz[1][3],
-                    .sh = (int32_t)pl->opts.strides[0], .sw = (int32_t)pl->opts.strides[1],
-                    .ph = (int32_t)pl->opts.padding_lo[0], .pw = (int32_t)pl->opts.padding_lo[1]};
+    *t = (c2t_push){.n = (uint32_t)pl->csz[2][0],
+                    .o = (uint32_t)pl->csz[2][1],
+                    .c = (uint32_t)pl->csz[1][1],
+                    .oh = (uint32_t)pl->csz[2][2],
+                    .ow = (uint32_t)pl->csz[2][3],
+                    .ih = (uint32_t)pl->csz[0][2],
+                    .iw = (uint32_t)pl->csz[0][3],
+                    .kh = (uint32_t)pl->csz[1][2],
+                    .kw = (uint32_t)pl->csz[1][3],
+                    .sh = (int32_t)pl->opts.strides[0],
+                    .sw = (int32_t)pl->opts.strides[1],
+                    .ph = (int32_t)pl->opts.padding_lo[0],
+                    .pw = (int32_t)pl->opts.padding_lo[1]};
     for (int i = 0; i < 4; i++) {
         t->xs[i] = (int32_t)xs[i];
         t->ks[i] = (int32_t)ks[i];
@@ -342,7 +375,8 @@ static void c2_geometry(const cv_plan *pl, const vkt_tensor *x, const vkt_tensor
  * input feature's tile or kernel slice past its shared memory, or a loop past
  * the budget): the output tile, features per invocation (*ob) and per
  * workgroup, parts of the reduction, features staged per round. */
-static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint32_t *pt_out, uint64_t *wgs_out)
+static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint32_t *pt_out,
+                     uint64_t *wgs_out)
 {
     bool cpu = ctx->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     uint64_t target = cpu ? C2T_TARGET_CPU : C2T_TARGET;
@@ -393,9 +427,11 @@ static bool c2t_plan(const vkt_ctx *ctx, c2t_push *t, uint32_t *ob_out, uint32_t
     /* lavapipe's loop budget: grid-stride passes, staging rounds, and each
      * round's staging and taps */
     uint64_t passes = ceil_div(wgs, 65535);
-    uint64_t iters = passes * rounds * (ceil_div(cb * tih * tiw, 256) + ceil_div(feats * cb * uper * KW, 256) +
-                                        cb * uper * (KW + pt) * ob * pt + 2);
-    if (iters > C2T_LOOP_BUDGET || parts > C2T_MAX_PARTS || cnt * parts >= INT32_MAX || wgs >= INT32_MAX)
+    uint64_t iters = passes * rounds *
+                     (ceil_div(cb * tih * tiw, 256) + ceil_div(feats * cb * uper * KW, 256) +
+                      cb * uper * (KW + pt) * ob * pt + 2);
+    if (iters > C2T_LOOP_BUDGET || parts > C2T_MAX_PARTS || cnt * parts >= INT32_MAX ||
+        wgs >= INT32_MAX)
         return false;
     t->th = (uint32_t)th;
     t->tw = (uint32_t)tw;
@@ -423,8 +459,8 @@ static int c2_part_buffer(vkt_ctx *ctx, uint64_t cnt, uint32_t parts, vkt_tensor
 }
 
 /* conv2d_tile as planned, then conv2d_sum when the reduction came in parts. */
-static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uint64_t wgs, const vkt_tensor *x,
-                  const vkt_tensor *k, vkt_tensor *y)
+static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uint64_t wgs,
+                  const vkt_tensor *x, const vkt_tensor *k, vkt_tensor *y)
 {
     uint32_t parts = (uint32_t)(ceil_div(t->c, t->cper) * t->parts_u);
     uint64_t cnt = (uint64_t)t->n * t->o * t->oh * t->ow;
@@ -433,18 +469,20 @@ static int c2_run(vkt_ctx *ctx, const c2t_push *t, uint32_t ob, uint32_t pt, uin
     int s = c2_part_buffer(ctx, cnt, parts, &part);
     /* the dispatch that writes y stores each element once: a graph may fuse
      * an elementwise program into that store */
-    rt_epi tile_epi = {SPV_conv2d_tile_f32_epi, 2, (uint32_t)cnt}, sum_epi = {SPV_conv2d_sum_f32_epi, 1, (uint32_t)cnt};
+    rt_epi tile_epi = {SPV_conv2d_tile_f32_epi, 2, (uint32_t)cnt},
+           sum_epi = {SPV_conv2d_sum_f32_epi, 1, (uint32_t)cnt};
     if (s == VKT_OK) {
-        pl_dispatch d = {.shader = SPV_conv2d_tile_f32,
-                         .spec = {ob, unroll && t->parts_u == 1 ? t->kh : 0, unroll ? t->kw : 0, pt},
-                         .nspec = 4,
-                         .nbufs = 3,
-                         .bufs = {x->st, k->st, part ? part->st : y->st},
-                         .writes = {false, false, true},
-                         .push = t,
-                         .push_size = sizeof *t,
-                         .groups = {(uint32_t)(wgs > 65535 ? 65535 : wgs), 1, 1},
-                         .epi = part ? NULL : &tile_epi};
+        pl_dispatch d = {
+            .shader = SPV_conv2d_tile_f32,
+            .spec = {ob, unroll && t->parts_u == 1 ? t->kh : 0, unroll ? t->kw : 0, pt},
+            .nspec = 4,
+            .nbufs = 3,
+            .bufs = {x->st, k->st, part ? part->st : y->st},
+            .writes = {false, false, true},
+            .push = t,
+            .push_size = sizeof *t,
+            .groups = {(uint32_t)(wgs > 65535 ? 65535 : wgs), 1, 1},
+            .epi = part ? NULL : &tile_epi};
         s = pl_run(ctx, &d);
     }
     if (s == VKT_OK && part) {
@@ -496,6 +534,46 @@ static uint64_t kg_unit(const c2t_push *t, uint64_t xw, uint64_t cb, uint64_t rb
     return cb * (t->n * (rb + t->oh - 1) * xw + t->o * ((rb * t->kw) | 1));
 }
 
+/* The length of a kernel row's segments: the fewest steps for the busiest of `lanes` lanes over
+ * `rows` rows of kw, each segment's window start counted as qb - 1 steps. */
+static uint64_t kg_segment(uint64_t rows, uint64_t kw, uint64_t lanes, uint64_t qb)
+{
+    uint64_t js = kw, best = UINT64_MAX;
+    for (uint64_t s = 1; s <= kw; s++) {
+        uint64_t w = ceil_div(kw, s), cost = ceil_div(rows * ceil_div(kw, w), lanes) * (w + qb - 1);
+        if (cost < best) {
+            best = cost;
+            js = w;
+        }
+    }
+    return js;
+}
+
+/* conv2d_kgrad's push constants: the conv's, and the split that kg_plan chose. */
+static void kg_fill_push(const c2t_push *t, uint64_t cb, uint64_t rb, uint64_t upc, uint64_t js,
+                         uint64_t lanes, kg_push *p)
+{
+    *p = (kg_push){.n = t->n,
+                   .o = t->o,
+                   .c = t->c,
+                   .oh = t->oh,
+                   .ow = t->ow,
+                   .ih = t->ih,
+                   .iw = t->iw,
+                   .kh = t->kh,
+                   .kw = t->kw,
+                   .ph = t->ph,
+                   .pw = t->pw,
+                   .cb = (uint32_t)cb,
+                   .rb = (uint32_t)rb,
+                   .upc = (uint32_t)upc,
+                   .js = (uint32_t)js,
+                   .lanes = (uint32_t)lanes};
+    memcpy(p->xs, t->xs, sizeof t->xs);
+    memcpy(p->ks, t->ks, sizeof t->ks);
+    memcpy(p->ys, t->ys, sizeof t->ys);
+}
+
 /* How conv2d_kgrad splits the work, or false when it cannot take it: strides
  * other than 1, outputs past one workgroup's register tiles, a unit of one
  * kernel row past shared memory, or a loop past the budget. */
@@ -541,14 +619,7 @@ static bool kg_plan(const c2t_push *t, kg_launch *l)
     uint64_t units = ceil_div(C, cb) * nb, upc = ceil_div(units, KG_TARGET);
     /* Segments of a kernel row: the fewest steps for the busiest lane, each
      * segment's window start counted as QB - 1 steps. */
-    uint64_t rows = cb * rb, js = KW, best = UINT64_MAX;
-    for (uint64_t s = 1; s <= KW; s++) {
-        uint64_t w = ceil_div(KW, s), cost = ceil_div(rows * ceil_div(KW, w), lanes) * (w + qb - 1);
-        if (cost < best) {
-            best = cost;
-            js = w;
-        }
-    }
+    uint64_t rows = cb * rb, js = kg_segment(rows, KW, lanes, qb);
     /* lavapipe's loop budget: per unit the staging and the lane's segments,
      * then the lanes' sums; more chunks while a chunk's units overrun it */
     uint64_t cnt = N * O * OH * OW;
@@ -559,14 +630,10 @@ static bool kg_plan(const c2t_push *t, kg_launch *l)
     while (upc > 1 && upc * per_unit + tail > C2T_LOOP_BUDGET)
         upc = ceil_div(upc, 2);
     uint64_t parts = ceil_div(units, upc);
-    if (upc * per_unit + tail > C2T_LOOP_BUDGET || parts > C2T_MAX_PARTS || cnt * parts >= INT32_MAX)
+    if (upc * per_unit + tail > C2T_LOOP_BUDGET || parts > C2T_MAX_PARTS ||
+        cnt * parts >= INT32_MAX)
         return false;
-    l->push = (kg_push){.n = t->n, .o = t->o, .c = t->c, .oh = t->oh, .ow = t->ow, .ih = t->ih, .iw = t->iw,
-                        .kh = t->kh, .kw = t->kw, .ph = t->ph, .pw = t->pw, .cb = (uint32_t)cb,
-                        .rb = (uint32_t)rb, .upc = (uint32_t)upc, .js = (uint32_t)js, .lanes = (uint32_t)lanes};
-    memcpy(l->push.xs, t->xs, sizeof t->xs);
-    memcpy(l->push.ks, t->ks, sizeof t->ks);
-    memcpy(l->push.ys, t->ys, sizeof t->ys);
+    kg_fill_push(t, cb, rb, upc, js, lanes, &l->push);
     l->ob = (uint32_t)ob;
     l->qb = (uint32_t)qb;
     l->parts = (uint32_t)parts;
@@ -574,13 +641,15 @@ static bool kg_plan(const c2t_push *t, kg_launch *l)
 }
 
 /* conv2d_kgrad as planned, then conv2d_kgrad_sum when there are several chunks. */
-static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const vkt_tensor *k, vkt_tensor *y)
+static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const vkt_tensor *k,
+                  vkt_tensor *y)
 {
     const kg_push *t = &l->push;
     uint64_t cnt = (uint64_t)t->n * t->o * t->oh * t->ow;
     vkt_tensor *part = NULL;
     int s = c2_part_buffer(ctx, cnt, l->parts, &part);
-    rt_epi kg_epi = {SPV_conv2d_kgrad_f32_epi, 2, (uint32_t)cnt}, sum_epi = {SPV_conv2d_kgrad_sum_f32_epi, 1, (uint32_t)cnt};
+    rt_epi kg_epi = {SPV_conv2d_kgrad_f32_epi, 2, (uint32_t)cnt},
+           sum_epi = {SPV_conv2d_kgrad_sum_f32_epi, 1, (uint32_t)cnt};
     if (s == VKT_OK) {
         pl_dispatch d = {.shader = SPV_conv2d_kgrad_f32,
                          .spec = {l->ob, l->qb},
@@ -595,7 +664,8 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
         s = pl_run(ctx, &d);
     }
     if (s == VKT_OK && part) {
-        c2s_push sp = {.cnt = (uint32_t)cnt, .parts = l->parts, .o = t->o, .oh = t->oh, .ow = t->ow};
+        c2s_push sp = {
+            .cnt = (uint32_t)cnt, .parts = l->parts, .o = t->o, .oh = t->oh, .ow = t->ow};
         memcpy(sp.ys, t->ys, sizeof sp.ys);
         uint64_t groups = ceil_div(cnt, KG_SUM_W);
         pl_dispatch d = {.shader = SPV_conv2d_kgrad_sum_f32,
@@ -620,8 +690,8 @@ static int kg_run(vkt_ctx *ctx, const kg_launch *l, const vkt_tensor *x, const v
 
 /* The general kernels: one invocation per output (direct) or one workgroup
  * per output (split), any dtype, layout, groups and dilations. */
-static int cv_general(vkt_ctx *ctx, const cv_plan *pl, bool split, const vkt_tensor *x, const vkt_tensor *k,
-                      vkt_tensor *y)
+static int cv_general(vkt_ctx *ctx, const cv_plan *pl, bool split, const vkt_tensor *x,
+                      const vkt_tensor *k, vkt_tensor *y)
 {
     int32_t params[CV_NPARAM];
     fill_params(pl, x, k, y, params);
@@ -677,9 +747,13 @@ static int conv_native(exec_call *c)
         if ((kn == CK_kgrad && !kgrad) || (kn == CK_tile && !tile) || (kn == CK_direct && !direct))
             kn = CK_auto;
         if (kn == CK_auto) {
-            bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) && r >= CV_SPLIT_MIN_R) ||
+            bool split = (y->numel <= (cpu ? CV_SPLIT_MAX_OUT_CPU : CV_SPLIT_MAX_OUT) &&
+                          r >= CV_SPLIT_MIN_R) ||
                          !direct;
-            kn = kgrad && !cpu && r >= KG_MIN_R ? CK_kgrad : tile ? CK_tile : split ? CK_split : CK_direct;
+            kn = kgrad && !cpu && r >= KG_MIN_R ? CK_kgrad
+                 : tile                         ? CK_tile
+                 : split                        ? CK_split
+                                                : CK_direct;
         }
         if (kn == CK_kgrad)
             s = kg_run(ctx, &kl, x, k, y);
@@ -710,7 +784,8 @@ static int conv_host(exec_call *c, const ref_view *in, ref_view *out)
 
 static const op_info conv_ops[] = {OP_ENTRY(conv, NULL, 0)};
 
-int vkt_conv(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_opts *opts, vkt_tensor **out)
+int vkt_conv(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_opts *opts,
+             vkt_tensor **out)
 {
     err_clear();
     if (!out)
@@ -725,8 +800,12 @@ int vkt_conv(const vkt_tensor *input, const vkt_tensor *kernel, const vkt_conv_o
     TRY(make_plan(input, kernel, opts, &pl, shape));
     /* The reference reads opts with the permutation flags as given; the plan
      * filled identity permutations, which mean the same. */
-    exec_call c = {.info = &conv_ops[0], .in = {input, kernel}, .nin = 2, .native = conv_native,
-                   .host = conv_host, .params = &pl};
+    exec_call c = {.info = &conv_ops[0],
+                   .in = {input, kernel},
+                   .nin = 2,
+                   .native = conv_native,
+                   .host = conv_host,
+                   .params = &pl};
     c.gate = conv_gate(&pl);
     TRY(tn_new(input->ctx, pl.dtype, shape, input->rank, &c.out));
     return exec_run(&c, out);

@@ -48,28 +48,37 @@ typedef struct dot_operand {
  * measuring the others); the context checked the name. */
 typedef struct dot_kernel {
     int shader[VKT_NUM_DTYPES];
-    int epi; /* the f32 variant with a fused epilogue (epilogue.glsl), or -1 */
+    int epi;         /* the f32 variant with a fused epilogue (epilogue.glsl), or -1 */
     uint32_t bm, bn; /* output tile; 0 for direct */
     bool vec;        /* reads 4-vectors where the host says they are aligned */
 } dot_kernel;
 
 static const dot_kernel dot_kernels[DK__COUNT] = {
     [DK_auto] = {{-1, -1, -1, -1}, -1, 0, 0, false},
-    [DK_direct] = {{SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32, SPV_gemm_direct_u8},
-                   SPV_gemm_direct_f32_epi, 0, 0, false},
+    [DK_direct] = {{SPV_gemm_direct_f32, SPV_gemm_direct_f64, SPV_gemm_direct_s32,
+                    SPV_gemm_direct_u8},
+                   SPV_gemm_direct_f32_epi,
+                   0,
+                   0,
+                   false},
     [DK_tiny] = {{SPV_gemm_tiny_f32, -1, -1, -1}, SPV_gemm_tiny_f32_epi, 16, 16, false},
     [DK_small] = {{SPV_gemm_small_f32, SPV_gemm_small_f64, SPV_gemm_small_s32, SPV_gemm_small_u8},
-                  SPV_gemm_small_f32_epi, 64, 64, false},
+                  SPV_gemm_small_f32_epi,
+                  64,
+                  64,
+                  false},
     [DK_big] = {{SPV_gemm_big_f32, -1, -1, -1}, SPV_gemm_big_f32_epi, 128, 128, false},
     [DK_big_vec] = {{SPV_gemm_big_vec_f32, -1, -1, -1}, SPV_gemm_big_vec_f32_epi, 128, 128, true},
-    [DK_tall_vec] = {{SPV_gemm_tall_vec_f32, -1, -1, -1}, SPV_gemm_tall_vec_f32_epi, 256, 128, true},
+    [DK_tall_vec] =
+        {{SPV_gemm_tall_vec_f32, -1, -1, -1}, SPV_gemm_tall_vec_f32_epi, 256, 128, true},
 };
 
 /* ---- planning -------------------------------------------------------------- */
 
 /* The one stride that walks the flattened group, or false when the group's
  * axes are not laid out as one run; size-1 axes never matter. */
-static bool dot_collapse(const vkt_tensor *t, const int64_t *st, const int *axes, int n, uint32_t *stride)
+static bool dot_collapse(const vkt_tensor *t, const int64_t *st, const int *axes, int n,
+                         uint32_t *stride)
 {
     int64_t want = -1;
     *stride = 0;
@@ -86,7 +95,8 @@ static bool dot_collapse(const vkt_tensor *t, const int64_t *st, const int *axes
     return true;
 }
 
-static void dot_plan(const vkt_tensor *t, const int *bat, int nb, const int *con, int nc, dot_operand *op)
+static void dot_plan(const vkt_tensor *t, const int *bat, int nb, const int *con, int nc,
+                     dot_operand *op)
 {
     memset(op, 0, sizeof *op);
     bool used[VKT_MAX_RANK] = {0};
@@ -112,7 +122,8 @@ static void dot_plan(const vkt_tensor *t, const int *bat, int nb, const int *con
 
 /* Strides for the GEMM: in place when every group collapses, else after a
  * native strided copy into (batch, contracting, free) order (*packed owns it). */
-static int dot_layout(const vkt_tensor *t, dot_operand *op, const vkt_tensor **src, vkt_tensor **packed)
+static int dot_layout(const vkt_tensor *t, dot_operand *op, const vkt_tensor **src,
+                      vkt_tensor **packed)
 {
     int64_t st[VKT_MAX_RANK];
     int64_t s = 1;
@@ -220,7 +231,8 @@ static uint64_t dot_k_slice(uint64_t passes, uint64_t k_per_step)
     return (budget > 8 ? budget - 4 : 4) * k_per_step;
 }
 
-static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_operand *oa, dot_operand *ob)
+static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_operand *oa,
+                    dot_operand *ob)
 {
     vkt_ctx *ctx = c->out->ctx;
     const vkt_tensor *sa, *sb;
@@ -232,11 +244,20 @@ static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_
         const dot_kernel *kn = &dot_kernels[dot_choose(ctx, c->out->dtype, oa->Q, oa->F, ob->F)];
         bool direct = kn->bm == 0;
         dot_push pc = {
-            .M = (uint32_t)oa->F, .N = (uint32_t)ob->F, .K = (uint32_t)oa->K, .Q = (uint32_t)oa->Q,
-            .a_sq = oa->sq, .a_sm = oa->sf, .a_sk = oa->sk,
-            .b_sq = ob->sq, .b_sk = ob->sk, .b_sn = ob->sf,
-            .a_mfast = oa->sf == 1, .b_nfast = ob->sf == 1,
-            .a_vec = kn->vec && dot_vec_ok(oa), .b_vec = kn->vec && dot_vec_ok(ob),
+            .M = (uint32_t)oa->F,
+            .N = (uint32_t)ob->F,
+            .K = (uint32_t)oa->K,
+            .Q = (uint32_t)oa->Q,
+            .a_sq = oa->sq,
+            .a_sm = oa->sf,
+            .a_sk = oa->sk,
+            .b_sq = ob->sq,
+            .b_sk = ob->sk,
+            .b_sn = ob->sf,
+            .a_mfast = oa->sf == 1,
+            .b_nfast = ob->sf == 1,
+            .a_vec = kn->vec && dot_vec_ok(oa),
+            .b_vec = kn->vec && dot_vec_ok(ob),
         };
         pc.tiles_m = direct ? 1 : dot_ceil(pc.M, kn->bm);
         pc.tiles_n = direct ? 1 : dot_ceil(pc.N, kn->bn);
@@ -255,8 +276,8 @@ static int dot_gemm(exec_call *c, const vkt_tensor *a, const vkt_tensor *b, dot_
             passes = dot_ceil(oa->Q * oa->F * ob->F, (uint64_t)d.groups[0] * 256);
             slice = dot_k_slice(passes, 1);
         } else {
-            passes = (uint64_t)dot_ceil(pc.tiles_n, d.groups[0]) * dot_ceil(pc.tiles_m, d.groups[1]) *
-                     dot_ceil(pc.Q, d.groups[2]);
+            passes = (uint64_t)dot_ceil(pc.tiles_n, d.groups[0]) *
+                     dot_ceil(pc.tiles_m, d.groups[1]) * dot_ceil(pc.Q, d.groups[2]);
             /* tiny's k loop steps 32 and runs that many steps within (they
              * unroll, but the budget does not count on it) */
             slice = kn->bm == 16 ? dot_k_slice(passes * 34, 32) : dot_k_slice(passes, 8);
@@ -320,19 +341,20 @@ static int dot_host(exec_call *c, const ref_view *in, ref_view *out)
 
 /* Normalizes n axes of operand `which` into dst, rejecting repeats across all
  * of that operand's axis lists (seen accumulates them). */
-static int dot_axes(const char *which, const char *list, const int *axes, int n, int rank, unsigned *seen,
-                    int *dst)
+static int dot_axes(const char *which, const char *list, const int *axes, int n, int rank,
+                    unsigned *seen, int *dst)
 {
     if (n > 0 && !axes)
         return err_set(VKT_EINVAL, "vkt_dot: %s is NULL but %d axes were announced", list, n);
     for (int i = 0; i < n; i++) {
         int ax = 0;
         if (axes[i] < -rank || axes[i] >= rank)
-            return err_set(VKT_EAXIS, "vkt_dot: %s[%d] = %d is out of range for %s of rank %d", list, i, axes[i],
-                           which, rank);
+            return err_set(VKT_EAXIS, "vkt_dot: %s[%d] = %d is out of range for %s of rank %d",
+                           list, i, axes[i], which, rank);
         ax = axes[i] < 0 ? axes[i] + rank : axes[i];
         if (*seen & (1u << ax))
-            return err_set(VKT_EAXIS, "vkt_dot: axis %d of %s is repeated in its contracting/batch axes", ax,
+            return err_set(VKT_EAXIS,
+                           "vkt_dot: axis %d of %s is repeated in its contracting/batch axes", ax,
                            which);
         *seen |= 1u << ax;
         dst[i] = ax;
@@ -340,20 +362,23 @@ static int dot_axes(const char *which, const char *list, const int *axes, int n,
     return VKT_OK;
 }
 
-static int dot_pairs(const char *kind, const vkt_tensor *a, const int *xa, const vkt_tensor *b, const int *xb, int n)
+static int dot_pairs(const char *kind, const vkt_tensor *a, const int *xa, const vkt_tensor *b,
+                     const int *xb, int n)
 {
     for (int i = 0; i < n; i++)
         if (a->shape[xa[i]] != b->shape[xb[i]])
-            return err_set(VKT_ESHAPE, "vkt_dot: %s axis pair %d has sizes %lld (a axis %d) and %lld (b axis %d)",
-                           kind, i, (long long)a->shape[xa[i]], xa[i], (long long)b->shape[xb[i]], xb[i]);
+            return err_set(
+                VKT_ESHAPE,
+                "vkt_dot: %s axis pair %d has sizes %lld (a axis %d) and %lld (b axis %d)", kind, i,
+                (long long)a->shape[xa[i]], xa[i], (long long)b->shape[xb[i]], xb[i]);
     return VKT_OK;
 }
 
 static const op_info dot_ops[] = {OP_ENTRY(dot, NULL, 0)};
 const op_table op_table_dot = {dot_ops, sizeof dot_ops / sizeof dot_ops[0]};
 
-VKT_API int vkt_dot(const vkt_tensor *a, const int *ca, const int *ba, const vkt_tensor *b, const int *cb,
-                    const int *bb, int nc, int nb, vkt_tensor **out)
+VKT_API int vkt_dot(const vkt_tensor *a, const int *ca, const int *ba, const vkt_tensor *b,
+                    const int *cb, const int *bb, int nc, int nb, vkt_tensor **out)
 {
     const op_info *info = &dot_ops[0];
     err_clear();
@@ -365,7 +390,8 @@ VKT_API int vkt_dot(const vkt_tensor *a, const int *ca, const int *ba, const vkt
     if (nc < 0 || nb < 0)
         return err_set(VKT_EINVAL, "vkt_dot: negative axis count (nc = %d, nb = %d)", nc, nb);
     if (nc + nb > a->rank || nc + nb > b->rank)
-        return err_set(VKT_EAXIS, "vkt_dot: %d contracting + %d batch axes exceed rank %d of a or %d of b", nc,
+        return err_set(VKT_EAXIS,
+                       "vkt_dot: %d contracting + %d batch axes exceed rank %d of a or %d of b", nc,
                        nb, a->rank, b->rank);
     dot_params p = {.nc = nc, .nb = nb, .compute = op_promote(a->dtype, b->dtype)};
     unsigned seen_a = 0, seen_b = 0;
@@ -387,8 +413,10 @@ VKT_API int vkt_dot(const vkt_tensor *a, const int *ca, const int *ba, const vkt
         if (!(seen_b & (1u << d)))
             shape[rank++] = b->shape[d];
     if (rank > VKT_MAX_RANK)
-        return err_set(VKT_ESHAPE, "vkt_dot: the result would have rank %d (at most %d)", rank, VKT_MAX_RANK);
-    exec_call c = {.info = info, .in = {a, b}, .nin = 2, .native = dot_native, .host = dot_host, .params = &p};
+        return err_set(VKT_ESHAPE, "vkt_dot: the result would have rank %d (at most %d)", rank,
+                       VKT_MAX_RANK);
+    exec_call c = {
+        .info = info, .in = {a, b}, .nin = 2, .native = dot_native, .host = dot_host, .params = &p};
     TRY(tn_new(a->ctx, p.compute, shape, rank, &c.out));
     return exec_run(&c, out);
 }

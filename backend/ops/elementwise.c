@@ -29,8 +29,10 @@ static const int unary_shaders[2][VKT_NUM_DTYPES] = {
 static const int binary_shaders[2][VKT_NUM_DTYPES] = {
     {SPV_binary_f32, SPV_binary_f64, SPV_binary_s32, SPV_binary_u8},
     {SPV_binary_pred_f32, SPV_binary_pred_f64, SPV_binary_pred_s32, SPV_binary_pred_u8}};
-static const int select_shaders[VKT_NUM_DTYPES] = {SPV_select_f32, SPV_select_f64, SPV_select_s32, SPV_select_u8};
-static const int clip_shaders[VKT_NUM_DTYPES] = {SPV_clip_f32, SPV_clip_f64, SPV_clip_s32, SPV_clip_u8};
+static const int select_shaders[VKT_NUM_DTYPES] = {SPV_select_f32, SPV_select_f64, SPV_select_s32,
+                                                   SPV_select_u8};
+static const int clip_shaders[VKT_NUM_DTYPES] = {SPV_clip_f32, SPV_clip_f64, SPV_clip_s32,
+                                                 SPV_clip_u8};
 
 /* ---- op classes (vkt.h's lists carry them; ref.h's tables read them) ----- */
 
@@ -52,7 +54,8 @@ static vkt_support unary_support(const op_info *info, vkt_dtype dt, const char *
     }
     /* Every other unary op has a native f64 form (GLSL's builtins, cmath64.glsl). */
     if (dt == VKT_F64 && info->code == UN_erfc) {
-        *reason = "f64 erfc's kernel loses up to 508 ulp for large arguments on an H200 (tolerances.md)";
+        *reason =
+            "f64 erfc's kernel loses up to 508 ulp for large arguments on an H200 (tolerances.md)";
         return VKT_FALLBACK;
     }
     return VKT_NATIVE;
@@ -118,15 +121,20 @@ static int unary_native(exec_call *c)
         int shader = unary_shaders[unary_is(p->code, REF_PRED)][p->compute];
         uint64_t n = c->out->numel;
         /* An f32 op on f32 input is one step a graph may fuse. */
-        rt_ew ew = {.kind = FU_UNARY, .op = (uint32_t)p->code, .nin = 1, .n = (uint32_t)c->out->numel,
-                    .div = {1}, .mod = {(uint32_t)c->out->numel}};
+        rt_ew ew = {.kind = FU_UNARY,
+                    .op = (uint32_t)p->code,
+                    .nin = 1,
+                    .n = (uint32_t)c->out->numel,
+                    .div = {1},
+                    .mod = {(uint32_t)c->out->numel}};
         bool fusable = false;
         if (p->compute == VKT_F32 && !unary_is(p->code, REF_PRED)) {
             shader = SPV_unary_f32_v4; /* four elements a thread, 16-byte loads and stores */
             n = n / 4 > 0 ? n / 4 : 1;
             fusable = !tmp;
         }
-        s = op_dispatch_ew(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 2, n, fusable ? &ew : NULL);
+        s = op_dispatch_ew(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 2, n,
+                           fusable ? &ew : NULL);
     }
     vkt_tensor_free(tmp);
     return s;
@@ -154,8 +162,13 @@ static int run_unary(const op_info *info, const vkt_tensor *x, vkt_tensor **out)
     if (unary_is(info->code, REF_MATH) && !op_is_float(x->dtype))
         p.compute = VKT_F32;
     vkt_dtype odt = unary_is(info->code, REF_PRED) ? VKT_U8 : p.compute;
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .dtype = x->dtype, .native = unary_native,
-                   .host = unary_host, .params = &p};
+    exec_call c = {.info = info,
+                   .in = {x},
+                   .nin = 1,
+                   .dtype = x->dtype,
+                   .native = unary_native,
+                   .host = unary_host,
+                   .params = &p};
     TRY(tn_new(x->ctx, odt, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -176,18 +189,21 @@ static int binary_native(exec_call *c)
         int shader = binary_shaders[pred][p->compute];
         uint64_t n = c->out->numel;
         /* binary_f32_v4 streams the four IEEE operations */
-        bool v4op = p->code == BIN_add || p->code == BIN_subtract || p->code == BIN_multiply || p->code == BIN_divide;
+        bool v4op = p->code == BIN_add || p->code == BIN_subtract || p->code == BIN_multiply ||
+                    p->code == BIN_divide;
         if (pc.contig && p->compute == VKT_F32 && v4op) {
             shader = SPV_binary_f32_v4;
             n = n / 4 > 0 ? n / 4 : 1;
         }
         /* An f32 op on f32 inputs whose broadcasts fuse is one step a graph
          * may fuse. */
-        rt_ew ew = {.kind = FU_BINARY, .op = (uint32_t)p->code, .nin = 2, .n = (uint32_t)c->out->numel};
+        rt_ew ew = {
+            .kind = FU_BINARY, .op = (uint32_t)p->code, .nin = 2, .n = (uint32_t)c->out->numel};
         bool fusable = p->compute == VKT_F32 && !pred && !owned[0] && !owned[1] &&
                        op_ew_pattern(c->out->shape, c->out->rank, pc.sa, &ew.div[0], &ew.mod[0]) &&
                        op_ew_pattern(c->out->shape, c->out->rank, pc.sb, &ew.div[1], &ew.mod[1]);
-        s = op_dispatch_ew(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 3, n, fusable ? &ew : NULL);
+        s = op_dispatch_ew(c->out->ctx, shader, (uint32_t)p->code, &pc, sizeof pc, bufs, 3, n,
+                           fusable ? &ew : NULL);
     }
     free_all(owned, 2);
     return s;
@@ -206,7 +222,8 @@ static int binary_host(exec_call *c, const ref_view *in, ref_view *out)
     return s;
 }
 
-static int run_binary(const op_info *info, const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out)
+static int run_binary(const op_info *info, const vkt_tensor *a, const vkt_tensor *b,
+                      vkt_tensor **out)
 {
     err_clear();
     if (!out)
@@ -221,8 +238,13 @@ static int run_binary(const op_info *info, const vkt_tensor *a, const vkt_tensor
     int rank;
     const vkt_tensor *ins[2] = {a, b};
     TRY(op_broadcast_shape(info->name, ins, 2, shape, &rank));
-    exec_call c = {.info = info, .in = {a, b}, .nin = 2, .dtype = p.compute, .native = binary_native,
-                   .host = binary_host, .params = &p};
+    exec_call c = {.info = info,
+                   .in = {a, b},
+                   .nin = 2,
+                   .dtype = p.compute,
+                   .native = binary_native,
+                   .host = binary_host,
+                   .params = &p};
     TRY(tn_new(a->ctx, binary_is(info->code, REF_PRED) ? VKT_U8 : p.compute, shape, rank, &c.out));
     return exec_run(&c, out);
 }
@@ -247,8 +269,8 @@ static int ternary_native(exec_call *c)
                 ew_push pc;
                 fill_push(&pc, src, &src, 1);
                 tn_storage *bufs[2] = {src->st, owned[3 + k]->st};
-                s = op_dispatch(src->ctx, unary_shaders[1][src->dtype], UN_logical_not, &pc, sizeof pc, bufs, 2,
-                                src->numel);
+                s = op_dispatch(src->ctx, unary_shaders[1][src->dtype], UN_logical_not, &pc,
+                                sizeof pc, bufs, 2, src->numel);
                 ins[0] = owned[3 + k];
             }
         }
@@ -282,7 +304,8 @@ static int ternary_host(exec_call *c, const ref_view *in, ref_view *out)
     return s;
 }
 
-static int run_ternary(const op_info *info, int kind, const vkt_tensor *const ins[3], vkt_tensor **out)
+static int run_ternary(const op_info *info, int kind, const vkt_tensor *const ins[3],
+                       vkt_tensor **out)
 {
     static const char *const names[2][3] = {{"pred", "on_true", "on_false"}, {"x", "lo", "hi"}};
     err_clear();
@@ -291,12 +314,17 @@ static int run_ternary(const op_info *info, int kind, const vkt_tensor *const in
     *out = NULL;
     for (int i = 0; i < 3; i++)
         TRY(tn_check_tensor(ins[i], info->name, names[kind == EW_CLIP][i]));
-    ew_params p = {kind, kind == EW_SELECT ? op_promote(ins[1]->dtype, ins[2]->dtype) : ins[0]->dtype};
+    ew_params p = {kind,
+                   kind == EW_SELECT ? op_promote(ins[1]->dtype, ins[2]->dtype) : ins[0]->dtype};
     int64_t shape[VKT_MAX_RANK];
     int rank;
     TRY(op_broadcast_shape(info->name, ins, 3, shape, &rank));
-    exec_call c = {.info = info, .in = {ins[0], ins[1], ins[2]}, .nin = 3, .native = ternary_native,
-                   .host = ternary_host, .params = &p};
+    exec_call c = {.info = info,
+                   .in = {ins[0], ins[1], ins[2]},
+                   .nin = 3,
+                   .native = ternary_native,
+                   .host = ternary_host,
+                   .params = &p};
     TRY(tn_new(ins[0]->ctx, p.compute, shape, rank, &c.out));
     return exec_run(&c, out);
 }
@@ -309,7 +337,8 @@ static int convert_native(exec_call *c)
     /* Same dtype is a copy, so the result owns its storage like every op's. */
     ew_push pc = {.n = (uint32_t)x->numel, .contig = 1};
     tn_storage *bufs[2] = {x->st, c->out->st};
-    return op_dispatch(x->ctx, op_convert_shader(x->dtype, c->out->dtype), 0, &pc, sizeof pc, bufs, 2, x->numel);
+    return op_dispatch(x->ctx, op_convert_shader(x->dtype, c->out->dtype), 0, &pc, sizeof pc, bufs,
+                       2, x->numel);
 }
 
 static int convert_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -324,34 +353,35 @@ static int convert_host(exec_call *c, const ref_view *in, ref_view *out)
 #define BINARY_INFO(name, cls) OP_ENTRY(name, binary_support, BIN_##name),
 enum { EWI_SELECT = UN__COUNT + BIN__COUNT, EWI_CLIP, EWI_AS_TYPE, EWI__COUNT };
 static const op_info ew_ops[EWI__COUNT] = {
-    VKT_UNARY_OPS(UNARY_INFO) VKT_BINARY_OPS(BINARY_INFO)
-    [EWI_SELECT] = OP_ENTRY(select, NULL, EW_SELECT),
+    VKT_UNARY_OPS(UNARY_INFO) VKT_BINARY_OPS(BINARY_INFO)[EWI_SELECT] =
+        OP_ENTRY(select, NULL, EW_SELECT),
     [EWI_CLIP] = OP_ENTRY(clip, NULL, EW_CLIP),
     [EWI_AS_TYPE] = OP_ENTRY(as_type, NULL, EW_CONVERT),
 };
 const op_table op_table_elementwise = {ew_ops, EWI__COUNT};
 
-#define UNARY_DEF(name, cls)                                      \
-    VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out) \
-    {                                                             \
-        return run_unary(&ew_ops[UN_##name], x, out);             \
+#define UNARY_DEF(name, cls)                                                                       \
+    VKT_API int vkt_##name(const vkt_tensor *x, vkt_tensor **out)                                  \
+    {                                                                                              \
+        return run_unary(&ew_ops[UN_##name], x, out);                                              \
     }
-#define BINARY_DEF(name, cls)                                                            \
-    VKT_API int vkt_##name(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out) \
-    {                                                                                    \
-        return run_binary(&ew_ops[UN__COUNT + BIN_##name], a, b, out);                   \
+#define BINARY_DEF(name, cls)                                                                      \
+    VKT_API int vkt_##name(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **out)             \
+    {                                                                                              \
+        return run_binary(&ew_ops[UN__COUNT + BIN_##name], a, b, out);                             \
     }
 VKT_UNARY_OPS(UNARY_DEF)
 VKT_BINARY_OPS(BINARY_DEF)
 
-VKT_API int vkt_select(const vkt_tensor *pred, const vkt_tensor *on_true, const vkt_tensor *on_false,
-                       vkt_tensor **out)
+VKT_API int vkt_select(const vkt_tensor *pred, const vkt_tensor *on_true,
+                       const vkt_tensor *on_false, vkt_tensor **out)
 {
     const vkt_tensor *ins[3] = {pred, on_true, on_false};
     return run_ternary(&ew_ops[EWI_SELECT], EW_SELECT, ins, out);
 }
 
-VKT_API int vkt_clip(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi, vkt_tensor **out)
+VKT_API int vkt_clip(const vkt_tensor *x, const vkt_tensor *lo, const vkt_tensor *hi,
+                     vkt_tensor **out)
 {
     const vkt_tensor *ins[3] = {x, lo, hi};
     return run_ternary(&ew_ops[EWI_CLIP], EW_CLIP, ins, out);
@@ -367,7 +397,8 @@ VKT_API int vkt_as_type(const vkt_tensor *x, vkt_dtype dtype, vkt_tensor **out)
     TRY(tn_check_tensor(x, info->name, "x"));
     if ((unsigned)dtype >= VKT_NUM_DTYPES)
         return err_set(VKT_EDTYPE, "vkt_as_type: invalid dtype %d", (int)dtype);
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = convert_native, .host = convert_host};
+    exec_call c = {
+        .info = info, .in = {x}, .nin = 1, .native = convert_native, .host = convert_host};
     TRY(tn_new(x->ctx, dtype, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }

@@ -20,8 +20,18 @@
 #include "spirv_table.h"
 #include "opsupport.h"
 
-enum { MV_RESHAPE, MV_TRANSPOSE, MV_BROADCAST, MV_SLICE, MV_PAD, MV_REVERSE, MV_CONCATENATE, MV_GATHER, MV_ASSIGN,
-       MV__COUNT };
+enum {
+    MV_RESHAPE,
+    MV_TRANSPOSE,
+    MV_BROADCAST,
+    MV_SLICE,
+    MV_PAD,
+    MV_REVERSE,
+    MV_CONCATENATE,
+    MV_GATHER,
+    MV_ASSIGN,
+    MV__COUNT
+};
 
 /* Every dtype is native: the kernels move bytes and never interpret them. */
 static const op_info mv_ops[MV__COUNT] = {
@@ -45,9 +55,11 @@ static int mv_shader(vkt_dtype dt, const int by_size[3])
 }
 
 static const int move_shaders[3] = {SPV_move_1, SPV_move_4, SPV_move_8};
-static const int tiled_shaders[3] = {SPV_transpose_tiled_1, SPV_transpose_tiled_4, SPV_transpose_tiled_8};
+static const int tiled_shaders[3] = {SPV_transpose_tiled_1, SPV_transpose_tiled_4,
+                                     SPV_transpose_tiled_8};
 static const int pad_shaders[3] = {SPV_pad_1, SPV_pad_4, SPV_pad_8};
-static const int pad_interior_shaders[3] = {SPV_pad_interior_1, SPV_pad_interior_4, SPV_pad_interior_8};
+static const int pad_interior_shaders[3] = {SPV_pad_interior_1, SPV_pad_interior_4,
+                                            SPV_pad_interior_8};
 static const int gather_shaders[3] = {SPV_gather_1, SPV_gather_4, SPV_gather_8};
 
 /* (magic, shift) with n / d == (umulhi(n, magic) + n) >> shift for n < 2^31
@@ -121,7 +133,8 @@ static void plan_collapse(mv_plan *p)
     for (int d = 0; d < p->rank; d++) {
         if (p->shape[d] == 1)
             continue;
-        if (r > 0 && q.ist[r - 1] == p->ist[d] * p->shape[d] && q.ost[r - 1] == p->ost[d] * p->shape[d]) {
+        if (r > 0 && q.ist[r - 1] == p->ist[d] * p->shape[d] &&
+            q.ost[r - 1] == p->ost[d] * p->shape[d]) {
             q.shape[r - 1] *= p->shape[d];
             q.ist[r - 1] = p->ist[d];
             q.ost[r - 1] = p->ost[d];
@@ -155,7 +168,8 @@ static bool plan_is_swap(const mv_plan *p, uint32_t *b, uint32_t *rows, uint32_t
 }
 
 /* ew: what a graph may fuse about this copy (assign's), or NULL. */
-static int mv_copy(vkt_ctx *ctx, vkt_dtype dt, tn_storage *src, tn_storage *dst, mv_plan p, const rt_ew *ew)
+static int mv_copy(vkt_ctx *ctx, vkt_dtype dt, tn_storage *src, tn_storage *dst, mv_plan p,
+                   const rt_ew *ew)
 {
     uint64_t n = 1;
     for (int d = 0; d < p.rank; d++)
@@ -168,7 +182,10 @@ static int mv_copy(vkt_ctx *ctx, vkt_dtype dt, tn_storage *src, tn_storage *dst,
         tiled_push tp = {b, rows, cols, (rows + 31) / 32, (cols + 31) / 32};
         uint64_t tiles = (uint64_t)b * tp.tiles_r * tp.tiles_c;
         rt_form form = {RT_FORM_SWAP, 0, 0, -1}; /* a graph may fold it into the product it reads */
-        pl_dispatch d = {.shader = mv_shader(dt, tiled_shaders), .nbufs = 2, .push = &tp, .push_size = sizeof tp,
+        pl_dispatch d = {.shader = mv_shader(dt, tiled_shaders),
+                         .nbufs = 2,
+                         .push = &tp,
+                         .push_size = sizeof tp,
                          .form = &form};
         d.bufs[0] = src;
         d.bufs[1] = dst;
@@ -216,8 +233,8 @@ VKT_API int vkt_reshape(const vkt_tensor *x, const int64_t *shape, int rank, vkt
     for (int d = 0; d < rank; d++)
         n *= (uint64_t)shape[d];
     if (n != x->numel)
-        return err_set(VKT_ESHAPE, "vkt_reshape: the new shape has %llu elements, x has %zu", (unsigned long long)n,
-                       x->numel);
+        return err_set(VKT_ESHAPE, "vkt_reshape: the new shape has %llu elements, x has %zu",
+                       (unsigned long long)n, x->numel);
     /* A view: exec shares x's storage, so no allocation, no gate, no fallback. */
     exec_call c = {.info = info, .in = {x}, .nin = 1, .view = true};
     TRY(tn_new(x->ctx, x->dtype, shape, rank, &c.out));
@@ -260,8 +277,9 @@ VKT_API int vkt_transpose(const vkt_tensor *x, const int *perm, vkt_tensor **out
         int a = x->rank - 1 - i;
         if (perm) {
             if (perm[i] < -x->rank || perm[i] >= x->rank)
-                return err_set(VKT_EAXIS, "vkt_transpose: perm[%d] = %d is out of range for rank %d", i, perm[i],
-                               x->rank);
+                return err_set(VKT_EAXIS,
+                               "vkt_transpose: perm[%d] = %d is out of range for rank %d", i,
+                               perm[i], x->rank);
             a = perm[i] < 0 ? perm[i] + x->rank : perm[i];
             if (seen & (1u << a))
                 return err_set(VKT_EAXIS, "vkt_transpose: perm[%d] repeats axis %d", i, a);
@@ -270,8 +288,13 @@ VKT_API int vkt_transpose(const vkt_tensor *x, const int *perm, vkt_tensor **out
         p.perm[i] = a;
         shape[i] = x->shape[a];
     }
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = transpose_native, .host = transpose_host,
-                   .f64_as_bits = true, .params = &p};
+    exec_call c = {.info = info,
+                   .in = {x},
+                   .nin = 1,
+                   .native = transpose_native,
+                   .host = transpose_host,
+                   .f64_as_bits = true,
+                   .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -300,34 +323,44 @@ static int broadcast_host(exec_call *c, const ref_view *in, ref_view *out)
     return ref_broadcast(&in[0], p->axes, out);
 }
 
-VKT_API int vkt_broadcast(const vkt_tensor *x, const int64_t *shape, int rank, const int *axes, vkt_tensor **out)
+VKT_API int vkt_broadcast(const vkt_tensor *x, const int64_t *shape, int rank, const int *axes,
+                          vkt_tensor **out)
 {
     const op_info *info = &mv_ops[MV_BROADCAST];
     TRY(mv_begin(info, out));
     TRY(tn_check_tensor(x, info->name, "x"));
     TRY(tn_check_shape(shape, rank, "vkt_broadcast"));
     if (x->rank > rank)
-        return err_set(VKT_ESHAPE, "vkt_broadcast: x has rank %d, more than the target's %d", x->rank, rank);
+        return err_set(VKT_ESHAPE, "vkt_broadcast: x has rank %d, more than the target's %d",
+                       x->rank, rank);
     axes_params p;
     unsigned seen = 0;
     for (int i = 0; i < x->rank; i++) {
         int a = rank - x->rank + i;
         if (axes) {
             if (axes[i] < -rank || axes[i] >= rank)
-                return err_set(VKT_EAXIS, "vkt_broadcast: axes[%d] = %d is out of range for rank %d", i, axes[i],
-                               rank);
+                return err_set(VKT_EAXIS,
+                               "vkt_broadcast: axes[%d] = %d is out of range for rank %d", i,
+                               axes[i], rank);
             a = axes[i] < 0 ? axes[i] + rank : axes[i];
             if (seen & (1u << a))
                 return err_set(VKT_EAXIS, "vkt_broadcast: axes[%d] repeats axis %d", i, a);
             seen |= 1u << a;
         }
         if (x->shape[i] != 1 && x->shape[i] != shape[a])
-            return err_set(VKT_ESHAPE, "vkt_broadcast: x's axis %d has size %lld, which does not broadcast to %lld",
-                           i, (long long)x->shape[i], (long long)shape[a]);
+            return err_set(
+                VKT_ESHAPE,
+                "vkt_broadcast: x's axis %d has size %lld, which does not broadcast to %lld", i,
+                (long long)x->shape[i], (long long)shape[a]);
         p.axes[i] = a;
     }
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = broadcast_native, .host = broadcast_host,
-                   .f64_as_bits = true, .params = &p};
+    exec_call c = {.info = info,
+                   .in = {x},
+                   .nin = 1,
+                   .native = broadcast_native,
+                   .host = broadcast_host,
+                   .f64_as_bits = true,
+                   .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, rank, &c.out));
     return exec_run(&c, out);
 }
@@ -359,8 +392,8 @@ static int slice_host(exec_call *c, const ref_view *in, ref_view *out)
     return ref_slice(&in[0], p->start, p->strides, out);
 }
 
-VKT_API int vkt_slice(const vkt_tensor *x, const int64_t *start, const int64_t *lengths, const int64_t *strides,
-                      vkt_tensor **out)
+VKT_API int vkt_slice(const vkt_tensor *x, const int64_t *start, const int64_t *lengths,
+                      const int64_t *strides, vkt_tensor **out)
 {
     const op_info *info = &mv_ops[MV_SLICE];
     TRY(mv_begin(info, out));
@@ -372,10 +405,11 @@ VKT_API int vkt_slice(const vkt_tensor *x, const int64_t *start, const int64_t *
     for (int i = 0; i < x->rank; i++) {
         int64_t dim = x->shape[i], len = lengths[i], st = strides ? strides[i] : 1;
         if (len < 0 || len > dim)
-            return err_set(VKT_ESHAPE, "vkt_slice: lengths[%d] = %lld is outside 0..%lld", i, (long long)len,
-                           (long long)dim);
+            return err_set(VKT_ESHAPE, "vkt_slice: lengths[%d] = %lld is outside 0..%lld", i,
+                           (long long)len, (long long)dim);
         if (st <= 0)
-            return err_set(VKT_EINVAL, "vkt_slice: strides[%d] = %lld is not positive", i, (long long)st);
+            return err_set(VKT_EINVAL, "vkt_slice: strides[%d] = %lld is not positive", i,
+                           (long long)st);
         /* Nx clamps the start so the window fits. */
         int64_t s = start[i] < 0 ? 0 : start[i];
         p.start[i] = s > dim - len ? dim - len : s;
@@ -384,8 +418,13 @@ VKT_API int vkt_slice(const vkt_tensor *x, const int64_t *start, const int64_t *
          * stride times the axis' extent within the tensor's size. */
         p.strides[i] = st > len ? (len > 0 ? len : 1) : st;
     }
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = slice_native, .host = slice_host,
-                   .f64_as_bits = true, .params = &p};
+    exec_call c = {.info = info,
+                   .in = {x},
+                   .nin = 1,
+                   .native = slice_native,
+                   .host = slice_host,
+                   .f64_as_bits = true,
+                   .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -423,8 +462,8 @@ static int pad_native(exec_call *c)
     if (!interior)
         pc.shifts = mv_dividers(pc.shape, x->rank, pc.step_or_magic);
     tn_storage *bufs[3] = {x->st, c->in[1]->st, c->out->st};
-    return op_dispatch(x->ctx, mv_shader(x->dtype, interior ? pad_interior_shaders : pad_shaders), 0, &pc,
-                       sizeof pc, bufs, 3, c->out->numel);
+    return op_dispatch(x->ctx, mv_shader(x->dtype, interior ? pad_interior_shaders : pad_shaders),
+                       0, &pc, sizeof pc, bufs, 3, c->out->numel);
 }
 
 static int pad_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -433,15 +472,16 @@ static int pad_host(exec_call *c, const ref_view *in, ref_view *out)
     return ref_pad(&in[0], in[1].data, p->lo, p->hi, p->interior, out);
 }
 
-VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t *lo, const int64_t *hi,
-                    const int64_t *interior, vkt_tensor **out)
+VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t *lo,
+                    const int64_t *hi, const int64_t *interior, vkt_tensor **out)
 {
     const op_info *info = &mv_ops[MV_PAD];
     TRY(mv_begin(info, out));
     TRY(tn_check_tensor(x, info->name, "x"));
     TRY(tn_check_tensor(value, info->name, "value"));
     if (value->rank != 0)
-        return err_set(VKT_ESHAPE, "vkt_pad: value has rank %d; it must be a rank-0 tensor", value->rank);
+        return err_set(VKT_ESHAPE, "vkt_pad: value has rank %d; it must be a rank-0 tensor",
+                       value->rank);
     if (value->dtype != x->dtype)
         return err_set(VKT_EDTYPE, "vkt_pad: value is %s but x is %s", vkt_dtype_name(value->dtype),
                        vkt_dtype_name(x->dtype));
@@ -453,16 +493,19 @@ VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t 
     const char *gate = NULL;
     for (int i = 0; i < x->rank; i++) {
         if (interior[i] < 0)
-            return err_set(VKT_EINVAL, "vkt_pad: interior[%d] = %lld is negative", i, (long long)interior[i]);
+            return err_set(VKT_EINVAL, "vkt_pad: interior[%d] = %lld is negative", i,
+                           (long long)interior[i]);
         int64_t dim = x->shape[i];
         /* Bounded so the sum below cannot overflow; tn_new rejects huge results. */
-        if (lo[i] < -((int64_t)1 << 50) || lo[i] > ((int64_t)1 << 50) || hi[i] < -((int64_t)1 << 50) ||
-            hi[i] > ((int64_t)1 << 50) || interior[i] > ((int64_t)1 << 50))
+        if (lo[i] < -((int64_t)1 << 50) || lo[i] > ((int64_t)1 << 50) ||
+            hi[i] < -((int64_t)1 << 50) || hi[i] > ((int64_t)1 << 50) ||
+            interior[i] > ((int64_t)1 << 50))
             return err_set(VKT_ESHAPE, "vkt_pad: padding of axis %d is beyond 2^50", i);
         int64_t n = lo[i] + hi[i] + dim + (dim > 0 ? (dim - 1) * interior[i] : 0);
         if (n < 0)
-            return err_set(VKT_ESHAPE, "vkt_pad: axis %d would have size %lld (lo %lld, hi %lld trim too much)", i,
-                           (long long)n, (long long)lo[i], (long long)hi[i]);
+            return err_set(VKT_ESHAPE,
+                           "vkt_pad: axis %d would have size %lld (lo %lld, hi %lld trim too much)",
+                           i, (long long)n, (long long)lo[i], (long long)hi[i]);
         shape[i] = n;
         p.lo[i] = lo[i];
         p.hi[i] = hi[i];
@@ -470,8 +513,14 @@ VKT_API int vkt_pad(const vkt_tensor *x, const vkt_tensor *value, const int64_t 
         if (lo[i] <= -PAD_LIMIT || lo[i] >= PAD_LIMIT || (dim > 1 && interior[i] >= PAD_LIMIT))
             gate = "padding beyond 2^30 exceeds the pad kernel's 32-bit positions";
     }
-    exec_call c = {.info = info, .in = {x, value}, .nin = 2, .native = pad_native, .host = pad_host,
-                   .f64_as_bits = true, .params = &p, .gate = gate};
+    exec_call c = {.info = info,
+                   .in = {x, value},
+                   .nin = 2,
+                   .native = pad_native,
+                   .host = pad_host,
+                   .f64_as_bits = true,
+                   .params = &p,
+                   .gate = gate};
     TRY(tn_new(x->ctx, x->dtype, shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -512,8 +561,13 @@ VKT_API int vkt_reverse(const vkt_tensor *x, const int *axes, int naxes, vkt_ten
     /* axes == NULL reverses every axis, as NULL axes reduce over all of them. */
     reverse_params p = {0};
     TRY(op_axes_mask(info->name, axes, naxes, x->rank, &p.mask));
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = reverse_native, .host = reverse_host,
-                   .f64_as_bits = true, .params = &p};
+    exec_call c = {.info = info,
+                   .in = {x},
+                   .nin = 1,
+                   .native = reverse_native,
+                   .host = reverse_host,
+                   .f64_as_bits = true,
+                   .params = &p};
     TRY(tn_new(x->ctx, x->dtype, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -541,7 +595,10 @@ static int concat_native(exec_call *c)
         const vkt_tensor *src = NULL;
         vkt_tensor *tmp = NULL;
         TRY(op_device_convert(x, out->dtype, &src, &tmp));
-        mv_plan plan = {.rank = 2, .shape = {outer, run}, .ist = {run, 1}, .ost = {total * inner, 1},
+        mv_plan plan = {.rank = 2,
+                        .shape = {outer, run},
+                        .ist = {run, 1},
+                        .ost = {total * inner, 1},
                         .obase = at * inner};
         int s = mv_copy(out->ctx, out->dtype, src->st, out->st, plan, NULL);
         vkt_tensor_free(tmp);
@@ -557,7 +614,8 @@ static int concat_host(exec_call *c, const ref_view *in, ref_view *out)
     ref_view *views = calloc((size_t)c->nin, sizeof *views);
     const ref_view **ptrs = calloc((size_t)c->nin, sizeof *ptrs);
     void **owned = calloc((size_t)c->nin, sizeof *owned);
-    int s = views && ptrs && owned ? VKT_OK : err_set(VKT_ENOMEM, "vkt_concatenate: out of host memory");
+    int s = views && ptrs && owned ? VKT_OK
+                                   : err_set(VKT_ENOMEM, "vkt_concatenate: out of host memory");
     for (int j = 0; j < c->nin && s == VKT_OK; j++) {
         s = op_host_convert(&in[j], out->dtype, &views[j], &owned[j]);
         ptrs[j] = &views[j];
@@ -596,11 +654,13 @@ VKT_API int vkt_concatenate(const vkt_tensor *const *xs, int n, int axis, vkt_te
         if (x->ctx != x0->ctx)
             return err_set(VKT_ECTX, "vkt_concatenate: xs[%d] belongs to another context", j);
         if (x->rank != x0->rank)
-            return err_set(VKT_ESHAPE, "vkt_concatenate: xs[%d] has rank %d, xs[0] has %d", j, x->rank, x0->rank);
+            return err_set(VKT_ESHAPE, "vkt_concatenate: xs[%d] has rank %d, xs[0] has %d", j,
+                           x->rank, x0->rank);
         for (int d = 0; d < x0->rank; d++)
             if (d != p.axis && x->shape[d] != x0->shape[d])
-                return err_set(VKT_ESHAPE, "vkt_concatenate: xs[%d]'s axis %d has size %lld, xs[0]'s has %lld", j,
-                               d, (long long)x->shape[d], (long long)x0->shape[d]);
+                return err_set(VKT_ESHAPE,
+                               "vkt_concatenate: xs[%d]'s axis %d has size %lld, xs[0]'s has %lld",
+                               j, d, (long long)x->shape[d], (long long)x0->shape[d]);
         shape[p.axis] += x->shape[p.axis];
         dt = op_promote(dt, x->dtype);
     }
@@ -608,8 +668,13 @@ VKT_API int vkt_concatenate(const vkt_tensor *const *xs, int n, int axis, vkt_te
     bool converts = false;
     for (int j = 0; j < n; j++)
         converts |= xs[j]->dtype != dt;
-    exec_call c = {.info = info, .in_list = xs, .nin = n, .native = concat_native, .host = concat_host,
-                   .params = &p, .f64_as_bits = !converts};
+    exec_call c = {.info = info,
+                   .in_list = xs,
+                   .nin = n,
+                   .native = concat_native,
+                   .host = concat_host,
+                   .params = &p,
+                   .f64_as_bits = !converts};
     TRY(tn_new(x0->ctx, dt, shape, x0->rank, &c.out));
     return exec_run(&c, out);
 }
@@ -655,7 +720,8 @@ static int gather_native(exec_call *c)
     mv_divider(pc.slab, &pc.slab_magic, &pc.slab_shift);
     pc.shifts = mv_dividers(pc.dims + pc.k, (int)pc.nf, pc.magic);
     tn_storage *bufs[3] = {x->st, c->in[1]->st, c->out->st};
-    return op_dispatch(x->ctx, mv_shader(x->dtype, gather_shaders), 0, &pc, sizeof pc, bufs, 3, c->out->numel);
+    return op_dispatch(x->ctx, mv_shader(x->dtype, gather_shaders), 0, &pc, sizeof pc, bufs, 3,
+                       c->out->numel);
 }
 
 static int gather_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -664,20 +730,24 @@ static int gather_host(exec_call *c, const ref_view *in, ref_view *out)
     return ref_gather(&in[0], &in[1], p->axes, p->k, out);
 }
 
-VKT_API int vkt_gather(const vkt_tensor *x, const vkt_tensor *indices, const int *axes, vkt_tensor **out)
+VKT_API int vkt_gather(const vkt_tensor *x, const vkt_tensor *indices, const int *axes,
+                       vkt_tensor **out)
 {
     const op_info *info = &mv_ops[MV_GATHER];
     TRY(mv_begin(info, out));
     TRY(tn_check_tensor(x, info->name, "x"));
     TRY(tn_check_tensor(indices, info->name, "indices"));
     if (indices->dtype != VKT_S32)
-        return err_set(VKT_EDTYPE, "vkt_gather: indices are %s; they must be s32", vkt_dtype_name(indices->dtype));
+        return err_set(VKT_EDTYPE, "vkt_gather: indices are %s; they must be s32",
+                       vkt_dtype_name(indices->dtype));
     if (indices->rank < 1)
-        return err_set(VKT_ESHAPE, "vkt_gather: indices must have rank >= 1 (the last axis holds the index tuple)");
+        return err_set(
+            VKT_ESHAPE,
+            "vkt_gather: indices must have rank >= 1 (the last axis holds the index tuple)");
     int64_t k = indices->shape[indices->rank - 1];
     if (k > x->rank)
-        return err_set(VKT_ESHAPE, "vkt_gather: index tuples have %lld entries but x has rank %d", (long long)k,
-                       x->rank);
+        return err_set(VKT_ESHAPE, "vkt_gather: index tuples have %lld entries but x has rank %d",
+                       (long long)k, x->rank);
     gather_params p = {.k = (int)k};
     unsigned seen = 0;
     for (int j = 0; j < p.k; j++) {
@@ -692,7 +762,8 @@ VKT_API int vkt_gather(const vkt_tensor *x, const vkt_tensor *indices, const int
     }
     int rank = indices->rank - 1 + x->rank - p.k;
     if (rank > VKT_MAX_RANK)
-        return err_set(VKT_ESHAPE, "vkt_gather: the result would have rank %d, more than %d", rank, VKT_MAX_RANK);
+        return err_set(VKT_ESHAPE, "vkt_gather: the result would have rank %d, more than %d", rank,
+                       VKT_MAX_RANK);
     int64_t shape[VKT_MAX_RANK];
     int r = 0;
     for (int d = 0; d < indices->rank - 1; d++)
@@ -700,8 +771,13 @@ VKT_API int vkt_gather(const vkt_tensor *x, const vkt_tensor *indices, const int
     for (int d = 0; d < x->rank; d++)
         if (!(seen & (1u << d)))
             shape[r++] = x->shape[d];
-    exec_call c = {.info = info, .in = {x, indices}, .nin = 2, .native = gather_native, .host = gather_host,
-                   .f64_as_bits = true, .params = &p};
+    exec_call c = {.info = info,
+                   .in = {x, indices},
+                   .nin = 2,
+                   .native = gather_native,
+                   .host = gather_host,
+                   .f64_as_bits = true,
+                   .params = &p};
     TRY(tn_new(x->ctx, x->dtype, shape, rank, &c.out));
     return exec_run(&c, out);
 }
@@ -718,8 +794,13 @@ static int assign_native(exec_call *c)
     memcpy(plan.ist, plan.ost, sizeof plan.ist);
     /* An f32 copy is an elementwise step a graph can fuse into the op that
      * computed src (an SGD update computed straight into the weights). */
-    rt_ew ew = {.kind = FU_COPY, .nin = 1, .n = (uint32_t)src->numel, .div = {1}, .mod = {(uint32_t)src->numel}};
-    return mv_copy(src->ctx, src->dtype, src->st, c->out->st, plan, src->dtype == VKT_F32 ? &ew : NULL);
+    rt_ew ew = {.kind = FU_COPY,
+                .nin = 1,
+                .n = (uint32_t)src->numel,
+                .div = {1},
+                .mod = {(uint32_t)src->numel}};
+    return mv_copy(src->ctx, src->dtype, src->st, c->out->st, plan,
+                   src->dtype == VKT_F32 ? &ew : NULL);
 }
 
 static int assign_host(exec_call *c, const ref_view *in, ref_view *out)
@@ -742,11 +823,16 @@ VKT_API int vkt_assign(vkt_tensor *dst, const vkt_tensor *src)
     for (int d = 0; same && d < dst->rank; d++)
         same = dst->shape[d] == src->shape[d];
     if (!same)
-        return err_set(VKT_ESHAPE, "vkt_assign: src and dst differ in shape (ranks %d and %d)", src->rank,
-                       dst->rank);
+        return err_set(VKT_ESHAPE, "vkt_assign: src and dst differ in shape (ranks %d and %d)",
+                       src->rank, dst->rank);
     /* dst is the last input: where it lives decides with src's residency. */
-    exec_call c = {.info = info, .in = {src, dst}, .nin = 2, .native = assign_native, .host = assign_host,
-                   .f64_as_bits = true, .into = dst};
+    exec_call c = {.info = info,
+                   .in = {src, dst},
+                   .nin = 2,
+                   .native = assign_native,
+                   .host = assign_host,
+                   .f64_as_bits = true,
+                   .into = dst};
     TRY(tn_new(dst->ctx, dst->dtype, dst->shape, dst->rank, &c.out));
     vkt_tensor *result;
     TRY(exec_run(&c, &result));

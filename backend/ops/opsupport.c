@@ -7,7 +7,8 @@
 
 vkt_dtype op_promote(vkt_dtype a, vkt_dtype b)
 {
-    static const int order[VKT_NUM_DTYPES] = {[VKT_U8] = 0, [VKT_S32] = 1, [VKT_F32] = 2, [VKT_F64] = 3};
+    static const int order[VKT_NUM_DTYPES] = {
+        [VKT_U8] = 0, [VKT_S32] = 1, [VKT_F32] = 2, [VKT_F64] = 3};
     return order[a] >= order[b] ? a : b;
 }
 
@@ -16,7 +17,8 @@ bool op_is_float(vkt_dtype dt)
     return dt == VKT_F32 || dt == VKT_F64;
 }
 
-int op_broadcast_shape(const char *op, const vkt_tensor *const *ts, int n, int64_t *shape, int *rank)
+int op_broadcast_shape(const char *op, const vkt_tensor *const *ts, int n, int64_t *shape,
+                       int *rank)
 {
     int r = 0;
     for (int i = 0; i < n; i++)
@@ -32,8 +34,10 @@ int op_broadcast_shape(const char *op, const vkt_tensor *const *ts, int n, int64
             if (want == have || want == 1)
                 continue;
             if (have != 1)
-                return err_set(VKT_ESHAPE, "vkt_%s: operand %d's axis %d has size %lld, which does not "
-                                           "broadcast against %lld", op, i, d, (long long)want, (long long)have);
+                return err_set(VKT_ESHAPE,
+                               "vkt_%s: operand %d's axis %d has size %lld, which does not "
+                               "broadcast against %lld",
+                               op, i, d, (long long)want, (long long)have);
             shape[od] = want;
         }
     }
@@ -103,7 +107,8 @@ int op_dispatch(vkt_ctx *ctx, int shader, uint32_t op, const void *push, uint32_
     return op_dispatch_ew(ctx, shader, op, push, push_size, bufs, nbufs, n, NULL);
 }
 
-bool op_ew_pattern(const int64_t *shape, int rank, const uint32_t *strides, uint32_t *div, uint32_t *mod)
+bool op_ew_pattern(const int64_t *shape, int rank, const uint32_t *strides, uint32_t *div,
+                   uint32_t *mod)
 {
     /* The run of axes that move the input, skipping size-1 axes: each stride
      * must be the next one's times that axis's size, the last one 1. */
@@ -136,7 +141,12 @@ bool op_ew_pattern(const int64_t *shape, int rank, const uint32_t *strides, uint
 int op_dispatch_ew(vkt_ctx *ctx, int shader, uint32_t op, const void *push, uint32_t push_size,
                    tn_storage *const *bufs, int nbufs, uint64_t n, const rt_ew *ew)
 {
-    pl_dispatch d = {.shader = shader, .nspec = 1, .nbufs = nbufs, .push = push, .push_size = push_size, .ew = ew};
+    pl_dispatch d = {.shader = shader,
+                     .nspec = 1,
+                     .nbufs = nbufs,
+                     .push = push,
+                     .push_size = push_size,
+                     .ew = ew};
     d.spec[0] = op;
     for (int i = 0; i < nbufs; i++) {
         d.bufs[i] = bufs[i];
@@ -158,7 +168,8 @@ int op_device_convert(const vkt_tensor *x, vkt_dtype to, const vkt_tensor **out,
     if (s == VKT_OK) {
         ew_push pc = {.n = (uint32_t)x->numel, .contig = 1};
         tn_storage *bufs[2] = {x->st, t->st};
-        s = op_dispatch(x->ctx, convert_shaders[x->dtype][to], 0, &pc, sizeof pc, bufs, 2, x->numel);
+        s = op_dispatch(x->ctx, convert_shaders[x->dtype][to], 0, &pc, sizeof pc, bufs, 2,
+                        x->numel);
     }
     if (s != VKT_OK) {
         vkt_tensor_free(t);

@@ -52,16 +52,17 @@ typedef struct rd_geom {
 } rd_geom;
 
 typedef struct rd_params {
-    int code;       /* enum ref_redop, RD_ARGMAX or RD_ARGMIN */
-    unsigned mask;  /* reduced axes of the input */
-    int axis;       /* argreduce: the normalized axis or VKT_ALL_AXES */
+    int code;      /* enum ref_redop, RD_ARGMAX or RD_ARGMIN */
+    unsigned mask; /* reduced axes of the input */
+    int axis;      /* argreduce: the normalized axis or VKT_ALL_AXES */
 } rd_params;
 
-static const int reduce_shaders[VKT_NUM_DTYPES] = {SPV_reduce_f32, SPV_reduce_f64, SPV_reduce_s32, SPV_reduce_u8};
-static const int bool_shaders[VKT_NUM_DTYPES] = {SPV_reduce_bool_f32, SPV_reduce_bool_f64, SPV_reduce_bool_s32,
-                                                 SPV_reduce_bool_u8};
-static const int arg_shaders[VKT_NUM_DTYPES] = {SPV_argreduce_f32, SPV_argreduce_f64, SPV_argreduce_s32,
-                                                SPV_argreduce_u8};
+static const int reduce_shaders[VKT_NUM_DTYPES] = {SPV_reduce_f32, SPV_reduce_f64, SPV_reduce_s32,
+                                                   SPV_reduce_u8};
+static const int bool_shaders[VKT_NUM_DTYPES] = {SPV_reduce_bool_f32, SPV_reduce_bool_f64,
+                                                 SPV_reduce_bool_s32, SPV_reduce_bool_u8};
+static const int arg_shaders[VKT_NUM_DTYPES] = {SPV_argreduce_f32, SPV_argreduce_f64,
+                                                SPV_argreduce_s32, SPV_argreduce_u8};
 
 static bool rd_is_arg(int code)
 {
@@ -137,7 +138,8 @@ static void rd_geometry(const int64_t *shape, int rank, unsigned mask, rd_geom *
 
 /* Cuts the reduced range into about nparts chunks (4-aligned for vec4 loads)
  * and sizes the team: it shrinks until each thread has about 4 elements. */
-static void rd_split(const rd_geom *g, uint32_t mode, bool vec4, uint32_t nparts, uint32_t *team, rd_push *pc)
+static void rd_split(const rd_geom *g, uint32_t mode, bool vec4, uint32_t nparts, uint32_t *team,
+                     rd_push *pc)
 {
     uint32_t chunk = g->nred ? g->nred : 1;
     if (nparts > 1) {
@@ -158,9 +160,11 @@ static void rd_split(const rd_geom *g, uint32_t mode, bool vec4, uint32_t nparts
 /* Loop iterations one invocation runs for a plan, counted as lavapipe counts
  * them (each loop entry costs one more than its trip count; red_next's carry
  * loop one per element when the reduced set has several groups), rounded up. */
-static uint64_t rd_trips(const rd_geom *g, uint32_t mode, bool vec4, uint32_t team, const rd_push *pc)
+static uint64_t rd_trips(const rd_geom *g, uint32_t mode, bool vec4, uint32_t team,
+                         const rd_push *pc)
 {
-    uint64_t total = (uint64_t)pc->nout * pc->nparts, per_group = mode == RD_MODE_GROUP ? 256 / team : 256;
+    uint64_t total = (uint64_t)pc->nout * pc->nparts,
+             per_group = mode == RD_MODE_GROUP ? 256 / team : 256;
     uint64_t groups = (total + per_group - 1) / per_group;
     if (groups > 65535)
         groups = 65535;
@@ -177,8 +181,8 @@ static uint64_t rd_trips(const rd_geom *g, uint32_t mode, bool vec4, uint32_t te
 }
 
 /* Chooses the kernel shape for one dispatch and fills its push constants. */
-static void rd_plan(const rd_geom *g, bool pairs_in, bool cpu, uint32_t *mode, uint32_t *team, bool *vec4,
-                    rd_push *pc)
+static void rd_plan(const rd_geom *g, bool pairs_in, bool cpu, uint32_t *mode, uint32_t *team,
+                    bool *vec4, rd_push *pc)
 {
     memset(pc, 0, sizeof *pc);
     pc->nout = g->nout;
@@ -194,7 +198,8 @@ static void rd_plan(const rd_geom *g, bool pairs_in, bool cpu, uint32_t *mode, u
         *mode = RD_MODE_GROUP;
         *vec4 = g->nredg == 1 && !pairs_in && (g->nout == 1 || g->nred % 4 == 0);
         if (g->nred >= 2 * RD_GROUP_CHUNK_MIN && g->nout < RD_TARGET_GROUPS) {
-            uint32_t want = (RD_TARGET_GROUPS + g->nout - 1) / g->nout, most = g->nred / RD_GROUP_CHUNK_MIN;
+            uint32_t want = (RD_TARGET_GROUPS + g->nout - 1) / g->nout,
+                     most = g->nred / RD_GROUP_CHUNK_MIN;
             nparts = want < most ? want : most;
         }
     } else {
@@ -203,7 +208,8 @@ static void rd_plan(const rd_geom *g, bool pairs_in, bool cpu, uint32_t *mode, u
         *mode = RD_MODE_THREAD;
         *vec4 = false;
         if (g->nred >= 2 * RD_THREAD_CHUNK_MIN && g->nout < RD_TARGET_THREADS) {
-            uint32_t want = (RD_TARGET_THREADS + g->nout - 1) / g->nout, most = g->nred / RD_THREAD_CHUNK_MIN;
+            uint32_t want = (RD_TARGET_THREADS + g->nout - 1) / g->nout,
+                     most = g->nred / RD_THREAD_CHUNK_MIN;
             nparts = want < most ? want : most;
         }
     }
@@ -228,13 +234,18 @@ static int rd_temp(vkt_ctx *ctx, vkt_dtype dt, uint32_t nout, uint32_t nparts, v
     return s;
 }
 
-static int rd_dispatch(vkt_ctx *ctx, int shader, int code, uint32_t mode, uint32_t team, const rd_geom *g,
-                       bool vec4, uint32_t pairs, const rd_push *pc, tn_storage *const *bufs, int nbufs,
-                       const rt_epi *epi)
+static int rd_dispatch(vkt_ctx *ctx, int shader, int code, uint32_t mode, uint32_t team,
+                       const rd_geom *g, bool vec4, uint32_t pairs, const rd_push *pc,
+                       tn_storage *const *bufs, int nbufs, const rt_epi *epi)
 {
     /* an f32 reduction's pass may take fused programs in a graph */
     rt_form form = {RT_FORM_REDUCE, 0, 0, SPV_reduce_f32_pro};
-    pl_dispatch d = {.shader = shader, .nspec = 7, .nbufs = nbufs, .push = pc, .push_size = sizeof *pc, .epi = epi,
+    pl_dispatch d = {.shader = shader,
+                     .nspec = 7,
+                     .nbufs = nbufs,
+                     .push = pc,
+                     .push_size = sizeof *pc,
+                     .epi = epi,
                      .form = shader == SPV_reduce_f32 ? &form : NULL};
     d.spec[0] = (uint32_t)(code == RD_ARGMAX ? 0 : code == RD_ARGMIN ? 1 : code);
     d.spec[1] = mode;
@@ -301,14 +312,16 @@ static int rd_native(exec_call *c)
                 /* Unused bindings get a harmless buffer the kernel never touches. */
                 tn_storage *bufs[4] = {src_st, src_idx ? src_idx->st : src_st, dst_st,
                                        dst_val ? dst_val->st : dst_st};
-                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, pairs, &pc, bufs, 4, NULL);
+                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, pairs, &pc, bufs, 4,
+                                NULL);
             } else {
                 tn_storage *bufs[2] = {src_st, dst_st};
                 /* the last pass of an f32 reduction stores each output once, at
                  * its index: a graph may fuse an elementwise program there */
                 rt_epi epi = {SPV_reduce_f32_epi, 1, pc.nout};
                 bool fusable = last && shader == SPV_reduce_f32;
-                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, 0, &pc, bufs, 2, fusable ? &epi : NULL);
+                s = rd_dispatch(ctx, shader, p->code, mode, team, &g, vec4, 0, &pc, bufs, 2,
+                                fusable ? &epi : NULL);
             }
         }
         vkt_tensor_free(src);
@@ -363,7 +376,8 @@ static int rd_host(exec_call *c, const ref_view *in, ref_view *out)
 
 /* ---- public functions ------------------------------------------------------- */
 
-static int rd_run(const op_info *info, const vkt_tensor *x, const rd_params *p, bool keep, vkt_tensor **out)
+static int rd_run(const op_info *info, const vkt_tensor *x, const rd_params *p, bool keep,
+                  vkt_tensor **out)
 {
     int64_t shape[VKT_MAX_RANK];
     int rank = 0;
@@ -373,13 +387,14 @@ static int rd_run(const op_info *info, const vkt_tensor *x, const rd_params *p, 
         else if (keep)
             shape[rank++] = 1;
     }
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = rd_native, .host = rd_host, .params = p};
+    exec_call c = {
+        .info = info, .in = {x}, .nin = 1, .native = rd_native, .host = rd_host, .params = p};
     TRY(tn_new(x->ctx, rd_out_dtype(p->code, x->dtype), shape, rank, &c.out));
     return exec_run(&c, out);
 }
 
-static int rd_reduce(const op_info *info, const vkt_tensor *x, const int *axes, int naxes, bool keep,
-                     vkt_tensor **out)
+static int rd_reduce(const op_info *info, const vkt_tensor *x, const int *axes, int naxes,
+                     bool keep, vkt_tensor **out)
 {
     err_clear();
     if (!out)
@@ -391,7 +406,8 @@ static int rd_reduce(const op_info *info, const vkt_tensor *x, const int *axes, 
     return rd_run(info, x, &p, keep, out);
 }
 
-static int rd_argreduce(const op_info *info, const vkt_tensor *x, int axis, bool keep, vkt_tensor **out)
+static int rd_argreduce(const op_info *info, const vkt_tensor *x, int axis, bool keep,
+                        vkt_tensor **out)
 {
     err_clear();
     if (!out)
@@ -408,7 +424,17 @@ static int rd_argreduce(const op_info *info, const vkt_tensor *x, int axis, bool
     return rd_run(info, x, &p, keep, out);
 }
 
-enum { RDI_SUM, RDI_PRODUCT, RDI_MAX, RDI_MIN, RDI_ALL, RDI_ANY, RDI_ARGMAX, RDI_ARGMIN, RDI__COUNT };
+enum {
+    RDI_SUM,
+    RDI_PRODUCT,
+    RDI_MAX,
+    RDI_MIN,
+    RDI_ALL,
+    RDI_ANY,
+    RDI_ARGMAX,
+    RDI_ARGMIN,
+    RDI__COUNT
+};
 static const op_info rd_ops[RDI__COUNT] = {
     [RDI_SUM] = OP_ENTRY(sum, NULL, RED_SUM),
     [RDI_PRODUCT] = OP_ENTRY(product, NULL, RED_PRODUCT),
@@ -421,32 +447,38 @@ static const op_info rd_ops[RDI__COUNT] = {
 };
 const op_table op_table_reduce = {rd_ops, RDI__COUNT};
 
-VKT_API int vkt_sum(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out)
+VKT_API int vkt_sum(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                    vkt_tensor **out)
 {
     return rd_reduce(&rd_ops[RDI_SUM], x, axes, naxes, keep_axes, out);
 }
 
-VKT_API int vkt_product(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out)
+VKT_API int vkt_product(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                        vkt_tensor **out)
 {
     return rd_reduce(&rd_ops[RDI_PRODUCT], x, axes, naxes, keep_axes, out);
 }
 
-VKT_API int vkt_reduce_max(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out)
+VKT_API int vkt_reduce_max(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                           vkt_tensor **out)
 {
     return rd_reduce(&rd_ops[RDI_MAX], x, axes, naxes, keep_axes, out);
 }
 
-VKT_API int vkt_reduce_min(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out)
+VKT_API int vkt_reduce_min(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                           vkt_tensor **out)
 {
     return rd_reduce(&rd_ops[RDI_MIN], x, axes, naxes, keep_axes, out);
 }
 
-VKT_API int vkt_all(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out)
+VKT_API int vkt_all(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                    vkt_tensor **out)
 {
     return rd_reduce(&rd_ops[RDI_ALL], x, axes, naxes, keep_axes, out);
 }
 
-VKT_API int vkt_any(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes, vkt_tensor **out)
+VKT_API int vkt_any(const vkt_tensor *x, const int *axes, int naxes, bool keep_axes,
+                    vkt_tensor **out)
 {
     return rd_reduce(&rd_ops[RDI_ANY], x, axes, naxes, keep_axes, out);
 }

@@ -32,13 +32,14 @@ typedef struct sort_push {
     SORT_PUSH_FIELDS
 } sort_push;
 
-static const int block_shaders[VKT_NUM_DTYPES] = {SPV_sort_block_f32, SPV_sort_block_f64, SPV_sort_block_s32,
-                                                  SPV_sort_block_u8};
-static const int merge_shaders[VKT_NUM_DTYPES] = {SPV_sort_merge_f32, SPV_sort_merge_f64, SPV_sort_merge_s32,
-                                                  SPV_sort_merge_u8};
+static const int block_shaders[VKT_NUM_DTYPES] = {SPV_sort_block_f32, SPV_sort_block_f64,
+                                                  SPV_sort_block_s32, SPV_sort_block_u8};
+static const int merge_shaders[VKT_NUM_DTYPES] = {SPV_sort_merge_f32, SPV_sort_merge_f64,
+                                                  SPV_sort_merge_s32, SPV_sort_merge_u8};
 
 /* Rows (outer x inner), their length n and the stride between their elements. */
-static void sort_geometry(const vkt_tensor *x, int axis, uint64_t *rows, uint64_t *n, uint64_t *inner)
+static void sort_geometry(const vkt_tensor *x, int axis, uint64_t *rows, uint64_t *n,
+                          uint64_t *inner)
 {
     uint64_t outer = 1;
     *inner = 1;
@@ -81,9 +82,15 @@ static int sort_native(exec_call *c)
     sort_geometry(x, p->axis, &rows, &n, &inner);
     uint32_t blk = sort_block_size(n);
     uint64_t nb = (n + blk - 1) / blk;
-    sort_push pc = {.rows = (uint32_t)rows, .n = (uint32_t)n, .inner = (uint32_t)inner, .blk = blk,
-                    .nb = (uint32_t)nb, .ngroups = (uint32_t)((rows * nb * blk + SORT_SLOTS - 1) / SORT_SLOTS),
-                    .desc = p->descending, .arg = p->arg, .final_ = nb == 1};
+    sort_push pc = {.rows = (uint32_t)rows,
+                    .n = (uint32_t)n,
+                    .inner = (uint32_t)inner,
+                    .blk = blk,
+                    .nb = (uint32_t)nb,
+                    .ngroups = (uint32_t)((rows * nb * blk + SORT_SLOTS - 1) / SORT_SLOTS),
+                    .desc = p->descending,
+                    .arg = p->arg,
+                    .final_ = nb == 1};
     vkt_tensor *scratch[2] = {NULL, NULL};
     int s = VKT_OK;
     if (nb > 1) {
@@ -93,8 +100,12 @@ static int sort_native(exec_call *c)
     }
     if (s == VKT_OK) {
         tn_storage *mid = nb > 1 ? scratch[0]->st : c->out->st;
-        pl_dispatch d = {.shader = block_shaders[x->dtype], .nbufs = 3, .bufs = {x->st, mid, c->out->st},
-                         .writes = {false, nb > 1, nb == 1}, .push = &pc, .push_size = sizeof pc,
+        pl_dispatch d = {.shader = block_shaders[x->dtype],
+                         .nbufs = 3,
+                         .bufs = {x->st, mid, c->out->st},
+                         .writes = {false, nb > 1, nb == 1},
+                         .push = &pc,
+                         .push_size = sizeof pc,
                          .groups = {pc.ngroups > 65535 ? 65535 : pc.ngroups, 1, 1}};
         s = pl_run(ctx, &d);
     }
@@ -103,9 +114,11 @@ static int sort_native(exec_call *c)
         pc.w = (uint32_t)w;
         pc.final_ = 2 * w >= n;
         tn_storage *next = pc.final_ ? c->out->st : scratch[1 - cur]->st;
-        pl_dispatch d = {.shader = merge_shaders[x->dtype], .nbufs = 4,
+        pl_dispatch d = {.shader = merge_shaders[x->dtype],
+                         .nbufs = 4,
                          .bufs = {x->st, scratch[cur]->st, next, c->out->st},
-                         .writes = {false, false, !pc.final_, pc.final_ != 0}, .push = &pc,
+                         .writes = {false, false, !pc.final_, pc.final_ != 0},
+                         .push = &pc,
                          .push_size = sizeof pc};
         pl_grid(rows * n, 256, d.groups);
         s = pl_run(ctx, &d);
@@ -125,7 +138,8 @@ static int sort_host(exec_call *c, const ref_view *in, ref_view *out)
 static const op_info sort_ops[] = {OP_ENTRY(sort, NULL, 0), OP_ENTRY(argsort, NULL, 1)};
 const op_table op_table_sort = {sort_ops, sizeof sort_ops / sizeof sort_ops[0]};
 
-static int run_sort(const op_info *info, const vkt_tensor *x, int axis, bool descending, vkt_tensor **out)
+static int run_sort(const op_info *info, const vkt_tensor *x, int axis, bool descending,
+                    vkt_tensor **out)
 {
     err_clear();
     if (!out)
@@ -135,7 +149,8 @@ static int run_sort(const op_info *info, const vkt_tensor *x, int axis, bool des
     sort_params p = {.descending = descending, .arg = info->code == 1};
     /* A scalar is a row of one: axis 0 (or -1) is accepted for it. */
     TRY(op_axis(info->name, axis, x->rank > 0 ? x->rank : 1, &p.axis));
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = sort_native, .host = sort_host, .params = &p};
+    exec_call c = {
+        .info = info, .in = {x}, .nin = 1, .native = sort_native, .host = sort_host, .params = &p};
     uint64_t rows, n, inner;
     sort_geometry(x, p.axis, &rows, &n, &inner);
     uint64_t blk = sort_block_size(n);

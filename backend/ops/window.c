@@ -22,10 +22,10 @@
 enum { WN_SUM, WN_PRODUCT, WN_MAX, WN_MIN, WN_SCATTER_MAX, WN_SCATTER_MIN, WN__COUNT };
 
 typedef struct wn_params {
-    int code;              /* WN_* */
-    vkt_window_opts opts;  /* defaults filled in: strides and dilations >= 1 */
+    int code;             /* WN_* */
+    vkt_window_opts opts; /* defaults filled in: strides and dilations >= 1 */
     int64_t window[VKT_MAX_RANK];
-    vkt_dtype dtype;       /* result dtype */
+    vkt_dtype dtype; /* result dtype */
 } wn_params;
 
 /* ---- validation ------------------------------------------------------------ */
@@ -37,8 +37,8 @@ static int64_t wn_dilated(int64_t w, int64_t dil)
 
 /* Checks window and opts against x, fills defaults into p and the result shape
  * of the reduction (the source shape of a scatter). */
-static int wn_plan(const char *op, const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
-                   wn_params *p, int64_t *shape)
+static int wn_plan(const char *op, const vkt_tensor *x, const int64_t *window,
+                   const vkt_window_opts *opts, wn_params *p, int64_t *shape)
 {
     if (x->rank > 0 && !window)
         return err_set(VKT_EINVAL, "vkt_%s: window is NULL", op);
@@ -48,25 +48,29 @@ static int wn_plan(const char *op, const vkt_tensor *x, const int64_t *window, c
     vkt_window_opts *o = &p->opts;
     for (int d = 0; d < x->rank; d++) {
         if (window[d] < 1)
-            return err_set(VKT_ESHAPE, "vkt_%s: window[%d] = %lld must be at least 1", op, d, (long long)window[d]);
+            return err_set(VKT_ESHAPE, "vkt_%s: window[%d] = %lld must be at least 1", op, d,
+                           (long long)window[d]);
         if (o->strides[d] < 0)
             return err_set(VKT_EINVAL, "vkt_%s: strides[%d] = %lld must be positive", op, d,
                            (long long)o->strides[d]);
         if (o->window_dilations[d] < 0)
-            return err_set(VKT_EINVAL, "vkt_%s: window_dilations[%d] = %lld must be positive", op, d,
-                           (long long)o->window_dilations[d]);
+            return err_set(VKT_EINVAL, "vkt_%s: window_dilations[%d] = %lld must be positive", op,
+                           d, (long long)o->window_dilations[d]);
         if (o->strides[d] == 0)
             o->strides[d] = 1;
         if (o->window_dilations[d] == 0)
             o->window_dilations[d] = 1;
         /* Bounds keep every later product and sum well inside int64. */
-        if (window[d] > INT32_MAX || o->strides[d] > INT32_MAX || o->window_dilations[d] > INT32_MAX ||
-            llabs(o->padding_lo[d]) > INT32_MAX || llabs(o->padding_hi[d]) > INT32_MAX)
+        if (window[d] > INT32_MAX || o->strides[d] > INT32_MAX ||
+            o->window_dilations[d] > INT32_MAX || llabs(o->padding_lo[d]) > INT32_MAX ||
+            llabs(o->padding_hi[d]) > INT32_MAX)
             return err_set(VKT_EINVAL, "vkt_%s: window geometry of axis %d exceeds 2^31", op, d);
         int64_t padded = x->shape[d] + o->padding_lo[d] + o->padding_hi[d];
         if (padded < 0)
-            return err_set(VKT_ESHAPE, "vkt_%s: axis %d: padding %lld/%lld trims more than its %lld elements", op,
-                           d, (long long)o->padding_lo[d], (long long)o->padding_hi[d], (long long)x->shape[d]);
+            return err_set(VKT_ESHAPE,
+                           "vkt_%s: axis %d: padding %lld/%lld trims more than its %lld elements",
+                           op, d, (long long)o->padding_lo[d], (long long)o->padding_hi[d],
+                           (long long)x->shape[d]);
         int64_t w = wn_dilated(window[d], o->window_dilations[d]);
         shape[d] = padded < w ? 0 : (padded - w) / o->strides[d] + 1;
         p->window[d] = window[d];
@@ -95,7 +99,8 @@ static int wn_host_scatter(exec_call *c, const ref_view *in, ref_view *out)
     if (s == VKT_OK)
         s = op_host_convert(&in[2], p->dtype, &init, &oi);
     if (s == VKT_OK)
-        s = ref_window_scatter(p->code == WN_SCATTER_MAX, &in[0], &src, init.data, p->window, &p->opts, out);
+        s = ref_window_scatter(p->code == WN_SCATTER_MAX, &in[0], &src, init.data, p->window,
+                               &p->opts, out);
     free(os);
     free(oi);
     if (s == VKT_ENOMEM)
@@ -138,9 +143,12 @@ static bool wn_pooled(const vkt_tensor *x, const wn_params *p, const int64_t *ws
             o->strides[d] != (last2 ? p->window[d] : 1) || (!last2 && p->window[d] != 1))
             return false;
     }
-    *pp = (pool_push){.h = (uint32_t)x->shape[r - 2], .w = (uint32_t)x->shape[r - 1],
-                      .kh = (uint32_t)p->window[r - 2], .kw = (uint32_t)p->window[r - 1],
-                      .oh = (uint32_t)wshape[r - 2], .ow = (uint32_t)wshape[r - 1]};
+    *pp = (pool_push){.h = (uint32_t)x->shape[r - 2],
+                      .w = (uint32_t)x->shape[r - 1],
+                      .kh = (uint32_t)p->window[r - 2],
+                      .kw = (uint32_t)p->window[r - 1],
+                      .oh = (uint32_t)wshape[r - 2],
+                      .ow = (uint32_t)wshape[r - 1]};
     return true;
 }
 
@@ -166,15 +174,16 @@ static const char *wn_int32_gate(const vkt_tensor *x, const wn_params *p, const 
  * padding: the batch and feature axes of a pool) merge into one, since the
  * shaders pay a division per axis per element; the axes left are padded to
  * six at the front as size-1 windows and *nr counts them. */
-static int wn_params_buffer(const vkt_tensor *x, const wn_params *p, const int64_t *wshape, vkt_tensor **out,
-                            uint32_t *nr)
+static int wn_params_buffer(const vkt_tensor *x, const wn_params *p, const int64_t *wshape,
+                            vkt_tensor **out, uint32_t *nr)
 {
     const vkt_window_opts *o = &p->opts;
     int64_t in[WN_AXES], ws[WN_AXES], win[WN_AXES], str[WN_AXES], lo[WN_AXES], dil[WN_AXES];
     int r = 0;
     bool prev_pass = false;
     for (int d = 0; d < x->rank; d++) {
-        bool pass = p->window[d] == 1 && o->strides[d] == 1 && o->padding_lo[d] == 0 && o->padding_hi[d] == 0;
+        bool pass = p->window[d] == 1 && o->strides[d] == 1 && o->padding_lo[d] == 0 &&
+                    o->padding_hi[d] == 0;
         if (pass && prev_pass) {
             in[r - 1] *= x->shape[d];
             ws[r - 1] *= wshape[d];
@@ -260,8 +269,14 @@ static int wn_native_reduce(exec_call *c)
     pool_push pp;
     if (wn_pooled(x, p, y->shape, &pp)) {
         pp.n = (uint32_t)y->numel;
-        pl_dispatch d = {.shader = SPV_window_pool_f32, .nspec = 1, .spec = {(uint32_t)p->code}, .nbufs = 2,
-                         .bufs = {x->st, y->st}, .writes = {false, true}, .push = &pp, .push_size = sizeof pp};
+        pl_dispatch d = {.shader = SPV_window_pool_f32,
+                         .nspec = 1,
+                         .spec = {(uint32_t)p->code},
+                         .nbufs = 2,
+                         .bufs = {x->st, y->st},
+                         .writes = {false, true},
+                         .push = &pp,
+                         .push_size = sizeof pp};
         pl_grid(y->numel, 256, d.groups);
         return pl_run(y->ctx, &d);
     }
@@ -270,8 +285,12 @@ static int wn_native_reduce(exec_call *c)
     uint64_t vol = 1;
     for (int d = 0; d < x->rank; d++)
         vol *= (uint64_t)p->window[d];
-    pl_dispatch d = {.shader = reduce_shaders[x->dtype], .nspec = 2, .spec = {(uint32_t)p->code, nr}, .nbufs = 3,
-                     .bufs = {x->st, prm->st, y->st}, .writes = {false, false, true}};
+    pl_dispatch d = {.shader = reduce_shaders[x->dtype],
+                     .nspec = 2,
+                     .spec = {(uint32_t)p->code, nr},
+                     .nbufs = 3,
+                     .bufs = {x->st, prm->st, y->st},
+                     .writes = {false, false, true}};
     int s = wn_sliced(y->ctx, &d, y->numel, vol);
     vkt_tensor_free(prm);
     return s;
@@ -291,6 +310,44 @@ static int wn_temp(vkt_ctx *ctx, vkt_dtype dt, const vkt_tensor *like, vkt_tenso
 /* Loop iterations the one-pass scatter may run per element (windows that
  * cover it, times each one's scan), well inside lavapipe's 65,535. */
 #define WN_FUSED_BUDGET 4096
+
+/* The one-pass scatter of a pooling window (each element in one window at most), in pp. */
+static int wn_pool_scatter(const wn_params *p, const vkt_tensor *x, const vkt_tensor *src,
+                           const vkt_tensor *init, vkt_tensor *y, pool_push *pp)
+{
+    pp->n = (uint32_t)y->numel;
+    rt_epi epi = {SPV_window_pool_scatter_f32_epi, 3, pp->n};
+    pl_dispatch d = {.shader = SPV_window_pool_scatter_f32,
+                     .nspec = 1,
+                     .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u},
+                     .nbufs = 4,
+                     .bufs = {x->st, src->st, init->st, y->st},
+                     .writes = {false, false, false, true},
+                     .push = pp,
+                     .push_size = sizeof *pp,
+                     .epi = &epi};
+    pl_grid(y->numel, 256, d.groups);
+    return pl_run(y->ctx, &d);
+}
+
+/* The one-pass scatter of small f32 windows: each element finds the selection of every window
+ * that covers it (box of them), with the parameters in params (nr of them). */
+static int wn_fused_scatter(const wn_params *p, const vkt_tensor *x, const vkt_tensor *src,
+                            const vkt_tensor *init, const vkt_tensor *params, vkt_tensor *y,
+                            uint64_t box, uint32_t nr)
+{
+    wn_push pc = {(uint32_t)y->numel, 0, (uint32_t)box, 1};
+    pl_dispatch d = {.shader = SPV_window_scatter_fused_f32,
+                     .nspec = 2,
+                     .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u, nr},
+                     .nbufs = 5,
+                     .bufs = {x->st, src->st, init->st, params->st, y->st},
+                     .writes = {false, false, false, false, true},
+                     .push = &pc,
+                     .push_size = sizeof pc};
+    pl_grid(y->numel, 256, d.groups);
+    return pl_run(y->ctx, &d);
+}
 
 /* Two passes: each window's selected element (argsel), then a gather per
  * element over the windows that can cover it (scatter); small f32 windows in
@@ -312,14 +369,7 @@ static int wn_native_scatter(exec_call *c)
         /* each element in one window at most: its result is init, or init
          * plus that window's source value; a graph may fuse an elementwise
          * program into the store */
-        pp.n = (uint32_t)y->numel;
-        rt_epi epi = {SPV_window_pool_scatter_f32_epi, 3, pp.n};
-        pl_dispatch d = {.shader = SPV_window_pool_scatter_f32, .nspec = 1,
-                         .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u}, .nbufs = 4,
-                         .bufs = {x->st, src->st, init->st, y->st}, .writes = {false, false, false, true},
-                         .push = &pp, .push_size = sizeof pp, .epi = &epi};
-        pl_grid(y->numel, 256, d.groups);
-        s = pl_run(ctx, &d);
+        s = wn_pool_scatter(p, x, src, init, y, &pp);
         vkt_tensor_free(owned[0]);
         vkt_tensor_free(owned[1]);
         return s;
@@ -338,13 +388,7 @@ static int wn_native_scatter(exec_call *c)
     uint64_t passes = (y->numel + 65535ull * 256 - 1) / (65535ull * 256);
     if (s == VKT_OK && src->numel > 0 && x->dtype == VKT_F32 && p->dtype == VKT_F32 &&
         passes * box * (vol + 2) <= WN_FUSED_BUDGET) {
-        wn_push pc = {(uint32_t)y->numel, 0, (uint32_t)box, 1};
-        pl_dispatch d = {.shader = SPV_window_scatter_fused_f32, .nspec = 2,
-                         .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u, nr}, .nbufs = 5,
-                         .bufs = {x->st, src->st, init->st, owned[2]->st, y->st},
-                         .writes = {false, false, false, false, true}, .push = &pc, .push_size = sizeof pc};
-        pl_grid(y->numel, 256, d.groups);
-        s = pl_run(ctx, &d);
+        s = wn_fused_scatter(p, x, src, init, owned[2], y, box, nr);
         for (int i = 0; i < 5; i++)
             vkt_tensor_free(owned[i]);
         return s;
@@ -355,8 +399,10 @@ static int wn_native_scatter(exec_call *c)
         if (s == VKT_OK)
             s = wn_temp(ctx, x->dtype, src, &owned[4]);
         if (s == VKT_OK) {
-            pl_dispatch d = {.shader = argsel_shaders[x->dtype], .nspec = 2,
-                             .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u, nr}, .nbufs = 4,
+            pl_dispatch d = {.shader = argsel_shaders[x->dtype],
+                             .nspec = 2,
+                             .spec = {p->code == WN_SCATTER_MAX ? 0u : 1u, nr},
+                             .nbufs = 4,
                              .bufs = {x->st, owned[2]->st, owned[3]->st, owned[4]->st},
                              .writes = {false, false, true, true}};
             s = wn_sliced(ctx, &d, src->numel, vol);
@@ -369,7 +415,10 @@ static int wn_native_scatter(exec_call *c)
         if (!sel_st)
             box = 1;
         tn_storage *sst = sel_st ? sel_st : owned[2]->st, *srcst = sel_st ? src->st : init->st;
-        pl_dispatch d = {.shader = scatter_shaders[p->dtype], .nspec = 2, .spec = {0, nr}, .nbufs = 5,
+        pl_dispatch d = {.shader = scatter_shaders[p->dtype],
+                         .nspec = 2,
+                         .spec = {0, nr},
+                         .nbufs = 5,
                          .bufs = {sst, srcst, init->st, owned[2]->st, y->st},
                          .writes = {false, false, false, false, true}};
         s = wn_sliced(ctx, &d, y->numel, box);
@@ -391,8 +440,8 @@ static const op_info wn_ops[WN__COUNT] = {
 };
 const op_table op_table_window = {wn_ops, WN__COUNT};
 
-static int wn_reduce(const op_info *info, const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
-                     vkt_tensor **out)
+static int wn_reduce(const op_info *info, const vkt_tensor *x, const int64_t *window,
+                     const vkt_window_opts *opts, vkt_tensor **out)
 {
     err_clear();
     if (!out)
@@ -402,15 +451,20 @@ static int wn_reduce(const op_info *info, const vkt_tensor *x, const int64_t *wi
     wn_params p = {.code = info->code, .dtype = x->dtype};
     int64_t shape[VKT_MAX_RANK];
     TRY(wn_plan(info->name, x, window, opts, &p, shape));
-    exec_call c = {.info = info, .in = {x}, .nin = 1, .native = wn_native_reduce, .host = wn_host_reduce,
+    exec_call c = {.info = info,
+                   .in = {x},
+                   .nin = 1,
+                   .native = wn_native_reduce,
+                   .host = wn_host_reduce,
                    .params = &p};
     c.gate = wn_int32_gate(x, &p, shape);
     TRY(tn_new(x->ctx, p.dtype, shape, x->rank, &c.out));
     return exec_run(&c, out);
 }
 
-static int wn_scatter(const op_info *info, const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init,
-                      const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out)
+static int wn_scatter(const op_info *info, const vkt_tensor *x, const vkt_tensor *source,
+                      const vkt_tensor *init, const int64_t *window, const vkt_window_opts *opts,
+                      vkt_tensor **out)
 {
     err_clear();
     if (!out)
@@ -422,23 +476,28 @@ static int wn_scatter(const op_info *info, const vkt_tensor *x, const vkt_tensor
     if (x->ctx != source->ctx || x->ctx != init->ctx)
         return err_set(VKT_ECTX, "vkt_%s: inputs belong to different contexts", info->name);
     if (init->rank != 0)
-        return err_set(VKT_ESHAPE, "vkt_%s: init_value has rank %d, must be a scalar (rank 0)", info->name,
-                       init->rank);
+        return err_set(VKT_ESHAPE, "vkt_%s: init_value has rank %d, must be a scalar (rank 0)",
+                       info->name, init->rank);
     wn_params p = {.code = info->code, .dtype = op_promote(source->dtype, init->dtype)};
     int64_t shape[VKT_MAX_RANK];
     TRY(wn_plan(info->name, x, window, opts, &p, shape));
     for (int d = 0; d < x->rank; d++)
         if (p.opts.window_dilations[d] != 1)
-            return err_set(VKT_EINVAL, "vkt_%s: window_dilations[%d] = %lld, must be 1", info->name, d,
-                           (long long)p.opts.window_dilations[d]);
+            return err_set(VKT_EINVAL, "vkt_%s: window_dilations[%d] = %lld, must be 1", info->name,
+                           d, (long long)p.opts.window_dilations[d]);
     if (source->rank != x->rank)
-        return err_set(VKT_ESHAPE, "vkt_%s: source has rank %d, x has rank %d", info->name, source->rank, x->rank);
+        return err_set(VKT_ESHAPE, "vkt_%s: source has rank %d, x has rank %d", info->name,
+                       source->rank, x->rank);
     for (int d = 0; d < x->rank; d++)
         if (source->shape[d] != shape[d])
-            return err_set(VKT_ESHAPE, "vkt_%s: source dim %d is %lld, the windows of x give %lld", info->name, d,
-                           (long long)source->shape[d], (long long)shape[d]);
-    exec_call c = {.info = info, .in = {x, source, init}, .nin = 3, .native = wn_native_scatter,
-                   .host = wn_host_scatter, .params = &p};
+            return err_set(VKT_ESHAPE, "vkt_%s: source dim %d is %lld, the windows of x give %lld",
+                           info->name, d, (long long)source->shape[d], (long long)shape[d]);
+    exec_call c = {.info = info,
+                   .in = {x, source, init},
+                   .nin = 3,
+                   .native = wn_native_scatter,
+                   .host = wn_host_scatter,
+                   .params = &p};
     c.gate = wn_int32_gate(x, &p, shape);
     TRY(tn_new(x->ctx, p.dtype, x->shape, x->rank, &c.out));
     return exec_run(&c, out);
@@ -450,8 +509,8 @@ VKT_API int vkt_window_sum(const vkt_tensor *x, const int64_t *window, const vkt
     return wn_reduce(&wn_ops[WN_SUM], x, window, opts, out);
 }
 
-VKT_API int vkt_window_product(const vkt_tensor *x, const int64_t *window, const vkt_window_opts *opts,
-                               vkt_tensor **out)
+VKT_API int vkt_window_product(const vkt_tensor *x, const int64_t *window,
+                               const vkt_window_opts *opts, vkt_tensor **out)
 {
     return wn_reduce(&wn_ops[WN_PRODUCT], x, window, opts, out);
 }
@@ -468,14 +527,16 @@ VKT_API int vkt_window_min(const vkt_tensor *x, const int64_t *window, const vkt
     return wn_reduce(&wn_ops[WN_MIN], x, window, opts, out);
 }
 
-VKT_API int vkt_window_scatter_max(const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init_value,
-                                   const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out)
+VKT_API int vkt_window_scatter_max(const vkt_tensor *x, const vkt_tensor *source,
+                                   const vkt_tensor *init_value, const int64_t *window,
+                                   const vkt_window_opts *opts, vkt_tensor **out)
 {
     return wn_scatter(&wn_ops[WN_SCATTER_MAX], x, source, init_value, window, opts, out);
 }
 
-VKT_API int vkt_window_scatter_min(const vkt_tensor *x, const vkt_tensor *source, const vkt_tensor *init_value,
-                                   const int64_t *window, const vkt_window_opts *opts, vkt_tensor **out)
+VKT_API int vkt_window_scatter_min(const vkt_tensor *x, const vkt_tensor *source,
+                                   const vkt_tensor *init_value, const int64_t *window,
+                                   const vkt_window_opts *opts, vkt_tensor **out)
 {
     return wn_scatter(&wn_ops[WN_SCATTER_MIN], x, source, init_value, window, opts, out);
 }

@@ -55,13 +55,16 @@ static double bin_f64(enum ref_binop op, double a, double b)
 static uint32_t ipow(uint32_t base, int64_t e, int is_signed)
 {
     if (e < 0) {
-        if (base == 1) return 1;
-        if (is_signed && base == UINT32_MAX) return (e & 1) ? UINT32_MAX : 1;
+        if (base == 1)
+            return 1;
+        if (is_signed && base == UINT32_MAX)
+            return (e & 1) ? UINT32_MAX : 1;
         return 0;
     }
     uint32_t r = 1;
     for (uint64_t k = (uint64_t)e; k; k >>= 1) {
-        if (k & 1) r *= base;
+        if (k & 1)
+            r *= base;
         base *= base;
     }
     return r;
@@ -79,15 +82,18 @@ static int32_t bin_s32(enum ref_binop op, int32_t a, int32_t b)
     case BIN_max: return a > b ? a : b;
     case BIN_remainder: return (b == 0 || b == -1) ? 0 : a % b;
     case BIN_quotient:
-        if (b == 0) return 0;
-        if (b == -1) return (int32_t)(0u - ua); /* INT32_MIN / -1 wraps to INT32_MIN */
+        if (b == 0)
+            return 0;
+        if (b == -1)
+            return (int32_t)(0u - ua); /* INT32_MIN / -1 wraps to INT32_MIN */
         return a / b;
     case BIN_bitwise_and: return a & b;
     case BIN_bitwise_or: return a | b;
     case BIN_bitwise_xor: return a ^ b;
     case BIN_left_shift: return (b < 0 || b >= 32) ? 0 : (int32_t)(ua << b);
     case BIN_right_shift:
-        if (b < 0 || b >= 32) return a < 0 ? -1 : 0;
+        if (b < 0 || b >= 32)
+            return a < 0 ? -1 : 0;
         return a < 0 ? ~(~a >> b) : a >> b; /* arithmetic without implementation-defined >> */
     default: return 0;
     }
@@ -120,11 +126,12 @@ typedef struct bin_ctx {
     void *out;
 } bin_ctx;
 
-#define BIN_ROW(T, FN)                                                   \
-    do {                                                                 \
-        const T *a_ = (const T *)c->a + off[0], *b_ = (const T *)c->b + off[1]; \
-        T *y_ = (T *)c->out + o;                                         \
-        for (int64_t i = 0; i < n; i++) y_[i] = FN(c->op, a_[i * st[0]], b_[i * st[1]]); \
+#define BIN_ROW(T, FN)                                                                             \
+    do {                                                                                           \
+        const T *a_ = (const T *)c->a + off[0], *b_ = (const T *)c->b + off[1];                    \
+        T *y_ = (T *)c->out + o;                                                                   \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            y_[i] = FN(c->op, a_[i * st[0]], b_[i * st[1]]);                                       \
     } while (0)
 
 static void bin_row(void *ctx, int64_t o, const int64_t *off, const int64_t *st, int64_t n)
@@ -194,13 +201,13 @@ typedef struct clip_ctx {
 } clip_ctx;
 
 /* XLA's clamp: max then min, each propagating NaN like the binary ops. */
-#define CLIP_ROW(T, MAX, MIN)                                                        \
-    do {                                                                             \
-        const T *x_ = (const T *)c->x + off[0], *l_ = (const T *)c->lo + off[1];     \
-        const T *h_ = (const T *)c->hi + off[2];                                     \
-        T *y_ = (T *)c->out + o;                                                     \
-        for (int64_t i = 0; i < n; i++)                                              \
-            y_[i] = (T)MIN(MAX(x_[i * st[0]], l_[i * st[1]]), h_[i * st[2]]);        \
+#define CLIP_ROW(T, MAX, MIN)                                                                      \
+    do {                                                                                           \
+        const T *x_ = (const T *)c->x + off[0], *l_ = (const T *)c->lo + off[1];                   \
+        const T *h_ = (const T *)c->hi + off[2];                                                   \
+        T *y_ = (T *)c->out + o;                                                                   \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            y_[i] = (T)MIN(MAX(x_[i * st[0]], l_[i * st[1]]), h_[i * st[2]]);                      \
     } while (0)
 #define IMAX(a, b) ((a) > (b) ? (a) : (b))
 #define IMIN(a, b) ((a) < (b) ? (a) : (b))

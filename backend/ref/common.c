@@ -20,7 +20,8 @@ enum ref_class ref_binop_class(enum ref_binop op)
 size_t ref_numel(const ref_view *v)
 {
     size_t n = 1;
-    for (int i = 0; i < v->rank; i++) n *= (size_t)v->shape[i];
+    for (int i = 0; i < v->rank; i++)
+        n *= (size_t)v->shape[i];
     return n;
 }
 
@@ -49,7 +50,8 @@ static int collapse(int rank, int64_t *shape, int64_t *st)
 {
     int r = 0;
     for (int i = 0; i < rank; i++) {
-        if (shape[i] == 1) continue;
+        if (shape[i] == 1)
+            continue;
         if (r > 0 && st[r - 1] == st[i] * shape[i]) {
             shape[r - 1] *= shape[i];
             st[r - 1] = st[i];
@@ -75,23 +77,27 @@ static void copy_run(char *dst, const char *src, int64_t st, int64_t n, size_t e
     }
     switch (es) {
     case 1:
-        for (int64_t i = 0; i < n; i++) ((uint8_t *)dst)[i] = ((const uint8_t *)src)[i * st];
+        for (int64_t i = 0; i < n; i++)
+            ((uint8_t *)dst)[i] = ((const uint8_t *)src)[i * st];
         break;
     case 4:
-        for (int64_t i = 0; i < n; i++) ((uint32_t *)dst)[i] = ((const uint32_t *)src)[i * st];
+        for (int64_t i = 0; i < n; i++)
+            ((uint32_t *)dst)[i] = ((const uint32_t *)src)[i * st];
         break;
     default:
-        for (int64_t i = 0; i < n; i++) ((uint64_t *)dst)[i] = ((const uint64_t *)src)[i * st];
+        for (int64_t i = 0; i < n; i++)
+            ((uint64_t *)dst)[i] = ((const uint64_t *)src)[i * st];
         break;
     }
 }
 
-void ref_copy_strided(void *dst, const void *src, int rank, const int64_t *shape,
-                      const int64_t *st, size_t esize)
+void ref_copy_strided(void *dst, const void *src, int rank, const int64_t *shape, const int64_t *st,
+                      size_t esize)
 {
     int64_t sh[VKT_MAX_RANK], s[VKT_MAX_RANK];
     for (int i = 0; i < rank; i++) {
-        if (shape[i] == 0) return;
+        if (shape[i] == 0)
+            return;
         sh[i] = shape[i];
         s[i] = st[i];
     }
@@ -106,12 +112,14 @@ void ref_copy_strided(void *dst, const void *src, int rank, const int64_t *shape
         int ax = r - 2;
         while (ax >= 0) {
             off += s[ax];
-            if (++idx[ax] < sh[ax]) break;
+            if (++idx[ax] < sh[ax])
+                break;
             off -= s[ax] * sh[ax];
             idx[ax] = 0;
             ax--;
         }
-        if (ax < 0) return;
+        if (ax < 0)
+            return;
     }
 }
 
@@ -134,23 +142,28 @@ void ref_plan_make(ref_plan *p, const ref_view *out, const ref_view *const *ins,
     /* Collapse the dims jointly: a merge must hold for the output and every input. */
     int r = 0;
     for (int i = 0; i < out->rank; i++) {
-        if (out->shape[i] == 1) continue;
+        if (out->shape[i] == 1)
+            continue;
         int ok = r > 0 && os[r - 1] == os[i] * out->shape[i];
-        for (int k = 0; ok && k < nin; k++) ok = p->st[k][r - 1] == st[k][i] * out->shape[i];
+        for (int k = 0; ok && k < nin; k++)
+            ok = p->st[k][r - 1] == st[k][i] * out->shape[i];
         if (ok) {
             p->shape[r - 1] *= out->shape[i];
             os[r - 1] = os[i];
-            for (int k = 0; k < nin; k++) p->st[k][r - 1] = st[k][i];
+            for (int k = 0; k < nin; k++)
+                p->st[k][r - 1] = st[k][i];
             continue;
         }
         p->shape[r] = out->shape[i];
         os[r] = os[i];
-        for (int k = 0; k < nin; k++) p->st[k][r] = st[k][i];
+        for (int k = 0; k < nin; k++)
+            p->st[k][r] = st[k][i];
         r++;
     }
     if (r == 0) {
         p->shape[0] = 1;
-        for (int k = 0; k < nin; k++) p->st[k][0] = 0;
+        for (int k = 0; k < nin; k++)
+            p->st[k][0] = 0;
         r = 1;
     }
     p->rank = r;
@@ -159,23 +172,29 @@ void ref_plan_make(ref_plan *p, const ref_view *out, const ref_view *const *ins,
 void ref_plan_run(const ref_plan *p, ref_row_fn row, void *ctx)
 {
     for (int i = 0; i < p->rank; i++)
-        if (p->shape[i] == 0) return;
+        if (p->shape[i] == 0)
+            return;
     int r = p->rank;
     int64_t idx[VKT_MAX_RANK] = {0};
     int64_t off[REF_PLAN_MAX_IN] = {0}, inner_st[REF_PLAN_MAX_IN];
-    for (int k = 0; k < p->nin; k++) inner_st[k] = p->st[k][r - 1];
+    for (int k = 0; k < p->nin; k++)
+        inner_st[k] = p->st[k][r - 1];
     int64_t inner = p->shape[r - 1], o = 0;
     for (;;) {
         row(ctx, o, off, inner_st, inner);
         o += inner;
         int ax = r - 2;
         while (ax >= 0) {
-            for (int k = 0; k < p->nin; k++) off[k] += p->st[k][ax];
-            if (++idx[ax] < p->shape[ax]) break;
-            for (int k = 0; k < p->nin; k++) off[k] -= p->st[k][ax] * p->shape[ax];
+            for (int k = 0; k < p->nin; k++)
+                off[k] += p->st[k][ax];
+            if (++idx[ax] < p->shape[ax])
+                break;
+            for (int k = 0; k < p->nin; k++)
+                off[k] -= p->st[k][ax] * p->shape[ax];
             idx[ax] = 0;
             ax--;
         }
-        if (ax < 0) return;
+        if (ax < 0)
+            return;
     }
 }

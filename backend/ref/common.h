@@ -43,16 +43,21 @@ static inline int ref_truthy(vkt_dtype dt, const void *p, int64_t i)
  * The range checks come first because an out-of-range cast is undefined in C. */
 static inline int32_t ref_f2s32(double v)
 {
-    if (isnan(v)) return 0;
-    if (v >= 2147483647.0) return INT32_MAX;
-    if (v <= -2147483648.0) return INT32_MIN;
+    if (isnan(v))
+        return 0;
+    if (v >= 2147483647.0)
+        return INT32_MAX;
+    if (v <= -2147483648.0)
+        return INT32_MIN;
     return (int32_t)v;
 }
 
 static inline uint8_t ref_f2u8(double v)
 {
-    if (isnan(v) || v <= 0.0) return 0;
-    if (v >= 255.0) return 255;
+    if (isnan(v) || v <= 0.0)
+        return 0;
+    if (v >= 255.0)
+        return 255;
     return (uint8_t)v;
 }
 
@@ -60,17 +65,23 @@ static inline uint8_t ref_f2u8(double v)
  * zeros (-0 < +0) so the result does not depend on operand order. */
 static inline double ref_fmax_nan(double a, double b)
 {
-    if (isnan(a)) return a;
-    if (isnan(b)) return b;
-    if (a == b) return signbit(a) ? b : a;
+    if (isnan(a))
+        return a;
+    if (isnan(b))
+        return b;
+    if (a == b)
+        return signbit(a) ? b : a;
     return a > b ? a : b;
 }
 
 static inline double ref_fmin_nan(double a, double b)
 {
-    if (isnan(a)) return a;
-    if (isnan(b)) return b;
-    if (a == b) return signbit(a) ? a : b;
+    if (isnan(a))
+        return a;
+    if (isnan(b))
+        return b;
+    if (a == b)
+        return signbit(a) ? a : b;
     return a < b ? a : b;
 }
 
@@ -85,14 +96,14 @@ void ref_contig_strides(int rank, const int64_t *shape, int64_t *strides);
 
 /* dst (contiguous, `shape`) = src walked with element strides st (any sign,
  * 0 broadcasts); src points at the element of index (0, ..., 0). */
-void ref_copy_strided(void *dst, const void *src, int rank, const int64_t *shape,
-                      const int64_t *st, size_t esize);
+void ref_copy_strided(void *dst, const void *src, int rank, const int64_t *shape, const int64_t *st,
+                      size_t esize);
 
 /* Up to three inputs broadcast (numpy, right-aligned) to an output shape,
  * collapsed to as few dims as the strides allow. */
 #define REF_PLAN_MAX_IN 3
 typedef struct ref_plan {
-    int rank;  /* >= 1 after planning, even for rank-0 outputs */
+    int rank; /* >= 1 after planning, even for rank-0 outputs */
     int nin;
     int64_t shape[VKT_MAX_RANK];
     int64_t st[REF_PLAN_MAX_IN][VKT_MAX_RANK]; /* element strides, 0 where broadcast */

@@ -28,7 +28,8 @@ static void canon(const ref_view *v, bool has, const int *perm, int64_t *size, i
     }
 }
 
-int ref_conv(const ref_view *input, const ref_view *kernel, const vkt_conv_opts *opts, ref_view *out)
+int ref_conv(const ref_view *input, const ref_view *kernel, const vkt_conv_opts *opts,
+             ref_view *out)
 {
     static const vkt_conv_opts none;
     const vkt_conv_opts *o = opts ? opts : &none;

@@ -3,20 +3,21 @@
  * low byte). */
 #include "common.h"
 
-#define CONV(TS, TD, EXPR)                           \
-    do {                                             \
-        const TS *s_ = x->data;                      \
-        TD *d_ = out->data;                          \
-        for (size_t i = 0; i < n; i++) {             \
-            TS v = s_[i];                            \
-            d_[i] = (EXPR);                          \
-        }                                            \
+#define CONV(TS, TD, EXPR)                                                                         \
+    do {                                                                                           \
+        const TS *s_ = x->data;                                                                    \
+        TD *d_ = out->data;                                                                        \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            TS v = s_[i];                                                                          \
+            d_[i] = (EXPR);                                                                        \
+        }                                                                                          \
     } while (0)
 
 int ref_convert(const ref_view *x, ref_view *out)
 {
     size_t n = ref_numel(x);
-    if (n == 0) return VKT_OK;
+    if (n == 0)
+        return VKT_OK;
     if (x->dtype == out->dtype) {
         memcpy(out->data, x->data, n * ref_esize(x->dtype));
         return VKT_OK;
@@ -57,7 +58,8 @@ int ref_convert(const ref_view *x, ref_view *out)
 int ref_fill(ref_view *out, double value)
 {
     size_t n = ref_numel(out), es = ref_esize(out->dtype);
-    if (n == 0) return VKT_OK;
+    if (n == 0)
+        return VKT_OK;
     ref_store_double(out->dtype, out->data, 0, value);
     /* Doubling copies: log2(n) memcpys instead of n stores through a switch. */
     char *d = out->data;
@@ -85,13 +87,16 @@ static void store_index(vkt_dtype dt, void *p, size_t i, int64_t k)
 int ref_iota(ref_view *out, int axis)
 {
     size_t n = ref_numel(out);
-    if (n == 0) return VKT_OK;
+    if (n == 0)
+        return VKT_OK;
     if (axis == VKT_ALL_AXES || out->rank == 0) {
-        for (size_t i = 0; i < n; i++) store_index(out->dtype, out->data, i, (int64_t)i);
+        for (size_t i = 0; i < n; i++)
+            store_index(out->dtype, out->data, i, (int64_t)i);
         return VKT_OK;
     }
     int64_t inner = 1;
-    for (int i = axis + 1; i < out->rank; i++) inner *= out->shape[i];
+    for (int i = axis + 1; i < out->rank; i++)
+        inner *= out->shape[i];
     int64_t dim = out->shape[axis];
     for (size_t i = 0; i < n; i++)
         store_index(out->dtype, out->data, i, ((int64_t)i / inner) % dim);

@@ -19,10 +19,12 @@ static void pack(const ref_view *v, const int *bat, int nb, const int *con, int 
         shape[r] = v->shape[bat[i]];
         st[r++] = vs[bat[i]];
     }
-    for (int i = 0; i < nc; i++) used[con[i]] = 1;
+    for (int i = 0; i < nc; i++)
+        used[con[i]] = 1;
     *nfree = 1;
     for (int i = 0; i < v->rank; i++) {
-        if (used[i]) continue;
+        if (used[i])
+            continue;
         shape[r] = v->shape[i];
         st[r++] = vs[i];
         *nfree *= v->shape[i];
@@ -34,30 +36,34 @@ static void pack(const ref_view *v, const int *bat, int nb, const int *con, int 
     ref_copy_strided(dst, v->data, r, shape, st, ref_esize(v->dtype));
 }
 
-#define DOT_LOOP(T, ACC, OUT_EXPR)                                                  \
-    do {                                                                            \
-        const T *pa_ = pa, *pb_ = pb;                                               \
-        T *y_ = out->data;                                                          \
-        for (int64_t q = 0; q < nbat; q++)                                          \
-            for (int64_t m = 0; m < M; m++) {                                       \
-                const T *ra = pa_ + (q * M + m) * K;                                \
-                for (int64_t j = 0; j < N; j++) {                                   \
-                    const T *rb = pb_ + (q * N + j) * K;                            \
-                    ACC acc = 0;                                                    \
-                    for (int64_t t = 0; t < K; t++) acc += (ACC)ra[t] * (ACC)rb[t]; \
-                    y_[(q * M + m) * N + j] = (OUT_EXPR);                           \
-                }                                                                   \
-            }                                                                       \
+#define DOT_LOOP(T, ACC, OUT_EXPR)                                                                 \
+    do {                                                                                           \
+        const T *pa_ = pa, *pb_ = pb;                                                              \
+        T *y_ = out->data;                                                                         \
+        for (int64_t q = 0; q < nbat; q++)                                                         \
+            for (int64_t m = 0; m < M; m++) {                                                      \
+                const T *ra = pa_ + (q * M + m) * K;                                               \
+                for (int64_t j = 0; j < N; j++) {                                                  \
+                    const T *rb = pb_ + (q * N + j) * K;                                           \
+                    ACC acc = 0;                                                                   \
+                    for (int64_t t = 0; t < K; t++)                                                \
+                        acc += (ACC)ra[t] * (ACC)rb[t];                                            \
+                    y_[(q * M + m) * N + j] = (OUT_EXPR);                                          \
+                }                                                                                  \
+            }                                                                                      \
     } while (0)
 
 int ref_dot(const ref_view *a, const int *ca, const int *ba, const ref_view *b, const int *cb,
             const int *bb, int nc, int nb, ref_view *out)
 {
     size_t nout = ref_numel(out), es = ref_esize(out->dtype);
-    if (nout == 0) return VKT_OK;
+    if (nout == 0)
+        return VKT_OK;
     int64_t nbat = 1, K = 1, M, N;
-    for (int i = 0; i < nb; i++) nbat *= a->shape[ba[i]];
-    for (int i = 0; i < nc; i++) K *= a->shape[ca[i]];
+    for (int i = 0; i < nb; i++)
+        nbat *= a->shape[ba[i]];
+    for (int i = 0; i < nc; i++)
+        K *= a->shape[ca[i]];
     if (K == 0) { /* an empty contraction is a sum of nothing */
         memset(out->data, 0, nout * es);
         return VKT_OK;

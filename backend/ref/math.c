@@ -19,10 +19,14 @@ static double giles_guess(double x)
  * where the single-precision guess is extrapolated (1 - x below 1e-8). */
 double ref_erf_inv(double x)
 {
-    if (isnan(x) || x < -1.0 || x > 1.0) return NAN;
-    if (x == 1.0) return INFINITY;
-    if (x == -1.0) return -INFINITY;
-    if (x == 0.0) return x; /* keeps the sign of zero */
+    if (isnan(x) || x < -1.0 || x > 1.0)
+        return NAN;
+    if (x == 1.0)
+        return INFINITY;
+    if (x == -1.0)
+        return -INFINITY;
+    if (x == 0.0)
+        return x; /* keeps the sign of zero */
     double a = fabs(x), y = giles_guess(a), c = 1.0 - a, logc = log(c);
     for (int i = 0; i < 8; i++) {
         double d = TWO_OVER_SQRT_PI * exp(-y * y), step;
@@ -33,7 +37,8 @@ double ref_erf_inv(double x)
             step = -(erf(y) - a) / d;
         }
         y += step;
-        if (fabs(step) <= 1e-17 * y) break;
+        if (fabs(step) <= 1e-17 * y)
+            break;
     }
     return x < 0 ? -y : y;
 }

@@ -24,7 +24,8 @@ static void walk(const ref_view *x, const int64_t *ost, red_row_fn row, const re
     for (int i = 0; i < r; i++) {
         shape[i] = x->rank > 0 ? x->shape[i] : 1;
         st[i] = x->rank > 0 ? ost[i] : 0;
-        if (shape[i] == 0) return;
+        if (shape[i] == 0)
+            return;
     }
     int64_t idx[VKT_MAX_RANK] = {0}, xo = 0, oo = 0, inner = shape[r - 1];
     for (;;) {
@@ -33,12 +34,14 @@ static void walk(const ref_view *x, const int64_t *ost, red_row_fn row, const re
         int ax = r - 2;
         while (ax >= 0) {
             oo += st[ax];
-            if (++idx[ax] < shape[ax]) break;
+            if (++idx[ax] < shape[ax])
+                break;
             oo -= st[ax] * shape[ax];
             idx[ax] = 0;
             ax--;
         }
-        if (ax < 0) return;
+        if (ax < 0)
+            return;
     }
 }
 
@@ -75,8 +78,14 @@ static void row_int(const red_ctx *c, int64_t xo, int64_t oo, int64_t os, int64_
         switch (c->op) {
         case RED_SUM: *a += (uint64_t)v; break; /* mod 2^64 truncates to the wrapped result */
         case RED_PRODUCT: *a *= (uint64_t)v; break;
-        case RED_MAX: if (v > (int64_t)*a) *a = (uint64_t)v; break;
-        default: if (v < (int64_t)*a) *a = (uint64_t)v; break;
+        case RED_MAX:
+            if (v > (int64_t)*a)
+                *a = (uint64_t)v;
+            break;
+        default:
+            if (v < (int64_t)*a)
+                *a = (uint64_t)v;
+            break;
         }
     }
 }
@@ -84,13 +93,16 @@ static void row_int(const red_ctx *c, int64_t xo, int64_t oo, int64_t os, int64_
 int ref_reduce(enum ref_redop op, const ref_view *x, unsigned axis_mask, ref_view *out)
 {
     size_t nout = ref_numel(out);
-    if ((int)op < 0 || op >= RED__COUNT) return VKT_EINVAL;
-    if (nout == 0) return VKT_OK;
+    if ((int)op < 0 || op >= RED__COUNT)
+        return VKT_EINVAL;
+    if (nout == 0)
+        return VKT_OK;
     int64_t ost[VKT_MAX_RANK];
     int64_t s = 1;
     for (int i = x->rank - 1; i >= 0; i--) {
         ost[i] = (axis_mask >> i) & 1u ? 0 : s;
-        if (!((axis_mask >> i) & 1u)) s *= x->shape[i];
+        if (!((axis_mask >> i) & 1u))
+            s *= x->shape[i];
     }
     red_ctx c = {op, x->dtype, x->data, NULL};
     if (op == RED_ALL || op == RED_ANY) {
@@ -101,21 +113,31 @@ int ref_reduce(enum ref_redop op, const ref_view *x, unsigned axis_mask, ref_vie
     }
     if (ref_is_float(x->dtype)) {
         double *acc = malloc(nout * sizeof *acc);
-        if (!acc) return VKT_ENOMEM;
-        double id = op == RED_SUM ? 0.0 : op == RED_PRODUCT ? 1.0 : op == RED_MAX ? -INFINITY : INFINITY;
-        for (size_t i = 0; i < nout; i++) acc[i] = id;
+        if (!acc)
+            return VKT_ENOMEM;
+        double id = op == RED_SUM       ? 0.0
+                    : op == RED_PRODUCT ? 1.0
+                    : op == RED_MAX     ? -INFINITY
+                                        : INFINITY;
+        for (size_t i = 0; i < nout; i++)
+            acc[i] = id;
         c.acc = acc;
         walk(x, ost, row_float, &c);
-        for (size_t i = 0; i < nout; i++) ref_store_double(out->dtype, out->data, (int64_t)i, acc[i]);
+        for (size_t i = 0; i < nout; i++)
+            ref_store_double(out->dtype, out->data, (int64_t)i, acc[i]);
         free(acc);
         return VKT_OK;
     }
     uint64_t *acc = malloc(nout * sizeof *acc);
-    if (!acc) return VKT_ENOMEM;
+    if (!acc)
+        return VKT_ENOMEM;
     int s32 = x->dtype == VKT_S32;
-    int64_t id = op == RED_SUM ? 0 : op == RED_PRODUCT ? 1 : op == RED_MAX ? (s32 ? INT32_MIN : 0)
-                                                                            : (s32 ? INT32_MAX : 255);
-    for (size_t i = 0; i < nout; i++) acc[i] = (uint64_t)id;
+    int64_t id = op == RED_SUM       ? 0
+                 : op == RED_PRODUCT ? 1
+                 : op == RED_MAX     ? (s32 ? INT32_MIN : 0)
+                                     : (s32 ? INT32_MAX : 255);
+    for (size_t i = 0; i < nout; i++)
+        acc[i] = (uint64_t)id;
     c.acc = acc;
     walk(x, ost, row_int, &c);
     for (size_t i = 0; i < nout; i++) {
@@ -146,19 +168,23 @@ int ref_argreduce(bool is_max, const ref_view *x, int axis, ref_view *out)
     if (axis == VKT_ALL_AXES || x->rank == 0) {
         dim = (int64_t)ref_numel(x);
     } else {
-        for (int i = 0; i < axis; i++) outer *= x->shape[i];
+        for (int i = 0; i < axis; i++)
+            outer *= x->shape[i];
         dim = x->shape[axis];
-        for (int i = axis + 1; i < x->rank; i++) inner *= x->shape[i];
+        for (int i = axis + 1; i < x->rank; i++)
+            inner *= x->shape[i];
     }
     int32_t *y = out->data;
-    if (outer * inner == 0) return VKT_OK;
+    if (outer * inner == 0)
+        return VKT_OK;
     if (dim == 0) {
         memset(y, 0, (size_t)(outer * inner) * sizeof *y);
         return VKT_OK;
     }
     /* Rows of `inner` bests advance together so every read is contiguous. */
     double *best = malloc((size_t)inner * sizeof *best);
-    if (!best) return VKT_ENOMEM;
+    if (!best)
+        return VKT_ENOMEM;
     for (int64_t o = 0; o < outer; o++) {
         int64_t base = o * dim * inner;
         int32_t *yo = y + o * inner;

@@ -120,32 +120,37 @@ int ref_unary(enum ref_unop op, const ref_view *x, ref_view *out)
         return VKT_EDTYPE;
     if (cls == REF_PRED) {
         uint8_t *y = out->data;
-        for (size_t i = 0; i < n; i++) y[i] = predicate(op, ref_load(x->dtype, x->data, (int64_t)i));
+        for (size_t i = 0; i < n; i++)
+            y[i] = predicate(op, ref_load(x->dtype, x->data, (int64_t)i));
         return VKT_OK;
     }
     switch (x->dtype) {
     case VKT_F32: {
         const float *s = x->data;
         float *y = out->data;
-        for (size_t i = 0; i < n; i++) y[i] = un_f32(op, s[i]);
+        for (size_t i = 0; i < n; i++)
+            y[i] = un_f32(op, s[i]);
         break;
     }
     case VKT_F64: {
         const double *s = x->data;
         double *y = out->data;
-        for (size_t i = 0; i < n; i++) y[i] = un_f64(op, s[i]);
+        for (size_t i = 0; i < n; i++)
+            y[i] = un_f64(op, s[i]);
         break;
     }
     case VKT_S32: {
         const int32_t *s = x->data;
         int32_t *y = out->data;
-        for (size_t i = 0; i < n; i++) y[i] = un_s32(op, s[i]);
+        for (size_t i = 0; i < n; i++)
+            y[i] = un_s32(op, s[i]);
         break;
     }
     default: {
         const uint8_t *s = x->data;
         uint8_t *y = out->data;
-        for (size_t i = 0; i < n; i++) y[i] = un_u8(op, s[i]);
+        for (size_t i = 0; i < n; i++)
+            y[i] = un_u8(op, s[i]);
         break;
     }
     }

@@ -26,8 +26,8 @@ static int64_t or_one(int64_t v)
     return v > 0 ? v : 1;
 }
 
-static void geom(const ref_view *x, const int64_t *out_shape, const int64_t *window, const vkt_window_opts *opts,
-                 win_geom *g)
+static void geom(const ref_view *x, const int64_t *out_shape, const int64_t *window,
+                 const vkt_window_opts *opts, win_geom *g)
 {
     g->rank = x->rank;
     g->nwin = 1;
@@ -79,8 +79,8 @@ static int64_t count(int rank, const int64_t *shape)
     return n;
 }
 
-int ref_window_reduce(enum ref_redop op, const ref_view *x, const int64_t *window, const vkt_window_opts *opts,
-                      ref_view *out)
+int ref_window_reduce(enum ref_redop op, const ref_view *x, const int64_t *window,
+                      const vkt_window_opts *opts, ref_view *out)
 {
     if (op != RED_SUM && op != RED_PRODUCT && op != RED_MAX && op != RED_MIN)
         return VKT_EINVAL;
@@ -94,21 +94,28 @@ int ref_window_reduce(enum ref_redop op, const ref_view *x, const int64_t *windo
     for (int64_t o = 0; o < nout; o++, next_out(&g, idx, base)) {
         if (fl) {
             /* Sums and products in double, rounded once, as ref_reduce does. */
-            double a = op == RED_SUM ? 0.0 : op == RED_PRODUCT ? 1.0 : op == RED_MAX ? -INFINITY : INFINITY;
+            double a = op == RED_SUM       ? 0.0
+                       : op == RED_PRODUCT ? 1.0
+                       : op == RED_MAX     ? -INFINITY
+                                           : INFINITY;
             for (int64_t k = 0; k < g.nwin; k++) {
                 int64_t p = win_pos(&g, base, k);
                 if (p < 0)
                     continue;
                 double v = ref_load(x->dtype, x->data, p);
-                a = op == RED_SUM ? a + v : op == RED_PRODUCT ? a * v : op == RED_MAX ? ref_fmax_nan(a, v)
-                                                                                      : ref_fmin_nan(a, v);
+                a = op == RED_SUM       ? a + v
+                    : op == RED_PRODUCT ? a * v
+                    : op == RED_MAX     ? ref_fmax_nan(a, v)
+                                        : ref_fmin_nan(a, v);
             }
             ref_store_double(out->dtype, out->data, o, a);
             continue;
         }
         /* Integers wrap in the output width: accumulate mod 2^64, truncate. */
-        int64_t a = op == RED_SUM ? 0 : op == RED_PRODUCT ? 1 : op == RED_MAX ? (s32 ? INT32_MIN : 0)
-                                                                              : (s32 ? INT32_MAX : 255);
+        int64_t a = op == RED_SUM       ? 0
+                    : op == RED_PRODUCT ? 1
+                    : op == RED_MAX     ? (s32 ? INT32_MIN : 0)
+                                        : (s32 ? INT32_MAX : 255);
         for (int64_t k = 0; k < g.nwin; k++) {
             int64_t p = win_pos(&g, base, k);
             if (p < 0)

@@ -17,13 +17,13 @@ extern "C" {
 
 /* What one call reads as. */
 typedef struct {
-    char op[160];       /* the operator as the dispatcher names it: "aten::gelu.out" */
-    uint64_t bytes;     /* the bytes of the tensors among its arguments (what goes to the CPU) */
-    uint64_t largest;   /* the bytes of the largest one of them */
-    int has_shape;      /* the first tensor argument's shape and dtype */
+    char op[160];     /* the operator as the dispatcher names it: "aten::gelu.out" */
+    uint64_t bytes;   /* the bytes of the tensors among its arguments (what goes to the CPU) */
+    uint64_t largest; /* the bytes of the largest one of them */
+    int has_shape;    /* the first tensor argument's shape and dtype */
     int rank;
     int64_t dims[FBCOUNT_TORCH_RANK];
-    int dtype;          /* c10::ScalarType */
+    int dtype; /* c10::ScalarType */
 } fbcount_torch_call;
 
 /* FBCOUNT_TORCH_ABI, for the shim to refuse an adapter of another interface. */

@@ -57,7 +57,8 @@ static void load_file(const char *path)
     if (rc)
         fbc_warn("FBCOUNT_BACKEND: %.600s: %s; left out", path, err);
     else if (!to)
-        fbc_warn("FBCOUNT_BACKEND: %.600s: more than %d backends; left out", path, FBR_BACKENDS_MAX);
+        fbc_warn("FBCOUNT_BACKEND: %.600s: more than %d backends; left out", path,
+                 FBR_BACKENDS_MAX);
     else
         *to = b;
     /* Under fbcount run the command said so once, for the whole job. */
@@ -282,8 +283,8 @@ typedef size_t (*stats_fn)(fbc_stats_entry *, size_t);
 typedef uint64_t (*clock_fn)(void);
 
 /* A looked-up accessor as its function type. */
-#define ACC(b, id, type, name)                                                                  \
-    type name;                                                                                  \
+#define ACC(b, id, type, name)                                                                     \
+    type name;                                                                                     \
     memcpy(&name, &accessors_of(b)->acc[id], sizeof name)
 
 bool fbc_bmod_shape(const fbc_bmod *b, const void *t, int *rank, const int64_t **dims, int *dtype)

@@ -32,11 +32,12 @@
 #define HAVE_TSC 0
 #endif
 
-static uint64_t fbc_clock_mult;             /* ns per tick, 32.32 fixed point; 0: monotonic */
-static bool usable; /* an invariant counter, not refused by config (relaxed: threads race to calibrate) */
-static bool paired;                         /* tsc0 and mono0 were read (at the first use) */
-static uint64_t tsc0, mono0;                /* a matched pair read at the first use */
-#define CALIBRATE_NS 1000000u               /* the shortest window the rate is measured over */
+static uint64_t fbc_clock_mult; /* ns per tick, 32.32 fixed point; 0: monotonic */
+static bool
+    usable; /* an invariant counter, not refused by config (relaxed: threads race to calibrate) */
+static bool paired;           /* tsc0 and mono0 were read (at the first use) */
+static uint64_t tsc0, mono0;  /* a matched pair read at the first use */
+#define CALIBRATE_NS 1000000u /* the shortest window the rate is measured over */
 
 uint64_t fbc_now_ns(void)
 {
@@ -160,7 +161,8 @@ fbc_stamp fbc_clock_start(void)
     if (mult)
         return (fbc_stamp){fbc_clock_ticks(), mult};
     uint64_t now = fbc_now_ns();
-    if (__atomic_load_n(&usable, __ATOMIC_RELAXED) && now - mono0 >= CALIBRATE_NS && (mult = calibrate()))
+    if (__atomic_load_n(&usable, __ATOMIC_RELAXED) && now - mono0 >= CALIBRATE_NS &&
+        (mult = calibrate()))
         return (fbc_stamp){fbc_clock_ticks(), mult};
     return (fbc_stamp){now, 0};
 }

@@ -21,10 +21,12 @@
 
 /* What a process with no FBCOUNT variable runs with, written by no code: load writes nothing
  * here then (early.h). */
+// clang-format off
 #define DEFAULTS                                                                           \
     {.enabled = -1, .depth = 64, .prefixes = {.n = 1, .name = {FBR_DEFAULT_OP_PREFIX}},    \
      .py_backend = {.n = 1, .name = {FBR_DEFAULT_PY_BACKEND}}, .output = FBR_DEFAULT_OUTPUT,    \
      .signal = SIGUSR1, .signal_wait_ms = 2000}
+// clang-format on
 
 fbc_config fbc_cfg = DEFAULTS;
 
@@ -76,8 +78,8 @@ FBC_EARLY static bool parse_bool(fbr_var id, bool def)
     static const struct {
         const char *word;
         bool value;
-    } words[] = {{"1", true},   {"yes", true}, {"on", true},   {"true", true},
-                 {"0", false},  {"no", false}, {"off", false}, {"false", false}};
+    } words[] = {{"1", true},  {"yes", true}, {"on", true},   {"true", true},
+                 {"0", false}, {"no", false}, {"off", false}, {"false", false}};
     const char *v = env_named(var);
     if (!v)
         return def;
@@ -210,7 +212,8 @@ FBC_EARLY static void parse_signal(void)
     }
     fbc_warn("FBCOUNT_SIGNAL=%.64s is not a census signal (USR1, USR2, WINCH, URG, RTMIN+N, a "
              "number of one of them, or none; signals that end or stop a program keep their "
-             "meaning); using USR1", v);
+             "meaning); using USR1",
+             v);
 }
 
 FBC_EARLY static void parse_mode(void)
@@ -236,8 +239,8 @@ FBC_EARLY static void parse_contract(void)
     char *end;
     if (v && (strtol(v, &end, 10) != FBR_CONTRACT_VERSION || *end))
         fbc_warn("%s=%.16s: this libfbcount speaks version %d of fbcount's settings; the "
-                 "fbcount that started it is of another build", NAME(CONTRACT), v,
-                 FBR_CONTRACT_VERSION);
+                 "fbcount that started it is of another build",
+                 NAME(CONTRACT), v, FBR_CONTRACT_VERSION);
 }
 
 FBC_EARLY static void parse_clock(void)
@@ -264,8 +267,8 @@ static fbr_allow *read_allow(const char *path, bool warn)
 {
     char err[600];
     bool unreadable;
-    fbr_allow *a = fbr_allow_load(path, warn ? no_reason : NULL, (void *)path, err, sizeof err,
-                                  &unreadable);
+    fbr_allow *a =
+        fbr_allow_load(path, warn ? no_reason : NULL, (void *)path, err, sizeof err, &unreadable);
     if (!a)
         fbc_warn("FBCOUNT_ALLOW=%.500s; allowing nothing", err);
     return a;
@@ -376,8 +379,8 @@ static void unknown(void *ctx, long line, const char *name, const char *const *c
     char hint[300] = "";
     for (size_t i = 0; i < n; i++) {
         size_t len = strlen(hint);
-        snprintf(hint + len, sizeof hint - len, "%s%s", i ? ", " : "; closest: ",
-                 fbr_op_short(close[i], &fbc_cfg.prefixes));
+        snprintf(hint + len, sizeof hint - len, "%s%s",
+                 i ? ", " : "; closest: ", fbr_op_short(close[i], &fbc_cfg.prefixes));
     }
     fbc_warn("FBCOUNT_ALLOW=%.200s line %ld: '%.64s' names no op of this process%s",
              (const char *)ctx, line, name, hint);

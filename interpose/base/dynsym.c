@@ -18,7 +18,7 @@
 
 /* A module's dynamic symbol table, as its PT_DYNAMIC entries give it. */
 typedef struct {
-    const ElfW(Sym) *syms;
+    const ElfW(Sym) * syms;
     const char *strs;
     size_t strsz, nsyms;
     const uint32_t *gnu, *sysv; /* its hash tables, either may be NULL */
@@ -73,7 +73,7 @@ static void add(collect *c, const char *name)
 }
 
 /* A module's dynamic section, where dl_iterate_phdr describes it. */
-FBC_EARLY static const ElfW(Dyn) *dynamic_of(const struct dl_phdr_info *info)
+FBC_EARLY static const ElfW(Dyn) * dynamic_of(const struct dl_phdr_info *info)
 {
     for (int i = 0; i < info->dlpi_phnum; i++)
         if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
@@ -81,7 +81,7 @@ FBC_EARLY static const ElfW(Dyn) *dynamic_of(const struct dl_phdr_info *info)
     return NULL;
 }
 
-FBC_EARLY static bool read_table(uintptr_t base, const ElfW(Dyn) *dyn, table *t)
+FBC_EARLY static bool read_table(uintptr_t base, const ElfW(Dyn) * dyn, table *t)
 {
     *t = (table){0};
     for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
@@ -119,10 +119,11 @@ FBC_EARLY static uint32_t gnu_hash(const char *name)
 
 /* The function name the module defines and exports, whose GNU hash is h, through its GNU
  * hash table (bloom filter, then one chain) or its System V one; NULL when it has none. */
-FBC_EARLY static const ElfW(Sym) *defined(const table *t, const char *name, uint32_t h)
+FBC_EARLY static const ElfW(Sym) * defined(const table *t, const char *name, uint32_t h)
 {
     if (t->gnu) {
-        const uint32_t nbuckets = t->gnu[0], symoffset = t->gnu[1], nbloom = t->gnu[2], shift = t->gnu[3];
+        const uint32_t nbuckets = t->gnu[0], symoffset = t->gnu[1], nbloom = t->gnu[2],
+                       shift = t->gnu[3];
         const ElfW(Addr) *bloom = (const ElfW(Addr) *)(t->gnu + 4);
         const unsigned bits = sizeof(ElfW(Addr)) * 8;
         ElfW(Addr) word = bloom[(h / bits) % nbloom];
@@ -132,7 +133,8 @@ FBC_EARLY static const ElfW(Sym) *defined(const table *t, const char *name, uint
         const uint32_t *buckets = (const uint32_t *)(bloom + nbloom), *chain = buckets + nbuckets;
         for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
             uint32_t ch = chain[i - symoffset];
-            if ((ch | 1) == (h | 1) && exported_function(t, i) && !strcmp(t->strs + t->syms[i].st_name, name))
+            if ((ch | 1) == (h | 1) && exported_function(t, i) &&
+                !strcmp(t->strs + t->syms[i].st_name, name))
                 return &t->syms[i];
             if (ch & 1)
                 break;
@@ -247,8 +249,8 @@ typedef struct {
     const char *name;
     uint32_t hash;
     uintptr_t self;
-    bool past_self;       /* the modules after the shim's own are being visited */
-    void *next, *first;   /* the definition after the shim, and the first one anywhere */
+    bool past_self;     /* the modules after the shim's own are being visited */
+    void *next, *first; /* the definition after the shim, and the first one anywhere */
 } next_def;
 
 static int visit_next(struct dl_phdr_info *info, size_t size, void *data)
@@ -260,9 +262,8 @@ static int visit_next(struct dl_phdr_info *info, size_t size, void *data)
         d->past_self = true;
         return 0;
     }
-    const ElfW(Sym) *s = read_table(info->dlpi_addr, dynamic_of(info), &t)
-                             ? defined(&t, d->name, d->hash)
-                             : NULL;
+    const ElfW(Sym) *s =
+        read_table(info->dlpi_addr, dynamic_of(info), &t) ? defined(&t, d->name, d->hash) : NULL;
     if (!s || ELF64_ST_TYPE(s->st_info) == STT_GNU_IFUNC)
         return 0; /* an ifunc's address is its resolver's */
     void *at = (void *)(info->dlpi_addr + s->st_value);
@@ -287,5 +288,5 @@ void *fbc_module_definition(const struct dl_phdr_info *info, const char *name)
                              ? defined(&t, name, gnu_hash(name))
                              : NULL;
     return s && ELF64_ST_TYPE(s->st_info) != STT_GNU_IFUNC ? (void *)(info->dlpi_addr + s->st_value)
-                                                            : NULL;
+                                                           : NULL;
 }

@@ -65,7 +65,10 @@ static bool expand(const char *tmpl, int seq, char *out, size_t cap, bool *toolo
             continue;
         }
         switch (*++t) {
-        case 'p': put_num(&b, (uint64_t)fbc_proc.pid); has_p = true; break;
+        case 'p':
+            put_num(&b, (uint64_t)fbc_proc.pid);
+            has_p = true;
+            break;
         case 'h': put_str(&b, fbc_proc.host); break;
         case 'e': put_str(&b, fbc_process_name()); break;
         case 'n':

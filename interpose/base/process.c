@@ -111,7 +111,8 @@ FBC_EARLY static void new_id(char out[33])
     long n = fbc_sys3(SYS_getrandom, (long)r, sizeof r, GRND_NONBLOCK);
     if (n != (long)sizeof r) {
         /* No entropy yet (early boot): time and pid still make a collision unlikely. */
-        uint64_t a = fbc_now_ns() ^ ((uint64_t)getpid() << 32), b = (uint64_t)time(NULL) ^ (uintptr_t)&n;
+        uint64_t a = fbc_now_ns() ^ ((uint64_t)getpid() << 32),
+                 b = (uint64_t)time(NULL) ^ (uintptr_t)&n;
         for (int i = 0; i < 8; i++) {
             r[i] = (unsigned char)(a >> (8 * i));
             r[8 + i] = (unsigned char)(b >> (8 * i));
@@ -228,8 +229,7 @@ void fbc_mutex_fork(pthread_mutex_t *m, int phase)
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
-int fbc_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *),
-                      void *arg)
+int fbc_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
 {
 #ifdef FBC_NO_THREAD_WRAPPER
     /* No wrapper to pass: the sanitizer's interceptor, first in line, must see the thread. */

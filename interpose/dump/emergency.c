@@ -47,9 +47,9 @@ static void write_backends(fbc_writer *w)
 
 /* Every recorded stack, shard by shard, without a lock: lists only grow at one end and
  * entries never move. A stack recorded by two threads is listed twice; readers merge it. */
-#define FOR_EACH_ENTRY(e)                                                                      \
-    for (fbc_shard *sh_ = fbc_shards_first(); sh_; sh_ = sh_->next)                           \
-        for (fbc_entry *e = __atomic_load_n(&sh_->table.head, __ATOMIC_ACQUIRE); e;            \
+#define FOR_EACH_ENTRY(e)                                                                          \
+    for (fbc_shard *sh_ = fbc_shards_first(); sh_; sh_ = sh_->next)                                \
+        for (fbc_entry *e = __atomic_load_n(&sh_->table.head, __ATOMIC_ACQUIRE); e;                \
              e = __atomic_load_n(&e->next, __ATOMIC_ACQUIRE))
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
@@ -141,7 +141,8 @@ static void write_entry(fbc_writer *w, const fbc_entry *e, bool first, bool tabl
 void fbc_dump_raw(fbc_writer *w, const char *reason, int sig, int seq)
 {
     uint64_t v[FBC_KINDS][4] = {{0}}, stacks = 0;
-    FOR_EACH_ENTRY(e) {
+    FOR_EACH_ENTRY(e)
+    {
         unsigned k = e->kind < FBC_KINDS ? e->kind : FBC_FALLBACK;
         uint64_t mb = LOAD(e->max_bytes);
         v[k][0] += LOAD(e->count);
@@ -156,7 +157,8 @@ void fbc_dump_raw(fbc_writer *w, const char *reason, int sig, int seq)
         fbc_w_str(w, "," FBR_KEY(FBR_SIGNAL_NAME));
         fbc_w_json(w, fbr_signal_name(sig));
     }
-    fbc_w_num(w, "," FBR_KEY(FBR_SYMBOLIZED) "false," FBR_KEY(FBR_TOTAL) "{" FBR_KEY(FBR_FALLBACKS), v[0][0]);
+    fbc_w_num(w, "," FBR_KEY(FBR_SYMBOLIZED) "false," FBR_KEY(FBR_TOTAL) "{" FBR_KEY(FBR_FALLBACKS),
+              v[0][0]);
     fbc_w_num(w, "," FBR_KEY(FBR_BYTES), v[0][1]);
     fbc_w_num(w, "," FBR_KEY(FBR_MAX_BYTES), v[0][2]);
     fbc_w_num(w, "," FBR_KEY(FBR_NS), v[0][3]);
@@ -185,7 +187,8 @@ void fbc_dump_raw(fbc_writer *w, const char *reason, int sig, int seq)
     }
     fbc_w_str(w, "," FBR_KEY(FBR_STACKS) "[");
     bool first = true;
-    FOR_EACH_ENTRY(e) {
+    FOR_EACH_ENTRY(e)
+    {
         write_entry(w, e, first, table);
         first = false;
     }

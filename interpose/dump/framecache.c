@@ -2,8 +2,8 @@
  * naming frames by index, and how much of each frame is named: the program's own frames in
  * full (the functions inlined there, each at its line), the backend's, the interpreter's and
  * the system's by their symbol tables only (views of the user's code fold them; the command
- * names them further where it is asked to). Ten thousand stacks of twenty frames hold a few hundred distinct
- * frames; a frame object written in full at every use made a dump of 65,536 stacks 284 MB,
+ * names them further where it is asked to). Ten thousand stacks of twenty frames hold a few hundred
+ * distinct frames; a frame object written in full at every use made a dump of 65,536 stacks 284 MB,
  * larger than a reader accepts. Naming and formatting each frame once is also most of what
  * makes a snapshot fast. A return address whose function was inlined into others takes
  * several consecutive entries (innermost first), a Python frame one. */
@@ -197,8 +197,7 @@ void fbc_fc_warm(const fbc_entry *e)
         name(e->frames[f], f == 0, fbc_fc_full(e, e->frames[f]), chain);
 }
 
-long fbc_fc_index(fbc_framecache *c, const fbc_entry *e, uintptr_t ip, bool first,
-                  uint32_t *count)
+long fbc_fc_index(fbc_framecache *c, const fbc_entry *e, uintptr_t ip, bool first, uint32_t *count)
 {
     uintptr_t key = ip * 2 + first;
     size_t at;

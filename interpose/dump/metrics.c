@@ -28,9 +28,10 @@ static size_t count_rows(const fbc_report *r)
 }
 
 /* The kinds of the census, as the metrics name them. */
-static const fbr_metrics_kind kinds[FBC_KINDS] = {
-    [FBC_FALLBACK] = FBR_METRICS_FALLBACK, [FBC_HOST] = FBR_METRICS_HOST,
-    [FBC_TRANSFER] = FBR_METRICS_TRANSFER, [FBC_SPLIT] = FBR_METRICS_SPLIT};
+static const fbr_metrics_kind kinds[FBC_KINDS] = {[FBC_FALLBACK] = FBR_METRICS_FALLBACK,
+                                                  [FBC_HOST] = FBR_METRICS_HOST,
+                                                  [FBC_TRANSFER] = FBR_METRICS_TRANSFER,
+                                                  [FBC_SPLIT] = FBR_METRICS_SPLIT};
 
 /* Each row at each of its sites, with the backend that recorded it. */
 static size_t fill_rows(const fbc_report *r, fbr_metrics_row *rows, fbr_metrics_origin *origins)
@@ -44,9 +45,14 @@ static size_t fill_rows(const fbc_report *r, fbr_metrics_row *rows, fbr_metrics_
                                        fbc_report_split_timed(o->backend, (fbc_kind)kind)};
             for (size_t j = 0; j < (o->nsites ? o->nsites : 1); j++) {
                 const fbc_rsite *s = o->nsites ? &o->sites[j] : NULL;
-                rows[k] = (fbr_metrics_row){0, kinds[kind], o->op, s ? s->site : NULL,
-                                            s ? s->file : NULL, s ? s->line : 0,
-                                            s ? s->count : o->count, s ? s->bytes : o->bytes,
+                rows[k] = (fbr_metrics_row){0,
+                                            kinds[kind],
+                                            o->op,
+                                            s ? s->site : NULL,
+                                            s ? s->file : NULL,
+                                            s ? s->line : 0,
+                                            s ? s->count : o->count,
+                                            s ? s->bytes : o->bytes,
                                             s ? s->ns : o->ns};
                 origins[k++] = from;
             }
@@ -89,11 +95,17 @@ void fbc_metrics_write(const fbc_report *r)
     }
     n = fill_rows(r, rows, origins);
     fbr_metrics_counters counters[FBC_MAX_BMODS];
-    fbr_metrics_proc proc = {.pid = fbc_proc.pid, .rank = fbc_proc.rank, .host = fbc_proc.host,
-                             .exe = fbc_proc.exe, .has_time = true,
-                             .has_backend = r->has_backend, .native = r->native,
-                             .fallback = r->fallback, .host_ops = r->host,
-                             .backends = counters, .nbackends = fill_counters(r, counters)};
+    fbr_metrics_proc proc = {.pid = fbc_proc.pid,
+                             .rank = fbc_proc.rank,
+                             .host = fbc_proc.host,
+                             .exe = fbc_proc.exe,
+                             .has_time = true,
+                             .has_backend = r->has_backend,
+                             .native = r->native,
+                             .fallback = r->fallback,
+                             .host_ops = r->host,
+                             .backends = counters,
+                             .nbackends = fill_counters(r, counters)};
     char tmp[1200];
     int fd = fbc_output_open(fbc_cfg.metrics, tmp, sizeof tmp);
     int rc = -1;

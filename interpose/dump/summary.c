@@ -29,21 +29,24 @@ void fbc_dump_summary(const fbc_report *r, const char *path, int signal)
         char b[32], m[32];
         fbr_bytes(r->bytes[FBC_FALLBACK], b, sizeof b);
         fbr_bytes(r->max[FBC_FALLBACK], m, sizeof m);
-        fprintf(f, "fbcount: %s%" PRIu64 " fallback%s, %s left the GPU (largest %s); %" PRIu64
-                   " host-resident op%s",
+        fprintf(f,
+                "fbcount: %s%" PRIu64 " fallback%s, %s left the GPU (largest %s); %" PRIu64
+                " host-resident op%s",
                 on, n, n == 1 ? "" : "s", b, m, r->total[FBC_HOST],
                 r->total[FBC_HOST] == 1 ? "" : "s");
         if (moved) {
             char t[32];
             fbr_bytes(r->bytes[FBC_TRANSFER], t, sizeof t);
-            fprintf(f, "; %" PRIu64 " transfer%s between devices (%s)", moved, moved == 1 ? "" : "s", t);
+            fprintf(f, "; %" PRIu64 " transfer%s between devices (%s)", moved,
+                    moved == 1 ? "" : "s", t);
         }
         uint64_t all = r->native + r->fallback + r->host;
         if (r->has_backend && all)
             fprintf(f, "; %.1f%% of %" PRIu64 " ops stayed native",
                     100.0 * (double)r->native / (double)all, all);
         fprintf(f, "%s\n", where);
-        uint64_t ns = r->ns[FBC_FALLBACK] + r->ns[FBC_HOST], wall = fbc_now_ns() - fbc_process_start_ns();
+        uint64_t ns = r->ns[FBC_FALLBACK] + r->ns[FBC_HOST],
+                 wall = fbc_now_ns() - fbc_process_start_ns();
         if (ns && wall)
             fprintf(f, "fbcount: they cost %s of %s of wall time (%.1f%%)\n",
                     fbr_duration(ns, da, sizeof da), fbr_duration(wall, db, sizeof db),

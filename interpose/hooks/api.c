@@ -250,12 +250,11 @@ FBC_EXPORT const char *fbcount_format_bytes(uint64_t n, char *buf, size_t cap)
  * after the shim read it (the Python package's os.environ is this environment). */
 static void prefixes_of(const char *given, fbr_names *out)
 {
-    fbr_names_parse(given ? given : getenv(fbr_var_names[FBR_VAR_OP_PREFIX]),
-                    FBR_DEFAULT_OP_PREFIX, out);
+    fbr_names_parse(given ? given : getenv(fbr_var_names[FBR_VAR_OP_PREFIX]), FBR_DEFAULT_OP_PREFIX,
+                    out);
 }
 
-FBC_EXPORT const char *fbcount_op_short(const char *op, const char *prefixes, char *buf,
-                                        size_t cap)
+FBC_EXPORT const char *fbcount_op_short(const char *op, const char *prefixes, char *buf, size_t cap)
 {
     fbr_names p;
     prefixes_of(prefixes, &p);

@@ -32,8 +32,8 @@ static int keep_state(const char *vars, const char *at)
     char line[64];
     int n = snprintf(line, sizeof line, "FBCOUNT_ATTACHED_AT=%s\n", at);
     size_t len = strlen(vars);
-    bool ok = write(fd, vars, len) == (ssize_t)len && (!len || vars[len - 1] == '\n' ||
-                                                       write(fd, "\n", 1) == 1) &&
+    bool ok = write(fd, vars, len) == (ssize_t)len &&
+              (!len || vars[len - 1] == '\n' || write(fd, "\n", 1) == 1) &&
               write(fd, line, (size_t)n) == n;
     if (!ok) {
         close(fd);
@@ -71,7 +71,8 @@ FBC_EXPORT int fbcount_attach(const char *vars)
     fbc_config_attach(vars);
     memcpy(fbc_cfg.attached_at, at, sizeof at);
     fbc_cfg.attached_ns = fbc_now_ns();
-    if (!fbc_exits_declare_again() && (strstr(vars, "FBCOUNT_EXIT=") || strstr(vars, "FBCOUNT_BACKEND=")))
+    if (!fbc_exits_declare_again() &&
+        (strstr(vars, "FBCOUNT_EXIT=") || strstr(vars, "FBCOUNT_BACKEND=")))
         fbc_warn("attach: this process declared exits at its start (FBCOUNT_EXIT): they stay, "
                  "and --exit and --backend are not read");
     fbc_clock_init(fbc_cfg.clock_monotonic);

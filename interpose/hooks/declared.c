@@ -29,13 +29,12 @@ _Static_assert(FBC_DECL_STACK_BYTES % 16 == 0, "entries.S keeps the stack aligne
 typedef struct {
     long row;
     unsigned exit;
-    void *handle;  /* the library, pinned: its definition must not go away */
-    fbc_bmod *bm;  /* bound at the first call that records */
+    void *handle; /* the library, pinned: its definition must not go away */
+    fbc_bmod *bm; /* bound at the first call that records */
 } declared;
 
 static declared decls[FBC_DECL_MAX];
 static unsigned ndecls;
-
 
 static int decl_enter(unsigned i, void *call, const void *args);
 static void decl_leave(void *call);
@@ -112,8 +111,8 @@ static bool find_definitions(void)
             void *f = dlsym(h, exit_of(&decls[i])->symbol), *none = NULL;
             Dl_info di;
             if (!f || !dladdr(f, &di) || !di.dli_fname || strcmp(di.dli_fname, c.path[m]) ||
-                !__atomic_compare_exchange_n(&fbc_decl_defs[i], &none, f, false,
-                                             __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+                !__atomic_compare_exchange_n(&fbc_decl_defs[i], &none, f, false, __ATOMIC_ACQ_REL,
+                                             __ATOMIC_ACQUIRE))
                 continue;
             __atomic_store_n(&decls[i].handle, h, __ATOMIC_RELAXED);
             kept = found = true;

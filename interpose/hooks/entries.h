@@ -6,11 +6,11 @@
 #ifndef FBC_ENTRIES_H
 #define FBC_ENTRIES_H
 
-#define FBC_DECL_MAX 128       /* declared exits: FBR_BACKENDS_MAX rows of FBR_EXITS_MAX */
-#define FBC_DL_ENTRIES 4       /* dlopen, dlmopen, dlsym, dlvsym */
-#define FBC_T_STATE_OFFSET 0   /* offsetof(fbc_thread, state) */
-#define FBC_T_OFF_VALUE 1      /* FBC_T_OFF */
-#define FBC_ENTRY_SIZE 16      /* bytes of one entry of a table: entry i = table + 16 * i */
+#define FBC_DECL_MAX 128     /* declared exits: FBR_BACKENDS_MAX rows of FBR_EXITS_MAX */
+#define FBC_DL_ENTRIES 4     /* dlopen, dlmopen, dlsym, dlvsym */
+#define FBC_T_STATE_OFFSET 0 /* offsetof(fbc_thread, state) */
+#define FBC_T_OFF_VALUE 1    /* FBC_T_OFF */
+#define FBC_ENTRY_SIZE 16    /* bytes of one entry of a table: entry i = table + 16 * i */
 /* A counted declared call: the caller's stack arguments copied for the real function (at most
  * this much: 64 eightbytes, a struct of up to 512 bytes passed by value), and the room in the
  * entry's frame for the call's state (an fbc_call) until it returns. */
@@ -24,8 +24,8 @@
 /* Weak: a build without entries.S (another architecture, or a test build of the C files
  * alone) links, and fbc_entries_present() says so. */
 #define FBC_ENTRY_DATA __attribute__((weak))
-extern const char fbc_decl_entries[] FBC_ENTRY_DATA; /* FBC_DECL_MAX entries: declared exits */
-extern const char fbc_dl_entries[] FBC_ENTRY_DATA; /* dlopen, dlmopen, dlsym, dlvsym */
+extern const char fbc_decl_entries[] FBC_ENTRY_DATA;     /* FBC_DECL_MAX entries: declared exits */
+extern const char fbc_dl_entries[] FBC_ENTRY_DATA;       /* dlopen, dlmopen, dlsym, dlvsym */
 extern void *fbc_decl_defs[FBC_DECL_MAX] FBC_ENTRY_DATA; /* where declared exit i jumps */
 extern bool fbc_decl_forced FBC_ENTRY_DATA; /* every thread takes a declared exit's slow path */
 /* The C side, set before any entry is redirected to: a declared exit's slow path (its index,
@@ -50,6 +50,5 @@ static inline bool fbc_entries_present(void)
     return (uintptr_t)fbc_decl_entries != 0;
 }
 #endif
-
 
 #endif

@@ -69,8 +69,8 @@ static exit_state exits[NEXITS];
 /* The shim's own definitions (at the end of the file, with the definitions). */
 static const void *const selfs[NEXITS];
 
-#define SYMBOL(x) symbols[(x) - exits]
-#define SELF_OF(x) selfs[(x) - exits]
+#define SYMBOL(x) symbols[(x)-exits]
+#define SELF_OF(x) selfs[(x)-exits]
 
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool forced_slow;
@@ -85,8 +85,9 @@ static int own_definition(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     any_def *d = data;
-    void *h = info->dlpi_name && info->dlpi_name[0] ? dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD)
-                                                    : NULL;
+    void *h = info->dlpi_name && info->dlpi_name[0]
+                  ? dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD)
+                  : NULL;
     void *f = h ? dlsym(h, d->symbol) : NULL;
     Dl_info di;
     if (f && f != d->self && dladdr(f, &di) && (uintptr_t)di.dli_fbase == info->dlpi_addr)
@@ -171,11 +172,12 @@ static const caller_mod *other_caller(exit_state *x, const char *path, long mi)
         __atomic_store_n(&x->other_ready, true, __ATOMIC_RELEASE);
         if (mi >= 0)
             fbc_warn("more than %d modules call %.200s: calls from the others (%.300s first) "
-                     "reach the definition that one reaches", MAX_CALLERS, SYMBOL(x),
-                     path ? path : "?");
+                     "reach the definition that one reaches",
+                     MAX_CALLERS, SYMBOL(x), path ? path : "?");
         else
             fbc_warn("%.200s called from code in no loaded module (generated at run time): "
-                     "such calls reach the definition after the shim's", SYMBOL(x));
+                     "such calls reach the definition after the shim's",
+                     SYMBOL(x));
     }
     return &x->other;
 }
@@ -186,8 +188,7 @@ static const caller_mod *resolve(exit_state *x, uintptr_t ra)
     if (c)
         return c;
     if (__atomic_load_n(&x->other_ready, __ATOMIC_ACQUIRE) &&
-        (__atomic_load_n(&x->ncallers, __ATOMIC_ACQUIRE) == MAX_CALLERS ||
-         fbc_modmap_find(ra) < 0))
+        (__atomic_load_n(&x->ncallers, __ATOMIC_ACQUIRE) == MAX_CALLERS || fbc_modmap_find(ra) < 0))
         return &x->other; /* no room, or no module, for it in the table */
     fbc_init();
     pthread_mutex_lock(&resolve_lock);
@@ -230,7 +231,8 @@ void fbc_wrap_slow(bool all)
     pthread_mutex_lock(&resolve_lock);
     __atomic_store_n(&forced_slow, all, __ATOMIC_RELAXED);
     for (int i = 0; i < NEXITS; i++)
-        __atomic_store_n(&exits[i].fast_fn, !all && exits[i].ncallers ? exits[i].callers[0].fn : NULL,
+        __atomic_store_n(&exits[i].fast_fn,
+                         !all && exits[i].ncallers ? exits[i].callers[0].fn : NULL,
                          __ATOMIC_RELEASE);
     if (fbc_entries_present()) /* declared exits' entries */
         __atomic_store_n(&fbc_decl_forced, all, __ATOMIC_RELAXED);
@@ -322,9 +324,8 @@ __attribute__((noinline)) static void slow(exit_state *x, fbc_call *c, uintptr_t
     if (!m || !m->fn)
         return;
     c->fn = m->fn;
-    fbc_event *ev = m->bm && should_record()
-                        ? fbc_record_enter((uintptr_t)__builtin_frame_address(0))
-                        : NULL;
+    fbc_event *ev =
+        m->bm && should_record() ? fbc_record_enter((uintptr_t)__builtin_frame_address(0)) : NULL;
     if (!ev) {
         thunk(c);
         return;
@@ -343,8 +344,8 @@ __attribute__((noinline)) static void slow(exit_state *x, fbc_call *c, uintptr_t
  * pointed at its own code (ggml's cpy_tensor_async): recorded as an exit's call is. */
 static void intercepted(fbc_call *c, const fbc_reader_ops *rd, void (*thunk)(fbc_call *))
 {
-    fbc_event *ev = should_record() ? fbc_record_enter((uintptr_t)__builtin_frame_address(0))
-                                    : NULL;
+    fbc_event *ev =
+        should_record() ? fbc_record_enter((uintptr_t)__builtin_frame_address(0)) : NULL;
     bool now;
     if (!ev) {
         thunk(c);
@@ -426,10 +427,10 @@ typedef void (*torch2_fn)(const void *, void *, bool);
 typedef void (*torch3_fn)(const void *, void *, bool, uint16_t);
 
 FBC_EXPORT void torch_fallback_1(const void *op, void *stack) __asm__(FBR_TORCH_FALLBACK);
-FBC_EXPORT void torch_fallback_2(const void *op, void *stack, bool views)
-    __asm__(FBR_TORCH_FALLBACK "b");
-FBC_EXPORT void torch_fallback_3(const void *op, void *stack, bool views, uint16_t key)
-    __asm__(FBR_TORCH_FALLBACK "bNS1_11DispatchKeyE");
+FBC_EXPORT void torch_fallback_2(const void *op, void *stack,
+                                 bool views) __asm__(FBR_TORCH_FALLBACK "b");
+FBC_EXPORT void torch_fallback_3(const void *op, void *stack, bool views,
+                                 uint16_t key) __asm__(FBR_TORCH_FALLBACK "bNS1_11DispatchKeyE");
 
 static void call_torch_1(fbc_call *c)
 {
@@ -443,7 +444,8 @@ static void call_torch_2(fbc_call *c)
 
 static void call_torch_3(fbc_call *c)
 {
-    CALL(torch3_fn, c)((const void *)c->arg[0], (void *)c->arg[1], (bool)c->arg[2], (uint16_t)c->arg[3]);
+    CALL(torch3_fn, c)
+    ((const void *)c->arg[0], (void *)c->arg[1], (bool)c->arg[2], (uint16_t)c->arg[3]);
 }
 
 FBC_EXPORT void torch_fallback_1(const void *op, void *stack)
@@ -503,8 +505,9 @@ static void call_compute(fbc_call *c)
 
 static void call_set_async(fbc_call *c)
 {
-    CALL(set_async_fn, c)((void *)c->arg[0], (void *)c->arg[1], (const void *)c->arg[2],
-                          (size_t)c->arg[3], (size_t)c->arg[4]);
+    CALL(set_async_fn, c)
+    ((void *)c->arg[0], (void *)c->arg[1], (const void *)c->arg[2], (size_t)c->arg[3],
+     (size_t)c->arg[4]);
 }
 
 static void call_copy(fbc_call *c)
@@ -514,7 +517,8 @@ static void call_copy(fbc_call *c)
 
 static void call_copy_async(fbc_call *c)
 {
-    CALL(copy_async_fn, c)((void *)c->arg[0], (void *)c->arg[1], (void *)c->arg[2], (void *)c->arg[3]);
+    CALL(copy_async_fn, c)
+    ((void *)c->arg[0], (void *)c->arg[1], (void *)c->arg[2], (void *)c->arg[3]);
 }
 
 /* GGML_STATUS_FAILED when no definition is found, as ggml would say. */
@@ -579,10 +583,9 @@ FBC_EXPORT void ggml_backend_tensor_copy_async(void *bsrc, void *bdst, void *src
 typedef void *(*engine_fn)(void *, void *, const void *, const void *, bool, bool, bool,
                            const void *);
 
-FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots,
-                                      const void *inputs, bool keep, bool create,
-                                      bool accumulate, const void *outputs)
-    __asm__(FBR_TORCH_ENGINE_EXECUTE);
+FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots, const void *inputs,
+                                      bool keep, bool create, bool accumulate,
+                                      const void *outputs) __asm__(FBR_TORCH_ENGINE_EXECUTE);
 
 /* The backward's end, however it ends: autograd rethrows a device thread's error (a refused
  * fallback's RuntimeError) on the caller's thread, through this frame. */
@@ -592,9 +595,8 @@ static void backward_over(const fbc_origin **o)
         fbc_origin_end(*o);
 }
 
-FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots,
-                                      const void *inputs, bool keep, bool create,
-                                      bool accumulate, const void *outputs)
+FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots, const void *inputs,
+                                      bool keep, bool create, bool accumulate, const void *outputs)
 {
     const caller_mod *m = resolve(&exits[X_TORCH_ENGINE], RA);
     if (!m || !m->fn)
@@ -612,7 +614,7 @@ FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots,
 /* Each definition's address as this library has it: a hidden alias is bound at link time,
  * where the plain name goes through the loader and, in a shim loaded after a backend that sits
  * in the program's global scope, comes back as the backend's. */
-#define X_SELF(id, fn, sym, role)                                                               \
+#define X_SELF(id, fn, sym, role)                                                                  \
     extern __typeof__(fn) self_##fn __attribute__((alias(sym), visibility("hidden")));
 FBR_TYPED(X_SELF)
 #undef X_SELF
@@ -666,4 +668,3 @@ bool fbc_exit_defined(const char *symbol)
             return true;
     return false;
 }
-

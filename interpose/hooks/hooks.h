@@ -10,7 +10,7 @@
 #include "triggers.h"
 
 /* init.c: start-up and arming */
-void fbc_load(void);          /* what runs at load: process facts and configuration */
+void fbc_load(void); /* what runs at load: process facts and configuration */
 /* Everything else, at the first use of a backend or of the API; idempotent. */
 void fbc_init(void);
 /* Decides whether the calling thread records (the process census or an open scope). */

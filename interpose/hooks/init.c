@@ -33,7 +33,7 @@ extern const ElfW(Ehdr) __ehdr_start;
 FBC_EARLY static const char *own_path(void)
 {
     for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next)
-        if (m->l_addr == (ElfW(Addr))&__ehdr_start)
+        if (m->l_addr == (ElfW(Addr)) & __ehdr_start)
             return m->l_name;
     Dl_info di;
     return dladdr((void *)fbc_init, &di) ? di.dli_fname : NULL;
@@ -88,7 +88,6 @@ FBC_EARLY static void own_census(void)
     if (fbc_sys_getpid() != fbc_proc.pid)
         fbc_process_forked();
 }
-
 
 static void use_once_(void)
 {
@@ -215,7 +214,8 @@ void fbc_arm(void)
 void fbc_notice_modules(void)
 {
     static uint64_t seen;
-    if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) || !__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE))
         return;
     uint64_t gen = fbc_modules_generation();
     if (gen == __atomic_load_n(&seen, __ATOMIC_RELAXED))

@@ -46,8 +46,7 @@ static bool none_refuse(fbc_call *c, const char *why)
     return false;
 }
 
-const fbc_reader_ops FBC_READER_OPS(NONE) = {
-    none_bind, none_before, none_after, none_refuse, NULL};
+const fbc_reader_ops FBC_READER_OPS(NONE) = {none_bind, none_before, none_after, none_refuse, NULL};
 
 bool fbc_reader_no_refuse(fbc_call *c, const char *why)
 {

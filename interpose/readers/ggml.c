@@ -17,10 +17,10 @@
  * newer ggml and an accelerator used with the CPU (BLAS) in older ones. */
 enum { DEV_CPU = 0, DEV_GPU = 1, DEV_IGPU = 2 };
 
-#define GET(h, name, dst)                                                                       \
-    do {                                                                                        \
-        void *p_ = (h) ? dlsym(h, name) : NULL;                                                 \
-        memcpy(&(dst), &p_, sizeof p_);                                                         \
+#define GET(h, name, dst)                                                                          \
+    do {                                                                                           \
+        void *p_ = (h) ? dlsym(h, name) : NULL;                                                    \
+        memcpy(&(dst), &p_, sizeof p_);                                                            \
     } while (0)
 
 /* The device registry lives in libggml (libggml.so, or a build's renamed copy), which the
@@ -63,26 +63,26 @@ static void registry(ggml_api *a)
 }
 
 /* The base library's functions the reader calls: field, then ggml's name. */
-#define GGML_BOUND(X)                                                                           \
-    X(get_device, "ggml_backend_get_device")                                                    \
-    X(dev_type, "ggml_backend_dev_type")                                                        \
-    X(dev_name, "ggml_backend_dev_name")                                                        \
-    X(dev_supports_op, "ggml_backend_dev_supports_op")                                          \
-    X(guid, "ggml_backend_guid")                                                                \
-    X(sched_n_backends, "ggml_backend_sched_get_n_backends")                                    \
-    X(sched_backend, "ggml_backend_sched_get_backend")                                          \
-    X(n_nodes, "ggml_graph_n_nodes")                                                            \
-    X(node, "ggml_graph_node")                                                                  \
-    X(op_desc, "ggml_op_desc")                                                                  \
-    X(nbytes, "ggml_nbytes")                                                                    \
-    X(nelements, "ggml_nelements")                                                              \
-    X(nrows, "ggml_nrows")                                                                      \
-    X(row_size, "ggml_row_size")                                                                \
-    X(get_name, "ggml_get_name")                                                                \
-    X(get_data, "ggml_get_data")                                                                \
-    X(buffer_is_host, "ggml_backend_buffer_is_host")                                            \
-    X(buffer_name, "ggml_backend_buffer_name")                                                  \
-    X(buffer_type, "ggml_backend_buffer_get_type")                                              \
+#define GGML_BOUND(X)                                                                              \
+    X(get_device, "ggml_backend_get_device")                                                       \
+    X(dev_type, "ggml_backend_dev_type")                                                           \
+    X(dev_name, "ggml_backend_dev_name")                                                           \
+    X(dev_supports_op, "ggml_backend_dev_supports_op")                                             \
+    X(guid, "ggml_backend_guid")                                                                   \
+    X(sched_n_backends, "ggml_backend_sched_get_n_backends")                                       \
+    X(sched_backend, "ggml_backend_sched_get_backend")                                             \
+    X(n_nodes, "ggml_graph_n_nodes")                                                               \
+    X(node, "ggml_graph_node")                                                                     \
+    X(op_desc, "ggml_op_desc")                                                                     \
+    X(nbytes, "ggml_nbytes")                                                                       \
+    X(nelements, "ggml_nelements")                                                                 \
+    X(nrows, "ggml_nrows")                                                                         \
+    X(row_size, "ggml_row_size")                                                                   \
+    X(get_name, "ggml_get_name")                                                                   \
+    X(get_data, "ggml_get_data")                                                                   \
+    X(buffer_is_host, "ggml_backend_buffer_is_host")                                               \
+    X(buffer_name, "ggml_backend_buffer_name")                                                     \
+    X(buffer_type, "ggml_backend_buffer_get_type")                                                 \
     X(buft_device, "ggml_backend_buft_get_device")
 
 void ggml_bind(fbc_bmod *bm)
@@ -95,8 +95,8 @@ void ggml_bind(fbc_bmod *bm)
         return;
     }
     int missing = 0;
-#define X_GET(field, name)                                                                      \
-    GET(h, name, a->field);                                                                     \
+#define X_GET(field, name)                                                                         \
+    GET(h, name, a->field);                                                                        \
     missing += !a->field;
     GGML_BOUND(X_GET)
 #undef X_GET
@@ -125,8 +125,17 @@ bool ggml_ready(const ggml_api *a)
 /* Offsets in the pinned build: enum ggml_type type; buffer; int64_t ne[4]; size_t nb[4];
  * enum ggml_op op; int32_t op_params[16]; int32_t flags; src[10]; view_src; view_offs; data;
  * char name[64]. */
-enum { T_TYPE = 0, T_BUFFER = 8, T_NE = 16, T_OP = 80, T_FLAGS = 148, T_SRC = 152,
-       T_VIEW_SRC = 232, T_DATA = 248, T_NAME = 256 };
+enum {
+    T_TYPE = 0,
+    T_BUFFER = 8,
+    T_NE = 16,
+    T_OP = 80,
+    T_FLAGS = 148,
+    T_SRC = 152,
+    T_VIEW_SRC = 232,
+    T_DATA = 248,
+    T_NAME = 256
+};
 
 #define AT(t, off, type) (*(type const *)((const char *)(t) + (off)))
 
@@ -149,13 +158,34 @@ bool ggml_tensor_layout(const ggml_api *a, const void *t)
     return ok;
 }
 
-int ggml_t_type(const void *t) { return AT(t, T_TYPE, int); }
-void *ggml_t_buffer(const void *t) { return AT(t, T_BUFFER, void *); }
-int ggml_t_op(const void *t) { return AT(t, T_OP, int); }
-int64_t ggml_t_ne(const void *t, int i) { return AT(t, T_NE + 8 * i, int64_t); }
-int32_t ggml_t_flags(const void *t) { return AT(t, T_FLAGS, int32_t); }
-const void *ggml_t_src(const void *t, int i) { return AT(t, T_SRC + 8 * i, const void *); }
-const void *ggml_t_view_src(const void *t) { return AT(t, T_VIEW_SRC, const void *); }
+int ggml_t_type(const void *t)
+{
+    return AT(t, T_TYPE, int);
+}
+void *ggml_t_buffer(const void *t)
+{
+    return AT(t, T_BUFFER, void *);
+}
+int ggml_t_op(const void *t)
+{
+    return AT(t, T_OP, int);
+}
+int64_t ggml_t_ne(const void *t, int i)
+{
+    return AT(t, T_NE + 8 * i, int64_t);
+}
+int32_t ggml_t_flags(const void *t)
+{
+    return AT(t, T_FLAGS, int32_t);
+}
+const void *ggml_t_src(const void *t, int i)
+{
+    return AT(t, T_SRC + 8 * i, const void *);
+}
+const void *ggml_t_view_src(const void *t)
+{
+    return AT(t, T_VIEW_SRC, const void *);
+}
 
 /* ---- places and devices ------------------------------------------------------------------ */
 

@@ -79,7 +79,7 @@ typedef struct {
 
 typedef struct {
     const void *graph;
-    uint64_t hash; /* 0: not kept (read again at the next compute) */
+    uint64_t hash;  /* 0: not kept (read again at the next compute) */
     const char *op; /* the split's name, interned; NULL when it computes no node */
     size_t bytes;
     ggml_node_event *ev;
@@ -97,12 +97,12 @@ typedef struct {
     void *sched; /* NULL outside a scheduler's compute */
     void *gpu[GGML_GPUS_MAX + 1];
     int ngpu;
-    int split;             /* the split being fed or computed, as the scheduler numbers it */
+    int split; /* the split being fed or computed, as the scheduler numbers it */
     ggml_split_state state;
-    void *last_backend;    /* the backend of the split computed last */
-    const void **tainted;  /* open addressing, cap a power of two */
+    void *last_backend;   /* the backend of the split computed last */
+    const void **tainted; /* open addressing, cap a power of two */
     size_t ntainted, cap;
-    fbc_event outer;       /* the scheduler's call, as captured */
+    fbc_event outer; /* the scheduler's call, as captured */
     ggml_split memo[GGML_MEMO];
     unsigned memo_next;
 } ggml_thread;

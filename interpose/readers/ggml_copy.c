@@ -69,8 +69,8 @@ static void copy_after(fbc_call *c, uint64_t ns)
     count_tensors(c, (const void *)c->arg[0], (const void *)c->arg[1], ns);
 }
 
-const fbc_reader_ops FBC_READER_OPS(GGML_COPY) = {
-    ggml_bind, timed, copy_after, fbc_reader_no_refuse, ggml_stack};
+const fbc_reader_ops FBC_READER_OPS(GGML_COPY) = {ggml_bind, timed, copy_after,
+                                                  fbc_reader_no_refuse, ggml_stack};
 
 /* ---- ggml_backend_tensor_set_async(backend, tensor, data, offset, size) ------------------ */
 
@@ -79,15 +79,14 @@ static void set_after(fbc_call *c, uint64_t ns)
     const ggml_api *a = c->bm->reader;
     ggml_thread *th = ggml_thread_state();
     const void *t = (const void *)c->arg[1];
-    if (!th || !th->sched || !ggml_ready(a) || !t || !ggml_tensor_layout(a, t) ||
-        !ggml_t_buffer(t))
+    if (!th || !th->sched || !ggml_ready(a) || !t || !ggml_tensor_layout(a, t) || !ggml_t_buffer(t))
         return;
     c->ev->ns = ns;
     count_copy(c, "host", ggml_place(a, ggml_t_buffer(t)), (size_t)c->arg[4]);
 }
 
-const fbc_reader_ops FBC_READER_OPS(GGML_SET_ASYNC) = {
-    ggml_bind, timed, set_after, fbc_reader_no_refuse, ggml_stack};
+const fbc_reader_ops FBC_READER_OPS(GGML_SET_ASYNC) = {ggml_bind, timed, set_after,
+                                                       fbc_reader_no_refuse, ggml_stack};
 
 /* ---- a backend's cpy_tensor_async -------------------------------------------------------- */
 
@@ -160,11 +159,11 @@ static bool cpy_wrapper(void *backend_src, void *backend_dst, const void *src, v
     int i = wrapped_at(backend_dst);
     if (i < 0)
         return false; /* never: only a backend with an entry points here */
-    fbc_call c = {.bm = wrapped[i].bm,
-                  .exit = wrapped[i].exit,
-                  .fn = (void *)wrapped[i].orig,
-                  .arg = {(uintptr_t)backend_src, (uintptr_t)backend_dst, (uintptr_t)src,
-                          (uintptr_t)dst}};
+    fbc_call c = {
+        .bm = wrapped[i].bm,
+        .exit = wrapped[i].exit,
+        .fn = (void *)wrapped[i].orig,
+        .arg = {(uintptr_t)backend_src, (uintptr_t)backend_dst, (uintptr_t)src, (uintptr_t)dst}};
     if (fbc_reader_intercept)
         fbc_reader_intercept(&c, &cpy_ops, call_cpy);
     else
@@ -194,7 +193,8 @@ void ggml_wrap_backend(const ggml_api *a, void *backend, fbc_bmod *bm, unsigned 
         static int warned;
         if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
             fbc_warn("more than %d ggml backends: the copies of the later ones' "
-                     "cpy_tensor_async are not counted", WRAPPED_MAX);
+                     "cpy_tensor_async are not counted",
+                     WRAPPED_MAX);
     }
     pthread_mutex_unlock(&wrap_lock);
 }

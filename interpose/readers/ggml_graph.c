@@ -151,8 +151,8 @@ static bool read_split(fbc_call *c, ggml_thread *th, void *graph, ggml_split *s)
         if (!could || (layout && reads_fallback(th, t))) {
             if (layout)
                 ggml_taint_add(th, t);
-            kept &= ggml_memo_push(s, could ? FBC_HOST : FBC_FALLBACK, fbc_record_op(desc),
-                                   bytes, layout ? t : NULL);
+            kept &= ggml_memo_push(s, could ? FBC_HOST : FBC_FALLBACK, fbc_record_op(desc), bytes,
+                                   layout ? t : NULL);
             fallback = true;
         }
         label_add(&l, desc);
@@ -202,5 +202,5 @@ static void graph_after(fbc_call *c, uint64_t ns)
     count(c, th, s, ns);
 }
 
-const fbc_reader_ops FBC_READER_OPS(GGML_GRAPH) = {
-    ggml_bind, graph_before, graph_after, fbc_reader_no_refuse, ggml_stack};
+const fbc_reader_ops FBC_READER_OPS(GGML_GRAPH) = {ggml_bind, graph_before, graph_after,
+                                                   fbc_reader_no_refuse, ggml_stack};

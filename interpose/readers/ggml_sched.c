@@ -40,5 +40,5 @@ static void sched_after(fbc_call *c, uint64_t ns)
         th->sched = NULL;
 }
 
-const fbc_reader_ops FBC_READER_OPS(GGML_SCHED) = {
-    ggml_bind, sched_before, sched_after, fbc_reader_no_refuse, NULL};
+const fbc_reader_ops FBC_READER_OPS(GGML_SCHED) = {ggml_bind, sched_before, sched_after,
+                                                   fbc_reader_no_refuse, NULL};

@@ -20,10 +20,10 @@ typedef struct {
     void (*refuse)(const char *message);
 } adapter;
 
-#define GET(h, name, dst)                                                                       \
-    do {                                                                                        \
-        void *p_ = dlsym(h, name);                                                              \
-        memcpy(&(dst), &p_, sizeof p_);                                                         \
+#define GET(h, name, dst)                                                                          \
+    do {                                                                                           \
+        void *p_ = dlsym(h, name);                                                                 \
+        memcpy(&(dst), &p_, sizeof p_);                                                            \
     } while (0)
 
 static const char *build_id_of(uintptr_t base)
@@ -61,8 +61,10 @@ static void torch_bind(fbc_bmod *bm)
     const char *id = build_id_of(bm->base);
     char path[1200];
     bm->sizes = false;
-    snprintf(bm->note, sizeof bm->note, "no adapter for this libtorch (libtorch_cpu build id %s): "
-             "ops named from the stack, bytes unknown", id[0] ? id : "unknown");
+    snprintf(bm->note, sizeof bm->note,
+             "no adapter for this libtorch (libtorch_cpu build id %s): "
+             "ops named from the stack, bytes unknown",
+             id[0] ? id : "unknown");
     if (!id[0] || !adapter_path(id, path, sizeof path))
         return;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -84,7 +86,8 @@ static void torch_bind(fbc_bmod *bm)
         !a->refuse || !dtype_name) {
         if (a && built && strcmp(built(), id))
             fbc_warn("FBCOUNT_TORCH_ADAPTER: %.600s was built for libtorch_cpu %.40s, not %.40s; "
-                     "not used", path, built(), id);
+                     "not used",
+                     path, built(), id);
         free(a);
         dlclose(h);
         return;
@@ -131,5 +134,5 @@ static bool torch_refuse(fbc_call *c, const char *why)
     return true;
 }
 
-const fbc_reader_ops FBC_READER_OPS(TORCH) = {
-    torch_bind, torch_before, torch_after, torch_refuse, NULL};
+const fbc_reader_ops FBC_READER_OPS(TORCH) = {torch_bind, torch_before, torch_after, torch_refuse,
+                                              NULL};

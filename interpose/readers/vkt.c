@@ -49,5 +49,4 @@ static bool vkt_refuse(fbc_call *c, const char *why)
     return true;
 }
 
-const fbc_reader_ops FBC_READER_OPS(VKT) = {
-    vkt_bind, vkt_before, vkt_after, vkt_refuse, NULL};
+const fbc_reader_ops FBC_READER_OPS(VKT) = {vkt_bind, vkt_before, vkt_after, vkt_refuse, NULL};

@@ -29,12 +29,12 @@ static void load(void)
 #endif
     const char *missing = h ? NULL : LIBUNWIND_SONAME;
     void *p;
-#define RESOLVE(field, fn)                                                                      \
-    if (!missing) {                                                                             \
-        if ((p = dlsym(h, NAME(fn))))                                                           \
-            memcpy(&unw.field, &p, sizeof p);                                                   \
-        else                                                                                    \
-            missing = NAME(fn);                                                                 \
+#define RESOLVE(field, fn)                                                                         \
+    if (!missing) {                                                                                \
+        if ((p = dlsym(h, NAME(fn))))                                                              \
+            memcpy(&unw.field, &p, sizeof p);                                                      \
+        else                                                                                       \
+            missing = NAME(fn);                                                                    \
     }
     FBC_UNW_ENTRIES(RESOLVE)
 #undef RESOLVE

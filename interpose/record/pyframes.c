@@ -10,8 +10,8 @@
  * should be (a code object, a str), and any other version is named once in a warning and
  * read not at all. A frame that begins a C-level evaluation ("entry") is marked by a flag of
  * its own in 3.11, and in 3.12 by the C stack's shim frame (owner FRAME_OWNED_BY_CSTACK)
- * that lies before it, which is skipped. A frame is interned as (file, function, line) for the life of
- * the process, so stacks name it by a pointer and a crash dump can still write it; bit 0 of
+ * that lies before it, which is skipped. A frame is interned as (file, function, line) for the life
+ * of the process, so stacks name it by a pointer and a crash dump can still write it; bit 0 of
  * that pointer marks the frame a C-level evaluation began with ("entry"), which is where the
  * Python frames are merged into the native stack. Nothing here runs outside a Python
  * process, and in one only while an event is recorded. */
@@ -25,34 +25,58 @@
 /* Offsets on x86-64, by minor version of CPython 3. */
 typedef struct {
     int minor;
-    int ts_cframe;       /* PyThreadState.cframe */
-    int cf_current;      /* _PyCFrame.current_frame */
+    int ts_cframe;  /* PyThreadState.cframe */
+    int cf_current; /* _PyCFrame.current_frame */
     int fr_code, fr_previous, fr_prev_instr;
-    int fr_is_entry;     /* _PyInterpreterFrame.is_entry; -1: marked by a shim frame instead */
+    int fr_is_entry; /* _PyInterpreterFrame.is_entry; -1: marked by a shim frame instead */
     int fr_owner;
-    int owned_by_cstack; /* the C stack's shim frame's owner value; -1: none */
+    int owned_by_cstack;      /* the C stack's shim frame's owner value; -1: none */
     int co_filename, co_name; /* co_name: the function's name, as py-spy and memray show it */
     int co_firsttraceable;
-    int co_code;         /* co_code_adaptive: the instructions */
-    int str_ascii_data;  /* after PyASCIIObject */
-    int str_utf8;        /* PyCompactUnicodeObject.utf8 (NULL until asked for) */
+    int co_code;          /* co_code_adaptive: the instructions */
+    int str_ascii_data;   /* after PyASCIIObject */
+    int str_utf8;         /* PyCompactUnicodeObject.utf8 (NULL until asked for) */
     int str_compact_data; /* after PyCompactUnicodeObject */
 } layout;
 
 static const layout layouts[] = {
-    {.minor = 11, .ts_cframe = 56, .cf_current = 8, .fr_code = 32, .fr_previous = 48,
-     .fr_prev_instr = 56, .fr_is_entry = 68, .fr_owner = 69, .owned_by_cstack = -1,
-     .co_filename = 112, .co_name = 120, .co_firsttraceable = 168, .co_code = 184,
-     .str_ascii_data = 48, .str_utf8 = 56, .str_compact_data = 72},
-    {.minor = 12, .ts_cframe = 56, .cf_current = 0, .fr_code = 0, .fr_previous = 8,
-     .fr_prev_instr = 56, .fr_is_entry = -1, .fr_owner = 70, .owned_by_cstack = 3,
-     .co_filename = 112, .co_name = 120, .co_firsttraceable = 176, .co_code = 192,
-     .str_ascii_data = 40, .str_utf8 = 48, .str_compact_data = 56},
+    {.minor = 11,
+     .ts_cframe = 56,
+     .cf_current = 8,
+     .fr_code = 32,
+     .fr_previous = 48,
+     .fr_prev_instr = 56,
+     .fr_is_entry = 68,
+     .fr_owner = 69,
+     .owned_by_cstack = -1,
+     .co_filename = 112,
+     .co_name = 120,
+     .co_firsttraceable = 168,
+     .co_code = 184,
+     .str_ascii_data = 48,
+     .str_utf8 = 56,
+     .str_compact_data = 72},
+    {.minor = 12,
+     .ts_cframe = 56,
+     .cf_current = 0,
+     .fr_code = 0,
+     .fr_previous = 8,
+     .fr_prev_instr = 56,
+     .fr_is_entry = -1,
+     .fr_owner = 70,
+     .owned_by_cstack = 3,
+     .co_filename = 112,
+     .co_name = 120,
+     .co_firsttraceable = 176,
+     .co_code = 192,
+     .str_ascii_data = 40,
+     .str_utf8 = 48,
+     .str_compact_data = 56},
 };
 
 /* The same in every version read. */
 enum {
-    TS_INTERP = 16,     /* PyThreadState.interp */
+    TS_INTERP = 16, /* PyThreadState.interp */
     OWNED_BY_GENERATOR = 1,
     OB_TYPE = 8,
     STR_LENGTH = 16,
@@ -91,7 +115,8 @@ static void look(void)
             row = &layouts[i];
     if (!row) {
         fbc_warn("Python frames unavailable for %d.%d (read for 3.11 and 3.12); sites name C "
-                 "frames", major, minor);
+                 "frames",
+                 major, minor);
         return;
     }
     void *a = dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
@@ -139,7 +164,9 @@ static const char *text(const void *s, char *buf, size_t cap)
     const unsigned char *d = (const unsigned char *)s + L->str_compact_data;
     size_t o = 0;
     for (size_t i = 0; i < len && o + 5 < cap; i++) {
-        unsigned cp = kind == 1 ? d[i] : kind == 2 ? ((const uint16_t *)d)[i] : ((const uint32_t *)d)[i];
+        unsigned cp = kind == 1   ? d[i]
+                      : kind == 2 ? ((const uint16_t *)d)[i]
+                                  : ((const uint32_t *)d)[i];
         if (cp < 0x80) {
             buf[o++] = (char)cp;
         } else if (cp < 0x800) {
@@ -266,7 +293,8 @@ int fbc_py_capture(uintptr_t *out, int max)
     const void *fr = cf ? AT(cf, L->cf_current, const void *) : NULL;
     int n = 0;
     bool after_shim = false; /* 3.12: the frame read last lies on a C stack shim frame */
-    for (int guard = 0; fr && n < max && guard < 4096; guard++, fr = AT(fr, L->fr_previous, const void *)) {
+    for (int guard = 0; fr && n < max && guard < 4096;
+         guard++, fr = AT(fr, L->fr_previous, const void *)) {
         char owner = AT(fr, L->fr_owner, char);
         if (owner == L->owned_by_cstack) {
             if (n > 0 && !after_shim)

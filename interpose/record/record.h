@@ -112,7 +112,7 @@ static inline unsigned fbc_hash_words(const void *key, size_t len)
 
 /* ---- shard.c: the process census, one table per recording thread -------------------- */
 typedef struct fbc_shard {
-    fbc_table table;        /* written by its thread under lock; read by dumps under lock */
+    fbc_table table; /* written by its thread under lock; read by dumps under lock */
     pthread_mutex_t lock;
     struct fbc_shard *next; /* the list only grows at its head; walked lock-free by crashes */
     int in_use;             /* claimed by a live thread (atomic) */
@@ -127,8 +127,8 @@ extern unsigned fbc_shards_epoch;
 /* The calling thread's shard, taking over one a finished thread left or making one; NULL
  * when out of memory. Also stored in fbc_t.shard. */
 fbc_shard *fbc_shard_claim(void);
-fbc_shard *fbc_shards_first(void);     /* async-signal-safe walk start */
-uint64_t fbc_shards_events(void);      /* events counted so far (relaxed, lock-free) */
+fbc_shard *fbc_shards_first(void); /* async-signal-safe walk start */
+uint64_t fbc_shards_events(void);  /* events counted so far (relaxed, lock-free) */
 /* 0 prepare (locks all), 1 parent (unlocks), 2 child (empties, unlocks). */
 void fbc_shards_fork(int phase);
 /* A child of a fork that ran no fork handlers (_Fork): the parent's shards are left behind,
@@ -154,7 +154,11 @@ int fbc_py_capture(uintptr_t *out, int max);
  * caller's loss.backward() started) or that the program started has no frame of the user's
  * own where it falls back: its events carry the stack of the code the work came from, taken
  * once (raw frames, Python's too) and interned for the life of the process. */
-typedef enum { FBC_ORIGIN_NONE = 0, FBC_ORIGIN_BACKWARD = 1, FBC_ORIGIN_THREAD = 2 } fbc_origin_kind;
+typedef enum {
+    FBC_ORIGIN_NONE = 0,
+    FBC_ORIGIN_BACKWARD = 1,
+    FBC_ORIGIN_THREAD = 2
+} fbc_origin_kind;
 typedef struct fbc_origin {
     UT_hash_handle hh;
     uint32_t kind, nframes, npy, pad; /* the key starts at kind, as an entry's */
@@ -180,14 +184,14 @@ const char *fbc_origin_name(uint32_t kind);
 bool fbc_unwind_owns(const void *addr);
 #ifdef UNW_LOCAL_ONLY /* the files that include <libunwind.h> */
 /* field, the function (or variable) as <libunwind.h> declares it */
-#define FBC_UNW_ENTRIES(X)                                                                      \
-    X(getcontext, unw_tdep_getcontext)                                                          \
-    X(init_local, unw_init_local)                                                               \
-    X(step, unw_step)                                                                           \
-    X(get_reg, unw_get_reg)                                                                     \
-    X(set_caching_policy, unw_set_caching_policy)                                               \
-    X(flush_cache, unw_flush_cache)                                                             \
-    X(backtrace, unw_backtrace)                                                                 \
+#define FBC_UNW_ENTRIES(X)                                                                         \
+    X(getcontext, unw_tdep_getcontext)                                                             \
+    X(init_local, unw_init_local)                                                                  \
+    X(step, unw_step)                                                                              \
+    X(get_reg, unw_get_reg)                                                                        \
+    X(set_caching_policy, unw_set_caching_policy)                                                  \
+    X(flush_cache, unw_flush_cache)                                                                \
+    X(backtrace, unw_backtrace)                                                                    \
     X(local_as, unw_local_addr_space)
 typedef struct {
 #define FBC_UNW_FIELD(field, fn) __typeof__(fn) *field;
@@ -235,11 +239,11 @@ void fbc_scope_fork(int phase);
 enum { FBC_T_UNSET = 0, FBC_T_OFF = 1, FBC_T_ON = 2 };
 
 typedef struct {
-    int state;                /* the one read the wrappers make when recording is off */
-    int busy;                 /* the shim's own code runs for an event: exits do not record */
-    struct fbc_scope *scope;  /* innermost scope open on this thread */
-    struct fbc_shard *shard;  /* this thread's part of the process census */
-    int in_loader;            /* inside a loader entry's own work (hooks/declared.c) */
+    int state;               /* the one read the wrappers make when recording is off */
+    int busy;                /* the shim's own code runs for an event: exits do not record */
+    struct fbc_scope *scope; /* innermost scope open on this thread */
+    struct fbc_shard *shard; /* this thread's part of the process census */
+    int in_loader;           /* inside a loader entry's own work (hooks/declared.c) */
 } fbc_thread;
 
 extern __thread fbc_thread fbc_t __attribute__((tls_model("initial-exec")));

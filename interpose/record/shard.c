@@ -14,8 +14,8 @@
 
 pthread_mutex_t fbc_global_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static fbc_shard *shards;            /* newest first */
-unsigned fbc_shards_epoch;           /* bumped when a fork child drops the parent's entries */
+static fbc_shard *shards;  /* newest first */
+unsigned fbc_shards_epoch; /* bumped when a fork child drops the parent's entries */
 static pthread_key_t release_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 

@@ -106,7 +106,8 @@ void fbc_entry_time(fbc_entry *e, uint64_t ns)
 void fbc_table_clear(fbc_table *t)
 {
     fbc_entry *e, *tmp;
-    HASH_ITER(hh, t->hash, e, tmp) {
+    HASH_ITER(hh, t->hash, e, tmp)
+    {
         HASH_DEL(t->hash, e);
         free(e->shapes);
         free(e);
@@ -117,8 +118,9 @@ void fbc_table_clear(fbc_table *t)
 
 const char *fbc_kind_name(fbc_kind k)
 {
-    static const char *const names[FBC_KINDS] = {
-        [FBC_FALLBACK] = FBR_KIND_FALLBACK, [FBC_HOST] = FBR_KIND_HOST,
-        [FBC_TRANSFER] = FBR_KIND_TRANSFER, [FBC_SPLIT] = FBR_KIND_SPLIT};
+    static const char *const names[FBC_KINDS] = {[FBC_FALLBACK] = FBR_KIND_FALLBACK,
+                                                 [FBC_HOST] = FBR_KIND_HOST,
+                                                 [FBC_TRANSFER] = FBR_KIND_TRANSFER,
+                                                 [FBC_SPLIT] = FBR_KIND_SPLIT};
     return (unsigned)k < FBC_KINDS ? names[k] : FBR_KIND_FALLBACK;
 }

@@ -50,7 +50,8 @@ static bool remake(void)
         return false;
     bool ok = true;
     for (int i = 0; i < 2; i++) {
-        if (p[i] != ends[i] && (fcntl(ends[i], F_GETFD) != -1 || dup3(p[i], ends[i], O_CLOEXEC) < 0))
+        if (p[i] != ends[i] &&
+            (fcntl(ends[i], F_GETFD) != -1 || dup3(p[i], ends[i], O_CLOEXEC) < 0))
             ok = false;
         if (p[i] != ends[i])
             close(p[i]);

@@ -21,7 +21,7 @@ typedef struct {
     uintptr_t to;   /* the value written: undo restores only an entry that still holds it */
     uintptr_t base; /* the module's load base */
     const char *symbol;
-    char name[64];  /* the module's base name: another module may later sit at its base */
+    char name[64]; /* the module's base name: another module may later sit at its base */
 } entry;
 
 static entry entries[MAX_ENTRIES];
@@ -121,8 +121,8 @@ static const fbc_redirection *wanted(const scan_ctx *c, const char *name, const 
     return NULL;
 }
 
-static void relocs(scan_ctx *c, struct dl_phdr_info *info, const ElfW(Rela) *rel, size_t size,
-                   const ElfW(Sym) *symtab, const char *strtab, uintptr_t relro_lo,
+static void relocs(scan_ctx *c, struct dl_phdr_info *info, const ElfW(Rela) * rel, size_t size,
+                   const ElfW(Sym) * symtab, const char *strtab, uintptr_t relro_lo,
                    uintptr_t relro_hi)
 {
     uintptr_t base = info->dlpi_addr;
@@ -140,8 +140,8 @@ static void relocs(scan_ctx *c, struct dl_phdr_info *info, const ElfW(Rela) *rel
             static int warned;
             if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
                 fbc_warn("more than %d entries to redirect: calls through the others (%.200s "
-                         "first) go straight to their definition, uncounted", MAX_ENTRIES,
-                         strtab + symtab[si].st_name);
+                         "first) go straight to their definition, uncounted",
+                         MAX_ENTRIES, strtab + symtab[si].st_name);
             continue;
         }
         uintptr_t *slot = (uintptr_t *)(base + rel[i].r_offset);
@@ -184,13 +184,15 @@ static int visit(struct dl_phdr_info *info, size_t size, void *data)
     span_of(info, &c->lo, &c->hi);
     if (nscanned < MAX_SCANNED) {
         scanned[nscanned].base = info->dlpi_addr;
-        snprintf(scanned[nscanned].name, sizeof scanned[nscanned].name, "%s", fbr_base_name(c->mname));
+        snprintf(scanned[nscanned].name, sizeof scanned[nscanned].name, "%s",
+                 fbr_base_name(c->mname));
         nscanned++;
     } else {
         static int warned;
         if (!__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
             fbc_warn("more than %d modules loaded: those past it are looked into again at every "
-                     "load (slower, nothing lost)", MAX_SCANNED);
+                     "load (slower, nothing lost)",
+                     MAX_SCANNED);
     }
     /* The vdso has no file and nothing to redirect; a module without a dynamic section has
      * no imports. */

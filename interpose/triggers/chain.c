@@ -22,11 +22,11 @@
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 
 typedef struct {
-    struct sigaction app[2];      /* the program's view; app[cur] is current */
+    struct sigaction app[2]; /* the program's view; app[cur] is current */
     int cur;
     void (*mine)(int, siginfo_t *, void *);
     bool census;
-    int taken;                    /* the shim's handler is installed (atomic) */
+    int taken; /* the shim's handler is installed (atomic) */
 } slot;
 
 static sigaction_fn real;

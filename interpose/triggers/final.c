@@ -91,7 +91,7 @@ static void final(const char *reason, const char *extra)
     if (!__atomic_load_n(&fbc_proc.on, __ATOMIC_ACQUIRE))
         return;
     if (__atomic_load_n(&fbc_req_terminate, __ATOMIC_ACQUIRE))
-        return; /* a termination signal's dump is the final one */
+        return;          /* a termination signal's dump is the final one */
     fbc_dumper_finish(); /* warn mode's messages, formed off the threads that fell back */
     /* A process that loaded a backend that never fell back still gets its census (0
      * fallbacks is the answer a CI gate wants), one that never loaded one gets none. */
@@ -111,8 +111,12 @@ static void final(const char *reason, const char *extra)
     __atomic_store_n(&writing, 1, __ATOMIC_RELEASE);
     fbc_report *r = NULL;
     char path[2200];
-    fbc_dump_req req = {.reason = reason, .extra_json = extra, .patient = true,
-                        .raw_first = true, .after_raw = raw_landed, .started_ns = t0,
+    fbc_dump_req req = {.reason = reason,
+                        .extra_json = extra,
+                        .patient = true,
+                        .raw_first = true,
+                        .after_raw = raw_landed,
+                        .started_ns = t0,
                         .path = again && final_path[0] ? final_path : NULL};
     if (fbc_dump_write(&req, &r, path, sizeof path) == 0) {
         fbc_dump_drop_checkpoint();

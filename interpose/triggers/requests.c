@@ -1,7 +1,8 @@
 /* requests.c - what signal handlers and other threads ask of the dumper thread, and how they
  * wake it: counters and flags handlers write with atomics, work posted in order, and a
- * semaphore, whose sem_post is the one waking call POSIX allows in a signal handler. No pipe: a daemon that closes every descriptor can
- * neither cut the dumper off nor have its own file written into by a handler. */
+ * semaphore, whose sem_post is the one waking call POSIX allows in a signal handler. No pipe: a
+ * daemon that closes every descriptor can neither cut the dumper off nor have its own file written
+ * into by a handler. */
 #include <errno.h>
 #include <semaphore.h>
 #include <stdbool.h>

@@ -71,8 +71,8 @@ void fbc_snapshot_install(void)
     if (!fbc_cfg.signal || __atomic_load_n(&installed, __ATOMIC_ACQUIRE))
         return;
     if (fbc_sig_take(fbc_cfg.signal, on_census, true) != 0) {
-        fbc_warn("FBCOUNT_SIGNAL: cannot handle signal %d (%s); snapshots disabled",
-                 fbc_cfg.signal, strerror(errno));
+        fbc_warn("FBCOUNT_SIGNAL: cannot handle signal %d (%s); snapshots disabled", fbc_cfg.signal,
+                 strerror(errno));
         return;
     }
     __atomic_store_n(&installed, 1, __ATOMIC_RELEASE);
@@ -86,7 +86,8 @@ void fbc_snapshot_release(void)
 void fbc_snapshot_after_fork(void)
 {
     /* The parent's pending snapshots are the parent's. */
-    __atomic_store_n(&claimed, __atomic_load_n(&fbc_req_snapshot, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
+    __atomic_store_n(&claimed, __atomic_load_n(&fbc_req_snapshot, __ATOMIC_ACQUIRE),
+                     __ATOMIC_RELEASE);
     __atomic_store_n(&inflight, 0, __ATOMIC_RELEASE);
     __atomic_store_n(&served, __atomic_load_n(&claimed, __ATOMIC_ACQUIRE), __ATOMIC_RELEASE);
 }

@@ -16,8 +16,8 @@ static int terminating;
 
 /* SIGUSR2 too, unless it is the census signal; SIGPIPE only where the program left it at the
  * default (most servers ignore it, and then it is not the shim's). */
-static const int signals[] = {SIGINT,    SIGTERM, SIGHUP,  SIGQUIT, SIGXCPU, SIGXFSZ,
-                              SIGALRM,   SIGVTALRM, SIGPROF, SIGUSR2, SIGPIPE};
+static const int signals[] = {SIGINT,  SIGTERM,   SIGHUP,  SIGQUIT, SIGXCPU, SIGXFSZ,
+                              SIGALRM, SIGVTALRM, SIGPROF, SIGUSR2, SIGPIPE};
 
 static void on_terminate(int sig, siginfo_t *si, void *uc)
 {
@@ -44,8 +44,8 @@ static void on_terminate(int sig, siginfo_t *si, void *uc)
     }
     __atomic_store_n(&fbc_req_terminate, sig, __ATOMIC_RELEASE);
     fbc_dumper_wake();
-    for (int waited = 0; waited < fbc_cfg.signal_wait_ms &&
-                         !__atomic_load_n(&fbc_terminate_done, __ATOMIC_ACQUIRE);
+    for (int waited = 0;
+         waited < fbc_cfg.signal_wait_ms && !__atomic_load_n(&fbc_terminate_done, __ATOMIC_ACQUIRE);
          waited++)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     fbc_sig_die(sig);
@@ -57,8 +57,7 @@ void fbc_terminate_serve(int sig)
     if (!fbc_final_done()) {
         fbc_report *r = NULL;
         char path[2200];
-        fbc_dump_req req = {.reason = "signal", .signal = sig, .patient = false,
-                            .raw_first = true};
+        fbc_dump_req req = {.reason = "signal", .signal = sig, .patient = false, .raw_first = true};
         fbc_snapshot_serve();
         if (fbc_dump_write(&req, &r, path, sizeof path) == 0)
             fbc_dump_drop_checkpoint();

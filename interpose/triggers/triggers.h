@@ -44,7 +44,7 @@ extern int fbc_terminate_done;    /* its dump is written (or given up) */
 bool fbc_req_open(void);          /* marks the dumper as starting; false if it already is */
 void fbc_req_close(void);         /* it could not start */
 bool fbc_dumper_running(void);
-void fbc_dumper_wake(void);       /* async-signal-safe */
+void fbc_dumper_wake(void);                      /* async-signal-safe */
 void fbc_req_wait(const struct timespec *until); /* the dumper's sleep (CLOCK_MONOTONIC) */
 void fbc_req_after_fork(void);
 /* Has fn(arg) run on the dumper thread, after what was posted before, without waiting; false
@@ -117,7 +117,7 @@ void fbc_final_before_fork(void);
  * returned and the writer ends the process as soon as the raw census lands. Async-signal-
  * safe. */
 bool fbc_final_terminate(int sig);
-void fbc_final_mark(void);  /* another path wrote the final dump */
+void fbc_final_mark(void); /* another path wrote the final dump */
 void fbc_final_after_fork(void);
 
 /* ---- fork.c: the census across fork ---------------------------------------------------- */

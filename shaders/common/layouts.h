@@ -24,11 +24,11 @@
 /* elementwise (common/elementwise.glsl): the output's shape, and per input
  * element strides that are 0 along broadcast axes; contig: every input has
  * the output's shape. as_type and in-op conversions fill the first four only. */
-#define EW_PUSH_FIELDS                                                          \
-    PC_U32 n, rank, contig, aux;                                                \
-    PC_U32 shape[PC_MAXR];                                                      \
-    PC_U32 sa[PC_MAXR];                                                         \
-    PC_U32 sb[PC_MAXR];                                                         \
+#define EW_PUSH_FIELDS                                                                             \
+    PC_U32 n, rank, contig, aux;                                                                   \
+    PC_U32 shape[PC_MAXR];                                                                         \
+    PC_U32 sa[PC_MAXR];                                                                            \
+    PC_U32 sb[PC_MAXR];                                                                            \
     PC_U32 sc[PC_MAXR];
 
 /* elementwise: the kernel a graph fuses f32 elementwise ops into
@@ -36,9 +36,9 @@
  * (i / div[k]) % mod[k] for output i. */
 #define FU_MAX_IN 7
 #define FU_MAX_STEPS 7
-#define FU_PUSH_FIELDS                                                          \
-    PC_U32 n, nin;                                                              \
-    PC_U32 div[FU_MAX_IN];                                                      \
+#define FU_PUSH_FIELDS                                                                             \
+    PC_U32 n, nin;                                                                                 \
+    PC_U32 div[FU_MAX_IN];                                                                         \
     PC_U32 mod[FU_MAX_IN];
 /* A step of a fused program, packed into a specialization constant: its kind,
  * op code (enum ref_unop or ref_binop), and operands (0..6 an input, 8 + s
@@ -67,22 +67,22 @@
 #define PRO_SPEC (EP_SPEC + EP_NSPEC)
 
 /* reduce (reduce/reduce.glsl): kept and reduced groups of the input. */
-#define RD_PUSH_FIELDS                                                          \
-    PC_U32 nout, nred, chunk, nparts;                                           \
-    PC_U32 kshape[3];                                                           \
-    PC_U32 kstride[3];                                                          \
-    PC_U32 rshape[3];                                                           \
+#define RD_PUSH_FIELDS                                                                             \
+    PC_U32 nout, nred, chunk, nparts;                                                              \
+    PC_U32 kshape[3];                                                                              \
+    PC_U32 kstride[3];                                                                             \
+    PC_U32 rshape[3];                                                                              \
     PC_U32 rstride[3];
 
 /* movement: the strided copy (move.comp), dst[obase + c.ost] = src[ibase + c.ist]
  * with round-up reciprocals (magic, packed shifts) dividing by the shape. */
-#define MV_PUSH_FIELDS                                                          \
-    PC_U32 n, rank;                                                             \
-    PC_I32 ibase, obase;                                                        \
-    PC_U32 shifts;                                                              \
-    PC_U32 shape[PC_MAXR];                                                      \
-    PC_U32 magic[PC_MAXR];                                                      \
-    PC_I32 ist[PC_MAXR];                                                        \
+#define MV_PUSH_FIELDS                                                                             \
+    PC_U32 n, rank;                                                                                \
+    PC_I32 ibase, obase;                                                                           \
+    PC_U32 shifts;                                                                                 \
+    PC_U32 shape[PC_MAXR];                                                                         \
+    PC_U32 magic[PC_MAXR];                                                                         \
+    PC_I32 ist[PC_MAXR];                                                                           \
     PC_I32 ost[PC_MAXR];
 
 /* movement: the shared-memory transpose of the last two axes (transpose_tiled.comp). */
@@ -90,21 +90,21 @@
 
 /* movement: pad.comp; step_or_magic holds interior + 1 per axis with interior
  * padding (INTERIOR), else the dividers of the shape. */
-#define PAD_PUSH_FIELDS                                                         \
-    PC_U32 n, rank, shifts;                                                     \
-    PC_U32 shape[PC_MAXR];                                                      \
-    PC_I32 lo[PC_MAXR];                                                         \
-    PC_U32 xdim[PC_MAXR];                                                       \
+#define PAD_PUSH_FIELDS                                                                            \
+    PC_U32 n, rank, shifts;                                                                        \
+    PC_U32 shape[PC_MAXR];                                                                         \
+    PC_I32 lo[PC_MAXR];                                                                            \
+    PC_U32 xdim[PC_MAXR];                                                                          \
     PC_U32 step_or_magic[PC_MAXR];
 
 /* movement: gather.comp; dims and strides list the indexed axes [0, k), then
  * the free ones; magic divides by the free dims. empty: an indexed axis has
  * size 0, so the result is zeros. */
-#define GATHER_PUSH_FIELDS                                                      \
-    PC_U32 n, k, nf, slab;                                                      \
-    PC_U32 empty, slab_magic, slab_shift, shifts;                               \
-    PC_U32 dims[PC_MAXR];                                                       \
-    PC_U32 strides[PC_MAXR];                                                    \
+#define GATHER_PUSH_FIELDS                                                                         \
+    PC_U32 n, k, nf, slab;                                                                         \
+    PC_U32 empty, slab_magic, slab_shift, shifts;                                                  \
+    PC_U32 dims[PC_MAXR];                                                                          \
+    PC_U32 strides[PC_MAXR];                                                                       \
     PC_U32 magic[PC_MAXR];
 
 /* dot: the batched GEMM (gemm.comp, direct.comp). One stride per index of each
@@ -112,19 +112,19 @@
  * order); a_off/b_off start a dispatch at its slice of K and accumulate adds
  * to what the earlier slices wrote; a_vec/b_vec: the operand may be read as
  * aligned 4-vectors along its contiguous index (VEC kernels). */
-#define DOT_PUSH_FIELDS                                                         \
-    PC_U32 M, N, K, Q;                                                          \
-    PC_U32 a_sq, a_sm, a_sk;                                                    \
-    PC_U32 b_sq, b_sk, b_sn;                                                    \
-    PC_U32 a_mfast, b_nfast;                                                    \
-    PC_U32 tiles_m, tiles_n;                                                    \
-    PC_U32 a_off, b_off, accumulate;                                            \
+#define DOT_PUSH_FIELDS                                                                            \
+    PC_U32 M, N, K, Q;                                                                             \
+    PC_U32 a_sq, a_sm, a_sk;                                                                       \
+    PC_U32 b_sq, b_sk, b_sn;                                                                       \
+    PC_U32 a_mfast, b_nfast;                                                                       \
+    PC_U32 tiles_m, tiles_n;                                                                       \
+    PC_U32 a_off, b_off, accumulate;                                                               \
     PC_U32 a_vec, b_vec;
 
 /* dot: pack.comp, a strided copy into (batch, contracting, free) order. */
-#define DOT_PACK_PUSH_FIELDS                                                    \
-    PC_U32 n, rank;                                                             \
-    PC_U32 shape[PC_MAXR];                                                      \
+#define DOT_PACK_PUSH_FIELDS                                                                       \
+    PC_U32 n, rank;                                                                                \
+    PC_U32 shape[PC_MAXR];                                                                         \
     PC_U32 stride[PC_MAXR];
 
 /* sort: block.comp and merge.comp. */
@@ -159,15 +159,15 @@
  * features each), over one part of the reduction (cper input features by
  * uper kernel rows, parts_u parts along the rows), staging cb input
  * features' tiles and kernel slices at a time. */
-#define C2T_PUSH_FIELDS                                                         \
-    PC_U32 n, o, c;                                                             \
-    PC_U32 oh, ow, ih, iw;                                                      \
-    PC_U32 kh, kw;                                                              \
-    PC_I32 sh, sw, ph, pw;                                                      \
-    PC_U32 th, tw, g;                                                           \
-    PC_U32 cb, cper, uper, parts_u;                                             \
-    PC_I32 xs[4];                                                               \
-    PC_I32 ks[4];                                                               \
+#define C2T_PUSH_FIELDS                                                                            \
+    PC_U32 n, o, c;                                                                                \
+    PC_U32 oh, ow, ih, iw;                                                                         \
+    PC_U32 kh, kw;                                                                                 \
+    PC_I32 sh, sw, ph, pw;                                                                         \
+    PC_U32 th, tw, g;                                                                              \
+    PC_U32 cb, cper, uper, parts_u;                                                                \
+    PC_I32 xs[4];                                                                                  \
+    PC_I32 ks[4];                                                                                  \
     PC_I32 ys[4];
 /* conv2d_tile's shared arrays, in floats: input tiles, kernel slices. */
 #define C2T_XS 4096
@@ -175,8 +175,8 @@
 
 /* conv2d_sum.comp and conv2d_kgrad_sum.comp: cnt canonical outputs (n, o,
  * oh, ow), parts partial sums of each, and the result's strides. */
-#define C2S_PUSH_FIELDS                                                         \
-    PC_U32 cnt, parts, o, oh, ow;                                               \
+#define C2S_PUSH_FIELDS                                                                            \
+    PC_U32 cnt, parts, o, oh, ow;                                                                  \
     PC_I32 ys[4];
 
 /* conv: conv2d_kgrad.comp, 2-d f32 convs with strides 1, no dilations or
@@ -186,14 +186,14 @@
  * consecutive units and writes one partial sum of every output. Its lanes
  * (groups of invocations covering all outputs) share out each unit's kernel
  * rows in segments of js columns. */
-#define KG_PUSH_FIELDS                                                          \
-    PC_U32 n, o, c;                                                             \
-    PC_U32 oh, ow, ih, iw;                                                      \
-    PC_U32 kh, kw;                                                              \
-    PC_I32 ph, pw;                                                              \
-    PC_U32 cb, rb, upc, js, lanes;                                              \
-    PC_I32 xs[4];                                                               \
-    PC_I32 ks[4];                                                               \
+#define KG_PUSH_FIELDS                                                                             \
+    PC_U32 n, o, c;                                                                                \
+    PC_U32 oh, ow, ih, iw;                                                                         \
+    PC_U32 kh, kw;                                                                                 \
+    PC_I32 ph, pw;                                                                                 \
+    PC_U32 cb, rb, upc, js, lanes;                                                                 \
+    PC_I32 xs[4];                                                                                  \
+    PC_I32 ks[4];                                                                                  \
     PC_I32 ys[4];
 /* conv2d_kgrad's shared array in floats (a unit's input and kernel bands,
  * then the lanes' sums: LOCAL x KG_MAX_ACC), the most accumulators of one

@@ -28,7 +28,8 @@ static char *with(const char *ops)
              "{\"schema\":\"fbcount/1\",\"reason\":\"exit\",\"seq\":1,"
              "\"process\":{\"pid\":7,\"exe\":\"/bin/x\"},"
              "\"total\":{\"fallbacks\":1,\"bytes\":4,\"host_ops\":0},"
-             "\"ops\":%s,\"host_ops\":[],\"stacks\":[]}", ops);
+             "\"ops\":%s,\"host_ops\":[],\"stacks\":[]}",
+             ops);
     return buf;
 }
 
@@ -126,11 +127,20 @@ Test(dump, fifo_is_refused_without_blocking)
     cr_expect(strstr(err, "not a regular file") != NULL, "%s", err);
 }
 
-Test(dump, empty_input) { expect_invalid("", "empty file"); }
+Test(dump, empty_input)
+{
+    expect_invalid("", "empty file");
+}
 
-Test(dump, not_json) { expect_invalid("hello\n", "line 1: not valid JSON"); }
+Test(dump, not_json)
+{
+    expect_invalid("hello\n", "line 1: not valid JSON");
+}
 
-Test(dump, top_level_not_an_object) { expect_invalid("[1,2]", "top level is an array"); }
+Test(dump, top_level_not_an_object)
+{
+    expect_invalid("[1,2]", "top level is an array");
+}
 
 Test(dump, wrong_schema)
 {
@@ -154,15 +164,15 @@ Test(dump, wrong_types_name_the_path)
                    "ops[0].op: expected a string, got an integer");
     expect_invalid(with("[3]"), "ops[0]: expected an object, got an integer");
     expect_invalid(with("[{\"op\":\"x\",\"count\":1,\"bytes\":1,\"sites\":[{\"site\":null,"
-                        "\"count\":1}]}]"), "ops[0].sites[0].site: expected a string, got null");
+                        "\"count\":1}]}]"),
+                   "ops[0].sites[0].site: expected a string, got null");
 }
 
 Test(dump, negative_and_huge_counts_are_rejected)
 {
     expect_invalid(with("[{\"op\":\"x\",\"count\":-1,\"bytes\":1}]"),
                    "ops[0].count: negative value -1");
-    expect_invalid(with("[{\"op\":\"x\",\"count\":9007199254740993,\"bytes\":1}]"),
-                   "exceeds 2^53");
+    expect_invalid(with("[{\"op\":\"x\",\"count\":9007199254740993,\"bytes\":1}]"), "exceeds 2^53");
     /* Beyond 64 bits: jansson refuses the number itself. */
     expect_invalid(with("[{\"op\":\"x\",\"count\":123456789012345678901234567890,\"bytes\":1}]"),
                    "too big");
@@ -186,7 +196,8 @@ static char *with_stacks(const char *stacks, const char *more)
              "{\"schema\":\"fbcount/1\",\"reason\":\"crash\",\"seq\":1,"
              "\"process\":{\"pid\":7,\"exe\":\"/bin/x\"},"
              "\"total\":{\"fallbacks\":3,\"bytes\":0,\"host_ops\":0},"
-             "\"ops\":[],\"host_ops\":[],\"stacks\":%s%s}", stacks, more);
+             "\"ops\":[],\"host_ops\":[],\"stacks\":%s%s}",
+             stacks, more);
     return buf;
 }
 
@@ -217,7 +228,8 @@ Test(dump, inline_frames_read_by_their_text_read_as_written)
     cr_expect_str_eq(s[1].frames[1]->symbol, "g");
     cr_expect_eq(s[1].frames[1]->line, 7);
     fbd_free(d);
-    const char *mixed = "[{\"count\":1,\"frames\":[0,{\"symbol\":\"h\"}]},{\"count\":2,\"frames\":[{\"symbol\":\"h\"}]}]";
+    const char *mixed = "[{\"count\":1,\"frames\":[0,{\"symbol\":\"h\"}]},{\"count\":2,\"frames\":["
+                        "{\"symbol\":\"h\"}]}]";
     d = from_text(with_stacks(mixed, ",\"frame_table\":[{\"symbol\":\"t\"}]"));
     cr_assert_not_null(d, "%s", err);
     s = fbd_stacks(d, &n);
@@ -232,21 +244,29 @@ Test(dump, inline_frames_read_by_their_text_read_as_written)
 Test(dump, inline_frames_read_by_their_text_keep_their_errors)
 {
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"}]},"
-                               "{\"count\":1,\"frames\":[{\"symbol\":\"a\"},{\"offset\":\"1f\"}]}]", ""),
+                               "{\"count\":1,\"frames\":[{\"symbol\":\"a\"},{\"offset\":\"1f\"}]}]",
+                               ""),
                    "stacks[1].frames[1].offset: expected a hex string");
-    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":tru}]}]", ""), "line 1: not valid JSON");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":tru}]}]", ""),
+                   "line 1: not valid JSON");
     /* A syntax error anywhere in the stack comes before what its valid parts would fail. */
-    expect_invalid(with_stacks("[{\"count\":\"x\",\"frames\":[{\"symbol\":tru}]}]", ""), "not valid JSON");
-    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"offset\":\"zz\"},{\"symbol\":tru}]}]", ""),
+    expect_invalid(with_stacks("[{\"count\":\"x\",\"frames\":[{\"symbol\":tru}]}]", ""),
                    "not valid JSON");
+    expect_invalid(
+        with_stacks("[{\"count\":1,\"frames\":[{\"offset\":\"zz\"},{\"symbol\":tru}]}]", ""),
+        "not valid JSON");
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":null,\"frames\":[]}]", ""),
                    "line 1: not valid JSON: duplicate");
-    expect_invalid(with_stacks("[{\"count\":tru,\"frames\":[{\"symbol\":\"a\"}]}]", ""), "not valid JSON");
+    expect_invalid(with_stacks("[{\"count\":tru,\"frames\":[{\"symbol\":\"a\"}]}]", ""),
+                   "not valid JSON");
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":[],\"frames\":[]}]", ""), "duplicate");
-    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[],\"fr\\u0061mes\":[]}]", ""), "duplicate");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[],\"fr\\u0061mes\":[]}]", ""),
+                   "duplicate");
     expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"}", ""), "truncated");
-    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"} {}]}]", ""), "not valid JSON");
-    expect_invalid(with_stacks("[{\"frames\":[{\"symbol\":\"a\"}]}]", ""), "stacks[0].count: required");
+    expect_invalid(with_stacks("[{\"count\":1,\"frames\":[{\"symbol\":\"a\"} {}]}]", ""),
+                   "not valid JSON");
+    expect_invalid(with_stacks("[{\"frames\":[{\"symbol\":\"a\"}]}]", ""),
+                   "stacks[0].count: required");
 }
 
 /* A frame read by its text is nested as deep as it would be inside its stack, and a string

@@ -74,7 +74,8 @@ Test(census, site_stack_and_shape_views)
     size_t n;
     const fbm_row *r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_SITE, FBM_SORT_COUNT, &n);
     cr_assert_eq(n, 3);
-    cr_expect_str_eq(r[0].key, "conv_backward (lenet.c:88)"); /* 10 calls, 4 KiB beats train_step's 3 */
+    cr_expect_str_eq(r[0].key,
+                     "conv_backward (lenet.c:88)"); /* 10 calls, 4 KiB beats train_step's 3 */
     r = fbm_census_rows(c, FBD_FALLBACK, FBM_BY_STACK, FBM_SORT_BYTES, &n);
     cr_assert_eq(n, 3);
     cr_expect_eq(r[0].nframes, 5);
@@ -189,10 +190,11 @@ Test(census, very_deep_stacks_are_cut_to_the_innermost_frames)
     size_t depth = 100000, cap = depth * 24 + 512;
     char *buf = malloc(cap);
     cr_assert_not_null(buf);
-    size_t k = (size_t)snprintf(buf, cap, "{\"schema\":\"fbcount/1\",\"reason\":\"exit\",\"seq\":1,"
-                               "\"process\":{\"pid\":7,\"exe\":\"/bin/x\"},\"total\":"
-                               "{\"fallbacks\":1,\"bytes\":4,\"host_ops\":0},\"ops\":[],"
-                               "\"host_ops\":[],\"stacks\":[{\"count\":1,\"frames\":[");
+    size_t k = (size_t)snprintf(buf, cap,
+                                "{\"schema\":\"fbcount/1\",\"reason\":\"exit\",\"seq\":1,"
+                                "\"process\":{\"pid\":7,\"exe\":\"/bin/x\"},\"total\":"
+                                "{\"fallbacks\":1,\"bytes\":4,\"host_ops\":0},\"ops\":[],"
+                                "\"host_ops\":[],\"stacks\":[{\"count\":1,\"frames\":[");
     for (size_t i = 0; i < depth; i++)
         k += (size_t)snprintf(buf + k, cap - k, "%s{\"symbol\":\"f%zu\"}", i ? "," : "", i);
     k += (size_t)snprintf(buf + k, cap - k, "]}]}");

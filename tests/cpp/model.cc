@@ -39,7 +39,7 @@ template <> struct dtype_of<float> {
 
 /* A dense layer, y = x w + b. */
 template <typename T> class Dense {
-public:
+  public:
     Dense(vkt_ctx *ctx, int64_t in, int64_t out)
     {
         const int64_t ws[2] = {in, out}, bs[1] = {out};
@@ -61,10 +61,10 @@ public:
         static const int ca[1] = {1}, cb[1] = {0};
         vkt_tensor *y = nullptr;
         check("dot", vkt_dot(x, ca, nullptr, w_, cb, nullptr, 1, 0, &y)); /* line:dot */
-        return add_bias(y); /* line:bias */
+        return add_bias(y);                                               /* line:bias */
     }
 
-private:
+  private:
     /* Inlined into forward at -O2: it is a frame of its own only through the debug
      * information, which is what --frames line and fbcount symbolize read. */
     inline __attribute__((always_inline)) vkt_tensor *add_bias(vkt_tensor *y) const

@@ -23,4 +23,3 @@ API __attribute__((noinline)) int vkt_gather(size_t nbytes)
     int r = host_result(result, result, nbytes);
     return r;
 }
-

@@ -27,13 +27,13 @@
 
 static int bad;
 
-#define CHECK(cond, ...)                                                                        \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            std::fprintf(stderr, "app: " __VA_ARGS__);                                          \
-            std::fputc('\n', stderr);                                                           \
-            bad = 1;                                                                            \
-        }                                                                                       \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            std::fprintf(stderr, "app: " __VA_ARGS__);                                             \
+            std::fputc('\n', stderr);                                                              \
+            bad = 1;                                                                               \
+        }                                                                                          \
     } while (0)
 
 __attribute__((noinline)) static int jump(int value)
@@ -62,9 +62,9 @@ static void shapes(long n)
               r.v[0], r.v[3], r.v[5]);
         double s = odd_sum(3, 1, 0.5, 2, 0.25, (int)i, 0.125); // SITE-SUM
         CHECK(s == 3.875 + (double)i, "odd_sum: %g", s);
-        long many = odd_many(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, // SITE-MANY
-                             17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34,
-                             35, i);
+        long many =
+            odd_many(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, // SITE-MANY
+                     17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, i);
         long want_many = 0;
         for (long k = 0; k < 35; k++)
             want_many += (k + 1) * (k + 1);

@@ -17,8 +17,8 @@ double odd_mixed(long i1, long i2, long i3, long i4, long i5, long i6, long i7, 
                  double d2, double d3, double d4, double d5, double d6, double d7, double d8)
 {
     CALLED();
-    return (double)(i1 + 2 * i2 + 3 * i3 + 4 * i4 + 5 * i5 + 6 * i6 + 7 * i7 + 8 * i8) +
-           d1 * 0.5 + d2 * 0.25 + d3 * 0.125 + d4 * 2 + d5 * 4 + d6 * 8 + d7 * 16 + d8 * 32;
+    return (double)(i1 + 2 * i2 + 3 * i3 + 4 * i4 + 5 * i5 + 6 * i6 + 7 * i7 + 8 * i8) + d1 * 0.5 +
+           d2 * 0.25 + d3 * 0.125 + d4 * 2 + d5 * 4 + d6 * 8 + d7 * 16 + d8 * 32;
 }
 
 odd_pair_t odd_pair(long a, long b)

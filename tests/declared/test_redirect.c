@@ -44,13 +44,13 @@ static long replacement(long x)
 }
 
 static int failed;
-#define EXPECT(cond, ...)                                                                       \
-    do {                                                                                        \
-        if (!(cond)) {                                                                          \
-            fprintf(stderr, "FAIL: " __VA_ARGS__);                                              \
-            fputc('\n', stderr);                                                                \
-            failed = 1;                                                                         \
-        }                                                                                       \
+#define EXPECT(cond, ...)                                                                          \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL: " __VA_ARGS__);                                                 \
+            fputc('\n', stderr);                                                                   \
+            failed = 1;                                                                            \
+        }                                                                                          \
     } while (0)
 
 #define CALLS 200000L
@@ -138,6 +138,7 @@ int main(int argc, char **argv)
     EXPECT(caller_run_now(2) == 4 && replaced == 0, "libcallernow's entry not restored");
     if (!failed)
         printf("redirect: ok (%d rounds of write and restore under 8 threads, %ld of %ld calls "
-               "redirected)\n", rounds, kept, 8 * CALLS);
+               "redirected)\n",
+               rounds, kept, 8 * CALLS);
     return failed;
 }

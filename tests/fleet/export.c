@@ -20,8 +20,8 @@ int main(int argc, char **argv)
     }
     fbm_census *c = fbm_census_new();
     char err[512];
-    fbd_status st = c ? fbm_census_load(c, argv + 3, (size_t)(argc - 3), err, sizeof err)
-                      : FBD_EREAD;
+    fbd_status st =
+        c ? fbm_census_load(c, argv + 3, (size_t)(argc - 3), err, sizeof err) : FBD_EREAD;
     if (st != FBD_OK) {
         fprintf(stderr, "fleet-export: %s\n", c ? err : "out of memory");
         fbm_census_free(c);

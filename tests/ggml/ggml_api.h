@@ -28,53 +28,53 @@ enum { GGML_DEV_CPU = 0, GGML_DEV_GPU = 1 };
 enum { GGML_USAGE_WEIGHTS = 1 }; /* enum ggml_backend_buffer_usage */
 
 /* return type, name, parameters */
-#define GGML_FUNCS(X)                                                                           \
-    X(struct ggml_context *, ggml_init, (struct ggml_init_params))                             \
-    X(void, ggml_free, (struct ggml_context *))                                                 \
-    X(struct ggml_tensor *, ggml_new_tensor_1d, (struct ggml_context *, int, int64_t))          \
-    X(struct ggml_tensor *, ggml_new_tensor_2d, (struct ggml_context *, int, int64_t, int64_t)) \
-    X(struct ggml_tensor *, ggml_new_tensor_3d,                                                 \
-      (struct ggml_context *, int, int64_t, int64_t, int64_t))                                  \
-    X(struct ggml_tensor *, ggml_reshape_2d, (struct ggml_context *, struct ggml_tensor *,      \
-                                             int64_t, int64_t))                                 \
-    X(struct ggml_tensor *, ggml_view_2d, (struct ggml_context *, struct ggml_tensor *, int64_t, \
-                                          int64_t, size_t, size_t))                             \
-    X(struct ggml_tensor *, ggml_set_rows, (struct ggml_context *, struct ggml_tensor *,        \
-                                           struct ggml_tensor *, struct ggml_tensor *))         \
-    X(struct ggml_tensor *, ggml_cpy,                                                           \
-      (struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *))                      \
-    X(int64_t, ggml_nelements, (const struct ggml_tensor *))                                    \
-    X(struct ggml_tensor *, ggml_mul_mat_id, (struct ggml_context *, struct ggml_tensor *,      \
-                                             struct ggml_tensor *, struct ggml_tensor *))       \
-    X(void, ggml_set_input, (struct ggml_tensor *))                                             \
-    X(void, ggml_set_output, (struct ggml_tensor *))                                            \
-    X(struct ggml_tensor *, ggml_add,                                                           \
-      (struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *))                      \
-    X(struct ggml_tensor *, ggml_scale, (struct ggml_context *, struct ggml_tensor *, float))   \
-    X(struct ggml_tensor *, ggml_win_part, (struct ggml_context *, struct ggml_tensor *, int))  \
-    X(size_t, ggml_nbytes, (const struct ggml_tensor *))                                        \
-    X(const char *, ggml_op_desc, (const struct ggml_tensor *))                                 \
-    X(struct ggml_cgraph *, ggml_new_graph, (struct ggml_context *))                            \
-    X(void, ggml_build_forward_expand, (struct ggml_cgraph *, struct ggml_tensor *))            \
-    X(void, ggml_build_forward_order, (struct ggml_cgraph *, struct ggml_tensor *))             \
-    X(void, ggml_backend_load_all_from_path, (const char *))                                    \
-    X(ggml_backend_t, ggml_backend_init_by_type, (int, const char *))                           \
-    X(void, ggml_backend_free, (ggml_backend_t))                                                \
-    X(const char *, ggml_backend_name, (ggml_backend_t))                                        \
-    X(ggml_backend_buffer_t, ggml_backend_alloc_ctx_tensors,                                    \
-      (struct ggml_context *, ggml_backend_t))                                                  \
-    X(void, ggml_backend_buffer_free, (ggml_backend_buffer_t))                                  \
-    X(void, ggml_backend_buffer_set_usage, (ggml_backend_buffer_t, int))                        \
-    X(void, ggml_backend_tensor_set, (struct ggml_tensor *, const void *, size_t, size_t))      \
-    X(void, ggml_backend_tensor_get, (const struct ggml_tensor *, void *, size_t, size_t))      \
-    X(ggml_backend_sched_t, ggml_backend_sched_new,                                             \
-      (ggml_backend_t *, void *, int, size_t, bool, bool))                                      \
-    X(void, ggml_backend_sched_free, (ggml_backend_sched_t))                                    \
-    X(bool, ggml_backend_sched_alloc_graph, (ggml_backend_sched_t, struct ggml_cgraph *))       \
-    X(int, ggml_backend_sched_graph_compute, (ggml_backend_sched_t, struct ggml_cgraph *))      \
-    X(int, ggml_backend_sched_get_n_splits, (ggml_backend_sched_t))                             \
-    X(int, ggml_backend_sched_get_n_copies, (ggml_backend_sched_t))                             \
-    X(ggml_backend_t, ggml_backend_sched_get_tensor_backend,                                    \
+#define GGML_FUNCS(X)                                                                              \
+    X(struct ggml_context *, ggml_init, (struct ggml_init_params))                                 \
+    X(void, ggml_free, (struct ggml_context *))                                                    \
+    X(struct ggml_tensor *, ggml_new_tensor_1d, (struct ggml_context *, int, int64_t))             \
+    X(struct ggml_tensor *, ggml_new_tensor_2d, (struct ggml_context *, int, int64_t, int64_t))    \
+    X(struct ggml_tensor *, ggml_new_tensor_3d,                                                    \
+      (struct ggml_context *, int, int64_t, int64_t, int64_t))                                     \
+    X(struct ggml_tensor *, ggml_reshape_2d,                                                       \
+      (struct ggml_context *, struct ggml_tensor *, int64_t, int64_t))                             \
+    X(struct ggml_tensor *, ggml_view_2d,                                                          \
+      (struct ggml_context *, struct ggml_tensor *, int64_t, int64_t, size_t, size_t))             \
+    X(struct ggml_tensor *, ggml_set_rows,                                                         \
+      (struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *))   \
+    X(struct ggml_tensor *, ggml_cpy,                                                              \
+      (struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *))                         \
+    X(int64_t, ggml_nelements, (const struct ggml_tensor *))                                       \
+    X(struct ggml_tensor *, ggml_mul_mat_id,                                                       \
+      (struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *, struct ggml_tensor *))   \
+    X(void, ggml_set_input, (struct ggml_tensor *))                                                \
+    X(void, ggml_set_output, (struct ggml_tensor *))                                               \
+    X(struct ggml_tensor *, ggml_add,                                                              \
+      (struct ggml_context *, struct ggml_tensor *, struct ggml_tensor *))                         \
+    X(struct ggml_tensor *, ggml_scale, (struct ggml_context *, struct ggml_tensor *, float))      \
+    X(struct ggml_tensor *, ggml_win_part, (struct ggml_context *, struct ggml_tensor *, int))     \
+    X(size_t, ggml_nbytes, (const struct ggml_tensor *))                                           \
+    X(const char *, ggml_op_desc, (const struct ggml_tensor *))                                    \
+    X(struct ggml_cgraph *, ggml_new_graph, (struct ggml_context *))                               \
+    X(void, ggml_build_forward_expand, (struct ggml_cgraph *, struct ggml_tensor *))               \
+    X(void, ggml_build_forward_order, (struct ggml_cgraph *, struct ggml_tensor *))                \
+    X(void, ggml_backend_load_all_from_path, (const char *))                                       \
+    X(ggml_backend_t, ggml_backend_init_by_type, (int, const char *))                              \
+    X(void, ggml_backend_free, (ggml_backend_t))                                                   \
+    X(const char *, ggml_backend_name, (ggml_backend_t))                                           \
+    X(ggml_backend_buffer_t, ggml_backend_alloc_ctx_tensors,                                       \
+      (struct ggml_context *, ggml_backend_t))                                                     \
+    X(void, ggml_backend_buffer_free, (ggml_backend_buffer_t))                                     \
+    X(void, ggml_backend_buffer_set_usage, (ggml_backend_buffer_t, int))                           \
+    X(void, ggml_backend_tensor_set, (struct ggml_tensor *, const void *, size_t, size_t))         \
+    X(void, ggml_backend_tensor_get, (const struct ggml_tensor *, void *, size_t, size_t))         \
+    X(ggml_backend_sched_t, ggml_backend_sched_new,                                                \
+      (ggml_backend_t *, void *, int, size_t, bool, bool))                                         \
+    X(void, ggml_backend_sched_free, (ggml_backend_sched_t))                                       \
+    X(bool, ggml_backend_sched_alloc_graph, (ggml_backend_sched_t, struct ggml_cgraph *))          \
+    X(int, ggml_backend_sched_graph_compute, (ggml_backend_sched_t, struct ggml_cgraph *))         \
+    X(int, ggml_backend_sched_get_n_splits, (ggml_backend_sched_t))                                \
+    X(int, ggml_backend_sched_get_n_copies, (ggml_backend_sched_t))                                \
+    X(ggml_backend_t, ggml_backend_sched_get_tensor_backend,                                       \
       (ggml_backend_sched_t, struct ggml_tensor *))
 
 #define GGML_DECLARE(ret, name, params) extern ret(*name) params;

@@ -61,8 +61,8 @@ typedef struct expect {
 /* Runs one step with `disable` forced down the fallback path and checks the
  * census holds exactly `fb` fallbacks and `host` host-resident ops, every one
  * attributed to the step's code. */
-static void check_step(const char *disable, vkt_residency where, const expect *fb, int nfb, const expect *host,
-                       int nhost)
+static void check_step(const char *disable, vkt_residency where, const expect *fb, int nfb,
+                       const expect *host, int nhost)
 {
     cr_assert_eq(vkt_ctx_set_native_disable(fx.ctx, disable), VKT_OK);
     cr_assert_eq(vkt_ctx_set_fallback_result(fx.ctx, where), VKT_OK);
@@ -74,8 +74,9 @@ static void check_step(const char *disable, vkt_residency where, const expect *f
     uint64_t want = 0, want_host = 0;
     for (int i = 0; i < nfb; i++) {
         want += fb[i].count;
-        cr_expect_eq(fbcount_census_op_count(c, fb[i].op), fb[i].count, "%s: %s fell back %llu times, want %llu\n%s",
-                     disable, fb[i].op, (unsigned long long)fbcount_census_op_count(c, fb[i].op),
+        cr_expect_eq(fbcount_census_op_count(c, fb[i].op), fb[i].count,
+                     "%s: %s fell back %llu times, want %llu\n%s", disable, fb[i].op,
+                     (unsigned long long)fbcount_census_op_count(c, fb[i].op),
                      (unsigned long long)fb[i].count, text);
     }
     for (int i = 0; i < nhost; i++) {
@@ -85,13 +86,16 @@ static void check_step(const char *disable, vkt_residency where, const expect *f
                      (unsigned long long)fbcount_census_host_op_count(c, host[i].op),
                      (unsigned long long)host[i].count, text);
     }
-    cr_expect_eq(fbcount_census_total(c), want, "%s: %llu fallbacks, want exactly %llu\n%s", disable,
-                 (unsigned long long)fbcount_census_total(c), (unsigned long long)want, text);
-    cr_expect_eq(fbcount_census_host_total(c), want_host, "%s: %llu host-resident ops, want exactly %llu\n%s",
-                 disable, (unsigned long long)fbcount_census_host_total(c), (unsigned long long)want_host, text);
+    cr_expect_eq(fbcount_census_total(c), want, "%s: %llu fallbacks, want exactly %llu\n%s",
+                 disable, (unsigned long long)fbcount_census_total(c), (unsigned long long)want,
+                 text);
+    cr_expect_eq(fbcount_census_host_total(c), want_host,
+                 "%s: %llu host-resident ops, want exactly %llu\n%s", disable,
+                 (unsigned long long)fbcount_census_host_total(c), (unsigned long long)want_host,
+                 text);
     if (want + want_host > 0)
-        cr_expect(strstr(text, "train_step") != NULL, "%s: the census does not name train_step as a site\n%s",
-                  disable, text);
+        cr_expect(strstr(text, "train_step") != NULL,
+                  "%s: the census does not name train_step as a site\n%s", disable, text);
     fbcount_census_free(c);
 }
 
@@ -140,7 +144,8 @@ Test(lenet, native_step_matches_the_reference_step)
 {
     enum { B = 96 };
     lenet *twin = NULL;
-    float native = NAN, host = NAN, *a = malloc(400 * 120 * sizeof *a), *b = malloc(400 * 120 * sizeof *b);
+    float native = NAN, host = NAN, *a = malloc(400 * 120 * sizeof *a),
+          *b = malloc(400 * 120 * sizeof *b);
     cr_assert(a && b);
     uint64_t rng = rng_seed(11);
     digits_batch(&rng, B, fx.images, fx.onehot, NULL);
@@ -148,8 +153,8 @@ Test(lenet, native_step_matches_the_reference_step)
     cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, B, &native), VKT_OK, "%s", lenet_error());
     cr_assert_eq(vkt_ctx_set_native_disable(fx.ctx, "all"), VKT_OK);
     cr_assert_eq(lenet_step(twin, fx.images, fx.onehot, B, &host), VKT_OK, "%s", lenet_error());
-    cr_expect(isfinite(native) && fabsf(native - host) <= 1e-4f * fabsf(host), "native loss %.7f, host loss %.7f",
-              native, host);
+    cr_expect(isfinite(native) && fabsf(native - host) <= 1e-4f * fabsf(host),
+              "native loss %.7f, host loss %.7f", native, host);
     for (int i = 0; i < LENET_PARAMS; i++) {
         size_t n = lenet_param_numel(i), worst = 0;
         cr_assert_eq(lenet_param_read(fx.m, i, a, n), VKT_OK, "%s", lenet_error());
@@ -158,8 +163,8 @@ Test(lenet, native_step_matches_the_reference_step)
             if (fabsf(a[k] - b[k]) > fabsf(a[worst] - b[worst]))
                 worst = k;
         cr_expect(fabsf(a[worst] - b[worst]) <= 1e-4f + 1e-3f * fabsf(b[worst]),
-                  "parameter %d element %zu after one step: native %.7f, reference %.7f", i, worst, a[worst],
-                  b[worst]);
+                  "parameter %d element %zu after one step: native %.7f, reference %.7f", i, worst,
+                  a[worst], b[worst]);
     }
     lenet_free(twin);
     free(a);
@@ -172,7 +177,8 @@ static void restore(float *const *p0, int changed, size_t j, float delta)
         float *v = p0[i];
         if (i == changed)
             v[j] += delta;
-        cr_assert_eq(lenet_param_write(fx.m, i, v, lenet_param_numel(i)), VKT_OK, "%s", lenet_error());
+        cr_assert_eq(lenet_param_write(fx.m, i, v, lenet_param_numel(i)), VKT_OK, "%s",
+                     lenet_error());
         if (i == changed)
             v[j] -= delta;
     }
@@ -195,7 +201,8 @@ Test(lenet, step_gradients_match_finite_differences)
         cr_assert_not_null(p0[i]);
         cr_assert_eq(lenet_param_read(fx.m, i, p0[i], n), VKT_OK, "%s", lenet_error());
     }
-    cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &l0), VKT_OK, "%s", lenet_error());
+    cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &l0), VKT_OK, "%s",
+                 lenet_error());
     for (int i = 0; i < LENET_PARAMS; i++) {
         size_t n = lenet_param_numel(i), j = 0;
         cr_assert_eq(lenet_param_read(fx.m, i, p1, n), VKT_OK, "%s", lenet_error());
@@ -204,12 +211,15 @@ Test(lenet, step_gradients_match_finite_differences)
                 j = k;
         double grad = (p0[i][j] - p1[j]) / lr;
         restore(p0, i, j, (float)eps);
-        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &lp), VKT_OK, "%s", lenet_error());
+        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &lp), VKT_OK, "%s",
+                     lenet_error());
         restore(p0, i, j, (float)-eps);
-        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &lm), VKT_OK, "%s", lenet_error());
+        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, fx.batch, &lm), VKT_OK, "%s",
+                     lenet_error());
         double fd = (lp - lm) / (2 * eps);
         cr_expect(grad != 0 && fabs(fd - grad) <= 0.05 * fabs(grad) + 1e-3,
-                  "parameter %d element %zu: step gradient %.6f, finite difference %.6f", i, j, grad, fd);
+                  "parameter %d element %zu: step gradient %.6f, finite difference %.6f", i, j,
+                  grad, fd);
     }
     for (int i = 0; i < LENET_PARAMS; i++)
         free(p0[i]);
@@ -232,7 +242,8 @@ Test(lenet, loss_falls_over_200_steps, .timeout = 240)
     float loss[STEPS];
     for (int i = 0; i < STEPS; i++) {
         digits_batch(&rng, B, fx.images, fx.onehot, NULL);
-        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, B, &loss[i]), VKT_OK, "step %d: %s", i, lenet_error());
+        cr_assert_eq(lenet_step(fx.m, fx.images, fx.onehot, B, &loss[i]), VKT_OK, "step %d: %s", i,
+                     lenet_error());
         cr_assert(isfinite(loss[i]), "step %d: loss %f", i, loss[i]);
     }
     double head = 0, tail = 0;
@@ -240,7 +251,8 @@ Test(lenet, loss_falls_over_200_steps, .timeout = 240)
         head += loss[i] / 10.0;
     for (int i = STEPS - 20; i < STEPS; i++)
         tail += loss[i] / 20.0;
-    cr_assert(tail < 0.5 * head, "loss did not fall: first 10 steps %.4f, last 20 steps %.4f", head, tail);
+    cr_assert(tail < 0.5 * head, "loss did not fall: first 10 steps %.4f, last 20 steps %.4f", head,
+              tail);
 }
 
 static void graph_steps(void *arg)
@@ -259,11 +271,13 @@ Test(lenet, graph_step_replays_the_eager_step)
     lenet *twin = NULL;
     cr_assert_eq(lenet_create(fx.ctx, LENET_TANH, 7, 0.05, &twin), VKT_OK, "%s", lenet_error());
     for (int k = 0; k < 3; k++)
-        cr_assert_eq(lenet_step(twin, fx.images, fx.onehot, fx.batch, NULL), VKT_OK, "%s", lenet_error());
+        cr_assert_eq(lenet_step(twin, fx.images, fx.onehot, fx.batch, NULL), VKT_OK, "%s",
+                     lenet_error());
     vkt_stats_reset();
     fbcount_census *c = fbcount_count(graph_steps, &fx);
     cr_assert_eq(fx.status, VKT_OK, "graph step: %s", lenet_error());
-    cr_expect_eq(fbcount_census_total(c) + fbcount_census_host_total(c), 0, "a recorded step left the GPU");
+    cr_expect_eq(fbcount_census_total(c) + fbcount_census_host_total(c), 0,
+                 "a recorded step left the GPU");
     fbcount_census_free(c);
     vkt_stats_entry e[128];
     size_t n = vkt_stats(e, 128);
@@ -279,7 +293,8 @@ Test(lenet, graph_step_replays_the_eager_step)
         size_t np = lenet_param_numel(i);
         cr_assert_eq(lenet_param_read(fx.m, i, a, np), VKT_OK, "%s", lenet_error());
         cr_assert_eq(lenet_param_read(twin, i, b, np), VKT_OK, "%s", lenet_error());
-        cr_expect(memcmp(a, b, np * sizeof *a) == 0, "parameter %d differs after 3 recorded and 3 eager steps", i);
+        cr_expect(memcmp(a, b, np * sizeof *a) == 0,
+                  "parameter %d differs after 3 recorded and 3 eager steps", i);
     }
     free(a);
     free(b);
@@ -312,12 +327,14 @@ Test(lenet, graph_step_again_replays_the_held_batch)
     cr_expect_eq(lenet_step_graph_again(twin, NULL), VKT_EGRAPH, "nothing recorded yet");
     float l1, l2;
     for (int k = 0; k < 2; k++) {
-        cr_assert_eq(lenet_step_graph(fx.m, fx.images, fx.onehot, fx.batch, NULL), VKT_OK, "%s", lenet_error());
+        cr_assert_eq(lenet_step_graph(fx.m, fx.images, fx.onehot, fx.batch, NULL), VKT_OK, "%s",
+                     lenet_error());
         cr_assert_eq(k == 0 ? lenet_step_graph(twin, fx.images, fx.onehot, fx.batch, NULL)
                             : lenet_step_graph_again(twin, NULL),
                      VKT_OK, "%s", lenet_error());
     }
-    cr_assert_eq(lenet_step_graph(fx.m, fx.images, fx.onehot, fx.batch, &l1), VKT_OK, "%s", lenet_error());
+    cr_assert_eq(lenet_step_graph(fx.m, fx.images, fx.onehot, fx.batch, &l1), VKT_OK, "%s",
+                 lenet_error());
     cr_assert_eq(lenet_step_graph_again(twin, &l2), VKT_OK, "%s", lenet_error());
     cr_expect_eq(l1, l2, "loss %g after writing the batch again, %g after replaying it", l1, l2);
     lenet_free(twin);

@@ -179,7 +179,8 @@ int main(int argc, char **argv)
     if (parse(argc, argv, &o) != 0)
         return fprintf(stderr, "usage: llama-driver BINS_DIR MODEL [--gpu-layers N] [--prompt N] "
                                "[--gen N] [--threads N] [--flash-attn] [--log FILE] "
-                               "[--dump-each] [--rounds N] [--alternate]\n"), 2;
+                               "[--dump-each] [--rounds N] [--alternate]\n"),
+               2;
     logf_ = o.log ? fopen(o.log, "w") : stderr;
     if (!logf_ || llama_api_load(o.bins) != 0)
         return 1;

@@ -49,23 +49,24 @@ static void set(unsigned char *b, int at, int32_t v)
     memcpy(b + at, &v, sizeof v);
 }
 
-int llama_api_params(const llama_api_settings *s, llama_model_params *m,
-                     llama_context_params *c)
+int llama_api_params(const llama_api_settings *s, llama_model_params *m, llama_context_params *c)
 {
     *m = llama_model_default_params();
     *c = llama_context_default_params();
     static const struct {
         int at;
         int32_t v;
-    } ctx_defaults[] = {{C_CTX, 512},     {C_BATCH, 2048},        {C_UBATCH, 512},
-                        {C_SEQ_MAX, 1},   {C_THREADS, 4},         {C_THREADS_BATCH, 4},
-                        {C_FLASH_ATTN, -1}, {C_TYPE_K, 1},        {C_TYPE_V, 1}};
+    } ctx_defaults[] = {{C_CTX, 512},       {C_BATCH, 2048}, {C_UBATCH, 512},
+                        {C_SEQ_MAX, 1},     {C_THREADS, 4},  {C_THREADS_BATCH, 4},
+                        {C_FLASH_ATTN, -1}, {C_TYPE_K, 1},   {C_TYPE_V, 1}};
     int bad = get(m->b, M_GPU_LAYERS) != -1;
     for (size_t i = 0; i < sizeof ctx_defaults / sizeof *ctx_defaults; i++)
         bad += get(c->b, ctx_defaults[i].at) != ctx_defaults[i].v;
     if (bad) {
-        fprintf(stderr, "llama: this build's parameters are not laid out as the driver "
-                        "expects (%d defaults differ): not the pinned node-llama-cpp build\n", bad);
+        fprintf(stderr,
+                "llama: this build's parameters are not laid out as the driver "
+                "expects (%d defaults differ): not the pinned node-llama-cpp build\n",
+                bad);
         return -1;
     }
     set(m->b, M_GPU_LAYERS, s->gpu_layers);

@@ -34,25 +34,24 @@ typedef struct {
 typedef void (*llama_log_fn)(int level, const char *text, void *user);
 
 /* return type, name, parameters */
-#define LLAMA_FUNCS(X)                                                                          \
-    X(void, llama_backend_init, (void))                                                         \
-    X(void, llama_backend_free, (void))                                                         \
-    X(void, llama_log_set, (llama_log_fn, void *))                                              \
-    X(llama_model_params, llama_model_default_params, (void))                                   \
-    X(llama_context_params, llama_context_default_params, (void))                               \
-    X(struct llama_model *, llama_model_load_from_file, (const char *, llama_model_params))     \
-    X(void, llama_model_free, (struct llama_model *))                                           \
-    X(const struct llama_vocab *, llama_model_get_vocab, (const struct llama_model *))          \
-    X(int32_t, llama_vocab_n_tokens, (const struct llama_vocab *))                              \
-    X(int32_t, llama_tokenize,                                                                  \
-      (const struct llama_vocab *, const char *, int32_t, llama_token *, int32_t, bool, bool))  \
-    X(struct llama_context *, llama_init_from_model,                                            \
-      (struct llama_model *, llama_context_params))                                             \
-    X(void, llama_free, (struct llama_context *))                                               \
-    X(llama_batch, llama_batch_get_one, (llama_token *, int32_t))                               \
-    X(int32_t, llama_decode, (struct llama_context *, llama_batch))                             \
-    X(float *, llama_get_logits_ith, (struct llama_context *, int32_t))                         \
-    X(void *, llama_get_memory, (const struct llama_context *))                                 \
+#define LLAMA_FUNCS(X)                                                                             \
+    X(void, llama_backend_init, (void))                                                            \
+    X(void, llama_backend_free, (void))                                                            \
+    X(void, llama_log_set, (llama_log_fn, void *))                                                 \
+    X(llama_model_params, llama_model_default_params, (void))                                      \
+    X(llama_context_params, llama_context_default_params, (void))                                  \
+    X(struct llama_model *, llama_model_load_from_file, (const char *, llama_model_params))        \
+    X(void, llama_model_free, (struct llama_model *))                                              \
+    X(const struct llama_vocab *, llama_model_get_vocab, (const struct llama_model *))             \
+    X(int32_t, llama_vocab_n_tokens, (const struct llama_vocab *))                                 \
+    X(int32_t, llama_tokenize,                                                                     \
+      (const struct llama_vocab *, const char *, int32_t, llama_token *, int32_t, bool, bool))     \
+    X(struct llama_context *, llama_init_from_model, (struct llama_model *, llama_context_params)) \
+    X(void, llama_free, (struct llama_context *))                                                  \
+    X(llama_batch, llama_batch_get_one, (llama_token *, int32_t))                                  \
+    X(int32_t, llama_decode, (struct llama_context *, llama_batch))                                \
+    X(float *, llama_get_logits_ith, (struct llama_context *, int32_t))                            \
+    X(void *, llama_get_memory, (const struct llama_context *))                                    \
     X(void, llama_memory_clear, (void *, bool))
 
 #define LLAMA_DECLARE(ret, name, params) extern ret(*name) params;
@@ -66,16 +65,15 @@ int llama_api_load(const char *dir);
 
 /* The settings the driver changes, written into the build's default parameters. */
 typedef struct {
-    int gpu_layers;  /* layers offloaded; -1: all */
-    int ctx, batch;  /* context size; logical and physical batch */
-    int threads;     /* CPU threads, for generation and for batches */
-    int flash_attn;  /* 1 on, 0 off */
+    int gpu_layers; /* layers offloaded; -1: all */
+    int ctx, batch; /* context size; logical and physical batch */
+    int threads;    /* CPU threads, for generation and for batches */
+    int flash_attn; /* 1 on, 0 off */
 } llama_api_settings;
 
 /* The default model and context parameters of the pinned build with s written in: 0, or -1
  * (with the reason on stderr) when the defaults are not where that build keeps them, so the
  * fields would be written to the wrong places. */
-int llama_api_params(const llama_api_settings *s, llama_model_params *m,
-                     llama_context_params *c);
+int llama_api_params(const llama_api_settings *s, llama_model_params *m, llama_context_params *c);
 
 #endif

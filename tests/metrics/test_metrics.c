@@ -41,58 +41,73 @@ static char *format(const fbr_metrics_proc *p, size_t np, const fbr_metrics_row 
     return s.buf;
 }
 
-static const fbr_metrics_proc lenet = {
-    .pid = 4242, .rank = 0, .host = "box", .exe = "/opt/bin/vkt-lenet", .has_time = true,
-    .has_backend = true, .native = 1380, .fallback = 280, .host_ops = 0};
+static const fbr_metrics_proc lenet = {.pid = 4242,
+                                       .rank = 0,
+                                       .host = "box",
+                                       .exe = "/opt/bin/vkt-lenet",
+                                       .has_time = true,
+                                       .has_backend = true,
+                                       .native = 1380,
+                                       .fallback = 280,
+                                       .host_ops = 0};
 
 Test(metrics, exact_text)
 {
     fbr_metrics_row rows[] = {
-        {0, FBR_METRICS_FALLBACK, "vkt_dot", "train_step", "lenet.c", 230, 180, 5767168,
-         412000000},
+        {0, FBR_METRICS_FALLBACK, "vkt_dot", "train_step", "lenet.c", 230, 180, 5767168, 412000000},
         {0, FBR_METRICS_HOST, "vkt_transpose", "train_step", NULL, 0, 3, 96, 1500},
     };
     char *t = format(&lenet, 1, rows, 2);
     const char *want =
         "# HELP fbcount_fallbacks_total Fallbacks (host_result calls): ops that left the GPU.\n"
         "# TYPE fbcount_fallbacks_total counter\n"
-        "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"train_step\",file=\"lenet.c\",line=\"230\","
+        "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"train_step\",file=\"lenet."
+        "c\",line=\"230\","
         "pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-lenet\"} 180\n"
         "# HELP fbcount_fallback_bytes_total Bytes of the results that fallbacks computed on the "
         "host.\n"
         "# TYPE fbcount_fallback_bytes_total counter\n"
-        "fbcount_fallback_bytes_total{backend=\"vkt\",op=\"vkt_dot\",site=\"train_step\",file=\"lenet.c\","
+        "fbcount_fallback_bytes_total{backend=\"vkt\",op=\"vkt_dot\",site=\"train_step\",file="
+        "\"lenet.c\","
         "line=\"230\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-lenet\"} 5767168\n"
         "# HELP fbcount_fallback_seconds_total Wall time of fallbacks (what it covers: the "
         "dump's config.timing).\n"
         "# TYPE fbcount_fallback_seconds_total counter\n"
-        "fbcount_fallback_seconds_total{backend=\"vkt\",op=\"vkt_dot\",site=\"train_step\",file=\"lenet.c\","
+        "fbcount_fallback_seconds_total{backend=\"vkt\",op=\"vkt_dot\",site=\"train_step\",file="
+        "\"lenet.c\","
         "line=\"230\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-lenet\"} 0.412\n"
         "# HELP fbcount_host_ops_total Host-resident ops: downstream work on tensors a fallback "
         "left on the host.\n"
         "# TYPE fbcount_host_ops_total counter\n"
-        "fbcount_host_ops_total{backend=\"vkt\",op=\"vkt_transpose\",site=\"train_step\",pid=\"4242\",rank=\"0\","
+        "fbcount_host_ops_total{backend=\"vkt\",op=\"vkt_transpose\",site=\"train_step\",pid="
+        "\"4242\",rank=\"0\","
         "host=\"box\",exe=\"vkt-lenet\"} 3\n"
         "# HELP fbcount_host_op_bytes_total Bytes of the results of host-resident ops.\n"
         "# TYPE fbcount_host_op_bytes_total counter\n"
-        "fbcount_host_op_bytes_total{backend=\"vkt\",op=\"vkt_transpose\",site=\"train_step\",pid=\"4242\","
+        "fbcount_host_op_bytes_total{backend=\"vkt\",op=\"vkt_transpose\",site=\"train_step\",pid="
+        "\"4242\","
         "rank=\"0\",host=\"box\",exe=\"vkt-lenet\"} 96\n"
         "# HELP fbcount_host_op_seconds_total Wall time of host-resident ops.\n"
         "# TYPE fbcount_host_op_seconds_total counter\n"
-        "fbcount_host_op_seconds_total{backend=\"vkt\",op=\"vkt_transpose\",site=\"train_step\",pid=\"4242\","
+        "fbcount_host_op_seconds_total{backend=\"vkt\",op=\"vkt_transpose\",site=\"train_step\","
+        "pid=\"4242\","
         "rank=\"0\",host=\"box\",exe=\"vkt-lenet\"} 0.0000015\n"
         "# HELP fbcount_backend_ops_total Ops the backend ran, by path: native, fallback, "
         "host-resident.\n"
         "# TYPE fbcount_backend_ops_total counter\n"
-        "fbcount_backend_ops_total{backend=\"vkt\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-lenet\","
+        "fbcount_backend_ops_total{backend=\"vkt\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-"
+        "lenet\","
         "path=\"native\"} 1380\n"
-        "fbcount_backend_ops_total{backend=\"vkt\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-lenet\","
+        "fbcount_backend_ops_total{backend=\"vkt\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-"
+        "lenet\","
         "path=\"fallback\"} 280\n"
-        "fbcount_backend_ops_total{backend=\"vkt\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-lenet\","
+        "fbcount_backend_ops_total{backend=\"vkt\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-"
+        "lenet\","
         "path=\"host\"} 0\n"
         "# HELP fbcount_native_share Share of the backend's ops that ran natively (0 to 1).\n"
         "# TYPE fbcount_native_share gauge\n"
-        "fbcount_native_share{backend=\"vkt\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-lenet\"} 0.831325\n"
+        "fbcount_native_share{backend=\"vkt\",pid=\"4242\",rank=\"0\",host=\"box\",exe=\"vkt-"
+        "lenet\"} 0.831325\n"
         "# EOF\n";
     cr_assert_str_eq(t, want);
     free(t);
@@ -116,13 +131,15 @@ Test(metrics, equal_series_are_added_once_and_sorted)
         {0, FBR_METRICS_FALLBACK, "vkt_conv", "b", NULL, 0, 4, 40, 0},
     };
     char *t = format(p, 2, rows, 4);
-    const char *conv = strstr(t, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_conv\",site=\"b\"");
+    const char *conv =
+        strstr(t, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_conv\",site=\"b\"");
     const char *a = strstr(t, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"a\"");
     const char *b = strstr(t, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"b\"");
     cr_assert(conv && a && b && conv < a && a < b, "%s", t);
     cr_assert(strstr(b, "} 7\n"), "b's two rows add up: %s", t);
-    cr_assert_null(strstr(b + 1, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"b\""),
-                   "one series per label set: %s", t);
+    cr_assert_null(
+        strstr(b + 1, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"b\""),
+        "one series per label set: %s", t);
     cr_assert(strstr(t, "path=\"native\"} 1380\n"), "backend counters of the one that has them");
     free(t);
 }
@@ -130,13 +147,22 @@ Test(metrics, equal_series_are_added_once_and_sorted)
 Test(metrics, escaping_and_utf8)
 {
     fbr_metrics_proc p = {.pid = 1, .rank = -1, .exe = "a\"b"};
-    fbr_metrics_row r = {0, FBR_METRICS_FALLBACK, "op\\x", "line1\nline2 \xC3\xA9 \xF0\x9F\x98\x80",
-                         "bad\xFF\xC3(\xED\xA0\x80\xC0\xAF.c", 1, 1, 1, 0};
+    fbr_metrics_row r = {0,
+                         FBR_METRICS_FALLBACK,
+                         "op\\x",
+                         "line1\nline2 \xC3\xA9 \xF0\x9F\x98\x80",
+                         "bad\xFF\xC3(\xED\xA0\x80\xC0\xAF.c",
+                         1,
+                         1,
+                         1,
+                         0};
     char *t = format(&p, 1, &r, 1);
-    cr_assert(strstr(t, "{backend=\"vkt\",op=\"op\\\\x\",site=\"line1\\nline2 \xC3\xA9 \xF0\x9F\x98\x80\","
-                        "file=\"bad\xEF\xBF\xBD\xEF\xBF\xBD(\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
-                        "\xEF\xBF\xBD\xEF\xBF\xBD.c\",line=\"1\",pid=\"1\",exe=\"a\\\"b\"} 1\n"),
-              "%s", t);
+    cr_assert(
+        strstr(t,
+               "{backend=\"vkt\",op=\"op\\\\x\",site=\"line1\\nline2 \xC3\xA9 \xF0\x9F\x98\x80\","
+               "file=\"bad\xEF\xBF\xBD\xEF\xBF\xBD(\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+               "\xEF\xBF\xBD\xEF\xBF\xBD.c\",line=\"1\",pid=\"1\",exe=\"a\\\"b\"} 1\n"),
+        "%s", t);
     free(t);
 }
 
@@ -145,7 +171,8 @@ Test(metrics, optional_labels_left_out)
     fbr_metrics_proc p = {.pid = 9, .rank = -1, .host = "", .exe = NULL};
     fbr_metrics_row r = {0, FBR_METRICS_FALLBACK, NULL, NULL, NULL, -3, 2, 8, 0};
     char *t = format(&p, 1, &r, 1);
-    cr_assert(strstr(t, "fbcount_fallbacks_total{backend=\"vkt\",op=\"(unknown)\",pid=\"9\"} 2\n"), "%s", t);
+    cr_assert(strstr(t, "fbcount_fallbacks_total{backend=\"vkt\",op=\"(unknown)\",pid=\"9\"} 2\n"),
+              "%s", t);
     cr_assert_null(strstr(t, "rank="));
     cr_assert_null(strstr(t, "host="));
     cr_assert_null(strstr(t, "seconds"), "no times without has_time: %s", t);
@@ -155,9 +182,14 @@ Test(metrics, optional_labels_left_out)
 
 Test(metrics, seconds_are_exact_decimals)
 {
-    static const struct { uint64_t ns; const char *text; } cases[] = {
-        {0, "} 0\n"}, {1, "} 0.000000001\n"}, {3000000000u, "} 3\n"},
-        {UINT64_C(9007199254740993), "} 9007199.254740993\n"}, {100000000, "} 0.1\n"}};
+    static const struct {
+        uint64_t ns;
+        const char *text;
+    } cases[] = {{0, "} 0\n"},
+                 {1, "} 0.000000001\n"},
+                 {3000000000u, "} 3\n"},
+                 {UINT64_C(9007199254740993), "} 9007199.254740993\n"},
+                 {100000000, "} 0.1\n"}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         fbr_metrics_proc p = {.pid = 1, .rank = -1, .has_time = true};
         fbr_metrics_row r = {0, FBR_METRICS_FALLBACK, "vkt_dot", NULL, NULL, 0, 1, 1, cases[i].ns};
@@ -171,8 +203,9 @@ Test(metrics, seconds_are_exact_decimals)
 Test(metrics, sums_saturate)
 {
     fbr_metrics_proc p = {.pid = 1, .rank = -1};
-    fbr_metrics_row r[2] = {{0, FBR_METRICS_FALLBACK, "vkt_dot", NULL, NULL, 0, UINT64_MAX - 1, 0, 0},
-                            {0, FBR_METRICS_FALLBACK, "vkt_dot", NULL, NULL, 0, 5, 0, 0}};
+    fbr_metrics_row r[2] = {
+        {0, FBR_METRICS_FALLBACK, "vkt_dot", NULL, NULL, 0, UINT64_MAX - 1, 0, 0},
+        {0, FBR_METRICS_FALLBACK, "vkt_dot", NULL, NULL, 0, 5, 0, 0}};
     char *t = format(&p, 1, r, 2);
     cr_assert(strstr(t, "} 18446744073709551615\n"), "%s", t);
     free(t);
@@ -182,8 +215,11 @@ Test(metrics, share_of_zero_ops_is_left_out)
 {
     fbr_metrics_proc p = {.pid = 1, .rank = 3, .has_backend = true};
     char *t = format(&p, 1, NULL, 0);
-    cr_assert(strstr(t, "fbcount_backend_ops_total{backend=\"vkt\",pid=\"1\",rank=\"3\",path=\"native\"} 0\n"),
-              "%s", t);
+    cr_assert(
+        strstr(
+            t,
+            "fbcount_backend_ops_total{backend=\"vkt\",pid=\"1\",rank=\"3\",path=\"native\"} 0\n"),
+        "%s", t);
     cr_assert_null(strstr(t, "fbcount_native_share{"), "0/0 is no share: %s", t);
     free(t);
 }
@@ -192,12 +228,12 @@ Test(metrics, large_output_arrives_whole)
 {
     enum { N = 3000 };
     fbr_metrics_row *r = calloc(N, sizeof *r);
-    char (*names)[32] = calloc(N, sizeof *names);
+    char(*names)[32] = calloc(N, sizeof *names);
     fbr_metrics_proc p = {.pid = 1, .rank = -1};
     for (int i = 0; i < N; i++) {
         snprintf(names[i], sizeof names[i], "site_%05d", i);
-        r[i] = (fbr_metrics_row){0, FBR_METRICS_FALLBACK, "vkt_dot", names[i], NULL, 0,
-                                 (uint64_t)i + 1, 0, 0};
+        r[i] = (fbr_metrics_row){0, FBR_METRICS_FALLBACK, "vkt_dot", names[i], NULL,
+                                 0, (uint64_t)i + 1,      0,         0};
     }
     sink s = {0};
     cr_assert_eq(fbr_metrics_format(&p, 1, r, N, sink_write, &s), 0);
@@ -241,29 +277,33 @@ Test(metrics, bad_process_index_writes_nothing)
 Test(metrics, backends_transfers_and_unknown_sizes)
 {
     fbr_metrics_counters be[2] = {{"torch", 10, 3, 1}, {"vkt", 5, 0, 0}};
-    fbr_metrics_proc p = {.pid = 7, .rank = -1, .has_backend = true, .native = 99,
-                          .backends = be, .nbackends = 2};
+    fbr_metrics_proc p = {
+        .pid = 7, .rank = -1, .has_backend = true, .native = 99, .backends = be, .nbackends = 2};
     fbr_metrics_row r[] = {
         {0, FBR_METRICS_FALLBACK, "aten::gelu.out", "fwd", "m.py", 7, 3, 0, 0},
         {0, FBR_METRICS_FALLBACK, "vkt_dot", NULL, NULL, 0, 2, 64, 0},
         {0, FBR_METRICS_TRANSFER, "host -> Vulkan0", NULL, NULL, 0, 4, 4096, 0},
     };
-    fbr_metrics_origin from[] = {{"torch", true, false}, {NULL, false, false},
-                                 {"ggml", false, false}};
+    fbr_metrics_origin from[] = {
+        {"torch", true, false}, {NULL, false, false}, {"ggml", false, false}};
     sink s = {0};
     cr_assert_eq(fbr_metrics_format_from(&p, 1, r, from, 3, sink_write, &s), 0);
     const char *t = s.buf;
     cr_assert(strstr(t, "fbcount_fallbacks_total{backend=\"torch\",op=\"aten::gelu.out\","
-                        "site=\"fwd\",file=\"m.py\",line=\"7\",pid=\"7\"} 3\n"), "%s", t);
+                        "site=\"fwd\",file=\"m.py\",line=\"7\",pid=\"7\"} 3\n"),
+              "%s", t);
     cr_assert(strstr(t, "fbcount_fallback_bytes_total{backend=\"vkt\",op=\"vkt_dot\""), "%s", t);
     cr_assert_null(strstr(t, "fbcount_fallback_bytes_total{backend=\"torch\""),
                    "no bytes sample where sizes are unknown: %s", t);
     cr_assert(strstr(t, "fbcount_transfers_total{backend=\"ggml\",op=\"host -> Vulkan0\","
-                        "pid=\"7\"} 4\n"), "%s", t);
-    cr_assert(strstr(t, "fbcount_transfer_bytes_total{backend=\"ggml\",op=\"host -> Vulkan0\","
-                        "pid=\"7\"} 4096\n"), "%s", t);
-    cr_assert(strstr(t, "fbcount_backend_ops_total{backend=\"torch\",pid=\"7\",path=\"fallback\"} 3\n"),
+                        "pid=\"7\"} 4\n"),
               "%s", t);
+    cr_assert(strstr(t, "fbcount_transfer_bytes_total{backend=\"ggml\",op=\"host -> Vulkan0\","
+                        "pid=\"7\"} 4096\n"),
+              "%s", t);
+    cr_assert(
+        strstr(t, "fbcount_backend_ops_total{backend=\"torch\",pid=\"7\",path=\"fallback\"} 3\n"),
+        "%s", t);
     cr_assert(strstr(t, "fbcount_backend_ops_total{backend=\"vkt\",pid=\"7\",path=\"native\"} 5\n"),
               "backends[] replaces the top-level counters: %s", t);
     cr_assert(strstr(t, "fbcount_native_share{backend=\"torch\",pid=\"7\"} 0.714286\n"), "%s", t);

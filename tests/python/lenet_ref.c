@@ -22,7 +22,8 @@ static int fail(const char *what)
 int main(int argc, char **argv)
 {
     if (argc < 3)
-        return fail("usage: lenet_ref digits SEED BATCH | params SEED | [graph-]losses SEED BATCH STEPS");
+        return fail(
+            "usage: lenet_ref digits SEED BATCH | params SEED | [graph-]losses SEED BATCH STEPS");
     uint64_t seed = strtoull(argv[2], NULL, 10);
     int batch = argc > 3 ? atoi(argv[3]) : 1, steps = argc > 4 ? atoi(argv[4]) : 0;
     if (batch < 1)

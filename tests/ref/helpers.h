@@ -19,7 +19,8 @@ static inline ref_view view(vkt_dtype dt, void *data, int rank, ...)
     v.data = data;
     va_list ap;
     va_start(ap, rank);
-    for (int i = 0; i < rank; i++) v.shape[i] = va_arg(ap, int);
+    for (int i = 0; i < rank; i++)
+        v.shape[i] = va_arg(ap, int);
     va_end(ap);
     return v;
 }
@@ -37,25 +38,25 @@ static inline int same_f64(double a, double b)
 
 #define N_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-#define EXPECT_F32(got, want)                                                              \
-    do {                                                                                   \
-        for (int i_ = 0; i_ < N_OF(want); i_++)                                            \
-            cr_expect(same_f32((got)[i_], (want)[i_]), "[%d] got %.9g want %.9g", i_,      \
-                      (double)(got)[i_], (double)(want)[i_]);                              \
+#define EXPECT_F32(got, want)                                                                      \
+    do {                                                                                           \
+        for (int i_ = 0; i_ < N_OF(want); i_++)                                                    \
+            cr_expect(same_f32((got)[i_], (want)[i_]), "[%d] got %.9g want %.9g", i_,              \
+                      (double)(got)[i_], (double)(want)[i_]);                                      \
     } while (0)
 
-#define EXPECT_F64(got, want)                                                              \
-    do {                                                                                   \
-        for (int i_ = 0; i_ < N_OF(want); i_++)                                            \
-            cr_expect(same_f64((got)[i_], (want)[i_]), "[%d] got %.17g want %.17g", i_,    \
-                      (got)[i_], (want)[i_]);                                              \
+#define EXPECT_F64(got, want)                                                                      \
+    do {                                                                                           \
+        for (int i_ = 0; i_ < N_OF(want); i_++)                                                    \
+            cr_expect(same_f64((got)[i_], (want)[i_]), "[%d] got %.17g want %.17g", i_, (got)[i_], \
+                      (want)[i_]);                                                                 \
     } while (0)
 
-#define EXPECT_INT(got, want)                                                              \
-    do {                                                                                   \
-        for (int i_ = 0; i_ < N_OF(want); i_++)                                            \
-            cr_expect((long long)(got)[i_] == (long long)(want)[i_], "[%d] got %lld want %lld", \
-                      i_, (long long)(got)[i_], (long long)(want)[i_]);                    \
+#define EXPECT_INT(got, want)                                                                      \
+    do {                                                                                           \
+        for (int i_ = 0; i_ < N_OF(want); i_++)                                                    \
+            cr_expect((long long)(got)[i_] == (long long)(want)[i_], "[%d] got %lld want %lld",    \
+                      i_, (long long)(got)[i_], (long long)(want)[i_]);                            \
     } while (0)
 
 #endif

@@ -49,7 +49,8 @@ Test(ref_binary, integer_arithmetic_wraps)
 
 Test(ref_binary, quotient_and_remainder_never_trap)
 {
-    int32_t a[] = {7, -7, 7, -7, 5, INT32_MIN, INT32_MIN, 0}, b[] = {2, 2, -2, -2, 0, -1, 0, 0}, y[8];
+    int32_t a[] = {7, -7, 7, -7, 5, INT32_MIN, INT32_MIN, 0}, b[] = {2, 2, -2, -2, 0, -1, 0, 0},
+            y[8];
     bin_s32(BIN_quotient, a, b, y, 8);
     int32_t wq[] = {3, -3, -3, 3, 0, INT32_MIN, 0, 0};
     EXPECT_INT(y, wq);
@@ -77,7 +78,8 @@ Test(ref_binary, quotient_and_remainder_never_trap)
 
 Test(ref_binary, integer_pow)
 {
-    int32_t a[] = {2, 3, -2, 1, -1, -1, 2, 0, 2, 3, 0}, b[] = {10, 0, 3, -5, -3, -4, -1, 0, 32, 20, -1};
+    int32_t a[] = {2, 3, -2, 1, -1, -1, 2, 0, 2, 3, 0},
+            b[] = {10, 0, 3, -5, -3, -4, -1, 0, 32, 20, -1};
     int32_t y[11], w[] = {1024, 1, -8, 1, -1, 1, 0, 1, 0, -808182895, 0};
     bin_s32(BIN_pow, a, b, y, 11);
     EXPECT_INT(y, w);
@@ -188,16 +190,19 @@ Test(ref_binary, rejects_undefined_dtypes)
 {
     float f[1] = {1}, g[1] = {1}, h[1];
     int32_t s[1] = {1}, t[1] = {1}, u[1];
-    cr_expect_eq(ref_binary(BIN_bitwise_and, &(ref_view){VKT_F32, 1, {1}, f}, &(ref_view){VKT_F32, 1, {1}, g},
-                            &(ref_view){VKT_F32, 1, {1}, h}), VKT_EDTYPE);
-    cr_expect_eq(ref_binary(BIN_divide, &(ref_view){VKT_S32, 1, {1}, s}, &(ref_view){VKT_S32, 1, {1}, t},
-                            &(ref_view){VKT_S32, 1, {1}, u}), VKT_EDTYPE);
+    cr_expect_eq(ref_binary(BIN_bitwise_and, &(ref_view){VKT_F32, 1, {1}, f},
+                            &(ref_view){VKT_F32, 1, {1}, g}, &(ref_view){VKT_F32, 1, {1}, h}),
+                 VKT_EDTYPE);
+    cr_expect_eq(ref_binary(BIN_divide, &(ref_view){VKT_S32, 1, {1}, s},
+                            &(ref_view){VKT_S32, 1, {1}, t}, &(ref_view){VKT_S32, 1, {1}, u}),
+                 VKT_EDTYPE);
 }
 
 Test(ref_binary, broadcasting)
 {
     float a[] = {1, 2, 3, 4, 5, 6}, b[] = {10, 20, 30}, y[6];
-    ref_view va = view(VKT_F32, a, 2, 2, 3), vb = view(VKT_F32, b, 1, 3), vy = view(VKT_F32, y, 2, 2, 3);
+    ref_view va = view(VKT_F32, a, 2, 2, 3), vb = view(VKT_F32, b, 1, 3),
+             vy = view(VKT_F32, y, 2, 2, 3);
     ref_binary(BIN_add, &va, &vb, &vy);
     float w1[] = {11, 22, 33, 14, 25, 36};
     EXPECT_F32(y, w1);
@@ -241,26 +246,33 @@ Test(ref_binary, broadcast_plans_against_a_formula)
     /* {2,3,4} op {3,1} and {4} op {2,3,4}: the plan collapses some dims and not
      * others; every element must still meet its operands. */
     int32_t a[24], b[3], c[4], y[24];
-    for (int i = 0; i < 24; i++) a[i] = 1000 * i;
-    for (int j = 0; j < 3; j++) b[j] = 10 * j;
-    for (int k = 0; k < 4; k++) c[k] = k;
-    ref_view va = view(VKT_S32, a, 3, 2, 3, 4), vb = view(VKT_S32, b, 2, 3, 1), vc = view(VKT_S32, c, 1, 4),
-             vy = view(VKT_S32, y, 3, 2, 3, 4);
+    for (int i = 0; i < 24; i++)
+        a[i] = 1000 * i;
+    for (int j = 0; j < 3; j++)
+        b[j] = 10 * j;
+    for (int k = 0; k < 4; k++)
+        c[k] = k;
+    ref_view va = view(VKT_S32, a, 3, 2, 3, 4), vb = view(VKT_S32, b, 2, 3, 1),
+             vc = view(VKT_S32, c, 1, 4), vy = view(VKT_S32, y, 3, 2, 3, 4);
     ref_binary(BIN_subtract, &va, &vb, &vy);
-    for (int i = 0; i < 24; i++) cr_expect_eq(y[i], 1000 * i - 10 * (i / 4 % 3), "[%d]", i);
+    for (int i = 0; i < 24; i++)
+        cr_expect_eq(y[i], 1000 * i - 10 * (i / 4 % 3), "[%d]", i);
     ref_binary(BIN_add, &vc, &va, &vy);
-    for (int i = 0; i < 24; i++) cr_expect_eq(y[i], 1000 * i + i % 4, "[%d]", i);
+    for (int i = 0; i < 24; i++)
+        cr_expect_eq(y[i], 1000 * i + i % 4, "[%d]", i);
     /* both operands broadcast: {3,1} op {4} -> {3,4} */
     ref_view vz = view(VKT_S32, y, 2, 3, 4);
     ref_binary(BIN_multiply, &vb, &vc, &vz);
-    for (int i = 0; i < 12; i++) cr_expect_eq(y[i], 10 * (i / 4) * (i % 4), "[%d]", i);
+    for (int i = 0; i < 12; i++)
+        cr_expect_eq(y[i], 10 * (i / 4) * (i % 4), "[%d]", i);
 }
 
 Test(ref_binary, float_atan2_and_pow_use_libm)
 {
     float a[] = {1.0f, -1.0f, 2.0f}, b[] = {1.0f, -0.5f, 0.5f}, y[3];
     bin_f32(BIN_atan2, a, b, y, 3, VKT_F32);
-    for (int i = 0; i < 3; i++) cr_expect_eq(y[i], atan2f(a[i], b[i]));
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(y[i], atan2f(a[i], b[i]));
     bin_f32(BIN_pow, a, b, y, 3, VKT_F32);
     cr_expect_eq(y[0], 1.0f);
     cr_expect(isnan(y[1]));
@@ -281,8 +293,8 @@ Test(ref_select, picks_with_broadcast)
     /* pred {2,1} of f32 (NaN is true) against {2,3} branches */
     float q[] = {NAN, 0.0f};
     double a[] = {1, 2, 3, 4, 5, 6}, b[] = {-1, -2, -3}, z[6];
-    ref_view vq = view(VKT_F32, q, 2, 2, 1), va = view(VKT_F64, a, 2, 2, 3), vb = view(VKT_F64, b, 1, 3),
-             vz = view(VKT_F64, z, 2, 2, 3);
+    ref_view vq = view(VKT_F32, q, 2, 2, 1), va = view(VKT_F64, a, 2, 2, 3),
+             vb = view(VKT_F64, b, 1, 3), vz = view(VKT_F64, z, 2, 2, 3);
     ref_select(&vq, &va, &vb, &vz);
     double w2[] = {1, 2, 3, -1, -2, -3};
     EXPECT_F64(z, w2);
@@ -298,8 +310,8 @@ Test(ref_clip, clamps_with_nan_and_broadcast)
     EXPECT_F32(y, w1);
 
     int32_t s[] = {-5, 5, 10, -10, 0, 7}, l[] = {0, 6, -20}, h = 8, z[6];
-    ref_view vs = view(VKT_S32, s, 2, 2, 3), vl2 = view(VKT_S32, l, 1, 3), vh2 = view(VKT_S32, &h, 0),
-             vz = view(VKT_S32, z, 2, 2, 3);
+    ref_view vs = view(VKT_S32, s, 2, 2, 3), vl2 = view(VKT_S32, l, 1, 3),
+             vh2 = view(VKT_S32, &h, 0), vz = view(VKT_S32, z, 2, 2, 3);
     ref_clip(&vs, &vl2, &vh2, &vz);
     int32_t w2[] = {0, 6, 8, 0, 6, 7};
     EXPECT_INT(z, w2);

@@ -6,7 +6,8 @@
 Test(ref_convert, f32_to_s32_truncates_and_saturates)
 {
     float x[] = {1.9f, -1.9f, NAN, 3e9f, -3e9f, INFINITY, -INFINITY, 2147483520.0f, -2147483648.0f};
-    int32_t y[9], want[] = {1, -1, 0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 2147483520, INT32_MIN};
+    int32_t y[9],
+        want[] = {1, -1, 0, INT32_MAX, INT32_MIN, INT32_MAX, INT32_MIN, 2147483520, INT32_MIN};
     ref_view vx = view(VKT_F32, x, 1, 9), vy = view(VKT_S32, y, 1, 9);
     cr_assert_eq(ref_convert(&vx, &vy), VKT_OK);
     EXPECT_INT(y, want);

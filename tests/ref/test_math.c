@@ -18,7 +18,9 @@ Test(ref_erf_inv, special_values)
 
 Test(ref_erf_inv, known_values)
 {
-    struct { double x, y; } k[] = {
+    struct {
+        double x, y;
+    } k[] = {
         /* erfinv of the exact double argument, from 30-digit arithmetic */
         {0.5, 0.476936276204469873381},
         {0.9, 1.16308715367667416284},
@@ -54,6 +56,7 @@ Test(ref_erf_inv, f32_rounds_the_double_once)
     float x[] = {0.5f, -0.25f, 0.999f}, y[3];
     ref_view vx = view(VKT_F32, x, 1, 3), vy = view(VKT_F32, y, 1, 3);
     ref_unary(UN_erf_inv, &vx, &vy);
-    for (int i = 0; i < 3; i++) cr_expect_eq(y[i], (float)ref_erf_inv(x[i]));
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(y[i], (float)ref_erf_inv(x[i]));
     cr_expect_eq(y[0], 0.47693628f);
 }

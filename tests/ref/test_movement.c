@@ -15,14 +15,15 @@ Test(ref_transpose, matrix_and_3d)
 
     /* x[i][j][k] = 100i + 10j + k, shape {2,3,4} */
     double a[24], b[24];
-    for (int i = 0; i < 24; i++) a[i] = 100 * (i / 12) + 10 * (i / 4 % 3) + i % 4;
+    for (int i = 0; i < 24; i++)
+        a[i] = 100 * (i / 12) + 10 * (i / 4 % 3) + i % 4;
     ref_view va = view(VKT_F64, a, 3, 2, 3, 4);
     int p1[] = {1, 0, 2}; /* last axis kept: contiguous runs */
     ref_view vb = view(VKT_F64, b, 3, 3, 2, 4);
     ref_transpose(&va, p1, &vb);
     cr_expect_eq(b[0], 0);
-    cr_expect_eq(b[4], 100);   /* [0][1][0] = x[1][0][0] */
-    cr_expect_eq(b[9], 11);    /* [1][0][1] = x[0][1][1] */
+    cr_expect_eq(b[4], 100); /* [0][1][0] = x[1][0][0] */
+    cr_expect_eq(b[9], 11);  /* [1][0][1] = x[0][1][1] */
     cr_expect_eq(b[23], 123);
     int p2[] = {2, 0, 1};
     vb = view(VKT_F64, b, 3, 4, 2, 3);
@@ -70,7 +71,8 @@ Test(ref_broadcast, onto_chosen_axes)
 Test(ref_slice, strided_windows)
 {
     int32_t x[12], y[4];
-    for (int i = 0; i < 12; i++) x[i] = i;
+    for (int i = 0; i < 12; i++)
+        x[i] = i;
     ref_view v1 = view(VKT_S32, x, 1, 10), o1 = view(VKT_S32, y, 1, 3);
     int64_t st1[] = {2}, sd1[] = {3};
     ref_slice(&v1, st1, sd1, &o1);
@@ -115,7 +117,8 @@ Test(ref_reverse, axis_sets)
 Test(ref_concatenate, along_inner_and_outer_axes)
 {
     int32_t a[] = {1, 2}, b[] = {3, 4, 5, 6}, y[9];
-    ref_view va = view(VKT_S32, a, 2, 2, 1), vb = view(VKT_S32, b, 2, 2, 2), ve = view(VKT_S32, NULL, 2, 2, 0);
+    ref_view va = view(VKT_S32, a, 2, 2, 1), vb = view(VKT_S32, b, 2, 2, 2),
+             ve = view(VKT_S32, NULL, 2, 2, 0);
     const ref_view *xs[] = {&va, &ve, &vb};
     ref_view vy = view(VKT_S32, y, 2, 2, 3);
     ref_concatenate(xs, 3, 1, &vy);

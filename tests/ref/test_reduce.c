@@ -27,7 +27,8 @@ Test(ref_reduce, middle_and_outer_axes)
     int32_t x[12], y[6];
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 3; j++)
-            for (int k = 0; k < 2; k++) x[(i * 3 + j) * 2 + k] = 100 * i + 10 * j + k;
+            for (int k = 0; k < 2; k++)
+                x[(i * 3 + j) * 2 + k] = 100 * i + 10 * j + k;
     ref_view vx = view(VKT_S32, x, 3, 2, 3, 2), vy = view(VKT_S32, y, 2, 2, 2);
     ref_reduce(RED_SUM, &vx, 2u, &vy);
     int32_t w1[] = {30, 33, 330, 333};
@@ -100,7 +101,12 @@ Test(ref_reduce, empty_reductions_give_the_identity)
     int32_t s[2];
     uint8_t u[2];
     ref_view vf = view(VKT_F32, f, 1, 2), vs = view(VKT_S32, s, 1, 2), vu = view(VKT_U8, u, 1, 2);
-    struct { enum ref_redop op; float f; int32_t s; uint8_t u; } k[] = {
+    struct {
+        enum ref_redop op;
+        float f;
+        int32_t s;
+        uint8_t u;
+    } k[] = {
         {RED_SUM, 0.0f, 0, 0},
         {RED_PRODUCT, 1.0f, 1, 1},
         {RED_MAX, -INFINITY, INT32_MIN, 0},

@@ -73,7 +73,8 @@ Test(ref_sort, long_line_is_sorted_and_stable)
 {
     enum { N = 1000 };
     int32_t *x = malloc(sizeof(int32_t) * N), *ix = malloc(sizeof(int32_t) * N);
-    for (int i = 0; i < N; i++) x[i] = (i * 37) % 7;
+    for (int i = 0; i < N; i++)
+        x[i] = (i * 37) % 7;
     ref_view vx = view(VKT_S32, x, 1, N), vi = view(VKT_S32, ix, 1, N);
     ref_sort(&vx, 0, false, true, &vi);
     for (int i = 1; i < N; i++) {

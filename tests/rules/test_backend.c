@@ -29,8 +29,8 @@ Test(backend, builtin_rows_parse)
         cr_expect_eq(b->source, FBR_FROM_BUILTIN);
         /* The text compiled in is the text that parsed. */
         const char *t = fbr_backend_builtin_text(i);
-        cr_assert_eq(fbr_backend_parse(t, strlen(t), FBR_FROM_BUILTIN, &row, err, sizeof err), 0, "%s",
-                     err);
+        cr_assert_eq(fbr_backend_parse(t, strlen(t), FBR_FROM_BUILTIN, &row, err, sizeof err), 0,
+                     "%s", err);
         cr_expect_eq(memcmp(&row, b, sizeof row), 0);
     }
     cr_expect_null(fbr_backend_builtin(NROWS));
@@ -80,8 +80,8 @@ Test(backend, typed_exits_both_ways)
     char msg[4096];
     cr_expect_eq(fbr_typed_check(msg, sizeof msg), 0, "%s", msg);
     size_t typed = 0;
-#define COUNT(id, fn, sym, role)                                                                \
-    typed += role == FBR_TYPED_EXIT;                                                            \
+#define COUNT(id, fn, sym, role)                                                                   \
+    typed += role == FBR_TYPED_EXIT;                                                               \
     cr_expect_eq(fbr_exit_typed(sym), role == FBR_TYPED_EXIT, "%s", #fn);
     FBR_TYPED(COUNT)
 #undef COUNT
@@ -111,13 +111,16 @@ Test(backend, op_names)
     cr_expect(fbr_backend_op_of(vkt, "vkt_dot", op, sizeof op));
     cr_expect_str_eq(op, "vkt_dot");
     cr_expect(!fbr_backend_op_of(vkt, "dot_fallback", op, sizeof op));
-    cr_expect(fbr_backend_op_of(torch, "_ZN2at4_ops8gelu_out4callERKNS_6TensorEN3c1017basic_string_viewIcEERS2_",
-                                op, sizeof op));
+    cr_expect(fbr_backend_op_of(
+        torch, "_ZN2at4_ops8gelu_out4callERKNS_6TensorEN3c1017basic_string_viewIcEERS2_", op,
+        sizeof op));
     cr_expect_str_eq(op, "gelu_out");
-    cr_expect(fbr_backend_op_of(torch, "_ZN2at4_ops12index_select10redispatchEN3c1014DispatchKeySetERKNS_6TensorElS6_",
-                                op, sizeof op));
+    cr_expect(fbr_backend_op_of(
+        torch, "_ZN2at4_ops12index_select10redispatchEN3c1014DispatchKeySetERKNS_6TensorElS6_", op,
+        sizeof op));
     cr_expect_str_eq(op, "index_select");
-    cr_expect(!fbr_backend_op_of(torch, "_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleE", op, sizeof op));
+    cr_expect(!fbr_backend_op_of(torch, "_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleE", op,
+                                 sizeof op));
     cr_expect(!fbr_backend_op_of(torch, "_ZN2at4_opsE", op, sizeof op), "a scope with no op in it");
     cr_expect(!fbr_backend_op_of(torch, "_ZN2at4_ops99xE", op, sizeof op), "a length past the end");
     cr_expect(!fbr_backend_op_of(torch, "at::_ops::gelu::call", op, sizeof op), "not mangled");
@@ -138,7 +141,8 @@ Test(backend, format_errors)
         {"name x\nname y\n", "line 2: name is given twice"},
         {"name x\nfrobnicate 1\n", "line 2: unknown directive 'frobnicate'"},
         {"name x\nlibrary l\nexit f sideways\n", "line 3: exit kind 'sideways'"},
-        {"name x\nlibrary l\nexit f fallback read=cuda\n", "line 3: 'read=cuda' is not read=READER"},
+        {"name x\nlibrary l\nexit f fallback read=cuda\n",
+         "line 3: 'read=cuda' is not read=READER"},
         {"name x\nlibrary l\nexit f fallback\nexit f host\n", "line 4: exit f is named twice"},
         {"name x\nop prefix\n", "line 2: op prefix needs at least one value"},
         {"name x\nop scope at::::x\n", "line 2: op scope 'at' has an empty component"},
@@ -163,16 +167,17 @@ Test(backend, format_errors)
 
 Test(backend, declared_exits)
 {
-    cr_assert_eq(fbr_backend_declare("libopencv_dnn.so:_ZN2cv3dnn5Layer16forward_fallbackEv", &row, err,
-                                     sizeof err),
+    cr_assert_eq(fbr_backend_declare("libopencv_dnn.so:_ZN2cv3dnn5Layer16forward_fallbackEv", &row,
+                                     err, sizeof err),
                  0, "%s", err);
     cr_expect_str_eq(row.name, "opencv_dnn");
     cr_expect_str_eq(row.library.s[0], "libopencv_dnn.so*");
     cr_expect_str_eq(row.exit[0].symbol, "_ZN2cv3dnn5Layer16forward_fallbackEv");
     cr_expect_eq(row.source, FBR_FROM_DECLARED);
     cr_expect_eq(row.oprule, FBR_OPRULE_LIBRARY);
-    cr_assert_eq(fbr_backend_declare("/opt/x/libMine.so.2:mine_host:op=mine_", &row, err, sizeof err), 0,
-                 "%s", err);
+    cr_assert_eq(
+        fbr_backend_declare("/opt/x/libMine.so.2:mine_host:op=mine_", &row, err, sizeof err), 0,
+        "%s", err);
     cr_expect_str_eq(row.name, "mine");
     cr_expect_str_eq(row.library.s[0], "libMine.so.2*");
     cr_expect_eq(row.oprule, FBR_OPRULE_PREFIX);
@@ -200,7 +205,8 @@ Test(backend, torch_site_from_the_op_frame)
     const fbr_native f[] = {
         {"_ZN2at6native12cpu_fallbackERKN3c1014OperatorHandleEPSt6vectorINS1_6IValueESaIS6_EE", 1,
          "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"},
-        {"_Z12toy_fallbackRKN3c1014OperatorHandleEPSt6vectorINS_6IValueESaIS4_EE", 2, "/t/libtoydev.so"},
+        {"_Z12toy_fallbackRKN3c1014OperatorHandleEPSt6vectorINS_6IValueESaIS4_EE", 2,
+         "/t/libtoydev.so"},
         {"_ZNK3c1010Dispatcher9callBoxedE", 3, "/usr/lib/x86_64-linux-gnu/libc10.so.1.13"},
         {"_ZN2at4_ops4gelu4callERKNS_6TensorEN3c1017basic_string_viewIcEE", 1,
          "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13"},
@@ -285,8 +291,10 @@ Test(backend, inlined_backend_code_is_not_the_site)
     fbr_attribute_backend(torch, 2, at, files_at, &s, NULL, 0, &a, op, sizeof op);
     cr_expect_eq(a.site, 1);
     cr_expect_eq(a.site_inline, 1, "main, which at::gelu was inlined into");
-    const fbr_native g[] = {f[0], {"_ZNK3c108optionalIlE5valueEv", 2, "/home/u/driver"},
-                            {"run", 2, "/home/u/driver"}, {"main", 2, "/home/u/driver"}};
+    const fbr_native g[] = {f[0],
+                            {"_ZNK3c108optionalIlE5valueEv", 2, "/home/u/driver"},
+                            {"run", 2, "/home/u/driver"},
+                            {"main", 2, "/home/u/driver"}};
     frames t = {g};
     fbr_attribute_backend(torch, 4, at, files_at, &t, NULL, 0, &a, op, sizeof op);
     cr_expect_eq(a.site, 2, "the header function's own frame is PyTorch's");
@@ -303,9 +311,10 @@ Test(backend, a_row_as_text_parses_back)
         int n = fbr_backend_format(b, text, sizeof text);
         cr_assert(n > 0 && (size_t)n < sizeof text);
         fbr_backend back;
-        cr_assert_eq(fbr_backend_parse(text, (size_t)n, FBR_FROM_BUILTIN, &back, err, sizeof err), 0,
-                     "%s: %s\n%s", b->name, err, text);
-        cr_expect_eq(memcmp(&back, b, sizeof back), 0, "%s does not parse back:\n%s", b->name, text);
+        cr_assert_eq(fbr_backend_parse(text, (size_t)n, FBR_FROM_BUILTIN, &back, err, sizeof err),
+                     0, "%s: %s\n%s", b->name, err, text);
+        cr_expect_eq(memcmp(&back, b, sizeof back), 0, "%s does not parse back:\n%s", b->name,
+                     text);
     }
     cr_assert_eq(fbr_backend_declare("libx.so:fx:op=x_", &row, err, sizeof err), 0);
     char small[8];
@@ -344,24 +353,28 @@ Test(backend_vkt, op_and_native_site)
 {
     fbr_backend vkt = *fbr_backend_named("vkt");
     char op[64];
-    fbr_native f[] = {{"host_result", 1, "/lib/libvkt.so"},  {"dot_fallback", 1, "/lib/libvkt.so"},
-                      {"vkt_dot", 1, "/lib/libvkt.so"},      {"train_step", 2, "/bin/app"},
-                      {"main", 2, "/bin/app"},               {"__libc_start_main", 3, "/lib/libc.so.6"}};
+    fbr_native f[] = {{"host_result", 1, "/lib/libvkt.so"},
+                      {"dot_fallback", 1, "/lib/libvkt.so"},
+                      {"vkt_dot", 1, "/lib/libvkt.so"},
+                      {"train_step", 2, "/bin/app"},
+                      {"main", 2, "/bin/app"},
+                      {"__libc_start_main", 3, "/lib/libc.so.6"}};
     stack s = {f, 0};
     fbr_attrib a;
     fbr_attribute_backend(&vkt, 6, at_counted, NULL, &s, NULL, 0, &a, op, sizeof op);
     cr_expect_eq(a.op, 2);
     cr_expect_eq(a.site, 3);
     cr_expect_eq(a.py_site, -1);
-    cr_expect_eq(s.asked, 4, "looked at %zu frames: names are needed only as far as the site", s.asked);
+    cr_expect_eq(s.asked, 4, "looked at %zu frames: names are needed only as far as the site",
+                 s.asked);
 }
 
 Test(backend_vkt, no_op_site_outside_first_module)
 {
     fbr_backend vkt = *fbr_backend_named("vkt");
     char op[64];
-    fbr_native f[] = {{"host_result", 1, "/lib/libb.so"}, {NULL, 1, "/lib/libb.so"},
-                      {"caller", 2, "/bin/app"}};
+    fbr_native f[] = {
+        {"host_result", 1, "/lib/libb.so"}, {NULL, 1, "/lib/libb.so"}, {"caller", 2, "/bin/app"}};
     stack s = {f, 0};
     fbr_attrib a;
     fbr_attribute_backend(&vkt, 3, at_counted, NULL, &s, NULL, 0, &a, op, sizeof op);
@@ -402,4 +415,3 @@ Test(backend_vkt, python_site_skips_backend_package)
     cr_expect(!fbr_py_in_package("/home/u/myvkt/x.py", &py));
     fbr_names_free(&py);
 }
-

@@ -25,7 +25,8 @@ Test(opname, short_names)
 {
     cr_expect_str_eq(fbr_op_short("vkt_dot", &fbr_default_prefixes), "dot");
     cr_expect_str_eq(fbr_op_short("dot", &fbr_default_prefixes), "dot");
-    cr_expect_str_eq(fbr_op_short("vkt_", &fbr_default_prefixes), "vkt_", "nothing left: unchanged");
+    cr_expect_str_eq(fbr_op_short("vkt_", &fbr_default_prefixes), "vkt_",
+                     "nothing left: unchanged");
     cr_expect_str_eq(fbr_op_short("my_sort", &two), "sort");
     cr_expect_str_eq(fbr_op_short("aten::gelu.out", &two), "aten::gelu.out");
     cr_expect_null(fbr_op_short(NULL, &two));
@@ -47,8 +48,8 @@ Test(opname, short_and_long_name_the_same_op)
 
 Test(opname, closest_known_names)
 {
-    const char *known[] = {"vkt_dot", "vkt_sort", "vkt_conv", "vkt_window_scatter_max", "vkt_add",
-                           "vkt_dot"};
+    const char *known[] = {"vkt_dot", "vkt_sort", "vkt_conv", "vkt_window_scatter_max",
+                           "vkt_add", "vkt_dot"};
     size_t n = sizeof known / sizeof *known;
     const char *out[3];
     cr_expect(fbr_op_known("sort", known, n, &fbr_default_prefixes));

@@ -39,7 +39,8 @@ Test(allow, entries_comments_reasons)
 {
     char err[256];
     fbr_allow *a = parse("# header\n\n  vkt_dot   # no GEMM for u8\r\nvkt_sort#why\n"
-                         "\t vkt_conv \t# tab\nvkt_dot # again\n", err);
+                         "\t vkt_conv \t# tab\nvkt_dot # again\n",
+                         err);
     cr_assert_not_null(a, "%s", err);
     cr_expect_eq(fbr_allow_count(a), 3);
     cr_expect(fbr_allow_has(a, "vkt_dot"));
@@ -67,11 +68,8 @@ Test(allow, missing_reason_warns_and_allows)
 Test(allow, bad_lines_reject_the_file)
 {
     static const char *bad[] = {
-        "vkt_dot extra words # why\n",
-        "vkt_dot\tvkt_sort\n",
-        "ok # fine\nvkt_a vkt_b\n",
-        "vkt_dot\x1b[2J # escape\n",
-        "vkt_dot # bell \a\n",
+        "vkt_dot extra words # why\n", "vkt_dot\tvkt_sort\n", "ok # fine\nvkt_a vkt_b\n",
+        "vkt_dot\x1b[2J # escape\n",   "vkt_dot # bell \a\n",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char err[256];
@@ -158,8 +156,10 @@ Test(readfile, size_cap_and_content)
 Test(attrib, interpreter_modules)
 {
     cr_expect(fbr_module_is_interpreter("/usr/lib/x86_64-linux-gnu/libffi.so.8"));
-    cr_expect(fbr_module_is_interpreter("/usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so"));
-    cr_expect(fbr_module_is_interpreter("/usr/lib/python3/dist-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so"));
+    cr_expect(fbr_module_is_interpreter(
+        "/usr/lib/python3.11/lib-dynload/_ctypes.cpython-311-x86_64-linux-gnu.so"));
+    cr_expect(fbr_module_is_interpreter(
+        "/usr/lib/python3/dist-packages/_cffi_backend.cpython-311-x86_64-linux-gnu.so"));
     cr_expect(fbr_module_is_interpreter("/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"));
     cr_expect(fbr_module_is_interpreter("/usr/bin/python3.11"));
     cr_expect(fbr_module_is_interpreter("/usr/bin/python3"));
@@ -197,9 +197,9 @@ Test(signals, census_signals)
     cr_expect_eq(s, SIGRTMIN + 2);
     cr_expect_eq(fbr_signal_parse("10", &s), 0);
     cr_expect_eq(s, 10);
-    static const char *refused[] = {"TERM", "INT", "HUP", "QUIT", "ALRM", "PIPE", "SIGSEGV",
-                                    "KILL", "15", "TSTP", "CONT", "CHLD", "XCPU", "-1", "",
-                                    "USR1x", "RTMIN-1", "99"};
+    static const char *refused[] = {"TERM",    "INT",  "HUP", "QUIT",  "ALRM",    "PIPE",
+                                    "SIGSEGV", "KILL", "15",  "TSTP",  "CONT",    "CHLD",
+                                    "XCPU",    "-1",   "",    "USR1x", "RTMIN-1", "99"};
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
         cr_expect_eq(fbr_signal_parse(refused[i], &s), -1, "accepted %s", refused[i]);
     cr_expect_str_eq(fbr_signal_name(SIGTERM), "SIGTERM");
@@ -302,7 +302,8 @@ Test(symbolizer, a_module_of_another_build_is_refused)
 Test(dwname, source_paths_are_absolute_and_folded)
 {
     char out[64];
-    cr_assert_str_eq(fbr_source_path("../tests/app.c", "/src/build", out, sizeof out), "/src/tests/app.c");
+    cr_assert_str_eq(fbr_source_path("../tests/app.c", "/src/build", out, sizeof out),
+                     "/src/tests/app.c");
     cr_assert_str_eq(fbr_source_path("./a/./b//c.c", "/src", out, sizeof out), "/src/a/b/c.c");
     cr_assert_str_eq(fbr_source_path("/abs/x.c", "/src", out, sizeof out), "/abs/x.c");
     cr_assert_str_eq(fbr_source_path("rel.c", NULL, out, sizeof out), "rel.c");

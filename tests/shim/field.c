@@ -139,7 +139,8 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &a);
         site_a(n);
         clock_gettime(CLOCK_MONOTONIC, &b);
-        printf("elapsed %lld\n", (long long)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
+        printf("elapsed %lld\n",
+               (long long)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
         return 0;
     }
     if (!strcmp(cmd, "signal")) { /* n fallbacks, then the signal arg (a number) */

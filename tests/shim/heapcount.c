@@ -79,7 +79,8 @@ static void untrack(void *p)
 
 __attribute__((visibility("default"))) size_t heapcount_live(void)
 {
-    return __atomic_load_n(&nlive, __ATOMIC_RELAXED) + __atomic_load_n(&untracked, __ATOMIC_RELAXED);
+    return __atomic_load_n(&nlive, __ATOMIC_RELAXED) +
+           __atomic_load_n(&untracked, __ATOMIC_RELAXED);
 }
 
 void *malloc(size_t n)

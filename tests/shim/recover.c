@@ -1,7 +1,7 @@
 /* recover.c - a library that, like a JIT or a garbage collector, handles SIGSEGV itself: its
  * constructor (run before the shim's) installs a handler that recovers from a fault with
- * siglongjmp and records the faulting address (when RECOVER_SEGV is set); and a destructor that falls back when asked
- * (RECOVER_DTOR_FALLBACKS=N), after every atexit handler has run. */
+ * siglongjmp and records the faulting address (when RECOVER_SEGV is set); and a destructor that
+ * falls back when asked (RECOVER_DTOR_FALLBACKS=N), after every atexit handler has run. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>

@@ -154,9 +154,8 @@ json_t *op(json_t *d, const char *key, const char *name)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(d, key), i, e)
-        if (!strcmp(json_string_value(json_object_get(e, "op")), name))
-            return e;
+    json_array_foreach(json_object_get(d, key), i,
+                       e) if (!strcmp(json_string_value(json_object_get(e, "op")), name)) return e;
     return NULL;
 }
 
@@ -170,9 +169,9 @@ json_int_t site_field(json_t *d, const char *opname, const char *site, const cha
 {
     json_t *e = op(d, "ops", opname), *s;
     size_t i;
-    json_array_foreach(e ? json_object_get(e, "sites") : NULL, i, s)
-        if (!strcmp(json_string_value(json_object_get(s, "site")), site))
-            return json_integer_value(json_object_get(s, field));
+    json_array_foreach(e ? json_object_get(e, "sites") : NULL, i,
+                       s) if (!strcmp(json_string_value(json_object_get(s, "site")),
+                                      site)) return json_integer_value(json_object_get(s, field));
     return 0;
 }
 
@@ -198,4 +197,3 @@ int lines(const char *s, const char *needle)
         n++;
     return n;
 }
-

@@ -19,10 +19,10 @@ void make_dir(void);   /* a new tmpdir (a suite's .init) */
 void remove_dir(void); /* removes it and the files in it (a suite's .fini) */
 /* Skips the running case, its folder removed first: Criterion runs no .fini for a case that
  * skips, and the folder would be left in /tmp. */
-#define RUNNER_SKIP(...)                                                                    \
-    do {                                                                                     \
-        remove_dir();                                                                        \
-        cr_skip_test(__VA_ARGS__);                                                           \
+#define RUNNER_SKIP(...)                                                                           \
+    do {                                                                                           \
+        remove_dir();                                                                              \
+        cr_skip_test(__VA_ARGS__);                                                                 \
     } while (0)
 
 /* Runs argv in tmpdir with env (NAME=VALUE..., NULL-terminated) on top of a clean FBCOUNT_
@@ -34,7 +34,7 @@ void run(result *r, bool preload, const char *const *env, const char *const *arg
 int dumps(json_t **out, int cap, const char *reason);
 json_t *one_dump(const char *reason); /* asserts there is exactly one */
 
-json_int_t num(json_t *o, const char *path);  /* "total.fallbacks": an integer member */
+json_int_t num(json_t *o, const char *path);              /* "total.fallbacks": an integer member */
 json_t *op(json_t *d, const char *key, const char *name); /* key: "ops" or "host_ops" */
 json_int_t op_count(json_t *d, const char *key, const char *name);
 json_int_t site_count(json_t *d, const char *opname, const char *site);

@@ -77,7 +77,8 @@ static void *scoper(void *arg)
         }
         nanosleep(&(struct timespec){0, 2 * 1000 * 1000}, NULL);
         fbcount_census *c = fbcount_scope_end_all();
-        uint64_t ops = fbcount_census_op_count(c, "vkt_dot") + fbcount_census_op_count(c, "vkt_add");
+        uint64_t ops =
+            fbcount_census_op_count(c, "vkt_dot") + fbcount_census_op_count(c, "vkt_add");
         if (!c || ops != fbcount_census_total(c))
             (*bad)++;
         fbcount_census_free(c);

@@ -66,8 +66,8 @@ Test(api, nested_scopes_count_inner_events_in_both)
 {
     fbcount_census *inner = NULL;
     fbcount_census *outer = fbcount_count(nested_outer, &inner);
-    cr_assert_eq(fbcount_census_total(inner), 2);       /* matmul (as dot) + raw */
-    cr_assert_eq(fbcount_census_total(outer), 4);       /* dot, add, and the inner two */
+    cr_assert_eq(fbcount_census_total(inner), 2); /* matmul (as dot) + raw */
+    cr_assert_eq(fbcount_census_total(outer), 4); /* dot, add, and the inner two */
     /* A public op calling another: the innermost vkt_ frame is the op. */
     cr_assert_eq(fbcount_census_op_count(inner, "vkt_dot"), 1);
     cr_assert_eq(fbcount_census_op_count(inner, "vkt_matmul"), 0);
@@ -170,9 +170,8 @@ static json_t *op_entry(json_t *d, const char *key, const char *op)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(d, key), i, e)
-        if (!strcmp(json_string_value(json_object_get(e, "op")), op))
-            return e;
+    json_array_foreach(json_object_get(d, key), i,
+                       e) if (!strcmp(json_string_value(json_object_get(e, "op")), op)) return e;
     return NULL;
 }
 

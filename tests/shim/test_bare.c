@@ -22,8 +22,9 @@ static void expect_same(const result *with, const result *without, const char *w
     const char *a = with->out, *b = without->out;
     while (*a || *b) {
         size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
-        cr_assert(la == lb && !memcmp(a, b, la), "%s: the shim's process has '%.*s', without it '%.*s'",
-                  what, (int)la, a, (int)lb, b);
+        cr_assert(la == lb && !memcmp(a, b, la),
+                  "%s: the shim's process has '%.*s', without it '%.*s'", what, (int)la, a, (int)lb,
+                  b);
         a += la + (a[la] == '\n');
         b += lb + (b[lb] == '\n');
     }
@@ -50,8 +51,14 @@ Test(bare, a_process_that_never_uses_a_backend_is_left_as_it_was)
     fputs("dot  # no kernel for it yet\n", f);
     fclose(f);
     const char *shim[] = {counted_shim, NULL};
-    const char *as_run[] = {counted_shim, log, allow, "FBCOUNT_MODE=abort", "FBCOUNT_QUIET=1",
-                            "FBCOUNT_OP_PREFIX=vkt_,my_", "FBCOUNT_PY_BACKEND=vkt,mine", NULL};
+    const char *as_run[] = {counted_shim,
+                            log,
+                            allow,
+                            "FBCOUNT_MODE=abort",
+                            "FBCOUNT_QUIET=1",
+                            "FBCOUNT_OP_PREFIX=vkt_,my_",
+                            "FBCOUNT_PY_BACKEND=vkt,mine",
+                            NULL};
     run(&with, false, shim, argv);
     expect_same(&with, &without, "preloaded");
     cr_expect(strstr(with.out, "mapped:\n"), "libunwind and libdw wait for their first use: %s",
@@ -176,7 +183,8 @@ Test(bare, a_fork_before_the_first_use_gives_the_child_a_census_of_its_own)
     cr_expect_neq(num(child, "process.pid"), num(parent, "process.pid"));
     const char *pid = json_string_value(json_object_get(json_object_get(parent, "process"), "id"));
     const char *cid = json_string_value(json_object_get(json_object_get(child, "process"), "id"));
-    const char *cparent = json_string_value(json_object_get(json_object_get(child, "process"), "parent_id"));
+    const char *cparent =
+        json_string_value(json_object_get(json_object_get(child, "process"), "parent_id"));
     cr_expect_str_neq(cid, pid, "a census id of its own");
     cr_expect_str_eq(cparent ? cparent : "", pid, "and its parent's as parent_id");
     json_decref(d[0]);

@@ -104,7 +104,8 @@ Test(capture, fp_walk_equals_libunwind)
 Test(capture, frames_without_frame_pointer_are_not_walked)
 {
     for (int round = 0; round < 3; round++) {
-        probe p[3] = {{FBC_UNWIND_STEP, 24, 0, 0, {0}}, {FBC_UNWIND_FP, 24, 0, 0, {0}},
+        probe p[3] = {{FBC_UNWIND_STEP, 24, 0, 0, {0}},
+                      {FBC_UNWIND_FP, 24, 0, 0, {0}},
                       {FBC_UNWIND_AUTO, 24, 0, 0, {0}}};
         /* Standard frames outside the nofp chain too, so a walk that skipped it would
          * still fill its depth, with the wrong frames. */
@@ -124,7 +125,8 @@ static void *thread_main(void *arg)
 {
     (void)arg;
     for (int i = 0; i < 200; i++) {
-        probe a = run(FBC_UNWIND_AUTO, 20 + i % 7, 16), b = run(FBC_UNWIND_BACKTRACE, 20 + i % 7, 16);
+        probe a = run(FBC_UNWIND_AUTO, 20 + i % 7, 16),
+              b = run(FBC_UNWIND_BACKTRACE, 20 + i % 7, 16);
         if (a.n != 16 || b.n != 16 || !same_stack(&a, &b))
             return (void *)1;
     }

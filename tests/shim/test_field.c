@@ -48,10 +48,13 @@ static void signal_case(int sig, const char *name)
 
 Test(field, each_termination_signal_writes_the_census_and_kills)
 {
-    static const struct { int sig; const char *name; } sigs[] = {
-        {SIGINT, "SIGINT"},   {SIGTERM, "SIGTERM"},     {SIGHUP, "SIGHUP"},   {SIGQUIT, "SIGQUIT"},
-        {SIGXCPU, "SIGXCPU"}, {SIGALRM, "SIGALRM"},     {SIGVTALRM, "SIGVTALRM"},
-        {SIGPROF, "SIGPROF"}, {SIGUSR2, "SIGUSR2"},     {SIGXFSZ, "SIGXFSZ"},
+    static const struct {
+        int sig;
+        const char *name;
+    } sigs[] = {
+        {SIGINT, "SIGINT"},   {SIGTERM, "SIGTERM"}, {SIGHUP, "SIGHUP"},       {SIGQUIT, "SIGQUIT"},
+        {SIGXCPU, "SIGXCPU"}, {SIGALRM, "SIGALRM"}, {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"},
+        {SIGUSR2, "SIGUSR2"}, {SIGXFSZ, "SIGXFSZ"},
     };
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
         signal_case(sigs[i].sig, sigs[i].name);
@@ -143,8 +146,8 @@ Test(field, a_final_dump_removes_the_checkpoint)
 Test(field, two_runs_in_pid_namespaces_keep_both_censuses)
 {
     result r;
-    const char *argv[] = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child", SHIM_FIELD,
-                          "count", "2", NULL};
+    const char *argv[] = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child",
+                          SHIM_FIELD,         "count", "2",      NULL};
     run(&r, true, quiet, argv);
     if (WIFEXITED(r.status) && WEXITSTATUS(r.status) != 0 && strstr(r.err, "unshare"))
         RUNNER_SKIP("no pid namespaces here: %s", r.err);
@@ -178,8 +181,8 @@ Test(field, a_setuid_program_ignores_the_variables)
     snprintf(out, sizeof out, "%s/x.json", locked);
     snprintf(var, sizeof var, "FBCOUNT_OUTPUT=%s", out);
     result r;
-    const char *argv[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                          prog, NULL};
+    const char *argv[] = {
+        "/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", prog, NULL};
     run(&r, false, (const char *[]){"FBCOUNT=1", var, NULL}, argv);
     cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "status %#x %s", r.status, r.err);
     cr_assert_str_eq(r.out, "suid ran, its scope counted 1\n");
@@ -304,10 +307,10 @@ Test(field, setuid_and_setpriv_still_work)
     remove_dir();
     make_dir();
     const char *setpriv[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
-                             "--clear-groups", "/bin/true", NULL};
+                             "--clear-groups",   "/bin/true",     NULL};
     run(&r, true, quiet, setpriv);
-    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "setpriv: status %#x %s",
-              r.status, r.err);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "setpriv: status %#x %s", r.status,
+              r.err);
     json_t *d[2];
     cr_assert_eq(dumps(d, 2, NULL), 0, "setpriv uses no backend: no dump, no thread");
 }
@@ -339,7 +342,8 @@ Test(field, two_rtld_local_backends_each_get_their_own_calls)
     bool seen_a = false, seen_b = false;
     size_t i;
     json_t *s;
-    json_array_foreach(shapes, i, s) {
+    json_array_foreach(shapes, i, s)
+    {
         const char *dt = json_string_value(json_object_get(s, "dtype"));
         json_int_t d0 = json_integer_value(json_array_get(json_object_get(s, "shape"), 0));
         json_int_t count = json_integer_value(json_object_get(s, "count"));
@@ -543,7 +547,9 @@ Test(field, metrics_file_written_or_one_warning)
     size_t n = fread(text, 1, sizeof text - 1, f);
     text[n] = '\0';
     fclose(f);
-    cr_assert(strstr(text, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"site_a\""), "%s", text);
+    cr_assert(
+        strstr(text, "fbcount_fallbacks_total{backend=\"vkt\",op=\"vkt_dot\",site=\"site_a\""),
+        "%s", text);
     cr_assert(strstr(text, "} 4\n"), "%s", text);
     cr_assert(n > 6 && !strcmp(text + n - 6, "# EOF\n"), "%s", text);
     const char *bad[] = {SHIM_FIELD, "count", "2", NULL};
@@ -609,8 +615,8 @@ static bool invariant_counter(void)
  * them, whichever clock ran. */
 Test(field, the_event_clock_times_a_known_wait)
 {
-    const char *clocks[][2] = {{NULL, "tsc"}, {"FBCOUNT_CLOCK=monotonic", "monotonic"},
-                               {"FBCOUNT_CLOCK=cycles", "tsc"}};
+    const char *clocks[][2] = {
+        {NULL, "tsc"}, {"FBCOUNT_CLOCK=monotonic", "monotonic"}, {"FBCOUNT_CLOCK=cycles", "tsc"}};
     for (int i = 0; i < 3; i++) {
         result r;
         const char *argv[] = {SHIM_FIELD, "slow", "5", "20000", NULL};
@@ -620,12 +626,15 @@ Test(field, the_event_clock_times_a_known_wait)
         long long elapsed = 0;
         cr_assert_eq(sscanf(r.out, "elapsed %lld", &elapsed), 1, "%s", r.out);
         json_t *d = one_dump("exit");
-        const char *want = !strcmp(clocks[i][1], "tsc") && !invariant_counter() ? "monotonic" : clocks[i][1];
-        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "config"), "clock")), want);
+        const char *want =
+            !strcmp(clocks[i][1], "tsc") && !invariant_counter() ? "monotonic" : clocks[i][1];
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "config"), "clock")),
+                         want);
         json_t *dot = op(d, "ops", "vkt_dot");
         cr_assert_not_null(dot);
         long long ns = num(d, "total.ns"), max = json_integer_value(json_object_get(dot, "max_ns"));
-        cr_assert(ns >= 100000000 && ns <= elapsed, "%s: %lld ns charged, %lld elapsed", want, ns, elapsed);
+        cr_assert(ns >= 100000000 && ns <= elapsed, "%s: %lld ns charged, %lld elapsed", want, ns,
+                  elapsed);
         cr_assert(max >= 20000000 && max <= elapsed, "%s: max %lld ns", want, max);
         json_decref(d);
         remove_dir();

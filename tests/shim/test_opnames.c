@@ -37,13 +37,15 @@ Test(opnames, a_name_of_no_op_is_warned_once_with_the_closest)
     result r;
     const char *argv[] = {SHIM_APP, "mix", "2", NULL};
     run(&r, true, (const char *[]){"FBCOUNT_QUIET=1", "FBCOUNT_MODE=abort", allow, NULL}, argv);
-    cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT, "status %#x %s", r.status, r.err);
-    cr_assert_eq(lines(r.err, "line 1: 'dto' names no op of this process; closest: dot\n"), 1,
-                 "%s", r.err);
+    cr_assert(WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGABRT, "status %#x %s", r.status,
+              r.err);
+    cr_assert_eq(lines(r.err, "line 1: 'dto' names no op of this process; closest: dot\n"), 1, "%s",
+                 r.err);
     cr_assert_eq(lines(r.err, "line 5: 'my_pad' names no op of this process\n"), 1, "%s", r.err);
     cr_assert_eq(lines(r.err, "names no op"), 2, "matmul is an op of the backend: %s", r.err);
     cr_assert_eq(lines(r.err, "vkt_dot is not allowed"), 1, "%s", r.err);
     json_t *d = one_dump(NULL);
-    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "abort"), "op")), "vkt_dot");
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(d, "abort"), "op")),
+                     "vkt_dot");
     json_decref(d);
 }

@@ -37,15 +37,17 @@ Test(preload, exact_ops_sites_shapes_and_summary)
     cr_assert_eq(op_count(d, "ops", "vkt_matmul"), 0, "innermost op wins");
     cr_assert_eq(site_count(d, "vkt_dot", "site_alpha"), 4);
     cr_assert_eq(site_count(d, "vkt_dot", "site_gamma"), 4);
-    cr_assert_eq(site_field(d, "vkt_dot", "site_alpha", "max_bytes"), 2048, "a site's largest result");
+    cr_assert_eq(site_field(d, "vkt_dot", "site_alpha", "max_bytes"), 2048,
+                 "a site's largest result");
     cr_assert_eq(site_field(d, "vkt_add", "site_beta", "max_bytes"), 32);
     cr_assert_eq(op_count(d, "ops", "vkt_add"), 8);
     cr_assert_eq(site_count(d, "vkt_add", "site_beta"), 8);
     cr_assert_eq(op_count(d, "ops", "(unknown)"), 4, "no op: counted, never dropped");
     cr_assert_eq(site_count(d, "(unknown)", "site_raw"), 4);
     cr_assert_eq(op_count(d, "host_ops", "vkt_transpose"), 4);
-    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(d, "ops"), 0),
-                                                       "op")), "vkt_dot", "sorted by bytes");
+    cr_assert_str_eq(
+        json_string_value(json_object_get(json_array_get(json_object_get(d, "ops"), 0), "op")),
+        "vkt_dot", "sorted by bytes");
     json_t *shape = json_array_get(json_object_get(op(d, "ops", "vkt_dot"), "shapes"), 0);
     cr_assert_str_eq(json_string_value(json_object_get(shape, "dtype")), "f32");
     cr_assert_eq(json_integer_value(json_array_get(json_object_get(shape, "shape"), 1)), 32);
@@ -296,8 +298,8 @@ Test(preload, snapshots_while_threads_fall_back)
         json_int_t total = num(s[i], "total.fallbacks"), sum = 0;
         size_t k;
         json_t *st;
-        json_array_foreach(json_object_get(s[i], "stacks"), k, st)
-            sum += json_integer_value(json_object_get(st, "count"));
+        json_array_foreach(json_object_get(s[i], "stacks"), k, st) sum +=
+            json_integer_value(json_object_get(st, "count"));
         cr_assert_eq(sum, total, "a snapshot is consistent");
         cr_assert_eq(op_count(s[i], "ops", "vkt_dot"), total);
         cr_assert_leq(total, spun);
@@ -364,9 +366,17 @@ Test(preload, disabled_and_none)
 Test(preload, bad_values_warn_once_and_use_the_default)
 {
     static const char *bad[] = {
-        "FBCOUNT=maybe", "FBCOUNT_DEPTH=abc", "FBCOUNT_DEPTH=1", "FBCOUNT_MODE=bogus",
-        "FBCOUNT_SIGNAL=XYZ", "FBCOUNT_SIGNAL=KILL", "FBCOUNT_ALLOW=/nonexistent/allow",
-        "FBCOUNT_OP_PREFIX=,,", "FBCOUNT_OUTPUT=%q.json", "FBCOUNT_QUIET=2", "FBCOUNT_CONTRACT=1",
+        "FBCOUNT=maybe",
+        "FBCOUNT_DEPTH=abc",
+        "FBCOUNT_DEPTH=1",
+        "FBCOUNT_MODE=bogus",
+        "FBCOUNT_SIGNAL=XYZ",
+        "FBCOUNT_SIGNAL=KILL",
+        "FBCOUNT_ALLOW=/nonexistent/allow",
+        "FBCOUNT_OP_PREFIX=,,",
+        "FBCOUNT_OUTPUT=%q.json",
+        "FBCOUNT_QUIET=2",
+        "FBCOUNT_CONTRACT=1",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         char var[64];

@@ -15,8 +15,9 @@ int64_t h_past_range(size_t elem_bytes, int64_t extra)
     uint64_t range = vkt_ctx_max_tensor_bytes(h_ctx);
     int64_t n = (int64_t)(range / elem_bytes) + extra;
     if (n > (int64_t)1 << 28)
-        cr_skip_test("maxStorageBufferRange on %s is %llu bytes: a tensor past it is too large to test here",
-                     vkt_ctx_device_name(h_ctx), (unsigned long long)range);
+        cr_skip_test(
+            "maxStorageBufferRange on %s is %llu bytes: a tensor past it is too large to test here",
+            vkt_ctx_device_name(h_ctx), (unsigned long long)range);
     return n;
 }
 
@@ -34,12 +35,27 @@ void h_teardown(void)
 
 /* ---- shapes ------------------------------------------------------------------ */
 
+// clang-format off
 #define S(r, ...) {r, {__VA_ARGS__}}
+// clang-format on
 static const h_shape shapes[] = {
-    S(0, 0),          S(1, 0),           S(1, 1),          S(1, 7),           S(1, 255),
-    S(1, 256),        S(1, 257),         S(1, 1031),       S(2, 3, 5),        S(2, 0, 4),
-    S(2, 17, 33),     S(3, 2, 3, 4),     S(4, 1, 3, 1, 5), S(5, 2, 1, 3, 2, 3), S(6, 2, 3, 1, 2, 3, 2),
-    S(6, 1, 1, 1, 1, 1, 1), S(2, 100, 41),
+    S(0, 0),
+    S(1, 0),
+    S(1, 1),
+    S(1, 7),
+    S(1, 255),
+    S(1, 256),
+    S(1, 257),
+    S(1, 1031),
+    S(2, 3, 5),
+    S(2, 0, 4),
+    S(2, 17, 33),
+    S(3, 2, 3, 4),
+    S(4, 1, 3, 1, 5),
+    S(5, 2, 1, 3, 2, 3),
+    S(6, 2, 3, 1, 2, 3, 2),
+    S(6, 1, 1, 1, 1, 1, 1),
+    S(2, 100, 41),
 };
 static const h_bcast bcasts[] = {
     {S(0, 0), S(1, 7), S(1, 7)},
@@ -126,7 +142,8 @@ static vkt_tensor *make(vkt_dtype dt, const h_shape *s, void *data)
     vkt_tensor *t = NULL;
     int st = vkt_tensor_from_host(h_ctx, dt, s->d, s->rank, data, &t);
     free(data);
-    cr_assert_eq(st, VKT_OK, "vkt_tensor_from_host %s %s: %s", vkt_dtype_name(dt), h_shape_str(s), vkt_last_error());
+    cr_assert_eq(st, VKT_OK, "vkt_tensor_from_host %s %s: %s", vkt_dtype_name(dt), h_shape_str(s),
+                 vkt_last_error());
     return t;
 }
 
@@ -231,13 +248,15 @@ double h_ulp(vkt_dtype dt, double a, double b)
         memcpy(&ia, &fa, 4);
         memcpy(&ib, &fb, 4);
         /* Map sign-magnitude onto a monotonic integer line. */
-        int64_t la = ia < 0 ? (int64_t)INT32_MIN - ia : ia, lb = ib < 0 ? (int64_t)INT32_MIN - ib : ib;
+        int64_t la = ia < 0 ? (int64_t)INT32_MIN - ia : ia,
+                lb = ib < 0 ? (int64_t)INT32_MIN - ib : ib;
         return fabs((double)(la - lb));
     }
     int64_t ia, ib;
     memcpy(&ia, &a, 8);
     memcpy(&ib, &b, 8);
-    long double la = ia < 0 ? (long double)INT64_MIN - ia : ia, lb = ib < 0 ? (long double)INT64_MIN - ib : ib;
+    long double la = ia < 0 ? (long double)INT64_MIN - ia : ia,
+                lb = ib < 0 ? (long double)INT64_MIN - ib : ib;
     return (double)fabsl(la - lb);
 }
 
@@ -251,13 +270,15 @@ h_err h_compare(const vkt_tensor *got, const vkt_tensor *want, h_tol tol, const 
 {
     h_err e = {0, 0, 0, 0};
     vkt_dtype dt = vkt_tensor_dtype(want);
-    cr_assert_eq(vkt_tensor_dtype(got), dt, "%s: dtype %s, want %s", what, vkt_dtype_name(vkt_tensor_dtype(got)),
-                 vkt_dtype_name(dt));
+    cr_assert_eq(vkt_tensor_dtype(got), dt, "%s: dtype %s, want %s", what,
+                 vkt_dtype_name(vkt_tensor_dtype(got)), vkt_dtype_name(dt));
     int rank = vkt_tensor_rank(want);
-    cr_assert_eq(vkt_tensor_rank(got), rank, "%s: rank %d, want %d", what, vkt_tensor_rank(got), rank);
+    cr_assert_eq(vkt_tensor_rank(got), rank, "%s: rank %d, want %d", what, vkt_tensor_rank(got),
+                 rank);
     for (int i = 0; i < rank; i++)
-        cr_assert_eq(vkt_tensor_shape(got)[i], vkt_tensor_shape(want)[i], "%s: dim %d is %lld, want %lld", what, i,
-                     (long long)vkt_tensor_shape(got)[i], (long long)vkt_tensor_shape(want)[i]);
+        cr_assert_eq(vkt_tensor_shape(got)[i], vkt_tensor_shape(want)[i],
+                     "%s: dim %d is %lld, want %lld", what, i, (long long)vkt_tensor_shape(got)[i],
+                     (long long)vkt_tensor_shape(want)[i]);
     size_t n = vkt_tensor_numel(want);
     void *g = h_read(got), *w = h_read(want);
     bool fl = dt == VKT_F32 || dt == VKT_F64;
@@ -275,10 +296,12 @@ h_err h_compare(const vkt_tensor *got, const vkt_tensor *want, h_tol tol, const 
             ok = isnan(wv) && isnan(gv);
         else if (isinf(wv) || isinf(gv))
             ok = gv == wv;
-        else if (h_accept_ftz && dt == VKT_F32 && gv == 0 && fabs(wv) < FLT_MIN && signbit(gv) == signbit(wv))
+        else if (h_accept_ftz && dt == VKT_F32 && gv == 0 && fabs(wv) < FLT_MIN &&
+                 signbit(gv) == signbit(wv))
             ok = true;
         else {
-            double d = fabs(gv - wv), rel = wv != 0 ? d / fabs(wv) : (d ? INFINITY : 0), u = h_ulp(dt, gv, wv);
+            double d = fabs(gv - wv), rel = wv != 0 ? d / fabs(wv) : (d ? INFINITY : 0),
+                   u = h_ulp(dt, gv, wv);
             /* H_MEASURE=1 collects finite errors without judging them. */
             ok = d <= tol.abs + tol.rel * fabs(wv) || u <= tol.ulp || measuring();
             if (d > e.max_abs)
@@ -291,8 +314,8 @@ h_err h_compare(const vkt_tensor *got, const vkt_tensor *want, h_tol tol, const 
         if (!ok) {
             free(g);
             free(w);
-            cr_assert_fail("%s: element %zu of %zu is %.17g, want %.17g (tol abs %g rel %g ulp %g)", what, i, n, gv, wv,
-                     tol.abs, tol.rel, tol.ulp);
+            cr_assert_fail("%s: element %zu of %zu is %.17g, want %.17g (tol abs %g rel %g ulp %g)",
+                           what, i, n, gv, wv, tol.abs, tol.rel, tol.ulp);
         }
     }
     e.n = n;
@@ -363,22 +386,28 @@ static void expect_moves(const h_mark *m, fbcount_census *c, bool gates, vkt_dty
             continue;
         ran++;
         fallbacks += d.fallback;
-        cr_assert_eq(d.host, 0, "%s: vkt_%s ran %llu time(s) on the host (host-resident inputs)", what, d.op,
-                     (unsigned long long)d.host);
+        cr_assert_eq(d.host, 0, "%s: vkt_%s ran %llu time(s) on the host (host-resident inputs)",
+                     what, d.op, (unsigned long long)d.host);
         if (gates && h_gated(d.op, dt, bytes))
-            cr_assert_eq(d.native, 0, "%s: vkt_%s ran natively %llu time(s) where the gates say %s of %zu bytes "
-                         "falls back", what, d.op, (unsigned long long)d.native, vkt_dtype_name(dt), bytes);
+            cr_assert_eq(d.native, 0,
+                         "%s: vkt_%s ran natively %llu time(s) where the gates say %s of %zu bytes "
+                         "falls back",
+                         what, d.op, (unsigned long long)d.native, vkt_dtype_name(dt), bytes);
         else if (gates)
-            cr_assert_eq(d.fallback, 0, "%s: vkt_%s fell back %llu time(s) (census: %llu) where the gates admit %s "
-                         "of %zu bytes: a silent fallback", what, d.op, (unsigned long long)d.fallback,
-                         (unsigned long long)(c ? fbcount_census_total(c) : 0), vkt_dtype_name(dt), bytes);
+            cr_assert_eq(
+                d.fallback, 0,
+                "%s: vkt_%s fell back %llu time(s) (census: %llu) where the gates admit %s "
+                "of %zu bytes: a silent fallback",
+                what, d.op, (unsigned long long)d.fallback,
+                (unsigned long long)(c ? fbcount_census_total(c) : 0), vkt_dtype_name(dt), bytes);
         else
-            cr_assert_eq(d.fallback, 0, "%s: vkt_%s did not run natively (%llu fallback)", what, d.op,
-                         (unsigned long long)d.fallback);
+            cr_assert_eq(d.fallback, 0, "%s: vkt_%s did not run natively (%llu fallback)", what,
+                         d.op, (unsigned long long)d.fallback);
     }
     cr_assert(ran > 0, "%s: no libvkt op ran", what);
     if (c)
-        cr_assert_eq(fbcount_census_total(c), fallbacks, "%s: libfbcount counted %llu fallbacks, libvkt %llu", what,
+        cr_assert_eq(fbcount_census_total(c), fallbacks,
+                     "%s: libfbcount counted %llu fallbacks, libvkt %llu", what,
                      (unsigned long long)fbcount_census_total(c), (unsigned long long)fallbacks);
 }
 
@@ -392,9 +421,11 @@ void h_expect_native(const h_mark *m, const char *what)
     expect_moves(m, NULL, false, VKT_F32, 0, what);
 }
 
-int h_run(h_call f, vkt_tensor *const *in, int nin, const void *arg, vkt_tensor **out, const char *what)
+int h_run(h_call f, vkt_tensor *const *in, int nin, const void *arg, vkt_tensor **out,
+          const char *what)
 {
-    static const int order[VKT_NUM_DTYPES] = {[VKT_U8] = 0, [VKT_S32] = 1, [VKT_F32] = 2, [VKT_F64] = 3};
+    static const int order[VKT_NUM_DTYPES] = {
+        [VKT_U8] = 0, [VKT_S32] = 1, [VKT_F32] = 2, [VKT_F64] = 3};
     vkt_dtype dt = VKT_U8;
     size_t bytes = 0;
     for (int i = 0; i < nin; i++) {
@@ -416,14 +447,15 @@ int h_run(h_call f, vkt_tensor *const *in, int nin, const void *arg, vkt_tensor 
     return s;
 }
 
-h_err h_check(h_call f, vkt_tensor *const *in, int nin, const void *arg, h_tol tol, const char *what)
+h_err h_check(h_call f, vkt_tensor *const *in, int nin, const void *arg, h_tol tol,
+              const char *what)
 {
     vkt_tensor *want = NULL, *got = NULL;
     int rs = h_oracle(f, in, arg, &want);
     h_poison(h_ctx, rs == VKT_OK ? vkt_tensor_nbytes(want) : 0);
     int ns = h_run(f, in, nin, arg, &got, what);
-    cr_assert_eq(ns, rs, "%s: native status %s (%s), reference %s", what, vkt_status_name(ns), vkt_last_error(),
-                 vkt_status_name(rs));
+    cr_assert_eq(ns, rs, "%s: native status %s (%s), reference %s", what, vkt_status_name(ns),
+                 vkt_last_error(), vkt_status_name(rs));
     h_err e = {0, 0, 0, 0};
     if (rs != VKT_OK) {
         cr_assert_null(got, "%s: *out not NULL after an error", what);

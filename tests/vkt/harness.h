@@ -33,10 +33,11 @@ void h_setup(void);
 void h_teardown(void);
 
 /* Asserts that a libvkt call returned VKT_OK, printing vkt_last_error() if not. */
-#define H_OK(call)                                                                                  \
-    do {                                                                                            \
-        int h_ok_s_ = (call);                                                                       \
-        cr_assert_eq(h_ok_s_, VKT_OK, "%s -> %s: %s", #call, vkt_status_name(h_ok_s_), vkt_last_error()); \
+#define H_OK(call)                                                                                 \
+    do {                                                                                           \
+        int h_ok_s_ = (call);                                                                      \
+        cr_assert_eq(h_ok_s_, VKT_OK, "%s -> %s: %s", #call, vkt_status_name(h_ok_s_),             \
+                     vkt_last_error());                                                            \
     } while (0)
 
 /* ---- shapes ----------------------------------------------------------------- */
@@ -132,7 +133,8 @@ typedef int (*h_call)(vkt_tensor *const *in, const void *arg, vkt_tensor **out);
  * with H_REPORT=1 in the environment prints them, and H_MEASURE=1 turns
  * tolerance failures off (NaN, Inf and poison still fail) to measure an op's
  * real errors when setting tolerances.md. */
-h_err h_check(h_call f, vkt_tensor *const *in, int nin, const void *arg, h_tol tol, const char *what);
+h_err h_check(h_call f, vkt_tensor *const *in, int nin, const void *arg, h_tol tol,
+              const char *what);
 /* Compares two results element by element (same dtype and shape asserted). */
 h_err h_compare(const vkt_tensor *got, const vkt_tensor *want, h_tol tol, const char *what);
 /* Runs f with every native path disabled: the host reference's result. The
@@ -161,13 +163,15 @@ bool h_gated(const char *op, vkt_dtype dt, size_t bytes);
  * ran natively, or, where h_gated(op, dt, bytes), through the fallback; no
  * host-resident run; at least one op ran. c, libfbcount's census of the same
  * calls, must hold exactly the fallbacks the counters show. */
-void h_expect_path(const h_mark *m, fbcount_census *c, vkt_dtype dt, size_t bytes, const char *what);
+void h_expect_path(const h_mark *m, fbcount_census *c, vkt_dtype dt, size_t bytes,
+                   const char *what);
 
 /* Runs f natively, as h_check does: under a census and between two readings of
  * the counters, then asserts the path (h_expect_path) for the inputs' merged
  * dtype (u8 < s32 < f32 < f64) and the largest of inputs and result. A call
  * that fails is not checked (it ran nothing). Returns f's status. */
-int h_run(h_call f, vkt_tensor *const *in, int nin, const void *arg, vkt_tensor **out, const char *what);
+int h_run(h_call f, vkt_tensor *const *in, int nin, const void *arg, vkt_tensor **out,
+          const char *what);
 
 /* Asserts that every op called since m ran natively (at least one did). */
 void h_expect_native(const h_mark *m, const char *what);
@@ -175,11 +179,11 @@ void h_expect_native(const h_mark *m, const char *what);
 /* A libvkt call on device-resident inputs of dtypes the gates admit: asserts
  * VKT_OK, that nothing fell back (libfbcount's census of the call), and that
  * the counters show every op it called ran natively. */
-#define H_NATIVE(call)                            \
-    do {                                          \
-        h_mark h_native_m_ = h_mark_now();        \
-        FBCOUNT_ASSERT_NONE(H_OK(call));          \
-        h_expect_native(&h_native_m_, #call);     \
+#define H_NATIVE(call)                                                                             \
+    do {                                                                                           \
+        h_mark h_native_m_ = h_mark_now();                                                         \
+        FBCOUNT_ASSERT_NONE(H_OK(call));                                                           \
+        h_expect_native(&h_native_m_, #call);                                                      \
     } while (0)
 /* Distance in units in the last place between two finite values of dt. */
 double h_ulp(vkt_dtype dt, double a, double b);

@@ -45,13 +45,14 @@ static void check(vkt_tensor *x, vkt_tensor *k, const vkt_conv_opts *o, const ch
 {
     vkt_tensor *in[2] = {x, k};
     double r = (double)reduction(k) + 1;
-    vkt_dtype dt = vkt_tensor_dtype(x) == VKT_F64 || vkt_tensor_dtype(k) == VKT_F64 ? VKT_F64 : VKT_F32;
+    vkt_dtype dt =
+        vkt_tensor_dtype(x) == VKT_F64 || vkt_tensor_dtype(k) == VKT_F64 ? VKT_F64 : VKT_F32;
     h_tol tol = dt == VKT_F64 ? (h_tol){1e-12 * r, 0, 0} : (h_tol){2e-6 * r, 1e-5, 0};
     h_check(call_conv, in, 2, o, tol, what);
 }
 
-static void random_check(vkt_dtype dt, int rank, const int64_t *xs, const int64_t *ks, const vkt_conv_opts *o,
-                         uint64_t seed, const char *what)
+static void random_check(vkt_dtype dt, int rank, const int64_t *xs, const int64_t *ks,
+                         const vkt_conv_opts *o, uint64_t seed, const char *what)
 {
     h_shape sx = shp(rank, xs), sk = shp(rank, ks);
     vkt_tensor *x = h_rand(dt, &sx, -1, 1, seed), *k = h_rand(dt, &sk, -1, 1, seed + 1);
@@ -118,12 +119,13 @@ static void golden_run(const conv_golden *g, bool native, double tol)
         H_OK(h_oracle(call_conv, in, &o, &y));
     }
     for (int i = 0; i < g->rank; i++)
-        cr_assert_eq(vkt_tensor_shape(y)[i], g->yshape[i], "%s: result axis %d is %lld, want %lld", g->name, i,
-                     (long long)vkt_tensor_shape(y)[i], (long long)g->yshape[i]);
+        cr_assert_eq(vkt_tensor_shape(y)[i], g->yshape[i], "%s: result axis %d is %lld, want %lld",
+                     g->name, i, (long long)vkt_tensor_shape(y)[i], (long long)g->yshape[i]);
     float *got = h_read(y);
     for (size_t i = 0; i < n; i++) {
         double want = g->y[i];
-        cr_assert(fabs(got[i] - want) <= tol * (1 + fabs(want)), "%s (%s): element %zu is %.9g, want %.9g", g->name,
+        cr_assert(fabs(got[i] - want) <= tol * (1 + fabs(want)),
+                  "%s (%s): element %zu is %.9g, want %.9g", g->name,
                   native ? "native" : "reference", i, (double)got[i], want);
     }
     free(got);
@@ -152,8 +154,8 @@ static double *read_f64(const vkt_tensor *t)
 }
 
 /* sum(conv(x, k) * g) with x, k from host arrays. */
-static double loss(const int64_t *xs, const double *x, const int64_t *ks, const double *k, const double *g,
-                   const vkt_conv_opts *o)
+static double loss(const int64_t *xs, const double *x, const int64_t *ks, const double *k,
+                   const double *g, const vkt_conv_opts *o)
 {
     vkt_tensor *tx, *tk, *ty;
     H_OK(vkt_tensor_from_host(h_ctx, VKT_F64, xs, 4, x, &tx));
@@ -214,7 +216,8 @@ Test(conv, gradients_match_finite_differences)
         dk.strides[d] = kdil[d];
         dk.kernel_dilation[d] = stride[d];
         dk.padding_lo[d] = lo[d];
-        dk.padding_hi[d] = (ysh[2 + d] - 1) * stride[d] + 1 - isz[d] + (ksz[d] - 1) * kdil[d] + 1 - lo[d] - 1;
+        dk.padding_hi[d] =
+            (ysh[2 + d] - 1) * stride[d] + 1 - isz[d] + (ksz[d] - 1) * kdil[d] + 1 - lo[d] - 1;
     }
     vkt_tensor *tdk;
     H_NATIVE(vkt_conv(tx, tg, &dk, &tdk));
@@ -257,8 +260,8 @@ Test(conv, gradients_match_finite_differences)
         double down = loss(xs, x, ks, k, g, &f);
         k[i] = keep;
         double fd = (up - down) / (2 * h);
-        cr_expect(fabs(fd - gk[i]) <= 1e-7 * (1 + fabs(fd)), "d kernel %zu: conv %.12g, finite difference %.12g", i,
-                  gk[i], fd);
+        cr_expect(fabs(fd - gk[i]) <= 1e-7 * (1 + fabs(fd)),
+                  "d kernel %zu: conv %.12g, finite difference %.12g", i, gk[i], fd);
     }
     for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) {
         double keep = x[i];
@@ -268,8 +271,8 @@ Test(conv, gradients_match_finite_differences)
         double down = loss(xs, x, ks, k, g, &f);
         x[i] = keep;
         double fd = (up - down) / (2 * h);
-        cr_expect(fabs(fd - gx[i]) <= 1e-7 * (1 + fabs(fd)), "d input %zu: conv %.12g, finite difference %.12g", i,
-                  gx[i], fd);
+        cr_expect(fabs(fd - gx[i]) <= 1e-7 * (1 + fabs(fd)),
+                  "d input %zu: conv %.12g, finite difference %.12g", i, gx[i], fd);
     }
     free(gk);
     free(gx);
@@ -338,7 +341,8 @@ Test(conv, random_options)
             ks[o.has_kernel_permutation ? kp[i] : i] = kc[i];
         }
         char what[160];
-        snprintf(what, sizeof what, "random case %d: rank %d G %lld B %lld", it, rank, (long long)G, (long long)B);
+        snprintf(what, sizeof what, "random case %d: rank %d G %lld B %lld", it, rank, (long long)G,
+                 (long long)B);
         random_check(VKT_F32, rank, xs, ks, &o, 1000 + (uint64_t)it, what);
     }
 }
@@ -373,8 +377,8 @@ Test(conv, every_rank4_permutation)
             ks[kp[a]] = kc[a];
         }
         char what[128];
-        snprintf(what, sizeof what, "perms in %d%d%d%d kernel %d%d%d%d out %d%d%d%d", ip[0], ip[1], ip[2], ip[3],
-                 kp[0], kp[1], kp[2], kp[3], op[0], op[1], op[2], op[3]);
+        snprintf(what, sizeof what, "perms in %d%d%d%d kernel %d%d%d%d out %d%d%d%d", ip[0], ip[1],
+                 ip[2], ip[3], kp[0], kp[1], kp[2], kp[3], op[0], op[1], op[2], op[3]);
         vkt_conv_opts o2 = o;
         o2.feature_group_size = 1;
         o2.batch_group_size = 3;
@@ -418,7 +422,8 @@ Test(conv, lenet_gradient_forms)
     memset(&dk, 0, sizeof dk);
     swap_batch_and_features(&dk);
     dk.padding_lo[0] = dk.padding_hi[1] = 1;
-    random_check(VKT_F32, 4, (int64_t[]){8, 3, 16, 16}, (int64_t[]){8, 2, 16, 16}, &dk, 70, "small d kernel");
+    random_check(VKT_F32, 4, (int64_t[]){8, 3, 16, 16}, (int64_t[]){8, 2, 16, 16}, &dk, 70,
+                 "small d kernel");
 }
 
 /* 2-d f32 convs without groups or dilations take conv2d.comp: random kernel
@@ -429,7 +434,8 @@ Test(conv, conv2d_shapes)
 {
     for (int it = 0; it < 48; it++) {
         int64_t N = rnd(1, 4), C = rnd(1, 5), O = it % 6 == 0 ? rnd(17, 40) : rnd(1, 9);
-        int64_t xc[4] = {N, C, rnd(1, 12), rnd(1, 12)}, kc[4] = {O, C, rnd(1, it % 4 == 0 ? 9 : 5), rnd(1, 5)};
+        int64_t xc[4] = {N, C, rnd(1, 12), rnd(1, 12)},
+                kc[4] = {O, C, rnd(1, it % 4 == 0 ? 9 : 5), rnd(1, 5)};
         vkt_conv_opts o;
         memset(&o, 0, sizeof o);
         for (int d = 0; d < 2; d++) {
@@ -453,9 +459,9 @@ Test(conv, conv2d_shapes)
             ks[o.has_kernel_permutation ? kp[i] : i] = kc[i];
         }
         char what[160];
-        snprintf(what, sizeof what, "conv2d case %d: x %lldx%lldx%lldx%lld k %lldx%lldx%lldx%lld", it,
-                 (long long)xc[0], (long long)xc[1], (long long)xc[2], (long long)xc[3], (long long)kc[0],
-                 (long long)kc[1], (long long)kc[2], (long long)kc[3]);
+        snprintf(what, sizeof what, "conv2d case %d: x %lldx%lldx%lldx%lld k %lldx%lldx%lldx%lld",
+                 it, (long long)xc[0], (long long)xc[1], (long long)xc[2], (long long)xc[3],
+                 (long long)kc[0], (long long)kc[1], (long long)kc[2], (long long)kc[3]);
         random_check(VKT_F32, 4, xs, ks, &o, 4000 + (uint64_t)it, what);
     }
     /* a long reduction over few outputs: split into parts, summed in order */
@@ -465,7 +471,8 @@ Test(conv, conv2d_shapes)
     dk.padding_lo[0] = dk.padding_hi[0] = dk.padding_lo[1] = dk.padding_hi[1] = 2;
     random_check(VKT_F32, 4, (int64_t[]){40, 1, 28, 28}, (int64_t[]){40, 6, 28, 28}, &dk, 4100,
                  "kernel gradient of a padded first layer");
-    random_check(VKT_F32, 4, (int64_t[]){3, 50, 9, 9}, (int64_t[]){2, 50, 3, 3}, NULL, 4101, "50 input features");
+    random_check(VKT_F32, 4, (int64_t[]){3, 50, 9, 9}, (int64_t[]){2, 50, 3, 3}, NULL, 4101,
+                 "50 input features");
 }
 
 Test(conv, sizes_zero_and_one)
@@ -489,7 +496,8 @@ Test(conv, sizes_zero_and_one)
         random_check(VKT_F32, 4, cases[i].x, cases[i].k, &o, 70 + i, cases[i].what);
     o.padding_lo[0] = -2;
     o.padding_hi[0] = -3;
-    random_check(VKT_F32, 4, (int64_t[]){1, 1, 5, 3}, (int64_t[]){1, 1, 1, 1}, &o, 80, "trimmed to nothing");
+    random_check(VKT_F32, 4, (int64_t[]){1, 1, 5, 3}, (int64_t[]){1, 1, 1, 1}, &o, 80,
+                 "trimmed to nothing");
 }
 
 Test(conv, dtypes)
@@ -499,17 +507,20 @@ Test(conv, dtypes)
     o.strides[0] = 2;
     o.padding_lo[1] = 1;
     h_shape sx = shp(4, (int64_t[]){2, 3, 7, 6}), sk = shp(4, (int64_t[]){4, 3, 3, 2});
-    const vkt_dtype dts[][2] = {{VKT_F64, VKT_F64}, {VKT_F32, VKT_F64}, {VKT_S32, VKT_S32}, {VKT_U8, VKT_U8},
-                                {VKT_U8, VKT_F32}, {VKT_S32, VKT_F64}};
+    const vkt_dtype dts[][2] = {{VKT_F64, VKT_F64}, {VKT_F32, VKT_F64}, {VKT_S32, VKT_S32},
+                                {VKT_U8, VKT_U8},   {VKT_U8, VKT_F32},  {VKT_S32, VKT_F64}};
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
         double lo = dts[i][0] == VKT_U8 ? 0 : -9, hi = dts[i][0] == VKT_U8 ? 20 : 9;
-        vkt_tensor *x = h_rand(dts[i][0], &sx, lo, hi, 90 + i), *k = h_rand(dts[i][1], &sk, -3, 3, 95 + i);
+        vkt_tensor *x = h_rand(dts[i][0], &sx, lo, hi, 90 + i),
+                   *k = h_rand(dts[i][1], &sk, -3, 3, 95 + i);
         char what[64];
-        snprintf(what, sizeof what, "dtypes %s x %s", vkt_dtype_name(dts[i][0]), vkt_dtype_name(dts[i][1]));
+        snprintf(what, sizeof what, "dtypes %s x %s", vkt_dtype_name(dts[i][0]),
+                 vkt_dtype_name(dts[i][1]));
         vkt_tensor *y;
         H_NATIVE(vkt_conv(x, k, &o, &y));
         vkt_dtype want = dts[i][0] == VKT_F64 || dts[i][1] == VKT_F64 ? VKT_F64 : VKT_F32;
-        cr_expect_eq(vkt_tensor_dtype(y), want, "%s: result %s", what, vkt_dtype_name(vkt_tensor_dtype(y)));
+        cr_expect_eq(vkt_tensor_dtype(y), want, "%s: result %s", what,
+                     vkt_dtype_name(vkt_tensor_dtype(y)));
         vkt_tensor_free(y);
         check(x, k, &o, what);
         vkt_tensor_free(x);
@@ -524,7 +535,8 @@ Test(conv, past_the_grid_limit)
     memset(&o, 0, sizeof o);
     o.padding_lo[1] = 1;
     o.padding_hi[1] = -1;
-    random_check(VKT_F32, 4, (int64_t[]){1, 1, 4097, 4096}, (int64_t[]){1, 1, 1, 1}, &o, 99, "16.8M outputs");
+    random_check(VKT_F32, 4, (int64_t[]){1, 1, 4097, 4096}, (int64_t[]){1, 1, 1, 1}, &o, 99,
+                 "16.8M outputs");
 }
 
 /* Reductions longer than 65,535 terms: lavapipe ends an invocation's loops
@@ -533,7 +545,8 @@ Test(conv, past_the_grid_limit)
  * at batch 83 and up). 290 x 290 = 84,100 terms per output, 726 outputs. */
 Test(conv, reductions_past_the_loop_limit)
 {
-    random_check(VKT_F32, 4, (int64_t[]){1, 1, 300, 300}, (int64_t[]){6, 1, 290, 290}, NULL, 101, "84,100-term sums");
+    random_check(VKT_F32, 4, (int64_t[]){1, 1, 300, 300}, (int64_t[]){6, 1, 290, 290}, NULL, 101,
+                 "84,100-term sums");
     vkt_conv_opts dk;
     memset(&dk, 0, sizeof dk);
     swap_batch_and_features(&dk);
@@ -572,32 +585,32 @@ static void profile_seen(const char *a, bool *seen_a, const char *b, bool *seen_
 }
 
 /* check() with every dispatch timed, asserting that kernel `ran` ran and
- * kernel `not` did not (either may be NULL): values alone cannot tell the
+ * kernel `absent` did not (either may be NULL): values alone cannot tell the
  * kernels apart. A device without timestamps shows no dispatches, so there
  * only the values are checked. */
-static void check_path(vkt_tensor *x, vkt_tensor *k, const vkt_conv_opts *o, const char *ran, const char *not,
-                       const char *what)
+static void check_path(vkt_tensor *x, vkt_tensor *k, const vkt_conv_opts *o, const char *ran,
+                       const char *absent, const char *what)
 {
     bool seen_ran, seen_not;
     H_OK(vkt_ctx_set_profiling(h_ctx, true));
     profile_seen(NULL, &seen_ran, NULL, &seen_not);
     check(x, k, o, what);
-    profile_seen(ran, &seen_ran, not, &seen_not);
+    profile_seen(ran, &seen_ran, absent, &seen_not);
     H_OK(vkt_ctx_set_profiling(h_ctx, false));
     if (vkt_ctx_last_gpu_ns(h_ctx) < 0)
         return;
     if (ran)
         cr_assert(seen_ran, "%s: %s did not run", what, ran);
-    if (not)
-        cr_assert(!seen_not, "%s: %s ran", what, not);
+    if (absent)
+        cr_assert(!seen_not, "%s: %s ran", what, absent);
 }
 
-static void random_path(const int64_t *xs, const int64_t *ks, const vkt_conv_opts *o, uint64_t seed, const char *ran,
-                        const char *not, const char *what)
+static void random_path(const int64_t *xs, const int64_t *ks, const vkt_conv_opts *o, uint64_t seed,
+                        const char *ran, const char *absent, const char *what)
 {
     h_shape sx = shp(4, xs), sk = shp(4, ks);
     vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed), *k = h_rand(VKT_F32, &sk, -1, 1, seed + 1);
-    check_path(x, k, o, ran, not, what);
+    check_path(x, k, o, ran, absent, what);
     vkt_tensor_free(x);
     vkt_tensor_free(k);
 }
@@ -606,8 +619,9 @@ static void random_path(const int64_t *xs, const int64_t *ks, const vkt_conv_opt
  * o x c x kh x kw kernel and the given padding, as an autodiff emits it:
  * input x, "kernel" the output's gradient (n x o x ho x wo), both with batch
  * and feature axes swapped. */
-static void kgrad_path(const int64_t *xs, int64_t o, int64_t kh, int64_t kw, const int64_t *lo, const int64_t *hi,
-                       uint64_t seed, const char *ran, const char *not, const char *what)
+static void kgrad_path(const int64_t *xs, int64_t o, int64_t kh, int64_t kw, const int64_t *lo,
+                       const int64_t *hi, uint64_t seed, const char *ran, const char *absent,
+                       const char *what)
 {
     vkt_conv_opts dk;
     memset(&dk, 0, sizeof dk);
@@ -618,11 +632,12 @@ static void kgrad_path(const int64_t *xs, int64_t o, int64_t kh, int64_t kw, con
     }
     int64_t g[4] = {xs[0], o, xs[2] + lo[0] + hi[0] - kh + 1, xs[3] + lo[1] + hi[1] - kw + 1};
     char msg[224];
-    snprintf(msg, sizeof msg, "%s: x %lldx%lldx%lldx%lld, kernel %lldx%lldx%lldx%lld, padding %lld/%lld %lld/%lld",
-             what, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3], (long long)o,
-             (long long)xs[1], (long long)kh, (long long)kw, (long long)lo[0], (long long)hi[0], (long long)lo[1],
-             (long long)hi[1]);
-    random_path(xs, g, &dk, seed, ran, not, msg);
+    snprintf(msg, sizeof msg,
+             "%s: x %lldx%lldx%lldx%lld, kernel %lldx%lldx%lldx%lld, padding %lld/%lld %lld/%lld",
+             what, (long long)xs[0], (long long)xs[1], (long long)xs[2], (long long)xs[3],
+             (long long)o, (long long)xs[1], (long long)kh, (long long)kw, (long long)lo[0],
+             (long long)hi[0], (long long)lo[1], (long long)hi[1]);
+    random_path(xs, g, &dk, seed, ran, absent, msg);
 }
 
 /* conv2d_kgrad, forced (a CPU device never chooses it): kernel gradients of
@@ -641,19 +656,22 @@ Test(conv, kgrad_kernel, .timeout = 240)
      * chunk, the last chunk one) */
     kgrad_path((int64_t[]){32, 1, 28, 28}, 6, 5, 5, z, z, 200, kg, NULL, "LeNet conv1");
     kgrad_path((int64_t[]){32, 6, 12, 12}, 16, 5, 5, z, z, 201, kg, NULL, "LeNet conv2");
-    kgrad_path((int64_t[]){301, 6, 12, 12}, 16, 5, 5, z, z, 202, kg, NULL, "LeNet conv2, ragged last chunk");
+    kgrad_path((int64_t[]){301, 6, 12, 12}, 16, 5, 5, z, z, 202, kg, NULL,
+               "LeNet conv2, ragged last chunk");
     kgrad_path((int64_t[]){40, 1, 28, 28}, 6, 5, 5, p2, p2, 203, kg, NULL, "LeNet conv1 padded");
     /* 601 small images: two per unit, the last unit one, two units per chunk */
     kgrad_path((int64_t[]){601, 2, 6, 6}, 3, 3, 3, z, z, 204, kg, NULL, "two images per unit");
     /* 46 x 48 gradient rows of 8 features: bands of 12 rows (the last 10),
      * halved to fit shared memory */
-    kgrad_path((int64_t[]){128, 1, 50, 52}, 8, 5, 5, z, z, 205, kg, NULL, "bands past shared memory");
+    kgrad_path((int64_t[]){128, 1, 50, 52}, 8, 5, 5, z, z, 205, kg, NULL,
+               "bands past shared memory");
     /* one input feature, one kernel row: one chunk, the result written directly */
     kgrad_path((int64_t[]){1, 1, 5, 9}, 3, 5, 1, z, z, 206, kg, sum, "one chunk");
     /* columns in two blocks (11 = 6 + 5), features in blocks with a ragged last */
-    kgrad_path((int64_t[]){9, 2, 16, 17}, 4, 3, 11, z, (int64_t[]){1, 0}, 207, kg, NULL, "11 columns");
-    kgrad_path((int64_t[]){7, 3, 10, 10}, 13, 4, 4, (int64_t[]){-1, 1}, (int64_t[]){2, -1}, 208, kg, NULL,
-               "13 features, negative padding");
+    kgrad_path((int64_t[]){9, 2, 16, 17}, 4, 3, 11, z, (int64_t[]){1, 0}, 207, kg, NULL,
+               "11 columns");
+    kgrad_path((int64_t[]){7, 3, 10, 10}, 13, 4, 4, (int64_t[]){-1, 1}, (int64_t[]){2, -1}, 208, kg,
+               NULL, "13 features, negative padding");
     /* 8 x 9 rows of two column blocks: 144 tiles, one lane */
     kgrad_path((int64_t[]){20, 8, 14, 15}, 5, 9, 10, z, z, 209, kg, NULL, "one lane");
     for (int it = 0; it < 24; it++) {
@@ -662,12 +680,14 @@ Test(conv, kgrad_kernel, .timeout = 240)
         int64_t c = rnd(1, wide ? 2 : 4), o = rnd(1, wide ? 4 : 12), n = rnd(1, 40);
         int64_t lo[2] = {rnd(-1, 2), rnd(-1, 2)}, hi[2] = {rnd(-1, 2), rnd(-1, 2)};
         int64_t xs[4] = {n, c, kh + 2 + rnd(0, 9), kw + 2 + rnd(0, 9)};
-        kgrad_path(xs, o, kh, kw, lo, hi, 300 + 2 * (uint64_t)it, kg, NULL, "random kernel gradient");
+        kgrad_path(xs, o, kh, kw, lo, hi, 300 + 2 * (uint64_t)it, kg, NULL,
+                   "random kernel gradient");
     }
     /* Any 2-d f32 conv with strides 1 fits it (slowly, where the outputs are
      * many): forward convs with their operands in any layout. */
     for (int it = 0; it < 12; it++) {
-        int64_t xc[4] = {rnd(1, 2), rnd(1, 5), rnd(1, 8), rnd(1, 8)}, kc[4] = {rnd(1, 9), xc[1], rnd(1, 5), rnd(1, 5)};
+        int64_t xc[4] = {rnd(1, 2), rnd(1, 5), rnd(1, 8), rnd(1, 8)},
+                kc[4] = {rnd(1, 9), xc[1], rnd(1, 5), rnd(1, 5)};
         vkt_conv_opts o;
         memset(&o, 0, sizeof o);
         for (int d = 0; d < 2; d++) {
@@ -691,9 +711,9 @@ Test(conv, kgrad_kernel, .timeout = 240)
             ks[kp[i]] = kc[i];
         }
         char what[160];
-        snprintf(what, sizeof what, "forward conv %d: x %lldx%lldx%lldx%lld k %lldx%lldx%lldx%lld", it,
-                 (long long)xc[0], (long long)xc[1], (long long)xc[2], (long long)xc[3], (long long)kc[0],
-                 (long long)kc[1], (long long)kc[2], (long long)kc[3]);
+        snprintf(what, sizeof what, "forward conv %d: x %lldx%lldx%lldx%lld k %lldx%lldx%lldx%lld",
+                 it, (long long)xc[0], (long long)xc[1], (long long)xc[2], (long long)xc[3],
+                 (long long)kc[0], (long long)kc[1], (long long)kc[2], (long long)kc[3]);
         random_path(xs, ks, &o, 400 + 2 * (uint64_t)it, kg, NULL, what);
     }
     /* Strides other than 1 it leaves to the other kernels, forced or not:
@@ -701,7 +721,8 @@ Test(conv, kgrad_kernel, .timeout = 240)
     vkt_conv_opts s2;
     memset(&s2, 0, sizeof s2);
     s2.strides[0] = s2.strides[1] = 2;
-    random_path((int64_t[]){4, 3, 11, 11}, (int64_t[]){5, 3, 3, 3}, &s2, 450, "conv2d_tile_f32", kg, "stride 2");
+    random_path((int64_t[]){4, 3, 11, 11}, (int64_t[]){5, 3, 3, 3}, &s2, 450, "conv2d_tile_f32", kg,
+                "stride 2");
     vkt_conv_opts dk;
     memset(&dk, 0, sizeof dk);
     swap_batch_and_features(&dk);
@@ -726,8 +747,12 @@ Test(conv, kgrad_kernel, .timeout = 240)
 Test(conv, kernel_override, .timeout = 240)
 {
     static const char *const names[][2] = {
-        {"tile", "conv2d_tile_f32"}, {"kgrad", "conv2d_kgrad_f32"}, {"direct", "conv_direct_f32"},
-        {"split", "conv_split_f32"}, {"auto", NULL}, {"no-such-kernel", NULL},
+        {"tile", "conv2d_tile_f32"},
+        {"kgrad", "conv2d_kgrad_f32"},
+        {"direct", "conv_direct_f32"},
+        {"split", "conv_split_f32"},
+        {"auto", NULL},
+        {"no-such-kernel", NULL},
     };
     const int64_t z[2] = {0, 0};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -735,15 +760,16 @@ Test(conv, kernel_override, .timeout = 240)
         char what[64];
         snprintf(what, sizeof what, "VKT_CONV_KERNEL=%s", names[i][0]);
         kgrad_path((int64_t[]){16, 1, 28, 28}, 6, 5, 5, z, z, 500 + 4 * i, names[i][1], NULL, what);
-        kgrad_path((int64_t[]){16, 6, 12, 12}, 16, 5, 5, z, z, 502 + 4 * i, names[i][1], NULL, what);
+        kgrad_path((int64_t[]){16, 6, 12, 12}, 16, 5, 5, z, z, 502 + 4 * i, names[i][1], NULL,
+                   what);
     }
     use_kernel(NULL);
 }
 
 /* ---- the error contract ------------------------------------------------------------ */
 
-static void expect_error(const vkt_tensor *x, const vkt_tensor *k, const vkt_conv_opts *o, int status,
-                         const char *needle, const char *what)
+static void expect_error(const vkt_tensor *x, const vkt_tensor *k, const vkt_conv_opts *o,
+                         int status, const char *needle, const char *what)
 {
     vkt_tensor *y = (vkt_tensor *)&y;
     int s = vkt_conv(x, k, o, &y);
@@ -751,8 +777,8 @@ static void expect_error(const vkt_tensor *x, const vkt_tensor *k, const vkt_con
                  vkt_status_name(status));
     cr_expect_null(y, "%s: *out not NULL after an error", what);
     const char *m = vkt_last_error();
-    cr_expect(strncmp(m, "vkt_conv: ", 10) == 0 && strstr(m, needle), "%s: message '%s' lacks '%s'", what, m,
-              needle);
+    cr_expect(strncmp(m, "vkt_conv: ", 10) == 0 && strstr(m, needle), "%s: message '%s' lacks '%s'",
+              what, m, needle);
 }
 
 Test(conv, errors)
@@ -773,7 +799,8 @@ Test(conv, errors)
     o.batch_group_size = 0;
     h_shape sk5 = shp(4, (int64_t[]){5, 3, 3, 3});
     vkt_tensor *k5 = h_rand(VKT_F32, &sk5, -1, 1, 5);
-    expect_error(x, k5, &o, VKT_ESHAPE, "output features are not divisible", "output features by groups");
+    expect_error(x, k5, &o, VKT_ESHAPE, "output features are not divisible",
+                 "output features by groups");
     memset(&o, 0, sizeof o);
     o.batch_group_size = 3;
     h_shape sk3 = shp(4, (int64_t[]){6, 6, 3, 3});
@@ -817,8 +844,8 @@ Test(conv, support_matrix)
             continue;
         found++;
         for (int dt = 0; dt < VKT_NUM_DTYPES; dt++)
-            cr_expect_eq(vkt_op_support(i, (vkt_dtype)dt, NULL), VKT_NATIVE, "conv %s is not native",
-                         vkt_dtype_name((vkt_dtype)dt));
+            cr_expect_eq(vkt_op_support(i, (vkt_dtype)dt, NULL), VKT_NATIVE,
+                         "conv %s is not native", vkt_dtype_name((vkt_dtype)dt));
     }
     cr_expect_eq(found, 1, "conv appears %zu times in the support matrix", found);
 }

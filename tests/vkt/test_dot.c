@@ -51,8 +51,8 @@ static double range_of(vkt_dtype dt)
 
 /* Runs one contraction of random operands and checks it natively (h_check
  * checks the path too). */
-static void check(vkt_dtype da, const h_shape *sa, vkt_dtype db, const h_shape *sb, const dot_arg *arg,
-                  uint64_t seed)
+static void check(vkt_dtype da, const h_shape *sa, vkt_dtype db, const h_shape *sb,
+                  const dot_arg *arg, uint64_t seed)
 {
     double ra = range_of(da), rb = range_of(db);
     vkt_tensor *in[2] = {h_rand(da, sa, da == VKT_U8 ? 0 : -ra, ra, seed),
@@ -62,8 +62,8 @@ static void check(vkt_dtype da, const h_shape *sa, vkt_dtype db, const h_shape *
         K *= sa->d[arg->ca[i] < 0 ? arg->ca[i] + sa->rank : arg->ca[i]];
     char what[256], astr[96];
     snprintf(astr, sizeof astr, "%s", h_shape_str(sa));
-    snprintf(what, sizeof what, "dot %s%s x %s%s nc=%d nb=%d", vkt_dtype_name(da), astr, vkt_dtype_name(db),
-             h_shape_str(sb), arg->nc, arg->nb);
+    snprintf(what, sizeof what, "dot %s%s x %s%s nc=%d nb=%d", vkt_dtype_name(da), astr,
+             vkt_dtype_name(db), h_shape_str(sb), arg->nc, arg->nb);
     vkt_dtype dt = da;
     if (da == VKT_F64 || db == VKT_F64)
         dt = VKT_F64;
@@ -85,7 +85,8 @@ Test(dot, matmul_sizes)
         for (size_t j = 0; j < 7; j++)
             for (size_t k = 0; k < 7; k++) {
                 int64_t M = sizes[i], N = sizes[j], K = sizes[k];
-                /* Large-by-large-by-large products only on the diagonal: the rest adds time, not cover. */
+                /* Large-by-large-by-large products only on the diagonal: the rest adds time,
+                 * not cover. */
                 if (M * N * K > 300 * 300 * 17 && !(i == j && j == k))
                     continue;
                 h_shape sa = shp(2, (int64_t[]){M, K}), sb = shp(2, (int64_t[]){K, N});
@@ -95,7 +96,8 @@ Test(dot, matmul_sizes)
 
 Test(dot, transposed_operands)
 {
-    static const int64_t sizes[][3] = {{1, 1, 1}, {3, 5, 7}, {64, 64, 64}, {129, 17, 300}, {300, 129, 33}};
+    static const int64_t sizes[][3] = {
+        {1, 1, 1}, {3, 5, 7}, {64, 64, 64}, {129, 17, 300}, {300, 129, 33}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         int64_t M = sizes[i][0], N = sizes[i][1], K = sizes[i][2];
         for (int ta = 0; ta < 2; ta++)
@@ -138,19 +140,45 @@ Test(dot, axis_combinations)
         h_shape a, b;
         dot_arg arg;
     } cases[] = {
-        {shp(3, (int64_t[]){5, 4, 7}), shp(3, (int64_t[]){7, 4, 6}), {.ca = {2}, .ba = {1}, .cb = {0}, .bb = {1}, .nc = 1, .nb = 1}},
-        {shp(3, (int64_t[]){5, 9, 7}), shp(3, (int64_t[]){6, 9, 5}), {.ca = {0}, .ba = {1}, .cb = {2}, .bb = {1}, .nc = 1, .nb = 1}},
-        {shp(3, (int64_t[]){3, 33, 4}), shp(2, (int64_t[]){33, 6}), {.ca = {1}, .cb = {0}, .nc = 1}},
-        {shp(3, (int64_t[]){3, 4, 5}), shp(3, (int64_t[]){4, 5, 6}), {.ca = {1, 2}, .cb = {0, 1}, .nc = 2}},
-        {shp(3, (int64_t[]){3, 4, 5}), shp(3, (int64_t[]){5, 4, 6}), {.ca = {2, 1}, .cb = {0, 1}, .nc = 2}},
-        {shp(3, (int64_t[]){3, 4, 5}), shp(3, (int64_t[]){6, 5, 4}), {.ca = {1, 2}, .cb = {2, 1}, .nc = 2}},
-        {shp(4, (int64_t[]){2, 3, 4, 5}), shp(3, (int64_t[]){5, 3, 2}), {.ca = {1, -1}, .cb = {1, 0}, .nc = 2}},
-        {shp(4, (int64_t[]){2, 7, 3, 5}), shp(4, (int64_t[]){3, 5, 2, 4}), {.ca = {3}, .ba = {2, 0}, .cb = {1}, .bb = {0, 2}, .nc = 1, .nb = 2}},
-        {shp(4, (int64_t[]){6, 2, 65, 3}), shp(3, (int64_t[]){3, 6, 70}), {.ca = {3}, .ba = {0}, .cb = {0}, .bb = {1}, .nc = 1, .nb = 1}},
-        {shp(5, (int64_t[]){2, 3, 1, 4, 5}), shp(4, (int64_t[]){5, 1, 3, 2}), {.ca = {4, 2}, .ba = {0}, .cb = {0, 1}, .bb = {3}, .nc = 2, .nb = 1}},
-        {shp(3, (int64_t[]){4, 130, 129}), shp(3, (int64_t[]){4, 129, 131}), {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
-        {shp(3, (int64_t[]){2, 0, 5}), shp(3, (int64_t[]){2, 5, 3}), {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
-        {shp(3, (int64_t[]){2, 4, 0}), shp(3, (int64_t[]){2, 0, 3}), {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
+        {shp(3, (int64_t[]){5, 4, 7}),
+         shp(3, (int64_t[]){7, 4, 6}),
+         {.ca = {2}, .ba = {1}, .cb = {0}, .bb = {1}, .nc = 1, .nb = 1}},
+        {shp(3, (int64_t[]){5, 9, 7}),
+         shp(3, (int64_t[]){6, 9, 5}),
+         {.ca = {0}, .ba = {1}, .cb = {2}, .bb = {1}, .nc = 1, .nb = 1}},
+        {shp(3, (int64_t[]){3, 33, 4}),
+         shp(2, (int64_t[]){33, 6}),
+         {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(3, (int64_t[]){3, 4, 5}),
+         shp(3, (int64_t[]){4, 5, 6}),
+         {.ca = {1, 2}, .cb = {0, 1}, .nc = 2}},
+        {shp(3, (int64_t[]){3, 4, 5}),
+         shp(3, (int64_t[]){5, 4, 6}),
+         {.ca = {2, 1}, .cb = {0, 1}, .nc = 2}},
+        {shp(3, (int64_t[]){3, 4, 5}),
+         shp(3, (int64_t[]){6, 5, 4}),
+         {.ca = {1, 2}, .cb = {2, 1}, .nc = 2}},
+        {shp(4, (int64_t[]){2, 3, 4, 5}),
+         shp(3, (int64_t[]){5, 3, 2}),
+         {.ca = {1, -1}, .cb = {1, 0}, .nc = 2}},
+        {shp(4, (int64_t[]){2, 7, 3, 5}),
+         shp(4, (int64_t[]){3, 5, 2, 4}),
+         {.ca = {3}, .ba = {2, 0}, .cb = {1}, .bb = {0, 2}, .nc = 1, .nb = 2}},
+        {shp(4, (int64_t[]){6, 2, 65, 3}),
+         shp(3, (int64_t[]){3, 6, 70}),
+         {.ca = {3}, .ba = {0}, .cb = {0}, .bb = {1}, .nc = 1, .nb = 1}},
+        {shp(5, (int64_t[]){2, 3, 1, 4, 5}),
+         shp(4, (int64_t[]){5, 1, 3, 2}),
+         {.ca = {4, 2}, .ba = {0}, .cb = {0, 1}, .bb = {3}, .nc = 2, .nb = 1}},
+        {shp(3, (int64_t[]){4, 130, 129}),
+         shp(3, (int64_t[]){4, 129, 131}),
+         {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
+        {shp(3, (int64_t[]){2, 0, 5}),
+         shp(3, (int64_t[]){2, 5, 3}),
+         {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
+        {shp(3, (int64_t[]){2, 4, 0}),
+         shp(3, (int64_t[]){2, 0, 3}),
+         {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check(VKT_F32, &cases[i].a, VKT_F32, &cases[i].b, &cases[i].arg, 300 + i);
@@ -190,17 +218,35 @@ Test(dot, every_kernel_on_every_layout, .timeout = 240)
         h_shape a, b;
         dot_arg arg;
     } cases[] = {
-        {shp(2, (int64_t[]){130, 36}), shp(2, (int64_t[]){36, 260}), {.ca = {1}, .cb = {0}, .nc = 1}},
-        {shp(2, (int64_t[]){260, 36}), shp(2, (int64_t[]){36, 132}), {.ca = {1}, .cb = {0}, .nc = 1}},
-        {shp(2, (int64_t[]){36, 132}), shp(2, (int64_t[]){36, 260}), {.ca = {0}, .cb = {0}, .nc = 1}},
-        {shp(2, (int64_t[]){132, 36}), shp(2, (int64_t[]){264, 36}), {.ca = {1}, .cb = {1}, .nc = 1}},
-        {shp(2, (int64_t[]){66, 37}), shp(2, (int64_t[]){37, 129}), {.ca = {1}, .cb = {0}, .nc = 1}},
-        {shp(2, (int64_t[]){37, 66}), shp(2, (int64_t[]){130, 37}), {.ca = {0}, .cb = {1}, .nc = 1}},
-        {shp(3, (int64_t[]){3, 40, 24}), shp(3, (int64_t[]){3, 24, 44}), {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
+        {shp(2, (int64_t[]){130, 36}),
+         shp(2, (int64_t[]){36, 260}),
+         {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){260, 36}),
+         shp(2, (int64_t[]){36, 132}),
+         {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){36, 132}),
+         shp(2, (int64_t[]){36, 260}),
+         {.ca = {0}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){132, 36}),
+         shp(2, (int64_t[]){264, 36}),
+         {.ca = {1}, .cb = {1}, .nc = 1}},
+        {shp(2, (int64_t[]){66, 37}),
+         shp(2, (int64_t[]){37, 129}),
+         {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){37, 66}),
+         shp(2, (int64_t[]){130, 37}),
+         {.ca = {0}, .cb = {1}, .nc = 1}},
+        {shp(3, (int64_t[]){3, 40, 24}),
+         shp(3, (int64_t[]){3, 24, 44}),
+         {.ca = {2}, .ba = {0}, .cb = {1}, .bb = {0}, .nc = 1, .nb = 1}},
         /* LeNet's dense layers at batch 8: forward, weight and input gradients */
-        {shp(2, (int64_t[]){8, 400}), shp(2, (int64_t[]){400, 120}), {.ca = {1}, .cb = {0}, .nc = 1}},
+        {shp(2, (int64_t[]){8, 400}),
+         shp(2, (int64_t[]){400, 120}),
+         {.ca = {1}, .cb = {0}, .nc = 1}},
         {shp(2, (int64_t[]){8, 120}), shp(2, (int64_t[]){8, 400}), {.ca = {0}, .cb = {0}, .nc = 1}},
-        {shp(2, (int64_t[]){8, 120}), shp(2, (int64_t[]){400, 120}), {.ca = {1}, .cb = {1}, .nc = 1}},
+        {shp(2, (int64_t[]){8, 120}),
+         shp(2, (int64_t[]){400, 120}),
+         {.ca = {1}, .cb = {1}, .nc = 1}},
     };
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
         h_teardown();
@@ -214,19 +260,24 @@ Test(dot, every_kernel_on_every_layout, .timeout = 240)
 
 Test(dot, errors)
 {
-    h_shape s34 = shp(2, (int64_t[]){3, 4}), s54 = shp(2, (int64_t[]){5, 4}), s234 = shp(3, (int64_t[]){2, 3, 4});
+    h_shape s34 = shp(2, (int64_t[]){3, 4}), s54 = shp(2, (int64_t[]){5, 4}),
+            s234 = shp(3, (int64_t[]){2, 3, 4});
     vkt_tensor *a = h_rand(VKT_F32, &s34, -1, 1, 1), *b = h_rand(VKT_F32, &s54, -1, 1, 2),
                *c = h_rand(VKT_F32, &s234, -1, 1, 3), *out = (vkt_tensor *)1;
     int c0[] = {0}, c1[] = {1}, c2[] = {2}, c11[] = {1, 1}, c3[] = {3}, cm3[] = {-3};
-    cr_expect_eq(vkt_dot(a, c0, NULL, b, c0, NULL, 1, 0, &out), VKT_ESHAPE, "contracting sizes 3 and 5");
+    cr_expect_eq(vkt_dot(a, c0, NULL, b, c0, NULL, 1, 0, &out), VKT_ESHAPE,
+                 "contracting sizes 3 and 5");
     cr_expect_null(out);
     cr_expect_eq(vkt_dot(a, c11, NULL, c, c11, NULL, 2, 0, &out), VKT_EAXIS, "repeated axis");
-    cr_expect_eq(vkt_dot(a, c1, c1, c, c2, c0, 1, 1, &out), VKT_EAXIS, "axis both batch and contracting");
+    cr_expect_eq(vkt_dot(a, c1, c1, c, c2, c0, 1, 1, &out), VKT_EAXIS,
+                 "axis both batch and contracting");
     cr_expect_eq(vkt_dot(c, c2, c0, b, c1, c0, 1, 1, &out), VKT_ESHAPE, "batch sizes 2 and 5");
     cr_expect_eq(vkt_dot(a, c2, NULL, b, c1, NULL, 1, 0, &out), VKT_EAXIS, "axis 2 of a rank-2 a");
     cr_expect_eq(vkt_dot(a, c1, NULL, c, c3, NULL, 1, 0, &out), VKT_EAXIS, "axis 3 of a rank-3 b");
-    cr_expect_eq(vkt_dot(a, cm3, NULL, b, c1, NULL, 1, 0, &out), VKT_EAXIS, "axis -3 of a rank-2 a");
-    cr_expect_eq(vkt_dot(a, NULL, NULL, b, c1, NULL, 1, 0, &out), VKT_EINVAL, "NULL ca with nc = 1");
+    cr_expect_eq(vkt_dot(a, cm3, NULL, b, c1, NULL, 1, 0, &out), VKT_EAXIS,
+                 "axis -3 of a rank-2 a");
+    cr_expect_eq(vkt_dot(a, NULL, NULL, b, c1, NULL, 1, 0, &out), VKT_EINVAL,
+                 "NULL ca with nc = 1");
     cr_expect_eq(vkt_dot(a, c1, NULL, b, c1, NULL, -1, 0, &out), VKT_EINVAL, "negative nc");
     cr_expect_eq(vkt_dot(a, c1, NULL, b, c1, NULL, 1, 0, NULL), VKT_EINVAL, "NULL out");
     cr_expect_eq(vkt_dot(NULL, c1, NULL, b, c1, NULL, 1, 0, &out), VKT_EINVAL, "NULL a");

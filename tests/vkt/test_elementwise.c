@@ -36,9 +36,9 @@ static vkt_dtype promote(vkt_dtype a, vkt_dtype b)
 
 /* Values every float op meets besides random ones: signed zeros, infinities,
  * NaN, extremes, subnormals and halfway points for round. */
-static const double specials[] = {NAN,  INFINITY, -INFINITY, 0.0,  -0.0,    1.0,     -1.0,    0.5,  -0.5,  1.5,
-                                  2.5,  -2.5,     1e-30,     -1e-30, 1e-40, FLT_MAX, -FLT_MAX, 3.0,  100.0, -7.25,
-                                  0.999, -0.999,  88.0,      -88.0};
+static const double specials[] = {
+    NAN,   INFINITY, -INFINITY, 0.0,     -0.0,     1.0, -1.0,  0.5,   -0.5,  1.5,    2.5,  -2.5,
+    1e-30, -1e-30,   1e-40,     FLT_MAX, -FLT_MAX, 3.0, 100.0, -7.25, 0.999, -0.999, 88.0, -88.0};
 
 /* On the specials, ops computed by builtin-based approximations are held to
  * the class of each result only: NaN where the reference has NaN, infinities
@@ -54,7 +54,8 @@ static const double specials[] = {NAN,  INFINITY, -INFINITY, 0.0,  -0.0,    1.0,
  * exact on subnormals everywhere and keep them. */
 static bool flushed_arith(const char *name)
 {
-    static const char *const ops[] = {"add", "subtract", "multiply", "divide", "pow", "remainder", "atan2"};
+    static const char *const ops[] = {"add", "subtract",  "multiply", "divide",
+                                      "pow", "remainder", "atan2"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(ops[i], name) == 0)
             return vkt_ctx_flushes_subnormals(h_ctx) == 1;
@@ -68,10 +69,10 @@ static double daz(double v)
 
 static bool ieee_op(const char *name)
 {
-    static const char *const ops[] = {"atan2", "pow",  "remainder", "atan", "acosh", "asinh", "log1p", "expm1",
-                                      "cbrt",  "exp",  "log",       "sin",  "cos",   "tan",   "asin",  "acos",
-                                      "sinh",  "cosh", "tanh",      "atanh", "sigmoid", "erf", "erfc",  "erf_inv",
-                                      "sqrt",  "rsqrt"};
+    static const char *const ops[] = {
+        "atan2", "pow",   "remainder", "atan", "acosh", "asinh",   "log1p", "expm1", "cbrt",
+        "exp",   "log",   "sin",       "cos",  "tan",   "asin",    "acos",  "sinh",  "cosh",
+        "tanh",  "atanh", "sigmoid",   "erf",  "erfc",  "erf_inv", "sqrt",  "rsqrt"};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         if (strcmp(ops[i], name) == 0)
             return true;
@@ -87,7 +88,8 @@ static h_tol specials_tol(h_tol t, const char *name)
 
 /* Where native and reference results are both zero, their signs must agree
  * (h_compare sees -0 == +0): atan2, remainder and pow choose it by C's rules. */
-static void check_zero_signs(h_call f, vkt_tensor *const *in, int nin, const void *arg, const char *what)
+static void check_zero_signs(h_call f, vkt_tensor *const *in, int nin, const void *arg,
+                             const char *what)
 {
     vkt_tensor *want = NULL, *got = NULL;
     H_OK(h_oracle(f, in, arg, &want));
@@ -121,11 +123,19 @@ typedef struct unary_case {
     h_tol f32, f64; /* native f32 / f64 against the reference (tolerances.md) */
 } unary_case;
 
-#define EXACT {0, 0, 0}
+#define EXACT                                                                                      \
+    {                                                                                              \
+        0, 0, 0                                                                                    \
+    }
 /* Ulp-bounded, with subnormal results free to flush to zero (FLT_MIN). */
-#define ULPS(u) {FLT_MIN, 0, u}
+#define ULPS(u)                                                                                    \
+    {                                                                                              \
+        FLT_MIN, 0, u                                                                              \
+    }
 /* f64 rows carry no absolute term: FLT_MIN would excuse any f64 result below it. */
+// clang-format off
 #define ULPS64(u) {0, 0, u}
+// clang-format on
 /* Default tolerance where a case does not say: exact. */
 static const unary_case unary_cases[] = {
     {"negate", vkt_negate, -100, 100, EXACT, EXACT},
@@ -211,14 +221,15 @@ static void run_unary_case(const char *name)
         vkt_support sup = vkt_op_support(idx, dt, NULL);
         for (size_t k = 0; k < nshapes; k++) {
             vkt_tensor *x = h_rand(dt, &shapes[k], uc->lo, uc->hi, 1000 * d + k);
-            snprintf(what, sizeof what, "%s %s %s", name, vkt_dtype_name(dt), h_shape_str(&shapes[k]));
+            snprintf(what, sizeof what, "%s %s %s", name, vkt_dtype_name(dt),
+                     h_shape_str(&shapes[k]));
             if (sup == VKT_UNDEFINED) {
                 vkt_tensor *out = (vkt_tensor *)1;
                 int s = uc->fn(x, &out);
                 cr_assert_eq(s, VKT_EDTYPE, "%s: %s, want VKT_EDTYPE", what, vkt_status_name(s));
                 cr_assert_null(out, "%s: *out not NULL after an error", what);
-                cr_assert(strstr(vkt_last_error(), name), "%s: message '%s' does not name the op", what,
-                          vkt_last_error());
+                cr_assert(strstr(vkt_last_error(), name), "%s: message '%s' does not name the op",
+                          what, vkt_last_error());
             } else {
                 vkt_tensor *in[1] = {x};
                 h_check(call_unary, in, 1, uc, unary_tol(uc, dt), what);
@@ -240,8 +251,11 @@ static void run_unary_case(const char *name)
     }
 }
 
-#define UNARY_TEST(n, cls) \
-    Test(elementwise, unary_##n) { run_unary_case(#n); }
+#define UNARY_TEST(n, cls)                                                                         \
+    Test(elementwise, unary_##n)                                                                   \
+    {                                                                                              \
+        run_unary_case(#n);                                                                        \
+    }
 VKT_UNARY_OPS(UNARY_TEST)
 
 /* Where approximate builtins went wrong, for the f32 transcendentals: log next
@@ -250,10 +264,11 @@ VKT_UNARY_OPS(UNARY_TEST)
  * (cancellation), erfc's tail (rounding of z^2), every exponent by random
  * bits, sqrt/rsqrt of subnormals (flushed to 0 and inf on the H200). Each op
  * is held to its ulp row on all of them, strictly. */
-static const double hard_points[] = {0.99999994, 1.00000012, 0.9999999, 1.0000002, 0.99, 1.01, -87.5, -95.0,
-                                     -103.5, 88.5, 89.2, 1e4, 123456.7, 1e10, 1e20, 1e30, 3e38, -3e38, 8.0,
-                                     9.0, 9.3, 10.0, -10.0, -30.0, 3e-8, -3e-8, 1e-5, 2.5e-4, 0.4999, 0.5001,
-                                     0.9999, -0.9999, 0.84, 1.4e-45, 1e-38, -1e-38};
+static const double hard_points[] = {
+    0.99999994, 1.00000012, 0.9999999, 1.0000002, 0.99,    1.01,  -87.5,   -95.0, -103.5,
+    88.5,       89.2,       1e4,       123456.7,  1e10,    1e20,  1e30,    3e38,  -3e38,
+    8.0,        9.0,        9.3,       10.0,      -10.0,   -30.0, 3e-8,    -3e-8, 1e-5,
+    2.5e-4,     0.4999,     0.5001,    0.9999,    -0.9999, 0.84,  1.4e-45, 1e-38, -1e-38};
 
 Test(elementwise, f32_transcendentals_hard_inputs)
 {
@@ -275,7 +290,8 @@ Test(elementwise, f32_transcendentals_hard_inputs)
             /* half the domain uniformly, half log-uniform magnitudes down to 2^-40 */
             double m = fmax(fabs(uc->lo), fabs(uc->hi)), w = ldexp(m, -(int)(u * 40));
             double d = i % 2 ? uc->lo + u * (uc->hi - uc->lo) : (uc->lo < 0 && (st & 1) ? -w : w);
-            v[nh + i] = i < NR ? (d < uc->lo || d > uc->hi ? uc->lo + u * (uc->hi - uc->lo) : d) : f;
+            v[nh + i] =
+                i < NR ? (d < uc->lo || d > uc->hi ? uc->lo + u * (uc->hi - uc->lo) : d) : f;
         }
         h_shape s = {1, {(int64_t)n}};
         vkt_tensor *x = h_from(VKT_F32, &s, v, n);
@@ -289,18 +305,21 @@ Test(elementwise, f32_transcendentals_hard_inputs)
     free(v);
 }
 
-/* The f64 exp/log family and inverse trigonometry of cmath64.glsl on every exponent (random bits), across
- * each domain and on log-uniform magnitudes from 2^-60 to 2^30, held to its ulp
+/* The f64 exp/log family and inverse trigonometry of cmath64.glsl on every exponent (random bits),
+ * across each domain and on log-uniform magnitudes from 2^-60 to 2^30, held to its ulp
  * row strictly. The rows are measured against glibc, which is itself up to 3
  * ulp off for cbrt (2.76 ulp at -385.877...; cmath64.glsl is within 0.5 there). */
 Test(elementwise, f64_cmath64_hard_inputs)
 {
-    static const struct { const char *name; double lo, hi; } dom[] = {
-        {"exp", -745, 710},   {"expm1", -40, 710},   {"log", 0, 1e300},      {"log1p", -1, 1e10},
-        {"cbrt", -1e300, 1e300}, {"sinh", -711, 711}, {"cosh", -711, 711},   {"tanh", -25, 25},
-        {"asinh", -1e10, 1e10}, {"acosh", 1, 1e10},  {"atanh", -1, 1},       {"sigmoid", -745, 40},
-        {"atan", -1e6, 1e6},    {"asin", -1, 1},     {"acos", -1, 1},        {"sin", -1e6, 1e6},
-        {"cos", -1e6, 1e6},     {"tan", -1e6, 1e6},     {"erf", -7, 7},         {"erf_inv", -1, 1}};
+    static const struct {
+        const char *name;
+        double lo, hi;
+    } dom[] = {
+        {"exp", -745, 710},      {"expm1", -40, 710}, {"log", 0, 1e300},   {"log1p", -1, 1e10},
+        {"cbrt", -1e300, 1e300}, {"sinh", -711, 711}, {"cosh", -711, 711}, {"tanh", -25, 25},
+        {"asinh", -1e10, 1e10},  {"acosh", 1, 1e10},  {"atanh", -1, 1},    {"sigmoid", -745, 40},
+        {"atan", -1e6, 1e6},     {"asin", -1, 1},     {"acos", -1, 1},     {"sin", -1e6, 1e6},
+        {"cos", -1e6, 1e6},      {"tan", -1e6, 1e6},  {"erf", -7, 7},      {"erf_inv", -1, 1}};
     /* erfc is gated on f64 for now (tolerances.md: open on the H200). */
     enum { N = 12288 };
     double *v = malloc(N * sizeof *v);
@@ -308,8 +327,8 @@ Test(elementwise, f64_cmath64_hard_inputs)
     uint64_t st = 0x2545f4914f6cdd1dull;
     for (size_t k = 0; k < sizeof dom / sizeof dom[0]; k++) {
         const unary_case *uc = unary_find(dom[k].name);
-        cr_assert_eq(vkt_op_support(op_index(dom[k].name), VKT_F64, NULL), VKT_NATIVE, "%s f64 is native",
-                     dom[k].name);
+        cr_assert_eq(vkt_op_support(op_index(dom[k].name), VKT_F64, NULL), VKT_NATIVE,
+                     "%s f64 is native", dom[k].name);
         for (size_t i = 0; i < N; i++) {
             st ^= st << 13, st ^= st >> 7, st ^= st << 17;
             double u = (double)(st >> 11) / 9007199254740992.0;
@@ -366,9 +385,12 @@ static const binary_case binary_cases[] = {
     {"logical_and", vkt_logical_and, -1, 1, -1, 1, -1, 1, -1, 1, EXACT, EXACT},
     {"logical_or", vkt_logical_or, -1, 1, -1, 1, -1, 1, -1, 1, EXACT, EXACT},
     {"logical_xor", vkt_logical_xor, -1, 1, -1, 1, -1, 1, -1, 1, EXACT, EXACT},
-    {"bitwise_and", vkt_bitwise_and, 0, 0, 0, 0, -2147483648.0, 2147483647.0, -2147483648.0, 2147483647.0, EXACT, EXACT},
-    {"bitwise_or", vkt_bitwise_or, 0, 0, 0, 0, -2147483648.0, 2147483647.0, -2147483648.0, 2147483647.0, EXACT, EXACT},
-    {"bitwise_xor", vkt_bitwise_xor, 0, 0, 0, 0, -2147483648.0, 2147483647.0, -2147483648.0, 2147483647.0, EXACT, EXACT},
+    {"bitwise_and", vkt_bitwise_and, 0, 0, 0, 0, -2147483648.0, 2147483647.0, -2147483648.0,
+     2147483647.0, EXACT, EXACT},
+    {"bitwise_or", vkt_bitwise_or, 0, 0, 0, 0, -2147483648.0, 2147483647.0, -2147483648.0,
+     2147483647.0, EXACT, EXACT},
+    {"bitwise_xor", vkt_bitwise_xor, 0, 0, 0, 0, -2147483648.0, 2147483647.0, -2147483648.0,
+     2147483647.0, EXACT, EXACT},
     {"left_shift", vkt_left_shift, 0, 0, 0, 0, -2147483648.0, 2147483647.0, -3, 40, EXACT, EXACT},
     {"right_shift", vkt_right_shift, 0, 0, 0, 0, -2147483648.0, 2147483647.0, -3, 40, EXACT, EXACT},
 };
@@ -398,10 +420,11 @@ static void check_class(const class_case *c, vkt_tensor *x, const char *how)
         cr_expect_eq(s, VKT_EDTYPE, "%s (INT) on f32, %s: %s", c->name, how, vkt_status_name(s));
         return;
     }
-    cr_assert_eq(s, VKT_OK, "%s (%s) on %s, %s: %s", c->name, c->cls, vkt_dtype_name(in), how, vkt_last_error());
+    cr_assert_eq(s, VKT_OK, "%s (%s) on %s, %s: %s", c->name, c->cls, vkt_dtype_name(in), how,
+                 vkt_last_error());
     vkt_dtype want = pred ? VKT_U8 : math ? VKT_F32 : in;
-    cr_expect_eq(vkt_tensor_dtype(o), want, "%s (%s) on %s, %s: gives %s", c->name, c->cls, vkt_dtype_name(in), how,
-                 vkt_dtype_name(vkt_tensor_dtype(o)));
+    cr_expect_eq(vkt_tensor_dtype(o), want, "%s (%s) on %s, %s: gives %s", c->name, c->cls,
+                 vkt_dtype_name(in), how, vkt_dtype_name(vkt_tensor_dtype(o)));
     vkt_tensor_free(o);
 }
 
@@ -457,13 +480,14 @@ static vkt_dtype binary_compute(const char *name, vkt_dtype a, vkt_dtype b)
     return c;
 }
 
-static void binary_one(const binary_case *bc, size_t idx, vkt_dtype da, vkt_dtype db, const h_shape *sa,
-                       const h_shape *sb, uint64_t seed)
+static void binary_one(const binary_case *bc, size_t idx, vkt_dtype da, vkt_dtype db,
+                       const h_shape *sa, const h_shape *sb, uint64_t seed)
 {
     char what[200];
-    snprintf(what, sizeof what, "%s %s%s x %s%s", bc->name, vkt_dtype_name(da), h_shape_str(sa), vkt_dtype_name(db),
-             h_shape_str(sb));
-    vkt_tensor *a = is_float(da) ? h_rand(da, sa, bc->alo, bc->ahi, seed) : h_rand(da, sa, bc->ialo, bc->iahi, seed);
+    snprintf(what, sizeof what, "%s %s%s x %s%s", bc->name, vkt_dtype_name(da), h_shape_str(sa),
+             vkt_dtype_name(db), h_shape_str(sb));
+    vkt_tensor *a = is_float(da) ? h_rand(da, sa, bc->alo, bc->ahi, seed)
+                                 : h_rand(da, sa, bc->ialo, bc->iahi, seed);
     vkt_tensor *b = is_float(db) ? h_rand(db, sb, bc->blo, bc->bhi, seed + 7)
                                  : h_rand(db, sb, bc->iblo, bc->ibhi, seed + 7);
     vkt_dtype c = binary_compute(bc->name, da, db);
@@ -472,7 +496,8 @@ static void binary_one(const binary_case *bc, size_t idx, vkt_dtype da, vkt_dtyp
         int s = bc->fn(a, b, &out);
         cr_assert_eq(s, VKT_EDTYPE, "%s: %s, want VKT_EDTYPE", what, vkt_status_name(s));
         cr_assert_null(out);
-        cr_assert(strstr(vkt_last_error(), bc->name), "%s: message '%s' does not name the op", what, vkt_last_error());
+        cr_assert(strstr(vkt_last_error(), bc->name), "%s: message '%s' does not name the op", what,
+                  vkt_last_error());
     } else {
         vkt_tensor *in[2] = {a, b};
         h_check(call_binary, in, 2, bc, c == VKT_F64 ? bc->f64 : bc->f32, what);
@@ -491,7 +516,8 @@ static void run_binary_case(const char *name)
     for (int d = 0; d < VKT_NUM_DTYPES; d++)
         for (size_t k = 0; k < nshapes; k++) {
             binary_one(bc, idx, dtypes[d], dtypes[d], &shapes[k], &shapes[k], 100 * d + k);
-            if (vkt_op_support(idx, binary_compute(name, dtypes[d], dtypes[d]), NULL) == VKT_UNDEFINED)
+            if (vkt_op_support(idx, binary_compute(name, dtypes[d], dtypes[d]), NULL) ==
+                VKT_UNDEFINED)
                 break;
         }
     /* Every dtype pair (promotion) on one odd shape. */
@@ -522,7 +548,8 @@ static void run_binary_case(const char *name)
                 av[i] = daz(av[i]);
                 bv[i] = daz(bv[i]);
             }
-            vkt_tensor *in[2] = {h_from(dtypes[d], &s, av, ns * ns), h_from(dtypes[d], &s, bv, ns * ns)};
+            vkt_tensor *in[2] = {h_from(dtypes[d], &s, av, ns * ns),
+                                 h_from(dtypes[d], &s, bv, ns * ns)};
             char what[96];
             snprintf(what, sizeof what, "%s %s specials", name, vkt_dtype_name(dtypes[d]));
             h_accept_ftz = flush && d == 0; /* and results below FLT_MIN flush too */
@@ -538,8 +565,11 @@ static void run_binary_case(const char *name)
     }
 }
 
-#define BINARY_TEST(n, cls) \
-    Test(elementwise, binary_##n) { run_binary_case(#n); }
+#define BINARY_TEST(n, cls)                                                                        \
+    Test(elementwise, binary_##n)                                                                  \
+    {                                                                                              \
+        run_binary_case(#n);                                                                       \
+    }
 VKT_BINARY_OPS(BINARY_TEST)
 
 /* Integer edge cases with defined results (ref/binary.c): INT_MIN / -1 wraps,
@@ -584,13 +614,14 @@ Test(elementwise, f64_remainder_and_atan2_hard_inputs)
 
 Test(elementwise, integer_edges)
 {
-    static const double av[] = {-2147483648.0, -2147483648.0, 7, -7, 1, 0, 2147483647.0, -1, 255, 128};
+    static const double av[] = {
+        -2147483648.0, -2147483648.0, 7, -7, 1, 0, 2147483647.0, -1, 255, 128};
     static const double bv[] = {-1, 0, 0, -1, 31, 32, 33, -1, -32, 8};
     h_shape s = {1, {10}};
-    static const binary_fn fns[] = {vkt_quotient, vkt_remainder, vkt_left_shift, vkt_right_shift, vkt_divide,
-                                    vkt_multiply, vkt_pow};
-    static const char *const names[] = {"quotient", "remainder", "left_shift", "right_shift", "divide",
-                                        "multiply", "pow"};
+    static const binary_fn fns[] = {vkt_quotient, vkt_remainder, vkt_left_shift, vkt_right_shift,
+                                    vkt_divide,   vkt_multiply,  vkt_pow};
+    static const char *const names[] = {"quotient", "remainder", "left_shift", "right_shift",
+                                        "divide",   "multiply",  "pow"};
     for (int d = 2; d < 4; d++)
         for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
             vkt_tensor *in[2] = {h_from(dtypes[d], &s, av, 10), h_from(dtypes[d], &s, bv, 10)};
@@ -645,7 +676,8 @@ Test(elementwise, select)
         for (int t = 0; t < VKT_NUM_DTYPES; t++) {
             vkt_dtype f = dtypes[(t + p) % VKT_NUM_DTYPES];
             for (size_t k = 0; k < nshapes; k += 3) {
-                vkt_tensor *in[3] = {h_rand(dtypes[p], &shapes[k], -1, 1, k), h_rand(dtypes[t], &shapes[k], -50, 50, k + 1),
+                vkt_tensor *in[3] = {h_rand(dtypes[p], &shapes[k], -1, 1, k),
+                                     h_rand(dtypes[t], &shapes[k], -50, 50, k + 1),
                                      h_rand(f, &shapes[k], -50, 50, k + 2)};
                 snprintf(what, sizeof what, "select %s ? %s : %s %s", vkt_dtype_name(dtypes[p]),
                          vkt_dtype_name(dtypes[t]), vkt_dtype_name(f), h_shape_str(&shapes[k]));
@@ -659,7 +691,8 @@ Test(elementwise, select)
     for (size_t k = 0; k < nb; k++) {
         vkt_tensor *in[3] = {h_rand(VKT_U8, &bp[k].a, 0, 1, k), h_rand(VKT_F32, &bp[k].b, -5, 5, k),
                              h_scalar(VKT_F32, NAN)};
-        snprintf(what, sizeof what, "select bcast %s %s", h_shape_str(&bp[k].a), h_shape_str(&bp[k].b));
+        snprintf(what, sizeof what, "select bcast %s %s", h_shape_str(&bp[k].a),
+                 h_shape_str(&bp[k].b));
         h_check(call_select, in, 3, NULL, H_EXACT, what);
         for (int i = 0; i < 3; i++)
             vkt_tensor_free(in[i]);
@@ -674,10 +707,11 @@ Test(elementwise, clip)
     for (int d = 0; d < VKT_NUM_DTYPES; d++)
         for (int l = 0; l < VKT_NUM_DTYPES; l++) {
             for (size_t k = 0; k < nshapes; k += 2) {
-                vkt_tensor *in[3] = {h_rand(dtypes[d], &shapes[k], -100, 200, k), h_scalar(dtypes[l], 3),
+                vkt_tensor *in[3] = {h_rand(dtypes[d], &shapes[k], -100, 200, k),
+                                     h_scalar(dtypes[l], 3),
                                      h_rand(dtypes[l], &shapes[k], 20, 90, k + 5)};
-                snprintf(what, sizeof what, "clip %s lo/hi %s %s", vkt_dtype_name(dtypes[d]), vkt_dtype_name(dtypes[l]),
-                         h_shape_str(&shapes[k]));
+                snprintf(what, sizeof what, "clip %s lo/hi %s %s", vkt_dtype_name(dtypes[d]),
+                         vkt_dtype_name(dtypes[l]), h_shape_str(&shapes[k]));
                 h_check(call_clip, in, 3, NULL, H_EXACT, what);
                 for (int i = 0; i < 3; i++)
                     vkt_tensor_free(in[i]);
@@ -706,23 +740,25 @@ Test(elementwise, as_type_all_pairs)
 {
     const h_shape *shapes;
     size_t nshapes = h_shapes(&shapes);
-    static const double edges[] = {NAN,  INFINITY, -INFINITY, 0.0,    -0.0,         0.7,          -0.7,
-                                   255.9, 256.0,   -1.0,      -129.5, 3e9,          -3e9,         2147483647.0,
-                                   -2147483648.0, 2147483648.0, 1e300, -1e300, 65535.0, 16777217.0};
+    static const double edges[] = {NAN,          INFINITY, -INFINITY, 0.0,          -0.0,
+                                   0.7,          -0.7,     255.9,     256.0,        -1.0,
+                                   -129.5,       3e9,      -3e9,      2147483647.0, -2147483648.0,
+                                   2147483648.0, 1e300,    -1e300,    65535.0,      16777217.0};
     char what[160];
     for (int f = 0; f < VKT_NUM_DTYPES; f++)
         for (int t = 0; t < VKT_NUM_DTYPES; t++) {
             vkt_dtype to = dtypes[t];
             for (size_t k = 0; k < nshapes; k += 2) {
                 vkt_tensor *in[1] = {h_rand(dtypes[f], &shapes[k], -3e5, 3e5, k)};
-                snprintf(what, sizeof what, "as_type %s -> %s %s", vkt_dtype_name(dtypes[f]), vkt_dtype_name(to),
-                         h_shape_str(&shapes[k]));
+                snprintf(what, sizeof what, "as_type %s -> %s %s", vkt_dtype_name(dtypes[f]),
+                         vkt_dtype_name(to), h_shape_str(&shapes[k]));
                 h_check(call_as_type, in, 1, &to, H_EXACT, what);
                 vkt_tensor_free(in[0]);
             }
             h_shape s = {1, {sizeof edges / sizeof edges[0]}};
             vkt_tensor *in[1] = {h_from(dtypes[f], &s, edges, s.d[0])};
-            snprintf(what, sizeof what, "as_type %s -> %s edges", vkt_dtype_name(dtypes[f]), vkt_dtype_name(to));
+            snprintf(what, sizeof what, "as_type %s -> %s edges", vkt_dtype_name(dtypes[f]),
+                     vkt_dtype_name(to));
             h_check(call_as_type, in, 1, &to, H_EXACT, what);
             vkt_tensor_free(in[0]);
         }
@@ -823,9 +859,11 @@ Test(elementwise, poison_pattern_is_recognised)
         H_OK(vkt_tensor_from_host(h_ctx, dtypes[d], s.d, 1, raw, &z));
         void *back = h_read(z);
         for (size_t i = 0; i < n; i++)
-            cr_assert(h_is_poison(dtypes[d], back, i), "%s element %zu", vkt_dtype_name(dtypes[d]), i);
+            cr_assert(h_is_poison(dtypes[d], back, i), "%s element %zu", vkt_dtype_name(dtypes[d]),
+                      i);
         if (is_float(dtypes[d]))
-            cr_assert(isnan(h_get(dtypes[d], back, 0)), "poison is a NaN for %s", vkt_dtype_name(dtypes[d]));
+            cr_assert(isnan(h_get(dtypes[d], back, 0)), "poison is a NaN for %s",
+                      vkt_dtype_name(dtypes[d]));
         free(back);
         free(raw);
         vkt_tensor_free(z);
@@ -850,18 +888,21 @@ Test(elementwise, subnormal_flushing_is_reported)
     cr_expect_eq(vkt_ctx_max_tensor_bytes(NULL), 0);
     const double tiny[2] = {0x1p-140, -0x1p-140}, zero[2] = {0, 0};
     h_shape s = {1, {2}};
-    vkt_tensor *x = h_from(VKT_F32, &s, tiny, 2), *z = h_from(VKT_F32, &s, zero, 2), *sum, *neg, *gt, *mx;
+    vkt_tensor *x = h_from(VKT_F32, &s, tiny, 2), *z = h_from(VKT_F32, &s, zero, 2), *sum, *neg,
+               *gt, *mx;
     H_NATIVE(vkt_add(x, z, &sum));
     H_NATIVE(vkt_negate(x, &neg));
     H_NATIVE(vkt_greater(x, z, &gt));
     H_NATIVE(vkt_max(x, z, &mx));
     float *sv = h_read(sum), *nv = h_read(neg), *mv = h_read(mx);
     uint8_t *gv = h_read(gt);
-    cr_expect_eq(sv[0] == 0.0f, f == 1, "2^-140 + 0 = %g, but flushes_subnormals says %d", sv[0], f);
+    cr_expect_eq(sv[0] == 0.0f, f == 1, "2^-140 + 0 = %g, but flushes_subnormals says %d", sv[0],
+                 f);
     cr_expect_eq(nv[0], -0x1p-140f, "-(2^-140) = %g", nv[0]);
     cr_expect_eq(nv[1], 0x1p-140f, "-(-2^-140) = %g", nv[1]);
     cr_expect(gv[0] == 1 && gv[1] == 0, "2^-140 > 0: %d, -2^-140 > 0: %d", gv[0], gv[1]);
-    cr_expect(mv[0] == 0x1p-140f && mv[1] == 0.0f, "max(2^-140, 0) = %g, max(-2^-140, 0) = %g", mv[0], mv[1]);
+    cr_expect(mv[0] == 0x1p-140f && mv[1] == 0.0f, "max(2^-140, 0) = %g, max(-2^-140, 0) = %g",
+              mv[0], mv[1]);
     free(sv);
     free(nv);
     free(mv);

@@ -21,7 +21,13 @@ TestSuite(fallback, .init = h_setup, .fini = h_teardown, .timeout = 240);
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
-#define shp(r, d0, d1, d2, d3) {r, {d0, d1, d2, d3, 0, 0}}
+#define shp(r, d0, d1, d2, d3)                                                                     \
+    {                                                                                              \
+        r,                                                                                         \
+        {                                                                                          \
+            d0, d1, d2, d3, 0, 0                                                                   \
+        }                                                                                          \
+    }
 
 static vkt_stats_entry stat_of(const char *op)
 {
@@ -56,19 +62,28 @@ typedef struct op_case {
     input_spec in[3];
 } op_case;
 
-#define F32(...) {VKT_F32, __VA_ARGS__}
+#define F32(...)                                                                                   \
+    {                                                                                              \
+        VKT_F32, __VA_ARGS__                                                                       \
+    }
+// clang-format off
 #define S32(...) {VKT_S32, __VA_ARGS__}
+// clang-format on
 
 typedef int (*unary_fn)(const vkt_tensor *, vkt_tensor **);
 typedef int (*binary_fn)(const vkt_tensor *, const vkt_tensor *, vkt_tensor **);
 
-#define UNARY_CALL(n, cls) \
-    static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o) { (void)a; return vkt_##n(in[0], o); }
-#define BINARY_CALL(n, cls)                                                       \
-    static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o) \
-    {                                                                          \
-        (void)a;                                                               \
-        return vkt_##n(in[0], in[1], o);                                       \
+#define UNARY_CALL(n, cls)                                                                         \
+    static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o)                      \
+    {                                                                                              \
+        (void)a;                                                                                   \
+        return vkt_##n(in[0], o);                                                                  \
+    }
+#define BINARY_CALL(n, cls)                                                                        \
+    static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o)                      \
+    {                                                                                              \
+        (void)a;                                                                                   \
+        return vkt_##n(in[0], in[1], o);                                                           \
     }
 VKT_UNARY_OPS(UNARY_CALL)
 VKT_BINARY_OPS(BINARY_CALL)
@@ -89,8 +104,12 @@ static int call_as_type(vkt_tensor *const *in, const void *a, vkt_tensor **o)
     return vkt_as_type(in[0], VKT_S32, o);
 }
 static const int axis1[] = {1};
-#define REDUCE_CALL(n) \
-    static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o) { (void)a; return vkt_##n(in[0], axis1, 1, false, o); }
+#define REDUCE_CALL(n)                                                                             \
+    static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o)                      \
+    {                                                                                              \
+        (void)a;                                                                                   \
+        return vkt_##n(in[0], axis1, 1, false, o);                                                 \
+    }
 REDUCE_CALL(sum)
 REDUCE_CALL(product)
 REDUCE_CALL(reduce_max)
@@ -159,7 +178,8 @@ static int call_assign(vkt_tensor *const *in, const void *a, vkt_tensor **o)
 {
     (void)a;
     vkt_tensor *dst = NULL;
-    int s = vkt_zeros(h_ctx, vkt_tensor_dtype(in[0]), vkt_tensor_shape(in[0]), vkt_tensor_rank(in[0]), &dst);
+    int s = vkt_zeros(h_ctx, vkt_tensor_dtype(in[0]), vkt_tensor_shape(in[0]),
+                      vkt_tensor_rank(in[0]), &dst);
     if (s == VKT_OK)
         s = vkt_assign(dst, in[0]);
     if (s != VKT_OK) {
@@ -191,8 +211,12 @@ static int call_conv(vkt_tensor *const *in, const void *a, vkt_tensor **o)
     return vkt_conv(in[0], in[1], NULL, o);
 }
 static const int64_t win[4] = {1, 1, 2, 2};
-#define WINDOW_CALL(n) \
-    static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o) { (void)a; return vkt_##n(in[0], win, NULL, o); }
+#define WINDOW_CALL(n)                                                                             \
+    static int call_##n(vkt_tensor *const *in, const void *a, vkt_tensor **o)                      \
+    {                                                                                              \
+        (void)a;                                                                                   \
+        return vkt_##n(in[0], win, NULL, o);                                                       \
+    }
 WINDOW_CALL(window_sum)
 WINDOW_CALL(window_product)
 WINDOW_CALL(window_max)
@@ -214,22 +238,33 @@ static int call_window_scatter_min(vkt_tensor *const *in, const void *a, vkt_ten
  * function's domain except acosh's, which gives NaN on both sides alike. */
 #define U_F(n) {#n, call_##n, 1, {F32(shp(2, 3, 5, 0, 0), 0.1, 0.9)}},
 #define U_I(n) {#n, call_##n, 1, {S32(shp(2, 3, 5, 0, 0), -100, 100)}},
-#define B_F(n) {#n, call_##n, 2, {F32(shp(2, 3, 5, 0, 0), 0.1, 0.9), F32(shp(1, 5, 0, 0, 0), 0.1, 0.9)}},
-#define B_I(n) {#n, call_##n, 2, {S32(shp(2, 3, 5, 0, 0), -100, 100), S32(shp(1, 5, 0, 0, 0), 0, 5)}},
+#define B_F(n)                                                                                     \
+    {#n, call_##n, 2, {F32(shp(2, 3, 5, 0, 0), 0.1, 0.9), F32(shp(1, 5, 0, 0, 0), 0.1, 0.9)}},
+#define B_I(n)                                                                                     \
+    {#n, call_##n, 2, {S32(shp(2, 3, 5, 0, 0), -100, 100), S32(shp(1, 5, 0, 0, 0), 0, 5)}},
 #define X345 F32(shp(3, 3, 4, 5, 0), -2, 2)
 static const op_case op_cases[] = {
-    U_F(negate) U_F(abs) U_F(sign) U_F(floor) U_F(ceil) U_F(round) U_F(exp) U_F(expm1) U_F(log) U_F(log1p)
-    U_F(sqrt) U_F(rsqrt) U_F(cbrt) U_F(sin) U_F(cos) U_F(tan) U_F(asin) U_F(acos) U_F(atan) U_F(sinh) U_F(cosh)
-    U_F(tanh) U_F(asinh) U_F(acosh) U_F(atanh) U_F(sigmoid) U_F(erf) U_F(erfc) U_F(erf_inv) U_F(is_nan)
-    U_F(is_infinity) U_F(logical_not) U_I(bitwise_not) U_I(count_leading_zeros) U_I(population_count)
-    B_F(add) B_F(subtract) B_F(multiply) B_F(divide) B_F(pow) B_F(min) B_F(max) B_F(remainder) B_F(atan2)
-    B_I(quotient) B_F(equal) B_F(not_equal) B_F(less) B_F(less_equal) B_F(greater) B_F(greater_equal)
-    B_F(logical_and) B_F(logical_or) B_F(logical_xor) B_I(bitwise_and) B_I(bitwise_or) B_I(bitwise_xor)
-    B_I(left_shift) B_I(right_shift)
-    {"select", call_select, 3,
-     {{VKT_U8, shp(2, 3, 5, 0, 0), 0, 1}, F32(shp(2, 3, 5, 0, 0), -1, 1), F32(shp(1, 5, 0, 0, 0), -1, 1)}},
-    {"clip", call_clip, 3,
-     {F32(shp(2, 3, 5, 0, 0), -2, 2), F32(shp(0, 0, 0, 0, 0), -1, -1), F32(shp(1, 5, 0, 0, 0), 0.5, 1)}},
+    U_F(negate) U_F(abs) U_F(sign) U_F(floor) U_F(ceil) U_F(round) U_F(exp) U_F(expm1) U_F(log)
+        U_F(log1p) U_F(sqrt) U_F(rsqrt) U_F(cbrt) U_F(sin) U_F(cos) U_F(tan) U_F(asin) U_F(acos)
+            U_F(atan) U_F(sinh) U_F(cosh) U_F(tanh) U_F(asinh) U_F(acosh) U_F(atanh) U_F(sigmoid)
+                U_F(erf) U_F(erfc) U_F(erf_inv) U_F(is_nan) U_F(is_infinity) U_F(logical_not)
+                    U_I(bitwise_not) U_I(count_leading_zeros) U_I(population_count) B_F(add)
+                        B_F(subtract) B_F(multiply) B_F(divide) B_F(pow) B_F(min) B_F(max) B_F(
+                            remainder) B_F(atan2) B_I(quotient) B_F(equal) B_F(not_equal) B_F(less)
+                            B_F(less_equal) B_F(greater) B_F(greater_equal) B_F(logical_and)
+                                B_F(logical_or) B_F(logical_xor) B_I(bitwise_and) B_I(bitwise_or)
+                                    B_I(bitwise_xor) B_I(left_shift)
+                                        B_I(right_shift){"select",
+                                                         call_select,
+                                                         3,
+                                                         {{VKT_U8, shp(2, 3, 5, 0, 0), 0, 1},
+                                                          F32(shp(2, 3, 5, 0, 0), -1, 1),
+                                                          F32(shp(1, 5, 0, 0, 0), -1, 1)}},
+    {"clip",
+     call_clip,
+     3,
+     {F32(shp(2, 3, 5, 0, 0), -2, 2), F32(shp(0, 0, 0, 0, 0), -1, -1),
+      F32(shp(1, 5, 0, 0, 0), 0.5, 1)}},
     {"as_type", call_as_type, 1, {F32(shp(2, 3, 5, 0, 0), -100, 100)}},
     {"sum", call_sum, 1, {X345}},
     {"product", call_product, 1, {X345}},
@@ -245,7 +280,9 @@ static const op_case op_cases[] = {
     {"slice", call_slice, 1, {X345}},
     {"pad", call_pad, 2, {F32(shp(2, 3, 4, 0, 0), -2, 2), F32(shp(0, 0, 0, 0, 0), 7, 7)}},
     {"reverse", call_reverse, 1, {X345}},
-    {"concatenate", call_concatenate, 2,
+    {"concatenate",
+     call_concatenate,
+     2,
      {F32(shp(2, 3, 4, 0, 0), -2, 2), F32(shp(2, 2, 4, 0, 0), -2, 2)}},
     {"gather", call_gather, 2, {F32(shp(2, 4, 5, 0, 0), -2, 2), S32(shp(2, 3, 1, 0, 0), 0, 3)}},
     {"assign", call_assign, 1, {X345}},
@@ -257,10 +294,16 @@ static const op_case op_cases[] = {
     {"window_product", call_window_product, 1, {F32(shp(4, 1, 1, 5, 5), -1, 1)}},
     {"window_max", call_window_max, 1, {F32(shp(4, 1, 1, 5, 5), -1, 1)}},
     {"window_min", call_window_min, 1, {F32(shp(4, 1, 1, 5, 5), -1, 1)}},
-    {"window_scatter_max", call_window_scatter_max, 3,
-     {F32(shp(4, 1, 1, 4, 4), -1, 1), F32(shp(4, 1, 1, 2, 2), 0, 1), F32(shp(0, 0, 0, 0, 0), 0, 0)}},
-    {"window_scatter_min", call_window_scatter_min, 3,
-     {F32(shp(4, 1, 1, 4, 4), -1, 1), F32(shp(4, 1, 1, 2, 2), 0, 1), F32(shp(0, 0, 0, 0, 0), 0, 0)}},
+    {"window_scatter_max",
+     call_window_scatter_max,
+     3,
+     {F32(shp(4, 1, 1, 4, 4), -1, 1), F32(shp(4, 1, 1, 2, 2), 0, 1),
+      F32(shp(0, 0, 0, 0, 0), 0, 0)}},
+    {"window_scatter_min",
+     call_window_scatter_min,
+     3,
+     {F32(shp(4, 1, 1, 4, 4), -1, 1), F32(shp(4, 1, 1, 2, 2), 0, 1),
+      F32(shp(0, 0, 0, 0, 0), 0, 0)}},
 };
 #define N_CASES (sizeof op_cases / sizeof op_cases[0])
 
@@ -275,7 +318,8 @@ static const op_case *case_of(const char *name)
 static void make_inputs(const op_case *oc, vkt_tensor **in, uint64_t seed)
 {
     for (int i = 0; i < oc->nin; i++)
-        in[i] = h_rand(oc->in[i].dt, &oc->in[i].shape, oc->in[i].lo, oc->in[i].hi, seed + (uint64_t)i);
+        in[i] =
+            h_rand(oc->in[i].dt, &oc->in[i].shape, oc->in[i].lo, oc->in[i].hi, seed + (uint64_t)i);
 }
 
 static void free_inputs(const op_case *oc, vkt_tensor **in)
@@ -290,25 +334,30 @@ Test(fallback, built_optimized)
 {
     /* The PLT contract matters at the optimization level users build at. */
     const char *opt = VKT_TEST_OPTIMIZATION;
-    cr_assert(!strcmp(opt, "2") || !strcmp(opt, "3"),
-              "libvkt is built with -O%s; the fallback tests need -O2 or -O3 (meson -Dbuildtype=release)", opt);
+    cr_assert(
+        !strcmp(opt, "2") || !strcmp(opt, "3"),
+        "libvkt is built with -O%s; the fallback tests need -O2 or -O3 (meson -Dbuildtype=release)",
+        opt);
 }
 
 Test(fallback, interposer_is_the_resolved_host_result)
 {
     void *sym = dlsym(RTLD_DEFAULT, "host_result");
-    cr_assert_eq(sym, ip_host_result_addr(), "host_result resolves to %p, not the interposer's %p: link order?", sym,
+    cr_assert_eq(sym, ip_host_result_addr(),
+                 "host_result resolves to %p, not the interposer's %p: link order?", sym,
                  ip_host_result_addr());
 }
 
 Test(fallback, every_op_has_a_call)
 {
     for (size_t i = 0; i < vkt_op_count(); i++)
-        cr_assert_not_null(case_of(vkt_op_name(i)), "op %s is in the support matrix but not in test_fallback.c's "
-                           "op_cases", vkt_op_name(i));
+        cr_assert_not_null(case_of(vkt_op_name(i)),
+                           "op %s is in the support matrix but not in test_fallback.c's "
+                           "op_cases",
+                           vkt_op_name(i));
     for (size_t k = 0; k < N_CASES; k++)
-        cr_assert(in_matrix(op_cases[k].name), "op_cases lists %s, which is not in the support matrix",
-                  op_cases[k].name);
+        cr_assert(in_matrix(op_cases[k].name),
+                  "op_cases lists %s, which is not in the support matrix", op_cases[k].name);
 }
 
 /* reshape is a view: it has no native kernel to disable and no fallback; a
@@ -325,7 +374,8 @@ static void check_view(const op_case *oc)
     ip_counts c = ip_get();
     vkt_stats_entry s1 = stat_of(oc->name);
     H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
-    cr_assert_eq(c.host_result, 0, "%s forced: a view called host_result %lu times", oc->name, c.host_result);
+    cr_assert_eq(c.host_result, 0, "%s forced: a view called host_result %lu times", oc->name,
+                 c.host_result);
     cr_assert_eq(c.host_resident_op, 0);
     cr_assert_eq(s1.native - s0.native, 1, "%s forced: native counter +%llu", oc->name,
                  (unsigned long long)(s1.native - s0.native));
@@ -356,10 +406,12 @@ static void check_forced(const op_case *oc)
     H_OK(h_run(oc->call, in, oc->nin, NULL, &nat, oc->name));
     ip_counts c = ip_get();
     vkt_stats_entry s1 = stat_of(oc->name);
-    cr_assert_eq(s1.native + s1.fallback - s0.native - s0.fallback, 1, "%s: one call, counters moved by %llu", oc->name,
+    cr_assert_eq(s1.native + s1.fallback - s0.native - s0.fallback, 1,
+                 "%s: one call, counters moved by %llu", oc->name,
                  (unsigned long long)(s1.native + s1.fallback - s0.native - s0.fallback));
-    cr_assert_eq(c.host_result, s1.fallback - s0.fallback, "%s: %lu host_result calls, fallback counter +%llu",
-                 oc->name, c.host_result, (unsigned long long)(s1.fallback - s0.fallback));
+    cr_assert_eq(c.host_result, s1.fallback - s0.fallback,
+                 "%s: %lu host_result calls, fallback counter +%llu", oc->name, c.host_result,
+                 (unsigned long long)(s1.fallback - s0.fallback));
     cr_assert_eq(c.host_resident_op, 0);
 
     H_OK(vkt_ctx_set_native_disable(h_ctx, oc->name));
@@ -369,11 +421,14 @@ static void check_forced(const op_case *oc)
     c = ip_get();
     H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
     vkt_stats_entry s2 = stat_of(oc->name);
-    cr_assert_eq(c.host_result, 1, "%s forced: %lu host_result calls, want 1", oc->name, c.host_result);
-    cr_assert_eq(c.host_resident_op, 0, "%s forced: %lu host_resident_op calls", oc->name, c.host_resident_op);
+    cr_assert_eq(c.host_result, 1, "%s forced: %lu host_result calls, want 1", oc->name,
+                 c.host_result);
+    cr_assert_eq(c.host_resident_op, 0, "%s forced: %lu host_resident_op calls", oc->name,
+                 c.host_resident_op);
     /* assign's fallback result is a temporary that is then copied into dst. */
     if (strcmp(oc->name, "assign") != 0)
-        cr_assert_eq(c.last_out, forced, "%s forced: host_result got another tensor than the result", oc->name);
+        cr_assert_eq(c.last_out, forced,
+                     "%s forced: host_result got another tensor than the result", oc->name);
     cr_assert_eq(c.last_nbytes, vkt_tensor_nbytes(forced));
     cr_assert_eq(s2.fallback - s1.fallback, 1, "%s forced: fallback counter +%llu", oc->name,
                  (unsigned long long)(s2.fallback - s1.fallback));
@@ -402,17 +457,30 @@ static void check_ops(size_t part, size_t parts)
     }
 }
 
-Test(fallback, every_op_forced_part0) { check_ops(0, 4); }
-Test(fallback, every_op_forced_part1) { check_ops(1, 4); }
-Test(fallback, every_op_forced_part2) { check_ops(2, 4); }
-Test(fallback, every_op_forced_part3) { check_ops(3, 4); }
+Test(fallback, every_op_forced_part0)
+{
+    check_ops(0, 4);
+}
+Test(fallback, every_op_forced_part1)
+{
+    check_ops(1, 4);
+}
+Test(fallback, every_op_forced_part2)
+{
+    check_ops(2, 4);
+}
+Test(fallback, every_op_forced_part3)
+{
+    check_ops(3, 4);
+}
 
 /* ---- natural fallbacks ------------------------------------------------------------------ */
 
 Test(fallback, f64_pow_falls_back_once)
 {
     h_shape s = shp(1, 1000, 0, 0, 0);
-    vkt_tensor *x = h_rand(VKT_F64, &s, 0.1, 5, 3), *e = h_rand(VKT_F64, &s, -3, 3, 4), *y = NULL, *ref = NULL;
+    vkt_tensor *x = h_rand(VKT_F64, &s, 0.1, 5, 3), *e = h_rand(VKT_F64, &s, -3, 3, 4), *y = NULL,
+               *ref = NULL;
     vkt_stats_entry s0 = stat_of("pow");
     ip_reset();
     H_OK(vkt_pow(x, e, &y));
@@ -500,13 +568,15 @@ Test(fallback, host_resident_chain)
     H_OK(vkt_abs(x, &h));
     H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
     cr_assert_eq(ip_get().host_result, 1);
-    cr_assert_eq(vkt_tensor_residency(h), VKT_HOST, "a fallback under VKT_HOST leaves its result on the host");
+    cr_assert_eq(vkt_tensor_residency(h), VKT_HOST,
+                 "a fallback under VKT_HOST leaves its result on the host");
 
     vkt_stats_entry n0 = stat_of("negate");
     ip_reset();
     vkt_tensor *end = run_chain(h);
     ip_counts c = ip_get();
-    cr_assert_eq(c.host_resident_op, CHAIN, "%lu host_resident_op calls for a chain of %d", c.host_resident_op, CHAIN);
+    cr_assert_eq(c.host_resident_op, CHAIN, "%lu host_resident_op calls for a chain of %d",
+                 c.host_resident_op, CHAIN);
     cr_assert_eq(c.host_result, 0, "%lu host_result calls in a host-resident chain", c.host_result);
     cr_assert_eq(vkt_tensor_residency(end), VKT_HOST);
     cr_assert_eq(c.last_out, end);
@@ -532,7 +602,8 @@ Test(fallback, host_resident_chain)
     cr_assert_eq(vkt_tensor_residency(m), VKT_DEVICE);
     cr_assert_eq(c.host_resident_op, 0);
     cr_assert_eq(c.host_result, 0);
-    cr_assert_eq(a1.native - a0.native, 1, "mixed add counted native +%llu", (unsigned long long)(a1.native - a0.native));
+    cr_assert_eq(a1.native - a0.native, 1, "mixed add counted native +%llu",
+                 (unsigned long long)(a1.native - a0.native));
     cr_assert_eq(a1.host, a0.host);
 
     vkt_tensor_free(m);
@@ -546,27 +617,31 @@ Test(fallback, host_resident_chain)
 
 /* Asserts that the latest op produced `out` on the host and reported it once
  * more through host_resident_op (`calls` in all since ip_reset), with its size. */
-static void expect_host_op(const char *what, const vkt_tensor *out, unsigned long calls, size_t nbytes)
+static void expect_host_op(const char *what, const vkt_tensor *out, unsigned long calls,
+                           size_t nbytes)
 {
     ip_counts c = ip_get();
-    cr_assert_eq(c.host_resident_op, calls, "%s: %lu host_resident_op calls, want %lu", what, c.host_resident_op,
-                 calls);
-    cr_assert_eq(c.host_result, 0, "%s: %lu host_result calls on host-resident inputs", what, c.host_result);
+    cr_assert_eq(c.host_resident_op, calls, "%s: %lu host_resident_op calls, want %lu", what,
+                 c.host_resident_op, calls);
+    cr_assert_eq(c.host_result, 0, "%s: %lu host_result calls on host-resident inputs", what,
+                 c.host_result);
     cr_assert_eq(c.last_out, out, "%s: host_resident_op got another tensor than the result", what);
-    cr_assert_eq(c.last_nbytes, nbytes, "%s: host_resident_op got %zu bytes, the result has %zu", what,
-                 c.last_nbytes, nbytes);
+    cr_assert_eq(c.last_nbytes, nbytes, "%s: host_resident_op got %zu bytes, the result has %zu",
+                 what, c.last_nbytes, nbytes);
     cr_assert_eq(vkt_tensor_nbytes(out), nbytes);
     cr_assert_eq(vkt_tensor_residency(out), VKT_HOST, "%s: result left the host", what);
     cr_assert_str_eq(h_ctx->last_gate, "inputs are host-resident");
 }
 
-static void expect_moved(const char *op, vkt_stats_entry before, uint64_t native, uint64_t fallback, uint64_t host)
+static void expect_moved(const char *op, vkt_stats_entry before, uint64_t native, uint64_t fallback,
+                         uint64_t host)
 {
     vkt_stats_entry now = stat_of(op);
     cr_assert_eq(now.native - before.native, native, "%s: native counter +%llu, want +%llu", op,
                  (unsigned long long)(now.native - before.native), (unsigned long long)native);
-    cr_assert_eq(now.fallback - before.fallback, fallback, "%s: fallback counter +%llu, want +%llu", op,
-                 (unsigned long long)(now.fallback - before.fallback), (unsigned long long)fallback);
+    cr_assert_eq(now.fallback - before.fallback, fallback, "%s: fallback counter +%llu, want +%llu",
+                 op, (unsigned long long)(now.fallback - before.fallback),
+                 (unsigned long long)fallback);
     cr_assert_eq(now.host - before.host, host, "%s: host counter +%llu, want +%llu", op,
                  (unsigned long long)(now.host - before.host), (unsigned long long)host);
 }
@@ -574,8 +649,8 @@ static void expect_moved(const char *op, vkt_stats_entry before, uint64_t native
 /* The downstream story of vkt(3)'s RESIDENCY AND FALLBACKS: a dot that falls back under
  * VKT_FALLBACK_RESULT=host leaves its result on the host, and the reshape,
  * transpose and sum of it then run there, each reported once with its size. */
-static int dot_chain(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **d, vkt_tensor **r, vkt_tensor **t,
-                     vkt_tensor **s, bool check)
+static int dot_chain(const vkt_tensor *a, const vkt_tensor *b, vkt_tensor **d, vkt_tensor **r,
+                     vkt_tensor **t, vkt_tensor **s, bool check)
 {
     static const int ca[1] = {1}, cb[1] = {0}, perm[2] = {1, 0}, ax0[1] = {0};
     static const int64_t flat[1] = {24};
@@ -607,7 +682,8 @@ Test(fallback, dot_fallback_host_result_then_host_resident_chain)
     vkt_tensor *d = NULL, *r = NULL, *t = NULL, *s = NULL;
     H_OK(vkt_ctx_set_fallback_result(h_ctx, VKT_HOST));
     H_OK(vkt_ctx_set_native_disable(h_ctx, "dot"));
-    vkt_stats_entry d0 = stat_of("dot"), r0 = stat_of("reshape"), t0 = stat_of("transpose"), s0 = stat_of("sum");
+    vkt_stats_entry d0 = stat_of("dot"), r0 = stat_of("reshape"), t0 = stat_of("transpose"),
+                    s0 = stat_of("sum");
     ip_reset();
     /* dot_chain checks the three downstream calls as they happen. */
     static const int ca[1] = {1}, cb[1] = {0};
@@ -615,7 +691,8 @@ Test(fallback, dot_fallback_host_result_then_host_resident_chain)
     ip_counts c = ip_get();
     cr_assert_eq(c.host_result, 1, "dot forced: %lu host_result calls", c.host_result);
     cr_assert_eq(c.last_nbytes, 24 * 4);
-    cr_assert_eq(vkt_tensor_residency(d), VKT_HOST, "a fallback under VKT_HOST leaves its result on the host");
+    cr_assert_eq(vkt_tensor_residency(d), VKT_HOST,
+                 "a fallback under VKT_HOST leaves its result on the host");
     cr_assert_str_eq(h_ctx->last_gate, "disabled by VKT_NATIVE_DISABLE");
     vkt_tensor_free(d);
     d = NULL;
@@ -717,9 +794,14 @@ Test(fallback, option_variables_warn_once_and_keep_good_names)
     vkt_ctx got = {0};
     const char *err = stderr_of_two_contexts(&got);
     cr_assert_eq(count_of(err, "VKT_NATIVE_DISABLE names no op 'dott' (did you mean dot?); "
-                               "ignoring that name (vkt-ops-matrix lists every op"), 1, "stderr: %s", err);
-    cr_assert_eq(count_of(err, "VKT_DOT_KERNEL=talll_vec names no kernel (auto, direct, tiny, small, big, big_vec, "
-                               "tall_vec)"), 1, "stderr: %s", err);
+                               "ignoring that name (vkt-ops-matrix lists every op"),
+                 1, "stderr: %s", err);
+    cr_assert_eq(
+        count_of(
+            err,
+            "VKT_DOT_KERNEL=talll_vec names no kernel (auto, direct, tiny, small, big, big_vec, "
+            "tall_vec)"),
+        1, "stderr: %s", err);
     cr_assert_eq(count_of(err, "VKT_CONV_KERNEL"), 0, "stderr: %s", err);
     cr_assert_str_eq(got.native_disable, ",dot,");
     cr_assert_eq(got.dot_kernel, 0, "a bad VKT_DOT_KERNEL is the automatic choice");
@@ -753,10 +835,12 @@ Test(fallback, refused_fallback_fails_the_op_and_the_next_op_works)
     vkt_tensor *d = (vkt_tensor *)&d;
     int s = call_dot_rows(ab, NULL, &d);
     ip_refuse(false);
-    cr_assert_eq(s, VKT_EREFUSED, "a refused fallback gave %s (%s)", vkt_status_name(s), vkt_last_error());
+    cr_assert_eq(s, VKT_EREFUSED, "a refused fallback gave %s (%s)", vkt_status_name(s),
+                 vkt_last_error());
     cr_assert_null(d, "*out after a refused fallback");
-    cr_assert_str_eq(vkt_last_error(), "vkt_dot: the fallback to the host was refused by the host_result exit "
-                                       "(FBCOUNT_MODE=error)");
+    cr_assert_str_eq(vkt_last_error(),
+                     "vkt_dot: the fallback to the host was refused by the host_result exit "
+                     "(FBCOUNT_MODE=error)");
     cr_assert_str_eq(vkt_status_name(VKT_EREFUSED), "VKT_EREFUSED");
     cr_assert_eq(ip_get().host_result, 1, "the exit was reached once");
     expect_moved("dot", d0, 0, 0, 0);
@@ -807,7 +891,8 @@ Test(fallback, reshape_is_a_view_past_every_gate)
     h_ctx->props.limits.maxStorageBufferRange = range;
 
     float *xv = h_read(x), *rv = h_read(r2);
-    cr_assert_eq(memcmp(xv, rv, 24 * sizeof(float)), 0, "the view reads other bytes than its input");
+    cr_assert_eq(memcmp(xv, rv, 24 * sizeof(float)), 0,
+                 "the view reads other bytes than its input");
     free(xv);
     free(rv);
     vkt_tensor_free(x); /* the views keep the storage alive */
@@ -855,7 +940,8 @@ static void check_concat_residency(int n)
     s0 = stat_of("concatenate");
     ip_reset();
     H_OK(vkt_concatenate(cx, n, 1, &y));
-    cr_assert_eq(ip_get().host_result + ip_get().host_resident_op, 0, "%d inputs, the last on the device", n);
+    cr_assert_eq(ip_get().host_result + ip_get().host_resident_op, 0,
+                 "%d inputs, the last on the device", n);
     expect_moved("concatenate", s0, 1, 0, 0);
     cr_assert_eq(vkt_tensor_residency(y), VKT_DEVICE);
     snprintf(what, sizeof what, "%d inputs, the last on the device", n);
@@ -882,7 +968,8 @@ static void check_concat_residency(int n)
     ip_reset();
     H_OK(vkt_concatenate(cx, n, 1, &y));
     H_OK(vkt_ctx_set_native_disable(h_ctx, ""));
-    cr_assert_eq(ip_get().host_result, 1, "%d inputs forced: %lu host_result calls", n, ip_get().host_result);
+    cr_assert_eq(ip_get().host_result, 1, "%d inputs forced: %lu host_result calls", n,
+                 ip_get().host_result);
     cr_assert_eq(ip_get().last_nbytes, total);
     expect_moved("concatenate", s0, 0, 1, 0);
     vkt_tensor_free(y);
@@ -914,9 +1001,9 @@ Test(fallback, f64_gate_per_call_without_shader_float64)
     static const f64_case cases[] = {
         {"negate", {VKT_F64}, true},
         {"negate", {VKT_F32}, false},
-        {"less", {VKT_F64, VKT_F64}, true},         /* f64 in, u8 out */
-        {"add", {VKT_F32, VKT_F64}, true},          /* promotes to f64 */
-        {"as_type", {VKT_F64}, true},               /* f64 in, s32 out */
+        {"less", {VKT_F64, VKT_F64}, true}, /* f64 in, u8 out */
+        {"add", {VKT_F32, VKT_F64}, true},  /* promotes to f64 */
+        {"as_type", {VKT_F64}, true},       /* f64 in, s32 out */
         {"sum", {VKT_F64}, true},
         {"argmax", {VKT_F64}, true},
         {"sort", {VKT_F64}, true},
@@ -935,21 +1022,25 @@ Test(fallback, f64_gate_per_call_without_shader_float64)
         cr_assert_not_null(oc, "%s has no call", fc->op);
         vkt_tensor *in[3] = {0};
         for (int i = 0; i < oc->nin; i++)
-            in[i] = h_rand(fc->dt[i], &oc->in[i].shape, oc->in[i].lo, oc->in[i].hi, 40 + (uint64_t)i);
+            in[i] =
+                h_rand(fc->dt[i], &oc->in[i].shape, oc->in[i].lo, oc->in[i].hi, 40 + (uint64_t)i);
         vkt_stats_entry s0 = stat_of(fc->op);
         ip_reset();
         vkt_tensor *y = NULL, *ref = NULL;
         H_OK(oc->call(in, NULL, &y));
         ip_counts c = ip_get();
         char what[80];
-        snprintf(what, sizeof what, "%s of %s without shaderFloat64", fc->op, vkt_dtype_name(fc->dt[oc->nin - 1]));
+        snprintf(what, sizeof what, "%s of %s without shaderFloat64", fc->op,
+                 vkt_dtype_name(fc->dt[oc->nin - 1]));
         if (fc->falls_back) {
-            cr_assert_eq(c.host_result, 1, "%s: %lu host_result calls, want 1", what, c.host_result);
-            cr_assert_str_eq(h_ctx->last_gate, "device lacks shaderFloat64", "%s: gate \"%s\"", what,
-                             h_ctx->last_gate);
+            cr_assert_eq(c.host_result, 1, "%s: %lu host_result calls, want 1", what,
+                         c.host_result);
+            cr_assert_str_eq(h_ctx->last_gate, "device lacks shaderFloat64", "%s: gate \"%s\"",
+                             what, h_ctx->last_gate);
             expect_moved(fc->op, s0, 0, 1, 0);
         } else {
-            cr_assert_eq(c.host_result, 0, "%s: fell back (%s)", what, h_ctx->last_gate ? h_ctx->last_gate : "?");
+            cr_assert_eq(c.host_result, 0, "%s: fell back (%s)", what,
+                         h_ctx->last_gate ? h_ctx->last_gate : "?");
             expect_moved(fc->op, s0, 1, 0, 0);
         }
         H_OK(h_oracle(oc->call, in, NULL, &ref));
@@ -962,22 +1053,22 @@ Test(fallback, f64_gate_per_call_without_shader_float64)
     h_ctx->has_f64 = true;
 }
 
-/* ---- (d) bad calls ------------------------------------------------------------------------------ */
+/* ---- (d) bad calls --------------------------------------------------------------------------- */
 
 static vkt_tensor *const BAD_OUT = (vkt_tensor *)16;
 
 /* Asserts the exact status, *out reset to NULL and a message naming the op. */
-#define BAD(want, opname, expr)                                                                             \
-    do {                                                                                                    \
-        o = BAD_OUT;                                                                                        \
-        int bad_s_ = (expr);                                                                                \
-        cr_assert_eq(bad_s_, want, "%s: %s, want %s (%s)", #expr, vkt_status_name(bad_s_), vkt_status_name(want), \
-                     vkt_last_error());                                                                     \
-        cr_assert(o == NULL || o == BAD_OUT, "%s: *out is neither NULL nor untouched", #expr);              \
-        cr_assert(o == NULL || !strstr(#expr, "&o"), "%s: *out not set to NULL", #expr);                   \
-        cr_assert(vkt_last_error()[0] != '\0', "%s: empty vkt_last_error()", #expr);                        \
-        cr_assert(strstr(vkt_last_error(), opname), "%s: message \"%s\" does not name %s", #expr,           \
-                  vkt_last_error(), opname);                                                                \
+#define BAD(want, opname, expr)                                                                    \
+    do {                                                                                           \
+        o = BAD_OUT;                                                                               \
+        int bad_s_ = (expr);                                                                       \
+        cr_assert_eq(bad_s_, want, "%s: %s, want %s (%s)", #expr, vkt_status_name(bad_s_),         \
+                     vkt_status_name(want), vkt_last_error());                                     \
+        cr_assert(o == NULL || o == BAD_OUT, "%s: *out is neither NULL nor untouched", #expr);     \
+        cr_assert(o == NULL || !strstr(#expr, "&o"), "%s: *out not set to NULL", #expr);           \
+        cr_assert(vkt_last_error()[0] != '\0', "%s: empty vkt_last_error()", #expr);               \
+        cr_assert(strstr(vkt_last_error(), opname), "%s: message \"%s\" does not name %s", #expr,  \
+                  vkt_last_error(), opname);                                                       \
     } while (0)
 
 Test(fallback, bad_calls_elementwise_and_tensors)

@@ -92,7 +92,8 @@ Test(graph, replays_new_inputs_like_eager_runs)
 Test(graph, assign_updates_state_in_place)
 {
     h_shape s = {1, {1000}};
-    vkt_tensor *w = h_rand(VKT_F32, &s, -1, 1, 4), *g = h_rand(VKT_F32, &s, -1, 1, 5), *lr = h_scalar(VKT_F32, 0.25);
+    vkt_tensor *w = h_rand(VKT_F32, &s, -1, 1, 4), *g = h_rand(VKT_F32, &s, -1, 1, 5),
+               *lr = h_scalar(VKT_F32, 0.25);
     float *w0 = h_read(w), *gv = h_read(g);
     H_OK(vkt_graph_begin(h_ctx));
     vkt_tensor *step_, *nw;
@@ -153,7 +154,8 @@ Test(graph, refuses_a_fallback_and_names_the_op)
 Test(graph, misuse_is_an_error_with_a_message)
 {
     h_shape s = {1, {16}};
-    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 7), *h = h_rand(VKT_F32, &s, -1, 1, 8), *y = NULL, *t;
+    vkt_tensor *x = h_rand(VKT_F32, &s, -1, 1, 7), *h = h_rand(VKT_F32, &s, -1, 1, 8), *y = NULL,
+               *t;
     float buf[16] = {0};
     vkt_graph *g = NULL;
     cr_assert_eq(vkt_graph_end(h_ctx, &g), VKT_EGRAPH, "end without begin");
@@ -208,7 +210,8 @@ Test(graph, each_refusal_fails_the_recording)
                  : k == 2 ? vkt_sync(h_ctx)
                           : vkt_tensor_move(x, VKT_HOST);
         cr_assert_eq(st, VKT_EGRAPH, "a %s while recording: %s", what[k], vkt_status_name(st));
-        cr_assert_eq(vkt_graph_end(h_ctx, &g), VKT_EGRAPH, "the refused %s fails the recording", what[k]);
+        cr_assert_eq(vkt_graph_end(h_ctx, &g), VKT_EGRAPH, "the refused %s fails the recording",
+                     what[k]);
         cr_assert_null(g);
         cr_assert(strstr(vkt_last_error(), "recording"), "%s", vkt_last_error());
         vkt_tensor_free(y);
@@ -349,8 +352,8 @@ Test(graph, levels_run_independent_work_together_in_order)
 /* The LeNet step's chains, as eager ops: a bias (broadcast over the other
  * axes) then tanh; tanh's gradient g * (1 - a * a); an SGD update w -= lr * g
  * written back in place. */
-static void chains(vkt_tensor *x, vkt_tensor *bias, vkt_tensor *g, vkt_tensor *one, vkt_tensor *lr, vkt_tensor *w,
-                   vkt_tensor **act, vkt_tensor **grad)
+static void chains(vkt_tensor *x, vkt_tensor *bias, vkt_tensor *g, vkt_tensor *one, vkt_tensor *lr,
+                   vkt_tensor *w, vkt_tensor **act, vkt_tensor **grad)
 {
     vkt_tensor *z, *t1, *t2, *step_, *nw;
     H_OK(vkt_add(x, bias, &z));
@@ -370,7 +373,8 @@ static void chains(vkt_tensor *x, vkt_tensor *bias, vkt_tensor *g, vkt_tensor *o
 
 /* Ten chained ops (longer than the fused kernel's seven steps), exp of a log
  * of an abs, and a kept intermediate with tanh of it. */
-static void long_chains(vkt_tensor *x, vkt_tensor *one, vkt_tensor *g, vkt_tensor *lr, vkt_tensor *r[4])
+static void long_chains(vkt_tensor *x, vkt_tensor *one, vkt_tensor *g, vkt_tensor *lr,
+                        vkt_tensor *r[4])
 {
     vkt_tensor *t, *k1, *l;
     H_OK(vkt_add(x, one, &t));
@@ -458,7 +462,8 @@ Test(graph, fuses_elementwise_chains_exactly)
         vkt_tensor_free(q);
         if (run == 0) {
             H_OK(vkt_graph_end(h_ctx, &gr));
-            cr_expect_eq(vkt_graph_dispatches(gr), 1 + 2, "%zu dispatches", vkt_graph_dispatches(gr));
+            cr_expect_eq(vkt_graph_dispatches(gr), 1 + 2, "%zu dispatches",
+                         vkt_graph_dispatches(gr));
             H_OK(vkt_graph_launch(gr));
         }
     }
@@ -514,8 +519,8 @@ static vkt_tensor *copy_of(const vkt_tensor *t)
  * the graph `dispatches` long (0: not checked), and one dispatch of it a
  * kernel whose name starts with `kernel` and ends in _epi or _pro (a variant
  * with fused programs), tagged with the consumer's op. */
-static void fused_check(const char *what, body_fn body, vkt_tensor *const *in, vkt_tensor *st, int nout,
-                        size_t dispatches, const char *kernel, const char *op)
+static void fused_check(const char *what, body_fn body, vkt_tensor *const *in, vkt_tensor *st,
+                        int nout, size_t dispatches, const char *kernel, const char *op)
 {
     vkt_tensor *out[4] = {0}, *eout[4] = {0}, *est = NULL, *st0 = NULL;
     if (st) {
@@ -532,7 +537,7 @@ static void fused_check(const char *what, body_fn body, vkt_tensor *const *in, v
                      vkt_graph_dispatches(g), dispatches);
     for (int launch = 0; launch < 2; launch++) {
         if (st)
-            H_OK(vkt_assign(st, st0)); /* each launch from the same state */
+            H_OK(vkt_assign(st, st0));                   /* each launch from the same state */
         size_t stale = vkt_profile_read(h_ctx, NULL, 0); /* only the last launch's entries stay */
         vkt_profile_entry *skip = calloc(stale + 1, sizeof *skip);
         vkt_profile_read(h_ctx, skip, stale);
@@ -545,11 +550,13 @@ static void fused_check(const char *what, body_fn body, vkt_tensor *const *in, v
     for (size_t i = 0; i < n && i < 64; i++) {
         size_t kl = strlen(e[i].kernel);
         seen |= strncmp(e[i].kernel, kernel, strlen(kernel)) == 0 && kl > 4 &&
-                (strcmp(e[i].kernel + kl - 4, "_epi") == 0 || strcmp(e[i].kernel + kl - 4, "_pro") == 0) &&
+                (strcmp(e[i].kernel + kl - 4, "_epi") == 0 ||
+                 strcmp(e[i].kernel + kl - 4, "_pro") == 0) &&
                 strcmp(e[i].op, op) == 0;
     }
     if (vkt_ctx_last_gpu_ns(h_ctx) >= 0 && !seen) {
-        cr_expect(seen, "%s: no %s*_epi or _pro dispatch of %s in the profile (%zu entries)", what, kernel, op, n);
+        cr_expect(seen, "%s: no %s*_epi or _pro dispatch of %s in the profile (%zu entries)", what,
+                  kernel, op, n);
         for (size_t i = 0; i < n && i < 64; i++)
             cr_log_info("  %s %s", e[i].op, e[i].kernel);
     }
@@ -612,8 +619,11 @@ static void sgd_of(vkt_tensor *st, const vkt_tensor *g, const vkt_tensor *lr)
  * by pad) and the update of the kernel st with it. */
 static void kgrad_sgd(vkt_tensor *const *in, vkt_tensor *st, int64_t pad)
 {
-    vkt_conv_opts o = {.has_input_permutation = true, .has_kernel_permutation = true, .has_output_permutation = true,
-                       .padding_lo = {pad, pad}, .padding_hi = {pad, pad}};
+    vkt_conv_opts o = {.has_input_permutation = true,
+                       .has_kernel_permutation = true,
+                       .has_output_permutation = true,
+                       .padding_lo = {pad, pad},
+                       .padding_hi = {pad, pad}};
     static const int swap01[4] = {1, 0, 2, 3};
     memcpy(o.input_permutation, swap01, sizeof swap01);
     memcpy(o.kernel_permutation, swap01, sizeof swap01);
@@ -698,26 +708,31 @@ static void use_kernel(const char *var, const char *name)
 Test(graph, fuses_programs_into_every_dot_kernel, .timeout = 300)
 {
     static const char *const kernels[] = {"direct", "tiny", "small", "big", "big_vec", "tall_vec"};
-    static const int64_t mkn[][3] = {{260, 40, 132}, {7, 5, 3}, {8, 400, 120}, {33, 37, 29}, {130, 36, 260}};
+    static const int64_t mkn[][3] = {
+        {260, 40, 132}, {7, 5, 3}, {8, 400, 120}, {33, 37, 29}, {130, 36, 260}};
     for (size_t k = 0; k < sizeof kernels / sizeof kernels[0]; k++) {
         use_kernel("VKT_DOT_KERNEL", kernels[k]);
         char prefix[32];
         snprintf(prefix, sizeof prefix, "gemm_%s", kernels[k]);
         size_t nshapes = k < 3 ? sizeof mkn / sizeof mkn[0] : 1;
         for (size_t i = 0; i < nshapes; i++) {
-            h_shape sx = {2, {mkn[i][0], mkn[i][1]}}, sw = {2, {mkn[i][1], mkn[i][2]}}, sb = {1, {mkn[i][2]}},
-                    sg = {2, {mkn[i][0], mkn[i][2]}}, sa = {2, {mkn[i][0], mkn[i][1]}};
+            h_shape sx = {2, {mkn[i][0], mkn[i][1]}}, sw = {2, {mkn[i][1], mkn[i][2]}},
+                    sb = {1, {mkn[i][2]}}, sg = {2, {mkn[i][0], mkn[i][2]}},
+                    sa = {2, {mkn[i][0], mkn[i][1]}};
             uint64_t seed = 700 + 10 * k + i;
-            vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed), *w = h_rand(VKT_F32, &sw, -1, 1, seed + 1),
-                       *b = h_rand(VKT_F32, &sb, -1, 1, seed + 2), *g = h_rand(VKT_F32, &sg, -1, 1, seed + 3),
+            vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed),
+                       *w = h_rand(VKT_F32, &sw, -1, 1, seed + 1),
+                       *b = h_rand(VKT_F32, &sb, -1, 1, seed + 2),
+                       *g = h_rand(VKT_F32, &sg, -1, 1, seed + 3),
                        *a = h_rand(VKT_F32, &sa, -1, 1, seed + 4), *one = h_scalar(VKT_F32, 1.0);
             char what[96];
             snprintf(what, sizeof what, "%s: tanh(dot + bias), %lld x %lld x %lld", kernels[k],
                      (long long)mkn[i][0], (long long)mkn[i][1], (long long)mkn[i][2]);
             fused_check(what, dense, (vkt_tensor *const[]){x, w, b}, NULL, 1, 1, prefix, "tanh");
-            snprintf(what, sizeof what, "%s: tanh's gradient through dot, %lld x %lld x %lld", kernels[k],
-                     (long long)mkn[i][0], (long long)mkn[i][2], (long long)mkn[i][1]);
-            fused_check(what, dense_grad, (vkt_tensor *const[]){g, w, a, one}, NULL, 1, 1, prefix, "multiply");
+            snprintf(what, sizeof what, "%s: tanh's gradient through dot, %lld x %lld x %lld",
+                     kernels[k], (long long)mkn[i][0], (long long)mkn[i][2], (long long)mkn[i][1]);
+            fused_check(what, dense_grad, (vkt_tensor *const[]){g, w, a, one}, NULL, 1, 1, prefix,
+                        "multiply");
             vkt_tensor *all[] = {x, w, b, g, a, one};
             for (size_t j = 0; j < sizeof all / sizeof all[0]; j++)
                 vkt_tensor_free(all[j]);
@@ -740,23 +755,32 @@ Test(graph, fuses_programs_into_conv_and_reduce_kernels, .timeout = 300)
         for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
             int64_t nb = batches[i];
             h_shape sx = {4, {nb, 1, 28, 28}}, sk = {4, {6, 1, 5, 5}}, sb = {3, {6, 1, 1}},
-                    sg = {4, {nb, 6, 28, 28}}, sx2 = {4, {nb, 6, 14, 14}}, sg2 = {4, {nb, 16, 10, 10}},
-                    sk2 = {4, {16, 6, 5, 5}};
+                    sg = {4, {nb, 6, 28, 28}}, sx2 = {4, {nb, 6, 14, 14}},
+                    sg2 = {4, {nb, 16, 10, 10}}, sk2 = {4, {16, 6, 5, 5}};
             uint64_t seed = 800 + 30 * j + 10 * i;
-            vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed), *k = h_rand(VKT_F32, &sk, -1, 1, seed + 1),
-                       *b = h_rand(VKT_F32, &sb, -1, 1, seed + 2), *g = h_rand(VKT_F32, &sg, -1, 1, seed + 3),
-                       *x2 = h_rand(VKT_F32, &sx2, -1, 1, seed + 4), *g2 = h_rand(VKT_F32, &sg2, -1, 1, seed + 5),
+            vkt_tensor *x = h_rand(VKT_F32, &sx, -1, 1, seed),
+                       *k = h_rand(VKT_F32, &sk, -1, 1, seed + 1),
+                       *b = h_rand(VKT_F32, &sb, -1, 1, seed + 2),
+                       *g = h_rand(VKT_F32, &sg, -1, 1, seed + 3),
+                       *x2 = h_rand(VKT_F32, &sx2, -1, 1, seed + 4),
+                       *g2 = h_rand(VKT_F32, &sg2, -1, 1, seed + 5),
                        *k2 = h_rand(VKT_F32, &sk2, -1, 1, seed + 6);
             char what[96];
-            snprintf(what, sizeof what, "SGD on a kernel gradient (%s), batch %lld", kn, (long long)nb);
-            fused_check(what, kgrad1_sgd, (vkt_tensor *const[]){x, g, lr}, k, 0, 0, "conv2d_", "assign");
-            snprintf(what, sizeof what, "SGD on conv 2's kernel gradient (%s), batch %lld", kn, (long long)nb);
-            fused_check(what, kgrad2_sgd, (vkt_tensor *const[]){x2, g2, lr}, k2, 0, 0, "conv2d_", "assign");
+            snprintf(what, sizeof what, "SGD on a kernel gradient (%s), batch %lld", kn,
+                     (long long)nb);
+            fused_check(what, kgrad1_sgd, (vkt_tensor *const[]){x, g, lr}, k, 0, 0, "conv2d_",
+                        "assign");
+            snprintf(what, sizeof what, "SGD on conv 2's kernel gradient (%s), batch %lld", kn,
+                     (long long)nb);
+            fused_check(what, kgrad2_sgd, (vkt_tensor *const[]){x2, g2, lr}, k2, 0, 0, "conv2d_",
+                        "assign");
             if (!kernels[j]) {
                 snprintf(what, sizeof what, "tanh(conv + bias), batch %lld", (long long)nb);
-                fused_check(what, conv_layer, (vkt_tensor *const[]){x, k, b}, NULL, 1, 1, "conv2d_", "tanh");
+                fused_check(what, conv_layer, (vkt_tensor *const[]){x, k, b}, NULL, 1, 1, "conv2d_",
+                            "tanh");
                 snprintf(what, sizeof what, "SGD on a bias gradient, batch %lld", (long long)nb);
-                fused_check(what, bias_sgd, (vkt_tensor *const[]){g, lr}, b, 0, 0, "reduce_f32", "assign");
+                fused_check(what, bias_sgd, (vkt_tensor *const[]){g, lr}, b, 0, 0, "reduce_f32",
+                            "assign");
             }
             vkt_tensor *all[] = {x, k, b, g, x2, g2, k2};
             for (size_t q = 0; q < sizeof all / sizeof all[0]; q++)
@@ -798,12 +822,14 @@ Test(graph, fuses_a_products_transpose_into_it, .timeout = 200)
     static const int64_t bn[][3] = {{8, 10, 84}, {64, 84, 120}, {33, 120, 400}, {5, 3, 7}};
     vkt_tensor *lr = h_scalar(VKT_F32, 0.05);
     for (size_t i = 0; i < sizeof bn / sizeof bn[0]; i++) {
-        h_shape sg = {2, {bn[i][0], bn[i][1]}}, sa = {2, {bn[i][0], bn[i][2]}}, sw = {2, {bn[i][2], bn[i][1]}};
-        vkt_tensor *g = h_rand(VKT_F32, &sg, -1, 1, 950 + i), *a = h_rand(VKT_F32, &sa, -1, 1, 960 + i),
+        h_shape sg = {2, {bn[i][0], bn[i][1]}}, sa = {2, {bn[i][0], bn[i][2]}},
+                sw = {2, {bn[i][2], bn[i][1]}};
+        vkt_tensor *g = h_rand(VKT_F32, &sg, -1, 1, 950 + i),
+                   *a = h_rand(VKT_F32, &sa, -1, 1, 960 + i),
                    *w = h_rand(VKT_F32, &sw, -1, 1, 970 + i);
         char what[96];
-        snprintf(what, sizeof what, "SGD on a transposed weight gradient, %lld x %lld x %lld", (long long)bn[i][0],
-                 (long long)bn[i][1], (long long)bn[i][2]);
+        snprintf(what, sizeof what, "SGD on a transposed weight gradient, %lld x %lld x %lld",
+                 (long long)bn[i][0], (long long)bn[i][1], (long long)bn[i][2]);
         fused_check(what, wgrad_sgd, (vkt_tensor *const[]){g, a, lr}, w, 0, 1, "gemm_", "assign");
         vkt_tensor_free(g);
         vkt_tensor_free(a);
@@ -859,15 +885,18 @@ Test(graph, fuses_reductions_with_the_ops_around_them, .timeout = 200)
     static const int64_t shapes[][2] = {{64, 10}, {256, 10}, {5, 1}, {3, 37}, {1, 300}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         h_shape sx = {2, {shapes[i][0], shapes[i][1]}};
-        vkt_tensor *x = h_rand(VKT_F32, &sx, -4, 4, 990 + i), *y = h_rand(VKT_F32, &sx, 0, 1, 995 + i),
+        vkt_tensor *x = h_rand(VKT_F32, &sx, -4, 4, 990 + i),
+                   *y = h_rand(VKT_F32, &sx, 0, 1, 995 + i),
                    *inv = h_scalar(VKT_F32, 1.0 / (double)shapes[i][0]);
         char what[96];
-        snprintf(what, sizeof what, "log-softmax and its gradient, %lld x %lld", (long long)shapes[i][0],
-                 (long long)shapes[i][1]);
+        snprintf(what, sizeof what, "log-softmax and its gradient, %lld x %lld",
+                 (long long)shapes[i][0], (long long)shapes[i][1]);
         /* the maximum and the shift, the sum of exp and the log-softmax, the
          * total with its product, the gradient: four */
-        fused_check(what, log_softmax, (vkt_tensor *const[]){x, y, inv}, NULL, 3, 4, "reduce_f32", "subtract");
-        fused_check(what, log_softmax, (vkt_tensor *const[]){x, y, inv}, NULL, 3, 4, "reduce_f32", "sum");
+        fused_check(what, log_softmax, (vkt_tensor *const[]){x, y, inv}, NULL, 3, 4, "reduce_f32",
+                    "subtract");
+        fused_check(what, log_softmax, (vkt_tensor *const[]){x, y, inv}, NULL, 3, 4, "reduce_f32",
+                    "sum");
         vkt_tensor_free(x);
         vkt_tensor_free(y);
         vkt_tensor_free(inv);

@@ -44,7 +44,8 @@ static vkt_tensor *rand_tensor(vkt_dtype dt, const int64_t *shape, int rank)
     for (size_t i = 0; i < n; i++)
         buf[i] = (unsigned char)rnd();
     vkt_tensor *t = NULL;
-    cr_assert_eq(vkt_tensor_from_host(h_ctx, dt, shape, rank, buf, &t), VKT_OK, "%s", vkt_last_error());
+    cr_assert_eq(vkt_tensor_from_host(h_ctx, dt, shape, rank, buf, &t), VKT_OK, "%s",
+                 vkt_last_error());
     free(buf);
     return t;
 }
@@ -52,7 +53,8 @@ static vkt_tensor *rand_tensor(vkt_dtype dt, const int64_t *shape, int rank)
 static vkt_tensor *s32_tensor(const int32_t *data, const int64_t *shape, int rank)
 {
     vkt_tensor *t = NULL;
-    cr_assert_eq(vkt_tensor_from_host(h_ctx, VKT_S32, shape, rank, data, &t), VKT_OK, "%s", vkt_last_error());
+    cr_assert_eq(vkt_tensor_from_host(h_ctx, VKT_S32, shape, rank, data, &t), VKT_OK, "%s",
+                 vkt_last_error());
     return t;
 }
 
@@ -90,13 +92,15 @@ static void check(const char *op, op_call fn, const void *args, const char *what
     cr_assert_eq(vkt_tensor_dtype(got), vkt_tensor_dtype(ref), "%s: %s dtype", op, what);
     cr_assert_eq(vkt_tensor_rank(got), vkt_tensor_rank(ref), "%s: %s rank", op, what);
     for (int d = 0; d < vkt_tensor_rank(ref); d++)
-        cr_assert_eq(vkt_tensor_shape(got)[d], vkt_tensor_shape(ref)[d], "%s: %s dim %d", op, what, d);
+        cr_assert_eq(vkt_tensor_shape(got)[d], vkt_tensor_shape(ref)[d], "%s: %s dim %d", op, what,
+                     d);
     cr_assert_eq(vkt_tensor_read(got, have, nb), VKT_OK, "%s", vkt_last_error());
     size_t es = vkt_dtype_size(vkt_tensor_dtype(ref));
     for (size_t i = 0; i < nb; i++)
         if (want[i] != have[i]) {
-            cr_expect_fail("%s: %s (%s): element %zu differs (byte %zu: want 0x%02x got 0x%02x)", op, what,
-                           vkt_dtype_name(vkt_tensor_dtype(ref)), i / es, i, want[i], have[i]);
+            cr_expect_fail("%s: %s (%s): element %zu differs (byte %zu: want 0x%02x got 0x%02x)",
+                           op, what, vkt_dtype_name(vkt_tensor_dtype(ref)), i / es, i, want[i],
+                           have[i]);
             break;
         }
     free(want);
@@ -117,7 +121,10 @@ static const char *shape_str(const int64_t *shape, int rank, char *buf, size_t c
 
 /* ---- transpose ------------------------------------------------------------ */
 
-typedef struct { const vkt_tensor *x; const int *perm; } transpose_args;
+typedef struct {
+    const vkt_tensor *x;
+    const int *perm;
+} transpose_args;
 static int call_transpose(const void *a, vkt_tensor **out)
 {
     const transpose_args *t = a;
@@ -138,8 +145,10 @@ static void check_transpose(vkt_dtype dt, const int64_t *shape, int rank, const 
 
 Test(movement, transpose_rank3_every_permutation, .timeout = 120)
 {
-    static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
-    static const int64_t shapes[][3] = {{2, 3, 4}, {1, 5, 1}, {0, 3, 2}, {7, 1, 9}, {33, 17, 5}, {3, 45, 70}};
+    static const int perms[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2},
+                                    {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    static const int64_t shapes[][3] = {{2, 3, 4}, {1, 5, 1},   {0, 3, 2},
+                                        {7, 1, 9}, {33, 17, 5}, {3, 45, 70}};
     for (size_t d = 0; d < 4; d++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int p = 0; p < 6; p++)
@@ -170,7 +179,8 @@ Test(movement, transpose_random_rank4_to_6, .timeout = 120)
 Test(movement, transpose_small_ranks_null_and_negative_perm, .timeout = 60)
 {
     static const int64_t s2[2] = {37, 70}, s1[1] = {9}, s4[4] = {1, 33, 1, 65};
-    static const int neg[2] = {-1, -2}, p10[2] = {1, 0}, p0[1] = {0}, p4[4] = {3, 2, 1, 0}, p4b[4] = {0, 3, 2, 1};
+    static const int neg[2] = {-1, -2}, p10[2] = {1, 0}, p0[1] = {0}, p4[4] = {3, 2, 1, 0},
+                     p4b[4] = {0, 3, 2, 1};
     for (size_t d = 0; d < 4; d++) {
         check_transpose(all_dtypes[d], NULL, 0, NULL);
         check_transpose(all_dtypes[d], s1, 1, p0);
@@ -194,7 +204,12 @@ Test(movement, transpose_large, .timeout = 300)
 
 /* ---- broadcast ------------------------------------------------------------- */
 
-typedef struct { const vkt_tensor *x; const int64_t *shape; int rank; const int *axes; } broadcast_args;
+typedef struct {
+    const vkt_tensor *x;
+    const int64_t *shape;
+    int rank;
+    const int *axes;
+} broadcast_args;
 static int call_broadcast(const void *a, vkt_tensor **out)
 {
     const broadcast_args *b = a;
@@ -226,7 +241,8 @@ Test(movement, broadcast_shapes_and_axes, .timeout = 120)
     for (size_t d = 0; d < 4; d++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             vkt_tensor *x = rand_tensor(all_dtypes[d], cases[i].xs, cases[i].xr);
-            broadcast_args a = {x, cases[i].s, cases[i].r, cases[i].has_axes ? cases[i].axes : NULL};
+            broadcast_args a = {x, cases[i].s, cases[i].r,
+                                cases[i].has_axes ? cases[i].axes : NULL};
             char what[32];
             snprintf(what, sizeof what, "case %zu", i);
             check("broadcast", call_broadcast, &a, what);
@@ -236,7 +252,10 @@ Test(movement, broadcast_shapes_and_axes, .timeout = 120)
 
 /* ---- slice ------------------------------------------------------------------ */
 
-typedef struct { const vkt_tensor *x; const int64_t *start, *len, *strides; } slice_args;
+typedef struct {
+    const vkt_tensor *x;
+    const int64_t *start, *len, *strides;
+} slice_args;
 static int call_slice(const void *a, vkt_tensor **out)
 {
     const slice_args *s = a;
@@ -275,7 +294,10 @@ Test(movement, slice_random_windows_with_clamping, .timeout = 120)
 
 /* ---- pad --------------------------------------------------------------------- */
 
-typedef struct { const vkt_tensor *x, *v; const int64_t *lo, *hi, *in; } pad_args;
+typedef struct {
+    const vkt_tensor *x, *v;
+    const int64_t *lo, *hi, *in;
+} pad_args;
 static int call_pad(const void *a, vkt_tensor **out)
 {
     const pad_args *p = a;
@@ -316,7 +338,11 @@ Test(movement, pad_negative_and_interior, .timeout = 120)
 
 /* ---- reverse ----------------------------------------------------------------- */
 
-typedef struct { const vkt_tensor *x; const int *axes; int n; } reverse_args;
+typedef struct {
+    const vkt_tensor *x;
+    const int *axes;
+    int n;
+} reverse_args;
 static int call_reverse(const void *a, vkt_tensor **out)
 {
     const reverse_args *r = a;
@@ -351,7 +377,10 @@ Test(movement, reverse_every_axis_subset, .timeout = 120)
 
 /* ---- concatenate ------------------------------------------------------------- */
 
-typedef struct { const vkt_tensor *const *xs; int n, axis; } concat_args;
+typedef struct {
+    const vkt_tensor *const *xs;
+    int n, axis;
+} concat_args;
 static int call_concat(const void *a, vkt_tensor **out)
 {
     const concat_args *c = a;
@@ -454,7 +483,10 @@ Test(movement, concatenate_9_inputs_past_the_grid_limit, .timeout = 200)
 
 /* ---- gather ------------------------------------------------------------------ */
 
-typedef struct { const vkt_tensor *x, *idx; const int *axes; } gather_args;
+typedef struct {
+    const vkt_tensor *x, *idx;
+    const int *axes;
+} gather_args;
 static int call_gather(const void *a, vkt_tensor **out)
 {
     const gather_args *g = a;
@@ -464,15 +496,16 @@ static int call_gather(const void *a, vkt_tensor **out)
 Test(movement, gather_clamps_and_axes, .timeout = 120)
 {
     static const int64_t xs[3] = {4, 5, 3};
-    static const int ax01[2] = {0, 1}, ax20[2] = {2, 0}, ax1[1] = {1}, axm1[1] = {-1}, ax210[3] = {2, 1, 0};
+    static const int ax01[2] = {0, 1}, ax20[2] = {2, 0}, ax1[1] = {1}, axm1[1] = {-1},
+                     ax210[3] = {2, 1, 0};
     struct {
         int ir;
         int64_t is[3];
         const int *axes;
     } cases[] = {
-        {2, {6, 2}, ax01}, {2, {6, 2}, NULL},  {2, {7, 2}, ax20}, {3, {2, 3, 1}, ax1},
-        {2, {5, 1}, axm1}, {1, {3}, ax210},    {2, {3, 0}, NULL}, {2, {0, 1}, NULL},
-        {3, {2, 2, 1}, NULL},
+        {2, {6, 2}, ax01},   {2, {6, 2}, NULL}, {2, {7, 2}, ax20},
+        {3, {2, 3, 1}, ax1}, {2, {5, 1}, axm1}, {1, {3}, ax210},
+        {2, {3, 0}, NULL},   {2, {0, 1}, NULL}, {3, {2, 2, 1}, NULL},
     };
     for (size_t d = 0; d < 4; d++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -574,7 +607,8 @@ Test(movement, reshape_chain_of_host_resident_inputs, .timeout = 60)
     cr_assert_eq(vkt_reshape(x, s1, 1, &r1), VKT_OK, "%s", vkt_last_error());
     cr_assert_eq(vkt_reshape(r1, s2, 2, &r2), VKT_OK, "%s", vkt_last_error());
     cr_assert_eq(vkt_reshape(r2, s3, 4, &r3), VKT_OK, "%s", vkt_last_error());
-    cr_expect_eq(counter("reshape", 2), h0 + 3, "each reshape of a host tensor is a host-resident op");
+    cr_expect_eq(counter("reshape", 2), h0 + 3,
+                 "each reshape of a host tensor is a host-resident op");
     cr_expect_eq(counter("reshape", 1), f0);
     cr_expect_eq(counter("reshape", 0), n0);
     cr_expect_eq(vkt_tensor_residency(r3), VKT_HOST);
@@ -594,8 +628,8 @@ Test(movement, reshape_chain_of_host_resident_inputs, .timeout = 60)
 
 Test(movement, support_matrix_is_native_for_every_dtype, .timeout = 30)
 {
-    static const char *const ops[] = {"reshape", "transpose", "broadcast", "slice",
-                                      "pad", "reverse", "concatenate", "gather"};
+    static const char *const ops[] = {"reshape", "transpose", "broadcast",   "slice",
+                                      "pad",     "reverse",   "concatenate", "gather"};
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
         size_t i = 0;
         while (i < vkt_op_count() && strcmp(vkt_op_name(i), ops[o]))
@@ -610,17 +644,17 @@ Test(movement, support_matrix_is_native_for_every_dtype, .timeout = 30)
 /* ---- bad calls ----------------------------------------------------------------- */
 
 /* `call` writes its result through &o; the error must leave o NULL and a message. */
-#define EXPECT_ERR(code, call)                                                                          \
-    do {                                                                                                \
-        vkt_tensor *o = (vkt_tensor *)&o;                                                               \
-        int s_ = (call);                                                                                \
-        cr_expect_eq(s_, (code), "%s: want %s got %s (%s)", #call, vkt_status_name(code),               \
-                     vkt_status_name(s_), vkt_last_error());                                            \
-        if (s_ == VKT_OK)                                                                               \
-            vkt_tensor_free(o);                                                                         \
-        else                                                                                            \
-            cr_expect_null(o, "%s: *out not reset", #call);                                             \
-        cr_expect(s_ == VKT_OK || vkt_last_error()[0] != '\0', "%s: no message", #call);                \
+#define EXPECT_ERR(code, call)                                                                     \
+    do {                                                                                           \
+        vkt_tensor *o = (vkt_tensor *)&o;                                                          \
+        int s_ = (call);                                                                           \
+        cr_expect_eq(s_, (code), "%s: want %s got %s (%s)", #call, vkt_status_name(code),          \
+                     vkt_status_name(s_), vkt_last_error());                                       \
+        if (s_ == VKT_OK)                                                                          \
+            vkt_tensor_free(o);                                                                    \
+        else                                                                                       \
+            cr_expect_null(o, "%s: *out not reset", #call);                                        \
+        cr_expect(s_ == VKT_OK || vkt_last_error()[0] != '\0', "%s: no message", #call);           \
     } while (0)
 
 Test(movement, bad_calls, .timeout = 60)

@@ -30,14 +30,19 @@ typedef int (*arg_fn)(const vkt_tensor *, int, bool, vkt_tensor **);
 
 typedef struct red_op {
     const char *name;
-    red_fn fn;   /* reductions over an axis set */
-    arg_fn afn;  /* argmax/argmin */
+    red_fn fn;  /* reductions over an axis set */
+    arg_fn afn; /* argmax/argmin */
 } red_op;
 
 static const red_op ops[] = {
-    {"sum", vkt_sum, NULL},         {"product", vkt_product, NULL}, {"reduce_max", vkt_reduce_max, NULL},
-    {"reduce_min", vkt_reduce_min, NULL}, {"all", vkt_all, NULL},   {"any", vkt_any, NULL},
-    {"argmax", NULL, vkt_argmax},   {"argmin", NULL, vkt_argmin},
+    {"sum", vkt_sum, NULL},
+    {"product", vkt_product, NULL},
+    {"reduce_max", vkt_reduce_max, NULL},
+    {"reduce_min", vkt_reduce_min, NULL},
+    {"all", vkt_all, NULL},
+    {"any", vkt_any, NULL},
+    {"argmax", NULL, vkt_argmax},
+    {"argmin", NULL, vkt_argmin},
 };
 
 static const red_op *find_op(const char *name)
@@ -96,7 +101,9 @@ static double gen_value(const char *op, vkt_dtype dt)
 {
     bool fl = dt == VKT_F32 || dt == VKT_F64;
     if (!strcmp(op, "sum"))
-        return fl ? unif(-1, 1) : dt == VKT_S32 ? (double)irand(INT32_MIN, INT32_MAX) : (double)irand(0, 255);
+        return fl              ? unif(-1, 1)
+               : dt == VKT_S32 ? (double)irand(INT32_MIN, INT32_MAX)
+                               : (double)irand(0, 255);
     if (!strcmp(op, "product"))
         return fl ? unif(0.95, 1.05) : dt == VKT_S32 ? (double)irand(-3, 3) : (double)irand(1, 3);
     if (!strcmp(op, "all") || !strcmp(op, "any")) {
@@ -125,7 +132,8 @@ static double gen_value(const char *op, vkt_dtype dt)
     return r == 0 ? 255 : r == 1 ? 0 : (double)irand(3, 7);
 }
 
-static vkt_tensor *gen(const char *op, vkt_dtype dt, const h_shape *s, uint64_t seed, double *abs_sum)
+static vkt_tensor *gen(const char *op, vkt_dtype dt, const h_shape *s, uint64_t seed,
+                       double *abs_sum)
 {
     size_t n = h_numel(s);
     rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
@@ -172,8 +180,8 @@ static h_tol tol_for(const char *op, vkt_dtype dt, double abs_sum, size_t nred)
 }
 
 /* Runs one case through h_check (oracle, poison, native and its path, compare). */
-static void check_case(const red_op *op, vkt_dtype dt, const h_shape *s, const int *axes, int naxes, int axis,
-                       bool keep, uint64_t seed)
+static void check_case(const red_op *op, vkt_dtype dt, const h_shape *s, const int *axes, int naxes,
+                       int axis, bool keep, uint64_t seed)
 {
     char what[256];
     char ax[64] = "";
@@ -185,8 +193,8 @@ static void check_case(const red_op *op, vkt_dtype dt, const h_shape *s, const i
     } else {
         snprintf(ax, sizeof ax, "%d", axis);
     }
-    snprintf(what, sizeof what, "%s %s %s axes {%s}%s", op->name, vkt_dtype_name(dt), h_shape_str(s), ax,
-             keep ? " keep" : "");
+    snprintf(what, sizeof what, "%s %s %s axes {%s}%s", op->name, vkt_dtype_name(dt),
+             h_shape_str(s), ax, keep ? " keep" : "");
     double abs_sum = 0;
     vkt_tensor *x = gen(op->name, dt, s, seed, &abs_sum);
     size_t nred = op->fn ? reduced_count(s, axes, naxes) : h_numel(s);
@@ -247,8 +255,8 @@ static void run_shapes(const char *name)
                 check_case(op, dtypes[di], s, NULL, 0, VKT_ALL_AXES, seed % 2 == 0, seed);
                 seed++;
                 for (int a = 0; a < s->rank; a++, seed++)
-                    check_case(op, dtypes[di], s, NULL, 0, a % 2 ? a - s->rank : a, (seed + (uint64_t)a) % 2 == 1,
-                               seed);
+                    check_case(op, dtypes[di], s, NULL, 0, a % 2 ? a - s->rank : a,
+                               (seed + (uint64_t)a) % 2 == 1, seed);
             }
         }
     }
@@ -289,8 +297,8 @@ static void run_big(const char *name, int rot)
         vkt_dtype dt = dtypes[(i + (size_t)rot) % VKT_NUM_DTYPES];
         uint64_t seed = 1000 + i;
         if (op->fn) {
-            check_case(op, dt, &b->s, b->naxes < 0 ? NULL : b->axes, b->naxes < 0 ? 0 : b->naxes, 0, i % 2 == 1,
-                       seed);
+            check_case(op, dt, &b->s, b->naxes < 0 ? NULL : b->axes, b->naxes < 0 ? 0 : b->naxes, 0,
+                       i % 2 == 1, seed);
         } else {
             int axis = b->naxes == 1 ? b->axes[0] : VKT_ALL_AXES;
             check_case(op, dt, &b->s, NULL, 0, axis, i % 2 == 1, seed);
@@ -298,9 +306,15 @@ static void run_big(const char *name, int rot)
     }
 }
 
-#define OP_TESTS(n, rot)                         \
-    Test(reduce, n##_shapes) { run_shapes(#n); } \
-    Test(reduce, n##_split) { run_big(#n, rot); }
+#define OP_TESTS(n, rot)                                                                           \
+    Test(reduce, n##_shapes)                                                                       \
+    {                                                                                              \
+        run_shapes(#n);                                                                            \
+    }                                                                                              \
+    Test(reduce, n##_split)                                                                        \
+    {                                                                                              \
+        run_big(#n, rot);                                                                          \
+    }
 OP_TESTS(sum, 0)
 OP_TESTS(product, 1)
 OP_TESTS(reduce_max, 2)
@@ -392,7 +406,8 @@ static double arg1(arg_fn f, const vkt_tensor *x)
  * 2^-140 from 0 and -0 on every device (f32 compares on the bits). */
 Test(reduce, subnormal_semantics)
 {
-    const double a[] = {0.0, 0x1p-140, -0.0, 0x1p-145, 0.0}, b[] = {-0.0, -0x1p-140, 0.0, -0x1p-145};
+    const double a[] = {0.0, 0x1p-140, -0.0, 0x1p-145, 0.0},
+                 b[] = {-0.0, -0x1p-140, 0.0, -0x1p-145};
     const double z[] = {0.0, -0.0, 0x1p-149};
     for (int f = 0; f < 2; f++) {
         vkt_dtype dt = f ? VKT_F64 : VKT_F32;
@@ -472,7 +487,10 @@ Test(reduce, signed_zero_and_identities)
         bool fl = dt == VKT_F32 || dt == VKT_F64;
         const double want_min = fl ? (double)INFINITY : dt == VKT_S32 ? (double)INT32_MAX : 255.0;
         const double want_max = fl ? -(double)INFINITY : dt == VKT_S32 ? (double)INT32_MIN : 0.0;
-        struct { red_fn f; double want; } cases[] = {
+        struct {
+            red_fn f;
+            double want;
+        } cases[] = {
             {vkt_sum, 0}, {vkt_product, 1}, {vkt_reduce_max, want_max}, {vkt_reduce_min, want_min},
             {vkt_all, 1}, {vkt_any, 0},
         };
@@ -481,8 +499,9 @@ Test(reduce, signed_zero_and_identities)
             cr_assert_eq(vkt_tensor_numel(o), 3);
             void *d = h_read(o);
             for (int i = 0; i < 3; i++)
-                cr_expect_eq(h_get(vkt_tensor_dtype(o), d, (size_t)i), cases[k].want, "%s %s empty row: %g",
-                             vkt_dtype_name(dt), ops[k].name, h_get(vkt_tensor_dtype(o), d, (size_t)i));
+                cr_expect_eq(h_get(vkt_tensor_dtype(o), d, (size_t)i), cases[k].want,
+                             "%s %s empty row: %g", vkt_dtype_name(dt), ops[k].name,
+                             h_get(vkt_tensor_dtype(o), d, (size_t)i));
             free(d);
             vkt_tensor_free(o);
         }
@@ -545,12 +564,14 @@ Test(reduce, every_op_native_in_the_support_matrix)
 
 /* ---- the error contract -------------------------------------------------------------- */
 
-static void expect_error(int status, int want, const char *needle, vkt_tensor *const *out, const char *what)
+static void expect_error(int status, int want, const char *needle, vkt_tensor *const *out,
+                         const char *what)
 {
-    cr_expect_eq(status, want, "%s: status %s, want %s", what, vkt_status_name(status), vkt_status_name(want));
+    cr_expect_eq(status, want, "%s: status %s, want %s", what, vkt_status_name(status),
+                 vkt_status_name(want));
     cr_expect_null(*out, "%s: *out not NULL after an error", what);
-    cr_expect(strstr(vkt_last_error(), needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what, vkt_last_error(),
-              needle);
+    cr_expect(strstr(vkt_last_error(), needle) != NULL, "%s: message \"%s\" lacks \"%s\"", what,
+              vkt_last_error(), needle);
 }
 
 Test(reduce, bad_calls)
@@ -567,7 +588,8 @@ Test(reduce, bad_calls)
         snprintf(what, sizeof what, "%s repeated axis", op->name);
         o = (vkt_tensor *)&o;
         expect_error(op->fn(x, rep, 2, false, &o), VKT_EAXIS, "repeated", &o, what);
-        cr_expect(strstr(vkt_last_error(), op->name) != NULL, "message names the op: %s", vkt_last_error());
+        cr_expect(strstr(vkt_last_error(), op->name) != NULL, "message names the op: %s",
+                  vkt_last_error());
         snprintf(what, sizeof what, "%s axis 3 of rank 3", op->name);
         o = (vkt_tensor *)&o;
         expect_error(op->fn(x, far, 1, false, &o), VKT_EAXIS, "out of range", &o, what);
@@ -579,7 +601,8 @@ Test(reduce, bad_calls)
         o = (vkt_tensor *)&o;
         expect_error(op->fn(x, four, 4, false, &o), VKT_EAXIS, "axes", &o, what);
         cr_expect_eq(op->fn(x, NULL, 0, false, NULL), VKT_EINVAL, "%s NULL out", op->name);
-        cr_expect(strstr(vkt_last_error(), "out is NULL") != NULL, "%s: %s", op->name, vkt_last_error());
+        cr_expect(strstr(vkt_last_error(), "out is NULL") != NULL, "%s: %s", op->name,
+                  vkt_last_error());
         o = (vkt_tensor *)&o;
         cr_expect_neq(op->fn(NULL, NULL, 0, false, &o), VKT_OK, "%s NULL x", op->name);
         cr_expect_null(o);
@@ -591,7 +614,8 @@ Test(reduce, bad_calls)
         o = (vkt_tensor *)&o;
         expect_error(op->afn(x, -4, false, &o), VKT_EAXIS, "out of range", &o, op->name);
         cr_expect_eq(op->afn(x, 0, false, NULL), VKT_EINVAL, "%s NULL out", op->name);
-        cr_expect(strstr(vkt_last_error(), "out is NULL") != NULL, "%s: %s", op->name, vkt_last_error());
+        cr_expect(strstr(vkt_last_error(), "out is NULL") != NULL, "%s: %s", op->name,
+                  vkt_last_error());
     }
     vkt_tensor_free(x);
 }

@@ -20,7 +20,8 @@ typedef struct sort_arg {
 static int call_sort(vkt_tensor *const *in, const void *arg, vkt_tensor **out)
 {
     const sort_arg *a = arg;
-    return a->arg ? vkt_argsort(in[0], a->axis, a->desc, out) : vkt_sort(in[0], a->axis, a->desc, out);
+    return a->arg ? vkt_argsort(in[0], a->axis, a->desc, out)
+                  : vkt_sort(in[0], a->axis, a->desc, out);
 }
 
 static void check_all(vkt_tensor *x, const h_shape *s, const char *label)
@@ -39,9 +40,11 @@ static void check_all(vkt_tensor *x, const h_shape *s, const char *label)
 Test(sort, every_axis_with_ties_and_nan)
 {
     /* Few distinct values, so ties abound; NaN, infinities and both zeros. */
-    static const double vals[] = {3, 1, NAN, -0.0, 2, 1, 0.0, INFINITY, 3, -INFINITY, 1, NAN, -2, 2, 0.5};
-    static const h_shape shapes[] = {{3, {4, 5, 6}}, {3, {1, 7, 1}}, {3, {3, 33, 2}}, {3, {2, 0, 3}},
-                                     {1, {1}},       {0, {0}},       {2, {300, 3}}};
+    static const double vals[] = {3, 1,         NAN, -0.0, 2,  1, 0.0, INFINITY,
+                                  3, -INFINITY, 1,   NAN,  -2, 2, 0.5};
+    static const h_shape shapes[] = {{3, {4, 5, 6}}, {3, {1, 7, 1}}, {3, {3, 33, 2}},
+                                     {3, {2, 0, 3}}, {1, {1}},       {0, {0}},
+                                     {2, {300, 3}}};
     static const vkt_dtype dts[] = {VKT_F32, VKT_F64, VKT_S32, VKT_U8};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         for (int d = 0; d < 4; d++) {
@@ -49,8 +52,9 @@ Test(sort, every_axis_with_ties_and_nan)
             double iv[sizeof vals / sizeof vals[0]];
             for (size_t k = 0; k < sizeof vals / sizeof vals[0]; k++)
                 iv[k] = isfinite(vals[k]) ? fabs(vals[k]) * 7 : 5;
-            vkt_tensor *x = h_from(dts[d], &shapes[i], dts[d] == VKT_F32 || dts[d] == VKT_F64 ? vals : iv,
-                                   sizeof vals / sizeof vals[0]);
+            vkt_tensor *x =
+                h_from(dts[d], &shapes[i], dts[d] == VKT_F32 || dts[d] == VKT_F64 ? vals : iv,
+                       sizeof vals / sizeof vals[0]);
             check_all(x, &shapes[i], vkt_dtype_name(dts[d]));
             vkt_tensor_free(x);
         }
@@ -60,8 +64,8 @@ Test(sort, every_axis_with_ties_and_nan)
  * device (f32 keys compare on the bits), and -0 ties with +0 (stable). */
 Test(sort, subnormals_and_signed_zeros)
 {
-    static const double vals[] = {1e-40, 0.0, -1e-40, -0.0, 0x1p-149, 1e-30, -0x1p-149, 0.0, 1e-40,
-                                  -1e-30, 0x1p-126, -0.0};
+    static const double vals[] = {1e-40,     0.0, -1e-40, -0.0,   0x1p-149, 1e-30,
+                                  -0x1p-149, 0.0, 1e-40,  -1e-30, 0x1p-126, -0.0};
     static const h_shape shapes[] = {{1, {12}}, {2, {3, 4}}, {2, {4, 3}}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         for (int d = 0; d < 2; d++) {
@@ -144,7 +148,8 @@ Test(sort, merge_scratch_past_the_buffer_range_falls_back, .timeout = 240)
     for (size_t i = 0; i < ns && i < 64; i++)
         if (strcmp(e[i].op, "sort") == 0)
             fallbacks = e[i].fallback;
-    cr_expect_eq(fallbacks, 1, "u8[%lld] sort: %zu fallbacks, want 1 (the scratch gate)", (long long)n, fallbacks);
+    cr_expect_eq(fallbacks, 1, "u8[%lld] sort: %zu fallbacks, want 1 (the scratch gate)",
+                 (long long)n, fallbacks);
     uint8_t *v = malloc((size_t)s.d[0]);
     cr_assert_not_null(v);
     cr_assert_eq(vkt_tensor_read(y, v, (size_t)s.d[0]), VKT_OK);

@@ -21,8 +21,8 @@
 TestSuite(window, .init = h_setup, .fini = h_teardown);
 
 enum { OP_SUM, OP_PRODUCT, OP_MAX, OP_MIN, OP_SMAX, OP_SMIN };
-static const char *op_names[] = {"window_sum", "window_product", "window_max", "window_min", "window_scatter_max",
-                                 "window_scatter_min"};
+static const char *op_names[] = {"window_sum", "window_product",     "window_max",
+                                 "window_min", "window_scatter_max", "window_scatter_min"};
 
 typedef struct wcase {
     int op;
@@ -65,8 +65,10 @@ static h_shape win_shape(const h_shape *x, const wcase *w)
 {
     h_shape s = {.rank = x->rank};
     for (int d = 0; d < x->rank; d++) {
-        int64_t st = w->o.strides[d] ? w->o.strides[d] : 1, dil = w->o.window_dilations[d] ? w->o.window_dilations[d] : 1;
-        int64_t padded = x->d[d] + w->o.padding_lo[d] + w->o.padding_hi[d], k = (w->window[d] - 1) * dil + 1;
+        int64_t st = w->o.strides[d] ? w->o.strides[d] : 1,
+                dil = w->o.window_dilations[d] ? w->o.window_dilations[d] : 1;
+        int64_t padded = x->d[d] + w->o.padding_lo[d] + w->o.padding_hi[d],
+                k = (w->window[d] - 1) * dil + 1;
         s.d[d] = padded < k ? 0 : (padded - k) / st + 1;
     }
     return s;
@@ -112,16 +114,16 @@ static void check_reduce(int op, vkt_dtype dt, const h_shape *x, const wcase *w0
         lo = 0.5, hi = 1.5;
     vkt_tensor *t = h_rand(dt, x, lo, hi, seed);
     char what[256];
-    snprintf(what, sizeof what, "%s %s x%s seed %llu", op_names[op], vkt_dtype_name(dt), h_shape_str(x),
-             (unsigned long long)seed);
+    snprintf(what, sizeof what, "%s %s x%s seed %llu", op_names[op], vkt_dtype_name(dt),
+             h_shape_str(x), (unsigned long long)seed);
     check_in(&t, 1, &w, tol_for(dt, x, &w), what);
     vkt_tensor_free(t);
 }
 
 /* A scatter on random data; `ties` draws x from three values so most windows
  * hold several equal extrema and the first must win. */
-static void check_scatter(int op, vkt_dtype xdt, vkt_dtype sdt, vkt_dtype idt, const h_shape *x, const wcase *w0,
-                          bool ties, uint64_t seed)
+static void check_scatter(int op, vkt_dtype xdt, vkt_dtype sdt, vkt_dtype idt, const h_shape *x,
+                          const wcase *w0, bool ties, uint64_t seed)
 {
     wcase w = *w0;
     w.op = op;
@@ -137,10 +139,13 @@ static void check_scatter(int op, vkt_dtype xdt, vkt_dtype sdt, vkt_dtype idt, c
     in[1] = h_rand(sdt, &s, sdt == VKT_U8 ? 0 : -1, sdt == VKT_U8 ? 9 : 1, seed + 1);
     in[2] = h_scalar(idt, 0.25);
     char what[256];
-    snprintf(what, sizeof what, "%s x %s%s src %s init %s%s seed %llu", op_names[op], vkt_dtype_name(xdt),
-             h_shape_str(x), vkt_dtype_name(sdt), vkt_dtype_name(idt), ties ? " ties" : "", (unsigned long long)seed);
-    vkt_dtype odt = sdt == VKT_F64 || idt == VKT_F64 ? VKT_F64 : sdt == VKT_F32 || idt == VKT_F32 ? VKT_F32
-                  : sdt == VKT_S32 || idt == VKT_S32 ? VKT_S32 : VKT_U8;
+    snprintf(what, sizeof what, "%s x %s%s src %s init %s%s seed %llu", op_names[op],
+             vkt_dtype_name(xdt), h_shape_str(x), vkt_dtype_name(sdt), vkt_dtype_name(idt),
+             ties ? " ties" : "", (unsigned long long)seed);
+    vkt_dtype odt = sdt == VKT_F64 || idt == VKT_F64   ? VKT_F64
+                    : sdt == VKT_F32 || idt == VKT_F32 ? VKT_F32
+                    : sdt == VKT_S32 || idt == VKT_S32 ? VKT_S32
+                                                       : VKT_U8;
     check_in(in, 3, &w, tol_for(odt, x, &w), what);
     for (int i = 0; i < 3; i++)
         vkt_tensor_free(in[i]);
@@ -150,28 +155,34 @@ static void check_scatter(int op, vkt_dtype xdt, vkt_dtype sdt, vkt_dtype idt, c
 
 typedef struct geo {
     int rank;
-    int64_t x[VKT_MAX_RANK], win[VKT_MAX_RANK], str[VKT_MAX_RANK], lo[VKT_MAX_RANK], hi[VKT_MAX_RANK],
-        dil[VKT_MAX_RANK];
+    int64_t x[VKT_MAX_RANK], win[VKT_MAX_RANK], str[VKT_MAX_RANK], lo[VKT_MAX_RANK],
+        hi[VKT_MAX_RANK], dil[VKT_MAX_RANK];
 } geo;
 
 static const geo geos[] = {
-    {0, {0}, {0}, {0}, {0}, {0}, {0}},                              /* scalar: one window of one */
-    {1, {0}, {1}, {1}, {0}, {0}, {1}},                              /* empty */
+    {0, {0}, {0}, {0}, {0}, {0}, {0}}, /* scalar: one window of one */
+    {1, {0}, {1}, {1}, {0}, {0}, {1}}, /* empty */
     {1, {1}, {1}, {1}, {0}, {0}, {1}},
     {1, {7}, {3}, {1}, {0}, {0}, {1}},
-    {1, {7}, {3}, {2}, {1}, {2}, {1}},                              /* padding both sides */
-    {1, {9}, {3}, {1}, {0}, {0}, {3}},                              /* dilation */
-    {1, {4}, {6}, {1}, {0}, {0}, {1}},                              /* window past the input: no windows */
-    {1, {10}, {2}, {3}, {-2}, {-1}, {1}},                           /* negative padding trims */
-    {1, {300}, {5}, {1}, {2}, {2}, {1}},                            /* more than one workgroup */
+    {1, {7}, {3}, {2}, {1}, {2}, {1}},    /* padding both sides */
+    {1, {9}, {3}, {1}, {0}, {0}, {3}},    /* dilation */
+    {1, {4}, {6}, {1}, {0}, {0}, {1}},    /* window past the input: no windows */
+    {1, {10}, {2}, {3}, {-2}, {-1}, {1}}, /* negative padding trims */
+    {1, {300}, {5}, {1}, {2}, {2}, {1}},  /* more than one workgroup */
     {2, {5, 7}, {2, 3}, {2, 1}, {1, 0}, {0, 2}, {1, 2}},
-    {2, {6, 6}, {6, 6}, {1, 1}, {0, 0}, {0, 0}, {1, 1}},            /* global window */
-    {2, {33, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},          /* overlapping, same padding */
+    {2, {6, 6}, {6, 6}, {1, 1}, {0, 0}, {0, 0}, {1, 1}},   /* global window */
+    {2, {33, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}, /* overlapping, same padding */
     {3, {3, 9, 8}, {1, 2, 3}, {1, 2, 2}, {0, 1, 0}, {0, 0, 2}, {1, 1, 1}},
-    {4, {4, 3, 28, 28}, {1, 1, 2, 2}, {1, 1, 2, 2}, {0}, {0}, {1, 1, 1, 1}},  /* LeNet pool */
+    {4, {4, 3, 28, 28}, {1, 1, 2, 2}, {1, 1, 2, 2}, {0}, {0}, {1, 1, 1, 1}}, /* LeNet pool */
     {4, {2, 3, 13, 11}, {1, 1, 3, 3}, {1, 1, 1, 1}, {0, 0, 1, 1}, {0, 0, 1, 1}, {1, 1, 1, 1}},
     {4, {2, 3, 12, 12}, {1, 2, 3, 2}, {1, 1, 3, 2}, {0, 1, 0, 1}, {0, 0, 2, 0}, {1, 1, 1, 2}},
-    {6, {2, 1, 3, 2, 4, 3}, {1, 1, 2, 2, 2, 3}, {1, 1, 1, 2, 1, 1}, {0, 0, 1, 0, 0, 1}, {0}, {1, 1, 1, 1, 2, 1}},
+    {6,
+     {2, 1, 3, 2, 4, 3},
+     {1, 1, 2, 2, 2, 3},
+     {1, 1, 1, 2, 1, 1},
+     {0, 0, 1, 0, 0, 1},
+     {0},
+     {1, 1, 1, 1, 2, 1}},
 };
 #define NGEOS (sizeof geos / sizeof geos[0])
 
@@ -220,13 +231,15 @@ Test(window, scatter_dtype_combinations)
 {
     static const int64_t xs[] = {3, 10, 9};
     h_shape x = shp(3, xs);
-    wcase w = {.window = {1, 3, 3}, .o = {.strides = {1, 2, 1}, .padding_lo = {0, 1, 1}, .padding_hi = {0, 1, 0}}};
+    wcase w = {.window = {1, 3, 3},
+               .o = {.strides = {1, 2, 1}, .padding_lo = {0, 1, 1}, .padding_hi = {0, 1, 0}}};
     uint64_t seed = 900;
     for (size_t a = 0; a < 4; a++)
         for (size_t b = 0; b < 4; b++)
             for (int ties = 0; ties < 2; ties++) {
                 check_scatter(OP_SMAX, all_dt[a], all_dt[b], all_dt[b], &x, &w, ties, seed++);
-                check_scatter(OP_SMIN, all_dt[a], all_dt[b], all_dt[(b + 1) % 4], &x, &w, ties, seed++);
+                check_scatter(OP_SMIN, all_dt[a], all_dt[b], all_dt[(b + 1) % 4], &x, &w, ties,
+                              seed++);
             }
 }
 
@@ -237,7 +250,8 @@ Test(window, scatter_first_extremum_wins)
     static const double xv[] = {1, 3, 3, 2, 2, 0};
     static const double sv[] = {10, 20, 30, 40, 50};
     h_shape xs = {1, {6}}, ss = {1, {5}};
-    vkt_tensor *x = h_from(VKT_F32, &xs, xv, 6), *s = h_from(VKT_F32, &ss, sv, 5), *init = h_scalar(VKT_F32, 0.5);
+    vkt_tensor *x = h_from(VKT_F32, &xs, xv, 6), *s = h_from(VKT_F32, &ss, sv, 5),
+               *init = h_scalar(VKT_F32, 0.5);
     wcase w = {.window = {2}};
     vkt_tensor *y;
     H_NATIVE(vkt_window_scatter_max(x, s, init, w.window, &w.o, &y));
@@ -267,7 +281,8 @@ Test(window, scatter_first_extremum_wins)
     r = h_read(y);
     static const float want_pad[] = {10.5f, 20.5f, 0.5f, 0.5f, 30.5f, 0.5f};
     for (int i = 0; i < 6; i++)
-        cr_expect_eq(r[i], want_pad[i], "padded scatter_max[%d] = %g, want %g", i, r[i], want_pad[i]);
+        cr_expect_eq(r[i], want_pad[i], "padded scatter_max[%d] = %g, want %g", i, r[i],
+                     want_pad[i]);
     free(r);
     vkt_tensor_free(y);
     vkt_tensor_free(xneg);
@@ -285,10 +300,12 @@ Test(window, scatter_nan_goes_to_the_first_nan)
     static const double xv[] = {1, NAN, 5, 2, NAN, NAN, -1, 4, 0};
     static const double sv[] = {10, 20, 30};
     h_shape xs = {1, {9}}, ss = {1, {3}};
-    vkt_tensor *x = h_from(VKT_F32, &xs, xv, 9), *s = h_from(VKT_F32, &ss, sv, 3), *init = h_scalar(VKT_F32, 0);
+    vkt_tensor *x = h_from(VKT_F32, &xs, xv, 9), *s = h_from(VKT_F32, &ss, sv, 3),
+               *init = h_scalar(VKT_F32, 0);
     wcase w = {.window = {3}, .o = {.strides = {3}}};
     /* windows [1 NaN 5] [2 NaN NaN] [-1 4 0]: NaN at 1, first NaN at 4; then 7 (max) or 6 (min) */
-    static const float want_max[] = {0, 10, 0, 0, 20, 0, 0, 30, 0}, want_min[] = {0, 10, 0, 0, 20, 0, 30, 0, 0};
+    static const float want_max[] = {0, 10, 0, 0, 20, 0, 0, 30, 0},
+                       want_min[] = {0, 10, 0, 0, 20, 0, 30, 0, 0};
     for (int op = 0; op < 2; op++) {
         vkt_tensor *y, *m;
         if (op == 0) {
@@ -301,8 +318,10 @@ Test(window, scatter_nan_goes_to_the_first_nan)
         float *r = h_read(y), *mv = h_read(m);
         const float *want = op == 0 ? want_max : want_min;
         for (int i = 0; i < 9; i++)
-            cr_expect_eq(r[i], want[i], "scatter_%s[%d] = %g, want %g", op ? "min" : "max", i, r[i], want[i]);
-        cr_expect(isnan(mv[0]) && isnan(mv[1]), "window_%s of a window with NaN is NaN", op ? "min" : "max");
+            cr_expect_eq(r[i], want[i], "scatter_%s[%d] = %g, want %g", op ? "min" : "max", i, r[i],
+                         want[i]);
+        cr_expect(isnan(mv[0]) && isnan(mv[1]), "window_%s of a window with NaN is NaN",
+                  op ? "min" : "max");
         free(r);
         free(mv);
         vkt_tensor_free(y);
@@ -330,13 +349,19 @@ static bool profile_had(const char *kernel)
 }
 
 static const geo pools[] = {
-    {4, {4, 3, 28, 28}, {1, 1, 2, 2}, {1, 1, 2, 2}, {0}, {0}, {1, 1, 1, 1}},  /* LeNet's */
-    {4, {2, 5, 13, 11}, {1, 1, 3, 3}, {1, 1, 3, 3}, {0}, {0}, {1, 1, 1, 1}},  /* remainders left out */
-    {3, {3, 9, 8}, {1, 1, 2}, {1, 1, 2}, {0}, {0}, {1, 1, 1}},                /* windows of one row */
-    {2, {7, 10}, {3, 1}, {3, 1}, {0}, {0}, {1, 1}},                           /* of one column */
-    {2, {6, 6}, {6, 6}, {6, 6}, {0}, {0}, {1, 1}},                            /* one window */
+    {4, {4, 3, 28, 28}, {1, 1, 2, 2}, {1, 1, 2, 2}, {0}, {0}, {1, 1, 1, 1}}, /* LeNet's */
+    {4,
+     {2, 5, 13, 11},
+     {1, 1, 3, 3},
+     {1, 1, 3, 3},
+     {0},
+     {0},
+     {1, 1, 1, 1}},                                            /* remainders left out */
+    {3, {3, 9, 8}, {1, 1, 2}, {1, 1, 2}, {0}, {0}, {1, 1, 1}}, /* windows of one row */
+    {2, {7, 10}, {3, 1}, {3, 1}, {0}, {0}, {1, 1}},            /* of one column */
+    {2, {6, 6}, {6, 6}, {6, 6}, {0}, {0}, {1, 1}},             /* one window */
     {5, {2, 2, 3, 8, 6}, {1, 1, 1, 2, 3}, {1, 1, 1, 2, 3}, {0}, {0}, {1, 1, 1, 1, 1}},
-    {2, {300, 301}, {2, 2}, {2, 2}, {0}, {0}, {1, 1}},                        /* many workgroups */
+    {2, {300, 301}, {2, 2}, {2, 2}, {0}, {0}, {1, 1}}, /* many workgroups */
 };
 
 /* Each pooling geometry, every reduction and both scatters (with and without
@@ -359,20 +384,23 @@ Test(window, pooling_runs_the_pool_kernel)
         for (int op = OP_SUM; op <= OP_MIN; op++) {
             profile_had("");
             check_reduce(op, VKT_F32, &x, &w, seed++);
-            cr_expect(profile_had("window_pool_f32"), "%s%s: window_pool_f32 did not run", op_names[op],
-                      h_shape_str(&x));
+            cr_expect(profile_had("window_pool_f32"), "%s%s: window_pool_f32 did not run",
+                      op_names[op], h_shape_str(&x));
         }
         for (int op = OP_SMAX; op <= OP_SMIN; op++)
             for (int ties = 0; ties < 2; ties++) {
                 profile_had("");
                 check_scatter(op, VKT_F32, VKT_F32, VKT_F32, &x, &w, ties, seed++);
-                cr_expect(profile_had("window_pool_scatter_f32"), "%s%s: window_pool_scatter_f32 did not "
-                          "run", op_names[op], h_shape_str(&x));
+                cr_expect(profile_had("window_pool_scatter_f32"),
+                          "%s%s: window_pool_scatter_f32 did not "
+                          "run",
+                          op_names[op], h_shape_str(&x));
             }
     }
     /* NaN: a window that holds one gives NaN, and its scatter goes to the
      * first NaN; -0 and +0 order as the reference orders them. */
-    static const double xv[] = {1, NAN, 5, 2, NAN, NAN, -1, 4, 0, -0.0, 0.0, -0.0, 3, 3, 3, NAN, 1, 2};
+    static const double xv[] = {1,    NAN, 5,    2, NAN, NAN, -1,  4, 0,
+                                -0.0, 0.0, -0.0, 3, 3,   3,   NAN, 1, 2};
     h_shape xs = {2, {2, 9}};
     vkt_tensor *xn = h_from(VKT_F32, &xs, xv, 18);
     wcase c = {.window = {1, 3}, .o = {.strides = {1, 3}}};
@@ -383,8 +411,10 @@ Test(window, pooling_runs_the_pool_kernel)
         vkt_tensor *in[3] = {xn, src, init};
         profile_had("");
         check_in(in, op >= OP_SMAX ? 3 : 1, &c, H_EXACT, op_names[op]);
-        cr_expect(profile_had(op >= OP_SMAX ? "window_pool_scatter_f32" : "window_pool_f32"), "%s with NaN: not "
-                  "pooled", op_names[op]);
+        cr_expect(profile_had(op >= OP_SMAX ? "window_pool_scatter_f32" : "window_pool_f32"),
+                  "%s with NaN: not "
+                  "pooled",
+                  op_names[op]);
         vkt_tensor_free(src);
         vkt_tensor_free(init);
     }
@@ -451,7 +481,8 @@ static double loss(int op, vkt_tensor *x, const vkt_tensor *g, const wcase *w)
 }
 
 /* Central differences of the loss in every element of x (a host copy xv). */
-static double *finite_diff(int op, const h_shape *xs, double *xv, const vkt_tensor *g, const wcase *w)
+static double *finite_diff(int op, const h_shape *xs, double *xv, const vkt_tensor *g,
+                           const wcase *w)
 {
     size_t n = h_numel(xs);
     double *d = malloc(n * sizeof *d), h = 1e-4;
@@ -475,8 +506,8 @@ static void expect_grad(const double *fd, const vkt_tensor *grad, size_t n, cons
                  vkt_tensor_numel(grad), n);
     double *gv = h_read(grad);
     for (size_t i = 0; i < n; i++)
-        cr_expect(fabs(gv[i] - fd[i]) <= 1e-7 * (1 + fabs(fd[i])), "%s: d/dx[%zu] = %.12g, finite difference %.12g",
-                  what, i, gv[i], fd[i]);
+        cr_expect(fabs(gv[i] - fd[i]) <= 1e-7 * (1 + fabs(fd[i])),
+                  "%s: d/dx[%zu] = %.12g, finite difference %.12g", what, i, gv[i], fd[i]);
     free(gv);
 }
 
@@ -498,7 +529,8 @@ Test(window, window_sum_gradient)
         geo_case(&grad_geos[c], true, &xs, &w);
         w.op = OP_SUM;
         h_shape gs = win_shape(&xs, &w);
-        vkt_tensor *x = h_rand(VKT_F64, &xs, -1, 1, 60 + c), *g = h_rand(VKT_F64, &gs, -1, 1, 70 + c);
+        vkt_tensor *x = h_rand(VKT_F64, &xs, -1, 1, 60 + c),
+                   *g = h_rand(VKT_F64, &gs, -1, 1, 70 + c);
         int64_t lo[VKT_MAX_RANK], hi[VKT_MAX_RANK], interior[VKT_MAX_RANK];
         wcase ws = {.op = OP_SUM};
         for (int d = 0; d < xs.rank; d++) {
@@ -573,7 +605,8 @@ Test(window, torch_golden)
             xv[i] = g->x[i];
         for (size_t i = 0; i < ny; i++)
             gv[i] = g->g[i];
-        vkt_tensor *x = h_from(VKT_F32, &xs, xv, nx), *gy = h_from(VKT_F32, &ys, gv, ny), *zero = h_scalar(VKT_F32, 0);
+        vkt_tensor *x = h_from(VKT_F32, &xs, xv, nx), *gy = h_from(VKT_F32, &ys, gv, ny),
+                   *zero = h_scalar(VKT_F32, 0);
         vkt_window_opts o = {0};
         int64_t win[4] = {1, 1, g->window[0], g->window[1]};
         for (int d = 0; d < 2; d++) {
@@ -586,13 +619,14 @@ Test(window, torch_golden)
         H_NATIVE(vkt_window_sum(x, win, &o, &sm));
         if (g->dilation[0] == 1 && g->dilation[1] == 1)
             H_NATIVE(vkt_window_scatter_max(x, gy, zero, win, &o, &dx));
-        cr_assert_eq(vkt_tensor_numel(mx), ny, "%s: window_max has %zu elements, torch %zu", g->name,
-                     vkt_tensor_numel(mx), ny);
+        cr_assert_eq(vkt_tensor_numel(mx), ny, "%s: window_max has %zu elements, torch %zu",
+                     g->name, vkt_tensor_numel(mx), ny);
         float *m = h_read(mx), *s = h_read(sm), *d = dx ? h_read(dx) : NULL;
         for (size_t i = 0; i < ny; i++) {
-            cr_expect_eq(m[i], g->max[i], "%s: window_max[%zu] = %.9g, torch %.9g", g->name, i, m[i], g->max[i]);
-            cr_expect(fabsf(s[i] - g->sum[i]) <= 1e-5f * (1 + fabsf(g->sum[i])), "%s: window_sum[%zu] = %.9g, torch %.9g",
-                      g->name, i, s[i], g->sum[i]);
+            cr_expect_eq(m[i], g->max[i], "%s: window_max[%zu] = %.9g, torch %.9g", g->name, i,
+                         m[i], g->max[i]);
+            cr_expect(fabsf(s[i] - g->sum[i]) <= 1e-5f * (1 + fabsf(g->sum[i])),
+                      "%s: window_sum[%zu] = %.9g, torch %.9g", g->name, i, s[i], g->sum[i]);
         }
         for (size_t i = 0; d && i < nx; i++)
             cr_expect(fabsf(d[i] - g->dx[i]) <= 1e-5f * (1 + fabsf(g->dx[i])),
@@ -615,26 +649,27 @@ Test(window, torch_golden)
 
 static void expect_error(int status, int want, vkt_tensor *const *out, const char *what)
 {
-    cr_expect_eq(status, want, "%s: got %s (%s), want %s", what, vkt_status_name(status), vkt_last_error(),
-                 vkt_status_name(want));
+    cr_expect_eq(status, want, "%s: got %s (%s), want %s", what, vkt_status_name(status),
+                 vkt_last_error(), vkt_status_name(want));
     cr_expect_null(*out, "%s: *out must be NULL on error", what);
     cr_expect(strlen(vkt_last_error()) > 0 && strchr(vkt_last_error(), '\n') == NULL,
               "%s: one-line message expected, got \"%s\"", what, vkt_last_error());
 }
 
 /* The call runs first, so *out is read after the op had its chance to set it. */
-#define EXPECT_ERROR(call, want, what)         \
-    do {                                       \
-        y = (vkt_tensor *)1;                   \
-        int st_ = (call);                      \
-        expect_error(st_, want, &y, what);     \
+#define EXPECT_ERROR(call, want, what)                                                             \
+    do {                                                                                           \
+        y = (vkt_tensor *)1;                                                                       \
+        int st_ = (call);                                                                          \
+        expect_error(st_, want, &y, what);                                                         \
     } while (0)
 
 Test(window, error_contract)
 {
     h_shape xs = {2, {4, 5}}, good = {2, {3, 4}}, bad = {2, {3, 3}};
     vkt_tensor *x = h_rand(VKT_F32, &xs, -1, 1, 1), *s = h_rand(VKT_F32, &good, -1, 1, 2);
-    vkt_tensor *sb = h_rand(VKT_F32, &bad, -1, 1, 3), *init = h_scalar(VKT_F32, 0), *vec = h_rand(VKT_F32, &good, 0, 1, 4);
+    vkt_tensor *sb = h_rand(VKT_F32, &bad, -1, 1, 3), *init = h_scalar(VKT_F32, 0),
+               *vec = h_rand(VKT_F32, &good, 0, 1, 4);
     int64_t w[2] = {2, 2}, w0[2] = {0, 2};
     vkt_tensor *y;
     EXPECT_ERROR(vkt_window_sum(x, w0, NULL, &y), VKT_ESHAPE, "window of 0");
@@ -648,7 +683,8 @@ Test(window, error_contract)
     EXPECT_ERROR(vkt_window_scatter_max(x, sb, init, w, NULL, &y), VKT_ESHAPE, "source shape");
     EXPECT_ERROR(vkt_window_scatter_min(x, s, vec, w, NULL, &y), VKT_ESHAPE, "init not a scalar");
     vkt_window_opts dil = {.window_dilations = {1, 2}};
-    EXPECT_ERROR(vkt_window_scatter_max(x, s, init, w, &dil, &y), VKT_EINVAL, "scatter with dilation");
+    EXPECT_ERROR(vkt_window_scatter_max(x, s, init, w, &dil, &y), VKT_EINVAL,
+                 "scatter with dilation");
     vkt_tensor_free(x);
     vkt_tensor_free(s);
     vkt_tensor_free(sb);
@@ -668,7 +704,8 @@ Test(window, host_resident_inputs)
     vkt_stats_reset();
     H_OK(vkt_window_max(x, w, &o, &yh));
     cr_expect_eq(op_stats("window_max").host, 1u, "host-resident input must run on the host");
-    cr_expect_eq(vkt_tensor_residency(yh), VKT_HOST, "result of a host-resident op stays on the host");
+    cr_expect_eq(vkt_tensor_residency(yh), VKT_HOST,
+                 "result of a host-resident op stays on the host");
     h_compare(yd, yh, H_EXACT, "window_max host-resident");
     vkt_tensor_free(x);
     vkt_tensor_free(yd);

@@ -40,13 +40,16 @@ static void render(uint64_t *rng, int c, float *img)
 {
     /* The glyph box is about 12x18 pixels, placed and deformed at random. */
     float w = (float)(10 + 4 * rng_uniform(rng)), h = (float)(15 + 5 * rng_uniform(rng));
-    float cx = (float)(14 + 4 * (rng_uniform(rng) - .5)), cy = (float)(14 + 4 * (rng_uniform(rng) - .5));
-    float slant = (float)(.4 * (rng_uniform(rng) - .5)), thick = (float)(1.0 + 1.2 * rng_uniform(rng));
+    float cx = (float)(14 + 4 * (rng_uniform(rng) - .5)),
+          cy = (float)(14 + 4 * (rng_uniform(rng) - .5));
+    float slant = (float)(.4 * (rng_uniform(rng) - .5)),
+          thick = (float)(1.0 + 1.2 * rng_uniform(rng));
     seg px[6];
     for (int i = 0; i < templates[c].n; i++) {
         const seg *s = &templates[c].s[i];
         float y0 = cy + (s->y0 - .5f) * h, y1 = cy + (s->y1 - .5f) * h;
-        px[i] = (seg){cx + (s->x0 - .5f) * w + slant * (y0 - cy), y0, cx + (s->x1 - .5f) * w + slant * (y1 - cy), y1};
+        px[i] = (seg){cx + (s->x0 - .5f) * w + slant * (y0 - cy), y0,
+                      cx + (s->x1 - .5f) * w + slant * (y1 - cy), y1};
     }
     for (int y = 0; y < DIGITS_SIDE; y++)
         for (int x = 0; x < DIGITS_SIDE; x++) {

@@ -24,8 +24,9 @@
 enum { P_K1, P_B1, P_K2, P_B2, P_W3, P_B3, P_W4, P_B4, P_W5, P_B5, P_COUNT };
 _Static_assert(P_COUNT == LENET_PARAMS, "lenet.h counts the parameters");
 
-static const int64_t param_shapes[P_COUNT][4] = {{6, 1, 5, 5}, {6, 1, 1}, {16, 6, 5, 5}, {16, 1, 1}, {400, 120},
-                                                 {120},        {120, 84}, {84},          {84, 10},    {10}};
+static const int64_t param_shapes[P_COUNT][4] = {{6, 1, 5, 5}, {6, 1, 1}, {16, 6, 5, 5}, {16, 1, 1},
+                                                 {400, 120},   {120},     {120, 84},     {84},
+                                                 {84, 10},     {10}};
 static const int param_ranks[P_COUNT] = {4, 3, 4, 3, 2, 1, 2, 1, 2, 1};
 
 struct lenet {
@@ -48,50 +49,28 @@ const char *lenet_error(void)
 
 static void note(const char *call, int status)
 {
-    snprintf(last_error, sizeof last_error, "%s: %s: %s", call, vkt_status_name(status), vkt_last_error());
+    snprintf(last_error, sizeof last_error, "%s: %s: %s", call, vkt_status_name(status),
+             vkt_last_error());
 }
 
 /* Every libvkt call goes through CHECK: the first failure is noted with the
  * call's text and libvkt's message, and the step is abandoned cleanly. */
-#define CHECK(call)                                                                                     \
-    do {                                                                                                \
-        int s_ = (call);                                                                                \
-        if (s_ != VKT_OK) {                                                                             \
-            note(#call, s_);                                                                            \
-            status = s_;                                                                                \
-            goto done;                                                                                  \
-        }                                                                                               \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        int s_ = (call);                                                                           \
+        if (s_ != VKT_OK) {                                                                        \
+            note(#call, s_);                                                                       \
+            status = s_;                                                                           \
+            goto done;                                                                             \
+        }                                                                                          \
     } while (0)
 
-#define TRY_STEP(call)             \
-    do {                           \
-        int try_step_s_ = (call);  \
-        if (try_step_s_ != VKT_OK) \
-            return try_step_s_;    \
+#define TRY_STEP(call)                                                                             \
+    do {                                                                                           \
+        int try_step_s_ = (call);                                                                  \
+        if (try_step_s_ != VKT_OK)                                                                 \
+            return try_step_s_;                                                                    \
     } while (0)
-
-/* A step makes some seventy temporaries; each result slot is registered as it
- * is handed to an op, so one loop frees them all on success and on failure. */
-#define TEMPS_MAX 128
-typedef struct temps {
-    vkt_tensor **slot[TEMPS_MAX];
-    int n;
-} temps;
-
-static vkt_tensor **keep(temps *t, vkt_tensor **v)
-{
-    *v = NULL;
-    if (t->n < TEMPS_MAX)
-        t->slot[t->n++] = v;
-    return v;
-}
-
-static void release(temps *t)
-{
-    for (int i = 0; i < t->n; i++)
-        vkt_tensor_free(*t->slot[i]);
-    t->n = 0;
-}
 
 /* ---- building blocks -------------------------------------------------------- */
 
@@ -137,8 +116,8 @@ static int activate(const lenet *m, const vkt_tensor *z, vkt_tensor **a)
 
 /* The gradient through the activation: g * (1 - a^2) for tanh, g where z > 0
  * for relu. */
-static int activate_grad(const lenet *m, const vkt_tensor *g, const vkt_tensor *z, const vkt_tensor *a,
-                         vkt_tensor **out)
+static int activate_grad(const lenet *m, const vkt_tensor *g, const vkt_tensor *z,
+                         const vkt_tensor *a, vkt_tensor **out)
 {
     vkt_tensor *t1 = NULL, *t2 = NULL;
     int s;
@@ -179,107 +158,167 @@ static int sgd(const lenet *m, vkt_tensor **w, const vkt_tensor *g, bool in_plac
 
 /* ---- the step --------------------------------------------------------------- */
 
+/* The tensors of one step, by name (the forward pass, the loss, the gradients). */
+enum {
+    T_C1,
+    T_Z1,
+    T_A1,
+    T_P1,
+    T_C2,
+    T_Z2,
+    T_A2,
+    T_P2,
+    T_F,
+    T_D3,
+    T_Z3,
+    T_A3,
+    T_D4,
+    T_Z4,
+    T_A4,
+    T_D5,
+    T_LOGITS,
+    T_MX,
+    T_ZC,
+    T_EZ,
+    T_SE,
+    T_LSE,
+    T_LOGP,
+    T_YL,
+    T_TOT,
+    T_INVB,
+    T_PROB,
+    T_DIFF,
+    T_G5,
+    T_DW5T,
+    T_DW5,
+    T_DB5,
+    T_DA4,
+    T_G4,
+    T_DW4T,
+    T_DW4,
+    T_DB4,
+    T_DA3,
+    T_G3,
+    T_DW3T,
+    T_DW3,
+    T_DB3,
+    T_DF,
+    T_DP2,
+    T_DA2,
+    T_G2,
+    T_DB2S,
+    T_DB2,
+    T_DK2,
+    T_K2R,
+    T_DP1,
+    T_DA1,
+    T_G1,
+    T_DB1S,
+    T_DB1,
+    T_DK1,
+    T_COUNT
+};
+
+/* The step's fixed shapes and axes. */
+static const int64_t b1s[3] = {6, 1, 1}, b2s[3] = {16, 1, 1};
+static const int ax0[1] = {0}, ax1[1] = {1}, bias_axes[3] = {0, 2, 3}, spatial[2] = {2, 3},
+                 t10[2] = {1, 0};
+
+#define K(name) (v[name] = NULL, &v[name])
+
 /* The step's ops on images x and one-hot labels y, from the forward pass to
  * the SGD update; *tot receives the summed log-likelihood (the caller frees
  * it). Its own frame, so fbcount names it as the site of the ops it calls. */
-__attribute__((noinline)) static int train_step(lenet *m, const vkt_tensor *x, const vkt_tensor *y, int batch,
-                                                bool in_place, vkt_tensor **tot_out)
+__attribute__((noinline)) static int train_step(lenet *m, const vkt_tensor *x, const vkt_tensor *y,
+                                                int batch, bool in_place, vkt_tensor **tot_out)
 {
-    vkt_ctx *ctx = m->ctx;
-    vkt_tensor **p = m->p;
-    temps t = {0};
+    vkt_tensor **p = m->p, *v[T_COUNT] = {0};
     int status = VKT_OK;
-    const int64_t flat[2] = {batch, 400}, unflat[4] = {batch, 16, 5, 5}, b1s[3] = {6, 1, 1}, b2s[3] = {16, 1, 1};
-    const int ax0[1] = {0}, ax1[1] = {1}, bias_axes[3] = {0, 2, 3}, spatial[2] = {2, 3}, t10[2] = {1, 0};
+    const int64_t flat[2] = {batch, 400}, unflat[4] = {batch, 16, 5, 5};
     vkt_conv_opts pad2 = conv_padding(2), kg1 = kernel_grad_opts(2), kg2 = kernel_grad_opts(0),
                   ig2 = input_grad_opts(5, 0);
-    vkt_tensor *c1, *z1, *a1, *p1, *c2, *z2, *a2, *p2, *f, *d3, *z3, *a3, *d4, *z4, *a4, *d5, *logits;
-    vkt_tensor *mx, *zc, *ez, *se, *lse, *logp, *yl, *tot, *invb, *prob, *diff, *g5;
-    vkt_tensor *dw5t, *dw5, *db5, *da4, *g4, *dw4t, *dw4, *db4, *da3, *g3, *dw3t, *dw3, *db3, *df, *dp2;
-    vkt_tensor *da2, *g2, *db2s, *db2, *dk2, *k2r, *dp1, *da1, *g1, *db1s, *db1, *dk1;
-#define K(v) keep(&t, &(v))
-
-    CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 1.0 / batch, K(invb)));
-
+    CHECK(vkt_full(m->ctx, VKT_F32, NULL, 0, 1.0 / batch, K(T_INVB)));
     /* forward */
-    CHECK(vkt_conv(x, p[P_K1], &pad2, K(c1)));
-    CHECK(vkt_add(c1, p[P_B1], K(z1)));
-    CHECK(activate(m, z1, K(a1)));
-    CHECK(vkt_window_max(a1, pool_window, &pool_opts, K(p1)));
-    CHECK(vkt_conv(p1, p[P_K2], NULL, K(c2)));
-    CHECK(vkt_add(c2, p[P_B2], K(z2)));
-    CHECK(activate(m, z2, K(a2)));
-    CHECK(vkt_window_max(a2, pool_window, &pool_opts, K(p2)));
-    CHECK(vkt_reshape(p2, flat, 2, K(f)));
-    CHECK(vkt_dot(f, ax1, NULL, p[P_W3], ax0, NULL, 1, 0, K(d3)));
-    CHECK(vkt_add(d3, p[P_B3], K(z3)));
-    CHECK(activate(m, z3, K(a3)));
-    CHECK(vkt_dot(a3, ax1, NULL, p[P_W4], ax0, NULL, 1, 0, K(d4)));
-    CHECK(vkt_add(d4, p[P_B4], K(z4)));
-    CHECK(activate(m, z4, K(a4)));
-    CHECK(vkt_dot(a4, ax1, NULL, p[P_W5], ax0, NULL, 1, 0, K(d5)));
-    CHECK(vkt_add(d5, p[P_B5], K(logits)));
+    CHECK(vkt_conv(x, p[P_K1], &pad2, K(T_C1)));
+    CHECK(vkt_add(v[T_C1], p[P_B1], K(T_Z1)));
+    CHECK(activate(m, v[T_Z1], K(T_A1)));
+    CHECK(vkt_window_max(v[T_A1], pool_window, &pool_opts, K(T_P1)));
+    CHECK(vkt_conv(v[T_P1], p[P_K2], NULL, K(T_C2)));
+    CHECK(vkt_add(v[T_C2], p[P_B2], K(T_Z2)));
+    CHECK(activate(m, v[T_Z2], K(T_A2)));
+    CHECK(vkt_window_max(v[T_A2], pool_window, &pool_opts, K(T_P2)));
+    CHECK(vkt_reshape(v[T_P2], flat, 2, K(T_F)));
+    CHECK(vkt_dot(v[T_F], ax1, NULL, p[P_W3], ax0, NULL, 1, 0, K(T_D3)));
+    CHECK(vkt_add(v[T_D3], p[P_B3], K(T_Z3)));
+    CHECK(activate(m, v[T_Z3], K(T_A3)));
+    CHECK(vkt_dot(v[T_A3], ax1, NULL, p[P_W4], ax0, NULL, 1, 0, K(T_D4)));
+    CHECK(vkt_add(v[T_D4], p[P_B4], K(T_Z4)));
+    CHECK(activate(m, v[T_Z4], K(T_A4)));
+    CHECK(vkt_dot(v[T_A4], ax1, NULL, p[P_W5], ax0, NULL, 1, 0, K(T_D5)));
+    CHECK(vkt_add(v[T_D5], p[P_B5], K(T_LOGITS)));
     /* log-softmax, shifted by the row maximum, and the summed cross-entropy */
-    CHECK(vkt_reduce_max(logits, ax1, 1, true, K(mx)));
-    CHECK(vkt_subtract(logits, mx, K(zc)));
-    CHECK(vkt_exp(zc, K(ez)));
-    CHECK(vkt_sum(ez, ax1, 1, true, K(se)));
-    CHECK(vkt_log(se, K(lse)));
-    CHECK(vkt_subtract(zc, lse, K(logp)));
-    CHECK(vkt_multiply(y, logp, K(yl)));
-    CHECK(vkt_sum(yl, NULL, 0, false, K(tot)));
-
+    CHECK(vkt_reduce_max(v[T_LOGITS], ax1, 1, true, K(T_MX)));
+    CHECK(vkt_subtract(v[T_LOGITS], v[T_MX], K(T_ZC)));
+    CHECK(vkt_exp(v[T_ZC], K(T_EZ)));
+    CHECK(vkt_sum(v[T_EZ], ax1, 1, true, K(T_SE)));
+    CHECK(vkt_log(v[T_SE], K(T_LSE)));
+    CHECK(vkt_subtract(v[T_ZC], v[T_LSE], K(T_LOGP)));
+    CHECK(vkt_multiply(y, v[T_LOGP], K(T_YL)));
+    CHECK(vkt_sum(v[T_YL], NULL, 0, false, K(T_TOT)));
     /* backward: d loss / d logits = (softmax - onehot) / batch */
-    CHECK(vkt_exp(logp, K(prob)));
-    CHECK(vkt_subtract(prob, y, K(diff)));
-    CHECK(vkt_multiply(diff, invb, K(g5)));
+    CHECK(vkt_exp(v[T_LOGP], K(T_PROB)));
+    CHECK(vkt_subtract(v[T_PROB], y, K(T_DIFF)));
+    CHECK(vkt_multiply(v[T_DIFF], v[T_INVB], K(T_G5)));
     /* dense layers: the weight gradient contracts the batch axis and comes out
      * [out, in], so a transpose follows, as Nx's grad of dot emits it */
-    CHECK(vkt_dot(g5, ax0, NULL, a4, ax0, NULL, 1, 0, K(dw5t)));
-    CHECK(vkt_transpose(dw5t, t10, K(dw5)));
-    CHECK(vkt_sum(g5, ax0, 1, false, K(db5)));
-    CHECK(vkt_dot(g5, ax1, NULL, p[P_W5], ax1, NULL, 1, 0, K(da4)));
-    CHECK(activate_grad(m, da4, z4, a4, K(g4)));
-    CHECK(vkt_dot(g4, ax0, NULL, a3, ax0, NULL, 1, 0, K(dw4t)));
-    CHECK(vkt_transpose(dw4t, t10, K(dw4)));
-    CHECK(vkt_sum(g4, ax0, 1, false, K(db4)));
-    CHECK(vkt_dot(g4, ax1, NULL, p[P_W4], ax1, NULL, 1, 0, K(da3)));
-    CHECK(activate_grad(m, da3, z3, a3, K(g3)));
-    CHECK(vkt_dot(g3, ax0, NULL, f, ax0, NULL, 1, 0, K(dw3t)));
-    CHECK(vkt_transpose(dw3t, t10, K(dw3)));
-    CHECK(vkt_sum(g3, ax0, 1, false, K(db3)));
-    CHECK(vkt_dot(g3, ax1, NULL, p[P_W3], ax1, NULL, 1, 0, K(df)));
+    CHECK(vkt_dot(v[T_G5], ax0, NULL, v[T_A4], ax0, NULL, 1, 0, K(T_DW5T)));
+    CHECK(vkt_transpose(v[T_DW5T], t10, K(T_DW5)));
+    CHECK(vkt_sum(v[T_G5], ax0, 1, false, K(T_DB5)));
+    CHECK(vkt_dot(v[T_G5], ax1, NULL, p[P_W5], ax1, NULL, 1, 0, K(T_DA4)));
+    CHECK(activate_grad(m, v[T_DA4], v[T_Z4], v[T_A4], K(T_G4)));
+    CHECK(vkt_dot(v[T_G4], ax0, NULL, v[T_A3], ax0, NULL, 1, 0, K(T_DW4T)));
+    CHECK(vkt_transpose(v[T_DW4T], t10, K(T_DW4)));
+    CHECK(vkt_sum(v[T_G4], ax0, 1, false, K(T_DB4)));
+    CHECK(vkt_dot(v[T_G4], ax1, NULL, p[P_W4], ax1, NULL, 1, 0, K(T_DA3)));
+    CHECK(activate_grad(m, v[T_DA3], v[T_Z3], v[T_A3], K(T_G3)));
+    CHECK(vkt_dot(v[T_G3], ax0, NULL, v[T_F], ax0, NULL, 1, 0, K(T_DW3T)));
+    CHECK(vkt_transpose(v[T_DW3T], t10, K(T_DW3)));
+    CHECK(vkt_sum(v[T_G3], ax0, 1, false, K(T_DB3)));
+    CHECK(vkt_dot(v[T_G3], ax1, NULL, p[P_W3], ax1, NULL, 1, 0, K(T_DF)));
     /* second conv block */
-    CHECK(vkt_reshape(df, unflat, 4, K(dp2)));
-    CHECK(vkt_window_scatter_max(a2, dp2, m->zero, pool_window, &pool_opts, K(da2)));
-    CHECK(activate_grad(m, da2, z2, a2, K(g2)));
-    CHECK(vkt_sum(g2, bias_axes, 3, false, K(db2s)));
-    CHECK(vkt_reshape(db2s, b2s, 3, K(db2)));
-    CHECK(vkt_conv(p1, g2, &kg2, K(dk2)));
-    CHECK(vkt_reverse(p[P_K2], spatial, 2, K(k2r)));
-    CHECK(vkt_conv(g2, k2r, &ig2, K(dp1)));
+    CHECK(vkt_reshape(v[T_DF], unflat, 4, K(T_DP2)));
+    CHECK(vkt_window_scatter_max(v[T_A2], v[T_DP2], m->zero, pool_window, &pool_opts, K(T_DA2)));
+    CHECK(activate_grad(m, v[T_DA2], v[T_Z2], v[T_A2], K(T_G2)));
+    CHECK(vkt_sum(v[T_G2], bias_axes, 3, false, K(T_DB2S)));
+    CHECK(vkt_reshape(v[T_DB2S], b2s, 3, K(T_DB2)));
+    CHECK(vkt_conv(v[T_P1], v[T_G2], &kg2, K(T_DK2)));
+    CHECK(vkt_reverse(p[P_K2], spatial, 2, K(T_K2R)));
+    CHECK(vkt_conv(v[T_G2], v[T_K2R], &ig2, K(T_DP1)));
     /* first conv block: no input gradient, x is data */
-    CHECK(vkt_window_scatter_max(a1, dp1, m->zero, pool_window, &pool_opts, K(da1)));
-    CHECK(activate_grad(m, da1, z1, a1, K(g1)));
-    CHECK(vkt_sum(g1, bias_axes, 3, false, K(db1s)));
-    CHECK(vkt_reshape(db1s, b1s, 3, K(db1)));
-    CHECK(vkt_conv(x, g1, &kg1, K(dk1)));
-#undef K
-
-    const vkt_tensor *grads[P_COUNT] = {dk1, db1, dk2, db2, dw3, db3, dw4, db4, dw5, db5};
+    CHECK(vkt_window_scatter_max(v[T_A1], v[T_DP1], m->zero, pool_window, &pool_opts, K(T_DA1)));
+    CHECK(activate_grad(m, v[T_DA1], v[T_Z1], v[T_A1], K(T_G1)));
+    CHECK(vkt_sum(v[T_G1], bias_axes, 3, false, K(T_DB1S)));
+    CHECK(vkt_reshape(v[T_DB1S], b1s, 3, K(T_DB1)));
+    CHECK(vkt_conv(x, v[T_G1], &kg1, K(T_DK1)));
+    const vkt_tensor *grads[P_COUNT] = {v[T_DK1], v[T_DB1], v[T_DK2], v[T_DB2], v[T_DW3],
+                                        v[T_DB3], v[T_DW4], v[T_DB4], v[T_DW5], v[T_DB5]};
     for (int i = 0; i < P_COUNT; i++)
         CHECK(sgd(m, &p[i], grads[i], in_place));
-    *tot_out = tot;
-    tot = NULL; /* handed out: release() skips it */
+    *tot_out = v[T_TOT];
+    v[T_TOT] = NULL; /* handed out: not freed below */
 done:
-    release(&t);
+    for (int i = 0; i < T_COUNT; i++)
+        vkt_tensor_free(v[i]);
     return status;
 }
+#undef K
 
-static int check_step(const lenet *m, const float *images, const float *onehot, int batch, const char *fn)
+static int check_step(const lenet *m, const float *images, const float *onehot, int batch,
+                      const char *fn)
 {
     if (!m || !images || !onehot || batch < 1) {
-        snprintf(last_error, sizeof last_error, "%s: %s", fn, batch < 1 ? "batch must be >= 1" : "NULL argument");
+        snprintf(last_error, sizeof last_error, "%s: %s", fn,
+                 batch < 1 ? "batch must be >= 1" : "NULL argument");
         return VKT_EINVAL;
     }
     last_error[0] = '\0';
@@ -385,7 +424,8 @@ int lenet_step_graph_again(lenet *m, float *loss)
 {
     int status = VKT_OK;
     if (!m || !m->graph) {
-        snprintf(last_error, sizeof last_error, "lenet_step_graph_again: %s", m ? "no step recorded" : "NULL model");
+        snprintf(last_error, sizeof last_error, "lenet_step_graph_again: %s",
+                 m ? "no step recorded" : "NULL model");
         return m ? VKT_EGRAPH : VKT_EINVAL;
     }
     CHECK(vkt_graph_launch(m->graph));
@@ -400,7 +440,8 @@ done:
 
 /* ---- parameters --------------------------------------------------------------- */
 
-static int param(vkt_ctx *ctx, uint64_t *rng, const int64_t *shape, int rank, double scale, vkt_tensor **out)
+static int param(vkt_ctx *ctx, uint64_t *rng, const int64_t *shape, int rank, double scale,
+                 vkt_tensor **out)
 {
     size_t n = 1;
     for (int i = 0; i < rank; i++)
@@ -426,7 +467,8 @@ int lenet_create(vkt_ctx *ctx, lenet_act act, uint64_t seed, double lr, lenet **
         return VKT_EINVAL;
     *out = NULL;
     if (!ctx || (act != LENET_TANH && act != LENET_RELU) || !(lr > 0)) {
-        snprintf(last_error, sizeof last_error, "lenet_create: bad argument (ctx, activation or learning rate)");
+        snprintf(last_error, sizeof last_error,
+                 "lenet_create: bad argument (ctx, activation or learning rate)");
         return VKT_EINVAL;
     }
     lenet *m = calloc(1, sizeof *m);
@@ -436,7 +478,8 @@ int lenet_create(vkt_ctx *ctx, lenet_act act, uint64_t seed, double lr, lenet **
     m->act = act;
     uint64_t rng = rng_seed(seed ^ 0x5eedu);
     for (int i = 0; i < P_COUNT; i++)
-        CHECK(param(ctx, &rng, param_shapes[i], param_ranks[i], fan_in[i] > 0 ? 1.0 / sqrt(fan_in[i]) : 0.0, &m->p[i]));
+        CHECK(param(ctx, &rng, param_shapes[i], param_ranks[i],
+                    fan_in[i] > 0 ? 1.0 / sqrt(fan_in[i]) : 0.0, &m->p[i]));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, lr, &m->lr));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 0.0, &m->zero));
     CHECK(vkt_full(ctx, VKT_F32, NULL, 0, 1.0, &m->one));
@@ -473,7 +516,8 @@ size_t lenet_param_numel(int i)
 static int param_check(const lenet *m, int i, const void *buf, size_t n, const char *fn)
 {
     if (!m || !buf || i < 0 || i >= P_COUNT || n != lenet_param_numel(i)) {
-        snprintf(last_error, sizeof last_error, "%s: bad model, buffer, index %d or size %zu", fn, i, n);
+        snprintf(last_error, sizeof last_error, "%s: bad model, buffer, index %d or size %zu", fn,
+                 i, n);
         return VKT_EINVAL;
     }
     return VKT_OK;

@@ -63,7 +63,8 @@ int main(int argc, char **argv)
                 char mark[64];
                 size_t k = note_of(reason ? reason : "no reason given by the gate", notes, &nnotes);
                 if (k == 0) {
-                    fprintf(stderr, "vkt-ops-matrix: more than %d distinct fallback reasons\n", MAX_REASONS);
+                    fprintf(stderr, "vkt-ops-matrix: more than %d distinct fallback reasons\n",
+                            MAX_REASONS);
                     return 1;
                 }
                 superscript(k, mark, sizeof mark);

@@ -26,18 +26,18 @@ typedef struct mlp {
 
 /* Every libvkt call in this file goes through CHECK: an error is reported
  * with the op's message and the step is abandoned, never a crash. */
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        if ((call) != VKT_OK) {                                                       \
-            fprintf(stderr, "vkt-mlp: %s: %s\n", #call, vkt_last_error());            \
-            goto fail;                                                                \
-        }                                                                             \
+#define CHECK(call)                                                                                \
+    do {                                                                                           \
+        if ((call) != VKT_OK) {                                                                    \
+            fprintf(stderr, "vkt-mlp: %s: %s\n", #call, vkt_last_error());                         \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
-#define FREE(...)                                                                     \
-    do {                                                                              \
-        vkt_tensor *fr_[] = {__VA_ARGS__};                                            \
-        for (size_t i_ = 0; i_ < sizeof fr_ / sizeof fr_[0]; i_++)                    \
-            vkt_tensor_free(fr_[i_]);                                                 \
+#define FREE(...)                                                                                  \
+    do {                                                                                           \
+        vkt_tensor *fr_[] = {__VA_ARGS__};                                                         \
+        for (size_t i_ = 0; i_ < sizeof fr_ / sizeof fr_[0]; i_++)                                 \
+            vkt_tensor_free(fr_[i_]);                                                              \
     } while (0)
 
 static uint64_t rng_state;
@@ -96,15 +96,16 @@ static int sgd(vkt_tensor **w, const vkt_tensor *g, const vkt_tensor *lr)
 }
 
 /* One training step; returns the loss, or NAN after an error. */
-__attribute__((noinline)) static double train_step(mlp *m, const float *xb, const float *yb, int batch, const vkt_tensor *lr)
+__attribute__((noinline)) static double train_step(mlp *m, const float *xb, const float *yb,
+                                                   int batch, const vkt_tensor *lr)
 {
     vkt_ctx *ctx = m->ctx;
     int64_t xs[2] = {batch, IN}, ys[2] = {batch, CLASSES}, scalar[1] = {1};
-    vkt_tensor *x = NULL, *y = NULL, *pre1 = NULL, *a1 = NULL, *h = NULL, *pre2 = NULL, *logits = NULL,
-               *mx = NULL, *z = NULL, *ez = NULL, *se = NULL, *lse = NULL, *logp = NULL, *p = NULL,
-               *diff = NULL, *invb = NULL, *dlog = NULL, *dw2 = NULL, *db2 = NULL, *dh = NULL, *hh = NULL,
-               *one = NULL, *dtanh = NULL, *dpre = NULL, *dw1 = NULL, *db1 = NULL, *yl = NULL, *tot = NULL,
-               *dw2t = NULL, *dw1t = NULL;
+    vkt_tensor *x = NULL, *y = NULL, *pre1 = NULL, *a1 = NULL, *h = NULL, *pre2 = NULL,
+               *logits = NULL, *mx = NULL, *z = NULL, *ez = NULL, *se = NULL, *lse = NULL,
+               *logp = NULL, *p = NULL, *diff = NULL, *invb = NULL, *dlog = NULL, *dw2 = NULL,
+               *db2 = NULL, *dh = NULL, *hh = NULL, *one = NULL, *dtanh = NULL, *dpre = NULL,
+               *dw1 = NULL, *db1 = NULL, *yl = NULL, *tot = NULL, *dw2t = NULL, *dw1t = NULL;
     double loss = NAN;
     int c0[1] = {0}, c1[1] = {1}, ax1[1] = {1};
     float inv = 1.0f / (float)batch, onef = 1.0f, lsum;
@@ -152,8 +153,8 @@ __attribute__((noinline)) static double train_step(mlp *m, const float *xb, cons
     CHECK(vkt_tensor_read(tot, &lsum, sizeof lsum));
     loss = -lsum / batch;
 fail:
-    FREE(x, y, pre1, a1, h, pre2, logits, mx, z, ez, se, lse, logp, p, diff, invb, dlog, dw2, db2, dh, hh, one,
-         dtanh, dpre, dw1, db1, yl, tot, dw2t, dw1t);
+    FREE(x, y, pre1, a1, h, pre2, logits, mx, z, ez, se, lse, logp, p, diff, invb, dlog, dw2, db2,
+         dh, hh, one, dtanh, dpre, dw1, db1, yl, tot, dw2t, dw1t);
     return loss;
 }
 
@@ -161,15 +162,54 @@ fail:
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: vkt-mlp [--batch N] [--steps N] [--seed N] [--lr X] [--device SEL] [--every N]\n"
-               "Trains a 64-128-10 perceptron with libvkt on synthetic data and prints the loss.\n"
-               "  --batch N     samples per step (default 256)\n"
-               "  --steps N     training steps (default 200)\n"
-               "  --seed N      data and initialisation seed (default 1)\n"
-               "  --lr X        learning rate (default 0.5)\n"
-               "  --device SEL  Vulkan device index or name substring (as VKT_DEVICE)\n"
-               "  --every N     print the loss every N steps (default 20)\n"
-               "Exit status: 0 when the loss fell, 1 when it did not, 2 on errors.\n");
+    fprintf(
+        f, "usage: vkt-mlp [--batch N] [--steps N] [--seed N] [--lr X] [--device SEL] [--every N]\n"
+           "Trains a 64-128-10 perceptron with libvkt on synthetic data and prints the loss.\n"
+           "  --batch N     samples per step (default 256)\n"
+           "  --steps N     training steps (default 200)\n"
+           "  --seed N      data and initialisation seed (default 1)\n"
+           "  --lr X        learning rate (default 0.5)\n"
+           "  --device SEL  Vulkan device index or name substring (as VKT_DEVICE)\n"
+           "  --every N     print the loss every N steps (default 20)\n"
+           "Exit status: 0 when the loss fell, 1 when it did not, 2 on errors.\n");
+}
+
+/* The weights, biases and the learning rate as tensors of m's context; nonzero on failure. */
+static int create_params(mlp *m, double lr_v, vkt_tensor **lr)
+{
+    int64_t s_w1[2] = {IN, HID}, s_b1[1] = {HID}, s_w2[2] = {HID, CLASSES}, s_b2[1] = {CLASSES},
+            s1[1] = {1};
+    float lrf = (float)lr_v;
+    return param(m->ctx, s_w1, 2, 1.0 / sqrt(IN), &m->w1) || param(m->ctx, s_b1, 1, 0.0, &m->b1) ||
+           param(m->ctx, s_w2, 2, 1.0 / sqrt(HID), &m->w2) || param(m->ctx, s_b2, 1, 0.0, &m->b2) ||
+           vkt_tensor_from_host(m->ctx, VKT_F32, s1, 1, &lrf, lr);
+}
+
+/* The training steps, printing the loss every `every`: 0 when it fell, 1 when not, 2 on errors. */
+static int train(mlp *m, long batch, long steps, long every, const float *protos, float *xb,
+                 float *yb, vkt_tensor *lr)
+{
+    double first = NAN, last = NAN, total_ms = 0;
+    for (long step = 0; step < steps; step++) {
+        make_batch((int)batch, xb, yb, protos);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        double loss = train_step(m, xb, yb, (int)batch, lr);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        if (isnan(loss))
+            return 2;
+        total_ms += ms;
+        if (step == 0)
+            first = loss;
+        last = loss;
+        if (step % every == 0 || step == steps - 1)
+            printf("step %5ld  loss %.4f  %.2f ms/step\n", step, loss, ms);
+    }
+    if (steps > 0)
+        printf("loss %.4f -> %.4f over %ld steps, mean %.2f ms/step\n", first, last, steps,
+               total_ms / (double)steps);
+    return steps == 0 || last < first ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -177,10 +217,11 @@ int main(int argc, char **argv)
     long batch = 256, steps = 200, seed = 1, every = 20;
     double lr_v = 0.5;
     const char *device = NULL;
-    static const struct option opts[] = {{"batch", required_argument, 0, 'b'}, {"steps", required_argument, 0, 's'},
-                                         {"seed", required_argument, 0, 'r'},  {"lr", required_argument, 0, 'l'},
-                                         {"device", required_argument, 0, 'd'}, {"every", required_argument, 0, 'e'},
-                                         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"batch", required_argument, 0, 'b'},  {"steps", required_argument, 0, 's'},
+        {"seed", required_argument, 0, 'r'},   {"lr", required_argument, 0, 'l'},
+        {"device", required_argument, 0, 'd'}, {"every", required_argument, 0, 'e'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     int o;
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int bad = 0;
@@ -209,42 +250,20 @@ int main(int argc, char **argv)
     if (!(m.ctx = demo_ctx(PROG, device)))
         return 2;
     printf("device: %s, batch %ld, %ld steps\n", vkt_ctx_device_name(m.ctx), batch, steps);
-    int64_t s_w1[2] = {IN, HID}, s_b1[1] = {HID}, s_w2[2] = {HID, CLASSES}, s_b2[1] = {CLASSES}, s1[1] = {1};
     float *protos = malloc(sizeof(float) * CLASSES * IN);
-    float *xb = malloc(sizeof(float) * (size_t)batch * IN), *yb = malloc(sizeof(float) * (size_t)batch * CLASSES);
+    float *xb = malloc(sizeof(float) * (size_t)batch * IN),
+          *yb = malloc(sizeof(float) * (size_t)batch * CLASSES);
     vkt_tensor *lr = NULL;
-    float lrf = (float)lr_v;
     int status = 2;
     if (!protos || !xb || !yb)
         goto done;
     for (int i = 0; i < CLASSES * IN; i++)
         protos[i] = (float)nrand();
-    if (param(m.ctx, s_w1, 2, 1.0 / sqrt(IN), &m.w1) || param(m.ctx, s_b1, 1, 0.0, &m.b1) ||
-        param(m.ctx, s_w2, 2, 1.0 / sqrt(HID), &m.w2) || param(m.ctx, s_b2, 1, 0.0, &m.b2) ||
-        vkt_tensor_from_host(m.ctx, VKT_F32, s1, 1, &lrf, &lr)) {
+    if (create_params(&m, lr_v, &lr) != 0) {
         fprintf(stderr, "vkt-mlp: cannot create parameters: %s\n", vkt_last_error());
         goto done;
     }
-    double first = NAN, last = NAN, total_ms = 0;
-    for (long step = 0; step < steps; step++) {
-        make_batch((int)batch, xb, yb, protos);
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        double loss = train_step(&m, xb, yb, (int)batch, lr);
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-        if (isnan(loss))
-            goto done;
-        total_ms += ms;
-        if (step == 0)
-            first = loss;
-        last = loss;
-        if (step % every == 0 || step == steps - 1)
-            printf("step %5ld  loss %.4f  %.2f ms/step\n", step, loss, ms);
-    }
-    if (steps > 0)
-        printf("loss %.4f -> %.4f over %ld steps, mean %.2f ms/step\n", first, last, steps, total_ms / (double)steps);
-    status = steps == 0 || last < first ? 0 : 1;
+    status = train(&m, batch, steps, every, protos, xb, yb, lr);
 done:
     free(protos);
     free(xb);

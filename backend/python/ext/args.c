@@ -10,7 +10,8 @@ int vpy_args(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *
              const char *const *names, int nreq, int nmax, PyObject **out)
 {
     if (nargs > nmax) {
-        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fn, nmax, nargs);
+        PyErr_Format(PyExc_TypeError, "%s() takes at most %d arguments (%zd given)", fn, nmax,
+                     nargs);
         return -1;
     }
     for (int i = 0; i < nmax; i++)
@@ -26,7 +27,8 @@ int vpy_args(const char *fn, PyObject *const *args, Py_ssize_t nargs, PyObject *
             return -1;
         }
         if (out[j]) {
-            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn, names[j]);
+            PyErr_Format(PyExc_TypeError, "%s() got multiple values for argument '%s'", fn,
+                         names[j]);
             return -1;
         }
         out[j] = args[nargs + k];
@@ -94,7 +96,8 @@ Py_ssize_t vpy_ints(PyObject *v, int64_t *out, Py_ssize_t max, const char *what)
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (n > max) {
         Py_DECREF(seq);
-        vpy_error(VKT_EINVAL, "%s: %zd values, more than a tensor of rank %d takes", what, n, VKT_MAX_RANK);
+        vpy_error(VKT_EINVAL, "%s: %zd values, more than a tensor of rank %d takes", what, n,
+                  VKT_MAX_RANK);
         return -1;
     }
     PyObject **items = PySequence_Fast_ITEMS(seq);
@@ -158,12 +161,14 @@ bool vpy_is_same(PyObject *padding)
     return PyUnicode_Check(padding) && PyUnicode_CompareWithASCIIString(padding, "same") == 0;
 }
 
-int vpy_padding(PyObject *v, int n, const int64_t *sizes, const char *what, int64_t *lo, int64_t *hi)
+int vpy_padding(PyObject *v, int n, const int64_t *sizes, const char *what, int64_t *lo,
+                int64_t *hi)
 {
     if (!v || PyUnicode_Check(v)) {
         bool valid = !v || PyUnicode_CompareWithASCIIString(v, "valid") == 0;
         if (!valid && !vpy_is_same(v)) {
-            vpy_error(VKT_EINVAL, "%s: padding must be 'valid', 'same' or a list of (lo, hi), got %R", what, v);
+            vpy_error(VKT_EINVAL,
+                      "%s: padding must be 'valid', 'same' or a list of (lo, hi), got %R", what, v);
             return -1;
         }
         for (int i = 0; i < n; i++) {
@@ -257,7 +262,8 @@ vpy_ctx *vpy_ctx_of(PyObject *const *xs, int n)
     for (int i = 0; i < n; i++)
         if (vpy_is_tensor(xs[i]))
             return ((vpy_tensor *)xs[i])->ctx;
-    vpy_error(VKT_EINVAL, "needs at least one vkt.Tensor among its operands (make one with ctx.tensor)");
+    vpy_error(VKT_EINVAL,
+              "needs at least one vkt.Tensor among its operands (make one with ctx.tensor)");
     return NULL;
 }
 

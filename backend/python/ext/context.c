@@ -37,8 +37,7 @@ void vpy_lock(vpy_ctx *c)
 {
     if (pthread_mutex_trylock(&c->mu) == 0)
         return;
-    Py_BEGIN_ALLOW_THREADS
-    pthread_mutex_lock(&c->mu);
+    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&c->mu);
     Py_END_ALLOW_THREADS
 }
 
@@ -62,7 +61,7 @@ int vpy_enter(vpy_ctx *c)
     return 0;
 }
 
-/* ---- tensor slots (GIL held; the mutex held where libvkt is called) ----------------------------- */
+/* ---- tensor slots (GIL held; the mutex held where libvkt is called) -------------------------- */
 
 static vpy_slot *slot_new(vpy_ctx *c, vkt_tensor *h)
 {
@@ -147,7 +146,8 @@ void vpy_touch(vpy_ctx *c, vpy_tensor *const *used, int n)
 int vpy_notes_end(vpy_ctx *c, vpy_grec *r)
 {
     size_t n = 0;
-    vpy_slot **bound = r ? PyMem_RawMalloc((c->touched.n ? c->touched.n : 1) * sizeof *bound) : NULL;
+    vpy_slot **bound =
+        r ? PyMem_RawMalloc((c->touched.n ? c->touched.n : 1) * sizeof *bound) : NULL;
     for (size_t i = 0; i < c->touched.n; i++) {
         vpy_slot *s = c->touched.v[i];
         s->touched = false;
@@ -257,10 +257,8 @@ static void ctx_close(vpy_ctx *c)
     c->open_prev = c->open_next = NULL;
     vpy_leave(c);
     /* No other thread can reach h now: wait for its work without the GIL. */
-    Py_BEGIN_ALLOW_THREADS
-    vk.vkt_ctx_destroy(h);
-    Py_END_ALLOW_THREADS
-    Py_XDECREF(rec);
+    Py_BEGIN_ALLOW_THREADS vk.vkt_ctx_destroy(h);
+    Py_END_ALLOW_THREADS Py_XDECREF(rec);
 }
 
 void vpy_close_all(void)
@@ -300,7 +298,8 @@ static int ctx_init(vpy_ctx *c, PyObject *args, PyObject *kwds)
         vpy_error(VKT_EINVAL, "the context is open already");
         return -1;
     }
-    if (device != Py_None && (PyBool_Check(device) || !(PyUnicode_Check(device) || PyIndex_Check(device)))) {
+    if (device != Py_None &&
+        (PyBool_Check(device) || !(PyUnicode_Check(device) || PyIndex_Check(device)))) {
         vpy_error(VKT_EINVAL, "device must be an index or a name, got %R", device);
         return -1;
     }
@@ -316,10 +315,8 @@ static int ctx_init(vpy_ctx *c, PyObject *args, PyObject *kwds)
     }
     vkt_ctx *h = NULL;
     int st;
-    Py_BEGIN_ALLOW_THREADS
-    st = vk.vkt_ctx_create(sel, &h);
-    Py_END_ALLOW_THREADS
-    Py_XDECREF(name);
+    Py_BEGIN_ALLOW_THREADS st = vk.vkt_ctx_create(sel, &h);
+    Py_END_ALLOW_THREADS Py_XDECREF(name);
     if (st) {
         vpy_status_error(st);
         return -1;
@@ -374,8 +371,7 @@ static int ctx_status(vpy_ctx *c, ctx_fn fn, bool wait)
         return -1;
     int st;
     if (wait) {
-        Py_BEGIN_ALLOW_THREADS
-        st = fn(c->h);
+        Py_BEGIN_ALLOW_THREADS st = fn(c->h);
         Py_END_ALLOW_THREADS
     } else {
         st = fn(c->h);
@@ -422,7 +418,8 @@ static PyObject *ctx_fallback_result_m(vpy_ctx *c, PyObject *where)
     return vpy_leave_status(c, vk.vkt_ctx_set_fallback_result(c->h, (vkt_residency)r));
 }
 
-static PyObject *ctx_set_profiling_m(vpy_ctx *c, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *ctx_set_profiling_m(vpy_ctx *c, PyObject *const *args, Py_ssize_t nargs,
+                                     PyObject *kwnames)
 {
     static const char *const names[] = {"on"};
     PyObject *on;
@@ -531,7 +528,8 @@ static PyObject *ctx_full_m(vpy_ctx *c, PyObject *const *args, Py_ssize_t nargs,
     if (!PyFloat_Check(a[1])) {
         PyObject *f = PyNumber_Float(a[1]);
         if (!f) {
-            if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError))
+            if (!PyErr_ExceptionMatches(PyExc_TypeError) &&
+                !PyErr_ExceptionMatches(PyExc_ValueError))
                 return NULL;
             PyErr_Clear();
             return vpy_error(VKT_EINVAL, "fill value must be a number, got %R", a[1]);
@@ -587,10 +585,9 @@ static PyObject *ctx_from_host_m(vpy_ctx *c, PyObject *const *args, Py_ssize_t n
     vkt_tensor *out = NULL;
     int st;
     const void *data = view.obj ? view.buf : NULL;
-    Py_BEGIN_ALLOW_THREADS
-    st = vk.vkt_tensor_from_host(c->h, (vkt_dtype)dt, dims, rank, data, &out);
-    Py_END_ALLOW_THREADS
-    PyObject *t = vpy_made(c, st, out, NULL, 0);
+    Py_BEGIN_ALLOW_THREADS st =
+        vk.vkt_tensor_from_host(c->h, (vkt_dtype)dt, dims, rank, data, &out);
+    Py_END_ALLOW_THREADS PyObject *t = vpy_made(c, st, out, NULL, 0);
     PyBuffer_Release(&view);
     return t;
 }
@@ -682,38 +679,54 @@ static PyObject *ctx_graphs_get(vpy_ctx *c, void *closure)
 
 static PyMethodDef ctx_methods[] = {
     {"close", (PyCFunction)ctx_close_m, METH_NOARGS,
-     "close($self, /)\n--\n\nEnds a recording under way, frees every graph and tensor still alive on this "
+     "close($self, /)\n--\n\nEnds a recording under way, frees every graph and tensor still alive "
+     "on this "
      "context, then the context."},
     {"__enter__", ctx_enter_m, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)ctx_exit_m, METH_VARARGS, NULL},
-    {"sync", (PyCFunction)ctx_sync_m, METH_NOARGS, "sync($self, /)\n--\n\nSubmits recorded work and waits for it."},
+    {"sync", (PyCFunction)ctx_sync_m, METH_NOARGS,
+     "sync($self, /)\n--\n\nSubmits recorded work and waits for it."},
     {"flushes_subnormals", (PyCFunction)ctx_flushes_m, METH_NOARGS,
-     "flushes_subnormals($self, /)\n--\n\nTrue when the device's f32 arithmetic flushes subnormals to zero."},
+     "flushes_subnormals($self, /)\n--\n\nTrue when the device's f32 arithmetic flushes subnormals "
+     "to zero."},
     {"_set_native_disable", (PyCFunction)ctx_native_disable_m, METH_O, NULL},
     {"set_fallback_result", (PyCFunction)ctx_fallback_result_m, METH_O,
-     "set_fallback_result($self, where, /)\n--\n\nWhere fallback results go: 'device' (uploaded, the default) "
+     "set_fallback_result($self, where, /)\n--\n\nWhere fallback results go: 'device' (uploaded, "
+     "the default) "
      "or 'host'."},
     {"set_profiling", (PyCFunction)(void (*)(void))ctx_set_profiling_m, FASTKW,
-     "set_profiling($self, /, on=True)\n--\n\nTimes every dispatch (Vulkan timestamps, each dispatch alone "
-     "behind a barrier) while on;\nContext.profile() returns the times. A graph times its dispatches when "
-     "recorded while on,\nand adds them to the profile at launches while on. A no-op where the queue has no\n"
+     "set_profiling($self, /, on=True)\n--\n\nTimes every dispatch (Vulkan timestamps, each "
+     "dispatch alone "
+     "behind a barrier) while on;\nContext.profile() returns the times. A graph times its "
+     "dispatches when "
+     "recorded while on,\nand adds them to the profile at launches while on. A no-op where the "
+     "queue has no\n"
      "timestamps (last_gpu_ns is then None)."},
     {"_profile", (PyCFunction)ctx_profile_m, METH_NOARGS, NULL},
     {"record", (PyCFunction)ctx_record_m, METH_NOARGS,
-     "record($self, /)\n--\n\nBegins recording a graph: the ops called on this context until the recording "
-     "ends run\nonce per launch instead of now. Use it as `with ctx.record() as g: ...`, then g.launch().\n\n"
-     "Only native device work records: an op that would fall back or run on the host, a read to\nthe host "
-     "(numpy(), item(), printing values), a write, a move or a sync raises vkt.Error\n(VKT_EGRAPH, naming the "
-     "op), and a with block that raises makes no graph (nor does a\nrecording in which an op failed). Tensors "
-     "used or made by the recording are bound to the\ngraph: new inputs go into them with Tensor.write, state "
-     "the step updates with vkt.assign,\nand results are read from them after a launch. One recording at a "
+     "record($self, /)\n--\n\nBegins recording a graph: the ops called on this context until the "
+     "recording "
+     "ends run\nonce per launch instead of now. Use it as `with ctx.record() as g: ...`, then "
+     "g.launch().\n\n"
+     "Only native device work records: an op that would fall back or run on the host, a read "
+     "to\nthe host "
+     "(numpy(), item(), printing values), a write, a move or a sync raises vkt.Error\n(VKT_EGRAPH, "
+     "naming the "
+     "op), and a with block that raises makes no graph (nor does a\nrecording in which an op "
+     "failed). Tensors "
+     "used or made by the recording are bound to the\ngraph: new inputs go into them with "
+     "Tensor.write, state "
+     "the step updates with vkt.assign,\nand results are read from them after a launch. One "
+     "recording at a "
      "time per context; ops\nthat other threads call on the context meanwhile are recorded too."},
     {"zeros", (PyCFunction)(void (*)(void))ctx_zeros_m, FASTKW,
      "zeros($self, /, shape, dtype='f32')\n--\n\nA new tensor of zeros."},
     {"full", (PyCFunction)(void (*)(void))ctx_full_m, FASTKW,
-     "full($self, /, shape, value, dtype='f32')\n--\n\nA new tensor filled with value converted to dtype."},
+     "full($self, /, shape, value, dtype='f32')\n--\n\nA new tensor filled with value converted to "
+     "dtype."},
     {"iota", (PyCFunction)(void (*)(void))ctx_iota_m, FASTKW,
-     "iota($self, /, shape, dtype='s32', axis=None)\n--\n\nA new tensor counting up along axis, or over the "
+     "iota($self, /, shape, dtype='s32', axis=None)\n--\n\nA new tensor counting up along axis, or "
+     "over the "
      "flattened tensor (Nx.iota)."},
     {"_from_host", (PyCFunction)(void (*)(void))ctx_from_host_m, METH_FASTCALL, NULL},
     {NULL, NULL, 0, NULL},
@@ -721,8 +734,10 @@ static PyMethodDef ctx_methods[] = {
 
 static PyGetSetDef ctx_getset[] = {
     {"closed", (getter)ctx_closed_get, NULL, "Whether the context is closed.", NULL},
-    {"recording", (getter)ctx_recording_get, NULL, "Whether a graph is being recorded on this context.", NULL},
-    {"profiling", (getter)ctx_profiling_get, NULL, "Whether set_profiling turned per-dispatch timing on.", NULL},
+    {"recording", (getter)ctx_recording_get, NULL,
+     "Whether a graph is being recorded on this context.", NULL},
+    {"profiling", (getter)ctx_profiling_get, NULL,
+     "Whether set_profiling turned per-dispatch timing on.", NULL},
     {"device_name", (getter)ctx_device_name_get, NULL, "The name of the context's device.", NULL},
     {"max_tensor_bytes", (getter)ctx_max_bytes_get, NULL,
      "The largest tensor in bytes a native kernel can bind; larger ones fall back.", NULL},
@@ -734,8 +749,7 @@ static PyGetSetDef ctx_getset[] = {
 };
 
 PyTypeObject vpy_ContextType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "vkt._vkt.Context",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "vkt._vkt.Context",
     .tp_basicsize = sizeof(vpy_ctx),
     .tp_dealloc = (destructor)ctx_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,

@@ -18,16 +18,11 @@ static const char *describe(vpy_graph *g)
     if (!g->ctx->h)
         return "closed with its context";
     switch (g->state) {
-    case VPY_RECORDING:
-        return "still being recorded";
-    case VPY_FAILED:
-        return "a failed recording";
-    case VPY_FREED:
-        return "freed";
-    case VPY_READY:
-        return g->rec ? "recorded" : "freed";
-    case VPY_CLOSED:
-        break;
+    case VPY_RECORDING: return "still being recorded";
+    case VPY_FAILED: return "a failed recording";
+    case VPY_FREED: return "freed";
+    case VPY_READY: return g->rec ? "recorded" : "freed";
+    case VPY_CLOSED: break;
     }
     return "closed with its context";
 }
@@ -133,10 +128,8 @@ static PyObject *graph_launch_m(vpy_graph *g, PyObject *unused)
         return NULL;
     int st;
     vkt_graph *h = g->rec->h;
-    Py_BEGIN_ALLOW_THREADS
-    st = vk.vkt_graph_launch(h);
-    Py_END_ALLOW_THREADS
-    return vpy_leave_status(g->ctx, st);
+    Py_BEGIN_ALLOW_THREADS st = vk.vkt_graph_launch(h);
+    Py_END_ALLOW_THREADS return vpy_leave_status(g->ctx, st);
 }
 
 static PyObject *graph_free_m(vpy_graph *g, PyObject *unused)
@@ -221,52 +214,59 @@ static void graph_dealloc(vpy_graph *g)
 
 static PyMethodDef graph_methods[] = {
     {"end", (PyCFunction)graph_end_m, METH_NOARGS,
-     "end($self, /)\n--\n\nEnds the recording (the with block does it). Raises vkt.Error when a call failed "
+     "end($self, /)\n--\n\nEnds the recording (the with block does it). Raises vkt.Error when a "
+     "call failed "
      "during\nthe recording: the graph would lack that call's work, so there is none."},
     {"__enter__", graph_enter_m, METH_NOARGS, NULL},
     {"__exit__", (PyCFunction)(void (*)(void))graph_exit_m, METH_FASTCALL, NULL},
     {"launch", (PyCFunction)graph_launch_m, METH_NOARGS,
-     "launch($self, /)\n--\n\nRuns the recorded ops once, in one submission, and waits for them (a sync "
+     "launch($self, /)\n--\n\nRuns the recorded ops once, in one submission, and waits for them (a "
+     "sync "
      "point)."},
     {"free", (PyCFunction)graph_free_m, METH_NOARGS,
-     "free($self, /)\n--\n\nFrees the graph now, and the tensors only it still kept; a second free is a "
+     "free($self, /)\n--\n\nFrees the graph now, and the tensors only it still kept; a second free "
+     "is a "
      "no-op."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyGetSetDef graph_getset[] = {
-    {"dispatches", (getter)graph_dispatches_get, NULL, "How many dispatches a launch replays.", NULL},
+    {"dispatches", (getter)graph_dispatches_get, NULL, "How many dispatches a launch replays.",
+     NULL},
     {"levels", (getter)graph_levels_get, NULL,
-     "How many dependency levels a launch runs its dispatches in: one barrier between\nlevels, so this is "
+     "How many dependency levels a launch runs its dispatches in: one barrier between\nlevels, so "
+     "this is "
      "the longest chain of commands that each need the one before.",
      NULL},
     {"context", (getter)graph_context_get, NULL, "The graph's context.", NULL},
     {"freed", (getter)graph_freed_get, NULL,
-     "Whether the graph is gone or never came to be: freed, its context closed, or its\nrecording failed. "
+     "Whether the graph is gone or never came to be: freed, its context closed, or its\nrecording "
+     "failed. "
      "False while it is being recorded.",
      NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 PyTypeObject vpy_GraphType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "vkt.Graph",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "vkt.Graph",
     .tp_basicsize = sizeof(vpy_graph),
     .tp_dealloc = (destructor)graph_dealloc,
     .tp_repr = (reprfunc)graph_repr,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "A recorded step (vkt_graph): ops recorded once by Context.record and replayed by launch()\n"
-              "with one submission, the Vulkan counterpart of a CUDA graph.\n\n"
-              "    x = ctx.zeros((batch, 784))\n"
-              "    with ctx.record() as g:\n"
-              "        loss = step(x, labels)       # recorded, not run: no values yet\n"
-              "    for batch in data:\n"
-              "        x.write(batch)               # new inputs go into the bound tensors\n"
-              "        g.launch()                   # one submission; a sync point\n"
-              "        print(loss.item())\n\n"
-              "The graph keeps the tensors it binds (its inputs, its results, the state it updates with\n"
-              "vkt.assign) until it is freed: with the object, by free(), or when its context closes.\n"
-              "Misuse raises vkt.Error with status VKT_EGRAPH.",
+    .tp_doc =
+        "A recorded step (vkt_graph): ops recorded once by Context.record and replayed by "
+        "launch()\n"
+        "with one submission, the Vulkan counterpart of a CUDA graph.\n\n"
+        "    x = ctx.zeros((batch, 784))\n"
+        "    with ctx.record() as g:\n"
+        "        loss = step(x, labels)       # recorded, not run: no values yet\n"
+        "    for batch in data:\n"
+        "        x.write(batch)               # new inputs go into the bound tensors\n"
+        "        g.launch()                   # one submission; a sync point\n"
+        "        print(loss.item())\n\n"
+        "The graph keeps the tensors it binds (its inputs, its results, the state it updates with\n"
+        "vkt.assign) until it is freed: with the object, by free(), or when its context closes.\n"
+        "Misuse raises vkt.Error with status VKT_EGRAPH.",
     .tp_methods = graph_methods,
     .tp_getset = graph_getset,
 };

@@ -121,8 +121,7 @@ int vpy_lib_add_constants(PyObject *m)
 /* ---- vkt.Error ---------------------------------------------------------------------------- */
 
 typedef struct {
-    PyException_HEAD
-    PyObject *message;
+    PyException_HEAD PyObject *message;
     PyObject *status;
 } vpy_error_obj;
 
@@ -187,7 +186,8 @@ static PyObject *error_status_name(vpy_error_obj *self, void *closure)
 static PyMemberDef error_members[] = {
     {"message", T_OBJECT, offsetof(vpy_error_obj, message), 0,
      "libvkt's own message (vkt_last_error), or the argument check's."},
-    {"status", T_OBJECT, offsetof(vpy_error_obj, status), 0, "The vkt_status code, a negative int."},
+    {"status", T_OBJECT, offsetof(vpy_error_obj, status), 0,
+     "The vkt_status code, a negative int."},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -197,8 +197,7 @@ static PyGetSetDef error_getset[] = {
 };
 
 PyTypeObject vpy_ErrorType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "vkt.Error",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "vkt.Error",
     .tp_basicsize = sizeof(vpy_error_obj),
     .tp_dealloc = (destructor)error_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
@@ -245,7 +244,8 @@ void vpy_failure_take(vpy_failure *f, int status)
 PyObject *vpy_failure_raise(const vpy_failure *f)
 {
     if (f->message[0])
-        return raise_message(f->status, PyUnicode_DecodeUTF8(f->message, (Py_ssize_t)strlen(f->message), "replace"));
+        return raise_message(
+            f->status, PyUnicode_DecodeUTF8(f->message, (Py_ssize_t)strlen(f->message), "replace"));
     const char *name = vpy_status_name(f->status);
     return name ? vpy_error(f->status, "%s", name) : vpy_error(f->status, "status %d", f->status);
 }

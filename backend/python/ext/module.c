@@ -50,13 +50,13 @@ static PyObject *m_setup(PyObject *m, PyObject *args, PyObject *kwds)
     (void)m;
     static char *kwlist[] = {"tensor", "operand", "dtype_name", "load", NULL};
     PyObject *tensor, *operand, *dtype_name, *load;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOO:_setup", kwlist, &PyType_Type, &tensor, &operand,
-                                     &dtype_name, &load))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O!OOO:_setup", kwlist, &PyType_Type, &tensor,
+                                     &operand, &dtype_name, &load))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)tensor, &vpy_TensorType))
         return PyErr_Format(PyExc_TypeError, "_setup: tensor must be a subclass of _vkt.Tensor");
-    if (set_hook(&vpy_hook_operand, operand, "operand") < 0 || set_hook(&vpy_hook_dtype_name, dtype_name,
-                                                                        "dtype_name") < 0 ||
+    if (set_hook(&vpy_hook_operand, operand, "operand") < 0 ||
+        set_hook(&vpy_hook_dtype_name, dtype_name, "dtype_name") < 0 ||
         set_hook(&vpy_hook_load, load, "load") < 0)
         return NULL;
     Py_INCREF(tensor);
@@ -67,13 +67,17 @@ static PyObject *m_setup(PyObject *m, PyObject *args, PyObject *kwds)
 }
 
 static PyMethodDef module_methods[] = {
-    {"load", m_load, METH_O, "load(path, /)\n--\n\nLoads libvkt from path (once; later calls do nothing)."},
+    {"load", m_load, METH_O,
+     "load(path, /)\n--\n\nLoads libvkt from path (once; later calls do nothing)."},
     {"loaded", m_loaded, METH_NOARGS, "loaded()\n--\n\nWhether libvkt is loaded."},
-    {"bound", m_bound, METH_NOARGS, "bound()\n--\n\nThe names of the functions of libvkt the module calls."},
+    {"bound", m_bound, METH_NOARGS,
+     "bound()\n--\n\nThe names of the functions of libvkt the module calls."},
     {"close_all", m_close_all, METH_NOARGS, "close_all()\n--\n\nCloses every open context."},
     {"_setup", (PyCFunction)(void (*)(void))m_setup, METH_VARARGS | METH_KEYWORDS,
-     "_setup(tensor, operand, dtype_name, load)\n--\n\nThe package's Tensor class, which the ops make, and "
-     "its rules: operand(x, ctx, dtype)\nfor operands that are not tensors or Python numbers, dtype_name(d) "
+     "_setup(tensor, operand, dtype_name, load)\n--\n\nThe package's Tensor class, which the ops "
+     "make, and "
+     "its rules: operand(x, ctx, dtype)\nfor operands that are not tensors or Python numbers, "
+     "dtype_name(d) "
      "for dtype-likes,\nload() to load libvkt at the first use."},
     {NULL, NULL, 0, NULL},
 };
@@ -81,7 +85,8 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "vkt._vkt",
-    .m_doc = "libvkt's contexts, tensors, graphs and ops, for the vkt package (which adds numpy's side).",
+    .m_doc = "libvkt's contexts, tensors, graphs and ops, for the vkt package (which adds numpy's "
+             "side).",
     .m_size = -1,
     .m_methods = module_methods,
 };
@@ -128,8 +133,9 @@ PyMODINIT_FUNC PyInit__vkt(void)
         add_type(m, "Error", &vpy_ErrorType) < 0 || add_type(m, "Context", &vpy_ContextType) < 0 ||
         add_type(m, "Tensor", &vpy_TensorType) < 0 || add_type(m, "Graph", &vpy_GraphType) < 0 ||
         vpy_lib_add_constants(m) < 0 || PyModule_AddIntConstant(m, "MAX_RANK", VKT_MAX_RANK) < 0 ||
-        PyModule_AddIntConstant(m, "ALL_AXES", VKT_ALL_AXES) < 0 || add_names(m, "DTYPES", vpy_dtype_names) < 0 ||
-        add_names(m, "UNARY_OPS", unary_names) < 0 || add_names(m, "BINARY_OPS", binary_names) < 0) {
+        PyModule_AddIntConstant(m, "ALL_AXES", VKT_ALL_AXES) < 0 ||
+        add_names(m, "DTYPES", vpy_dtype_names) < 0 || add_names(m, "UNARY_OPS", unary_names) < 0 ||
+        add_names(m, "BINARY_OPS", binary_names) < 0) {
         Py_DECREF(m);
         return NULL;
     }

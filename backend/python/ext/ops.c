@@ -8,7 +8,8 @@
 #include "vpy.h"
 
 #define FASTKW (METH_FASTCALL | METH_KEYWORDS)
-#define MAXR (VKT_MAX_RANK + 1) /* array sizes: one more than a tensor takes, for libvkt to refuse */
+#define MAXR                                                                                       \
+    (VKT_MAX_RANK + 1) /* array sizes: one more than a tensor takes, for libvkt to refuse */
 
 /* Takes the mutex and makes the operands' numbers; on failure releases everything. */
 static int begin(vpy_ctx *c, vpy_operand *o, int n)
@@ -61,16 +62,16 @@ static vpy_tensor *tensor_arg(PyObject *x)
 
 /* The end of an op on one tensor t: libvkt's fn on t's handle and the arguments that follow,
  * under the mutex, and the result wrapped. */
-#define CALL_ON(t, fn, ...)                                                                          \
-    do {                                                                                             \
-        if (vpy_enter((t)->ctx) < 0)                                                                 \
-            return NULL;                                                                             \
-        vkt_tensor *out_ = NULL;                                                                     \
-        int st_ = fn((t)->h, __VA_ARGS__, &out_);                                                    \
-        return vpy_made((t)->ctx, st_, out_, &(t), 1);                                               \
+#define CALL_ON(t, fn, ...)                                                                        \
+    do {                                                                                           \
+        if (vpy_enter((t)->ctx) < 0)                                                               \
+            return NULL;                                                                           \
+        vkt_tensor *out_ = NULL;                                                                   \
+        int st_ = fn((t)->h, __VA_ARGS__, &out_);                                                  \
+        return vpy_made((t)->ctx, st_, out_, &(t), 1);                                             \
     } while (0)
 
-/* ---- elementwise ------------------------------------------------------------------------------ */
+/* ---- elementwise ----------------------------------------------------------------------------- */
 
 PyObject *vpy_unary(vpy_unary_fn fn, PyObject *x)
 {
@@ -114,26 +115,27 @@ PyObject *vpy_binary(vpy_binary_fn fn, PyObject *a, PyObject *b)
 static const char *const x_names[] = {"x"};
 static const char *const ab_names[] = {"a", "b"};
 
-#define UNARY_FN(name, cls)                                                                           \
-    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)   \
-    {                                                                                                \
-        (void)m;                                                                                     \
-        PyObject *x;                                                                                 \
-        if (nargs == 1 && !kw)                                                                       \
-            return vpy_unary(vk.vkt_##name, args[0]);                                                \
-        return vpy_args(#name, args, nargs, kw, x_names, 1, 1, &x) < 0 ? NULL                        \
-                                                                       : vpy_unary(vk.vkt_##name, x); \
+#define UNARY_FN(name, cls)                                                                        \
+    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        PyObject *x;                                                                               \
+        if (nargs == 1 && !kw)                                                                     \
+            return vpy_unary(vk.vkt_##name, args[0]);                                              \
+        return vpy_args(#name, args, nargs, kw, x_names, 1, 1, &x) < 0                             \
+                   ? NULL                                                                          \
+                   : vpy_unary(vk.vkt_##name, x);                                                  \
     }
-#define BINARY_FN(name, cls)                                                                           \
-    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)   \
-    {                                                                                                \
-        (void)m;                                                                                     \
-        PyObject *a[2];                                                                              \
-        if (nargs == 2 && !kw)                                                                       \
-            return vpy_binary(vk.vkt_##name, args[0], args[1]);                                      \
-        return vpy_args(#name, args, nargs, kw, ab_names, 2, 2, a) < 0                               \
-                   ? NULL                                                                            \
-                   : vpy_binary(vk.vkt_##name, a[0], a[1]);                                          \
+#define BINARY_FN(name, cls)                                                                       \
+    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        PyObject *a[2];                                                                            \
+        if (nargs == 2 && !kw)                                                                     \
+            return vpy_binary(vk.vkt_##name, args[0], args[1]);                                    \
+        return vpy_args(#name, args, nargs, kw, ab_names, 2, 2, a) < 0                             \
+                   ? NULL                                                                          \
+                   : vpy_binary(vk.vkt_##name, a[0], a[1]);                                        \
     }
 VKT_UNARY_OPS(UNARY_FN)
 VKT_BINARY_OPS(BINARY_FN)
@@ -173,7 +175,8 @@ static PyObject *op_clip(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
     if (!c || vpy_like(xs, 3, &like) < 0 || vpy_operands(c, xs, 1, &like, o) < 0)
         return NULL;
     /* the bounds take x's dtype, x made first */
-    if ((likes[0] = likes[1] = vpy_operand_dtype(&o[0])) < 0 || vpy_operands(c, xs + 1, 2, likes, o + 1) < 0) {
+    if ((likes[0] = likes[1] = vpy_operand_dtype(&o[0])) < 0 ||
+        vpy_operands(c, xs + 1, 2, likes, o + 1) < 0) {
         vpy_operands_done(o, 1);
         return NULL;
     }
@@ -198,10 +201,11 @@ static PyObject *op_as_type(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     (void)m;
     static const char *const names[] = {"x", "dtype"};
     PyObject *a[2];
-    return vpy_args("as_type", args, nargs, kw, names, 2, 2, a) < 0 ? NULL : vpy_op_as_type(a[0], a[1]);
+    return vpy_args("as_type", args, nargs, kw, names, 2, 2, a) < 0 ? NULL
+                                                                    : vpy_op_as_type(a[0], a[1]);
 }
 
-/* ---- reductions ------------------------------------------------------------------------------- */
+/* ---- reductions ------------------------------------------------------------------------------ */
 
 PyObject *vpy_op_reduce(vpy_reduce_fn fn, PyObject *x, PyObject *axes, PyObject *keep)
 {
@@ -219,15 +223,15 @@ PyObject *vpy_op_reduce(vpy_reduce_fn fn, PyObject *x, PyObject *axes, PyObject 
     CALL_ON(t, fn, all ? NULL : ax, (int)n, k);
 }
 
-#define REDUCE_FN(name)                                                                              \
-    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)   \
-    {                                                                                                \
-        (void)m;                                                                                     \
-        static const char *const names[] = {"x", "axes", "keep_axes"};                               \
-        PyObject *a[3];                                                                              \
-        if (vpy_args(#name, args, nargs, kw, names, 1, 3, a) < 0)                                    \
-            return NULL;                                                                             \
-        return vpy_op_reduce(vk.vkt_##name, a[0], a[1], a[2]);                                       \
+#define REDUCE_FN(name)                                                                            \
+    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        static const char *const names[] = {"x", "axes", "keep_axes"};                             \
+        PyObject *a[3];                                                                            \
+        if (vpy_args(#name, args, nargs, kw, names, 1, 3, a) < 0)                                  \
+            return NULL;                                                                           \
+        return vpy_op_reduce(vk.vkt_##name, a[0], a[1], a[2]);                                     \
     }
 VKT_REDUCE_OPS(REDUCE_FN)
 #undef REDUCE_FN
@@ -236,10 +240,12 @@ VKT_REDUCE_OPS(REDUCE_FN)
  * direction='asc'): one tensor, an axis, a flag. */
 typedef int (*axis_fn)(const vkt_tensor *, int, bool, vkt_tensor **);
 
-static PyObject *axis_op(const char *name, axis_fn fn, bool sorts, PyObject *const *args, Py_ssize_t nargs,
-                         PyObject *kw)
+static PyObject *axis_op(const char *name, axis_fn fn, bool sorts, PyObject *const *args,
+                         Py_ssize_t nargs, PyObject *kw)
 {
-    static const char *const arg_names[] = {"x", "axis", "keep_axis"}, *const sort_names[] = {"x", "axis", "direction"};
+    static const char *const arg_names[] = {"x", "axis", "keep_axis"}, *const sort_names[] = {
+                                                                           "x", "axis",
+                                                                           "direction"};
     PyObject *a[3];
     int axis, flag = 0;
     if (vpy_args(name, args, nargs, kw, sorts ? sort_names : arg_names, 1, 3, a) < 0)
@@ -258,11 +264,11 @@ static PyObject *axis_op(const char *name, axis_fn fn, bool sorts, PyObject *con
     CALL_ON(t, fn, axis, flag);
 }
 
-#define AXIS_FN(name, sorts)                                                                         \
-    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)   \
-    {                                                                                                \
-        (void)m;                                                                                     \
-        return axis_op(#name, vk.vkt_##name, sorts, args, nargs, kw);                                \
+#define AXIS_FN(name, sorts)                                                                       \
+    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        return axis_op(#name, vk.vkt_##name, sorts, args, nargs, kw);                              \
     }
 AXIS_FN(argmax, false)
 AXIS_FN(argmin, false)
@@ -270,7 +276,7 @@ AXIS_FN(sort, true)
 AXIS_FN(argsort, true)
 #undef AXIS_FN
 
-/* ---- data movement ----------------------------------------------------------------------------- */
+/* ---- data movement --------------------------------------------------------------------------- */
 
 static PyObject *int_tuple(const int64_t *v, Py_ssize_t n)
 {
@@ -324,7 +330,8 @@ static PyObject *op_reshape(PyObject *m, PyObject *const *args, Py_ssize_t nargs
     (void)m;
     static const char *const names[] = {"x", "shape"};
     PyObject *a[2];
-    return vpy_args("reshape", args, nargs, kw, names, 2, 2, a) < 0 ? NULL : vpy_op_reshape(a[0], a[1]);
+    return vpy_args("reshape", args, nargs, kw, names, 2, 2, a) < 0 ? NULL
+                                                                    : vpy_op_reshape(a[0], a[1]);
 }
 
 /* An optional axis list of exactly rank axes ("{op}: n axes given for rank r"): its count, 0
@@ -356,7 +363,9 @@ static PyObject *op_transpose(PyObject *m, PyObject *const *args, Py_ssize_t nar
     (void)m;
     static const char *const names[] = {"x", "axes"};
     PyObject *a[2];
-    return vpy_args("transpose", args, nargs, kw, names, 1, 2, a) < 0 ? NULL : vpy_op_transpose(a[0], a[1]);
+    return vpy_args("transpose", args, nargs, kw, names, 1, 2, a) < 0
+               ? NULL
+               : vpy_op_transpose(a[0], a[1]);
 }
 
 static PyObject *op_broadcast(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
@@ -387,7 +396,8 @@ static PyObject *op_slice(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
     vpy_tensor *t = tensor_arg(a[0]);
     int rank = t ? vpy_rank(t) : -1;
     if (rank < 0 || vpy_per_axis(a[1], rank, "start_indices", 0, start) < 0 ||
-        vpy_per_axis(a[2], rank, "lengths", 0, lens) < 0 || vpy_per_axis(a[3], rank, "strides", 1, strides) < 0)
+        vpy_per_axis(a[2], rank, "lengths", 0, lens) < 0 ||
+        vpy_per_axis(a[3], rank, "strides", 1, strides) < 0)
         return NULL;
     CALL_ON(t, vk.vkt_slice, start, lens, strides);
 }
@@ -395,12 +405,14 @@ static PyObject *op_slice(PyObject *m, PyObject *const *args, Py_ssize_t nargs, 
 /* pad's config: per axis (lo, hi) or (lo, hi, interior). */
 static int pad_config(PyObject *config, int rank, int64_t *lo, int64_t *hi, int64_t *interior)
 {
-    PyObject *seq = PySequence_Fast(config, "pad: config must be a list of (lo, hi) or (lo, hi, interior)");
+    PyObject *seq =
+        PySequence_Fast(config, "pad: config must be a list of (lo, hi) or (lo, hi, interior)");
     if (!seq)
         return -1;
     int rc = 0;
     if (PySequence_Fast_GET_SIZE(seq) != rank) {
-        vpy_error(VKT_ESHAPE, "pad: %zd axis configurations for rank %d", PySequence_Fast_GET_SIZE(seq), rank);
+        vpy_error(VKT_ESHAPE, "pad: %zd axis configurations for rank %d",
+                  PySequence_Fast_GET_SIZE(seq), rank);
         rc = -1;
     }
     for (int i = 0; rc == 0 && i < rank; i++) {
@@ -409,7 +421,8 @@ static int pad_config(PyObject *config, int rank, int64_t *lo, int64_t *hi, int6
         Py_ssize_t len = c ? PySequence_Fast_GET_SIZE(c) : 0;
         if (!c || (len != 2 && len != 3)) {
             PyErr_Clear();
-            vpy_error(VKT_EINVAL, "pad: each axis takes (lo, hi) or (lo, hi, interior), got %R", item);
+            vpy_error(VKT_EINVAL, "pad: each axis takes (lo, hi) or (lo, hi, interior), got %R",
+                      item);
             rc = -1;
         } else {
             int64_t v[3] = {0, 0, 0};
@@ -476,7 +489,8 @@ static PyObject *op_concatenate(PyObject *m, PyObject *const *args, Py_ssize_t n
     static const char *const names[] = {"tensors", "axis"};
     PyObject *a[2];
     int axis, like;
-    if (vpy_args("concatenate", args, nargs, kw, names, 1, 2, a) < 0 || vpy_index(a[1], 0, &axis) < 0)
+    if (vpy_args("concatenate", args, nargs, kw, names, 1, 2, a) < 0 ||
+        vpy_index(a[1], 0, &axis) < 0)
         return NULL;
     PyObject *seq = PySequence_Fast(a[0], "concatenate takes a sequence of tensors");
     if (!seq)
@@ -540,7 +554,8 @@ static PyObject *op_assign(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     if (vpy_args("assign", args, nargs, kw, names, 2, 2, a) < 0)
         return NULL;
     if (!vpy_is_tensor(a[0]))
-        return vpy_error(VKT_EINVAL, "assign: dst must be a vkt.Tensor (the tensor written), got %s",
+        return vpy_error(VKT_EINVAL,
+                         "assign: dst must be a vkt.Tensor (the tensor written), got %s",
                          Py_TYPE(a[0])->tp_name);
     vpy_tensor *dst = (vpy_tensor *)a[0];
     vpy_ctx *c = dst->ctx;
@@ -552,8 +567,9 @@ static PyObject *op_assign(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     if (!vpy_is_tensor(from) && !PyLong_Check(from) && !PyFloat_Check(from)) {
         /* host data converts to dst's dtype; other numbers come back as int or float */
         PyObject *dt = PyUnicode_FromString(vk.vkt_dtype_name((vkt_dtype)dtype));
-        from = dt && vpy_hook_operand ? PyObject_CallFunctionObjArgs(vpy_hook_operand, a[1], (PyObject *)c, dt, NULL)
-                                      : NULL;
+        from = dt && vpy_hook_operand
+                   ? PyObject_CallFunctionObjArgs(vpy_hook_operand, a[1], (PyObject *)c, dt, NULL)
+                   : NULL;
         Py_XDECREF(dt);
         if (!from)
             return NULL;
@@ -582,7 +598,8 @@ static PyObject *op_assign(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
     int st = 0;
     if (!src.t) {
         int rank = vk.vkt_tensor_rank(dst->h);
-        st = vk.vkt_full(c->h, (vkt_dtype)dtype, vk.vkt_tensor_shape(dst->h), rank, src.value, &src.tmp);
+        st = vk.vkt_full(c->h, (vkt_dtype)dtype, vk.vkt_tensor_shape(dst->h), rank, src.value,
+                         &src.tmp);
     }
     if (!st)
         st = vk.vkt_assign(dst->h, vpy_h(&src));
@@ -636,8 +653,8 @@ static PyObject *op_gather(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
 
 /* ---- contraction and sorting ----------------------------------------------------------------- */
 
-static PyObject *dot_call(vpy_ctx *c, vpy_operand *o, const int *ca, const int *ba, const int *cb, const int *bb,
-                          int nc, int nb)
+static PyObject *dot_call(vpy_ctx *c, vpy_operand *o, const int *ca, const int *ba, const int *cb,
+                          const int *bb, int nc, int nb)
 {
     if (begin(c, o, 2) < 0)
         return NULL;
@@ -651,14 +668,18 @@ static int dot_axes(PyObject *const *lists, int *ax, int *nc, int *nb)
 {
     Py_ssize_t n[4];
     for (int i = 0; i < 4; i++) {
-        n[i] = lists[i] && lists[i] != Py_None ? vpy_axes(lists[i], ax + i * MAXR, MAXR, "dot axes") : 0;
+        n[i] = lists[i] && lists[i] != Py_None ? vpy_axes(lists[i], ax + i * MAXR, MAXR, "dot axes")
+                                               : 0;
         if (n[i] < 0)
             return -1;
     }
     /* lists: contract_a, batch_a, contract_b, batch_b */
     if (n[0] != n[2] || n[1] != n[3]) {
-        vpy_error(VKT_EAXIS, "dot: %zd and %zd contracting axes, %zd and %zd batch axes: each side needs as many "
-                             "as the other", n[0], n[2], n[1], n[3]);
+        vpy_error(
+            VKT_EAXIS,
+            "dot: %zd and %zd contracting axes, %zd and %zd batch axes: each side needs as many "
+            "as the other",
+            n[0], n[2], n[1], n[3]);
         return -1;
     }
     *nc = (int)n[0];
@@ -687,7 +708,8 @@ static PyObject *op_dot(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
             lists[3] = args[5];
         }
     } else {
-        return vpy_error(VKT_EINVAL, "dot takes 2, 4 or 6 arguments (Nx.dot/2, /4, /6), got %zd", nargs);
+        return vpy_error(VKT_EINVAL, "dot takes 2, 4 or 6 arguments (Nx.dot/2, /4, /6), got %zd",
+                         nargs);
     }
     vpy_ctx *c = vpy_ctx_of(xs, 2);
     if (!c || vpy_like(xs, 2, &like) < 0)
@@ -702,7 +724,8 @@ static PyObject *op_dot(PyObject *m, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
         if (ra == 0 || rb == 0) { /* a scalar multiplies */
-            PyObject *x = o[0].t ? (PyObject *)o[0].t : xs[0], *y = o[1].t ? (PyObject *)o[1].t : xs[1];
+            PyObject *x = o[0].t ? (PyObject *)o[0].t : xs[0],
+                     *y = o[1].t ? (PyObject *)o[1].t : xs[1];
             PyObject *r = vpy_binary(vk.vkt_multiply, x, y);
             vpy_operands_done(o, 2);
             return r;
@@ -756,10 +779,14 @@ static int conv_opts(PyObject *const *a, int rank, vpy_tensor *k, vkt_conv_opts 
     if (vpy_per_axis(a[2], n, "strides", 1, o->strides) < 0 ||
         vpy_per_axis(a[4], n, "input_dilation", 1, o->input_dilation) < 0 ||
         vpy_per_axis(a[5], n, "kernel_dilation", 1, o->kernel_dilation) < 0 ||
-        group_size(a[6], &o->feature_group_size) < 0 || group_size(a[7], &o->batch_group_size) < 0 ||
-        conv_perm(a[8], rank, "input_permutation", o->input_permutation, &o->has_input_permutation) < 0 ||
-        conv_perm(a[9], rank, "kernel_permutation", o->kernel_permutation, &o->has_kernel_permutation) < 0 ||
-        conv_perm(a[10], rank, "output_permutation", o->output_permutation, &o->has_output_permutation) < 0)
+        group_size(a[6], &o->feature_group_size) < 0 ||
+        group_size(a[7], &o->batch_group_size) < 0 ||
+        conv_perm(a[8], rank, "input_permutation", o->input_permutation,
+                  &o->has_input_permutation) < 0 ||
+        conv_perm(a[9], rank, "kernel_permutation", o->kernel_permutation,
+                  &o->has_kernel_permutation) < 0 ||
+        conv_perm(a[10], rank, "output_permutation", o->output_permutation,
+                  &o->has_output_permutation) < 0)
         return -1;
     int64_t sizes[VKT_MAX_SPATIAL] = {0};
     if (a[3] && vpy_is_same(a[3])) {
@@ -772,13 +799,16 @@ static int conv_opts(PyObject *const *a, int rank, vpy_tensor *k, vkt_conv_opts 
             if (ax < 0 || ax >= rank) {
                 PyObject *perm = PySequence_List(a[9]);
                 if (perm)
-                    vpy_error(VKT_EAXIS, "conv: kernel_permutation %R is out of range for rank %d", perm, rank);
+                    vpy_error(VKT_EAXIS, "conv: kernel_permutation %R is out of range for rank %d",
+                              perm, rank);
                 Py_XDECREF(perm);
                 Py_DECREF(kshape);
                 return -1;
             }
             if (i >= 2)
-                sizes[i - 2] = (PyLong_AsLongLong(PyTuple_GET_ITEM(kshape, ax)) - 1) * o->kernel_dilation[i - 2] + 1;
+                sizes[i - 2] = (PyLong_AsLongLong(PyTuple_GET_ITEM(kshape, ax)) - 1) *
+                                   o->kernel_dilation[i - 2] +
+                               1;
         }
         Py_DECREF(kshape);
     }
@@ -788,9 +818,17 @@ static int conv_opts(PyObject *const *a, int rank, vpy_tensor *k, vkt_conv_opts 
 static PyObject *op_conv(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
 {
     (void)m;
-    static const char *const names[] = {"input", "kernel", "strides", "padding", "input_dilation",
-                                        "kernel_dilation", "feature_group_size", "batch_group_size",
-                                        "input_permutation", "kernel_permutation", "output_permutation"};
+    static const char *const names[] = {"input",
+                                        "kernel",
+                                        "strides",
+                                        "padding",
+                                        "input_dilation",
+                                        "kernel_dilation",
+                                        "feature_group_size",
+                                        "batch_group_size",
+                                        "input_permutation",
+                                        "kernel_permutation",
+                                        "output_permutation"};
     PyObject *a[11];
     vpy_operand o[2];
     int like, likes[2];
@@ -808,7 +846,8 @@ static PyObject *op_conv(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
         PyObject *xs = o[0].t ? vpy_shape(o[0].t) : PyTuple_New(0);
         PyObject *ks = !xs ? NULL : o[1].t ? vpy_shape(o[1].t) : PyTuple_New(0);
         if (ks)
-            vpy_error(VKT_ESHAPE, "conv: input and kernel need one rank from 3 to %d, got shapes %R and %R",
+            vpy_error(VKT_ESHAPE,
+                      "conv: input and kernel need one rank from 3 to %d, got shapes %R and %R",
                       VKT_MAX_RANK, xs, ks);
         Py_XDECREF(xs);
         Py_XDECREF(ks);
@@ -826,8 +865,8 @@ static PyObject *op_conv(PyObject *m, PyObject *const *args, Py_ssize_t nargs, P
 }
 
 /* The window ops' window and options, for a tensor of rank rank. */
-static int window_opts(PyObject *win, PyObject *strides, PyObject *padding, PyObject *dilations, int rank,
-                       const char *what, int64_t *window, vkt_window_opts *o)
+static int window_opts(PyObject *win, PyObject *strides, PyObject *padding, PyObject *dilations,
+                       int rank, const char *what, int64_t *window, vkt_window_opts *o)
 {
     memset(o, 0, sizeof *o);
     if (vpy_per_axis(win, rank, "window_dimensions", 1, window) < 0 ||
@@ -840,11 +879,14 @@ static int window_opts(PyObject *win, PyObject *strides, PyObject *padding, PyOb
     return vpy_padding(padding, rank, sizes, what, o->padding_lo, o->padding_hi);
 }
 
-typedef int (*window_fn)(const vkt_tensor *, const int64_t *, const vkt_window_opts *, vkt_tensor **);
+typedef int (*window_fn)(const vkt_tensor *, const int64_t *, const vkt_window_opts *,
+                         vkt_tensor **);
 
-static PyObject *window_op(const char *name, window_fn fn, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+static PyObject *window_op(const char *name, window_fn fn, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kw)
 {
-    static const char *const names[] = {"x", "window_dimensions", "strides", "padding", "window_dilations"};
+    static const char *const names[] = {"x", "window_dimensions", "strides", "padding",
+                                        "window_dilations"};
     PyObject *a[5];
     int64_t win[MAXR];
     vkt_window_opts opts;
@@ -857,23 +899,23 @@ static PyObject *window_op(const char *name, window_fn fn, PyObject *const *args
     CALL_ON(t, fn, win, &opts);
 }
 
-#define WINDOW_FN(name)                                                                              \
-    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)   \
-    {                                                                                                \
-        (void)m;                                                                                     \
-        return window_op(#name, vk.vkt_##name, args, nargs, kw);                                     \
+#define WINDOW_FN(name)                                                                            \
+    static PyObject *op_##name(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw) \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        return window_op(#name, vk.vkt_##name, args, nargs, kw);                                   \
     }
 VKT_WINDOW_OPS(WINDOW_FN)
 #undef WINDOW_FN
 
-typedef int (*scatter_fn)(const vkt_tensor *, const vkt_tensor *, const vkt_tensor *, const int64_t *,
-                          const vkt_window_opts *, vkt_tensor **);
+typedef int (*scatter_fn)(const vkt_tensor *, const vkt_tensor *, const vkt_tensor *,
+                          const int64_t *, const vkt_window_opts *, vkt_tensor **);
 
-static PyObject *scatter_op(const char *name, scatter_fn fn, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kw)
+static PyObject *scatter_op(const char *name, scatter_fn fn, PyObject *const *args,
+                            Py_ssize_t nargs, PyObject *kw)
 {
-    static const char *const names[] = {"x", "source", "init_value", "window_dimensions", "strides",
-                                        "padding"};
+    static const char *const names[] = {"x",       "source", "init_value", "window_dimensions",
+                                        "strides", "padding"};
     PyObject *a[6];
     int64_t win[MAXR];
     vkt_window_opts opts;
@@ -903,19 +945,21 @@ static PyObject *scatter_op(const char *name, scatter_fn fn, PyObject *const *ar
     return finish(c, st, out, o, 3);
 }
 
-static PyObject *op_window_scatter_max(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+static PyObject *op_window_scatter_max(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                       PyObject *kw)
 {
     (void)m;
     return scatter_op("window_scatter_max", vk.vkt_window_scatter_max, args, nargs, kw);
 }
 
-static PyObject *op_window_scatter_min(PyObject *m, PyObject *const *args, Py_ssize_t nargs, PyObject *kw)
+static PyObject *op_window_scatter_min(PyObject *m, PyObject *const *args, Py_ssize_t nargs,
+                                       PyObject *kw)
 {
     (void)m;
     return scatter_op("window_scatter_min", vk.vkt_window_scatter_min, args, nargs, kw);
 }
 
-/* ---- counters and the support matrix ----------------------------------------------------------- */
+/* ---- counters and the support matrix --------------------------------------------------------- */
 
 static PyObject *op_stats(PyObject *m, PyObject *unused)
 {
@@ -930,8 +974,9 @@ static PyObject *op_stats(PyObject *m, PyObject *unused)
     size_t got = vk.vkt_stats(e, n);
     PyObject *d = PyDict_New();
     for (size_t i = 0; d && i < (got < n ? got : n); i++) {
-        PyObject *v = Py_BuildValue("(KKK)", (unsigned long long)e[i].native, (unsigned long long)e[i].fallback,
-                                    (unsigned long long)e[i].host);
+        PyObject *v =
+            Py_BuildValue("(KKK)", (unsigned long long)e[i].native,
+                          (unsigned long long)e[i].fallback, (unsigned long long)e[i].host);
         if (!v || PyDict_SetItemString(d, e[i].op, v) < 0)
             Py_CLEAR(d);
         Py_XDECREF(v);
@@ -984,101 +1029,132 @@ static PyObject *op_op_support(PyObject *m, PyObject *const *args, Py_ssize_t na
     return Py_BuildValue("(is)", (int)s, reason ? reason : "");
 }
 
-/* ---- the table ---------------------------------------------------------------------------------- */
+/* ---- the table ------------------------------------------------------------------------------- */
 
 #define FN(f) (PyCFunction)(void (*)(void))(f)
-#define UNARY_DEF(name, cls)                                                                           \
-    {#name, FN(op_##name), FASTKW,                                                                   \
+#define UNARY_DEF(name, cls)                                                                       \
+    {#name, FN(op_##name), FASTKW,                                                                 \
      #name "($module, /, x)\n--\n\nElementwise " #name " (vkt_" #name ", Nx." #name ")."},
-#define BINARY_DEF(name, cls)                                                                           \
-    {#name, FN(op_##name), FASTKW,                                                                   \
-     #name "($module, /, a, b)\n--\n\nElementwise " #name " with broadcasting (vkt_" #name ", Nx." #name ")."},
-#define REDUCE_DEF(name)                                                                             \
-    {#name, FN(op_##name), FASTKW,                                                                   \
-     #name "($module, /, x, axes=None, keep_axes=False)\n--\n\n" #name " over axes (all axes when None; an "  \
-     "int or a list), keeping them as size 1\nwith keep_axes (vkt_" #name ", Nx." #name ")."},
-#define WINDOW_DEF(name)                                                                             \
-    {#name, FN(op_##name), FASTKW,                                                                   \
-     #name "($module, /, x, window_dimensions, strides=1, padding='valid', window_dilations=1)\n--\n\n"      \
-     "Nx." #name ": reduces every window of shape window_dimensions (strides 1, 'valid'\npadding and "        \
+#define BINARY_DEF(name, cls)                                                                      \
+    {#name, FN(op_##name), FASTKW,                                                                 \
+     #name "($module, /, a, b)\n--\n\nElementwise " #name " with broadcasting (vkt_" #name         \
+           ", Nx." #name ")."},
+#define REDUCE_DEF(name)                                                                           \
+    {#name, FN(op_##name), FASTKW,                                                                 \
+     #name "($module, /, x, axes=None, keep_axes=False)\n--\n\n" #name                             \
+           " over axes (all axes when None; an "                                                   \
+           "int or a list), keeping them as size 1\nwith keep_axes (vkt_" #name ", Nx." #name      \
+           ")."},
+#define WINDOW_DEF(name)                                                                           \
+    {#name, FN(op_##name), FASTKW,                                                                 \
+     #name                                                                                         \
+     "($module, /, x, window_dimensions, strides=1, padding='valid', window_dilations=1)\n--\n\n"  \
+     "Nx." #name                                                                                   \
+     ": reduces every window of shape window_dimensions (strides 1, 'valid'\npadding and "         \
      "dilations 1 by default; padding takes the reduction's identity)."},
 
 PyMethodDef vpy_op_methods[] = {
-    VKT_UNARY_OPS(UNARY_DEF)
-    VKT_BINARY_OPS(BINARY_DEF)
-    VKT_REDUCE_OPS(REDUCE_DEF)
-    VKT_WINDOW_OPS(WINDOW_DEF)
-    {"select", FN(op_select), FASTKW,
-     "select($module, /, pred, on_true, on_false)\n--\n\npred ? on_true : on_false elementwise, broadcast "
-     "together (Nx.select)."},
+    VKT_UNARY_OPS(UNARY_DEF) VKT_BINARY_OPS(BINARY_DEF) VKT_REDUCE_OPS(REDUCE_DEF)
+        VKT_WINDOW_OPS(WINDOW_DEF){"select", FN(op_select), FASTKW,
+                                   "select($module, /, pred, on_true, on_false)\n--\n\npred ? "
+                                   "on_true : on_false elementwise, broadcast "
+                                   "together (Nx.select)."},
     {"clip", FN(op_clip), FASTKW,
-     "clip($module, /, x, min, max)\n--\n\nmin(max(x, min), max) elementwise; keeps x's dtype (Nx.clip)."},
+     "clip($module, /, x, min, max)\n--\n\nmin(max(x, min), max) elementwise; keeps x's dtype "
+     "(Nx.clip)."},
     {"as_type", FN(op_as_type), FASTKW,
-     "as_type($module, /, x, dtype)\n--\n\nx converted to dtype (Nx.as_type: floats to integers truncate and "
+     "as_type($module, /, x, dtype)\n--\n\nx converted to dtype (Nx.as_type: floats to integers "
+     "truncate and "
      "saturate)."},
     {"argmax", FN(op_argmax), FASTKW,
-     "argmax($module, /, x, axis=None, keep_axis=False)\n--\n\nIndex (s32) of the first maximum along axis, or "
+     "argmax($module, /, x, axis=None, keep_axis=False)\n--\n\nIndex (s32) of the first maximum "
+     "along axis, or "
      "over the flattened tensor\nwhen axis is None (vkt_argmax, Nx.argmax)."},
     {"argmin", FN(op_argmin), FASTKW,
-     "argmin($module, /, x, axis=None, keep_axis=False)\n--\n\nIndex (s32) of the first minimum along axis, or "
+     "argmin($module, /, x, axis=None, keep_axis=False)\n--\n\nIndex (s32) of the first minimum "
+     "along axis, or "
      "over the flattened tensor\nwhen axis is None (vkt_argmin, Nx.argmin)."},
     {"reshape", FN(op_reshape), FASTKW,
-     "reshape($module, /, x, shape)\n--\n\nx with a new shape of the same size (a view); one dimension may be -1 "
+     "reshape($module, /, x, shape)\n--\n\nx with a new shape of the same size (a view); one "
+     "dimension may be -1 "
      "(inferred)."},
     {"transpose", FN(op_transpose), FASTKW,
-     "transpose($module, /, x, axes=None)\n--\n\nOutput axis i is x's axis axes[i]; None reverses the axes "
+     "transpose($module, /, x, axes=None)\n--\n\nOutput axis i is x's axis axes[i]; None reverses "
+     "the axes "
      "(Nx.transpose)."},
     {"broadcast", FN(op_broadcast), FASTKW,
-     "broadcast($module, /, x, shape, axes=None)\n--\n\nx broadcast to shape; x's axis i goes to axes[i] (None: "
+     "broadcast($module, /, x, shape, axes=None)\n--\n\nx broadcast to shape; x's axis i goes to "
+     "axes[i] (None: "
      "aligned right) (Nx.broadcast)."},
     {"slice", FN(op_slice), FASTKW,
-     "slice($module, /, x, start_indices, lengths, strides=1)\n--\n\nx[start : start + length : stride] per "
+     "slice($module, /, x, start_indices, lengths, strides=1)\n--\n\nx[start : start + length : "
+     "stride] per "
      "axis; starts clamp so the window fits (Nx.slice)."},
     {"pad", FN(op_pad), FASTKW,
-     "pad($module, /, x, value, config)\n--\n\nx padded per axis by config's (lo, hi) or (lo, hi, interior), "
+     "pad($module, /, x, value, config)\n--\n\nx padded per axis by config's (lo, hi) or (lo, hi, "
+     "interior), "
      "with value (Nx.pad)."},
     {"reverse", FN(op_reverse), FASTKW,
-     "reverse($module, /, x, axes=None)\n--\n\nx reversed along axes (every axis when None) (Nx.reverse)."},
+     "reverse($module, /, x, axes=None)\n--\n\nx reversed along axes (every axis when None) "
+     "(Nx.reverse)."},
     {"concatenate", FN(op_concatenate), FASTKW,
-     "concatenate($module, /, tensors, axis=0)\n--\n\nThe tensors joined along axis; dtypes promote "
+     "concatenate($module, /, tensors, axis=0)\n--\n\nThe tensors joined along axis; dtypes "
+     "promote "
      "(Nx.concatenate)."},
     {"assign", FN(op_assign), FASTKW,
-     "assign($module, /, dst, src)\n--\n\nCopies src's elements into the existing tensor dst, in place, and "
-     "returns dst: the one op\nthat changes a tensor, so a recorded step can update its state (an SGD step's "
-     "weights) on\nevery launch. src must have dst's shape and dtype; host data converts to dst's dtype, and "
+     "assign($module, /, dst, src)\n--\n\nCopies src's elements into the existing tensor dst, in "
+     "place, and "
+     "returns dst: the one op\nthat changes a tensor, so a recorded step can update its state (an "
+     "SGD step's "
+     "weights) on\nevery launch. src must have dst's shape and dtype; host data converts to dst's "
+     "dtype, and "
      "a\nnumber fills dst. Runs like any op: natively, through the fallback, or on the host."},
     {"gather", FN(op_gather), FASTKW,
-     "gather($module, /, x, indices, axes=None)\n--\n\nNx.gather: indices' last axis indexes x along axes (the "
+     "gather($module, /, x, indices, axes=None)\n--\n\nNx.gather: indices' last axis indexes x "
+     "along axes (the "
      "first k when None)."},
     {"dot", FN(op_dot), METH_FASTCALL,
-     "dot(a, *args)\n\nNx.dot: dot(a, b), dot(a, contract_a, b, contract_b) or\ndot(a, contract_a, batch_a, "
-     "b, contract_b, batch_b).\n\ndot(a, b) multiplies when either is a scalar, and otherwise contracts a's "
-     "last\naxis with b's only axis (b of rank 1) or its second to last; the result holds\na's free axes, then "
+     "dot(a, *args)\n\nNx.dot: dot(a, b), dot(a, contract_a, b, contract_b) or\ndot(a, contract_a, "
+     "batch_a, "
+     "b, contract_b, batch_b).\n\ndot(a, b) multiplies when either is a scalar, and otherwise "
+     "contracts a's "
+     "last\naxis with b's only axis (b of rank 1) or its second to last; the result holds\na's "
+     "free axes, then "
      "b's (numpy.dot). With axes, the result holds the batch axes,\nthen a's free axes, then b's."},
     {"sort", FN(op_sort), FASTKW,
-     "sort($module, /, x, axis=0, direction='asc')\n--\n\nx sorted along axis, stably; NaN last ascending, "
+     "sort($module, /, x, axis=0, direction='asc')\n--\n\nx sorted along axis, stably; NaN last "
+     "ascending, "
      "first descending (Nx.sort)."},
     {"argsort", FN(op_argsort), FASTKW,
-     "argsort($module, /, x, axis=0, direction='asc')\n--\n\nThe stable indices (s32) that sort x along axis "
+     "argsort($module, /, x, axis=0, direction='asc')\n--\n\nThe stable indices (s32) that sort x "
+     "along axis "
      "(Nx.argsort)."},
     {"conv", FN(op_conv), FASTKW,
-     "conv($module, /, input, kernel, strides=1, padding='valid', input_dilation=1, kernel_dilation=1, "
+     "conv($module, /, input, kernel, strides=1, padding='valid', input_dilation=1, "
+     "kernel_dilation=1, "
      "feature_group_size=1, batch_group_size=1, input_permutation=None, kernel_permutation=None, "
      "output_permutation=None)\n--\n\nNx.conv: an N-d cross-correlation of input [batch, features, "
-     "spatial...] with kernel\n[out_features, in_features / groups, spatial...], with Nx's options and "
+     "spatial...] with kernel\n[out_features, in_features / groups, spatial...], with Nx's options "
+     "and "
      "defaults."},
     {"window_scatter_max", FN(op_window_scatter_max), FASTKW,
-     "window_scatter_max($module, /, x, source, init_value, window_dimensions, strides=1, padding='valid')\n--"
-     "\n\nNx.window_scatter_max: adds each window's source value at its first maximum, into a\ntensor of x's "
+     "window_scatter_max($module, /, x, source, init_value, window_dimensions, strides=1, "
+     "padding='valid')\n--"
+     "\n\nNx.window_scatter_max: adds each window's source value at its first maximum, into "
+     "a\ntensor of x's "
      "shape that starts from init_value."},
     {"window_scatter_min", FN(op_window_scatter_min), FASTKW,
-     "window_scatter_min($module, /, x, source, init_value, window_dimensions, strides=1, padding='valid')\n--"
-     "\n\nNx.window_scatter_min: adds each window's source value at its first minimum, into a\ntensor of x's "
+     "window_scatter_min($module, /, x, source, init_value, window_dimensions, strides=1, "
+     "padding='valid')\n--"
+     "\n\nNx.window_scatter_min: adds each window's source value at its first minimum, into "
+     "a\ntensor of x's "
      "shape that starts from init_value."},
     {"stats", FN(op_stats), METH_NOARGS,
-     "stats($module, /)\n--\n\nlibvkt's per-op counters since the last reset: {op: (native, fallback, host)}."},
-    {"stats_reset", FN(op_stats_reset), METH_NOARGS, "stats_reset($module, /)\n--\n\nZeroes libvkt's per-op "
-                                                      "counters."},
+     "stats($module, /)\n--\n\nlibvkt's per-op counters since the last reset: {op: (native, "
+     "fallback, host)}."},
+    {"stats_reset", FN(op_stats_reset), METH_NOARGS,
+     "stats_reset($module, /)\n--\n\nZeroes libvkt's per-op "
+     "counters."},
     {"op_names", FN(op_op_names), METH_NOARGS,
      "op_names($module, /)\n--\n\nThe public ops of the support matrix, without the prefix."},
     {"_op_support", FN(op_op_support), METH_FASTCALL, NULL},

@@ -64,7 +64,8 @@ static PyObject *tensor_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     (void)type;
     (void)args;
     (void)kwds;
-    return PyErr_Format(PyExc_TypeError, "tensors are made by a Context (ctx.tensor, ctx.zeros, ...) or by ops");
+    return PyErr_Format(PyExc_TypeError,
+                        "tensors are made by a Context (ctx.tensor, ctx.zeros, ...) or by ops");
 }
 
 static void tensor_dealloc(vpy_tensor *t)
@@ -144,14 +145,13 @@ static PyObject *tensor_move_m(vpy_tensor *t, PyObject *where)
     /* A launch would still read and write the device memory the move gives up. */
     if (t->slot->pins && (int)vk.vkt_tensor_residency(t->h) != to) {
         vpy_leave(c);
-        return vpy_error(VKT_EGRAPH, "move: a recorded graph binds this tensor, and its launches use the "
-                                     "tensor's device memory; free the graph first");
+        return vpy_error(VKT_EGRAPH,
+                         "move: a recorded graph binds this tensor, and its launches use the "
+                         "tensor's device memory; free the graph first");
     }
     int st;
-    Py_BEGIN_ALLOW_THREADS
-    st = vk.vkt_tensor_move(t->h, (vkt_residency)to);
-    Py_END_ALLOW_THREADS
-    PyObject *r = vpy_leave_status(c, st);
+    Py_BEGIN_ALLOW_THREADS st = vk.vkt_tensor_move(t->h, (vkt_residency)to);
+    Py_END_ALLOW_THREADS PyObject *r = vpy_leave_status(c, st);
     if (!r)
         return NULL;
     Py_DECREF(r);
@@ -178,10 +178,9 @@ static PyObject *tensor_copy(vpy_tensor *t, PyObject *buf, bool out)
         r = vpy_error(VKT_ESHAPE, "%zd bytes for a tensor of %zu", view.len, nbytes);
     } else {
         int st;
-        Py_BEGIN_ALLOW_THREADS
-        st = out ? vk.vkt_tensor_read(t->h, view.buf, nbytes) : vk.vkt_tensor_write(t->h, view.buf, nbytes);
-        Py_END_ALLOW_THREADS
-        r = vpy_leave_status(t->ctx, st);
+        Py_BEGIN_ALLOW_THREADS st = out ? vk.vkt_tensor_read(t->h, view.buf, nbytes)
+                                        : vk.vkt_tensor_write(t->h, view.buf, nbytes);
+        Py_END_ALLOW_THREADS r = vpy_leave_status(t->ctx, st);
     }
     PyBuffer_Release(&view);
     return r;
@@ -213,7 +212,8 @@ static PyObject *tensor_reshape_m(PyObject *t, PyObject *const *args, Py_ssize_t
     return r;
 }
 
-static PyObject *tensor_transpose_m(PyObject *t, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *tensor_transpose_m(PyObject *t, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames)
 {
     static const char *const names[] = {"axes"};
     PyObject *axes;
@@ -233,7 +233,8 @@ static PyObject *tensor_astype_m(PyObject *t, PyObject *dtype)
     return vpy_op_as_type(t, dtype);
 }
 
-static PyObject *tensor_sum_m(PyObject *t, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+static PyObject *tensor_sum_m(PyObject *t, PyObject *const *args, Py_ssize_t nargs,
+                              PyObject *kwnames)
 {
     static const char *const names[] = {"axes", "keep_axes"};
     PyObject *a[2];
@@ -244,8 +245,11 @@ static PyObject *tensor_sum_m(PyObject *t, PyObject *const *args, Py_ssize_t nar
 
 /* ---- operators ---------------------------------------------------------------------------- */
 
-#define BINARY_SLOT(slot, op)                                                                   \
-    static PyObject *slot(PyObject *a, PyObject *b) { return vpy_binary(vk.vkt_##op, a, b); }
+#define BINARY_SLOT(slot, op)                                                                      \
+    static PyObject *slot(PyObject *a, PyObject *b)                                                \
+    {                                                                                              \
+        return vpy_binary(vk.vkt_##op, a, b);                                                      \
+    }
 BINARY_SLOT(nb_add, add)
 BINARY_SLOT(nb_subtract, subtract)
 BINARY_SLOT(nb_multiply, multiply)
@@ -288,26 +292,13 @@ static PyObject *tensor_richcompare(PyObject *a, PyObject *b, int op)
 {
     vpy_binary_fn fn;
     switch (op) {
-    case Py_EQ:
-        fn = vk.vkt_equal;
-        break;
-    case Py_NE:
-        fn = vk.vkt_not_equal;
-        break;
-    case Py_LT:
-        fn = vk.vkt_less;
-        break;
-    case Py_LE:
-        fn = vk.vkt_less_equal;
-        break;
-    case Py_GT:
-        fn = vk.vkt_greater;
-        break;
-    case Py_GE:
-        fn = vk.vkt_greater_equal;
-        break;
-    default:
-        Py_RETURN_NOTIMPLEMENTED;
+    case Py_EQ: fn = vk.vkt_equal; break;
+    case Py_NE: fn = vk.vkt_not_equal; break;
+    case Py_LT: fn = vk.vkt_less; break;
+    case Py_LE: fn = vk.vkt_less_equal; break;
+    case Py_GT: fn = vk.vkt_greater; break;
+    case Py_GE: fn = vk.vkt_greater_equal; break;
+    default: Py_RETURN_NOTIMPLEMENTED;
     }
     return vpy_binary(fn, a, b);
 }
@@ -333,14 +324,17 @@ static PyNumberMethods tensor_number = {
 
 static PyMethodDef tensor_methods[] = {
     {"move", (PyCFunction)tensor_move_m, METH_O,
-     "move($self, where, /)\n--\n\nMoves the tensor's storage to 'device' or 'host' (views share it)."},
+     "move($self, where, /)\n--\n\nMoves the tensor's storage to 'device' or 'host' (views share "
+     "it)."},
     {"_read_into", (PyCFunction)tensor_read_into_m, METH_O, NULL},
     {"_write_from", (PyCFunction)tensor_write_from_m, METH_O, NULL},
     {"reshape", (PyCFunction)(void (*)(void))tensor_reshape_m, METH_FASTCALL,
-     "reshape($self, /, *shape)\n--\n\nvkt.reshape(self, shape): shape as one sequence or as integers."},
+     "reshape($self, /, *shape)\n--\n\nvkt.reshape(self, shape): shape as one sequence or as "
+     "integers."},
     {"transpose", (PyCFunction)(void (*)(void))tensor_transpose_m, FASTKW,
      "transpose($self, /, axes=None)\n--\n\nvkt.transpose(self, axes)."},
-    {"astype", (PyCFunction)tensor_astype_m, METH_O, "astype($self, dtype, /)\n--\n\nvkt.as_type(self, dtype)."},
+    {"astype", (PyCFunction)tensor_astype_m, METH_O,
+     "astype($self, dtype, /)\n--\n\nvkt.as_type(self, dtype)."},
     {"sum", (PyCFunction)(void (*)(void))tensor_sum_m, FASTKW,
      "sum($self, /, axes=None, keep_axes=False)\n--\n\nvkt.sum(self, axes, keep_axes)."},
     {NULL, NULL, 0, NULL},
@@ -360,8 +354,7 @@ static PyGetSetDef tensor_getset[] = {
 };
 
 PyTypeObject vpy_TensorType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "vkt._vkt.Tensor",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "vkt._vkt.Tensor",
     .tp_basicsize = sizeof(vpy_tensor),
     .tp_dealloc = (destructor)tensor_dealloc,
     .tp_as_number = &tensor_number,

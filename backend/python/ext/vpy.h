@@ -29,6 +29,7 @@
 
 /* Every function of vkt.h the module calls, beside the X-lists of unary and binary ops. Not
  * here: the fallback exits (host_result, host_resident_op) and the census's clock. */
+// clang-format off
 #define VPY_FUNCS(X)                                                                           \
     X(vkt_last_error) X(vkt_status_name) X(vkt_ctx_create) X(vkt_ctx_destroy)                  \
     X(vkt_ctx_device_name) X(vkt_ctx_max_tensor_bytes) X(vkt_ctx_flushes_subnormals)            \
@@ -46,6 +47,7 @@
     X(vkt_concatenate) X(vkt_assign) X(vkt_gather) X(vkt_dot) X(vkt_sort) X(vkt_argsort)       \
     X(vkt_conv) X(vkt_window_sum) X(vkt_window_product) X(vkt_window_max) X(vkt_window_min)    \
     X(vkt_window_scatter_max) X(vkt_window_scatter_min)
+// clang-format on
 
 #define VPY_FN_FIELD(fn) __typeof__(fn) *fn;
 #define VPY_OP_FIELD(op, cls) VPY_FN_FIELD(vkt_##op)
@@ -123,12 +125,11 @@ typedef struct vpy_grec {
 } vpy_grec;
 
 typedef struct vpy_ctx {
-    PyObject_HEAD
-    vkt_ctx *h; /* NULL once closed */
+    PyObject_HEAD vkt_ctx *h; /* NULL once closed */
     pthread_mutex_t mu;
     vpy_slot live; /* head of the live list: every handle not freed yet */
     size_t nlive;
-    vpy_grec graphs; /* head of the graph records */
+    vpy_grec graphs;                  /* head of the graph records */
     vpy_ptrs pending, pending_graphs; /* slots and records whose objects went while mu was taken */
     struct vpy_graph *rec;            /* the graph being recorded (owned), or NULL */
     vpy_ptrs touched;                 /* slots the recording used */
@@ -138,8 +139,7 @@ typedef struct vpy_ctx {
 } vpy_ctx;
 
 typedef struct vpy_tensor {
-    PyObject_HEAD
-    vpy_ctx *ctx; /* owned */
+    PyObject_HEAD vpy_ctx *ctx; /* owned */
     vkt_tensor *h;
     vpy_slot *slot;
     PyObject *shape; /* the shape tuple, made at the first ask */
@@ -148,8 +148,7 @@ typedef struct vpy_tensor {
 typedef enum { VPY_RECORDING, VPY_FAILED, VPY_READY, VPY_FREED, VPY_CLOSED } vpy_gstate;
 
 typedef struct vpy_graph {
-    PyObject_HEAD
-    vpy_ctx *ctx; /* owned */
+    PyObject_HEAD vpy_ctx *ctx; /* owned */
     vpy_grec *rec;
     vpy_gstate state;
 } vpy_graph;
@@ -161,7 +160,10 @@ extern PyTypeObject *vpy_tensor_class;
 /* Takes c's mutex (without the GIL while it waits), refuses a closed context and frees what
  * was collected meanwhile. 0, or -1 with vkt.Error. */
 int vpy_enter(vpy_ctx *c);
-static inline void vpy_leave(vpy_ctx *c) { pthread_mutex_unlock(&c->mu); }
+static inline void vpy_leave(vpy_ctx *c)
+{
+    pthread_mutex_unlock(&c->mu);
+}
 /* Releases c's mutex, then raises the failure of the call st (taken first): NULL for an error
  * (st != 0), else None. */
 PyObject *vpy_leave_status(vpy_ctx *c, int st);
@@ -203,7 +205,10 @@ int vpy_tensor_init_strings(void);
 /* The vkt_dtype of a dtype name (a str), or -1 when it names none. */
 int vpy_dtype_of_name(PyObject *s);
 
-static inline bool vpy_is_tensor(PyObject *o) { return PyObject_TypeCheck(o, &vpy_TensorType); }
+static inline bool vpy_is_tensor(PyObject *o)
+{
+    return PyObject_TypeCheck(o, &vpy_TensorType);
+}
 
 /* ---- args.c: Python arguments as C values ------------------------------------------------- */
 
@@ -221,7 +226,8 @@ int vpy_per_axis(PyObject *v, int n, const char *what, int64_t def, int64_t *out
 /* Whether a padding argument is 'same' (conv and the window ops then need the window sizes). */
 bool vpy_is_same(PyObject *padding);
 /* Nx's padding: 'valid', 'same' (sizes: each axis' dilated window) or n (lo, hi) pairs. */
-int vpy_padding(PyObject *v, int n, const int64_t *sizes, const char *what, int64_t *lo, int64_t *hi);
+int vpy_padding(PyObject *v, int n, const int64_t *sizes, const char *what, int64_t *lo,
+                int64_t *hi);
 /* A dtype name or dtype-like as a vkt_dtype, or -1 with vkt.Error. */
 int vpy_dtype_arg(PyObject *d);
 /* 'device' or 'host' as a vkt_residency, or -1 with vkt.Error ("{what} must be ..."). */
@@ -261,7 +267,10 @@ void vpy_operands_done(vpy_operand *o, int n);
 int vpy_operand_dtype(const vpy_operand *o);
 int vpy_operand_rank(const vpy_operand *o);
 /* The handle of operand i while the call runs. */
-static inline vkt_tensor *vpy_h(const vpy_operand *o) { return o->t ? o->t->h : o->tmp; }
+static inline vkt_tensor *vpy_h(const vpy_operand *o)
+{
+    return o->t ? o->t->h : o->tmp;
+}
 
 /* The package's hooks: what an operand that is not a tensor or Python number becomes, and a
  * dtype-like's name; set by _vkt._setup. */

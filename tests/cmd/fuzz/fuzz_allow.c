@@ -19,8 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char err[256];
     size_t warnings = 0;
-    fbr_allow *a = fbr_allow_parse((const char *)data, size, count_warning, &warnings, err,
-                                   sizeof err);
+    fbr_allow *a =
+        fbr_allow_parse((const char *)data, size, count_warning, &warnings, err, sizeof err);
     if (!a) {
         /* A refusal is one line naming the line number (or memory). */
         if (!strchr(err, '\n') && (strncmp(err, "line ", 5) == 0 || strstr(err, "memory")))

@@ -15,9 +15,12 @@ dilations, groups, padding) that must reproduce autograd's result.
 """
 import math
 import os
+import sys
 
-import torch
-import torch.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import cwrap  # noqa: E402  (tests/golden: wraps what is written at 100 columns)
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 torch.manual_seed(20240611)
 DT = torch.float64  # expected values computed in double from f32 inputs
@@ -185,7 +188,7 @@ def write(path):
                         ", ".join(c_ints(p or [0]) for p in perms), i, i, i))
     out.append("\nstatic const conv_golden conv_goldens[] = {\n" + "".join(rows) + "};\n")
     with open(path, "w") as f:
-        f.write("".join(out))
+        f.write(cwrap.wrap("".join(out)))
 
 
 def main():

@@ -16,9 +16,12 @@ maximum) have probability zero; the script asserts none occur.
 """
 import math
 import os
+import sys
 
-import torch
-import torch.nn.functional as F
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import cwrap  # noqa: E402  (tests/golden: wraps what is written at 100 columns)
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 torch.manual_seed(20240612)
 
@@ -73,7 +76,7 @@ def write(path):
             i, i, i, i, ("wg%d_dx" % i) if dx is not None else "NULL"))
     out.append("\nstatic const window_golden window_goldens[] = {\n" + "".join(rows) + "};\n")
     with open(path, "w") as f:
-        f.write("".join(out))
+        f.write(cwrap.wrap("".join(out)))
 
 
 def main():

@@ -243,9 +243,10 @@ static void row(const char *what, int threads, double value, const char *unit, d
 {
     if (!rows)
         return;
-    fprintf(rows, "%s    {\"bench\": \"overhead\", \"case\": \"%s\", \"threads\": %d, "
-                  "\"value\": %.3f, \"unit\": \"%s\"", nrows++ ? ",\n" : "", what, threads, value,
-            unit);
+    fprintf(rows,
+            "%s    {\"bench\": \"overhead\", \"case\": \"%s\", \"threads\": %d, "
+            "\"value\": %.3f, \"unit\": \"%s\"",
+            nrows++ ? ",\n" : "", what, threads, value, unit);
     if (target > 0)
         fprintf(rows, ", \"target\": %.3f, \"verdict\": \"%s\"", target, verdict);
     fprintf(rows, "}");
@@ -281,6 +282,145 @@ typedef struct {
     double target_ns; /* target over (a) in ns, 0 for none */
 } variant;
 
+/* The per-call rows: every variant, one and four threads; the count of missed targets, or -1
+ * when a child failed. */
+static int call_rows(const char *self, const char *pre, bool quick, const char *host, long ncpu)
+{
+    const int repeats = quick ? 3 : 7;
+    /* Recording costs microseconds a call: fewer calls there keep each child under a second. */
+    const char *calls_off = quick ? "200000" : "1000000", *calls_on = quick ? "5000" : "20000";
+    const char *runs = quick ? "5" : "9";
+
+    variant vs[] = {
+        {"(a) no shim", {"FBCOUNT_UNUSED=1", NULL}, 0},
+        {"(b) preloaded, recording off", {pre, "FBCOUNT=0", NULL}, 2},
+        {"(c) recording, depth 8",
+         {pre, "FBCOUNT_DEPTH=8", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL},
+         0},
+        {"(c) recording, depth 32",
+         {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL},
+         500},
+        {"(c) recording, depth 64",
+         {pre, "FBCOUNT_DEPTH=64", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL},
+         0},
+        /* A checkpoint timer lives on the dumper thread: the calls must not see it. */
+        {"(b) off, checkpoints every 0.1 s", {pre, "FBCOUNT=0", "FBCOUNT_INTERVAL=0.1", NULL}, 2},
+        {"(c) depth 32, checkpoints every 0.1 s",
+         {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1",
+          "FBCOUNT_INTERVAL=0.1"},
+         500},
+    };
+    const int nv = sizeof vs / sizeof *vs;
+    printf("fbcount-bench-overhead: %s, %ld cpus; medians of %d children x %s runs of %s calls "
+           "(%s recording)\n",
+           host, ncpu, repeats, runs, calls_off, calls_on);
+    printf("%-42s %-8s %12s %12s %9s %s\n", "what", "threads", "ns/call", "target", "ratio(a)",
+           "verdict");
+    int fails = 0;
+    for (int threads = 1; threads <= 4; threads += 3) {
+        double res[8][16];
+        char tbuf[8];
+        snprintf(tbuf, sizeof tbuf, "%d", threads);
+        for (int r = 0; r < repeats; r++)
+            for (int v = 0; v < nv; v++) {
+                char out[256];
+                const char *calls = v >= 2 && v != 5 ? calls_on : calls_off;
+                char *cargv[] = {(char *)self,  "--child-loop", tbuf,
+                                 (char *)calls, (char *)runs,   NULL};
+                if (spawn(self, (char *const *)vs[v].env, cargv, out, sizeof out) != 0) {
+                    fprintf(stderr, "fbcount-bench-overhead: %s failed\n", vs[v].name);
+                    return -1;
+                }
+                res[v][r] = atof(out);
+            }
+        double base = median(res[0], repeats);
+        for (int v = 0; v < nv; v++) {
+            double m = median(res[v], repeats);
+            char target[32] = "-";
+            const char *verdict = "";
+            if (vs[v].target_ns > 0) {
+                snprintf(target, sizeof target, "(a)+%.0f", vs[v].target_ns);
+                bool ok = m - base <= vs[v].target_ns;
+                verdict = ok ? "ok" : "MISSED";
+                fails += !ok && threads == 1;
+            }
+            printf("%-42s %-8d %12.2f %12s %9.2f %s\n", vs[v].name, threads, m, target, m / base,
+                   verdict);
+            row(vs[v].name, threads, m, "ns/call", vs[v].target_ns ? base + vs[v].target_ns : 0,
+                verdict);
+        }
+    }
+    return fails;
+}
+
+/* Snapshots of 10,000 stacks, cold, again and after settling; the count of failures. */
+static int snapshot_rows(const char *self, const char *pre)
+{
+    const char *senv[] = {pre, "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL};
+    static const struct {
+        const char *settle, *first, *again;
+    } snaps[] = {
+        {"0", "snapshot, 10000 stacks (first, cold)", "snapshot, 10000 stacks (again)"},
+        {"1500", "snapshot, 10000 stacks (first, 1.5 s in)", NULL},
+    };
+    int fails = 0;
+    for (size_t k = 0; k < sizeof snaps / sizeof snaps[0]; k++) {
+        char out[256];
+        char *sargv[] = {(char *)self, "--child-snapshot", "10000", (char *)snaps[k].settle, NULL};
+        double first, again, mem;
+        if (spawn(self, (char *const *)senv, sargv, out, sizeof out) != 0 ||
+            sscanf(out, "%lf %lf %lf", &first, &again, &mem) != 3) {
+            fprintf(stderr, "fbcount-bench-overhead: snapshot run failed\n");
+            fails++;
+            continue;
+        }
+        printf("%-42s %-8s %10.1f ms %12s %9s %s\n", snaps[k].first, "1", first, "50 ms", "-",
+               first <= 50 ? "ok" : "MISSED");
+        row(snaps[k].first, 1, first, "ms", 50, first <= 50 ? "ok" : "MISSED");
+        if (!snaps[k].again)
+            continue;
+        printf("%-42s %-8s %10.1f ms %12s %9s %s\n", snaps[k].again, "1", again, "50 ms", "-",
+               again <= 50 ? "ok" : "MISSED");
+        printf("%-42s %-8s %10.0f B  %12s %9s\n", "memory per distinct stack (depth 64)", "1", mem,
+               "-", "-");
+        row(snaps[k].again, 1, again, "ms", 50, again <= 50 ? "ok" : "MISSED");
+        row("memory per distinct stack", 1, mem, "B", 0, "");
+    }
+    return fails;
+}
+
+/* From SIGTERM to the process's death with 10,000 stacks to write; 1 when the run failed. */
+static int death_row(const char *self, const char *pre)
+{
+    double death = time_to_death(self, pre, 10000);
+    if (death < 0) {
+        fprintf(stderr, "fbcount-bench-overhead: the SIGTERM run did not end as it should\n");
+        return 1;
+    }
+    printf("%-42s %-8s %10.1f ms %12s %9s %s\n", "SIGTERM to death, 10000 stacks", "1", death,
+           "100 ms", "-", death <= 100 ? "ok" : "MISSED");
+    row("SIGTERM to death, 10000 stacks", 1, death, "ms", 100, death <= 100 ? "ok" : "MISSED");
+    return 0;
+}
+
+/* What timing one event costs, with each clock. */
+static void clock_rows(void)
+{
+    double one = monotonic_read_ns();
+    const char *clk, *mono;
+    double pair = event_clock_ns(false, &clk), mpair = event_clock_ns(true, &mono);
+    char what[3][64];
+    snprintf(what[0], sizeof what[0], "timing an event, libvkt (1 monotonic read)");
+    snprintf(what[1], sizeof what[1], "timing an event, others (2 %s reads)", clk);
+    snprintf(what[2], sizeof what[2], "  the same, FBCOUNT_CLOCK=%s", mono);
+    double v[3] = {one, pair, mpair};
+    for (int i = 0; i < 3; i++) {
+        printf("%-42s %-8s %12.2f %12s %9s %s\n", what[i], "1", v[i], "40", "-",
+               v[i] <= 40 ? "ok" : "MISSED");
+        row(what[i], 1, v[i], "ns", 40, v[i] <= 40 ? "ok" : "MISSED");
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "--child-loop"))
@@ -299,7 +439,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
         else {
-            fprintf(stderr, "usage: fbcount-bench-overhead [--quick] [--shim PATH] [--json FILE]\n");
+            fprintf(stderr,
+                    "usage: fbcount-bench-overhead [--quick] [--shim PATH] [--json FILE]\n");
             return 2;
         }
     }
@@ -321,7 +462,6 @@ int main(int argc, char **argv)
     char host[128] = "?";
     gethostname(host, sizeof host);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    const int repeats = quick ? 3 : 7;
     if (rows) {
         char date[32];
         time_t t = time(NULL);
@@ -329,109 +469,12 @@ int main(int argc, char **argv)
         fprintf(rows, "{\"device\": \"%s, %ld cpus\", \"date\": \"%s\", \"rows\": [\n", host,
                 sysconf(_SC_NPROCESSORS_ONLN), date);
     }
-    /* Recording costs microseconds a call: fewer calls there keep each child under a second. */
-    const char *calls_off = quick ? "200000" : "1000000", *calls_on = quick ? "5000" : "20000";
-    const char *runs = quick ? "5" : "9";
-
-    variant vs[] = {
-        {"(a) no shim", {"FBCOUNT_UNUSED=1", NULL}, 0},
-        {"(b) preloaded, recording off", {pre, "FBCOUNT=0", NULL}, 2},
-        {"(c) recording, depth 8", {pre, "FBCOUNT_DEPTH=8", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 0},
-        {"(c) recording, depth 32", {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 500},
-        {"(c) recording, depth 64", {pre, "FBCOUNT_DEPTH=64", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL}, 0},
-        /* A checkpoint timer lives on the dumper thread: the calls must not see it. */
-        {"(b) off, checkpoints every 0.1 s", {pre, "FBCOUNT=0", "FBCOUNT_INTERVAL=0.1", NULL}, 2},
-        {"(c) depth 32, checkpoints every 0.1 s", {pre, "FBCOUNT_DEPTH=32", "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", "FBCOUNT_INTERVAL=0.1"}, 500},
-    };
-    const int nv = sizeof vs / sizeof *vs;
-    printf("fbcount-bench-overhead: %s, %ld cpus; medians of %d children x %s runs of %s calls "
-           "(%s recording)\n", host, ncpu, repeats, runs, calls_off, calls_on);
-    printf("%-42s %-8s %12s %12s %9s %s\n", "what", "threads", "ns/call", "target", "ratio(a)",
-           "verdict");
-    int fails = 0;
-    for (int threads = 1; threads <= 4; threads += 3) {
-        double res[8][16];
-        char tbuf[8];
-        snprintf(tbuf, sizeof tbuf, "%d", threads);
-        for (int r = 0; r < repeats; r++)
-            for (int v = 0; v < nv; v++) {
-                char out[256];
-                const char *calls = v >= 2 && v != 5 ? calls_on : calls_off;
-                char *cargv[] = {self, "--child-loop", tbuf, (char *)calls, (char *)runs, NULL};
-                if (spawn(self, (char *const *)vs[v].env, cargv, out, sizeof out) != 0) {
-                    fprintf(stderr, "fbcount-bench-overhead: %s failed\n", vs[v].name);
-                    return 1;
-                }
-                res[v][r] = atof(out);
-            }
-        double base = median(res[0], repeats);
-        for (int v = 0; v < nv; v++) {
-            double m = median(res[v], repeats);
-            char target[32] = "-";
-            const char *verdict = "";
-            if (vs[v].target_ns > 0) {
-                snprintf(target, sizeof target, "(a)+%.0f", vs[v].target_ns);
-                bool ok = m - base <= vs[v].target_ns;
-                verdict = ok ? "ok" : "MISSED";
-                fails += !ok && threads == 1;
-            }
-            printf("%-42s %-8d %12.2f %12s %9.2f %s\n", vs[v].name, threads, m, target, m / base,
-                   verdict);
-            row(vs[v].name, threads, m, "ns/call", vs[v].target_ns ? base + vs[v].target_ns : 0,
-                verdict);
-        }
-    }
-    const char *senv[] = {pre, "FBCOUNT_OUTPUT=none", "FBCOUNT_QUIET=1", NULL};
-    static const struct {
-        const char *settle, *first, *again;
-    } snaps[] = {
-        {"0", "snapshot, 10000 stacks (first, cold)", "snapshot, 10000 stacks (again)"},
-        {"1500", "snapshot, 10000 stacks (first, 1.5 s in)", NULL},
-    };
-    for (size_t k = 0; k < sizeof snaps / sizeof snaps[0]; k++) {
-        char out[256];
-        char *sargv[] = {self, "--child-snapshot", "10000", (char *)snaps[k].settle, NULL};
-        double first, again, mem;
-        if (spawn(self, (char *const *)senv, sargv, out, sizeof out) != 0 ||
-            sscanf(out, "%lf %lf %lf", &first, &again, &mem) != 3) {
-            fprintf(stderr, "fbcount-bench-overhead: snapshot run failed\n");
-            fails++;
-            continue;
-        }
-        printf("%-42s %-8s %10.1f ms %12s %9s %s\n", snaps[k].first, "1", first, "50 ms", "-",
-               first <= 50 ? "ok" : "MISSED");
-        row(snaps[k].first, 1, first, "ms", 50, first <= 50 ? "ok" : "MISSED");
-        if (!snaps[k].again)
-            continue;
-        printf("%-42s %-8s %10.1f ms %12s %9s %s\n", snaps[k].again, "1", again, "50 ms", "-",
-               again <= 50 ? "ok" : "MISSED");
-        printf("%-42s %-8s %10.0f B  %12s %9s\n", "memory per distinct stack (depth 64)", "1", mem,
-               "-", "-");
-        row(snaps[k].again, 1, again, "ms", 50, again <= 50 ? "ok" : "MISSED");
-        row("memory per distinct stack", 1, mem, "B", 0, "");
-    }
-    double death = time_to_death(self, pre, 10000);
-    if (death < 0) {
-        fprintf(stderr, "fbcount-bench-overhead: the SIGTERM run did not end as it should\n");
-        fails++;
-    } else {
-        printf("%-42s %-8s %10.1f ms %12s %9s %s\n", "SIGTERM to death, 10000 stacks", "1", death,
-               "100 ms", "-", death <= 100 ? "ok" : "MISSED");
-        row("SIGTERM to death, 10000 stacks", 1, death, "ms", 100, death <= 100 ? "ok" : "MISSED");
-    }
-    double one = monotonic_read_ns();
-    const char *clk, *mono;
-    double pair = event_clock_ns(false, &clk), mpair = event_clock_ns(true, &mono);
-    char what[3][64];
-    snprintf(what[0], sizeof what[0], "timing an event, libvkt (1 monotonic read)");
-    snprintf(what[1], sizeof what[1], "timing an event, others (2 %s reads)", clk);
-    snprintf(what[2], sizeof what[2], "  the same, FBCOUNT_CLOCK=%s", mono);
-    double v[3] = {one, pair, mpair};
-    for (int i = 0; i < 3; i++) {
-        printf("%-42s %-8s %12.2f %12s %9s %s\n", what[i], "1", v[i], "40", "-",
-               v[i] <= 40 ? "ok" : "MISSED");
-        row(what[i], 1, v[i], "ns", 40, v[i] <= 40 ? "ok" : "MISSED");
-    }
+    int fails = call_rows(self, pre, quick, host, ncpu);
+    if (fails < 0)
+        return 1;
+    fails += snapshot_rows(self, pre);
+    fails += death_row(self, pre);
+    clock_rows();
     if (rows) {
         fprintf(rows, "\n]}\n");
         fclose(rows);

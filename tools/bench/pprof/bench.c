@@ -64,7 +64,8 @@ int main(int argc, char **argv)
     }
     printf("{\"stacks\": %zu, \"dump_bytes\": %lld, \"load_s\": %.3f, \"load_cpu_s\": %.3f, "
            "\"write_s\": %.3f, \"write_cpu_s\": %.3f, \"pprof_bytes\": %lld, "
-           "\"max_rss_kib\": %ld}\n", stacks, (long long)in.st_size, t1 - t0, c1 - c0, t2 - t1,
-           c2 - c1, (long long)out.st_size, ru.ru_maxrss);
+           "\"max_rss_kib\": %ld}\n",
+           stacks, (long long)in.st_size, t1 - t0, c1 - c0, t2 - t1, c2 - c1,
+           (long long)out.st_size, ru.ru_maxrss);
     return 0;
 }

@@ -105,12 +105,15 @@ int main(int argc, char **argv)
     size_t n = vkt_stats(e, 64);
     for (size_t i = 0; i < n && i < 64; i++) {
         if (e[i].fallback || e[i].host) {
-            fprintf(stderr, "vkt-bench-pycall: %s left the native path (%llu fallbacks, %llu on the host)\n",
-                    e[i].op, (unsigned long long)e[i].fallback, (unsigned long long)e[i].host);
+            fprintf(
+                stderr,
+                "vkt-bench-pycall: %s left the native path (%llu fallbacks, %llu on the host)\n",
+                e[i].op, (unsigned long long)e[i].fallback, (unsigned long long)e[i].host);
             return 1;
         }
     }
-    printf("{\"device\": \"%s\", \"calls\": %ld, \"ns_per_call\": %.1f}\n", vkt_ctx_device_name(ctx), calls, best);
+    printf("{\"device\": \"%s\", \"calls\": %ld, \"ns_per_call\": %.1f}\n",
+           vkt_ctx_device_name(ctx), calls, best);
     vkt_tensor_free(a);
     vkt_tensor_free(b);
     vkt_ctx_destroy(ctx);

@@ -56,8 +56,8 @@ __attribute__((noinline)) static double deep(int level, bool declared, long call
 
 /* Runs this program as a child with the variables set (NAME, VALUE pairs, NULL-ended); the
  * number it printed, or -1. The variables are set here for popen's child and taken back. */
-static double child(const char *self, const char *const env[], const char *which,
-                    const char *calls, const char *runs)
+static double child(const char *self, const char *const env[], const char *which, const char *calls,
+                    const char *runs)
 {
     for (int i = 0; env[i]; i += 2)
         setenv(env[i], env[i + 1], 1);
@@ -79,6 +79,80 @@ typedef struct {
     const char *which; /* "builtin" or "declared" */
     bool on;
 } bench_case;
+
+static const bench_case cases[] = {
+    {"built-in exit (host_result), off", "builtin", false},
+    {"declared exit (redirected), off", "declared", false},
+    {"built-in exit (host_result), depth 32", "builtin", true},
+    {"declared exit (redirected), depth 32", "declared", true},
+};
+
+/* The best of `repeats` children for each case into m[]; -1 when a child failed. */
+static int measure(const char *self, const char *const *off, const char *const *on, bool quick,
+                   int repeats, const char *runs, double m[4])
+{
+    double res[4][16];
+    for (int r = 0; r < repeats; r++)
+        for (int c = 0; c < 4; c++) {
+            res[c][r] = child(
+                self, cases[c].on ? on : off, cases[c].which,
+                cases[c].on ? (quick ? "5000" : "20000") : (quick ? "2000000" : "10000000"), runs);
+            if (res[c][r] < 0) {
+                fprintf(stderr, "fbcount-bench-redirect: %s failed\n", cases[c].name);
+                return -1;
+            }
+        }
+    for (int c = 0; c < 4; c++) {
+        m[c] = res[c][0];
+        for (int r = 1; r < repeats; r++)
+            m[c] = res[c][r] < m[c] ? res[c][r] : m[c];
+    }
+    return 0;
+}
+
+/* The table, and the rows in JSON to rows where given; the exit status (3: a target missed). */
+static int report(FILE *rows, const double m[4], int repeats, const char *runs)
+{
+    char host[128] = "?", date[32];
+    gethostname(host, sizeof host);
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    if (rows)
+        fprintf(rows, "{\"device\": \"%s, %ld cpus\", \"date\": \"%s\", \"rows\": [\n", host,
+                sysconf(_SC_NPROCESSORS_ONLN), date);
+    printf("fbcount-bench-redirect: %s, %ld cpus; best of %d children x %s runs\n", host,
+           sysconf(_SC_NPROCESSORS_ONLN), repeats, runs);
+    printf("%-40s %10s %-26s %8s %s\n", "what", "ns/call", "target", "ratio", "verdict");
+    int fails = 0;
+    for (int c = 0; c < 4; c++) {
+        char target[40] = "(peer)";
+        const char *verdict = "";
+        double limit = 0;
+        if (c == 1)
+            limit = m[0] + 5, snprintf(target, sizeof target, "built-in off + 5 = %.2f", limit);
+        if (c == 3)
+            limit = m[2] * 1.10,
+            snprintf(target, sizeof target, "built-in on x 1.10 = %.0f", limit);
+        if (limit > 0) {
+            verdict = m[c] <= limit ? "ok" : "MISSED";
+            fails += m[c] > limit;
+        }
+        printf("%-40s %10.2f %-26s %8.3f %s\n", cases[c].name, m[c], target,
+               m[c] / m[c & 2 ? 2 : 0], verdict);
+        if (rows)
+            fprintf(rows,
+                    "%s  {\"bench\": \"redirect\", \"case\": \"%s\", \"threads\": 1, "
+                    "\"value\": %.3f, \"unit\": \"ns/call\"%s%.3f%s%s%s}",
+                    c ? ",\n" : "", cases[c].name, m[c],
+                    limit > 0 ? ", \"target\": " : ", \"peer\": ", limit > 0 ? limit : m[c & 2],
+                    limit > 0 ? ", \"verdict\": \"" : "", verdict, limit > 0 ? "\"" : "");
+    }
+    if (rows) {
+        fprintf(rows, "\n]}\n");
+        fclose(rows);
+    }
+    return fails ? 3 : 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -114,68 +188,21 @@ int main(int argc, char **argv)
     const char *base = strrchr(backend, '/') ? strrchr(backend, '/') + 1 : backend;
     snprintf(exit_spec, sizeof exit_spec, "%s:decl_exit", base);
     const char *off[] = {"LD_PRELOAD", shim, "FBCOUNT_EXIT", exit_spec, "FBCOUNT", "0", NULL};
-    const char *on[] = {"LD_PRELOAD", shim, "FBCOUNT_EXIT", exit_spec, "FBCOUNT_DEPTH", "32",
-                        "FBCOUNT_OUTPUT", "none", "FBCOUNT_QUIET", "1", NULL};
+    const char *on[] = {"LD_PRELOAD",
+                        shim,
+                        "FBCOUNT_EXIT",
+                        exit_spec,
+                        "FBCOUNT_DEPTH",
+                        "32",
+                        "FBCOUNT_OUTPUT",
+                        "none",
+                        "FBCOUNT_QUIET",
+                        "1",
+                        NULL};
     const int repeats = quick ? 3 : 7;
     const char *runs = quick ? "5" : "9";
-    static const bench_case cases[] = {
-        {"built-in exit (host_result), off", "builtin", false},
-        {"declared exit (redirected), off", "declared", false},
-        {"built-in exit (host_result), depth 32", "builtin", true},
-        {"declared exit (redirected), depth 32", "declared", true},
-    };
-    double res[4][16];
-    for (int r = 0; r < repeats; r++)
-        for (int c = 0; c < 4; c++) {
-            res[c][r] = child(self, cases[c].on ? on : off, cases[c].which,
-                              cases[c].on ? (quick ? "5000" : "20000") : (quick ? "2000000" : "10000000"),
-                              runs);
-            if (res[c][r] < 0) {
-                fprintf(stderr, "fbcount-bench-redirect: %s failed\n", cases[c].name);
-                return 1;
-            }
-        }
     double m[4];
-    for (int c = 0; c < 4; c++) {
-        m[c] = res[c][0];
-        for (int r = 1; r < repeats; r++)
-            m[c] = res[c][r] < m[c] ? res[c][r] : m[c];
-    }
-    char host[128] = "?", date[32];
-    gethostname(host, sizeof host);
-    time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
-    if (rows)
-        fprintf(rows, "{\"device\": \"%s, %ld cpus\", \"date\": \"%s\", \"rows\": [\n", host,
-                sysconf(_SC_NPROCESSORS_ONLN), date);
-    printf("fbcount-bench-redirect: %s, %ld cpus; best of %d children x %s runs\n", host,
-           sysconf(_SC_NPROCESSORS_ONLN), repeats, runs);
-    printf("%-40s %10s %-26s %8s %s\n", "what", "ns/call", "target", "ratio", "verdict");
-    int fails = 0;
-    for (int c = 0; c < 4; c++) {
-        char target[40] = "(peer)";
-        const char *verdict = "";
-        double limit = 0;
-        if (c == 1)
-            limit = m[0] + 5, snprintf(target, sizeof target, "built-in off + 5 = %.2f", limit);
-        if (c == 3)
-            limit = m[2] * 1.10, snprintf(target, sizeof target, "built-in on x 1.10 = %.0f", limit);
-        if (limit > 0) {
-            verdict = m[c] <= limit ? "ok" : "MISSED";
-            fails += m[c] > limit;
-        }
-        printf("%-40s %10.2f %-26s %8.3f %s\n", cases[c].name, m[c], target,
-               m[c] / m[c & 2 ? 2 : 0], verdict);
-        if (rows)
-            fprintf(rows, "%s  {\"bench\": \"redirect\", \"case\": \"%s\", \"threads\": 1, "
-                          "\"value\": %.3f, \"unit\": \"ns/call\"%s%.3f%s%s%s}",
-                    c ? ",\n" : "", cases[c].name, m[c],
-                    limit > 0 ? ", \"target\": " : ", \"peer\": ", limit > 0 ? limit : m[c & 2],
-                    limit > 0 ? ", \"verdict\": \"" : "", verdict, limit > 0 ? "\"" : "");
-    }
-    if (rows) {
-        fprintf(rows, "\n]}\n");
-        fclose(rows);
-    }
-    return fails ? 3 : 0;
+    if (measure(self, off, on, quick, repeats, runs, m) != 0)
+        return 1;
+    return report(rows, m, repeats, runs);
 }

@@ -20,7 +20,15 @@
 
 #include "vkt.h"
 
-typedef enum bench_kind { K_ADD, K_EXP, K_SUM, K_SUM_LAST, K_TRANSPOSE, K_DOT, K_ADD_FALLBACK } bench_kind;
+typedef enum bench_kind {
+    K_ADD,
+    K_EXP,
+    K_SUM,
+    K_SUM_LAST,
+    K_TRANSPOSE,
+    K_DOT,
+    K_ADD_FALLBACK
+} bench_kind;
 
 /* One row of the sweep. n is the element count, or the matrix side for the
  * 2-d cases; target is the spec's floor for the H200 (0: none). */
@@ -66,13 +74,13 @@ static const bench_case cases[] = {
 
 typedef struct row {
     const bench_case *bc;
-    char path[64];    /* native, fallback, host, or what kept it from running */
-    char error[512];  /* empty when the row measured cleanly */
-    double time_ns;   /* median; GPU time for native rows, wall-clock otherwise */
-    double wall_ns;   /* median wall-clock of call + sync */
-    double figure;    /* GB/s or GFLOP/s; NAN when not measured */
+    char path[64];   /* native, fallback, host, or what kept it from running */
+    char error[512]; /* empty when the row measured cleanly */
+    double time_ns;  /* median; GPU time for native rows, wall-clock otherwise */
+    double wall_ns;  /* median wall-clock of call + sync */
+    double figure;   /* GB/s or GFLOP/s; NAN when not measured */
     bool timed_gpu;
-    bool failed;      /* counts toward the exit status */
+    bool failed; /* counts toward the exit status */
     int reps;
 } row;
 
@@ -81,7 +89,7 @@ static struct {
     const char *device_name;
     int reps, warmup;
     double warm_ns; /* warm-up lasts at least this long on GPU-timed rows */
-    float *rnd; /* random inputs, shared by every case: a = rnd, b = rnd + 1 */
+    float *rnd;     /* random inputs, shared by every case: a = rnd, b = rnd + 1 */
     size_t rnd_n;
 } B;
 
@@ -193,7 +201,9 @@ static int check(const bench_case *bc, const float *o, char *msg, size_t cap)
     const float *a = B.rnd, *b = B.rnd + 1;
     int64_t n = bc->n;
     uint64_t s = 12345;
-#define PICK(mod) ((s = s * 6364136223846793005ull + 1442695040888963407ull), (int64_t)((s >> 33) % (uint64_t)(mod)))
+#define PICK(mod)                                                                                  \
+    ((s = s * 6364136223846793005ull + 1442695040888963407ull),                                    \
+     (int64_t)((s >> 33) % (uint64_t)(mod)))
     switch (bc->kind) {
     case K_ADD:
     case K_ADD_FALLBACK:
@@ -202,7 +212,8 @@ static int check(const bench_case *bc, const float *o, char *msg, size_t cap)
             int64_t i = PICK(n);
             double want = bc->kind == K_EXP ? exp((double)a[i]) : (double)a[i] + (double)b[i];
             if (!close_to(o[i], want, 1e-5 * fabs(want) + 1e-6)) {
-                snprintf(msg, cap, "wrong result at [%lld]: %.9g, expected %.9g", (long long)i, o[i], want);
+                snprintf(msg, cap, "wrong result at [%lld]: %.9g, expected %.9g", (long long)i,
+                         o[i], want);
                 return -1;
             }
         }
@@ -228,7 +239,8 @@ static int check(const bench_case *bc, const float *o, char *msg, size_t cap)
                 mag += fabs(a[r * n + j]);
             }
             if (!close_to(o[r], want, 1e-5 * mag + 1e-4)) {
-                snprintf(msg, cap, "wrong row sum [%lld]: %.9g, expected %.9g", (long long)r, o[r], want);
+                snprintf(msg, cap, "wrong row sum [%lld]: %.9g, expected %.9g", (long long)r, o[r],
+                         want);
                 return -1;
             }
         }
@@ -252,8 +264,8 @@ static int check(const bench_case *bc, const float *o, char *msg, size_t cap)
                 mag += fabs(p);
             }
             if (!close_to(o[i * n + j], want, 1e-5 * mag + 1e-5)) {
-                snprintf(msg, cap, "wrong element [%lld,%lld]: %.9g, expected %.9g", (long long)i, (long long)j,
-                         o[i * n + j], want);
+                snprintf(msg, cap, "wrong element [%lld,%lld]: %.9g, expected %.9g", (long long)i,
+                         (long long)j, o[i * n + j], want);
                 return -1;
             }
         }
@@ -277,37 +289,14 @@ static void vkt_fail(row *r, const char *what)
     fail_row(r, "error", buf);
 }
 
-/* Runs one case: inputs, one checked warm-up call that also tells which path
- * the op takes, more warm-up, then the timed repetitions. */
-static void bench(const bench_case *bc, row *r)
+/* The first call, checked against the host: which path the op took (r->path, *native,
+ * *fallback); -1 with the row failed when the call or its result is wrong. */
+static int first_call(const bench_case *bc, row *r, const vkt_tensor *a, const vkt_tensor *b,
+                      bool *native, bool *fallback)
 {
-    memset(r, 0, sizeof *r);
-    r->bc = bc;
-    r->figure = r->time_ns = r->wall_ns = NAN;
-    int64_t elems = numel_in(bc);
-    if (fill_random((size_t)elems + 1) != 0) {
-        fail_row(r, "error", "out of host memory for the random inputs");
-        return;
-    }
-    bool square = bc->kind == K_SUM_LAST || bc->kind == K_TRANSPOSE || bc->kind == K_DOT;
-    int64_t shape[2] = {square ? bc->n : elems, bc->n};
-    int rank = square ? 2 : 1;
-    bool two = bc->kind == K_ADD || bc->kind == K_ADD_FALLBACK || bc->kind == K_DOT;
-    const char *env = getenv("VKT_NATIVE_DISABLE");
-    vkt_tensor *a = NULL, *b = NULL, *out = NULL;
-    double *times = NULL, *walls = NULL;
+    vkt_tensor *out = NULL;
     float *host = NULL;
-    if (vkt_tensor_from_host(B.ctx, VKT_F32, shape, rank, B.rnd, &a) != VKT_OK ||
-        (two && vkt_tensor_from_host(B.ctx, VKT_F32, shape, rank, B.rnd + 1, &b) != VKT_OK) ||
-        vkt_sync(B.ctx) != VKT_OK) {
-        vkt_fail(r, "creating the inputs");
-        goto done;
-    }
-    if (bc->kind == K_ADD_FALLBACK && vkt_ctx_set_native_disable(B.ctx, "add") != VKT_OK) {
-        vkt_fail(r, "vkt_ctx_set_native_disable");
-        goto done;
-    }
-
+    int rc = -1;
     uint64_t c0[3], c1[3];
     counters(bc->stat, c0);
     if (run_op(bc, a, b, &out) != VKT_OK || vkt_sync(B.ctx) != VKT_OK) {
@@ -315,8 +304,12 @@ static void bench(const bench_case *bc, row *r)
         goto done;
     }
     counters(bc->stat, c1);
-    bool native = c1[0] > c0[0], fallback = c1[1] > c0[1];
-    snprintf(r->path, sizeof r->path, "%s", native ? "native" : fallback ? "fallback" : c1[2] > c0[2] ? "host" : "?");
+    *native = c1[0] > c0[0], *fallback = c1[1] > c0[1];
+    snprintf(r->path, sizeof r->path, "%s",
+             *native         ? "native"
+             : *fallback     ? "fallback"
+             : c1[2] > c0[2] ? "host"
+                             : "?");
 
     size_t onb = vkt_tensor_nbytes(out);
     host = malloc(onb ? onb : 1);
@@ -334,19 +327,19 @@ static void bench(const bench_case *bc, row *r)
         fail_row(r, path, msg);
         goto done;
     }
+    rc = 0;
+done:
+    free(host);
     vkt_tensor_free(out);
-    out = NULL;
+    return rc;
+}
 
-    if (bc->kind != K_ADD_FALLBACK && !native) {
-        /* Timing this would pass a host computation off as GPU throughput. */
-        double big = (double)elems * 4;
-        snprintf(r->path, sizeof r->path, "%s", big > SMALL_RANGE ? "fallback (past maxStorageBufferRange)"
-                                                                  : fallback ? "fallback (gate)" : "host");
-        goto done;
-    }
-
-    times = malloc((size_t)B.reps * sizeof *times);
-    walls = malloc((size_t)B.reps * sizeof *walls);
+/* The warm-up, then the timed repetitions: their medians and the figure into r. */
+static void timed_runs(const bench_case *bc, row *r, const vkt_tensor *a, const vkt_tensor *b)
+{
+    vkt_tensor *out = NULL;
+    double *times = malloc((size_t)B.reps * sizeof *times);
+    double *walls = malloc((size_t)B.reps * sizeof *walls);
     if (!times || !walls) {
         fail_row(r, "error", "out of host memory");
         goto done;
@@ -389,19 +382,62 @@ static void bench(const bench_case *bc, row *r)
     r->wall_ns = median(walls, B.reps);
     r->timed_gpu = gpu;
     r->time_ns = gpu ? median(times, B.reps) : r->wall_ns;
-    r->figure = r->time_ns > 0 ? work(bc) / r->time_ns : NAN; /* bytes/ns = GB/s, flops/ns = GFLOP/s */
+    /* bytes/ns = GB/s, flops/ns = GFLOP/s */
+    r->figure = r->time_ns > 0 ? work(bc) / r->time_ns : NAN;
     if (bc->kind == K_ADD_FALLBACK)
         snprintf(r->path, sizeof r->path, "fallback (forced, wall-clock)");
     else if (!gpu)
         snprintf(r->path, sizeof r->path, "native (wall-clock: no GPU timestamps)");
+done:
+    free(times);
+    free(walls);
+    vkt_tensor_free(out);
+}
 
+/* Runs one case: inputs, one checked warm-up call that also tells which path
+ * the op takes, more warm-up, then the timed repetitions. */
+static void bench(const bench_case *bc, row *r)
+{
+    memset(r, 0, sizeof *r);
+    r->bc = bc;
+    r->figure = r->time_ns = r->wall_ns = NAN;
+    int64_t elems = numel_in(bc);
+    if (fill_random((size_t)elems + 1) != 0) {
+        fail_row(r, "error", "out of host memory for the random inputs");
+        return;
+    }
+    bool square = bc->kind == K_SUM_LAST || bc->kind == K_TRANSPOSE || bc->kind == K_DOT;
+    int64_t shape[2] = {square ? bc->n : elems, bc->n};
+    int rank = square ? 2 : 1;
+    bool two = bc->kind == K_ADD || bc->kind == K_ADD_FALLBACK || bc->kind == K_DOT;
+    const char *env = getenv("VKT_NATIVE_DISABLE");
+    vkt_tensor *a = NULL, *b = NULL;
+    bool native = false, fallback = false;
+    if (vkt_tensor_from_host(B.ctx, VKT_F32, shape, rank, B.rnd, &a) != VKT_OK ||
+        (two && vkt_tensor_from_host(B.ctx, VKT_F32, shape, rank, B.rnd + 1, &b) != VKT_OK) ||
+        vkt_sync(B.ctx) != VKT_OK) {
+        vkt_fail(r, "creating the inputs");
+        goto done;
+    }
+    if (bc->kind == K_ADD_FALLBACK && vkt_ctx_set_native_disable(B.ctx, "add") != VKT_OK) {
+        vkt_fail(r, "vkt_ctx_set_native_disable");
+        goto done;
+    }
+    if (first_call(bc, r, a, b, &native, &fallback) != 0)
+        goto done;
+    if (bc->kind != K_ADD_FALLBACK && !native) {
+        /* Timing this would pass a host computation off as GPU throughput. */
+        double big = (double)elems * 4;
+        snprintf(r->path, sizeof r->path, "%s",
+                 big > SMALL_RANGE ? "fallback (past maxStorageBufferRange)"
+                 : fallback        ? "fallback (gate)"
+                                   : "host");
+        goto done;
+    }
+    timed_runs(bc, r, a, b);
 done:
     if (bc->kind == K_ADD_FALLBACK)
         vkt_ctx_set_native_disable(B.ctx, env ? env : "");
-    free(times);
-    free(walls);
-    free(host);
-    vkt_tensor_free(out);
     vkt_tensor_free(a);
     vkt_tensor_free(b);
     vkt_sync(B.ctx);
@@ -442,8 +478,8 @@ static void print_table(const row *rows, int n)
             snprintf(ratio, sizeof ratio, "%.2f", r->figure / bc->target);
         else
             snprintf(ratio, sizeof ratio, "-");
-        printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", bc->op, bc->size, B.device_name, r->path, t, fig, tgt,
-               ratio);
+        printf("| %s | %s | %s | %s | %s | %s | %s | %s |\n", bc->op, bc->size, B.device_name,
+               r->path, t, fig, tgt, ratio);
     }
 }
 
@@ -507,17 +543,20 @@ static bool selected(const char *list, const char *op)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: vkt-bench [--device SEL] [--reps N] [--warmup N] [--warm-ms MS] [--quick] [--ops LIST] [--json FILE]\n"
-               "  --device SEL  device index or name substring (as VKT_DEVICE)\n"
-               "  --reps N      timed runs per row, the median is reported (default 20)\n"
-               "  --warmup N    untimed runs before them (default 3)\n"
-               "  --warm-ms MS  and untimed runs for at least MS milliseconds before a GPU-timed\n"
-               "                row, so an idle GPU's clocks are back up (default 1500)\n"
-               "  --quick       small sizes only (lavapipe, CI smoke test)\n"
-               "  --ops LIST    only these rows: add,exp,sum,sum_last_axis,transpose,dot,fallback\n"
-               "  --json FILE   also write every row as JSON\n"
-               "exit status: 0 all rows ran or were marked, 1 a row failed or computed a wrong result,\n"
-               "2 bad usage or no device\n");
+    fprintf(
+        f,
+        "usage: vkt-bench [--device SEL] [--reps N] [--warmup N] [--warm-ms MS] [--quick] [--ops "
+        "LIST] [--json FILE]\n"
+        "  --device SEL  device index or name substring (as VKT_DEVICE)\n"
+        "  --reps N      timed runs per row, the median is reported (default 20)\n"
+        "  --warmup N    untimed runs before them (default 3)\n"
+        "  --warm-ms MS  and untimed runs for at least MS milliseconds before a GPU-timed\n"
+        "                row, so an idle GPU's clocks are back up (default 1500)\n"
+        "  --quick       small sizes only (lavapipe, CI smoke test)\n"
+        "  --ops LIST    only these rows: add,exp,sum,sum_last_axis,transpose,dot,fallback\n"
+        "  --json FILE   also write every row as JSON\n"
+        "exit status: 0 all rows ran or were marked, 1 a row failed or computed a wrong result,\n"
+        "2 bad usage or no device\n");
 }
 
 static long parse_count(const char *s, const char *opt, long lo)
@@ -534,10 +573,14 @@ static long parse_count(const char *s, const char *opt, long lo)
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"device", required_argument, NULL, 'd'}, {"reps", required_argument, NULL, 'r'},
-        {"warmup", required_argument, NULL, 'w'}, {"quick", no_argument, NULL, 'q'},
-        {"ops", required_argument, NULL, 'o'},    {"json", required_argument, NULL, 'j'},
-        {"warm-ms", required_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
+        {"device", required_argument, NULL, 'd'},
+        {"reps", required_argument, NULL, 'r'},
+        {"warmup", required_argument, NULL, 'w'},
+        {"quick", no_argument, NULL, 'q'},
+        {"ops", required_argument, NULL, 'o'},
+        {"json", required_argument, NULL, 'j'},
+        {"warm-ms", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *device = NULL, *json_path = NULL, *only = NULL;
@@ -547,9 +590,21 @@ int main(int argc, char **argv)
     while ((o = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (o) {
         case 'd': device = optarg; break;
-        case 'r': reps = parse_count(optarg, "--reps", 1); if (reps < 0) return 2; break;
-        case 'w': warmup = parse_count(optarg, "--warmup", 0); if (warmup < 0) return 2; break;
-        case 'm': warm_ms = parse_count(optarg, "--warm-ms", 0); if (warm_ms < 0) return 2; break;
+        case 'r':
+            reps = parse_count(optarg, "--reps", 1);
+            if (reps < 0)
+                return 2;
+            break;
+        case 'w':
+            warmup = parse_count(optarg, "--warmup", 0);
+            if (warmup < 0)
+                return 2;
+            break;
+        case 'm':
+            warm_ms = parse_count(optarg, "--warm-ms", 0);
+            if (warm_ms < 0)
+                return 2;
+            break;
         case 'q': quick = true; break;
         case 'o': only = optarg; break;
         case 'j': json_path = optarg; break;
@@ -565,7 +620,6 @@ int main(int argc, char **argv)
     B.reps = (int)reps;
     B.warmup = (int)warmup;
     B.warm_ns = (double)warm_ms * 1e6;
-
 
     if (vkt_ctx_create(device, &B.ctx) != VKT_OK) {
         fprintf(stderr, "vkt-bench: %s: %s\n", vkt_status_name(VKT_ENODEV), vkt_last_error());

@@ -6,8 +6,7 @@
 
 #include "text.h"
 
-const char *fbx_choices(const fbx_choice *list, size_t n, const char *sep, char *buf,
-                        size_t len)
+const char *fbx_choices(const fbx_choice *list, size_t n, const char *sep, char *buf, size_t len)
 {
     size_t o = 0;
     buf[0] = '\0';
@@ -16,8 +15,7 @@ const char *fbx_choices(const fbx_choice *list, size_t n, const char *sep, char 
     return buf;
 }
 
-int fbx_choose(const char *cmd, const char *opt, const char *val, const fbx_choice *list,
-               size_t n)
+int fbx_choose(const char *cmd, const char *opt, const char *val, const fbx_choice *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (!strcmp(val, list[i].name))

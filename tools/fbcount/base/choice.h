@@ -17,12 +17,10 @@ typedef struct {
 
 /* The value of the entry named val. Otherwise prints "fbcount: CMD: OPT: unknown value 'val'
  * (one of a, b, c)" and returns -1. */
-int fbx_choose(const char *cmd, const char *opt, const char *val, const fbx_choice *list,
-               size_t n);
+int fbx_choose(const char *cmd, const char *opt, const char *val, const fbx_choice *list, size_t n);
 
 /* The names of the list joined by sep ("op|site|stack") into buf; returns buf. */
-const char *fbx_choices(const fbx_choice *list, size_t n, const char *sep, char *buf,
-                        size_t len);
+const char *fbx_choices(const fbx_choice *list, size_t n, const char *sep, char *buf, size_t len);
 
 /* The name of the entry whose value is value, or NULL. */
 const char *fbx_choice_name(const fbx_choice *list, size_t n, int value);

@@ -29,4 +29,3 @@ const char *fbn_display(const char *sym, char *buf, size_t len)
     free(d);
     return buf;
 }
-

@@ -20,8 +20,10 @@ int fbo_open(fbo_file *o, const char *path, char *err, size_t errlen)
     struct stat sb;
     /* lstat: a symlink at the target is replaced by the rename, never followed. */
     if (lstat(path, &sb) == 0 && !S_ISREG(sb.st_mode) && !S_ISLNK(sb.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file; refusing to replace it (write to "
-                 "standard output and redirect instead)", path);
+        snprintf(err, errlen,
+                 "%s: not a regular file; refusing to replace it (write to "
+                 "standard output and redirect instead)",
+                 path);
         return -1;
     }
     size_t len = strlen(path) + 32;

@@ -12,8 +12,8 @@
 #include <stdio.h>
 
 typedef struct {
-    FILE *f;       /* write here */
-    char *path;    /* NULL for standard output */
+    FILE *f;    /* write here */
+    char *path; /* NULL for standard output */
     char *tmp;
 } fbo_file;
 

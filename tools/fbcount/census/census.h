@@ -34,7 +34,7 @@ typedef struct {
     fbm_row *rows;
     size_t n, cap;
     row_acc *map;
-    uint64_t gen; /* by stack: marks the rows this build found (stack_row) */
+    uint64_t gen;    /* by stack: marks the rows this build found (stack_row) */
     fbm_sort sorted; /* the order rows are in, valid when sorted_ok */
     bool sorted_ok;
 } table;
@@ -48,20 +48,20 @@ struct fbm_census {
     size_t ndumps, cap, added, filtered;
     char **where[W_N];
     size_t nwhere[W_N];
-    bool *hit[W_N];        /* each --where value: some dump (or backend) matched it */
-    char **seen[W_N];      /* the values each field had in the dumps read (the first 32) */
+    bool *hit[W_N];   /* each --where value: some dump (or backend) matched it */
+    char **seen[W_N]; /* the values each field had in the dumps read (the first 32) */
     size_t nseen[W_N];
     fbm_frames frames;
     fbp_pool *pool;
-    fbp_map *labels;  /* frame -> its label */
+    fbp_map *labels;   /* frame -> its label */
     fbp_map *interned; /* a dump's string -> the census's copy */
     table tables[FBD_NKINDS][FBM_NBY];
-    uint64_t builds; /* tables built so far: each build's generation */
+    uint64_t builds;       /* tables built so far: each build's generation */
     const char **backends; /* fbm_census_backends, NULL until asked */
     size_t nbackends;
-    fbm_namer namer;  /* names a raw census as it is loaded, or NULL */
-    bool lenient;     /* a dump that cannot be read is skipped (listed in skipped) */
-    char **skipped;   /* why each skipped dump was (its message) */
+    fbm_namer namer; /* names a raw census as it is loaded, or NULL */
+    bool lenient;    /* a dump that cannot be read is skipped (listed in skipped) */
+    char **skipped;  /* why each skipped dump was (its message) */
     size_t nskipped;
 };
 

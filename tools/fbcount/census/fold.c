@@ -39,8 +39,8 @@ static const fbr_backend *parse_row(const char *text)
     unsigned i = next_slot++ % ROWS;
     char err[256];
     parsed[i].text = text;
-    parsed[i].ok = fbr_backend_parse(text, strlen(text), FBR_FROM_FILE, &parsed[i].row, err,
-                                     sizeof err) == 0;
+    parsed[i].ok =
+        fbr_backend_parse(text, strlen(text), FBR_FROM_FILE, &parsed[i].row, err, sizeof err) == 0;
     return parsed[i].ok ? &parsed[i].row : NULL;
 }
 
@@ -115,7 +115,8 @@ static long site_frame(const fbd_dump *d, const fbd_stack *st, const fbr_backend
 {
     for (size_t i = op >= 0 ? (size_t)op + 1 : 0; i < st->nframes; i++) {
         const fbd_frame *f = st->frames[i];
-        if (!f->symbol || strcmp(f->symbol, st->site) || (f->python && python_backend(d, row, f->file)))
+        if (!f->symbol || strcmp(f->symbol, st->site) ||
+            (f->python && python_backend(d, row, f->file)))
             continue;
         /* The shim's site names its line: another function of the same name (torch.nn's
          * forward around the model's) is not it. */

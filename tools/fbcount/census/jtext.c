@@ -9,10 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
+static bool blank(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
 
 /* A scalar ends at a separator, a closing bracket or a blank. */
-static bool delim(char ch) { return ch == ',' || ch == ':' || ch == '}' || ch == ']' || blank(ch); }
+static bool delim(char ch)
+{
+    return ch == ',' || ch == ':' || ch == '}' || ch == ']' || blank(ch);
+}
 
 static const char *skip_blank(const char *p, const char *end)
 {
@@ -205,8 +211,10 @@ bool fbj_utf8(const char *s)
             u++;
             continue;
         }
-        int n = *u >= 0xc2 && *u <= 0xdf ? 2 : *u >= 0xe0 && *u <= 0xef ? 3
-                : *u >= 0xf0 && *u <= 0xf4 ? 4 : 0;
+        int n = *u >= 0xc2 && *u <= 0xdf   ? 2
+                : *u >= 0xe0 && *u <= 0xef ? 3
+                : *u >= 0xf0 && *u <= 0xf4 ? 4
+                                           : 0;
         if (!n)
             return false;
         unsigned long cp = *u & (0x7f >> n);

@@ -35,7 +35,8 @@ void fbm_census_free(fbm_census *c)
     if (!c)
         return;
     proc_entry *p, *tmp;
-    HASH_ITER(hh, c->procs, p, tmp) {
+    HASH_ITER(hh, c->procs, p, tmp)
+    {
         HASH_DEL(c->procs, p);
         free(p->key);
         free(p);
@@ -98,7 +99,10 @@ const char *fbm_where_help(void)
     if (!text[0])
         for (int w = 0; w < W_N; w++)
             snprintf(text + strlen(text), sizeof text - strlen(text), "%s%s",
-                     w == 0 ? "" : w + 1 == W_N ? " or " : ", ", where_names[w]);
+                     w == 0         ? ""
+                     : w + 1 == W_N ? " or "
+                                    : ", ",
+                     where_names[w]);
     return text;
 }
 
@@ -164,9 +168,7 @@ static bool is(fbm_census *c, const fbd_dump *d, int w, const char *v)
         snprintf(num, sizeof num, "%" PRId64, p->pid);
         saw(c, w, num);
         return p->pid == strtoll(v, NULL, 10);
-    case W_HOST:
-        saw(c, w, p->host);
-        return !strcmp(p->host, v);
+    case W_HOST: saw(c, w, p->host); return !strcmp(p->host, v);
     default:
         saw(c, w, p->argv0 ? fbr_base_name(p->argv0) : NULL);
         saw(c, w, fbr_base_name(p->exe));
@@ -215,8 +217,10 @@ bool fbm_census_unmatched(const fbm_census *c, char *msg, size_t cap)
                 return true;
             }
     if (c->ndumps == 0 && c->filtered) {
-        snprintf(msg, cap, "--where selects no dump: none of the %zu read matches every field "
-                 "given", c->filtered);
+        snprintf(msg, cap,
+                 "--where selects no dump: none of the %zu read matches every field "
+                 "given",
+                 c->filtered);
         return true;
     }
     return false;
@@ -368,8 +372,8 @@ static fbd_status load_dir(fbm_census *c, const char *dir, char *err, size_t err
     fbd_status st = FBD_OK;
     struct dirent *e;
     while ((e = readdir(dp))) {
-        if (!fbr_is_dump_name(e->d_name) || (e->d_type != DT_REG && e->d_type != DT_UNKNOWN &&
-                                          e->d_type != DT_LNK))
+        if (!fbr_is_dump_name(e->d_name) ||
+            (e->d_type != DT_REG && e->d_type != DT_UNKNOWN && e->d_type != DT_LNK))
             continue;
         if (!fbr_grow(&names, &cap, n, sizeof *names, 16)) {
             st = FBD_ENOMEM;
@@ -396,8 +400,7 @@ static fbd_status load_dir(fbm_census *c, const char *dir, char *err, size_t err
     return st;
 }
 
-fbd_status fbm_census_load(fbm_census *c, char *const *paths, size_t n, char *err,
-                           size_t errlen)
+fbd_status fbm_census_load(fbm_census *c, char *const *paths, size_t n, char *err, size_t errlen)
 {
     for (size_t i = 0; i < n; i++) {
         struct stat sb;
@@ -414,8 +417,14 @@ fbd_status fbm_census_load(fbm_census *c, char *const *paths, size_t n, char *er
     return FBD_OK;
 }
 
-size_t fbm_census_ndumps(const fbm_census *c) { return c->ndumps; }
-fbd_dump *fbm_census_dump(const fbm_census *c, size_t i) { return c->order[i]; }
+size_t fbm_census_ndumps(const fbm_census *c)
+{
+    return c->ndumps;
+}
+fbd_dump *fbm_census_dump(const fbm_census *c, size_t i)
+{
+    return c->order[i];
+}
 
 /* Each count is at most 2^53, so a sum wraps only over a thousand dumps; it saturates
  * instead, where JSON's signed 64-bit integers end. */
@@ -499,9 +508,11 @@ static void add_counters(fbd_counters *s, fbd_counters b)
 
 fbm_summary fbm_census_summary(const fbm_census *c)
 {
-    fbm_summary s = {.dumps = c->ndumps, .processes = c->ndumps,
+    fbm_summary s = {.dumps = c->ndumps,
+                     .processes = c->ndumps,
                      .superseded = c->added - c->ndumps - c->filtered,
-                     .filtered = c->filtered, .backend_filter = c->nwhere[W_BACKEND] > 0};
+                     .filtered = c->filtered,
+                     .backend_filter = c->nwhere[W_BACKEND] > 0};
     for (size_t i = 0; i < c->ndumps; i++) {
         const fbd_dump *d = c->order[i];
         add_total(&s.total, kept_total(c, d));

@@ -14,8 +14,15 @@
 typedef struct fbm_census fbm_census;
 
 typedef enum {
-    FBM_BY_OP, FBM_BY_SITE, FBM_BY_STACK, FBM_BY_SHAPE, FBM_BY_RANK, FBM_BY_HOST,
-    FBM_BY_PROCESS, FBM_BY_BACKEND, FBM_NBY
+    FBM_BY_OP,
+    FBM_BY_SITE,
+    FBM_BY_STACK,
+    FBM_BY_SHAPE,
+    FBM_BY_RANK,
+    FBM_BY_HOST,
+    FBM_BY_PROCESS,
+    FBM_BY_BACKEND,
+    FBM_NBY
 } fbm_by;
 typedef enum { FBM_SORT_BYTES, FBM_SORT_COUNT, FBM_SORT_TIME } fbm_sort;
 /* How a frame is named: by its function, or by function and call line, so that five
@@ -53,17 +60,17 @@ typedef struct {
     bool split_timed; /* some of its calls have no time of their own: their split's (ggml) */
     fbm_part *parts;
     size_t nparts;
-    const char *op;                /* op and stack rows */
-    const char *site, *file;       /* site and stack rows: the raw site; site rows: file */
-    long line;                     /* site rows, 0 when unknown */
-    bool python;                   /* site rows: a Python site */
-    const char **labels;           /* stack rows: frame names, outermost first (pool strings) */
+    const char *op;                 /* op and stack rows */
+    const char *site, *file;        /* site and stack rows: the raw site; site rows: file */
+    long line;                      /* site rows, 0 when unknown */
+    bool python;                    /* site rows: a Python site */
+    const char **labels;            /* stack rows: frame names, outermost first (pool strings) */
     const fbd_frame *const *frames; /* stack rows: the frames, outermost first */
-    const unsigned char *roles;    /* stack rows: each frame's fbm_role (fold.h), outermost first */
+    const unsigned char *roles; /* stack rows: each frame's fbm_role (fold.h), outermost first */
     size_t nframes;
-    const fbd_dump *dump;          /* process rows: the census's kept dump */
-    const char *host;              /* host and process rows */
-    long rank;                     /* rank and process rows, -1 when none */
+    const fbd_dump *dump; /* process rows: the census's kept dump */
+    const char *host;     /* host and process rows */
+    long rank;            /* rank and process rows, -1 when none */
     void *priv;
 } fbm_row;
 
@@ -71,7 +78,7 @@ typedef struct {
     size_t dumps, processes, superseded; /* superseded: older states of a kept census */
     size_t filtered;                     /* dumps left out by a filter (fbm_census_where) */
     bool backend_filter;                 /* rows of some backends left out (--where backend=) */
-    fbd_total total;      /* of the backends --where keeps */
+    fbd_total total;                     /* of the backends --where keeps */
     fbd_counters backend; /* libvkt's: present when any dump had "backend"; sums over those */
     size_t crashed;       /* kept dumps with reason "crash" */
     size_t signalled;     /* kept dumps with reason "signal": the process died by it */
@@ -80,7 +87,7 @@ typedef struct {
     size_t timed;         /* kept dumps that carry times */
     uint64_t elapsed_ns;  /* sum of process.elapsed_ns over the dumps that have it */
     size_t with_elapsed;
-    bool saturated;       /* a total reached FBM_SAT_MAX */
+    bool saturated; /* a total reached FBM_SAT_MAX */
 } fbm_summary;
 
 fbm_census *fbm_census_new(void);
@@ -137,8 +144,7 @@ const char *const *fbm_census_skipped(const fbm_census *c, size_t *n);
 /* Loads each path: a dump file, or a directory meaning every *.json in it (not hidden,
  * not recursive). Stops at the first bad file, returns its status and message, unless the
  * census is lenient. */
-fbd_status fbm_census_load(fbm_census *c, char *const *paths, size_t n, char *err,
-                           size_t errlen);
+fbd_status fbm_census_load(fbm_census *c, char *const *paths, size_t n, char *err, size_t errlen);
 
 fbm_summary fbm_census_summary(const fbm_census *c);
 
@@ -148,8 +154,7 @@ fbd_dump *fbm_census_dump(const fbm_census *c, size_t i);
 
 /* The rows of one table, sorted descending by the chosen key (ties by the others, then
  * by name). NULL with *n == 0 when empty or out of memory. */
-const fbm_row *fbm_census_rows(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort,
-                               size_t *n);
+const fbm_row *fbm_census_rows(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort, size_t *n);
 
 /* The row of this backend and key (the backend counts in op and shape tables only), or NULL
  * (not for stack rows, whose keys repeat). */

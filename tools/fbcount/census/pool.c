@@ -80,7 +80,10 @@ static void large_free(void *p, size_t size)
         munmap(p, size);
 }
 
-fbp_pool *fbp_new(void) { return calloc(1, sizeof(fbp_pool)); }
+fbp_pool *fbp_new(void)
+{
+    return calloc(1, sizeof(fbp_pool));
+}
 
 void fbp_free(fbp_pool *p)
 {
@@ -245,7 +248,10 @@ struct fbp_map {
     size_t n, used;
 };
 
-fbp_map *fbp_map_new(void) { return calloc(1, sizeof(fbp_map)); }
+fbp_map *fbp_map_new(void)
+{
+    return calloc(1, sizeof(fbp_map));
+}
 
 void fbp_map_free(fbp_map *m)
 {

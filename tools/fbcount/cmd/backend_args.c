@@ -56,7 +56,7 @@ int fbx_add_backend(fbx_backend_args *a, const char *cmd, const char *path)
     int unused = fbr_backend_unused(&row, err, sizeof err);
     if (unused)
         fbx_error(cmd, "warning: --backend %s: %s%s", path, err,
-                 unused > 1 ? " (and more directives like it)" : "");
+                  unused > 1 ? " (and more directives like it)" : "");
     if (!realpath(path, abs) || strchr(abs, FBR_BACKEND_SEP) ||
         !append_item(a->backends, sizeof a->backends, FBR_BACKEND_SEP, abs)) {
         fbx_error(cmd, "--backend %s: the path cannot be passed on (a ':' in it, or too long)",

@@ -37,7 +37,8 @@ void fbx_put_exit_codes(FILE *out, const char *cmd)
             fprintf(out, "  %2d  %s\n", codes[i].code, codes[i].text);
     if (!cmd || !strcmp(cmd, "run"))
         fputs("  run ends as the command did: its status, or the same signal (a shell shows\n"
-              "  128+N); 126/127 if it cannot be executed.\n", out);
+              "  128+N); 126/127 if it cannot be executed.\n",
+              out);
 }
 
 int fbx_load_code(fbd_status st)
@@ -102,8 +103,10 @@ int fbx_where(const char *cmd, fbm_census *c, char *arg)
         return FBX_NOMEM;
     }
     char e[256];
-    fbx_error(cmd, "--where: expected FIELD=VALUE with FIELD one of %s (rank and pid take a "
-              "number), got '%s'", fbm_where_help(), fbx_escape(arg, e, sizeof e, 0));
+    fbx_error(cmd,
+              "--where: expected FIELD=VALUE with FIELD one of %s (rank and pid take a "
+              "number), got '%s'",
+              fbm_where_help(), fbx_escape(arg, e, sizeof e, 0));
     return FBX_USAGE;
 }
 
@@ -125,15 +128,20 @@ int fbx_load_args(const char *cmd, fbm_census *c, char *const *paths, int n)
     fbm_summary s = fbm_census_summary(c);
     if (s.dumps + s.filtered + s.superseded == 0) {
         char e[256];
-        fbx_error(cmd, "no dump in %s%s (no process used a backend, or libfbcount.so was not "
-                  "preloaded)", fbx_escape(n ? paths[0] : dflt, e, sizeof e, 0),
+        fbx_error(cmd,
+                  "no dump in %s%s (no process used a backend, or libfbcount.so was not "
+                  "preloaded)",
+                  fbx_escape(n ? paths[0] : dflt, e, sizeof e, 0),
                   n > 1 ? " and the others given" : "");
         return FBX_READ;
     }
     return FBX_OK;
 }
 
-void fbx_version(void) { printf("fbcount %s\n", FBCOUNT_VERSION); }
+void fbx_version(void)
+{
+    printf("fbcount %s\n", FBCOUNT_VERSION);
+}
 
 int fbx_finish(const char *cmd, int code)
 {

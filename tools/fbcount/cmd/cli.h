@@ -17,33 +17,33 @@
  * subcommand's own, "" for every subcommand) and the man page's EXIT STATUS (checked against
  * `fbcount --help` by tests/cmd/docs_test.py) come from it. X(code, NAME, subcommands,
  * meaning); a meaning is one line of --help. */
-#define FBX_EXIT_CODES(X)                                                                      \
-    X(0, OK, "", "success (check: within the allowance)")                                      \
-    X(1, CHECK, "check diff", "check: over the allowance; diff --fail-on-increase: it grew")    \
-    X(2, USAGE, "", "usage error (an unknown option or value, a missing argument)")             \
-    X(3, READ, "", "a file or directory cannot be read, or holds no dump")                      \
-    X(4, INVALID, "", "a file is not a valid fbcount/1 dump (bad JSON, truncated, wrong schema)")\
-    X(5, SHIM, "run attach detach", "run, attach: libfbcount.so not found")                    \
-    X(6, TIMEOUT, "snapshot", "snapshot: no new dump before the timeout")                       \
-    X(7, PROCESS, "snapshot attach detach", "snapshot: no such process, or not one with the shim")\
-    X(8, NOMEM, "", "out of memory")                                                            \
-    X(9, WRITE, "", "the output cannot be written (a full disk, a closed pipe, -o a device)")   \
-    X(10, SYSTEM, "run attach detach", "run: the system refused what supervising takes (fork)")  \
-    X(11, NOGDB, "attach detach", "attach/detach: gdb is not installed")                        \
-    X(12, OTHER_USER, "attach detach", "attach/detach: another user's process, no CAP_SYS_PTRACE")\
-    X(13, PTRACE_SCOPE, "attach detach", "attach/detach: yama's ptrace_scope forbids tracing")  \
-    X(14, UNSUPPORTED, "attach", "attach: a static or non-x86-64 program")                      \
-    X(15, HAS_SHIM, "attach", "attach: the process runs the shim already (a snapshot is taken)")\
-    X(16, NOT_ATTACHED, "detach", "detach: the process is not attached")                        \
-    X(17, INJECT, "attach detach", "attach/detach: gdb failed, timed out or was refused")       \
+#define FBX_EXIT_CODES(X)                                                                          \
+    X(0, OK, "", "success (check: within the allowance)")                                          \
+    X(1, CHECK, "check diff", "check: over the allowance; diff --fail-on-increase: it grew")       \
+    X(2, USAGE, "", "usage error (an unknown option or value, a missing argument)")                \
+    X(3, READ, "", "a file or directory cannot be read, or holds no dump")                         \
+    X(4, INVALID, "", "a file is not a valid fbcount/1 dump (bad JSON, truncated, wrong schema)")  \
+    X(5, SHIM, "run attach detach", "run, attach: libfbcount.so not found")                        \
+    X(6, TIMEOUT, "snapshot", "snapshot: no new dump before the timeout")                          \
+    X(7, PROCESS, "snapshot attach detach", "snapshot: no such process, or not one with the shim") \
+    X(8, NOMEM, "", "out of memory")                                                               \
+    X(9, WRITE, "", "the output cannot be written (a full disk, a closed pipe, -o a device)")      \
+    X(10, SYSTEM, "run attach detach", "run: the system refused what supervising takes (fork)")    \
+    X(11, NOGDB, "attach detach", "attach/detach: gdb is not installed")                           \
+    X(12, OTHER_USER, "attach detach", "attach/detach: another user's process, no CAP_SYS_PTRACE") \
+    X(13, PTRACE_SCOPE, "attach detach", "attach/detach: yama's ptrace_scope forbids tracing")     \
+    X(14, UNSUPPORTED, "attach", "attach: a static or non-x86-64 program")                         \
+    X(15, HAS_SHIM, "attach", "attach: the process runs the shim already (a snapshot is taken)")   \
+    X(16, NOT_ATTACHED, "detach", "detach: the process is not attached")                           \
+    X(17, INJECT, "attach detach", "attach/detach: gdb failed, timed out or was refused")          \
     X(18, NO_MATCH, "report check diff", "report/check/diff: a --where filter selects nothing")
 
 enum {
 #define FBX_ENUM(code, name, cmds, text) FBX_##name = code,
     FBX_EXIT_CODES(FBX_ENUM)
 #undef FBX_ENUM
-    FBX_NOEXEC = 126,  /* run: the command cannot be executed, as in sh */
-    FBX_NOTFOUND = 127 /* run: the command is not found, as in sh */
+        FBX_NOEXEC = 126, /* run: the command cannot be executed, as in sh */
+    FBX_NOTFOUND = 127    /* run: the command is not found, as in sh */
 };
 
 /* The code of a failed load (fbd_status). */

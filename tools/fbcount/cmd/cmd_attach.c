@@ -34,21 +34,24 @@
 #include "table.h"
 
 /* The rows attach and detach share (neither takes --version). */
+// clang-format off
 #define TIMEOUT_HELP_ROWS                                                                      \
     {'t', false, "timeout", "S", "seconds gdb may take before it is killed (default 30)", NULL,  \
      NULL},                                                                                    \
     {'h', true, "help", NULL, "this text", NULL, NULL}
+// clang-format on
 
 static const fbx_opt detach_options[] = {TIMEOUT_HELP_ROWS};
 #define NDETACH (sizeof detach_options / sizeof *detach_options)
 
 static const fbx_opt attach_options[] = {
-    {'m', false, "mode", "%s", "FBCOUNT_MODE for the census (default count)", fbs_mode_values, NULL},
+    {'m', false, "mode", "%s", "FBCOUNT_MODE for the census (default count)", fbs_mode_values,
+     NULL},
     {'a', false, "allow", "FILE", "FBCOUNT_ALLOW: ops allowed to fall back", NULL, NULL},
     {'x', false, "exit", "LIB:SYMBOL[:op=PREFIX]",
      "FBCOUNT_EXIT: also count every call of SYMBOL into LIB\n(repeatable)", NULL, NULL},
-    {'b', false, "backend", "FILE", "FBCOUNT_BACKEND: a backend descriptor file (repeatable)",
-     NULL, NULL},
+    {'b', false, "backend", "FILE", "FBCOUNT_BACKEND: a backend descriptor file (repeatable)", NULL,
+     NULL},
     {'o', true, "output", "DIR",
      "where dumps go (default ./fbcount-PID); made as fbcount\nrun makes it", NULL, NULL},
     TIMEOUT_HELP_ROWS,
@@ -77,9 +80,12 @@ static void help(bool detach)
         fbx_put_options(stdout, detach_options, NDETACH, 28);
     else
         fbx_put_options(stdout, attach_options, NATTACH, 28);
-    fputs(detach ? "\n" : "\nA process that runs the shim already (preloaded, or attached) is not "
-          "attached again:\na snapshot is taken instead, and the exit status says so (15).\n\n",
-          stdout);
+    fputs(
+        detach
+            ? "\n"
+            : "\nA process that runs the shim already (preloaded, or attached) is not "
+              "attached again:\na snapshot is taken instead, and the exit status says so (15).\n\n",
+        stdout);
 }
 
 /* What ptrace_scope 1..3 forbid, for the refusal line. */
@@ -225,16 +231,20 @@ static int refusal(const attach_opts *o)
                 ids_are(status, "\nGid:", (unsigned long)getegid());
     free(status);
     if (!mine && !cap) {
-        fbx_error(cmd, "process %ld belongs to another user (or changed its ids): tracing it "
-                  "needs CAP_SYS_PTRACE; nothing was done", o->pid);
+        fbx_error(cmd,
+                  "process %ld belongs to another user (or changed its ids): tracing it "
+                  "needs CAP_SYS_PTRACE; nothing was done",
+                  o->pid);
         return FBX_OTHER_USER;
     }
     char *scope = fbr_read_file("/proc/sys/kernel/yama/ptrace_scope", 64, &n);
     int level = scope ? atoi(scope) : 0;
     free(scope);
     if (level >= 3 || (level >= 1 && !cap)) {
-        fbx_error(cmd, "process %ld: /proc/sys/kernel/yama/ptrace_scope is %d: %s; nothing was "
-                  "done", o->pid, level, scope_rule[level > 3 ? 3 : level]);
+        fbx_error(cmd,
+                  "process %ld: /proc/sys/kernel/yama/ptrace_scope is %d: %s; nothing was "
+                  "done",
+                  o->pid, level, scope_rule[level > 3 ? 3 : level]);
         return FBX_PTRACE_SCOPE;
     }
     const char *why = o->detach ? NULL : elf_refusal(o->pid);
@@ -302,23 +312,28 @@ static int write_script(int fd, const attach_opts *o, const char *shim, const ch
      * dlsym, dlerror and dlclose are all the script calls, and a process with hundreds of
      * modules would otherwise cost gdb a third of a second more. */
     fputs("set confirm off\nset pagination off\nsharedlibrary libc\\.so\n"
-          "sharedlibrary libdl\\.so\nset scheduler-locking on\n", f);
+          "sharedlibrary libdl\\.so\nset scheduler-locking on\n",
+          f);
     if (o->detach) {
         /* RTLD_NOLOAD | RTLD_NOW: the handle of the library already there, or 0. */
-        fprintf(f, "set $h = (void *) dlopen(\"%s\", 6)\n"
-                   "if $h == 0\n  printf \"fbcount-none\\n\"\nelse\n"
-                   "  set $f = (const char *(*)(void)) dlsym($h, \"fbcount_detach\")\n"
-                   "  set $p = $f()\n  call (int) dlclose($h)\n"
-                   "  if $p == 0\n    printf \"fbcount-none\\n\"\n  else\n"
-                   "    printf \"fbcount-detached %%s\\n\", $p\n  end\nend\n", qshim);
+        fprintf(f,
+                "set $h = (void *) dlopen(\"%s\", 6)\n"
+                "if $h == 0\n  printf \"fbcount-none\\n\"\nelse\n"
+                "  set $f = (const char *(*)(void)) dlsym($h, \"fbcount_detach\")\n"
+                "  set $p = $f()\n  call (int) dlclose($h)\n"
+                "  if $p == 0\n    printf \"fbcount-none\\n\"\n  else\n"
+                "    printf \"fbcount-detached %%s\\n\", $p\n  end\nend\n",
+                qshim);
     } else {
         /* RTLD_NOW (2). */
-        fprintf(f, "set $h = (void *) dlopen(\"%s\", 2)\n"
-                   "if $h == 0\n  printf \"fbcount-dlopen %%s\\n\", (char *) dlerror()\nelse\n"
-                   "  set $f = (int (*)(const char *)) dlsym($h, \"fbcount_attach\")\n"
-                   "  set $r = $f(\"%s\")\n"
-                   "  if $r != 0\n    call (int) dlclose($h)\n  end\n"
-                   "  printf \"fbcount-attach %%d\\n\", $r\nend\n", qshim, qvars);
+        fprintf(f,
+                "set $h = (void *) dlopen(\"%s\", 2)\n"
+                "if $h == 0\n  printf \"fbcount-dlopen %%s\\n\", (char *) dlerror()\nelse\n"
+                "  set $f = (int (*)(const char *)) dlsym($h, \"fbcount_attach\")\n"
+                "  set $r = $f(\"%s\")\n"
+                "  if $r != 0\n    call (int) dlclose($h)\n  end\n"
+                "  printf \"fbcount-attach %%d\\n\", $r\nend\n",
+                qshim, qvars);
     }
     fputs("detach\nquit\n", f);
     return fclose(f) == 0 ? 0 : -1;
@@ -348,8 +363,7 @@ static void resume(long pid)
 
 /* Runs gdb on script; its standard output into out. Returns 0, or -1 after it timed out
  * (killed) or could not run. */
-static int run_gdb(const attach_opts *o, const char *gdb, const char *script, char *out,
-                   size_t cap)
+static int run_gdb(const attach_opts *o, const char *gdb, const char *script, char *out, size_t cap)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0)
@@ -363,8 +377,8 @@ static int run_gdb(const attach_opts *o, const char *gdb, const char *script, ch
         dup2(p[1], STDOUT_FILENO);
         dup2(null, STDERR_FILENO);
         setpgid(0, 0);
-        execl(gdb, gdb, "-iex", "set auto-solib-add off", "-p", pid, "--batch", "-nx", "-x",
-              script, (char *)NULL);
+        execl(gdb, gdb, "-iex", "set auto-solib-add off", "-p", pid, "--batch", "-nx", "-x", script,
+              (char *)NULL);
         _exit(127);
     }
     close(p[1]);
@@ -413,27 +427,28 @@ static int run_gdb(const attach_opts *o, const char *gdb, const char *script, ch
 static bool variables(const attach_opts *o, const fbx_run_dir *d, char *vars, size_t cap)
 {
     char output[PATH_MAX + 64];
-    const fbs_request req = {d->abs, NULL, o->mode, o->allow ? o->absallow : NULL,
+    const fbs_request req = {d->abs,     NULL,         o->mode, o->allow ? o->absallow : NULL,
                              o->b.exits, o->b.backends};
     fbs_setting set[FBR_NVARS];
     int nset = fbs_settings(&req, set, output, sizeof output), n = 0;
     if (nset < 0)
         return false;
     for (int i = 0; i < nset && n >= 0 && (size_t)n < cap; i++)
-        n += snprintf(vars + n, cap - (size_t)n, "%s=%s\n", fbr_var_names[set[i].var],
-                      set[i].value);
+        n +=
+            snprintf(vars + n, cap - (size_t)n, "%s=%s\n", fbr_var_names[set[i].var], set[i].value);
     return n >= 0 && (size_t)n < cap;
 }
 
 /* Runs the script; the line gdb's run printed for it ("fbcount-..."), or an error. */
-static int inject(const attach_opts *o, const char *shim, const char *vars, char *line,
-                  size_t cap)
+static int inject(const attach_opts *o, const char *shim, const char *vars, char *line, size_t cap)
 {
     const char *cmd = cmd_name(o);
     char gdb[PATH_MAX];
     if (!find_gdb(gdb, sizeof gdb)) {
-        fbx_error(cmd, "gdb is not installed (%s not found; apt-get install gdb, or set "
-                  "FBCOUNT_GDB); nothing was done", gdb);
+        fbx_error(cmd,
+                  "gdb is not installed (%s not found; apt-get install gdb, or set "
+                  "FBCOUNT_GDB); nothing was done",
+                  gdb);
         return FBX_NOGDB;
     }
     char script[] = "/tmp/fbcount-attach-XXXXXX";
@@ -451,15 +466,19 @@ static int inject(const attach_opts *o, const char *shim, const char *vars, char
     int rc = run_gdb(o, gdb, script, out, sizeof out);
     unlink(script);
     if (rc != 0) {
-        fbx_error(cmd, "process %ld: gdb did not finish within %g s: it was killed, and the "
-                  "process goes on%s", o->pid, o->timeout,
+        fbx_error(cmd,
+                  "process %ld: gdb did not finish within %g s: it was killed, and the "
+                  "process goes on%s",
+                  o->pid, o->timeout,
                   o->detach ? " (attached still, unless the detach had run)" : "");
         return FBX_INJECT;
     }
     const char *l = strstr(out, "fbcount-");
     if (!l) {
-        fbx_error(cmd, "process %ld: gdb could not call into it (its dynamic loader's dlopen "
-                  "was not found, or the process ended); it was left as it was", o->pid);
+        fbx_error(cmd,
+                  "process %ld: gdb could not call into it (its dynamic loader's dlopen "
+                  "was not found, or the process ended); it was left as it was",
+                  o->pid);
         return FBX_INJECT;
     }
     snprintf(line, cap, "%.*s", (int)strcspn(l, "\n"), l);
@@ -469,8 +488,10 @@ static int inject(const attach_opts *o, const char *shim, const char *vars, char
 /* A process that runs the shim already: a snapshot, through the snapshot command. */
 static int snapshot_instead(const attach_opts *o)
 {
-    fbx_error("attach", "process %ld runs libfbcount.so already (%s): not attached again; "
-              "taking a snapshot instead", o->pid,
+    fbx_error("attach",
+              "process %ld runs libfbcount.so already (%s): not attached again; "
+              "taking a snapshot instead",
+              o->pid,
               fbs_attached((pid_t)o->pid) ? "attached" : "preloaded or loaded by its program");
     char pid[32];
     snprintf(pid, sizeof pid, "%ld", o->pid);
@@ -480,9 +501,12 @@ static int snapshot_instead(const attach_opts *o)
 }
 
 static const char *const attach_answers[] = {
-    [1] = "it is attached already", [2] = "it was attached and detached before; its shim "
-    "stays loaded and inert, and cannot be attached again", [3] = "its shim records already",
-    [4] = "the configuration was refused", [5] = "it could not keep the attach's state (memfd)"};
+    [1] = "it is attached already",
+    [2] = "it was attached and detached before; its shim "
+          "stays loaded and inert, and cannot be attached again",
+    [3] = "its shim records already",
+    [4] = "the configuration was refused",
+    [5] = "it could not keep the attach's state (memfd)"};
 
 static int attach(attach_opts *o)
 {
@@ -492,7 +516,8 @@ static int attach(attach_opts *o)
         char why[512];
         if (fbs_probe((pid_t)o->pid, &sig, why, sizeof why) == 0)
             return snapshot_instead(o);
-        fbx_error("attach", "process %ld runs libfbcount.so already (preloaded, loaded by its "
+        fbx_error("attach",
+                  "process %ld runs libfbcount.so already (preloaded, loaded by its "
                   "program, or attached and detached before) and %s: not attached again",
                   o->pid, why);
         return FBX_HAS_SHIM;
@@ -518,15 +543,18 @@ static int attach(attach_opts *o)
     code = inject(o, shim, vars, line, sizeof line);
     int r = -1;
     if (code == FBX_OK && sscanf(line, "fbcount-attach %d", &r) == 1 && r == 0) {
-        fprintf(stderr, "fbcount: attach: process %ld is counted from now; dumps in %s "
-                "(fbcount snapshot %ld, fbcount detach %ld)\n", o->pid, d.abs, o->pid, o->pid);
+        fprintf(stderr,
+                "fbcount: attach: process %ld is counted from now; dumps in %s "
+                "(fbcount snapshot %ld, fbcount detach %ld)\n",
+                o->pid, d.abs, o->pid, o->pid);
         return FBX_OK;
     }
     if (code == FBX_OK) {
         bool known = r > 0 && (size_t)r < sizeof attach_answers / sizeof *attach_answers;
         fbx_error("attach", "process %ld: %s; it was left as it was", o->pid,
-                  known ? attach_answers[r]
-                  : !strncmp(line, "fbcount-dlopen", 14) ? line + 15 : line);
+                  known                                  ? attach_answers[r]
+                  : !strncmp(line, "fbcount-dlopen", 14) ? line + 15
+                                                         : line);
         code = FBX_INJECT;
     }
     if (fbs_attached((pid_t)o->pid)) { /* gdb was killed after the attach had run */
@@ -546,12 +574,15 @@ static int detach(attach_opts *o)
     if (!fbs_attached((pid_t)o->pid) || !mapped) {
         /* A process detached before keeps the shim loaded, inert: attach refuses it too. */
         if (mapped)
-            fbx_error("detach", "process %ld is not attached: it runs libfbcount.so (%s), "
-                      "preloaded or attached and detached before; nothing was done", o->pid,
-                      shim);
+            fbx_error("detach",
+                      "process %ld is not attached: it runs libfbcount.so (%s), "
+                      "preloaded or attached and detached before; nothing was done",
+                      o->pid, shim);
         else
-            fbx_error("detach", "process %ld is not attached (fbcount attach %ld starts a "
-                      "census); nothing was done", o->pid, o->pid);
+            fbx_error("detach",
+                      "process %ld is not attached (fbcount attach %ld starts a "
+                      "census); nothing was done",
+                      o->pid, o->pid);
         return FBX_NOT_ATTACHED;
     }
     char line[PATH_MAX + 64];
@@ -564,8 +595,10 @@ static int detach(attach_opts *o)
     }
     const char *path = line + 17;
     if (!*path) {
-        fprintf(stderr, "fbcount: detach: process %ld detached; it used no backend, so no "
-                "census was written\n", o->pid);
+        fprintf(stderr,
+                "fbcount: detach: process %ld detached; it used no backend, so no "
+                "census was written\n",
+                o->pid);
         return FBX_OK;
     }
     fprintf(stderr, "fbcount: detach: process %ld detached; census: %s\n", o->pid, path);

@@ -14,17 +14,21 @@
 static const fbx_opt options[] = {
     {'a', false, "allow", "FILE",
      "allowed ops, one per line, reason after '#' (the FBCOUNT_ALLOW\n"
-     "format of the shim); a regular file of at most 1 MiB", NULL, NULL},
+     "format of the shim); a regular file of at most 1 MiB",
+     NULL, NULL},
     {'m', false, "max", "N", "at most N fallbacks of ops not allowed", NULL, NULL},
     {'b', false, "max-bytes", "B",
      "at most B bytes leaving the GPU from ops not allowed\n"
-     "(suffixes: K, KiB = 1024; KB = 1000; M, G, T likewise)", NULL, NULL},
+     "(suffixes: K, KiB = 1024; KB = 1000; M, G, T likewise)",
+     NULL, NULL},
     {'t', false, "max-time", "T",
      "at most T of fallback time from ops not allowed (dumps with\n"
-     "times only): 500ms, 1.5s, 2min; a bare number is seconds", NULL, NULL},
+     "times only): 500ms, 1.5s, 2min; a bare number is seconds",
+     NULL, NULL},
     {'T', false, "max-transfer-bytes", "B",
      "at most B bytes crossing between devices (transfers are\n"
-     "shown, and gated only with this limit)", NULL, NULL},
+     "shown, and gated only with this limit)",
+     NULL, NULL},
     {'H', false, "host", NULL, "gate host-resident ops too (default: fallbacks only)", NULL, NULL},
     {'W', false, "where", "FIELD=VALUE", "FIELD one of %s, as for report", fbm_where_help, NULL},
     {'j', false, "json", NULL,
@@ -66,7 +70,10 @@ typedef struct {
     uint64_t count, bytes, ns;
 } sums;
 
-static uint64_t sat(uint64_t a, uint64_t b) { return a > FBM_SAT_MAX - b ? FBM_SAT_MAX : a + b; }
+static uint64_t sat(uint64_t a, uint64_t b)
+{
+    return a > FBM_SAT_MAX - b ? FBM_SAT_MAX : a + b;
+}
 
 static json_t *sites_json(const fbm_row *r)
 {
@@ -154,7 +161,8 @@ static json_t *limits_json(const check_opts *o)
     if (o->have_time)
         json_object_set_new(limits, "max_ns", json_integer((json_int_t)o->max_ns));
     if (o->have_transfer)
-        json_object_set_new(limits, "max_transfer_bytes", json_integer((json_int_t)o->max_transfer));
+        json_object_set_new(limits, "max_transfer_bytes",
+                            json_integer((json_int_t)o->max_transfer));
     return limits;
 }
 
@@ -166,13 +174,12 @@ static int print_json(fbm_census *c, const check_opts *o, const fbr_allow *allow
     if (o->host)
         list_bad(c, FBD_HOST, allow, &s, false, bad);
     list_bad(c, FBD_TRANSFER, allow, &t, false, transfers);
-    json_t *j = json_pack("{s:s,s:b,s:I,s:b,s:o,s:{s:I,s:I,s:o},s:{s:I,s:I,s:b,s:o}}",
-                          FBR_SCHEMA, "fbcount-check/1", "ok", !over, "dumps",
-                          (json_int_t)fbm_census_ndumps(c), "host", o->host, "limits",
-                          limits_json(o), "not_allowed", FBR_COUNT, (json_int_t)s.count,
-                          FBR_BYTES, (json_int_t)s.bytes, FBR_OPS, bad, FBR_TRANSFERS,
-                          FBR_COUNT, (json_int_t)t.count, FBR_BYTES, (json_int_t)t.bytes,
-                          "gated", o->have_transfer, FBR_OPS, transfers);
+    json_t *j = json_pack("{s:s,s:b,s:I,s:b,s:o,s:{s:I,s:I,s:o},s:{s:I,s:I,s:b,s:o}}", FBR_SCHEMA,
+                          "fbcount-check/1", "ok", !over, "dumps", (json_int_t)fbm_census_ndumps(c),
+                          "host", o->host, "limits", limits_json(o), "not_allowed", FBR_COUNT,
+                          (json_int_t)s.count, FBR_BYTES, (json_int_t)s.bytes, FBR_OPS, bad,
+                          FBR_TRANSFERS, FBR_COUNT, (json_int_t)t.count, FBR_BYTES,
+                          (json_int_t)t.bytes, "gated", o->have_transfer, FBR_OPS, transfers);
     if (j && fbm_census_has_time(c))
         json_object_set_new(json_object_get(j, "not_allowed"), FBR_NS,
                             json_integer((json_int_t)s.ns));
@@ -184,8 +191,7 @@ static int print_json(fbm_census *c, const check_opts *o, const fbr_allow *allow
     return rc;
 }
 
-static void print_over(fbm_census *c, const check_opts *o, const fbr_allow *allow, sums s,
-                       sums t)
+static void print_over(fbm_census *c, const check_opts *o, const fbr_allow *allow, sums s, sums t)
 {
     char b1[32], b2[32];
     fprintf(stderr, "fbcount: check: over the allowance: %" PRIu64 " %s not allowed", s.count,
@@ -219,8 +225,7 @@ static int verdict(fbm_census *c, const check_opts *o, const fbr_allow *allow)
     if (o->host)
         list_bad(c, FBD_HOST, allow, &s, false, NULL);
     list_bad(c, FBD_TRANSFER, allow, &t, false, NULL);
-    bool over = s.count > o->max || s.bytes > o->max_bytes ||
-                (o->have_time && s.ns > o->max_ns) ||
+    bool over = s.count > o->max || s.bytes > o->max_bytes || (o->have_time && s.ns > o->max_ns) ||
                 (o->have_transfer && t.bytes > o->max_transfer);
     char b1[32], b2[32];
     if (o->json) {
@@ -246,14 +251,15 @@ static int verdict(fbm_census *c, const check_opts *o, const fbr_allow *allow)
 
 static int limit(const char *opt, const char *arg, uint64_t *out, bool *have)
 {
-    int bad = !strcmp(opt, "--max") ? fbr_parse_count(arg, out)
+    int bad = !strcmp(opt, "--max")        ? fbr_parse_count(arg, out)
               : !strcmp(opt, "--max-time") ? fbr_parse_duration(arg, out)
                                            : fbr_parse_bytes(arg, out);
     if (bad) {
         fbx_error("check", "%s: expected %s, got '%s'", opt,
-                  !strcmp(opt, "--max") ? "a non-negative number"
+                  !strcmp(opt, "--max")        ? "a non-negative number"
                   : !strcmp(opt, "--max-time") ? "a duration like 500ms, 1.5s or 2min"
-                                               : "a size like 4096, 64K or 1.5MiB", arg);
+                                               : "a size like 4096, 64K or 1.5MiB",
+                  arg);
         return FBX_USAGE;
     }
     *have = true;
@@ -290,9 +296,9 @@ static fbr_allow *load_allow(const char *path, int *code)
 {
     char err[512], e[1200];
     bool unreadable = false;
-    fbr_allow *allow = path ? fbr_allow_load(path, warn_no_reason, (void *)path, err, sizeof err,
-                                             &unreadable)
-                            : fbr_allow_empty();
+    fbr_allow *allow =
+        path ? fbr_allow_load(path, warn_no_reason, (void *)path, err, sizeof err, &unreadable)
+             : fbr_allow_empty();
     *code = FBX_OK;
     if (!allow && !path) {
         fbx_error("check", "out of memory");
@@ -310,7 +316,8 @@ static void warn_unknown(void *ctx, long line, const char *name, const char *con
 {
     char e[600], e2[600];
     fprintf(stderr, "fbcount: check: allow file %s, line %ld: '%s' names no op in these dumps",
-            fbx_escape((const char *)ctx, e, sizeof e, 0), line, fbx_escape(name, e2, sizeof e2, 0));
+            fbx_escape((const char *)ctx, e, sizeof e, 0), line,
+            fbx_escape(name, e2, sizeof e2, 0));
     for (size_t i = 0; i < nclose; i++)
         fprintf(stderr, "%s%s", i ? ", " : " (closest: ", fbx_escape(close[i], e, sizeof e, 0));
     fputs(nclose ? ")\n" : "\n", stderr);
@@ -321,7 +328,8 @@ static void warn_unknown(void *ctx, long line, const char *name, const char *con
 static void check_names(fbm_census *c, const check_opts *o, fbr_allow *allow, fbr_names *pre)
 {
     size_t n = 0, np = 0, nk;
-    const char *const *p = fbm_census_ndumps(c) ? fbd_op_prefixes(fbm_census_dump(c, 0), &np) : NULL;
+    const char *const *p =
+        fbm_census_ndumps(c) ? fbd_op_prefixes(fbm_census_dump(c, 0), &np) : NULL;
     pre->n = 0;
     for (size_t i = 0; i < np && pre->n < FBR_MAX_NAMES; i++)
         pre->name[pre->n++] = p[i];
@@ -349,7 +357,9 @@ static void check_names(fbm_census *c, const check_opts *o, fbr_allow *allow, fb
 
 int fbx_check(int argc, char **argv)
 {
-    check_opts o = {.max = UINT64_MAX, .max_bytes = UINT64_MAX, .max_ns = UINT64_MAX,
+    check_opts o = {.max = UINT64_MAX,
+                    .max_bytes = UINT64_MAX,
+                    .max_ns = UINT64_MAX,
                     .max_transfer = UINT64_MAX};
     fbm_census *c = o.c = fbm_census_new();
     fbr_allow *allow = NULL;

@@ -36,8 +36,8 @@ static const fbx_opt options[] = {
     {'b', false, "by", "%s", "compare ops (default), call sites or backends", by_values, NULL},
     {'s', false, "sort", "%s", "order rows within each change by (default bytes)", sort_values,
      NULL},
-    {'W', false, "where", "FIELD=VALUE",
-     "FIELD one of %s, in both censuses,\nas for report", fbm_where_help, NULL},
+    {'W', false, "where", "FIELD=VALUE", "FIELD one of %s, in both censuses,\nas for report",
+     fbm_where_help, NULL},
     {'f', false, "format", "%s", "output format (default text; json: fbcount-diff/1)",
      format_values, NULL},
     {'a', false, "all", NULL, "also list unchanged rows", NULL, NULL},
@@ -70,9 +70,15 @@ typedef struct {
     change ch;
 } delta;
 
-static int64_t diff64(uint64_t a, uint64_t b) { return (int64_t)b - (int64_t)a; }
+static int64_t diff64(uint64_t a, uint64_t b)
+{
+    return (int64_t)b - (int64_t)a;
+}
 
-static uint64_t mag(int64_t v) { return v < 0 ? (uint64_t)-v : (uint64_t)v; }
+static uint64_t mag(int64_t v)
+{
+    return v < 0 ? (uint64_t)-v : (uint64_t)v;
+}
 
 static fbm_sort g_sort;
 
@@ -81,10 +87,9 @@ static int cmp_delta(const void *pa, const void *pb)
     const delta *a = pa, *b = pb;
     if (a->ch != b->ch)
         return (int)a->ch - (int)b->ch;
-    uint64_t k[2][3] = {{mag(diff64(a->ob, a->nb)), mag(diff64(a->oc, a->nc)),
-                         mag(diff64(a->on, a->nn))},
-                        {mag(diff64(b->ob, b->nb)), mag(diff64(b->oc, b->nc)),
-                         mag(diff64(b->on, b->nn))}};
+    uint64_t k[2][3] = {
+        {mag(diff64(a->ob, a->nb)), mag(diff64(a->oc, a->nc)), mag(diff64(a->on, a->nn))},
+        {mag(diff64(b->ob, b->nb)), mag(diff64(b->oc, b->nc)), mag(diff64(b->on, b->nn))}};
     static const int order[3][3] = {{0, 1, 2}, {1, 0, 2}, {2, 0, 1}};
     for (int i = 0; i < 3; i++) {
         int j = order[g_sort][i];
@@ -122,13 +127,13 @@ static delta *compare(fbm_census *o, fbm_census *n, fbd_kind kind, fbm_by by, si
     size_t k = 0;
     for (size_t i = 0; i < no; i++) {
         const fbm_row *m = fbm_census_find(n, kind, by, ro[i].backend, ro[i].key);
-        d[k++] = (delta){m ? m : &ro[i], ro[i].count, ro[i].bytes, ro[i].ns,
-                         m ? m->count : 0, m ? m->bytes : 0, m ? m->ns : 0,
-                         ro[i].unknown, m ? m->unknown : 0, D_SAME};
+        d[k++] = (delta){
+            m ? m : &ro[i],   ro[i].count,   ro[i].bytes,   ro[i].ns,           m ? m->count : 0,
+            m ? m->bytes : 0, m ? m->ns : 0, ro[i].unknown, m ? m->unknown : 0, D_SAME};
     }
     for (size_t i = 0; i < nn; i++)
         if (!fbm_census_find(o, kind, by, rn[i].backend, rn[i].key))
-            d[k++] = (delta){&rn[i], 0, 0, 0, rn[i].count, rn[i].bytes, rn[i].ns, 0,
+            d[k++] = (delta){&rn[i],        0,     0, 0, rn[i].count, rn[i].bytes, rn[i].ns, 0,
                              rn[i].unknown, D_SAME};
     for (size_t i = 0; i < k; i++)
         d[i].ch = classify(&d[i]);
@@ -171,13 +176,14 @@ static void diff_cells(void *p, size_t i, char **cells)
     snprintf(cells[k++], FBT_CELL, "%" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")", d->oc, d->nc,
              diff64(d->oc, d->nc));
     /* Bytes a backend could not read are "?", and so is a change that involves them. */
-    snprintf(cells[k++], FBT_CELL, "%s -> %s (%s)", fbt_bytes(d->ob, d->ou, d->oc, false, b1, sizeof b1),
+    snprintf(cells[k++], FBT_CELL, "%s -> %s (%s)",
+             fbt_bytes(d->ob, d->ou, d->oc, false, b1, sizeof b1),
              fbt_bytes(d->nb, d->nu, d->nc, false, b2, sizeof b2),
              d->ou || d->nu ? "?" : signed_bytes(diff64(d->ob, d->nb), b3, sizeof b3));
     if (c->time)
         snprintf(cells[k], FBT_CELL, "%s -> %s (%s)", fbr_duration(d->on, b1, sizeof b1),
-                 fbr_duration(d->nn, b2, sizeof b2), signed_time(diff64(d->on, d->nn), b3,
-                                                                 sizeof b3));
+                 fbr_duration(d->nn, b2, sizeof b2),
+                 signed_time(diff64(d->on, d->nn), b3, sizeof b3));
 }
 
 typedef struct {
@@ -186,8 +192,7 @@ typedef struct {
     fbm_census *c[2]; /* OLD and NEW: --where applies to both */
 } diff_opts;
 
-static void text_section(FILE *out, const char *title, const diff_opts *o, const delta *d,
-                         size_t n)
+static void text_section(FILE *out, const char *title, const diff_opts *o, const delta *d, size_t n)
 {
     fprintf(out, "\n%s:\n", title);
     size_t *idx = calloc(n + 1, sizeof *idx), shown = 0;
@@ -234,13 +239,17 @@ static json_t *json_section(const diff_opts *o, const delta *d, size_t n)
         if (r->backend)
             json_object_set_new(e, FBR_BACKEND, json_string(r->backend));
         json_object_set_new(e, "change", json_string(change_names[d[i].ch]));
-        json_object_set_new(e, "old", json_pack("{s:I,s:I}", FBR_COUNT, (json_int_t)d[i].oc,
-                                                FBR_BYTES, (json_int_t)d[i].ob));
-        json_object_set_new(e, "new", json_pack("{s:I,s:I}", FBR_COUNT, (json_int_t)d[i].nc,
-                                                FBR_BYTES, (json_int_t)d[i].nb));
+        json_object_set_new(
+            e, "old",
+            json_pack("{s:I,s:I}", FBR_COUNT, (json_int_t)d[i].oc, FBR_BYTES, (json_int_t)d[i].ob));
+        json_object_set_new(
+            e, "new",
+            json_pack("{s:I,s:I}", FBR_COUNT, (json_int_t)d[i].nc, FBR_BYTES, (json_int_t)d[i].nb));
         if (o->time) {
-            json_object_set_new(json_object_get(e, "old"), FBR_NS, json_integer((json_int_t)d[i].on));
-            json_object_set_new(json_object_get(e, "new"), FBR_NS, json_integer((json_int_t)d[i].nn));
+            json_object_set_new(json_object_get(e, "old"), FBR_NS,
+                                json_integer((json_int_t)d[i].on));
+            json_object_set_new(json_object_get(e, "new"), FBR_NS,
+                                json_integer((json_int_t)d[i].nn));
         }
         if (d[i].ou)
             json_object_set_new(json_object_get(e, "old"), FBR_BYTES_KNOWN, json_false());
@@ -268,10 +277,10 @@ typedef struct {
 
 static int print_json(const diff_opts *o, const comparison *cmp)
 {
-    json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", FBR_SCHEMA, "fbcount-diff/1", "by",
-                          fbt_by_name(o->by), "old", cmp->paths[0], "new", cmp->paths[1],
-                          "old_total", fbt_total_json(&cmp->s[0]), "new_total",
-                          fbt_total_json(&cmp->s[1]));
+    json_t *j =
+        json_pack("{s:s,s:s,s:s,s:s,s:o,s:o}", FBR_SCHEMA, "fbcount-diff/1", "by",
+                  fbt_by_name(o->by), "old", cmp->paths[0], "new", cmp->paths[1], "old_total",
+                  fbt_total_json(&cmp->s[0]), "new_total", fbt_total_json(&cmp->s[1]));
     for (int k = 0; j && k < FBD_NKINDS; k++)
         json_object_set_new(j, sections[k].key, json_section(o, cmp->d[k], cmp->n[k]));
     int rc = !j || json_dumpf(j, stdout, JSON_INDENT(2)) != 0 ? FBX_WRITE : FBX_OK;
@@ -300,8 +309,8 @@ static void print_text(const diff_opts *o, const comparison *cmp)
     total_line("fallbacks:", t0->fallbacks, t1->fallbacks, t0->bytes, t1->bytes);
     if (o->time)
         printf("fallback time:     %s -> %s (%s)\n", fbr_duration(t0->ns, b1, sizeof b1),
-               fbr_duration(t1->ns, b2, sizeof b2), signed_time(diff64(t0->ns, t1->ns), b3,
-                                                                sizeof b3));
+               fbr_duration(t1->ns, b2, sizeof b2),
+               signed_time(diff64(t0->ns, t1->ns), b3, sizeof b3));
     total_line("host-resident ops:", t0->host_ops, t1->host_ops, t0->host_bytes, t1->host_bytes);
     bool transfers = t0->transfers || t1->transfers;
     if (transfers)
@@ -321,16 +330,17 @@ static bool increased(const comparison *cmp)
     const fbd_total *t0 = &cmp->s[0].total, *t1 = &cmp->s[1].total;
     if (t1->fallbacks <= t0->fallbacks && t1->bytes <= t0->bytes)
         return false;
-    fprintf(stderr, "fbcount: diff: more fallbacks or bytes than before: %" PRIu64 " -> %" PRIu64
-            " fallbacks, %" PRIu64 " -> %" PRIu64 " bytes left the GPU\n", t0->fallbacks,
-            t1->fallbacks, t0->bytes, t1->bytes);
+    fprintf(stderr,
+            "fbcount: diff: more fallbacks or bytes than before: %" PRIu64 " -> %" PRIu64
+            " fallbacks, %" PRIu64 " -> %" PRIu64 " bytes left the GPU\n",
+            t0->fallbacks, t1->fallbacks, t0->bytes, t1->bytes);
     return true;
 }
 
 static int report(const diff_opts *o, fbm_census *old, fbm_census *new, const char *const *paths)
 {
-    comparison cmp = {{paths[0], paths[1]}, {fbm_census_summary(old), fbm_census_summary(new)},
-                      {NULL}, {0}};
+    comparison cmp = {
+        {paths[0], paths[1]}, {fbm_census_summary(old), fbm_census_summary(new)}, {NULL}, {0}};
     bool oom = false;
     for (int k = 0; k < FBD_NKINDS; k++)
         oom |= !(cmp.d[k] = compare(old, new, (fbd_kind)k, o->by, &cmp.n[k]));
@@ -359,19 +369,24 @@ static int pick_paths(int nargs, char **args, char names[][FBX_PATH], const char
     }
     size_t want = 2 - (size_t)nargs, found = want ? fbx_newest_runs("diff", want, names) : 0;
     if (found < want) {
-        fbx_error("diff", "expected two censuses, OLD and NEW: %d given, and %s fbcount-* "
-                  "folder%s with a dump here (try --help)", nargs, found ? "only one" : "no",
-                  found ? "" : "s");
+        fbx_error("diff",
+                  "expected two censuses, OLD and NEW: %d given, and %s fbcount-* "
+                  "folder%s with a dump here (try --help)",
+                  nargs, found ? "only one" : "no", found ? "" : "s");
         return FBX_USAGE;
     }
     paths[0] = nargs ? args[0] : names[0];
     paths[1] = nargs == 2 ? args[1] : names[want - 1];
     if (want == 2)
-        fprintf(stderr, "fbcount: diff: comparing %s -> %s (the two newest fbcount-* folders "
-                "here)\n", paths[0], paths[1]);
+        fprintf(stderr,
+                "fbcount: diff: comparing %s -> %s (the two newest fbcount-* folders "
+                "here)\n",
+                paths[0], paths[1]);
     else if (want == 1)
-        fprintf(stderr, "fbcount: diff: comparing against %s (the newest fbcount-* folder "
-                "here)\n", paths[1]);
+        fprintf(stderr,
+                "fbcount: diff: comparing against %s (the newest fbcount-* folder "
+                "here)\n",
+                paths[1]);
     return FBX_OK;
 }
 
@@ -380,9 +395,18 @@ static int option(void *ctx, int opt, char *arg)
     diff_opts *o = ctx;
     int v = 0;
     switch (opt) {
-    case 'b': v = fbx_choose("diff", "--by", arg, by_choices(), NDIFF_BYS); o->by = (fbm_by)v; break;
-    case 's': v = fbx_choose("diff", "--sort", arg, fbt_sorts, fbt_nsorts); g_sort = (fbm_sort)v; break;
-    case 'f': v = fbx_choose("diff", "--format", arg, diff_formats, 2); o->json = v == 1; break;
+    case 'b':
+        v = fbx_choose("diff", "--by", arg, by_choices(), NDIFF_BYS);
+        o->by = (fbm_by)v;
+        break;
+    case 's':
+        v = fbx_choose("diff", "--sort", arg, fbt_sorts, fbt_nsorts);
+        g_sort = (fbm_sort)v;
+        break;
+    case 'f':
+        v = fbx_choose("diff", "--format", arg, diff_formats, 2);
+        o->json = v == 1;
+        break;
     case 'a': o->all = true; break;
     case 'i': o->fail_on_increase = true; break;
     case 'W': {

@@ -70,24 +70,29 @@ static const fbx_opt options[] = {
      "FIELD one of %s: only processes whose\n"
      "rank, pid, host or exe (path or name) is VALUE, only\n"
      "rows of backend VALUE; repeat to allow several values\n"
-     "or to combine fields", fbm_where_help, NULL},
+     "or to combine fields",
+     fbm_where_help, NULL},
     {'F', false, "frames", "%s",
      "name stack frames by function (default), or by function\n"
-     "and call line, one frame per line: 'step (a.c:187)'", frames_values, NULL},
+     "and call line, one frame per line: 'step (a.c:187)'",
+     frames_values, NULL},
     {'d', false, "depth", "N",
      "--by stack: user frames shown per row (default 8;\n"
-     "0: all); the backend's and the interpreter's are folded", NULL, NULL},
+     "0: all); the backend's and the interpreter's are folded",
+     NULL, NULL},
     {'f', false, "format", "%s", NULL, format_values, format_help},
     {'w', false, "weight", "%s", "folded/svg frame width (default count)", weight_values, NULL},
     {'u', false, "user-only", NULL,
      "folded/svg: the user's frames and the op only (the\n"
-     "backend's, the interpreter's and libc's left out)", NULL, NULL},
+     "backend's, the interpreter's and libc's left out)",
+     NULL, NULL},
     {'r', false, "raw", NULL,
      "text: one line per row, fields separated by a space,\n"
-     "exact numbers, names escaped (\\x20 for a space)", NULL, NULL},
+     "exact numbers, names escaped (\\x20 for a space)",
+     NULL, NULL},
     {'n', false, "no-headings", NULL, "text: no column headings", NULL, NULL},
-    {'o', true, "output", "FILE",
-     "write there (replaced atomically) instead of standard\noutput", NULL, NULL},
+    {'o', true, "output", "FILE", "write there (replaced atomically) instead of standard\noutput",
+     NULL, NULL},
     FBX_OPTS_VERSION_HELP,
 };
 #define NOPTIONS (sizeof options / sizeof *options)
@@ -121,12 +126,14 @@ static int option(void *ctx, int opt, char *arg)
     switch (opt) {
     case 'b': v = a->o.by = (fbm_by)fbx_choose("report", "--by", arg, fbt_bys, fbt_nbys); break;
     case 's': v = a->o.sort = fbx_choose("report", "--sort", arg, fbt_sorts, fbt_nsorts); break;
-    case 'f': v = a->format = fbx_choose("report", "--format", arg, format_choices(), NFORMATS);
+    case 'f':
+        v = a->format = fbx_choose("report", "--format", arg, format_choices(), NFORMATS);
         break;
-    case 'w': v = a->o.weight = fbx_choose("report", "--weight", arg, fbt_weights, fbt_nweights);
+    case 'w':
+        v = a->o.weight = fbx_choose("report", "--weight", arg, fbt_weights, fbt_nweights);
         break;
-    case 'F': v = a->frames = fbx_choose("report", "--frames", arg, fbt_frame_modes,
-                                         fbt_nframe_modes);
+    case 'F':
+        v = a->frames = fbx_choose("report", "--frames", arg, fbt_frame_modes, fbt_nframe_modes);
         break;
     case 'o': a->output = arg; break;
     case 'r': a->o.raw = true; break;
@@ -164,8 +171,10 @@ static int write_report(fbm_census *c, const report_args *a)
     char err[512];
     if (formats[a->format].binary && (!a->output || !strcmp(a->output, "-")) &&
         isatty(STDOUT_FILENO)) {
-        fbx_error("report", "a %s profile is binary: not written to a terminal (give -o FILE, "
-                  "or redirect standard output)", formats[a->format].name);
+        fbx_error("report",
+                  "a %s profile is binary: not written to a terminal (give -o FILE, "
+                  "or redirect standard output)",
+                  formats[a->format].name);
         return FBX_USAGE;
     }
     fbo_file out;
@@ -188,8 +197,8 @@ static int write_report(fbm_census *c, const report_args *a)
 
 int fbx_report(int argc, char **argv)
 {
-    report_args a = {.o = {.by = FBM_BY_OP, .sort = FBM_SORT_BYTES, .weight = FBM_SORT_COUNT,
-                           .depth = 8}};
+    report_args a = {
+        .o = {.by = FBM_BY_OP, .sort = FBM_SORT_BYTES, .weight = FBM_SORT_COUNT, .depth = 8}};
     fbm_census *c = a.c = fbm_census_new();
     if (!c) {
         fbx_error("report", "out of memory");

@@ -54,26 +54,31 @@
 static const fbx_opt options[] = {
     {'m', false, "mode", "%s",
      "FBCOUNT_MODE for the command (default count); error makes\n"
-     "a disallowed fallback fail in the backend's error path", fbs_mode_values, NULL},
+     "a disallowed fallback fail in the backend's error path",
+     fbs_mode_values, NULL},
     {'a', false, "allow", "FILE", "FBCOUNT_ALLOW: ops allowed to fall back (warn/abort/error)",
      NULL, NULL},
     {'x', false, "exit", "LIB:SYMBOL[:op=PREFIX]",
      "FBCOUNT_EXIT: also count every call of SYMBOL into LIB, a\n"
-     "backend fbcount has no row for (repeatable)", NULL, NULL},
-    {'b', false, "backend", "FILE", "FBCOUNT_BACKEND: a backend descriptor file (repeatable)",
+     "backend fbcount has no row for (repeatable)",
      NULL, NULL},
+    {'b', false, "backend", "FILE", "FBCOUNT_BACKEND: a backend descriptor file (repeatable)", NULL,
+     NULL},
     {'o', true, "output", "DIR",
      "where dumps go. A new directory by default,\n"
      "./fbcount-<pid>. An existing DIR with dumps in it is\n"
      "moved aside to DIR.old first (a DIR.old of dumps is\n"
-     "replaced), so DIR holds this run only", NULL, NULL},
+     "replaced), so DIR holds this run only",
+     NULL, NULL},
     {'A', false, "append", NULL,
      "add this run's dumps to those already in DIR; the\n"
-     "summary then covers them all, as report DIR does", NULL, NULL},
+     "summary then covers them all, as report DIR does",
+     NULL, NULL},
     {'j', false, "json", "[=FILE]",
      "the result as one JSON object (fbcount-run/1): written to\n"
      "FILE (the text summary kept), or alone on standard output\n"
-     "(CMD's standard output then goes to standard error)", NULL, NULL},
+     "(CMD's standard output then goes to standard error)",
+     NULL, NULL},
     {'h', true, "help", NULL, "this text", NULL, NULL},
 };
 #define NOPTIONS (sizeof options / sizeof *options)
@@ -83,7 +88,8 @@ static void help(void)
     fputs("usage: fbcount run [options] [--] CMD [ARGS...]\n\n"
           "Runs CMD with libfbcount.so preloaded (appended to LD_PRELOAD), collects the dumps\n"
           "of CMD and of every process it forks or execs, prints the merged census on standard\n"
-          "error, and exits as CMD did: its status, or the signal that ended it.\n\n", stdout);
+          "error, and exits as CMD did: its status, or the signal that ended it.\n\n",
+          stdout);
     fbx_put_options(stdout, options, NOPTIONS, 28);
     fputs("\nAt start, fbcount prints the command's pid and the dump directory on standard error.\n"
           "A run whose processes wrote no dump leaves no directory behind (a directory it made is\n"
@@ -93,7 +99,8 @@ static void help(void)
           "directly); fbcount then waits for the census, prints it and ends by the same signal.\n"
           "A second one within a second stops the wait and prints what is on disk.\n\n"
           "The shim is $FBCOUNT_SHIM, else the build tree next to this binary, else the\n"
-          "installed " FBCOUNT_SHIM_INSTALLED ".\n\n", stdout);
+          "installed " FBCOUNT_SHIM_INSTALLED ".\n\n",
+          stdout);
     fbx_put_exit_codes(stdout, "run");
 }
 
@@ -131,7 +138,7 @@ static void child(const run_opts *o, const fbx_run_dir *d, bool own_group, const
     const char *old = getenv("LD_PRELOAD");
     size_t len = (old ? strlen(old) : 0) + strlen(o->shim) + 2;
     char *preload = malloc(len), output[PATH_MAX + 64];
-    const fbs_request req = {d->abs, d->log, o->mode, o->allow ? o->absallow : NULL,
+    const fbs_request req = {d->abs,     d->log,       o->mode, o->allow ? o->absallow : NULL,
                              o->b.exits, o->b.backends};
     fbs_setting set[FBR_NVARS];
     int nset = fbs_settings(&req, set, output, sizeof output);
@@ -179,14 +186,14 @@ static bool pending(pid_t pid, int sig)
 }
 
 typedef struct {
-    pid_t pid;          /* the command */
-    bool own_group;     /* it leads a process group of its own */
-    bool done;          /* reaped */
+    pid_t pid;      /* the command */
+    bool own_group; /* it leads a process group of its own */
+    bool done;      /* reaped */
     int status;
-    int termsig;        /* the last termination signal received, 0 if none */
-    double term_at;     /* when */
-    pid_t term_from;    /* and who sent it */
-    bool cut_short;     /* a second signal stopped the wait */
+    int termsig;     /* the last termination signal received, 0 if none */
+    double term_at;  /* when */
+    pid_t term_from; /* and who sent it */
+    bool cut_short;  /* a second signal stopped the wait */
 } run_state;
 
 static void pass_on(run_state *r, int sig, const struct signalfd_siginfo *si)
@@ -291,7 +298,6 @@ static void supervise(run_state *r, int sfd)
     }
 }
 
-
 /* ---- starting and ending ------------------------------------------------------------ */
 
 /* What start() changed in fbcount itself, for end() to restore. */
@@ -328,8 +334,8 @@ static int start(const run_opts *o, const fbx_run_dir *d, supervisor *s, run_sta
     s->blocked = sigprocmask(SIG_BLOCK, &s->watch, &s->oldmask) == 0;
     int pipefd[2] = {-1, -1};
     const char *failed = (s->sfd = signalfd(-1, &s->watch, SFD_CLOEXEC)) < 0 ? "signalfd"
-                         : pipe2(pipefd, O_CLOEXEC) != 0                    ? "pipe"
-                                                                            : NULL;
+                         : pipe2(pipefd, O_CLOEXEC) != 0                     ? "pipe"
+                                                                             : NULL;
     if (!failed) {
         r->own_group = !terminal_foreground();
         fflush(NULL);
@@ -369,7 +375,7 @@ static int start(const run_opts *o, const fbx_run_dir *d, supervisor *s, run_sta
 /* ---- the census of the run ------------------------------------------------------------ */
 
 typedef struct {
-    char **ids;  /* census ids of the run log */
+    char **ids; /* census ids of the run log */
     long *pids;
     size_t n;
 } run_log;
@@ -474,8 +480,9 @@ static void gather(const fbx_run_dir *d, const run_state *r, run_result *res)
     res->status = r->status;
     res->by_signal = r->done && WIFSIGNALED(r->status);
     res->sig = res->by_signal ? WTERMSIG(r->status) : r->cut_short ? r->termsig : 0;
-    res->exit_code = res->sig ? 128 + res->sig
-                     : r->done && WIFEXITED(r->status) ? WEXITSTATUS(r->status) : 1;
+    res->exit_code = res->sig                          ? 128 + res->sig
+                     : r->done && WIFEXITED(r->status) ? WEXITSTATUS(r->status)
+                                                       : 1;
 }
 
 static void summary(const run_opts *o, const fbx_run_dir *d, const run_state *r,
@@ -497,12 +504,15 @@ static void summary(const run_opts *o, const fbx_run_dir *d, const run_state *r,
         fprintf(stderr, "fbcount: %zu process%s used a backend\n", res->with_dump,
                 res->with_dump == 1 ? "" : "es");
     if (r->cut_short)
-        fprintf(stderr, "fbcount: a second %s: stopped waiting; the census may lack "
-                "processes that were still writing\n", fbr_signal_name(r->termsig));
+        fprintf(stderr,
+                "fbcount: a second %s: stopped waiting; the census may lack "
+                "processes that were still writing\n",
+                fbr_signal_name(r->termsig));
     if (res->nalive)
-        fprintf(stderr, "fbcount: %zu watched process%s still running (first pid %ld): "
-                "not in this summary\n", res->nalive, res->nalive == 1 ? " is" : "es are",
-                (long)res->alive[0]);
+        fprintf(stderr,
+                "fbcount: %zu watched process%s still running (first pid %ld): "
+                "not in this summary\n",
+                res->nalive, res->nalive == 1 ? " is" : "es are", (long)res->alive[0]);
     if (kept)
         fprintf(stderr, "fbcount: dumps in %s (fbcount report %s)\n", d->abs, d->abs);
     else if (d->created)
@@ -527,15 +537,14 @@ static json_t *result_json(const run_opts *o, const fbx_run_dir *d, const run_st
     }
     fbt_opts to = {.by = FBM_BY_OP, .sort = FBM_SORT_BYTES};
     bool any = res->census && fbm_census_ndumps(res->census);
-    return json_pack("{s:s,s:o,s:I,s:o,s:o,s:o,s:i,s:b,s:o,s:I,s:o,s:O,s:o}",
-                     "schema", "fbcount-run/1", "argv", cmd, "pid", (json_int_t)r->pid,
-                     "dir", kept ? json_string(d->abs) : json_null(), "moved_to",
-                     d->moved[0] ? json_string(d->moved) : json_null(), "status", st,
-                     "exit_code", res->exit_code, "cut_short", r->cut_short, "watched",
-                     res->log.n ? json_integer((json_int_t)res->log.n) : json_null(),
-                     "used_backend", (json_int_t)res->with_dump, "still_running", still,
-                     "bad_dumps", res->bad, "census",
-                     any ? fbt_json(res->census, &to) : json_null());
+    return json_pack(
+        "{s:s,s:o,s:I,s:o,s:o,s:o,s:i,s:b,s:o,s:I,s:o,s:O,s:o}", "schema", "fbcount-run/1", "argv",
+        cmd, "pid", (json_int_t)r->pid, "dir", kept ? json_string(d->abs) : json_null(), "moved_to",
+        d->moved[0] ? json_string(d->moved) : json_null(), "status", st, "exit_code",
+        res->exit_code, "cut_short", r->cut_short, "watched",
+        res->log.n ? json_integer((json_int_t)res->log.n) : json_null(), "used_backend",
+        (json_int_t)res->with_dump, "still_running", still, "bad_dumps", res->bad, "census",
+        any ? fbt_json(res->census, &to) : json_null());
 }
 
 /* The JSON result (taken over: freed here), on standard output or into the file (output.h,
@@ -617,8 +626,8 @@ static int parse(run_opts *o, int argc, char **argv)
     int rc = fbx_options(argc, argv, options, NOPTIONS, true, option, o);
     if (rc != FBX_OK)
         return rc;
-    const char *bad = optind >= argc ? "no command given (try --help)"
-                      : o->append && !o->output ? "--append needs -o DIR"
+    const char *bad = optind >= argc                   ? "no command given (try --help)"
+                      : o->append && !o->output        ? "--append needs -o DIR"
                       : o->json_file && !*o->json_file ? "--json=: expected a file name"
                                                        : NULL;
     if (bad) {
@@ -644,9 +653,8 @@ static int check_inputs(run_opts *o)
      * that is no allow file would run the program with nothing allowed. */
     char err[768];
     bool unreadable = false;
-    fbr_allow *a = o->allow ? fbr_allow_load(o->absallow, NULL, NULL, err, sizeof err,
-                                             &unreadable)
-                            : NULL;
+    fbr_allow *a =
+        o->allow ? fbr_allow_load(o->absallow, NULL, NULL, err, sizeof err, &unreadable) : NULL;
     if (o->allow && !a) {
         char e1[1600];
         fbx_error("run", "--allow %s", fbx_escape(err, e1, sizeof e1, 0));

@@ -30,8 +30,8 @@
 
 static const fbx_opt options[] = {
     {'t', false, "timeout", "S", "seconds to wait (default 5; fractions allowed)", NULL, NULL},
-    {'s', false, "signal", "SIG", "send only if SIG is the process's census signal (a check)",
-     NULL, NULL},
+    {'s', false, "signal", "SIG", "send only if SIG is the process's census signal (a check)", NULL,
+     NULL},
     {'d', false, "dir", "DIR", "look for the dump in DIR instead", NULL, NULL},
     {'h', true, "help", NULL, "this text", NULL, NULL},
 };
@@ -46,7 +46,8 @@ static void help(void)
           "(USR1 by default); otherwise nothing is sent and the exit status is 7. Given the pid\n"
           "of an `fbcount run`, every process that run watches and that runs the shim is asked.\n"
           "The dump directory comes from each process's FBCOUNT_OUTPUT (read from\n"
-          "/proc/PID/environ, relative to /proc/PID/cwd).\n\n", stdout);
+          "/proc/PID/environ, relative to /proc/PID/cwd).\n\n",
+          stdout);
     fbx_put_options(stdout, options, NOPTIONS, 18);
     putchar('\n');
     fbx_put_exit_codes(stdout, "snapshot");
@@ -179,8 +180,8 @@ static long pick(long pid, target **out)
         return -1;
     }
     if (!fbs_is_supervisor((pid_t)pid)) {
-        fbx_error("snapshot", "process %ld %s: nothing sent (a census signal would end it)",
-                  pid, why);
+        fbx_error("snapshot", "process %ld %s: nothing sent (a census signal would end it)", pid,
+                  why);
         return -1;
     }
     size_t n, k = 0;
@@ -191,8 +192,10 @@ static long pick(long pid, target **out)
             t[k++].pid = d[i];
     free(d);
     if (!k) {
-        fbx_error("snapshot", "process %ld is an fbcount run; none of the %zu processes it "
-                  "watches runs libfbcount.so yet: nothing sent", pid, n);
+        fbx_error("snapshot",
+                  "process %ld is an fbcount run; none of the %zu processes it "
+                  "watches runs libfbcount.so yet: nothing sent",
+                  pid, n);
         free(t);
         return -1;
     }
@@ -221,8 +224,10 @@ static int option(void *ctx, int key, char *arg)
         return FBX_OK;
     case 's':
         if (fbr_signal_parse(arg, &o->want) != 0 || o->want == 0) {
-            fbx_error("snapshot", "--signal: '%s' is not a census signal (USR1, USR2, "
-                      "WINCH, URG or a real-time signal)", arg);
+            fbx_error("snapshot",
+                      "--signal: '%s' is not a census signal (USR1, USR2, "
+                      "WINCH, URG or a real-time signal)",
+                      arg);
             return FBX_USAGE;
         }
         return FBX_OK;

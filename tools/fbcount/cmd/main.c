@@ -19,8 +19,7 @@ static const struct {
     {"check", fbx_check, "exit 1 when a census is over its allowance (for CI)", false},
     {"snapshot", fbx_snapshot, "ask a running process for a census and print it", false},
     {"symbolize", fbx_symbolize, "resolve the raw frames of a crash dump with elfutils", false},
-    {"attach", fbx_attach, "start a census in a running process started without fbcount",
-     false},
+    {"attach", fbx_attach, "start a census in a running process started without fbcount", false},
     {"detach", fbx_detach, "end an attached census: write it and put the process back", false},
 };
 
@@ -35,11 +34,13 @@ static void usage(FILE *out)
 {
     fputs("usage: fbcount <command> [options] [args]\n\n"
           "Counts the operations that silently leave the GPU (fallbacks) and the host work\n"
-          "they cause, from the dumps libfbcount.so writes.\n\nCommands:\n", out);
+          "they cause, from the dumps libfbcount.so writes.\n\nCommands:\n",
+          out);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].what);
     fputs("\n'fbcount help <command>' (or 'fbcount <command> --help') describes each;\n"
-          "'man fbcount' has the details. -V, --version: the version.\n\n", out);
+          "'man fbcount' has the details. -V, --version: the version.\n\n",
+          out);
     fbx_put_exit_codes(out, NULL);
 }
 
@@ -55,8 +56,7 @@ int main(int argc, char **argv)
         for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
             if (!strcmp(argv[2], commands[i].name))
                 return dispatch(i, 2, args);
-        fprintf(stderr, "fbcount: help: unknown command '%s' (try 'fbcount --help')\n",
-                argv[2]);
+        fprintf(stderr, "fbcount: help: unknown command '%s' (try 'fbcount --help')\n", argv[2]);
         return FBX_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {

@@ -26,17 +26,19 @@ typedef struct {
 } fbx_opt;
 
 /* Defines fn, a row's values: the names of a table of choices (base/choice.h) joined by '|'. */
-#define FBX_CHOICE_VALUES(fn, list, n)                                                         \
-    static const char *fn(void)                                                                \
-    {                                                                                          \
-        static char b[256];                                                                    \
-        return fbx_choices(list, n, "|", b, sizeof b);                                         \
+#define FBX_CHOICE_VALUES(fn, list, n)                                                             \
+    static const char *fn(void)                                                                    \
+    {                                                                                              \
+        static char b[256];                                                                        \
+        return fbx_choices(list, n, "|", b, sizeof b);                                             \
     }
 
 /* The rows every command has: its handler prints the version, or its help. */
-#define FBX_OPTS_VERSION_HELP                                                                  \
-    {'V', true, "version", NULL, "print the version", NULL, NULL},                             \
-    {'h', true, "help", NULL, "this text", NULL, NULL}
+#define FBX_OPTS_VERSION_HELP                                                                      \
+    {'V', true, "version", NULL, "print the version", NULL, NULL},                                 \
+    {                                                                                              \
+        'h', true, "help", NULL, "this text", NULL, NULL                                           \
+    }
 
 /* One option of a subcommand: its row's key and its argument. Returns FBX_OK, an exit code,
  * or -1 after --help or --version. */

@@ -80,8 +80,10 @@ static int move_aside(fbx_run_dir *d, const char *out)
         char ofor[256];
         if (!S_ISDIR(sb.st_mode) || scan_dir(d->moved, &oempty, ofor, sizeof ofor) != 0 ||
             ofor[0] || remove_old(d->moved) != 0) {
-            fbx_error("run", "%s: holds more than dumps of an earlier run: remove it, or use "
-                      "--append", d->moved);
+            fbx_error("run",
+                      "%s: holds more than dumps of an earlier run: remove it, or use "
+                      "--append",
+                      d->moved);
             d->moved[0] = '\0';
             return FBX_USAGE;
         }
@@ -129,8 +131,10 @@ static int take_named(fbx_run_dir *d, const char *out, bool append)
     if (empty || append)
         return 0;
     if (foreign[0]) {
-        fbx_error("run", "-o %s: holds '%s', which is not a dump: name a new directory, or "
-                  "add to this one with --append", out, foreign);
+        fbx_error("run",
+                  "-o %s: holds '%s', which is not a dump: name a new directory, or "
+                  "add to this one with --append",
+                  out, foreign);
         return FBX_USAGE;
     }
     return move_aside(d, out);
@@ -148,8 +152,7 @@ int fbx_run_dir_make(fbx_run_dir *d, const char *output, bool append)
         return FBX_READ;
     }
     if (d->moved[0])
-        fprintf(stderr, "fbcount: run: moved the previous dumps in %s to %s\n", d->path,
-                d->moved);
+        fprintf(stderr, "fbcount: run: moved the previous dumps in %s to %s\n", d->path, d->moved);
     fbr_run_log(d->abs, (long)getpid(), d->log, sizeof d->log);
     return 0;
 }
@@ -222,7 +225,10 @@ bool fbx_holds_dump(const char *dir)
     return any;
 }
 
-static int cmp_run_dirs(const void *a, const void *b) { return cmp_run_dir(a, b); }
+static int cmp_run_dirs(const void *a, const void *b)
+{
+    return cmp_run_dir(a, b);
+}
 
 size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH])
 {
@@ -254,8 +260,10 @@ size_t fbx_newest_runs(const char *cmd, size_t k, char names[][FBX_PATH])
         if (all[i].dumps)
             snprintf(names[k - 1 - found++], FBX_PATH, "%s", all[i].name);
         else
-            fprintf(stderr, "fbcount: %s: skipping %s: no dump in it (no process of that run "
-                    "used a backend)\n", cmd, all[i].name);
+            fprintf(stderr,
+                    "fbcount: %s: skipping %s: no dump in it (no process of that run "
+                    "used a backend)\n",
+                    cmd, all[i].name);
     }
     if (found && found < k) /* oldest first, from names[0] */
         memmove(names, names + (k - found), found * sizeof *names);
@@ -268,7 +276,7 @@ int fbx_default_dir(const char *cmd, char *buf, size_t len)
     char names[1][FBX_PATH];
     if (fbx_newest_runs(cmd, 1, names) == 0) {
         fbx_error(cmd, "no dump given and no fbcount-* folder with a dump in the working "
-                  "directory (try --help)");
+                       "directory (try --help)");
         return -1;
     }
     snprintf(buf, len, "%s", names[0]);

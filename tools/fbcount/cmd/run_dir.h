@@ -42,7 +42,6 @@ bool fbx_run_dir_undo(fbx_run_dir *d);
  * watched process is alive. */
 void fbx_run_dir_sweep(const fbx_run_dir *d);
 
-
 /* ---- finding the folders runs left, for the commands that read them ------------------ */
 
 /* Whether dir holds a dump (a *.json file that is not hidden). */

@@ -20,7 +20,10 @@
 #include "readfile.h"
 #include "signals.h"
 
-static int usable(const char *p) { return access(p, R_OK) == 0; }
+static int usable(const char *p)
+{
+    return access(p, R_OK) == 0;
+}
 
 int fbs_find(char *buf, size_t len)
 {
@@ -184,9 +187,10 @@ int fbs_probe(pid_t pid, int *sig, char *why, size_t len)
     char *maps = proc_read(pid, "maps", &n);
     if (!maps) {
         int e = errno;
-        snprintf(why, len, "%s", e == ENOENT ? "no such process"
-                                 : e == EACCES ? "cannot read its memory map (permission denied)"
-                                               : strerror(e));
+        snprintf(why, len, "%s",
+                 e == ENOENT   ? "no such process"
+                 : e == EACCES ? "cannot read its memory map (permission denied)"
+                               : strerror(e));
         errno = e == ENOENT ? ESRCH : e;
         return -1;
     }
@@ -199,8 +203,7 @@ int fbs_probe(pid_t pid, int *sig, char *why, size_t len)
     }
     char value[256];
     int s = SIGUSR1;
-    if (fbs_environ(pid, "FBCOUNT_SIGNAL", value, sizeof value) &&
-        fbr_signal_parse(value, &s) != 0)
+    if (fbs_environ(pid, "FBCOUNT_SIGNAL", value, sizeof value) && fbr_signal_parse(value, &s) != 0)
         s = SIGUSR1; /* the shim warns and keeps its default */
     if (s == 0) {
         snprintf(why, len, "has no census signal (FBCOUNT_SIGNAL=none)");
@@ -350,10 +353,14 @@ int fbs_settings(const fbs_request *req, fbs_setting out[FBR_NVARS], char *buf, 
     if (!fbr_run_output(req->dir, buf, cap))
         return -1;
     const fbs_setting all[] = {
-        {FBR_VAR_OUTPUT, buf},           {FBR_VAR_QUIET, "1"},
-        {FBR_VAR_CONTRACT, VERSION(FBR_CONTRACT_VERSION)},     {FBR_VAR_RUN_LOG, req->log},
-        {FBR_VAR_MODE, req->mode},       {FBR_VAR_ALLOW, req->allow},
-        {FBR_VAR_EXIT, req->exits},      {FBR_VAR_BACKEND, req->backends},
+        {FBR_VAR_OUTPUT, buf},
+        {FBR_VAR_QUIET, "1"},
+        {FBR_VAR_CONTRACT, VERSION(FBR_CONTRACT_VERSION)},
+        {FBR_VAR_RUN_LOG, req->log},
+        {FBR_VAR_MODE, req->mode},
+        {FBR_VAR_ALLOW, req->allow},
+        {FBR_VAR_EXIT, req->exits},
+        {FBR_VAR_BACKEND, req->backends},
     };
     int n = 0;
     for (size_t i = 0; i < sizeof all / sizeof *all; i++)

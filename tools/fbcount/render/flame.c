@@ -53,8 +53,8 @@ static size_t collect(fbm_census *c, bool user_only, flame_stack **out)
         return (size_t)-1;
     for (size_t i = 0; i < nf + nh; i++) {
         const fbm_row *r = s[i].row = i < nf ? &f[i] : &h[i - nf];
-        const char **mine = r->nframes && user_only ? malloc((r->nframes + 1) * sizeof *mine)
-                                                    : NULL;
+        const char **mine =
+            r->nframes && user_only ? malloc((r->nframes + 1) * sizeof *mine) : NULL;
         if (r->nframes && user_only && !mine) {
             free_stacks(s, i, true);
             return (size_t)-1;
@@ -117,7 +117,7 @@ int fbf_folded(FILE *out, fbm_census *c, const fbt_opts *o)
 typedef struct node {
     const char *name, *op; /* op: NULL until set, "" when several */
     uint64_t count, bytes, ns, weight;
-    unsigned kinds;        /* bit 0 fallback, bit 1 host */
+    unsigned kinds; /* bit 0 fallback, bit 1 host */
     struct node *child, *next;
 } node;
 
@@ -238,8 +238,10 @@ static void emit(layout *L, const node *n, double x, int depth)
     if (L->time)
         fprintf(L->out, "\ntime: %s", b2);
     fprintf(L->out, "\nshare: %.2f%%</title>", 100.0 * w);
-    fprintf(L->out, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
-            "fill=\"hsl(%d,%d%%,%d%%)\"/>", px, py, pw, ROW_H - 1, hue, 70 + (int)(h / 45 % 20),
+    fprintf(L->out,
+            "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" "
+            "fill=\"hsl(%d,%d%%,%d%%)\"/>",
+            px, py, pw, ROW_H - 1, hue, 70 + (int)(h / 45 % 20),
             n->kinds == 2 ? 62 : 55 + (int)(h / 900 % 10));
     fprintf(L->out, "<text x=\"%.2f\" y=\"%.1f\">", px + 3, py + ROW_H - 5);
     long chars = (long)((pw - 6) / CHAR_W);
@@ -316,7 +318,8 @@ static const char svg_script[] =
     "function zoom(z){var zx=num(z,'data-x'),zw=num(z,'data-w'),zd=num(z,'data-d'),e=1e-9;\n"
     " if(!(zw>0))return;\n"
     " gs.forEach(function(g){var x=num(g,'data-x'),w=num(g,'data-w'),d=num(g,'data-d');\n"
-    "  if(d<zd&&x<=zx+e&&x+w>=zx+zw-e){g.style.display='';g.setAttribute('class','f anc');fit(g,0,1);}\n"
+    "  if(d<zd&&x<=zx+e&&x+w>=zx+zw-e){g.style.display='';g.setAttribute('class','f "
+    "anc');fit(g,0,1);}\n"
     "  else if(d>=zd&&x>=zx-e&&x+w<=zx+zw+e){g.style.display='';g.setAttribute('class','f');"
     "fit(g,(x-zx)/zw,w/zw);}\n"
     "  else g.style.display='none';});\n"
@@ -359,12 +362,13 @@ int fbf_svg(FILE *out, fbm_census *c, const fbt_opts *o)
         return -1;
     }
     int depth = max_depth(&root);
-    layout L = {out, 60 + 30 + (depth + 1) * ROW_H, root.weight, weight,
-                fbm_census_has_time(c)};
+    layout L = {out, 60 + 30 + (depth + 1) * ROW_H, root.weight, weight, fbm_census_has_time(c)};
     char b1[32];
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
             "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" "
-            "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n", SVG_W, L.height, SVG_W, L.height);
+            "height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\">\n",
+            SVG_W, L.height, SVG_W, L.height);
     fputs("<style>\n"
           "svg{font-family:monospace;font-size:12px;background:#fafafa}\n"
           ".f text{pointer-events:none;fill:#000}\n"
@@ -373,25 +377,28 @@ int fbf_svg(FILE *out, fbm_census *c, const fbt_opts *o)
           ".anc rect{opacity:0.6}\n"
           "#title{font-size:16px;font-weight:bold}\n"
           "#reset{cursor:pointer;fill:#06c}\n"
-          "</style>\n", out);
-    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\"/>\n",
-            SVG_W, L.height);
-    fprintf(out, "<text id=\"title\" x=\"%.0f\" y=\"24\" text-anchor=\"middle\">fbcount: "
-            "fallbacks and host-resident ops%s</text>\n", SVG_W / 2,
-            o->user_only ? " (the program's own frames)" : "");
-    fprintf(out, "<text x=\"%.0f\" y=\"44\">width: %s; %" PRIu64 " calls, %s; "
+          "</style>\n",
+          out);
+    fprintf(out, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#fafafa\"/>\n", SVG_W,
+            L.height);
+    fprintf(out,
+            "<text id=\"title\" x=\"%.0f\" y=\"24\" text-anchor=\"middle\">fbcount: "
+            "fallbacks and host-resident ops%s</text>\n",
+            SVG_W / 2, o->user_only ? " (the program's own frames)" : "");
+    fprintf(out,
+            "<text x=\"%.0f\" y=\"44\">width: %s; %" PRIu64 " calls, %s; "
             "warm: fallback stacks, blue: host-resident stacks; click a frame to zoom</text>\n",
-            SVG_PAD, fbx_choice_name(fbt_weights, fbt_nweights, (int)weight),
-            root.count,
+            SVG_PAD, fbx_choice_name(fbt_weights, fbt_nweights, (int)weight), root.count,
             fbr_bytes(root.bytes, b1, sizeof b1));
-    fprintf(out, "<text id=\"reset\" x=\"%.0f\" y=\"44\" text-anchor=\"end\" "
-            "style=\"display:none\">reset zoom</text>\n", SVG_W - SVG_PAD);
+    fprintf(out,
+            "<text id=\"reset\" x=\"%.0f\" y=\"44\" text-anchor=\"end\" "
+            "style=\"display:none\">reset zoom</text>\n",
+            SVG_W - SVG_PAD);
     if (root.weight == 0)
         fprintf(out, "<text x=\"%.0f\" y=\"70\">no stacks in this census</text>\n", SVG_PAD);
     else
         emit(&L, &root, 0, 0);
-    fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n", SVG_PAD,
-            L.height - 10);
+    fprintf(out, "<text id=\"details\" x=\"%.0f\" y=\"%.0f\"> </text>\n", SVG_PAD, L.height - 10);
     fputs(svg_script, out);
     fputs("</svg>\n", out);
     free_tree(root.child);

@@ -37,9 +37,10 @@ static int add_row(row_list *l, const fbr_metrics_row *r, const fbd_op *op)
     return 0;
 }
 
-static const fbr_metrics_kind kinds[FBD_NKINDS] = {
-    [FBD_FALLBACK] = FBR_METRICS_FALLBACK, [FBD_HOST] = FBR_METRICS_HOST,
-    [FBD_TRANSFER] = FBR_METRICS_TRANSFER, [FBD_SPLIT] = FBR_METRICS_SPLIT};
+static const fbr_metrics_kind kinds[FBD_NKINDS] = {[FBD_FALLBACK] = FBR_METRICS_FALLBACK,
+                                                   [FBD_HOST] = FBR_METRICS_HOST,
+                                                   [FBD_TRANSFER] = FBR_METRICS_TRANSFER,
+                                                   [FBD_SPLIT] = FBR_METRICS_SPLIT};
 
 /* One row per site of each op, and one for what no site accounts for. */
 static int add_op(row_list *l, size_t proc, fbd_kind kind, const fbd_op *op)
@@ -76,10 +77,16 @@ static void add_proc(fbm_census *c, fbd_dump *d, fbr_metrics_proc *p, fbr_metric
 {
     fbd_counters be = fbd_backend_stats(d);
     bool vkt = fbm_census_keeps_backend(c, FBR_BACKEND_DEFAULT);
-    *p = (fbr_metrics_proc){.pid = fbd_pid(d), .rank = fbd_proc(d)->rank, .host = fbd_host(d),
-                            .exe = fbd_exe(d), .has_time = fbd_has_time(d),
-                            .has_backend = be.present && vkt, .native = be.native,
-                            .fallback = be.fallback, .host_ops = be.host, .backends = cnt};
+    *p = (fbr_metrics_proc){.pid = fbd_pid(d),
+                            .rank = fbd_proc(d)->rank,
+                            .host = fbd_host(d),
+                            .exe = fbd_exe(d),
+                            .has_time = fbd_has_time(d),
+                            .has_backend = be.present && vkt,
+                            .native = be.native,
+                            .fallback = be.fallback,
+                            .host_ops = be.host,
+                            .backends = cnt};
     size_t nb;
     const fbd_backend *b = fbd_backends(d, &nb);
     for (size_t k = 0; k < nb; k++)
@@ -91,8 +98,8 @@ static void add_proc(fbm_census *c, fbd_dump *d, fbr_metrics_proc *p, fbr_metric
     for (size_t k = 0; k < p->nbackends; k++)
         listed |= !strcmp(cnt[k].name, FBR_BACKEND_DEFAULT);
     if (p->nbackends && p->has_backend && !listed)
-        cnt[p->nbackends++] = (fbr_metrics_counters){FBR_BACKEND_DEFAULT, be.native, be.fallback,
-                                                     be.host};
+        cnt[p->nbackends++] =
+            (fbr_metrics_counters){FBR_BACKEND_DEFAULT, be.native, be.fallback, be.host};
 }
 
 int fbom_write(FILE *out, fbm_census *c, const fbt_opts *o)
@@ -122,8 +129,7 @@ int fbom_write(FILE *out, fbm_census *c, const fbt_opts *o)
         }
     }
     if (procs && cnt)
-        rc = fbr_metrics_format_from(procs, nd, l.rows, l.origins, l.n, to_file, out) == 0 ? 0
-                                                                                        : -1;
+        rc = fbr_metrics_format_from(procs, nd, l.rows, l.origins, l.n, to_file, out) == 0 ? 0 : -1;
 out:
     free(procs);
     free(cnt);

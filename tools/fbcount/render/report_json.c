@@ -370,12 +370,11 @@ static json_t *head_json(fbm_census *c, const fbt_opts *opt, bool with_rows)
     json_t *dumps = json_array();
     for (size_t i = 0; dumps && i < fbm_census_ndumps(c); i++)
         json_array_append_new(dumps, dump_json(fbm_census_dump(c, i)));
-    json_t *head = json_pack("{s:s,s:s,s:o,s:I,s:I,s:o,s:b,s:o,s:o}",
-                             FBR_SCHEMA, "fbcount-report/1", "by", fbt_by_name(opt->by),
-                             "dumps", dumps, "superseded", (json_int_t)s.superseded,
-                             "filtered", (json_int_t)s.filtered, FBR_TOTAL, fbt_total_json(&s),
-                             "saturated", (int)s.saturated, FBR_BACKEND,
-                             counters_json(s.backend), FBR_BACKENDS, backends_json(c));
+    json_t *head = json_pack(
+        "{s:s,s:s,s:o,s:I,s:I,s:o,s:b,s:o,s:o}", FBR_SCHEMA, "fbcount-report/1", "by",
+        fbt_by_name(opt->by), "dumps", dumps, "superseded", (json_int_t)s.superseded, "filtered",
+        (json_int_t)s.filtered, FBR_TOTAL, fbt_total_json(&s), "saturated", (int)s.saturated,
+        FBR_BACKEND, counters_json(s.backend), FBR_BACKENDS, backends_json(c));
     for (int k = 0; head && with_rows && k < FBD_NKINDS; k++)
         json_object_set_new(head, kind_keys[k], rows_json(c, (fbd_kind)k, opt));
     return head;

@@ -15,10 +15,10 @@
 #include "text.h"
 #include "units.h"
 
-const fbx_choice fbt_bys[] = {
-    {"op", FBM_BY_OP},     {"site", FBM_BY_SITE}, {"stack", FBM_BY_STACK},
-    {"shape", FBM_BY_SHAPE}, {"rank", FBM_BY_RANK}, {"host", FBM_BY_HOST},
-    {"process", FBM_BY_PROCESS}, {"backend", FBM_BY_BACKEND}};
+const fbx_choice fbt_bys[] = {{"op", FBM_BY_OP},           {"site", FBM_BY_SITE},
+                              {"stack", FBM_BY_STACK},     {"shape", FBM_BY_SHAPE},
+                              {"rank", FBM_BY_RANK},       {"host", FBM_BY_HOST},
+                              {"process", FBM_BY_PROCESS}, {"backend", FBM_BY_BACKEND}};
 const size_t fbt_nbys = FBX_NCHOICES(fbt_bys);
 const fbx_choice fbt_sorts[] = {
     {"bytes", FBM_SORT_BYTES}, {"count", FBM_SORT_COUNT}, {"time", FBM_SORT_TIME}};
@@ -69,7 +69,9 @@ static void fit(size_t *w, const fbt_col *cols, int ncols, size_t width)
     if (!nf || flexw <= avail)
         return;
     size_t a = w[flex[0]], b = nf > 1 ? w[flex[1]] : 0;
-    size_t fa = a < avail * 3 / 5 ? a : a + b <= avail ? a : avail - (b < avail * 2 / 5 ? b : avail * 2 / 5);
+    size_t fa = a < avail * 3 / 5 ? a
+                : a + b <= avail  ? a
+                                  : avail - (b < avail * 2 / 5 ? b : avail * 2 / 5);
     if (fa > avail)
         fa = avail;
     w[flex[0]] = fa < 8 ? 8 : fa;
@@ -210,8 +212,8 @@ static size_t stack_detail(const fbm_row *r, size_t depth, char *buf, size_t len
     if (!user)
         o = put(buf, len, o, "(no frame of the program's own)");
     if (user > shown)
-        o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0,
-                              " < ... %zu more", user - shown);
+        o += (size_t)snprintf(buf + (o < len ? o : len), o < len ? len - o : 0, " < ... %zu more",
+                              user - shown);
     const char *sep = "  [folded: ";
     for (int k = FBM_ROLE_BACKEND; k <= FBM_ROLE_SYSTEM; k++)
         if (folded[k] && o < len) {
@@ -280,15 +282,16 @@ static const struct {
                   "host_op"},
     [FBD_TRANSFER] = {"Transfers between devices", "transfer"},
     [FBD_SPLIT] = {"Host splits (graph splits computed on the host, each timed whole and named "
-                   "by its nodes; placement: a GPU could run every node)", "split"},
+                   "by its nodes; placement: a GPU could run every node)",
+                   "split"},
 };
 
 /* The columns of a table: name, BACKEND where rows of several backends meet, numbers, the
  * parts or frames. Returns how many. */
 static int columns(fbm_census *c, const fbt_opts *o, fbt_col *cols, table_ctx *t)
 {
-    static const char *keys[FBM_NBY] = {"OP", "SITE", "OP @ SITE", "OP SHAPE", "RANK", "HOST",
-                                        "PROCESS", "BACKEND"};
+    static const char *keys[FBM_NBY] = {"OP",   "SITE", "OP @ SITE", "OP SHAPE",
+                                        "RANK", "HOST", "PROCESS",   "BACKEND"};
     size_t nb;
     fbm_census_backends(c, &nb);
     t->backend = nb > 1 && (o->by == FBM_BY_OP || o->by == FBM_BY_STACK || o->by == FBM_BY_SHAPE);
@@ -302,9 +305,12 @@ static int columns(fbm_census *c, const fbt_opts *o, fbt_col *cols, table_ctx *t
     cols[k++] = (fbt_col){"LARGEST", true, false};
     if (t->time)
         cols[k++] = (fbt_col){o->raw ? "NS" : "TIME", true, false};
-    cols[k++] = (fbt_col){o->by == FBM_BY_OP ? "SITES" : o->by == FBM_BY_STACK
-                          ? (o->raw ? "FRAMES" : "FRAMES (the program's own, innermost first)")
-                          : o->by == FBM_BY_SHAPE ? "" : "OPS", false, true};
+    cols[k++] = (fbt_col){o->by == FBM_BY_OP ? "SITES"
+                          : o->by == FBM_BY_STACK
+                              ? (o->raw ? "FRAMES" : "FRAMES (the program's own, innermost first)")
+                          : o->by == FBM_BY_SHAPE ? ""
+                                                  : "OPS",
+                          false, true};
     return k;
 }
 
@@ -401,7 +407,8 @@ static void endings(FILE *out, fbm_census *c, const fbm_summary *s)
     if (s->checkpoints) {
         plural(out, s->checkpoints, "process", "processes");
         fputs(" left only a checkpoint (killed without a final dump: SIGKILL or the OOM killer);"
-              " counted up to its last interval\n", out);
+              " counted up to its last interval\n",
+              out);
     }
     if (s->snapshots) {
         plural(out, s->snapshots, "process", "processes");
@@ -413,8 +420,10 @@ static void endings(FILE *out, fbm_census *c, const fbm_summary *s)
 static void unknown_note(FILE *out, uint64_t unknown, uint64_t count)
 {
     if (unknown)
-        fprintf(out, " (bytes of %" PRIu64 " of %" PRIu64 " unknown: the backend cannot read "
-                "sizes)", unknown, count);
+        fprintf(out,
+                " (bytes of %" PRIu64 " of %" PRIu64 " unknown: the backend cannot read "
+                "sizes)",
+                unknown, count);
 }
 
 /* How many rows of a kind have no time of their own (their splits', ggml's), and of how
@@ -449,8 +458,7 @@ static void time_line(FILE *out, fbm_census *c, const fbm_summary *s)
         inside |= t && !strcmp(t, FBR_TIMING_HOST_RESULT);
     }
     if (inside)
-        fputs(" (time inside the exit only: the backend does not say when a fallback starts)",
-              out);
+        fputs(" (time inside the exit only: the backend does not say when a fallback starts)", out);
     if (in_splits)
         fputs(" (ggml's fallbacks are timed with their splits: see host splits)", out);
     if (s->timed < s->processes)
@@ -483,14 +491,14 @@ static void share_window(FILE *out, fbm_census *c, const char *backend)
         fputs(attached == with ? "; counted from the attach" : "; attached ones from the attach",
               out);
     if (with < of)
-        fprintf(out, "; over the %zu of %zu processes whose census carries its counters", with,
-                of);
+        fprintf(out, "; over the %zu of %zu processes whose census carries its counters", with, of);
 }
 
 static void share_line(FILE *out, fbm_census *c, const char *backend, fbd_counters b)
 {
     uint64_t all = b.native + b.fallback + b.host;
-    fprintf(out, "native share%s%s: %.1f%% of %" PRIu64 " ops ran on the GPU (%" PRIu64
+    fprintf(out,
+            "native share%s%s: %.1f%% of %" PRIu64 " ops ran on the GPU (%" PRIu64
             " native, %" PRIu64 " fallback, %" PRIu64 " host-resident",
             backend ? ", " : "", backend ? backend : "",
             all ? 100.0 * (double)b.native / (double)all : 100.0, all, b.native, b.fallback,
@@ -531,7 +539,8 @@ static void backends_line(FILE *out, fbm_census *c, const fbm_summary *s)
     }
     fputs(s->backend_filter ? (nb ? " (the others left out by --where)\n"
                                   : "none (every backend left out by --where)\n")
-                            : "\n", out);
+                            : "\n",
+          out);
 }
 
 /* The host splits (ggml): how many, the bytes their nodes wrote, their time. */
@@ -541,8 +550,8 @@ static void splits_line(FILE *out, const fbm_summary *s)
     if (!s->total.splits)
         return;
     fprintf(out, "host splits: %" PRIu64 ", their nodes wrote %s", s->total.splits,
-            fbt_bytes(s->total.split_bytes, s->total.unknown[FBD_SPLIT], s->total.splits, false,
-                      b1, sizeof b1));
+            fbt_bytes(s->total.split_bytes, s->total.unknown[FBD_SPLIT], s->total.splits, false, b1,
+                      sizeof b1));
     if (s->timed)
         fprintf(out, " in %s (time measured per split, not per node)",
                 fbr_duration(s->total.split_ns, b2, sizeof b2));
@@ -558,26 +567,28 @@ void fbt_summary(FILE *out, fbm_census *c)
     fputs(" from ", out);
     plural(out, s.processes, "process", "processes");
     if (s.superseded)
-        fprintf(out, " (%zu earlier dump%s of the same processes not counted again)",
-                s.superseded, s.superseded == 1 ? "" : "s");
+        fprintf(out, " (%zu earlier dump%s of the same processes not counted again)", s.superseded,
+                s.superseded == 1 ? "" : "s");
     if (s.filtered)
         fprintf(out, "; %zu left out by --where", s.filtered);
     fputc('\n', out);
     backends_line(out, c, &s);
     endings(out, c, &s);
-    fprintf(out, "fallbacks: %" PRIu64 ", %s left the GPU, largest tensor %s%s",
-            s.total.fallbacks, fbt_bytes(s.total.bytes, s.total.unknown[FBD_FALLBACK],
-                                         s.total.fallbacks, false, b1, sizeof b1),
+    fprintf(out, "fallbacks: %" PRIu64 ", %s left the GPU, largest tensor %s%s", s.total.fallbacks,
+            fbt_bytes(s.total.bytes, s.total.unknown[FBD_FALLBACK], s.total.fallbacks, false, b1,
+                      sizeof b1),
             !s.total.max_bytes && s.total.unknown[FBD_FALLBACK]
-                ? "?" : fbr_bytes(s.total.max_bytes, b2, sizeof b2),
+                ? "?"
+                : fbr_bytes(s.total.max_bytes, b2, sizeof b2),
             s.saturated ? " (a total reached 2^63-1 and stopped there)" : "");
     unknown_note(out, s.total.unknown[FBD_FALLBACK], s.total.fallbacks);
     fputc('\n', out);
     if (s.timed)
         time_line(out, c, &s);
     fprintf(out, "host-resident ops: %" PRIu64 " (%s of results computed on the host",
-            s.total.host_ops, fbt_bytes(s.total.host_bytes, s.total.unknown[FBD_HOST],
-                                        s.total.host_ops, false, b1, sizeof b1));
+            s.total.host_ops,
+            fbt_bytes(s.total.host_bytes, s.total.unknown[FBD_HOST], s.total.host_ops, false, b1,
+                      sizeof b1));
     size_t rows, in_splits = split_timed(c, FBD_HOST, &rows);
     if (s.timed && rows && in_splits == rows)
         fputs(", timed with their splits", out);
@@ -589,8 +600,8 @@ void fbt_summary(FILE *out, fbm_census *c)
     splits_line(out, &s);
     if (s.total.transfers) {
         fprintf(out, "transfers: %" PRIu64 ", %s crossed between devices", s.total.transfers,
-                fbt_bytes(s.total.transfer_bytes, s.total.unknown[FBD_TRANSFER],
-                          s.total.transfers, false, b1, sizeof b1));
+                fbt_bytes(s.total.transfer_bytes, s.total.unknown[FBD_TRANSFER], s.total.transfers,
+                          false, b1, sizeof b1));
         if (s.timed)
             fprintf(out, " in %s", fbr_duration(s.total.transfer_ns, b2, sizeof b2));
         unknown_note(out, s.total.unknown[FBD_TRANSFER], s.total.transfers);
@@ -618,4 +629,3 @@ void fbt_print_census(FILE *out, fbm_census *c, const fbt_opts *o)
     for (int k = 0; k < FBD_NKINDS; k++)
         print_table(out, c, (fbd_kind)k, o);
 }
-

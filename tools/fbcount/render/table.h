@@ -17,10 +17,10 @@
 typedef struct {
     fbm_by by;
     fbm_sort sort;
-    size_t top;     /* 0: every row */
-    bool raw;       /* one line per row, fields separated by one space, exact numbers */
+    size_t top; /* 0: every row */
+    bool raw;   /* one line per row, fields separated by one space, exact numbers */
     bool noheadings;
-    size_t width;   /* columns to fit in; 0: no limit */
+    size_t width;    /* columns to fit in; 0: no limit */
     fbm_sort weight; /* flame graphs: what a frame's width measures (count by default) */
     bool user_only;  /* flame graphs: the user's frames and the op only */
     size_t depth;    /* --by stack: user frames shown per row; 0: every one */
