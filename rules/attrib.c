@@ -91,8 +91,8 @@ bool fbr_module_is_system(const char *path)
 {
     /* OpenMP's runtimes too: a parallel region's frames there (GOMP_parallel, a worker's
      * start) are between the user's body and its caller, never the user's line. */
-    static const char *const libs[] = {"libc.so",   "ld-linux", "libpthread.so", "libstdc++.so",
-                                       "libgcc_s.so", "libdl.so", "libm.so",     "librt.so",
+    static const char *const libs[] = {"libc.so",     "ld-linux", "libpthread.so", "libstdc++.so",
+                                       "libgcc_s.so", "libdl.so", "libm.so",       "librt.so",
                                        "libgomp.so",  "libomp.so"};
     const char *b = path ? fbr_base_name(path) : "";
     for (size_t i = 0; i < sizeof libs / sizeof *libs; i++)
@@ -213,8 +213,8 @@ const char *fbr_function_display(const char *name, char *out, size_t cap)
     if ((end = lambda_at(name)))
         snprintf(out, cap, "lambda in %.*s", without_parameters(name, (size_t)(end - name)), name);
     else if ((end = strstr(name, " [clone ._omp_fn.")) || (end = strstr(name, "._omp_fn.")))
-        snprintf(out, cap, "parallel body in %.*s",
-                 without_parameters(name, (size_t)(end - name)), name);
+        snprintf(out, cap, "parallel body in %.*s", without_parameters(name, (size_t)(end - name)),
+                 name);
     else
         snprintf(out, cap, "%s", name);
     return out;

@@ -46,8 +46,8 @@ const char *fbr_base_name(const char *path);
 bool fbr_module_is_interpreter(const char *path);
 
 /* Whether the module at path is the system's runtime: the C library, the loader, the C++
- * and OpenMP runtimes and their kin, whose frames no census names as the user's and whose separate debug
- * information the shim never reads (its symbol tables name them). */
+ * and OpenMP runtimes and their kin, whose frames no census names as the user's and whose
+ * separate debug information the shim never reads (its symbol tables name them). */
 bool fbr_module_is_system(const char *path);
 
 /* Whether a native source file is the system's: a header of the C or C++ standard library
@@ -77,9 +77,9 @@ typedef struct {
 } fbr_pyframe;
 
 typedef struct {
-    long op;      /* native frame of the op, -1 when no frame is an op */
-    long site;    /* native frame of the site, -1 when none lies outside the module */
-    long py_site; /* Python frame of the site (innermost first), -1 when not Python */
+    long op;         /* native frame of the op, -1 when no frame is an op */
+    long site;       /* native frame of the site, -1 when none lies outside the module */
+    long py_site;    /* Python frame of the site (innermost first), -1 when not Python */
     int site_inline; /* the site's function among those inlined at its frame (0: innermost) */
 } fbr_attrib;
 

@@ -91,8 +91,10 @@ static int d_name(parse_ctx *p, char **w, int n)
     if (n != 1)
         return fail(p, "name takes one word");
     size_t len = strlen(w[0]);
-    if (len == 0 || len >= FBR_NAME_LEN || strspn(w[0], "abcdefghijklmnopqrstuvwxyz0123456789_.-") != len)
-        return fail(p, "name '%.40s' is not 1..%d of a-z, 0-9, '_', '.', '-'", w[0], FBR_NAME_LEN - 1);
+    if (len == 0 || len >= FBR_NAME_LEN ||
+        strspn(w[0], "abcdefghijklmnopqrstuvwxyz0123456789_.-") != len)
+        return fail(p, "name '%.40s' is not 1..%d of a-z, 0-9, '_', '.', '-'", w[0],
+                    FBR_NAME_LEN - 1);
     memcpy(p->b->name, w[0], len + 1);
     return 0;
 }
@@ -133,10 +135,13 @@ static int d_exit(parse_ctx *p, char **w, int n)
     e->kind = (fbr_exit_kind)k;
     e->reader = FBR_READ_NONE;
     if (n == 3) {
-        int r = strncmp(w[2], "read=", 5) ? -1 : lookup(reader_names, COUNT(reader_names), w[2] + 5);
+        int r =
+            strncmp(w[2], "read=", 5) ? -1 : lookup(reader_names, COUNT(reader_names), w[2] + 5);
         if (r < 0)
-            return fail(p, "'%.40s' is not read=READER with a known reader (none, vkt, torch, "
-                           "ggml-graph, ggml-copy, ggml-copy-async)", w[2]);
+            return fail(p,
+                        "'%.40s' is not read=READER with a known reader (none, vkt, torch, "
+                        "ggml-graph, ggml-copy, ggml-copy-async)",
+                        w[2]);
         e->reader = (fbr_reader)r;
     }
     for (int i = 0; i < b->nexits; i++)
@@ -186,7 +191,8 @@ static int d_accessor(parse_ctx *p, char **w, int n)
         *eq = '\0';
         int a = lookup(accessor_names, COUNT(accessor_names), w[i]);
         if (a < 0)
-            return fail(p, "unknown accessor '%.40s' (rank, shape, dtype, dtype_name, stats, started)",
+            return fail(p,
+                        "unknown accessor '%.40s' (rank, shape, dtype, dtype_name, stats, started)",
                         w[i]);
         if (copy_word(p, p->b->accessor[a], FBR_PATTERN_LEN, eq + 1, "accessor symbol"))
             return -1;
@@ -218,9 +224,11 @@ typedef struct {
 } directive;
 
 static const directive directives[] = {
-    {"name", d_name, true},          {"library", d_library, false}, {"exit", d_exit, false},
-    {"op", d_op, true},              {"modules", d_modules, false}, {"python", d_python, false},
-    {"accessor", d_accessor, false}, {"refuse", d_refuse, true},   {"sources", d_sources, false},
+    {"name", d_name, true},          {"library", d_library, false},
+    {"exit", d_exit, false},         {"op", d_op, true},
+    {"modules", d_modules, false},   {"python", d_python, false},
+    {"accessor", d_accessor, false}, {"refuse", d_refuse, true},
+    {"sources", d_sources, false},
 };
 
 static int directive_line(parse_ctx *p, char *line)
@@ -247,12 +255,14 @@ static int directive_line(parse_ctx *p, char *line)
         p->seen |= 1u << i;
         return directives[i].read(p, w + 1, n - 1);
     }
-    return fail(p, "unknown directive '%.40s' (name, library, exit, op, modules, python, sources, "
-                   "accessor, refuse)", w[0]);
+    return fail(p,
+                "unknown directive '%.40s' (name, library, exit, op, modules, python, sources, "
+                "accessor, refuse)",
+                w[0]);
 }
 
-int fbr_backend_parse(const char *text, size_t len, fbr_source source, fbr_backend *out,
-                      char *err, size_t errlen)
+int fbr_backend_parse(const char *text, size_t len, fbr_source source, fbr_backend *out, char *err,
+                      size_t errlen)
 {
     memset(out, 0, sizeof *out);
     out->source = source;
@@ -331,8 +341,8 @@ const fbr_backend *fbr_backend_named(const char *name)
 
 bool fbr_exit_typed(const char *symbol)
 {
-#define FBR_TYPED_IS(id, fn, sym, role)                                                         \
-    if (role == FBR_TYPED_EXIT && !strcmp(symbol, sym))                                         \
+#define FBR_TYPED_IS(id, fn, sym, role)                                                            \
+    if (role == FBR_TYPED_EXIT && !strcmp(symbol, sym))                                            \
         return true;
     FBR_TYPED(FBR_TYPED_IS)
 #undef FBR_TYPED_IS
@@ -350,12 +360,14 @@ int fbr_backend_unused(const fbr_backend *b, char *msg, size_t cap)
         bool typed = fbr_exit_typed(e->symbol);
         any_typed |= typed;
         if (!typed && e->reader != FBR_READ_NONE && n++ == 0)
-            snprintf(msg, cap, "exit %s: read=%s is not used: the shim has no typed definition "
-                     "of %s, so its calls are counted with bytes unknown", e->symbol,
-                     fbr_reader_name(e->reader), e->symbol);
+            snprintf(msg, cap,
+                     "exit %s: read=%s is not used: the shim has no typed definition "
+                     "of %s, so its calls are counted with bytes unknown",
+                     e->symbol, fbr_reader_name(e->reader), e->symbol);
     }
     if ((b->has_refuse || b->refuse_throw) && !any_typed && n++ == 0)
-        snprintf(msg, cap, "refuse is not used: no exit of the row has a typed definition in "
+        snprintf(msg, cap,
+                 "refuse is not used: no exit of the row has a typed definition in "
                  "the shim, so error mode lets its calls run");
     return n;
 }
@@ -394,13 +406,15 @@ int fbr_typed_check(char *msg, size_t cap)
         const fbr_backend *b = fbr_backend_builtin(i);
         for (int e = 0; b && e < b->nexits; e++)
             if (!fbr_exit_typed(b->exit[e].symbol) && ++n)
-                say(msg, cap, "%s.backend: exit %s has no typed definition in "
-                    "interpose/hooks/exits.c (rules/typed.h)", b->name, b->exit[e].symbol);
+                say(msg, cap,
+                    "%s.backend: exit %s has no typed definition in "
+                    "interpose/hooks/exits.c (rules/typed.h)",
+                    b->name, b->exit[e].symbol);
         if (b && fbr_backend_unused(b, why, sizeof why) > 0 && ++n)
             say(msg, cap, "%s.backend: %s", b->name, why);
     }
-#define FBR_TYPED_NAMED(id, fn, sym, role)                                                      \
-    if (role == FBR_TYPED_EXIT && !named_by_a_row(sym) && ++n)                                  \
+#define FBR_TYPED_NAMED(id, fn, sym, role)                                                         \
+    if (role == FBR_TYPED_EXIT && !named_by_a_row(sym) && ++n)                                     \
         say(msg, cap, "exits.c types %s (rules/typed.h), which no descriptor names", #fn);
     FBR_TYPED(FBR_TYPED_NAMED)
 #undef FBR_TYPED_NAMED
@@ -428,8 +442,8 @@ int fbr_backend_declare(const char *spec, fbr_backend *out, char *err, size_t er
      * no '#', or the row would not read back as itself. */
     for (const unsigned char *c = (const unsigned char *)buf; *c; c++)
         if (*c <= ' ' || *c == 0x7f || *c == '#')
-            return snprintf(err, errlen, "'%s': a blank, '#' or control character in it",
-                            shown), -1;
+            return snprintf(err, errlen, "'%s': a blank, '#' or control character in it", shown),
+                   -1;
     char *lib = buf, *sym = strchr(buf, ':');
     if (!sym || sym == lib || !sym[1])
         return snprintf(err, errlen, "'%s' is not LIB:SYMBOL[:op=PREFIX]", shown), -1;
@@ -729,8 +743,8 @@ __attribute__((format(printf, 2, 3))) static void put(text *t, const char *fmt, 
 {
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(t->len < t->cap ? t->out + t->len : NULL, t->len < t->cap ? t->cap - t->len : 0,
-                      fmt, ap);
+    int n = vsnprintf(t->len < t->cap ? t->out + t->len : NULL,
+                      t->len < t->cap ? t->cap - t->len : 0, fmt, ap);
     va_end(ap);
     if (n > 0)
         t->len += (size_t)n;

@@ -53,10 +53,10 @@
 #define FBR_DESCRIPTOR_MAX 16384 /* bytes of one descriptor file */
 
 /* What a call of an exit means (the exit directive's KIND): X(ID, name). */
-#define FBR_EXIT_KINDS(X)                                                                       \
-    X(FALLBACK, "fallback") /* an op the device could not run, run on the host */              \
-    X(HOST, "host")         /* host work on a tensor a fallback left on the host */            \
-    X(TRANSFER, "transfer") /* a copy between places */                                       \
+#define FBR_EXIT_KINDS(X)                                                                          \
+    X(FALLBACK, "fallback") /* an op the device could not run, run on the host */                  \
+    X(HOST, "host")         /* host work on a tensor a fallback left on the host */                \
+    X(TRANSFER, "transfer") /* a copy between places */                                            \
     X(GRAPH, "graph")       /* a graph: each node a fallback or host work, as the reader says */
 
 typedef enum {
@@ -66,10 +66,10 @@ typedef enum {
 } fbr_exit_kind;
 
 /* How the op of a call is named (the op directive): X(ID, name). */
-#define FBR_OPRULES(X)                                                                          \
-    X(PREFIX, "prefix")   /* the innermost frame whose name starts with a prefix */            \
-    X(SCOPE, "scope")     /* the component after the scope in the innermost C++ frame */      \
-    X(LIBRARY, "library") /* the innermost frame inside the exit's library */                  \
+#define FBR_OPRULES(X)                                                                             \
+    X(PREFIX, "prefix")   /* the innermost frame whose name starts with a prefix */                \
+    X(SCOPE, "scope")     /* the component after the scope in the innermost C++ frame */           \
+    X(LIBRARY, "library") /* the innermost frame inside the exit's library */                      \
     X(READER, "reader")   /* the reader names it */
 
 typedef enum {
@@ -79,15 +79,15 @@ typedef enum {
 } fbr_oprule;
 
 /* How a call's arguments are read; the shim implements each (interpose/readers/). */
-#define FBR_READERS(X)                                                                          \
-    X(NONE, "none")             /* count and stack only: the signature is not known */         \
-    X(VKT, "vkt")               /* (tensor *out, const void *data, size_t nbytes) */            \
-    X(TORCH, "torch")           /* (const OperatorHandle &op, Stack *stack, ...) */             \
-    X(GGML_GRAPH, "ggml-graph") /* (ggml_backend_t, struct ggml_cgraph *) */                    \
-    X(GGML_COPY, "ggml-copy")   /* (struct ggml_tensor *src, struct ggml_tensor *dst) */        \
-    X(GGML_COPY_ASYNC, "ggml-copy-async") /* (backend, backend, tensor *src, tensor *dst) */ \
-    X(GGML_SCHED, "ggml-sched") /* (ggml_backend_sched_t, struct ggml_cgraph *) */              \
-    X(GGML_SET_ASYNC, "ggml-set-async") /* (backend, tensor *, const void *, offset, size) */
+#define FBR_READERS(X)                                                                             \
+    X(NONE, "none")                       /* count and stack only: the signature is not known */   \
+    X(VKT, "vkt")                         /* (tensor *out, const void *data, size_t nbytes) */     \
+    X(TORCH, "torch")                     /* (const OperatorHandle &op, Stack *stack, ...) */      \
+    X(GGML_GRAPH, "ggml-graph")           /* (ggml_backend_t, struct ggml_cgraph *) */             \
+    X(GGML_COPY, "ggml-copy")             /* (struct ggml_tensor *src, struct ggml_tensor *dst) */ \
+    X(GGML_COPY_ASYNC, "ggml-copy-async") /* (backend, backend, tensor *src, tensor *dst) */       \
+    X(GGML_SCHED, "ggml-sched")           /* (ggml_backend_sched_t, struct ggml_cgraph *) */       \
+    X(GGML_SET_ASYNC, "ggml-set-async")   /* (backend, tensor *, const void *, offset, size) */
 
 typedef enum {
 #define FBR_READER_ENUM(id, name) FBR_READ_##id,
@@ -97,12 +97,12 @@ typedef enum {
 } fbr_reader;
 
 /* The optional accessors a row may name (functions of the module that defines its exits). */
-#define FBR_ACCESSORS(X)                                                                        \
-    X(RANK, "rank")             /* int (const void *tensor) */                                  \
-    X(SHAPE, "shape")           /* const int64_t *(const void *tensor) */                       \
-    X(DTYPE, "dtype")           /* int (const void *tensor) */                                  \
-    X(DTYPE_NAME, "dtype_name") /* const char *(int dtype) */                                   \
-    X(STATS, "stats")           /* size_t (entry *, size_t cap): per-op counters */             \
+#define FBR_ACCESSORS(X)                                                                           \
+    X(RANK, "rank")             /* int (const void *tensor) */                                     \
+    X(SHAPE, "shape")           /* const int64_t *(const void *tensor) */                          \
+    X(DTYPE, "dtype")           /* int (const void *tensor) */                                     \
+    X(DTYPE_NAME, "dtype_name") /* const char *(int dtype) */                                      \
+    X(STATS, "stats")           /* size_t (entry *, size_t cap): per-op counters */                \
     X(STARTED, "started")       /* uint64_t (void): this thread's fallback began, ns */
 
 typedef enum {
@@ -132,7 +132,7 @@ typedef struct fbr_backend {
     int nexits;
     fbr_exit exit[FBR_EXITS_MAX];
     fbr_oprule oprule;
-    fbr_patterns op;     /* prefixes, or the scope's components (at, _ops) */
+    fbr_patterns op; /* prefixes, or the scope's components (at, _ops) */
     fbr_patterns modules;
     fbr_patterns python;
     fbr_patterns sources;
@@ -145,8 +145,8 @@ typedef struct fbr_backend {
 /* ---- descriptors ---------------------------------------------------------------------- */
 
 /* Parses one descriptor (len bytes) into out. 0, or -1 with "line N: ..." in err. */
-int fbr_backend_parse(const char *text, size_t len, fbr_source source, fbr_backend *out,
-                      char *err, size_t errlen);
+int fbr_backend_parse(const char *text, size_t len, fbr_source source, fbr_backend *out, char *err,
+                      size_t errlen);
 
 /* The built-in rows, in their order (vkt, torch, ggml): a static table, parsed once. */
 size_t fbr_backend_builtin_count(void);

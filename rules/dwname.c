@@ -171,8 +171,8 @@ static bool code_at(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_Die *out)
     return false;
 }
 
-int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out,
-                 int max, char *buf, size_t cap)
+int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out, int max,
+                 char *buf, size_t cap)
 {
     memset(out, 0, (size_t)max * sizeof *out);
     const char *name = fbr_function_at(fns, mod, addr);
@@ -308,7 +308,8 @@ void fbr_chains_free(fbr_chains *cache)
     chain_ent *e, *tmp;
     if (!cache)
         return;
-    HASH_ITER(hh, cache->map, e, tmp) {
+    HASH_ITER(hh, cache->map, e, tmp)
+    {
         HASH_DEL(cache->map, e);
         free(e);
     }

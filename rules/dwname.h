@@ -39,8 +39,8 @@ typedef struct {
  * module's table) at the line of the innermost call. Returns how many were written (at least
  * 1, at most max); files are made absolute (fbr_source_path) into buf (cap bytes; a file that
  * does not fit is left NULL). */
-int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out,
-                 int max, char *buf, size_t cap);
+int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out, int max,
+                 char *buf, size_t cap);
 
 #define FBR_MAX_CHAIN 16
 

@@ -31,9 +31,9 @@
 #define FBR_STACKS "stacks"
 #define FBR_MODULES "modules"
 #define FBR_FRAME_TABLE "frame_table" /* distinct frames; stacks name them by index */
-#define FBR_EXEC "exec"   /* true in the dump written just before an exec */
+#define FBR_EXEC "exec"               /* true in the dump written just before an exec */
 #define FBR_ABORT "abort" /* FBCOUNT_MODE=abort: the op and site that stopped the program */
-#define FBR_ATTACHED_AT "attached_at" /* an attached census: when it began counting (UTC) */
+#define FBR_ATTACHED_AT "attached_at"         /* an attached census: when it began counting (UTC) */
 #define FBR_ATTACHED_NS "attached_elapsed_ns" /* process.elapsed_ns at that moment */
 /* A final dump: ns from the start of its writing to its raw census on disk. */
 #define FBR_RAW_CENSUS_NS "raw_census_ns"
@@ -132,8 +132,8 @@
 #define FBR_SOURCE_BUILTIN "builtin"
 #define FBR_SOURCE_FILE "file"
 #define FBR_SOURCE_DECLARED "declared"
-#define FBR_COUNTERS "counters" /* backends[]: the backend's own op counters, or null */
-#define FBR_READER "reader"     /* backends[]: what the reader says of it ("adapter ...") */
+#define FBR_COUNTERS "counters"     /* backends[]: the backend's own op counters, or null */
+#define FBR_READER "reader"         /* backends[]: what the reader says of it ("adapter ...") */
 #define FBR_DESCRIPTOR "descriptor" /* backends[]: a row not built in, as its descriptor text */
 
 /* frames, sites and modules */
@@ -151,6 +151,6 @@
 #define FBR_SIZE "size"
 
 /* The command's own JSON. */
-#define FBR_DEMANGLED "demangled"     /* the command's JSON: a C++ name as written */
+#define FBR_DEMANGLED "demangled" /* the command's JSON: a C++ name as written */
 
 #endif

@@ -88,8 +88,8 @@ static fbr_functions *functions_of(Dwfl_Module *m)
         int type = GELF_ST_TYPE(sym.st_info);
         if (name && *name && sym.st_shndx != SHN_UNDEF &&
             (type == STT_FUNC || type == STT_GNU_IFUNC))
-            f[k++] = (fn_range){addr, addr + sym.st_size, name,
-                                GELF_ST_BIND(sym.st_info) != STB_LOCAL};
+            f[k++] =
+                (fn_range){addr, addr + sym.st_size, name, GELF_ST_BIND(sym.st_info) != STB_LOCAL};
     }
     if (k)
         qsort(f, k, sizeof *f, by_start);
@@ -147,8 +147,10 @@ Dwfl_Module *fbr_report_module(Dwfl *dwfl, const char *name, const char *path, i
         fbr_hex_bytes(id, bits, (size_t)len);
         /* the module map keeps the first 20 bytes of a longer id */
         if (want > 2 * (size_t)len || strncasecmp(id, build_id, want)) {
-            snprintf(why, cap, "build id %s differs from the recorded %s: the file changed "
-                     "since the process loaded it", id, build_id);
+            snprintf(why, cap,
+                     "build id %s differs from the recorded %s: the file changed "
+                     "since the process loaded it",
+                     id, build_id);
             return NULL;
         }
     }
@@ -190,9 +192,9 @@ static int build_id_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 /* Module files are found by their build ids and read at the bases they are reported at;
  * the policies differ in their separate debug information only. */
 static const Dwfl_Callbacks callbacks[] = {
-#define FBR_DEBUGINFO_CALLBACKS(id, name, find, what)                                           \
-    {.find_elf = dwfl_build_id_find_elf,                                                        \
-     .find_debuginfo = find,                                                                    \
+#define FBR_DEBUGINFO_CALLBACKS(id, name, find, what)                                              \
+    {.find_elf = dwfl_build_id_find_elf,                                                           \
+     .find_debuginfo = find,                                                                       \
      .section_address = dwfl_offline_section_address},
     FBR_DEBUGINFO_POLICIES(FBR_DEBUGINFO_CALLBACKS)
 #undef FBR_DEBUGINFO_CALLBACKS

@@ -12,12 +12,12 @@
 
 /* The debug-information policies: name as the dump writes it, libdwfl's find_debuginfo
  * callback that applies it (symbolizer.c), what is read. */
-#define FBR_DEBUGINFO_POLICIES(X)                                                               \
-    X(BUILD_ID, "build-id", build_id_debuginfo,                                                 \
-      "the modules' own symbol and line tables, and separate debug information from the local " \
-      "build-id tree (/usr/lib/debug/.build-id) for modules other than the system's runtime")   \
-    X(STANDARD, "standard", dwfl_standard_find_debuginfo,                                       \
-      "elfutils' standard search as well: .gnu_debuglink files, the build-id tree for every "   \
+#define FBR_DEBUGINFO_POLICIES(X)                                                                  \
+    X(BUILD_ID, "build-id", build_id_debuginfo,                                                    \
+      "the modules' own symbol and line tables, and separate debug information from the local "    \
+      "build-id tree (/usr/lib/debug/.build-id) for modules other than the system's runtime")      \
+    X(STANDARD, "standard", dwfl_standard_find_debuginfo,                                          \
+      "elfutils' standard search as well: .gnu_debuglink files, the build-id tree for every "      \
       "module, and debuginfod servers where DEBUGINFOD_URLS names them")
 
 typedef enum {

@@ -36,30 +36,30 @@ static inline const char *fbc_mode_name(fbc_mode m)
 typedef struct {
     /* The fields load reads first, beside the defaults' pointers, which the loader writes
      * anyway (early.h). With no variable set, load reads only these and writes nothing. */
-    bool any;            /* some FBCOUNT variable (or an attach's) was set: the rest was parsed */
-    int enabled;         /* FBCOUNT: 1 on, 0 off, -1 unset (on when preloaded) */
-    bool all_processes;  /* FBCOUNT_ALL_PROCESSES: dump even without a backend */
-    fbr_names prefixes;  /* FBCOUNT_OP_PREFIX: the vkt row's op prefixes, when set */
+    bool any;             /* some FBCOUNT variable (or an attach's) was set: the rest was parsed */
+    int enabled;          /* FBCOUNT: 1 on, 0 off, -1 unset (on when preloaded) */
+    bool all_processes;   /* FBCOUNT_ALL_PROCESSES: dump even without a backend */
+    fbr_names prefixes;   /* FBCOUNT_OP_PREFIX: the vkt row's op prefixes, when set */
     fbr_names py_backend; /* FBCOUNT_PY_BACKEND: the vkt row's Python packages, when set */
     bool prefixes_set, py_backend_set;
-    int depth;           /* FBCOUNT_DEPTH */
-    int signal;          /* FBCOUNT_SIGNAL; 0 means none */
-    int interval_ms;     /* FBCOUNT_INTERVAL; 0 means no checkpoints */
-    int signal_wait_ms;  /* FBCOUNT_SIGNAL_WAIT */
-    fbc_mode mode;       /* FBCOUNT_MODE */
-    bool quiet;          /* FBCOUNT_QUIET */
+    int depth;            /* FBCOUNT_DEPTH */
+    int signal;           /* FBCOUNT_SIGNAL; 0 means none */
+    int interval_ms;      /* FBCOUNT_INTERVAL; 0 means no checkpoints */
+    int signal_wait_ms;   /* FBCOUNT_SIGNAL_WAIT */
+    fbc_mode mode;        /* FBCOUNT_MODE */
+    bool quiet;           /* FBCOUNT_QUIET */
     bool clock_monotonic; /* FBCOUNT_CLOCK=monotonic: never the CPU's counter */
     /* An attached census (fbcount attach): when it began, UTC ISO 8601 ("" when the census
      * began with the process) and CLOCK_MONOTONIC then. */
     char attached_at[21];
     uint64_t attached_ns;
     char backend_files[4096]; /* FBCOUNT_BACKEND: descriptor files, ':'-separated */
-    char exits[4096];    /* FBCOUNT_EXIT: declared exits LIB:SYMBOL[:op=P], ','-separated */
+    char exits[4096];         /* FBCOUNT_EXIT: declared exits LIB:SYMBOL[:op=P], ','-separated */
     char torch_adapter[1024]; /* FBCOUNT_TORCH_ADAPTER: the adapter to use, "" for the usual */
-    char output[1024];   /* FBCOUNT_OUTPUT template; "" means none */
-    char metrics[1024];  /* FBCOUNT_METRICS path; "" means none */
-    char run_log[1024];  /* FBCOUNT_RUN_LOG: set by `fbcount run` */
-    char allow_path[4096]; /* FBCOUNT_ALLOW, made absolute at load; "" when unset */
+    char output[1024];        /* FBCOUNT_OUTPUT template; "" means none */
+    char metrics[1024];       /* FBCOUNT_METRICS path; "" means none */
+    char run_log[1024];       /* FBCOUNT_RUN_LOG: set by `fbcount run` */
+    char allow_path[4096];    /* FBCOUNT_ALLOW, made absolute at load; "" when unset */
 } fbc_config;
 
 extern fbc_config fbc_cfg;
@@ -82,27 +82,27 @@ void fbc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 typedef struct {
     /* What load writes first (early.h: one page with the start of argv), the large buffers
      * last. */
-    int load_state;     /* fbc_load's once (init.c) */
-    int name_state;     /* fbc_process_name's once */
-    bool preloaded;     /* LD_PRELOAD names the shim: its definitions see every call */
-    bool on;            /* process-wide recording (FBCOUNT; on when preloaded); atomic */
-    bool used;          /* the shim's first use has run (init.c); atomic */
-    bool backend_at_load; /* a module defined a built-in exit at load (init.c) */
+    int load_state;           /* fbc_load's once (init.c) */
+    int name_state;           /* fbc_process_name's once */
+    bool preloaded;           /* LD_PRELOAD names the shim: its definitions see every call */
+    bool on;                  /* process-wide recording (FBCOUNT; on when preloaded); atomic */
+    bool used;                /* the shim's first use has run (init.c); atomic */
+    bool backend_at_load;     /* a module defined a built-in exit at load (init.c) */
     uint64_t modules_at_load; /* the modules' generation then (fbc_modules_generation) */
     int pid, ppid;
     uint64_t start_ticks; /* the time-stamp counter at load, 0 where none */
-    char id[33];        /* this census: random hex, new in every process image */
+    char id[33];          /* this census: random hex, new in every process image */
     size_t argv_len;
     /* Made later, at the first use or when a census needs them. */
-    uint64_t start_ns;  /* CLOCK_MONOTONIC at start (fbc_process_start_ns) */
+    uint64_t start_ns;   /* CLOCK_MONOTONIC at start (fbc_process_start_ns) */
     uint64_t start_unix; /* the same as Unix time (fbc_process_start_time) */
-    char name[256];     /* %e (fbc_process_name) */
-    char parent_id[33]; /* the census a fork child came from; "" otherwise */
-    long rank;          /* MPI/Slurm rank, -1 when none */
-    bool forked;        /* a fork child: its file name must differ from the parent's */
+    char name[256];      /* %e (fbc_process_name) */
+    char parent_id[33];  /* the census a fork child came from; "" otherwise */
+    long rank;           /* MPI/Slurm rank, -1 when none */
+    bool forked;         /* a fork child: its file name must differ from the parent's */
     char host[256];
-    char argv[16384];   /* NUL-separated, as /proc/self/cmdline gives it */
-    char exe[4096];     /* filled by fbc_process_exe(), at the first use */
+    char argv[16384]; /* NUL-separated, as /proc/self/cmdline gives it */
+    char exe[4096];   /* filled by fbc_process_exe(), at the first use */
 } fbc_process;
 
 extern fbc_process fbc_proc;
@@ -131,8 +131,7 @@ void fbc_process_log(void);
 void fbc_mutex_fork(pthread_mutex_t *m, int phase);
 /* pthread_create as the C library defines it, past the shim's own (hooks/threadwrap.c):
  * the shim's threads are no program's work. */
-int fbc_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *),
-                      void *arg);
+int fbc_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *), void *arg);
 
 /* ---- clock.c: CLOCK_MONOTONIC, and two cheap reads that time an event ----------------- */
 uint64_t fbc_now_ns(void); /* CLOCK_MONOTONIC; async-signal-safe */
@@ -166,7 +165,7 @@ typedef struct {
     char *buf;
     size_t cap, len;
     bool failed;
-    uint64_t written; /* bytes handed on so far */
+    uint64_t written;                                 /* bytes handed on so far */
     bool (*sink)(void *ctx, const char *p, size_t n); /* instead of write(2), when set */
     void *ctx;
 } fbc_writer;
@@ -177,17 +176,17 @@ void fbc_w_init_sink(fbc_writer *w, char *buf, size_t cap,
                      bool (*sink)(void *ctx, const char *p, size_t n), void *ctx);
 void fbc_w_raw(fbc_writer *w, const char *s, size_t n);
 void fbc_w_str(fbc_writer *w, const char *s);
-void fbc_w_json(fbc_writer *w, const char *s);       /* quoted, escaped, valid UTF-8 */
+void fbc_w_json(fbc_writer *w, const char *s); /* quoted, escaped, valid UTF-8 */
 void fbc_w_u64(fbc_writer *w, uint64_t v);
 void fbc_w_num(fbc_writer *w, const char *key, uint64_t v); /* key (e.g. ",\"count\":"), then v */
 void fbc_w_i64(fbc_writer *w, int64_t v);
-void fbc_w_hex(fbc_writer *w, uint64_t v);          /* "0x..." quoted */
+void fbc_w_hex(fbc_writer *w, uint64_t v); /* "0x..." quoted */
 void fbc_w_flush(fbc_writer *w);
-void fbc_fmt_time(char out[21], uint64_t unix_s);   /* UTC ISO 8601, NUL-terminated */
+void fbc_fmt_time(char out[21], uint64_t unix_s); /* UTC ISO 8601, NUL-terminated */
 
 /* ---- output.c: file names and atomic writes, async-signal-safe --------------------- */
-extern int fbc_seq;                                 /* dumps taken so far (atomic) */
-extern char fbc_output_tmpl[1024];                  /* the template in use (may fall back) */
+extern int fbc_seq;                /* dumps taken so far (atomic) */
+extern char fbc_output_tmpl[1024]; /* the template in use (may fall back) */
 /* Expands the template for dump number seq into out (FBR_OUTPUT_ESCAPES); a name without
  * %n gets ".<seq>" before its extension from the second dump on. false when no file is
  * wanted or the name does not fit (*toolong set then). */
@@ -212,13 +211,13 @@ typedef struct {
     uintptr_t base, start, end; /* dlpi_addr and the span of the PT_LOAD segments */
     const char *path;
     char build_id[41];
-    bool file;                  /* a real file (not the vdso) */
+    bool file; /* a real file (not the vdso) */
 } fbc_module;
 
 void fbc_modmap_refresh(void);
-size_t fbc_modmap_count(void);                /* async-signal-safe */
-const fbc_module *fbc_modmap_at(size_t i);    /* async-signal-safe */
-long fbc_modmap_find(uintptr_t ip);           /* index or -1; async-signal-safe */
+size_t fbc_modmap_count(void);                          /* async-signal-safe */
+const fbc_module *fbc_modmap_at(size_t i);              /* async-signal-safe */
+long fbc_modmap_find(uintptr_t ip);                     /* index or -1; async-signal-safe */
 void fbc_modmap_self(uintptr_t *start, uintptr_t *end); /* this library's span */
 /* Bumped whenever a module was unloaded: addresses may now hold other code. */
 unsigned fbc_modmap_generation(void);
@@ -256,20 +255,20 @@ typedef struct {
  * own tensors. Made at the first call of an exit from each module; never freed. */
 typedef struct fbc_bmod {
     const fbr_backend *row;
-    unsigned index;       /* the event's backend number (FBC_BACKEND_ID) */
-    uintptr_t base;       /* the defining module's load base */
-    char path[1024];      /* and its file */
-    void *acc[FBR_ACC_COUNT];             /* the row's accessors there, NULL where absent */
-    int acc_state;                        /* 0 not looked up, 1 being looked up, 2 done */
+    unsigned index;           /* the event's backend number (FBC_BACKEND_ID) */
+    uintptr_t base;           /* the defining module's load base */
+    char path[1024];          /* and its file */
+    void *acc[FBR_ACC_COUNT]; /* the row's accessors there, NULL where absent */
+    int acc_state;            /* 0 not looked up, 1 being looked up, 2 done */
     /* The census's window on the backend's own counters: what they held when it began (an
      * attach; 0 for a backend bound later), and the calls it refused (FBCOUNT_MODE=error),
      * which the backend never ran and so never counted (atomics). */
     uint64_t base_native, base_fallback, base_host, refused;
     const char *(*dtype_name)(int dtype); /* a reader's own names (torch's adapter), or NULL */
-    void *reader;         /* what the row's reader keeps for this module (set once) */
-    bool sizes;           /* the reader reads sizes of this backend's calls (bytes are known) */
-    bool bound;           /* the reader has looked at it (hooks/, under its lock) */
-    char note[320];       /* what the reader says of it, for the dump ("adapter ...") */
+    void *reader;   /* what the row's reader keeps for this module (set once) */
+    bool sizes;     /* the reader reads sizes of this backend's calls (bytes are known) */
+    bool bound;     /* the reader has looked at it (hooks/, under its lock) */
+    char note[320]; /* what the reader says of it, for the dump ("adapter ...") */
 } fbc_bmod;
 
 #define FBC_MAX_BMODS 64
@@ -292,8 +291,8 @@ long fbc_row_for(const char *symbol, const char *path, unsigned *exit);
 /* The backend of row `row` in the module that defines fn, made (and its accessors looked up
  * there) the first time; NULL when the table is full or fn lies in no module. */
 fbc_bmod *fbc_bmod_bind(long row, const void *fn);
-size_t fbc_bmod_count(void);                 /* async-signal-safe */
-const fbc_bmod *fbc_bmod_at(size_t i);       /* async-signal-safe */
+size_t fbc_bmod_count(void);           /* async-signal-safe */
+const fbc_bmod *fbc_bmod_at(size_t i); /* async-signal-safe */
 /* Whether a backend was seen: some exit was called from, or defined in, a module. */
 bool fbc_backend_seen(void);
 /* Whether the process has a backend loaded: one seen already, else the modules other than
@@ -306,7 +305,7 @@ bool fbc_bmod_shape(const fbc_bmod *b, const void *t, int *rank, const int64_t *
 const char *fbc_bmod_dtype_name(const fbc_bmod *b, int dtype);
 size_t fbc_bmod_stats(const fbc_bmod *b, fbc_stats_entry *entries, size_t cap);
 uint64_t fbc_bmod_started(const fbc_bmod *b); /* this thread's fallback began (ns), 0 unknown */
-bool fbc_bmod_timed(const fbc_bmod *b); /* it has a "started" accessor (async-signal-safe) */
+bool fbc_bmod_timed(const fbc_bmod *b);       /* it has a "started" accessor (async-signal-safe) */
 bool fbc_bmod_has_stats(const fbc_bmod *b);   /* it has a "stats" accessor */
 /* The backend's own op counters (its stats accessor) summed over its ops, over the census's
  * window: from the attach where the census was attached (fbc_backends_window), a refused

@@ -78,7 +78,10 @@ static size_t utf8_len(const unsigned char *s)
 {
     if (s[0] < 0x80)
         return 1;
-    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4  ? 4
+               : s[0] >= 0xe0                ? 3
+               : s[0] >= 0xc2 && s[0] < 0xe0 ? 2
+                                             : 0;
     if (n == 0 || (n == 3 && s[0] >= 0xf0))
         return 0;
     for (size_t i = 1; i < n; i++)

@@ -17,16 +17,16 @@ typedef struct {
     const char *symbol; /* NULL when unknown */
     const char *file;   /* absolute where the compilation directory is known */
     int line;
-    long module;        /* fbc_modmap index or -1 */
+    long module; /* fbc_modmap index or -1 */
     uintptr_t offset;
-    bool inlined;       /* a function inlined into the next frame of its chain */
+    bool inlined; /* a function inlined into the next frame of its chain */
 } fbc_frame_info;
 
 /* The core's longest chain (rules/dwname.h): the same for an address live or afterwards. */
 #define FBC_MAX_INLINE FBR_MAX_CHAIN
 
 typedef struct {
-    const char *op, *site;       /* never NULL: "(unknown)" */
+    const char *op, *site; /* never NULL: "(unknown)" */
     const char *site_file, *site_module;
     int site_line;
     const char *site_inlined_in; /* the user's functions the site is inlined in (FBR_INLINED_IN);
@@ -64,7 +64,7 @@ extern pthread_mutex_t fbc_sym_lock;
 
 /* ---- framecache.c: each distinct frame's JSON, formatted once per dump ----------------- */
 typedef struct fbc_framecache fbc_framecache;
-fbc_framecache *fbc_fc_new(void);   /* NULL when out of memory */
+fbc_framecache *fbc_fc_new(void); /* NULL when out of memory */
 void fbc_fc_free(fbc_framecache *c);
 /* Whether the frame at ip of stack e is named in full (its inline chain, each function at
  * its line): the program's own code, not the backend's (its row's modules and the module
@@ -74,8 +74,7 @@ bool fbc_fc_full(const fbc_entry *e, uintptr_t ip);
 /* The index of the first frame object of ip (a frame of stack e) in the dump's frame table,
  * naming it (fbc_fc_full) and formatting it the first time (taking fbc_sym_lock); *count
  * frames follow from there (an inlined chain). -1 when out of memory. */
-long fbc_fc_index(fbc_framecache *c, const fbc_entry *e, uintptr_t ip, bool first,
-                  uint32_t *count);
+long fbc_fc_index(fbc_framecache *c, const fbc_entry *e, uintptr_t ip, bool first, uint32_t *count);
 /* Names e's frames ahead of a dump, as a dump will need them. */
 void fbc_fc_warm(const fbc_entry *e);
 /* The same for a Python frame (one entry). */
@@ -105,7 +104,7 @@ typedef struct {
 typedef struct fbc_rop {
     UT_hash_handle hh;
     const char *op;
-    const fbc_bmod *backend;     /* with op, the row's key: one op of two backends is two rows */
+    const fbc_bmod *backend; /* with op, the row's key: one op of two backends is two rows */
     uint64_t count, bytes, max_bytes, ns, max_ns;
     fbc_rsite *sites;
     size_t nsites;
@@ -164,8 +163,8 @@ void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
 /* A site's members after its name, as every site of a census is written: ,"file","line"
  * (where known), ,"inlined_in" (where inlined), ,"python":true, ,"origin" (fbc_origin_kind,
  * 0 for none). */
-void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inlined_in,
-                     bool python, int origin);
+void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inlined_in, bool python,
+                     int origin);
 /* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no
  * braces around them); shapes: with each op's result shapes. */
 void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes);
@@ -176,7 +175,7 @@ void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes);
 typedef struct {
     const char *op, *site, *file; /* file NULL when unknown */
     int line;
-    const char *backend;          /* NULL when unknown */
+    const char *backend; /* NULL when unknown */
 } fbc_abort;
 
 typedef struct {

@@ -22,6 +22,8 @@
 #define HIDDEN __attribute__((visibility("hidden")))
 
 /* return type, name, parameters, arguments, value when libdw is missing */
+/* clang-format 14 reads these parameter lists as products (Dwfl * a): kept as written. */
+// clang-format off
 #define LIBDW_FUNCTIONS(X)                                                                      \
     X(Dwfl *, dwfl_begin, (const Dwfl_Callbacks *a), (a), NULL)                                \
     X(Dwfl_Module *, dwfl_report_elf,                                                           \
@@ -71,6 +73,7 @@
     X(int, dwarf_child, (Dwarf_Die *a, Dwarf_Die *b), (a, b), -1)                              \
     X(int, dwarf_siblingof, (Dwarf_Die *a, Dwarf_Die *b), (a, b), -1)                          \
     X(int, dwarf_haspc, (Dwarf_Die *a, Dwarf_Addr b), (a, b), -1)
+// clang-format on
 
 static struct {
 #define POINTER(ret, name, params, args, fail) ret(*name) params;
@@ -98,20 +101,21 @@ static void load(void)
     void *h = open_libdw();
     const char *missing = h ? NULL : LIBDW_SONAME;
     void *p;
-#define RESOLVE(ret, name, params, args, fail)                                                  \
-    if (h && !missing) {                                                                        \
-        p = dlsym(h, #name);                                                                    \
-        if (p)                                                                                  \
-            memcpy(&real.name, &p, sizeof p);                                                   \
-        else                                                                                    \
-            missing = #name;                                                                    \
+#define RESOLVE(ret, name, params, args, fail)                                                     \
+    if (h && !missing) {                                                                           \
+        p = dlsym(h, #name);                                                                       \
+        if (p)                                                                                     \
+            memcpy(&real.name, &p, sizeof p);                                                      \
+        else                                                                                       \
+            missing = #name;                                                                       \
     }
     LIBDW_FUNCTIONS(RESOLVE)
     RESOLVE(void, dwfl_report_begin_add, (Dwfl *), (a), )
 #undef RESOLVE
     if (missing) {
         fbc_warn("cannot load %s (%s missing): frames are written unsymbolized (module + offset; "
-                 "`fbcount symbolize` names them)", LIBDW_SONAME, missing);
+                 "`fbcount symbolize` names them)",
+                 LIBDW_SONAME, missing);
         return;
     }
     loaded = true;
@@ -123,12 +127,12 @@ static bool ready(void)
     return loaded;
 }
 
-#define FORWARD(ret, name, params, args, fail)                                                  \
-    HIDDEN ret name params                                                                      \
-    {                                                                                           \
-        if (!ready())                                                                           \
-            return fail;                                                                        \
-        return real.name args;                                                                  \
+#define FORWARD(ret, name, params, args, fail)                                                     \
+    HIDDEN ret name params                                                                         \
+    {                                                                                              \
+        if (!ready())                                                                              \
+            return fail;                                                                           \
+        return real.name args;                                                                     \
     }
 LIBDW_FUNCTIONS(FORWARD)
 #undef FORWARD

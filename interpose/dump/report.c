@@ -68,10 +68,9 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
     if (!g)
         return;
     o->sites = g;
-    g[o->nsites++] = (fbc_rsite){a->site,         a->site_file, a->site_module, a->site_line,
-                                 a->site_python,  s->count,     s->bytes,       s->ns,
-                                 s->max_bytes,    s->max_ns,    a->origin,
-                                 a->site_inlined_in};
+    g[o->nsites++] = (fbc_rsite){a->site,        a->site_file, a->site_module, a->site_line,
+                                 a->site_python, s->count,     s->bytes,       s->ns,
+                                 s->max_bytes,   s->max_ns,    a->origin,      a->site_inlined_in};
 }
 
 /* Shapes are one when their backend reads them alike: two modules of a row may not. */
@@ -321,7 +320,8 @@ void fbc_report_free(fbc_report *r)
         return;
     for (int k = 0; k < FBC_KINDS; k++) {
         fbc_rop *o, *tmp;
-        HASH_ITER(hh, r->ophash[k], o, tmp) {
+        HASH_ITER(hh, r->ophash[k], o, tmp)
+        {
             HASH_DEL(r->ophash[k], o);
             free(o->sites);
             free(o->shapes);
@@ -369,8 +369,8 @@ bool fbc_report_sizes(const fbc_bmod *b)
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 {
     const char *name = fbc_demangle(s->site);
-    fbr_site_text(fbc_origin_name((uint32_t)s->origin), name, s->file, s->line, s->inlined_in,
-                  out, cap);
+    fbr_site_text(fbc_origin_name((uint32_t)s->origin), name, s->file, s->line, s->inlined_in, out,
+                  cap);
     if (name != s->site)
         free((void *)name);
 }
@@ -402,8 +402,8 @@ void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top
             fputc('\n', out);
             for (size_t j = 1; j < o->nsites && j < 4 && top <= 0; j++) {
                 fbc_site_text(&o->sites[j], site, sizeof site);
-                fprintf(out, "%s  %-24s %8" PRIu64 "              at %s\n", indent, "", o->sites[j].count,
-                        site);
+                fprintf(out, "%s  %-24s %8" PRIu64 "              at %s\n", indent, "",
+                        o->sites[j].count, site);
             }
         }
         if (top > 0 && (int)r->nops[k] > top)
@@ -449,8 +449,8 @@ bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k)
     return false;
 }
 
-void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inlined_in,
-                     bool python, int origin)
+void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inlined_in, bool python,
+                     int origin)
 {
     if (file) {
         fbc_w_str(w, "," FBR_KEY(FBR_FILE));

@@ -21,7 +21,7 @@ pthread_mutex_t fbc_sym_lock = PTHREAD_MUTEX_INITIALIZER;
 typedef struct {
     uintptr_t key; /* ip * 2 + first: the first frame is looked up as is, the others at ip - 1 */
     fbc_frame_info info;
-    bool lines;    /* file:line looked up (sites only: a line table can take 0.4 s to load) */
+    bool lines; /* file:line looked up (sites only: a line table can take 0.4 s to load) */
     UT_hash_handle hh;
 } cached;
 
@@ -77,8 +77,8 @@ static Dwfl_Module *module(long i)
      * frames stay module+offset, never named from another build. */
     char why[512];
     dwfl_report_begin_add(dwfl);
-    dmods[i] = fbr_report_module(dwfl, fbr_base_name(m->path), m->path, -1, m->base,
-                                 m->build_id, why, sizeof why);
+    dmods[i] = fbr_report_module(dwfl, fbr_base_name(m->path), m->path, -1, m->base, m->build_id,
+                                 why, sizeof why);
     dwfl_report_end(dwfl, NULL, NULL);
     return dmods[i];
 }
@@ -243,9 +243,9 @@ const char *fbc_demangle(const char *name)
 static const char *unnamed(const fbc_frame_info *f)
 {
     char buf[512];
-    const char *n = fbr_unnamed(f->symbol, f->module >= 0 ? fbc_modmap_at((size_t)f->module)->path
-                                                          : NULL,
-                                (unsigned long)f->offset, buf, sizeof buf);
+    const char *n =
+        fbr_unnamed(f->symbol, f->module >= 0 ? fbc_modmap_at((size_t)f->module)->path : NULL,
+                    (unsigned long)f->offset, buf, sizeof buf);
     const char *s = n == buf ? intern(buf) : n;
     return s ? s : FBR_UNKNOWN;
 }
@@ -266,8 +266,8 @@ static const fbr_native *native_at(void *ctx, size_t i)
         unsigned j = w->named++;
         fbc_symbolize(w->frames[j], j == 0 && w->exit_first, &w->infos[j]);
         long m = w->infos[j].module;
-        w->natives[j] = (fbr_native){w->infos[j].symbol, m,
-                                     m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL};
+        w->natives[j] =
+            (fbr_native){w->infos[j].symbol, m, m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL};
     }
     return &w->natives[i];
 }

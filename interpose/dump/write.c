@@ -32,7 +32,7 @@ static void write_counters(fbc_writer *w, bool has, uint64_t native, uint64_t fa
 
 static const char *source_name(fbr_source s)
 {
-    return s == FBR_FROM_FILE ? FBR_SOURCE_FILE
+    return s == FBR_FROM_FILE       ? FBR_SOURCE_FILE
            : s == FBR_FROM_DECLARED ? FBR_SOURCE_DECLARED
                                     : FBR_SOURCE_BUILTIN;
 }
@@ -143,8 +143,8 @@ static void write_frames(fbc_writer *w, fbc_framecache *fc, const fbc_entry *e)
         }
     }
     while (py < e->npy) {
-        long p = fbc_fc_python(fc, (const fbc_pyframe *)(e->frames[e->nframes + py++] &
-                                                         ~(uintptr_t)1));
+        long p =
+            fbc_fc_python(fc, (const fbc_pyframe *)(e->frames[e->nframes + py++] & ~(uintptr_t)1));
         if (p >= 0) {
             if (!first)
                 fbc_w_raw(w, ",", 1);
@@ -235,8 +235,8 @@ static bool alternative(const char *path, char *out, size_t cap)
 /* Writes the dump into path's directory and moves it into place: over an earlier state of
  * this census when replace, else only where no file is (or at the alternative name). r NULL:
  * the raw census. */
-static int write_file(const char *path, bool replace, const fbc_report *r,
-                      const fbc_dump_req *req, int seq, char *landed, size_t cap)
+static int write_file(const char *path, bool replace, const fbc_report *r, const fbc_dump_req *req,
+                      int seq, char *landed, size_t cap)
 {
     char tmp[2200];
     int fd = fbc_output_open(path, tmp, sizeof tmp);
@@ -300,8 +300,8 @@ static int write_templated(const fbc_dump_req *req, const fbc_report *r, int seq
                     snprintf(checkpoint_path, sizeof checkpoint_path, "%s", landed);
                 return 0;
             }
-            snprintf(why, sizeof why, "%s", errno == EEXIST ? "it is not a regular file"
-                                                              : strerror(errno));
+            snprintf(why, sizeof why, "%s",
+                     errno == EEXIST ? "it is not a regular file" : strerror(errno));
         }
         if (attempt == 2 || (req->checkpoint && checkpoint_path[0]))
             break;
@@ -376,8 +376,8 @@ int fbc_dump_write(const fbc_dump_req *req, fbc_report **keep, char *written, si
         rc = -1;
     } else if (raw[0]) {
         if (write_file(raw, true, r, req, seq, landed, sizeof landed) != 0) {
-            fbc_warn("cannot write the %s dump %.600s (%s); its raw census stays", req->reason,
-                     raw, strerror(errno));
+            fbc_warn("cannot write the %s dump %.600s (%s); its raw census stays", req->reason, raw,
+                     strerror(errno));
             snprintf(landed, sizeof landed, "%s", raw);
             rc = -1;
         }

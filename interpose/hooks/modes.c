@@ -77,16 +77,16 @@ typedef struct {
 /* The user's frames of a stack (frames: nframes native, then npy Python): its Python frames
  * outside the backend's packages (the lines a Python user reads), else its native frames from
  * the site (from) outward, each name as it was written and at its line. */
-static void user_frames(FILE *f, const uintptr_t *frames, uint32_t nframes, uint32_t npy,
-                        long from, const fbr_backend *row)
+static void user_frames(FILE *f, const uintptr_t *frames, uint32_t nframes, uint32_t npy, long from,
+                        const fbr_backend *row)
 {
     unsigned shown = 0;
     for (uint32_t k = 0; k < npy && shown < 6; k++) {
         const fbc_pyframe *p = (const fbc_pyframe *)(frames[nframes + k] & ~(uintptr_t)1);
         if (row && fbr_backend_python(row, p->file))
             continue;
-        fprintf(f, "fbcount:   %s (%s:%d)\n", p->function ? p->function : "?", p->file ? p->file : "?",
-                p->line);
+        fprintf(f, "fbcount:   %s (%s:%d)\n", p->function ? p->function : "?",
+                p->file ? p->file : "?", p->line);
         shown++;
     }
     for (uint32_t i = from < 0 ? nframes : (uint32_t)from; !shown && i < nframes && i < from + 8;
@@ -127,10 +127,13 @@ static void run_check(void *arg)
     fbc_attribute(e, infos, &a);
     bool allowed = fbc_allowed(a.op);
     c->verdict = allowed || fbc_cfg.mode == FBC_MODE_WARN ? VERDICT_PASS
-                 : fbc_cfg.mode == FBC_MODE_ERROR          ? VERDICT_REFUSE
-                                                           : VERDICT_STOP;
+                 : fbc_cfg.mode == FBC_MODE_ERROR         ? VERDICT_REFUSE
+                                                          : VERDICT_STOP;
     bool fresh = first_time(a.op, a.site);
-    fbc_rsite site = {.site = a.site, .file = a.site_file, .line = a.site_line, .origin = a.origin,
+    fbc_rsite site = {.site = a.site,
+                      .file = a.site_file,
+                      .line = a.site_line,
+                      .origin = a.origin,
                       .inlined_in = a.site_inlined_in};
     char where[1024];
     fbc_site_text(&site, where, sizeof where);
@@ -149,14 +152,18 @@ static void run_check(void *arg)
             fprintf(f, "fbcount: FBCOUNT_MODE=%s: %s is not allowed (FBCOUNT_ALLOW); aborting\n",
                     fbc_mode_name(fbc_cfg.mode), a.op);
         else if (c->verdict == VERDICT_REFUSE)
-            fprintf(f, "fbcount: FBCOUNT_MODE=error: %s is not allowed (FBCOUNT_ALLOW); the call "
-                       "fails\n", a.op);
+            fprintf(f,
+                    "fbcount: FBCOUNT_MODE=error: %s is not allowed (FBCOUNT_ALLOW); the call "
+                    "fails\n",
+                    a.op);
         fclose(f);
     }
     if (c->verdict == VERDICT_REFUSE) {
         char why[1200];
-        snprintf(why, sizeof why, "fbcount: %s fell back to the host at %s, which FBCOUNT_MODE=error "
-                 "refuses (not in FBCOUNT_ALLOW)", a.op, where);
+        snprintf(why, sizeof why,
+                 "fbcount: %s fell back to the host at %s, which FBCOUNT_MODE=error "
+                 "refuses (not in FBCOUNT_ALLOW)",
+                 a.op, where);
         keep_refusal(e, why);
     }
     snprintf(c->op, sizeof c->op, "%s", a.op);
@@ -175,8 +182,8 @@ static void run_check(void *arg)
     free(text);
     if (c->verdict == VERDICT_STOP) {
         fbc_bmod_unrun(a.backend); /* stopped before it ran: the backend never counts it */
-        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c->abort, .patient = true,
-                            .raw_first = true};
+        fbc_dump_req req = {
+            .reason = FBR_REASON_EXIT, .abort = &c->abort, .patient = true, .raw_first = true};
         fbc_dump_write(&req, NULL, NULL, 0);
         fbc_final_mark(); /* no second dump on SIGABRT, nor at exit */
     }
@@ -232,8 +239,8 @@ void fbc_mode_abort(const fbc_entry *e)
     check c = {.e = e};
     if (e) {
         fbc_run_big(run_check, &c);
-        fbc_dump_req req = {.reason = FBR_REASON_EXIT, .abort = &c.abort, .patient = true,
-                            .raw_first = true};
+        fbc_dump_req req = {
+            .reason = FBR_REASON_EXIT, .abort = &c.abort, .patient = true, .raw_first = true};
         fbc_dump_write(&req, NULL, NULL, 0);
         fbc_final_mark();
     }
@@ -255,12 +262,14 @@ static void parent(void)
 static void child(void)
 {
     pair *p, *t;
-    HASH_ITER(hh, seen, p, t) {
+    HASH_ITER(hh, seen, p, t)
+    {
         HASH_DEL(seen, p);
         free(p);
     }
     refusal *r, *u;
-    HASH_ITER(hh, refusals, r, u) {
+    HASH_ITER(hh, refusals, r, u)
+    {
         HASH_DEL(refusals, r);
         free(r);
     }

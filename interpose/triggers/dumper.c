@@ -90,7 +90,8 @@ static void *loop(void *arg)
     memcpy(&first, &arg, sizeof first);
     if (first)
         first();
-    uint64_t next = fbc_cfg.interval_ms ? fbc_now_ns() + (uint64_t)fbc_cfg.interval_ms * 1000000u : 0;
+    uint64_t next =
+        fbc_cfg.interval_ms ? fbc_now_ns() + (uint64_t)fbc_cfg.interval_ms * 1000000u : 0;
     for (;;) {
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);

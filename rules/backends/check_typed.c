@@ -11,8 +11,8 @@ int main(void)
     char msg[4096];
     int n = fbr_typed_check(msg, sizeof msg);
     if (n > 0) {
-        fprintf(stderr, "rules: the built-in descriptors and rules/typed.h disagree (%d):\n%s",
-                n, msg);
+        fprintf(stderr, "rules: the built-in descriptors and rules/typed.h disagree (%d):\n%s", n,
+                msg);
         return 1;
     }
     return 0;

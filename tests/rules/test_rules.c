@@ -211,22 +211,27 @@ Test(attrib, sites_read_alike_in_every_view)
 {
     char out[256], in[256] = "";
     /* lambdas by their enclosing function, with or without its parameters */
-    cr_expect_str_eq(fbr_function_display("main::{lambda()#1}::operator()() const", out,
-                                          sizeof out), "lambda in main");
+    cr_expect_str_eq(
+        fbr_function_display("main::{lambda()#1}::operator()() const", out, sizeof out),
+        "lambda in main");
     cr_expect_str_eq(fbr_function_display("f(int)::{lambda(long, long)#2}::operator()(long, "
-                                          "long) const", out, sizeof out), "lambda in f");
+                                          "long) const",
+                                          out, sizeof out),
+                     "lambda in f");
     cr_expect_str_eq(fbr_function_display("threads::{lambda}::operator()", out, sizeof out),
                      "lambda in threads");
     /* a lambda in a template's arguments is not the function */
     cr_expect_str_eq(fbr_function_display("std::_Function_handler<void (), main::{lambda()#1}>"
-                                          "::_M_invoke(std::_Any_data const&)", out, sizeof out),
+                                          "::_M_invoke(std::_Any_data const&)",
+                                          out, sizeof out),
                      "std::_Function_handler<void (), main::{lambda()#1}>::_M_invoke(std::_Any_data"
                      " const&)");
     /* OpenMP's outlined regions, raw and demangled */
     cr_expect_str_eq(fbr_function_display("main._omp_fn.0", out, sizeof out),
                      "parallel body in main");
     cr_expect_str_eq(fbr_function_display("void at::internal::invoke_parallel<F>(long, F const&)"
-                                          " [clone ._omp_fn.0]", out, sizeof out),
+                                          " [clone ._omp_fn.0]",
+                                          out, sizeof out),
                      "parallel body in void at::internal::invoke_parallel<F>");
     /* the chain a site is inlined in, and the site whole */
     fbr_inlined_in_add(in, sizeof in, "helper(int)", "/src/app.cpp", 20);

@@ -29,31 +29,7 @@ SUFFIXES = (".c", ".h", ".cc", ".cpp", ".hpp")
 CLANG_FORMAT_MAJOR = 14
 
 # Files another change is rewriting now: formatted once it lands, then removed from this list.
-NOT_YET_FORMATTED = [
-    "interpose/base/base.h",
-    "interpose/base/writer.c",
-    "interpose/dump/dump.h",
-    "interpose/dump/libdw.c",
-    "interpose/dump/report.c",
-    "interpose/dump/symbolize.c",
-    "interpose/dump/write.c",
-    "interpose/hooks/modes.c",
-    "interpose/triggers/dumper.c",
-    "rules/attrib.c",
-    "rules/attrib.h",
-    "rules/backend.c",
-    "rules/backend.h",
-    "rules/fields.h",
-    "rules/symbolizer.c",
-    "rules/symbolizer.h",
-    "tests/torch/driver.cc",
-    "tests/torch/toydev.cc",
-    "tools/fbcount/census/dump.c",
-    "tools/fbcount/census/dump.h",
-    "tools/fbcount/census/rows.c",
-    "tools/fbcount/cmd/cmd_symbolize.c",
-    "tools/fbcount/render/pprof.c",
-]
+NOT_YET_FORMATTED = []
 
 # Data written by a script, which wraps it at 100 columns itself (tests/golden/cwrap.py).
 GENERATED = re.compile(r"tests/golden/.*\.h")

@@ -8,7 +8,8 @@
 // worker std::thread that runs an op with no frame of this file's. With "threads", calls whose
 // frames compilers and PyTorch rearrange: an op in a helper inlined into its caller, an
 // at::parallel_for body on OpenMP's worker threads, and an at::launch lambda on torch's pool.
-//   usage: torch-driver [steps|scope|backward|threads]    prints values, which do not depend on the census
+//   usage: torch-driver [steps|scope|backward|threads]
+// prints values, which do not depend on the census
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <fbcount.h>
@@ -47,7 +48,7 @@ static int backward(const c10::Device &toy)
     at::Tensor w = at::ones({3, 4}).to(toy).requires_grad_();
     for (int i = 0; i < 2; i++) {
         at::Tensor loss = at::elu(x * w).sum(); // DRIVER-FORWARD
-        torch::autograd::backward({loss}); // DRIVER-BACKWARD
+        torch::autograd::backward({loss});      // DRIVER-BACKWARD
     }
     at::Tensor r;
     std::thread worker([&r](const at::Tensor &t) { r = relu_fn(t); }, x); // DRIVER-LAMBDA
@@ -102,10 +103,11 @@ int main(int argc, char **argv)
     at::Tensor m;
     for (int i = 0; i < steps; i++) {
         at::Tensor z = at::add(x, y); // native
-        at::Tensor g = at::gelu(z); // DRIVER-GELU
-        m = at::mul(g, y); // DRIVER-MUL
+        at::Tensor g = at::gelu(z);   // DRIVER-GELU
+        m = at::mul(g, y);            // DRIVER-MUL
     }
-    at::Tensor rows = at::index_select(x, 0, at::tensor({0, 2}, at::kLong).to(toy)); // DRIVER-SELECT
+    at::Tensor rows =
+        at::index_select(x, 0, at::tensor({0, 2}, at::kLong).to(toy)); // DRIVER-SELECT
     int caught = 0;
     try {
         at::index_select(x, 0, at::tensor({7}, at::kLong).to(toy)); // DRIVER-THROW

@@ -125,11 +125,24 @@ void toy_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 // records and waits on an event between a device's streams in every backward; the default
 // guard's events throw ("privateuseone backend doesn't support events").
 struct ToyGuard final : c10::impl::DeviceGuardImplInterface {
-    c10::DeviceType type() const override { return c10::DeviceType::PrivateUse1; }
-    c10::Device exchangeDevice(c10::Device) const override { return toy_device(); }
-    c10::Device getDevice() const override { return toy_device(); }
-    void setDevice(c10::Device) const override {}
-    void uncheckedSetDevice(c10::Device) const noexcept override {}
+    c10::DeviceType type() const override
+    {
+        return c10::DeviceType::PrivateUse1;
+    }
+    c10::Device exchangeDevice(c10::Device) const override
+    {
+        return toy_device();
+    }
+    c10::Device getDevice() const override
+    {
+        return toy_device();
+    }
+    void setDevice(c10::Device) const override
+    {
+    }
+    void uncheckedSetDevice(c10::Device) const noexcept override
+    {
+    }
     c10::Stream getStream(c10::Device d) const noexcept override
     {
         return c10::Stream(c10::Stream::DEFAULT, d);
@@ -138,16 +151,26 @@ struct ToyGuard final : c10::impl::DeviceGuardImplInterface {
     {
         return c10::Stream(c10::Stream::DEFAULT, s.device());
     }
-    c10::DeviceIndex deviceCount() const noexcept override { return 1; }
+    c10::DeviceIndex deviceCount() const noexcept override
+    {
+        return 1;
+    }
     void record(void **event, const c10::Stream &, const c10::DeviceIndex,
                 const c10::EventFlag) const override
     {
         static char done;
         *event = &done;
     }
-    void block(void *, const c10::Stream &) const override {}
-    bool queryEvent(void *) const override { return true; }
-    void destroyEvent(void *, const c10::DeviceIndex) const noexcept override {}
+    void block(void *, const c10::Stream &) const override
+    {
+    }
+    bool queryEvent(void *) const override
+    {
+        return true;
+    }
+    void destroyEvent(void *, const c10::DeviceIndex) const noexcept override
+    {
+    }
 };
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, ToyGuard);
@@ -158,7 +181,10 @@ C10_REGISTER_GUARD_IMPL(PrivateUse1, ToyGuard);
 // name here, so every device string stays "privateuseone") and gives its hooks, of which the
 // engine asks whether a device has been initialized: the toy device always has.
 struct ToyHooks final : at::PrivateUse1HooksInterface {
-    bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+    bool hasPrimaryContext(c10::DeviceIndex) const override
+    {
+        return true;
+    }
 };
 
 static const bool toy_registered = [] {

@@ -61,7 +61,7 @@ typedef struct {
     char *err;
     size_t errlen;
     bool failed;
-    bool nomem; /* the failure is an allocation's */
+    bool nomem;              /* the failure is an allocation's */
     const fbd_frame **table; /* frame_table's frames, interned as it streams by */
     size_t ntable, captable;
     /* Inline frames read by their text (split_stack): the stack at hand's frames, the memo of
@@ -152,7 +152,10 @@ static size_t push_at(vctx *c, const char *name, size_t i)
     return old;
 }
 
-static void pop(vctx *c, size_t old) { c->path[old] = '\0'; }
+static void pop(vctx *c, size_t old)
+{
+    c->path[old] = '\0';
+}
 
 static const char *type_name(const json_t *v)
 {
@@ -580,8 +583,10 @@ static void read_stack(vctx *c, json_t *e, size_t i)
                : !strcmp(kind, FBR_KIND_SPLIT)           ? FBD_SPLIT
                                                          : FBD_NKINDS;
     if (st->kind == FBD_NKINDS)
-        fail(c, "kind: expected \"fallback\", \"host_op\", \"transfer\" or \"split\", got "
-                "\"%.40s\"", kind);
+        fail(c,
+             "kind: expected \"fallback\", \"host_op\", \"transfer\" or \"split\", got "
+             "\"%.40s\"",
+             kind);
     st->op = intern(c, get_str(c, e, FBR_OP, false));
     st->site = intern(c, get_str(c, e, FBR_SITE, false));
     st->site_file = intern(c, get_str(c, e, FBR_FILE, false));
@@ -805,7 +810,10 @@ typedef struct {
     int line;
 } scan;
 
-static bool json_space(char ch) { return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r'; }
+static bool json_space(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r';
+}
 
 static void skip_space(scan *s)
 {
@@ -821,9 +829,10 @@ static void truncated(vctx *c, const scan *s)
     if (c->failed)
         return;
     c->failed = true;
-    snprintf(c->err, c->errlen, "%s: line %d: truncated dump (the file ends inside the "
-             "top-level object); the writer probably died while writing it", c->d->path,
-             s->line);
+    snprintf(c->err, c->errlen,
+             "%s: line %d: truncated dump (the file ends inside the "
+             "top-level object); the writer probably died while writing it",
+             c->d->path, s->line);
 }
 
 static void syntax(vctx *c, const scan *s, const char *what)
@@ -864,8 +873,10 @@ static bool skip_value_within(vctx *c, scan *s, size_t max_depth)
         if (ch == '{' || ch == '[') {
             if (++depth > max_depth) {
                 c->failed = true;
-                snprintf(c->err, c->errlen, "%s: line %d: nested too deeply (more than %d "
-                         "levels)", c->d->path, s->line, JSON_PARSER_MAX_DEPTH);
+                snprintf(c->err, c->errlen,
+                         "%s: line %d: nested too deeply (more than %d "
+                         "levels)",
+                         c->d->path, s->line, JSON_PARSER_MAX_DEPTH);
                 return false;
             }
         } else if (ch == '}' || ch == ']') {
@@ -918,16 +929,16 @@ static json_t *parse_value(vctx *c, scan *s)
         if (json_error_code(&e) == json_error_out_of_memory) {
             c->nomem = true;
             snprintf(c->err, c->errlen, "%s: out of memory while parsing", c->d->path);
-        }
-        else if (json_error_code(&e) == json_error_stack_overflow)
+        } else if (json_error_code(&e) == json_error_stack_overflow)
             snprintf(c->err, c->errlen, "%s: line %d: nested too deeply (more than %d levels)",
                      c->d->path, at, JSON_PARSER_MAX_DEPTH);
         else if (json_error_code(&e) == json_error_premature_end_of_input && s->pos == s->len)
-            snprintf(c->err, c->errlen, "%s: line %d: truncated dump (%s); the writer probably "
-                     "died while writing it", c->d->path, at, e.text);
+            snprintf(c->err, c->errlen,
+                     "%s: line %d: truncated dump (%s); the writer probably "
+                     "died while writing it",
+                     c->d->path, at, e.text);
         else
-            snprintf(c->err, c->errlen, "%s: line %d: not valid JSON: %s", c->d->path, at,
-                     e.text);
+            snprintf(c->err, c->errlen, "%s: line %d: not valid JSON: %s", c->d->path, at, e.text);
     }
     return v;
 }
@@ -1011,7 +1022,7 @@ static bool split_frames(vctx *c, scan *s)
  * parsing them was a fifth of `fbcount symbolize` on a crash dump of 100,000 distinct ops.
  * Any other text returns false (c->failed set only when memory ran out) and goes to jansson
  * and intern_frame, which accept the same values and say what is wrong with the rest. */
-static const char *const frame_keys[] = {FBR_SYMBOL, FBR_MODULE, FBR_FILE, FBR_LINE,
+static const char *const frame_keys[] = {FBR_SYMBOL, FBR_MODULE, FBR_FILE,    FBR_LINE,
                                          FBR_IP,     FBR_OFFSET, FBR_INLINED, FBR_PYTHON};
 enum { F_SYMBOL, F_MODULE, F_FILE, F_LINE, F_IP, F_OFFSET, F_INLINED, F_PYTHON, F_N };
 
@@ -1080,9 +1091,10 @@ static bool plain_value(vctx *c, int f, const char **pp, const char *end, fbd_fr
         if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x')
             return false;
         for (size_t i = 2; i < n; i++) {
-            int d = s[i] >= '0' && s[i] <= '9' ? s[i] - '0'
+            int d = s[i] >= '0' && s[i] <= '9'   ? s[i] - '0'
                     : s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10
-                    : s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10 : -1;
+                    : s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10
+                                                 : -1;
             if (d < 0)
                 return false;
             v = v << 4 | (uint64_t)d;
@@ -1132,6 +1144,44 @@ static bool plain_frame(vctx *c, const char *p, size_t n, fbd_frame *fr)
     }
 }
 
+/* Drops the parses of c->slices[0, upto). */
+static void drop_parses(vctx *c, size_t upto)
+{
+    for (size_t j = 0; j < upto; j++) {
+        json_decref(c->slices[j].v);
+        c->slices[j].v = NULL;
+    }
+}
+
+/* Every frame text of c->slices the memo lacks, parsed before anything of its stack is
+ * checked: 1 when all are read; 0 when one is not JSON (the stack goes to jansson whole, whose
+ * error it is to name); -1 on memory (c->failed). On 0 and -1 the parses made are dropped. */
+static int parse_frame_texts(vctx *c)
+{
+    for (size_t i = 0; i < c->nslices; i++) {
+        struct frame_text *t = &c->slices[i];
+        const struct memo_slot *m = &c->memo[memo_hash(t->p, t->n)];
+        t->f = m->f && m->n == t->n && !memcmp(m->p, t->p, t->n) ? m->f : NULL;
+        fbd_frame fr;
+        if (!t->f && plain_frame(c, t->p, t->n, &fr)) {
+            if (!(t->f = fbp_intern(c->d->pool, &fr, sizeof fr)))
+                oom(c);
+            else
+                c->memo[memo_hash(t->p, t->n)] = (struct memo_slot){t->p, t->n, t->f};
+        }
+        if (c->failed) {
+            drop_parses(c, i);
+            return -1;
+        }
+        t->v = t->f ? NULL : json_loadb(t->p, t->n, FBD_JSON_FLAGS, NULL);
+        if (!t->f && !t->v) {
+            drop_parses(c, i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
 /* A stack object at s->pos ('{') split at the text level: its "frames" elements into
  * c->slices (read by read_frame_texts), the other members parsed by jansson as an object of
  * their own. NULL with c->split false and s->pos back at the start when the stack is to be
@@ -1171,8 +1221,9 @@ static json_t *split_stack(vctx *c, scan *s)
             goto whole;
         s->pos++;
         skip_space(s);
-        if (kend - k == sizeof FBR_FRAMES + 1 && !memcmp(s->b + k + 1, FBR_FRAMES, sizeof FBR_FRAMES - 1) &&
-            s->pos < s->len && s->b[s->pos] == '[') {
+        if (kend - k == sizeof FBR_FRAMES + 1 &&
+            !memcmp(s->b + k + 1, FBR_FRAMES, sizeof FBR_FRAMES - 1) && s->pos < s->len &&
+            s->b[s->pos] == '[') {
             if (frames || !split_frames(c, s))
                 goto whole;
             frames = true;
@@ -1194,36 +1245,12 @@ static json_t *split_stack(vctx *c, scan *s)
         json_decref(rest);
         goto whole;
     }
-    /* Every frame text the memo lacks is parsed now, before anything of the stack is checked:
-     * one that is not JSON sends the stack to jansson whole, whose error it is to name. */
-    for (size_t i = 0; i < c->nslices; i++) {
-        struct frame_text *t = &c->slices[i];
-        const struct memo_slot *m = &c->memo[memo_hash(t->p, t->n)];
-        t->f = m->f && m->n == t->n && !memcmp(m->p, t->p, t->n) ? m->f : NULL;
-        fbd_frame fr;
-        if (!t->f && plain_frame(c, t->p, t->n, &fr)) {
-            if (!(t->f = fbp_intern(c->d->pool, &fr, sizeof fr)))
-                oom(c);
-            else
-                c->memo[memo_hash(t->p, t->n)] = (struct memo_slot){t->p, t->n, t->f};
-        }
-        if (c->failed) { /* memory: the stack's parses so far are dropped below */
-            for (size_t j = 0; j < i; j++) {
-                json_decref(c->slices[j].v);
-                c->slices[j].v = NULL;
-            }
-            json_decref(rest);
+    int parsed = parse_frame_texts(c);
+    if (parsed <= 0) {
+        json_decref(rest);
+        if (parsed < 0)
             return NULL;
-        }
-        t->v = t->f ? NULL : json_loadb(t->p, t->n, FBD_JSON_FLAGS, NULL);
-        if (!t->f && !t->v) {
-            for (size_t j = 0; j < i; j++) {
-                json_decref(c->slices[j].v);
-                c->slices[j].v = NULL;
-            }
-            json_decref(rest);
-            goto whole;
-        }
+        goto whole;
     }
     c->split = true;
     return rest;
@@ -1388,8 +1415,8 @@ static fbd_dump *new_dump(const char *name, fbd_status *st, char *err, size_t er
     return d;
 }
 
-fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_status *st,
-                          char *err, size_t errlen)
+fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_status *st, char *err,
+                          size_t errlen)
 {
     fbd_dump *d = new_dump(name, st, err, errlen);
     if (!d)
@@ -1401,8 +1428,8 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
         return NULL;
     }
     if (len > FBD_MAX_FILE_BYTES) {
-        snprintf(err, errlen, "%s: %zu bytes is larger than the %zu MiB a dump may have", name,
-                 len, FBD_MAX_FILE_BYTES >> 20);
+        snprintf(err, errlen, "%s: %zu bytes is larger than the %zu MiB a dump may have", name, len,
+                 FBD_MAX_FILE_BYTES >> 20);
         fbd_free(d);
         return NULL;
     }
@@ -1417,14 +1444,14 @@ fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_sta
         read_ops(&c, root, FBR_SPLITS, FBD_SPLIT, false);
         if (!c.failed) /* a row read halfway has no backend yet */
             mark_split_timed(d);
-        d->backends = read_objects(&c, root, FBR_BACKENDS, sizeof *d->backends, &d->nbackends,
-                                   read_backend);
+        d->backends =
+            read_objects(&c, root, FBR_BACKENDS, sizeof *d->backends, &d->nbackends, read_backend);
         if (!d->seen_stacks)
             field(&c, root, FBR_STACKS, true);
         if (d->tagged)
             resolve_frames(&c);
-        d->modules = read_objects(&c, root, FBR_MODULES, sizeof *d->modules, &d->nmodules,
-                                  read_module);
+        d->modules =
+            read_objects(&c, root, FBR_MODULES, sizeof *d->modules, &d->nmodules, read_module);
     }
     free(c.table);
     free(c.slices);
@@ -1474,22 +1501,70 @@ void fbd_free(fbd_dump *d)
     free(d);
 }
 
-const char *fbd_path(const fbd_dump *d) { return d->path; }
-const char *fbd_reason(const fbd_dump *d) { return d->reason; }
-const char *fbd_exe(const fbd_dump *d) { return d->proc.exe; }
-const char *fbd_host(const fbd_dump *d) { return d->proc.host; }
-const char *fbd_time(const fbd_dump *d) { return d->time; }
-const char *fbd_attached_at(const fbd_dump *d) { return d->attached_at; }
-int64_t fbd_pid(const fbd_dump *d) { return d->proc.pid; }
-uint64_t fbd_seq(const fbd_dump *d) { return d->seq; }
-const fbd_process *fbd_proc(const fbd_dump *d) { return &d->proc; }
-int fbd_signal(const fbd_dump *d) { return d->signal; }
-bool fbd_symbolized(const fbd_dump *d) { return d->symbolized; }
-fbd_total fbd_totals(const fbd_dump *d) { return d->total; }
-fbd_counters fbd_backend_stats(const fbd_dump *d) { return d->backend; }
-bool fbd_has_time(const fbd_dump *d) { return d->has_time; }
-const char *fbd_timing(const fbd_dump *d) { return d->timing; }
-json_t *fbd_json(fbd_dump *d) { return d->root; }
+const char *fbd_path(const fbd_dump *d)
+{
+    return d->path;
+}
+const char *fbd_reason(const fbd_dump *d)
+{
+    return d->reason;
+}
+const char *fbd_exe(const fbd_dump *d)
+{
+    return d->proc.exe;
+}
+const char *fbd_host(const fbd_dump *d)
+{
+    return d->proc.host;
+}
+const char *fbd_time(const fbd_dump *d)
+{
+    return d->time;
+}
+const char *fbd_attached_at(const fbd_dump *d)
+{
+    return d->attached_at;
+}
+int64_t fbd_pid(const fbd_dump *d)
+{
+    return d->proc.pid;
+}
+uint64_t fbd_seq(const fbd_dump *d)
+{
+    return d->seq;
+}
+const fbd_process *fbd_proc(const fbd_dump *d)
+{
+    return &d->proc;
+}
+int fbd_signal(const fbd_dump *d)
+{
+    return d->signal;
+}
+bool fbd_symbolized(const fbd_dump *d)
+{
+    return d->symbolized;
+}
+fbd_total fbd_totals(const fbd_dump *d)
+{
+    return d->total;
+}
+fbd_counters fbd_backend_stats(const fbd_dump *d)
+{
+    return d->backend;
+}
+bool fbd_has_time(const fbd_dump *d)
+{
+    return d->has_time;
+}
+const char *fbd_timing(const fbd_dump *d)
+{
+    return d->timing;
+}
+json_t *fbd_json(fbd_dump *d)
+{
+    return d->root;
+}
 
 const char *fbd_signal_name(const fbd_dump *d)
 {

@@ -32,7 +32,13 @@ typedef enum { FBD_OK = 0, FBD_EREAD, FBD_EINVALID, FBD_ENOMEM } fbd_status;
  * devices (a transfer), or a split of a scheduler's graph computed on the host (ggml: named
  * by its nodes, timed as a whole). Each kind has its rows (ops, host_ops, transfers,
  * splits) and its tables. */
-typedef enum { FBD_FALLBACK = 0, FBD_HOST = 1, FBD_TRANSFER = 2, FBD_SPLIT = 3, FBD_NKINDS } fbd_kind;
+typedef enum {
+    FBD_FALLBACK = 0,
+    FBD_HOST = 1,
+    FBD_TRANSFER = 2,
+    FBD_SPLIT = 3,
+    FBD_NKINDS
+} fbd_kind;
 
 typedef struct {
     const char *site, *file, *module; /* file and module may be NULL */
@@ -41,7 +47,7 @@ typedef struct {
     const char *origin;               /* "backward", "thread": where a thread's work came from */
     const char *inlined_in;           /* the functions the site is inlined in, or NULL */
     uint64_t count, bytes, ns;
-    uint64_t max_bytes, max_ns;       /* 0 in dumps from before they were written */
+    uint64_t max_bytes, max_ns; /* 0 in dumps from before they were written */
 } fbd_site;
 
 typedef struct {
@@ -126,7 +132,7 @@ typedef struct {
     int64_t pid;
     const char *exe, *host, *id, *parent_id, *start_time; /* host "" when absent; others NULL */
     const char *argv0; /* the program as invoked (argv[0]; NULL when absent) */
-    long rank;                                            /* -1 when absent */
+    long rank;         /* -1 when absent */
     uint64_t elapsed_ns;
     bool has_elapsed;
 } fbd_process;
@@ -137,8 +143,8 @@ typedef struct {
 fbd_dump *fbd_load_file(const char *path, fbd_status *st, char *err, size_t errlen);
 
 /* Same as fbd_load_file for a dump already in memory; name is used in messages. */
-fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_status *st,
-                          char *err, size_t errlen);
+fbd_dump *fbd_load_buffer(const char *buf, size_t len, const char *name, fbd_status *st, char *err,
+                          size_t errlen);
 
 void fbd_free(fbd_dump *d);
 

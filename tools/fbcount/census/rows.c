@@ -22,10 +22,12 @@
 static void free_table(table *t)
 {
     row_acc *r, *tmp;
-    HASH_ITER(hh, t->map, r, tmp) {
+    HASH_ITER(hh, t->map, r, tmp)
+    {
         HASH_DEL(t->map, r);
         part_acc *p, *ptmp;
-        HASH_ITER(hh, r->parts, p, ptmp) {
+        HASH_ITER(hh, r->parts, p, ptmp)
+        {
             HASH_DEL(r->parts, p);
             free(p);
         }
@@ -208,8 +210,8 @@ static int acc_part(fbm_row *row, const fbm_part *p)
     return 0;
 }
 
-static void acc_add(fbm_row *r, uint64_t count, uint64_t bytes, uint64_t max_bytes,
-                    uint64_t ns, uint64_t max_ns, bool bytes_known)
+static void acc_add(fbm_row *r, uint64_t count, uint64_t bytes, uint64_t max_bytes, uint64_t ns,
+                    uint64_t max_ns, bool bytes_known)
 {
     r->count = fbm_sat_add(r->count, count);
     r->bytes = fbm_sat_add(r->bytes, bytes);
@@ -229,12 +231,16 @@ static void acc_op(fbm_row *r, const fbd_op *o)
 }
 
 /* The op as a part of a row (site, rank, host, process, backend rows). */
-static int acc_op_part(fbm_census *c, fbm_row *r, const fbd_op *o, uint64_t count,
-                       uint64_t bytes, uint64_t ns, bool multi)
+static int acc_op_part(fbm_census *c, fbm_row *r, const fbd_op *o, uint64_t count, uint64_t bytes,
+                       uint64_t ns, bool multi)
 {
-    fbm_part p = {.name = op_part_name(c, o, multi), .raw = keep(c, o->op),
-                  .backend = census_str(c, o->backend), .count = count, .bytes = bytes,
-                  .ns = ns, .unknown = o->bytes_known ? 0 : count};
+    fbm_part p = {.name = op_part_name(c, o, multi),
+                  .raw = keep(c, o->op),
+                  .backend = census_str(c, o->backend),
+                  .count = count,
+                  .bytes = bytes,
+                  .ns = ns,
+                  .unknown = o->bytes_known ? 0 : count};
     return acc_part(r, &p);
 }
 
@@ -247,9 +253,14 @@ static int build_by_op(fbm_census *c, table *t, const fbd_op *o, fbd_kind kind)
     acc_op(r, o);
     for (size_t s = 0; s < o->nsites; s++) {
         const fbd_site *si = &o->sites[s];
-        fbm_part p = {.name = site_name(c, si), .raw = keep(c, si->site),
-                      .file = keep(c, si->file), .line = si->line, .python = si->python,
-                      .count = si->count, .bytes = si->bytes, .ns = si->ns,
+        fbm_part p = {.name = site_name(c, si),
+                      .raw = keep(c, si->site),
+                      .file = keep(c, si->file),
+                      .line = si->line,
+                      .python = si->python,
+                      .count = si->count,
+                      .bytes = si->bytes,
+                      .ns = si->ns,
                       .unknown = o->bytes_known ? 0 : si->count};
         if (acc_part(r, &p))
             return -1;
@@ -291,7 +302,8 @@ static int build_by_shape(fbm_census *c, table *t, const fbd_op *o, fbd_kind kin
         for (size_t k = 0; k < sh->ndims && w > 0 && (size_t)w < sizeof key; k++) {
             w += snprintf(key + w, sizeof key - w, "%s%" PRId64, k ? "x" : "", sh->dims[k]);
             elems = (uint64_t)sh->dims[k] && elems > FBM_SAT_MAX / (uint64_t)sh->dims[k]
-                        ? FBM_SAT_MAX : elems * (uint64_t)sh->dims[k];
+                        ? FBM_SAT_MAX
+                        : elems * (uint64_t)sh->dims[k];
         }
         if (w > 0 && (size_t)w < sizeof key - 1)
             snprintf(key + w, sizeof key - w, "]");
@@ -299,17 +311,18 @@ static int build_by_shape(fbm_census *c, table *t, const fbd_op *o, fbd_kind kin
         if (!r)
             return -1;
         r->op = keep(c, o->op);
-        uint64_t size = fbr_dtype_size(sh->dtype), one = elems && size > FBM_SAT_MAX / elems
-                                                           ? FBM_SAT_MAX : elems * size;
+        uint64_t size = fbr_dtype_size(sh->dtype),
+                 one = elems && size > FBM_SAT_MAX / elems ? FBM_SAT_MAX : elems * size;
         bool alone = o->nshapes == 1;
         r->has_bytes &= o->bytes_known && (size || alone || sh->has_bytes);
         r->has_time &= alone;
         r->split_timed |= o->split_timed;
         /* The calls' bytes as the op row adds them (every tensor of each call), where the
          * dump keeps them per shape; older dumps: the shape's own size per call. */
-        uint64_t bytes = alone ? o->bytes : sh->has_bytes ? sh->bytes
-                                          : one && sh->count > FBM_SAT_MAX / one
-                                              ? FBM_SAT_MAX : one * sh->count;
+        uint64_t bytes = alone                                  ? o->bytes
+                         : sh->has_bytes                        ? sh->bytes
+                         : one && sh->count > FBM_SAT_MAX / one ? FBM_SAT_MAX
+                                                                : one * sh->count;
         acc_add(r, sh->count, bytes, alone ? o->max_bytes : one, alone ? o->ns : 0,
                 alone ? o->max_ns : 0, o->bytes_known);
     }
@@ -488,8 +501,9 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
         if (!sr)
             return -1;
         sr = (stack_row *)((unsigned char *)sr + keylen);
-        fbm_row *r = sr->gen == t->gen ? &t->rows[sr->row]
-                                       : new_stack_row(c, t, d, &st[i], key + K, keep_n, file, line);
+        fbm_row *r = sr->gen == t->gen
+                         ? &t->rows[sr->row]
+                         : new_stack_row(c, t, d, &st[i], key + K, keep_n, file, line);
         if (!r)
             return -1;
         sr->gen = t->gen;
@@ -556,7 +570,8 @@ static int finish_parts(table *t)
         if (!parts)
             return -1;
         part_acc *p, *ptmp;
-        HASH_ITER(hh, r->parts, p, ptmp) {
+        HASH_ITER(hh, r->parts, p, ptmp)
+        {
             parts[j++] = p->part;
             HASH_DEL(r->parts, p);
             free(p);
@@ -589,8 +604,7 @@ static int build_table(fbm_census *c, table *t, fbd_kind kind, fbm_by by)
     return 0;
 }
 
-const fbm_row *fbm_census_rows(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort,
-                               size_t *n)
+const fbm_row *fbm_census_rows(fbm_census *c, fbd_kind kind, fbm_by by, fbm_sort sort, size_t *n)
 {
     table *t = &c->tables[kind][by];
     *n = 0;
@@ -623,8 +637,8 @@ const fbm_row *fbm_census_find(fbm_census *c, fbd_kind kind, fbm_by by, const ch
         return NULL;
     char id[2200];
     /* Only op and shape rows have their backend in their identity (named_row's callers). */
-    size_t idlen = ident(id, sizeof id, by == FBM_BY_OP || by == FBM_BY_SHAPE ? backend : NULL,
-                         key);
+    size_t idlen =
+        ident(id, sizeof id, by == FBM_BY_OP || by == FBM_BY_SHAPE ? backend : NULL, key);
     row_acc *r;
     HASH_FIND(hh, t->map, id, idlen, r);
     return r ? &t->rows[r->index] : NULL;

@@ -56,13 +56,15 @@ static const char *debuginfo_values(void)
 static const fbx_opt options[] = {
     {'o', true, "output", "OUT",
      "where to write (default: DUMP with .sym.json for .json); the\n"
-     "file is replaced atomically, never written through a link", NULL, NULL},
+     "file is replaced atomically, never written through a link",
+     NULL, NULL},
     {'d', false, "debuginfo", "POLICY",
      "which debug information names frames (recorded in the dump):\n"
      "%s; standard (the default) is elfutils' search,\n"
      ".gnu_debuglink and debuginfod where DEBUGINFOD_URLS is set;\n"
      "build-id is the shim's: the local build-id tree only, none\n"
-     "for the C and C++ runtimes", debuginfo_values, NULL},
+     "for the C and C++ runtimes",
+     debuginfo_values, NULL},
     {'q', true, "quiet", NULL, "do not print the report", NULL, NULL},
     FBX_OPTS_VERSION_HELP,
 };
@@ -86,7 +88,7 @@ typedef struct {
     fbr_debuginfo policy; /* what debug information dwfl reads (rules/symbolizer.h) */
     size_t n;
     const char **paths;
-    Dwfl_Module **mods; /* NULL where the file is missing or its build id differs */
+    Dwfl_Module **mods;  /* NULL where the file is missing or its build id differs */
     fbr_functions **fns; /* each module's functions by address, sorted at its first lookup */
     fbr_chains **named;  /* the frames named, once per address (rules/dwname.h) */
     GElf_Addr *bias;
@@ -121,8 +123,8 @@ static int open_modules(modtab *t, const fbd_dump *d, fbr_debuginfo policy)
         int fd = open(m[i].path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         struct stat sb;
         if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            fprintf(stderr, "fbcount: symbolize: %s: cannot open: %s (its frames stay raw)\n",
-                    e1, fd < 0 ? strerror(errno) : "not a regular file");
+            fprintf(stderr, "fbcount: symbolize: %s: cannot open: %s (its frames stay raw)\n", e1,
+                    fd < 0 ? strerror(errno) : "not a regular file");
             if (fd >= 0)
                 close(fd);
             continue;
@@ -131,8 +133,8 @@ static int open_modules(modtab *t, const fbd_dump *d, fbr_debuginfo policy)
          * the module's bias, and offsets relative to the load base are file vaddrs.
          * libdwfl owns fd from here. */
         char why[800], e2[1700];
-        Dwfl_Module *mod = fbr_report_module(t->dwfl, m[i].path, m[i].path, fd, 0,
-                                             m[i].build_id, why, sizeof why);
+        Dwfl_Module *mod =
+            fbr_report_module(t->dwfl, m[i].path, m[i].path, fd, 0, m[i].build_id, why, sizeof why);
         if (!mod) {
             fprintf(stderr, "fbcount: symbolize: %s: %s (its frames stay raw)\n", e1,
                     fbx_escape(why, e2, sizeof e2, 0));
@@ -362,7 +364,7 @@ typedef struct {
 typedef struct {
     json_t *root;
     row_ent *rows;
-    site_ent *sites; /* of every row, by the row and the site: one table, not one a row
+    site_ent *sites;     /* of every row, by the row and the site: one table, not one a row
                       * (uthash's 600 bytes each were 60 MiB for 100,000 ops) */
     nrow **made[NKINDS]; /* the rows made, in the order made (after the dump's) */
     size_t nmade[NKINDS], capmade[NKINDS];
@@ -403,7 +405,8 @@ static int rowtab_build(rowtab *t, json_t *root)
             if (!list || json_object_set_new(root, lists[k], list) != 0)
                 return -1;
         }
-        json_array_foreach(list, i, e) {
+        json_array_foreach(list, i, e)
+        {
             row_ent *r = row_index(t, k, get_str(e, FBR_BACKEND_NAME), get_str(e, FBR_OP));
             if (!r)
                 return -1;
@@ -474,8 +477,8 @@ static row_ent *row_get(rowtab *t, size_t kind, const char *backend, const char 
 /* "row site\0file\0inlined_in\0line": one site of a row (the row by its address) by
  * rules/attrib.h's fbr_same_site (without a file, the function alone), and the functions it is
  * inlined in. */
-static size_t site_key(char *out, size_t cap, const row_ent *r, const char *site,
-                       const char *file, const char *inlined_in, long line)
+static size_t site_key(char *out, size_t cap, const row_ent *r, const char *site, const char *file,
+                       const char *inlined_in, long line)
 {
     char num[24], *p = num + sizeof num;
     unsigned long u = file ? (line < 0 ? 0UL - (unsigned long)line : (unsigned long)line) : 0;
@@ -672,8 +675,8 @@ static void sort_list(json_t *list, const char *name)
         return;
     for (size_t i = 0; i < n; i++) {
         json_t *e = json_incref(json_array_get(list, i));
-        v[i] = (sort_ent){e, NULL, get_int(e, FBR_BYTES), get_int(e, FBR_COUNT), get_str(e, name),
-                          i};
+        v[i] =
+            (sort_ent){e, NULL, get_int(e, FBR_BYTES), get_int(e, FBR_COUNT), get_str(e, name), i};
     }
     size_t k = sort_ents(v, n);
     json_array_clear(list);
@@ -689,14 +692,12 @@ static int tidy(rowtab *t)
     for (size_t k = 0; k < NKINDS; k++) {
         json_t *list = json_object_get(t->root, lists[k]), *e;
         size_t i, n = json_array_size(list), m = t->nmade[k];
-        json_array_foreach(list, i, e)
-            sort_list(json_object_get(e, FBR_SITES), FBR_SITE);
+        json_array_foreach(list, i, e) sort_list(json_object_get(e, FBR_SITES), FBR_SITE);
         sort_ent *v = calloc(n + m + 1, sizeof *v);
         if (!v)
             return -1;
-        json_array_foreach(list, i, e)
-            v[i] = (sort_ent){e, NULL, get_int(e, FBR_BYTES), get_int(e, FBR_COUNT),
-                              get_str(e, FBR_OP), i};
+        json_array_foreach(list, i, e) v[i] = (sort_ent){
+            e, NULL, get_int(e, FBR_BYTES), get_int(e, FBR_COUNT), get_str(e, FBR_OP), i};
         for (size_t j = 0; j < m; j++) {
             nrow *nr = t->made[k][j];
             sort_ent *s = calloc(nr->nsites + 1, sizeof *s);
@@ -705,8 +706,12 @@ static int tidy(rowtab *t)
                 return -1;
             }
             for (size_t q = 0; q < nr->nsites; q++)
-                s[q] = (sort_ent){NULL, nr->sites[q], nr->sites[q]->c.v[C_BYTES],
-                                  nr->sites[q]->c.v[C_COUNT], nr->sites[q]->site, q};
+                s[q] = (sort_ent){NULL,
+                                  nr->sites[q],
+                                  nr->sites[q]->c.v[C_BYTES],
+                                  nr->sites[q]->c.v[C_COUNT],
+                                  nr->sites[q]->site,
+                                  q};
             nr->nsites = sort_ents(s, nr->nsites);
             for (size_t q = 0; q < nr->nsites; q++)
                 nr->sites[q] = (nsite *)s[q].rec;
@@ -825,7 +830,7 @@ static size_t list_of(const char *key)
 /* ---- the backends' rows (rules/backend.h), as the dump knew them ---------------------- */
 
 typedef struct {
-    fbr_backend vkt;             /* the built-in row with the dump's op prefixes and packages */
+    fbr_backend vkt; /* the built-in row with the dump's op prefixes and packages */
     size_t n;
     fbr_backend own[FBR_BACKENDS_MAX]; /* rows not built in, from the dump's descriptors */
 } rowset;
@@ -837,9 +842,8 @@ static void patterns_from(const json_t *list, fbr_patterns *to)
     if (!json_is_array(list) || !json_array_size(list))
         return;
     to->n = 0;
-    json_array_foreach(list, i, e)
-        if (json_is_string(e) && to->n < FBR_PATTERNS_MAX)
-            snprintf(to->s[to->n++], FBR_PATTERN_LEN, "%s", json_string_value(e));
+    json_array_foreach(list, i, e) if (json_is_string(e) && to->n < FBR_PATTERNS_MAX)
+        snprintf(to->s[to->n++], FBR_PATTERN_LEN, "%s", json_string_value(e));
 }
 
 static void rowset_load(rowset *rs, const json_t *root)
@@ -851,11 +855,13 @@ static void rowset_load(rowset *rs, const json_t *root)
     patterns_from(json_object_get(cfg, FBR_PY_BACKEND), &rs->vkt.python);
     json_t *b;
     size_t i;
-    json_array_foreach(json_object_get(root, FBR_BACKENDS), i, b) {
+    json_array_foreach(json_object_get(root, FBR_BACKENDS), i, b)
+    {
         const char *text = get_str(b, FBR_DESCRIPTOR);
         char err[256];
         if (text && rs->n < FBR_BACKENDS_MAX &&
-            fbr_backend_parse(text, strlen(text), FBR_FROM_FILE, &rs->own[rs->n], err, sizeof err) == 0)
+            fbr_backend_parse(text, strlen(text), FBR_FROM_FILE, &rs->own[rs->n], err,
+                              sizeof err) == 0)
             rs->n++;
     }
 }
@@ -973,8 +979,8 @@ static void attribute(rowtab *t, const rowset *rs, const stack_view *v, char **o
          * inlined into its caller is the code that called the op, at its own line. */
         size_t at = nat[a.site].first + (size_t)a.site_inline;
         const frame_names *fr = &v->names[at <= nat[a.site].self ? at : nat[a.site].first];
-        s.site = fbr_unnamed(fr->symbol, nat[a.site].n.path, (unsigned long)nat[a.site].offset,
-                             buf, sizeof buf);
+        s.site = fbr_unnamed(fr->symbol, nat[a.site].n.path, (unsigned long)nat[a.site].offset, buf,
+                             sizeof buf);
         s.file = fr->file;
         s.line = s.file ? fr->line : 0;
         s.module = nat[a.site].n.path;
@@ -1003,8 +1009,8 @@ static bool symbolize_frame(const modtab *t, json_t *fr, long m, uint64_t off, b
         /* The first frame is where the fallback was; the others are return addresses,
          * looked up at the call instruction before them. */
         const fbr_dw_frame *chain = NULL;
-        int nc = fbr_chain_at(t->named, t->mods[m], &t->fns[m],
-                              off + t->bias[m] - (first ? 0 : 1), &chain);
+        int nc = fbr_chain_at(t->named, t->mods[m], &t->fns[m], off + t->bias[m] - (first ? 0 : 1),
+                              &chain);
         if (nc > 0 && (chain[nc - 1].symbol || chain[nc - 1].file)) {
             for (int k = 0; k + 1 < nc; k++)
                 json_array_append_new(out, inlined_frame(fr, &chain[k]));
@@ -1039,7 +1045,7 @@ typedef struct {
     sym_ent *cache[2]; /* [first] */
     fbj_span *table;   /* frame_table's frames, for stacks that give indices */
     size_t ntable, captable;
-    fbj_buf frames; /* the stack at hand's frames, written */
+    fbj_buf frames;        /* the stack at hand's frames, written */
     fbj_span *keys, *vals; /* the stack at hand's members */
     size_t capkeys, capvals;
     native *nat;
@@ -1085,8 +1091,7 @@ static const sym_ent *symbolize_text(sym_ctx *c, fbj_span e, long m, uint64_t of
             fbj_put(&b, ",", k > 0);
             fbj_put_json(&b, f);
             s->names[k] = (frame_names){pool_str(get_str(f, FBR_SYMBOL)),
-                                        pool_str(get_str(f, FBR_FILE)),
-                                        (long)get_int(f, FBR_LINE)};
+                                        pool_str(get_str(f, FBR_FILE)), (long)get_int(f, FBR_LINE)};
         }
         s->ntext = b.n;
         s->text = b.failed || !s->names ? NULL : fbp_str(tree_pool, b.p ? b.p : "", b.n);
@@ -1157,11 +1162,11 @@ static size_t symbolize_frames(sym_ctx *c, const fbd_stack *st, fbj_span frames,
             c->names[nout++] = (frame_names){fr->symbol, fr->file, fr->line};
             fbj_put_compact(&c->frames, e);
         }
-        c->nat[nn++] = (native){{c->names[nout - 1].symbol, m, m >= 0 ? t->paths[m] : NULL},
-                                first, nout - 1, off};
+        c->nat[nn++] = (native){
+            {c->names[nout - 1].symbol, m, m >= 0 ? t->paths[m] : NULL}, first, nout - 1, off};
     }
-    *v = (stack_view){.st = st, .nat = c->nat, .nn = nn, .names = c->names, .py = c->py,
-                      .npy = npy};
+    *v =
+        (stack_view){.st = st, .nat = c->nat, .nn = nn, .names = c->names, .py = c->py, .npy = npy};
     return resolved;
 }
 
@@ -1182,8 +1187,7 @@ static void put_name_member(fbj_buf *out, bool comma, const char *key, const cha
  * resolved, op and site named where the shim could not. Returns the frames resolved. */
 static size_t symbolize_stack(sym_ctx *c, const fbd_stack *st, fbj_span text, fbj_buf *out)
 {
-    size_t n = 0, at_frames = SIZE_MAX, at_op = SIZE_MAX, at_site = SIZE_MAX,
-           at_backend = SIZE_MAX;
+    size_t n = 0, at_frames = SIZE_MAX, at_op = SIZE_MAX, at_site = SIZE_MAX, at_backend = SIZE_MAX;
     fbj_iter it = fbj_open(text);
     for (;; n++) {
         if (!reserve(c, &c->keys, &c->capkeys, n + 1, sizeof *c->keys) ||
@@ -1209,8 +1213,8 @@ static size_t symbolize_stack(sym_ctx *c, const fbd_stack *st, fbj_span text, fb
     v.site = at_site != SIZE_MAX && *c->vals[at_site].p == '"' ? st->site : NULL;
     v.backend = at_backend != SIZE_MAX && *c->vals[at_backend].p == '"' ? st->backend : NULL;
     char *op = NULL, *site = NULL;
-    if (!c->nomem && ((v.op && !strcmp(v.op, FBR_UNKNOWN)) ||
-                      (v.site && !strcmp(v.site, FBR_UNKNOWN))))
+    if (!c->nomem &&
+        ((v.op && !strcmp(v.op, FBR_UNKNOWN)) || (v.site && !strcmp(v.site, FBR_UNKNOWN))))
         attribute(c->rows, c->rs, &v, &op, &site);
     fbj_put(out, "{", 1);
     for (size_t i = 0; i < n; i++) {
@@ -1272,8 +1276,7 @@ static top_text top_of(const char *text, size_t len)
  * into the dump's rows (fbd_json(d)); linear in the stacks and ops (rows and sites are found
  * by hash, frames symbolized once per distinct text). Returns the number of frames resolved,
  * or -1 when out of memory. */
-static long symbolize(fbd_dump *d, const top_text *top, const modtab *t, rowtab *rows,
-                      fbj_buf *out)
+static long symbolize(fbd_dump *d, const top_text *top, const modtab *t, rowtab *rows, fbj_buf *out)
 {
     json_t *root = fbd_json(d);
     rowset *rs = malloc(sizeof *rs);
@@ -1298,7 +1301,7 @@ static long symbolize(fbd_dump *d, const top_text *top, const modtab *t, rowtab 
         fbj_put(out, ",", i > 0);
         resolved += symbolize_stack(&c, &st[i], e, out);
     }
-    
+
     free(rs);
     free(c.table);
     free(c.keys);
@@ -1385,7 +1388,8 @@ static int load(const char *in, fbd_dump **d, char **text, size_t *len)
         if (e == ENOENT || e == EACCES)
             snprintf(err, sizeof err, "%s: cannot open: %s", in, strerror(e));
         else
-            snprintf(err, sizeof err, "%s: %s", in, fbr_read_error(e, FBD_MAX_FILE_BYTES, why, sizeof why));
+            snprintf(err, sizeof err, "%s: %s", in,
+                     fbr_read_error(e, FBD_MAX_FILE_BYTES, why, sizeof why));
         st = e == EFBIG ? FBD_EINVALID : FBD_EREAD;
     } else {
         *d = fbd_load_buffer(*text, *len, in, &st, err, sizeof err);
@@ -1408,7 +1412,8 @@ static bool render(const rowtab *rows, const top_text *top, fbj_buf b[2])
     json_t *v;
     size_t i = 0;
     fbj_put(&b[0], "{", 1);
-    json_object_foreach(rows->root, key, v) {
+    json_object_foreach(rows->root, key, v)
+    {
         fbj_buf *to = &b[i >= top->stacks_at];
         fbj_put(to, ",", i++ > 0 || to == &b[1]); /* after the stacks: always a comma */
         fbj_put_string(to, key);
@@ -1505,10 +1510,13 @@ fbd_dump *fbx_name_raw(fbd_dump *d, const char *path)
     if (symbolize_file("symbolize", path, FBR_DEBUGINFO_STANDARD, &n) != FBX_OK)
         return d;
     if (n.resolved > 0)
-        fprintf(stderr, "fbcount: %s: a raw census (written before its frames were named): "
-                "named here\n", fbx_escape(path, e1, sizeof e1, 0));
+        fprintf(stderr,
+                "fbcount: %s: a raw census (written before its frames were named): "
+                "named here\n",
+                fbx_escape(path, e1, sizeof e1, 0));
     else
-        fprintf(stderr, "fbcount: %s: a raw census whose frames cannot be named here (its "
+        fprintf(stderr,
+                "fbcount: %s: a raw census whose frames cannot be named here (its "
                 "modules are not on this machine): run `fbcount symbolize` where they are\n",
                 fbx_escape(path, e1, sizeof e1, 0));
     fbj_buf all = {0};

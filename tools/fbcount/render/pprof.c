@@ -38,8 +38,21 @@ typedef Perftools__Profiles__ValueType pb_value_type;
 
 /* Three sample types per kind (fallbacks, host-resident ops, transfers, host splits): count,
  * bytes, time. */
-enum { V_FALLBACKS, V_BYTES, V_TIME, V_HOST_OPS, V_HOST_BYTES, V_HOST_TIME, V_TRANSFERS,
-       V_TRANSFER_BYTES, V_TRANSFER_TIME, V_SPLITS, V_SPLIT_BYTES, V_SPLIT_TIME, NVALUES };
+enum {
+    V_FALLBACKS,
+    V_BYTES,
+    V_TIME,
+    V_HOST_OPS,
+    V_HOST_BYTES,
+    V_HOST_TIME,
+    V_TRANSFERS,
+    V_TRANSFER_BYTES,
+    V_TRANSFER_TIME,
+    V_SPLITS,
+    V_SPLIT_BYTES,
+    V_SPLIT_TIME,
+    NVALUES
+};
 /* Inlined frames deeper than this are kept as frames of their own location. */
 enum { MAX_INLINE = 64, MAX_LABELS = 8 };
 
@@ -90,7 +103,8 @@ static entry *table_add(table *t, const void *key, size_t klen, uint64_t id)
 static void table_free(table *t)
 {
     entry *e, *tmp;
-    HASH_ITER(hh, t->map, e, tmp) {
+    HASH_ITER(hh, t->map, e, tmp)
+    {
         HASH_DEL(t->map, e);
         free(e);
     }
@@ -120,7 +134,10 @@ static void key_bytes(keybuf *k, const void *p, size_t n)
     k->n += n;
 }
 
-static void key_u64(keybuf *k, uint64_t v) { key_bytes(k, &v, sizeof v); }
+static void key_u64(keybuf *k, uint64_t v)
+{
+    key_bytes(k, &v, sizeof v);
+}
 
 static void key_str(keybuf *k, const char *s)
 {
@@ -132,8 +149,8 @@ static void key_str(keybuf *k, const char *s)
 
 /* One distinct native frame's resolution, and the location it forms on its own. */
 typedef struct {
-    uint64_t mapping; /* 0: none */
-    uint64_t offset;  /* within the mapping's module, or the raw address without one */
+    uint64_t mapping;  /* 0: none */
+    uint64_t offset;   /* within the mapping's module, or the raw address without one */
     uint64_t function; /* 0: not symbolized */
     int64_t line;
     bool python, inlined;
@@ -162,14 +179,14 @@ typedef struct {
 typedef struct {
     gz_sink *sink;
     table strings, functions, frames, mappings, locations, labels;
-    table by_addr; /* interned frame records of the dumps -> frame record index */
-    vec strs;      /* char *: the string table */
-    vec funcs;     /* uint64_t[3]: name, system name, file */
-    vec frecs;     /* frame_rec */
-    vec maps;      /* mapping_rec */
-    vec locs;      /* location_rec */
-    vec lines;     /* uint64_t[2]: function, line */
-    vec labs;      /* pb_label * */
+    table by_addr;          /* interned frame records of the dumps -> frame record index */
+    vec strs;               /* char *: the string table */
+    vec funcs;              /* uint64_t[3]: name, system name, file */
+    vec frecs;              /* frame_rec */
+    vec maps;               /* mapping_rec */
+    vec locs;               /* location_rec */
+    vec lines;              /* uint64_t[2]: function, line */
+    vec labs;               /* pb_label * */
     keybuf key, fkey, lkey; /* keys of mappings, frames and inline groups */
     bool oom, any_time, any_untimed, any_split_timed;
     int64_t earliest_ns;
@@ -247,7 +264,10 @@ static const fbd_module *find_module(const fbd_module *mods, size_t n, const cha
 
 #define NO_FRAME SIZE_MAX
 
-static frame_rec *frec(builder *b, size_t i) { return &((frame_rec *)b->frecs.v)[i]; }
+static frame_rec *frec(builder *b, size_t i)
+{
+    return &((frame_rec *)b->frecs.v)[i];
+}
 
 /* The index of frame f's record, made on first sight; NO_FRAME when out of memory. Records are
  * named by index: the array moves as it grows. */
@@ -434,8 +454,8 @@ static const char *site_label(const fbd_dump *d, const fbd_stack *st, char *buf,
 
 /* A stack's locations, outermost last, into ids: each frame's record, an inlined frame in
  * one location with the frame it was inlined into. Returns false when out of memory. */
-static bool stack_locations(builder *b, const fbd_stack *st, const fbd_module *mods,
-                            size_t nmods, vec *ids)
+static bool stack_locations(builder *b, const fbd_stack *st, const fbd_module *mods, size_t nmods,
+                            vec *ids)
 {
     size_t group[MAX_INLINE], ng = 0;
     ids->n = 0;
@@ -444,8 +464,8 @@ static bool stack_locations(builder *b, const fbd_stack *st, const fbd_module *m
          * by its address before its contents are keyed and hashed. */
         const fbd_frame *f = st->frames[k];
         entry *seen = table_find(&b->by_addr, &f, sizeof f);
-        size_t r = seen ? seen->id : frame_of(b, f, f->python, f->inlined && !f->python,
-                                               mods, nmods);
+        size_t r =
+            seen ? seen->id : frame_of(b, f, f->python, f->inlined && !f->python, mods, nmods);
         if (!seen && r != NO_FRAME && !table_add(&b->by_addr, &f, sizeof f, r))
             b->oom = true;
         if (r == NO_FRAME)
@@ -470,8 +490,10 @@ static void put_sample(builder *b, const fbd_stack *st, const vec *ids, pb_label
                        size_t nl)
 {
     int64_t v[NVALUES] = {0};
-    static const int bases[FBD_NKINDS] = {[FBD_FALLBACK] = V_FALLBACKS, [FBD_HOST] = V_HOST_OPS,
-                                          [FBD_TRANSFER] = V_TRANSFERS, [FBD_SPLIT] = V_SPLITS};
+    static const int bases[FBD_NKINDS] = {[FBD_FALLBACK] = V_FALLBACKS,
+                                          [FBD_HOST] = V_HOST_OPS,
+                                          [FBD_TRANSFER] = V_TRANSFERS,
+                                          [FBD_SPLIT] = V_SPLITS};
     int base = bases[st->kind];
     v[base] = (int64_t)st->count;
     v[base + 1] = (int64_t)st->bytes;
@@ -574,7 +596,9 @@ static int tables_alloc(tables *t, const builder *b)
                   calloc(nli, sizeof *t->lines), calloc(nli, sizeof *t->linep),
                   calloc(nm, sizeof *t->bases),  calloc(nm, sizeof *t->ids)};
     return t->maps && t->mapp && t->funcs && t->funcp && t->locs && t->locp && t->lines &&
-                   t->linep && t->bases && t->ids ? 0 : -1;
+                   t->linep && t->bases && t->ids
+               ? 0
+               : -1;
 }
 
 /* Mappings side by side from 4 MiB up, page-aligned with a gap, so no two overlap; the
@@ -644,10 +668,10 @@ static void make_functions_and_locations(tables *t, const builder *b)
 static int finish(builder *b, const fbm_summary *sum)
 {
     static const char *const types[NVALUES][2] = {
-        {"fallbacks", "count"}, {"bytes", "bytes"},         {"time", "nanoseconds"},
-        {"host_ops", "count"},  {"host_bytes", "bytes"},    {"host_time", "nanoseconds"},
+        {"fallbacks", "count"}, {"bytes", "bytes"},          {"time", "nanoseconds"},
+        {"host_ops", "count"},  {"host_bytes", "bytes"},     {"host_time", "nanoseconds"},
         {"transfers", "count"}, {"transfer_bytes", "bytes"}, {"transfer_time", "nanoseconds"},
-        {"splits", "count"},    {"split_bytes", "bytes"},   {"split_time", "nanoseconds"}};
+        {"splits", "count"},    {"split_bytes", "bytes"},    {"split_time", "nanoseconds"}};
     pb_value_type vt[NVALUES], *vtp[NVALUES];
     for (int i = 0; i < NVALUES; i++) {
         perftools__profiles__value_type__init(&vt[i]);
@@ -659,11 +683,12 @@ static int finish(builder *b, const fbm_summary *sum)
     snprintf(c1, sizeof c1, "fbcount: %zu dump%s from %zu process%s", sum->dumps,
              sum->dumps == 1 ? "" : "s", sum->processes, sum->processes == 1 ? "" : "es");
     snprintf(c2, sizeof c2, "times: %s",
-             !b->any_time ? "not measured by these shims (time values are 0)"
+             !b->any_time     ? "not measured by these shims (time values are 0)"
              : b->any_untimed ? "measured in some dumps only (0 in the others)"
                               : "measured");
     if (b->any_split_timed)
-        snprintf(c2 + strlen(c2), sizeof c2 - strlen(c2), "; samples labelled timed=split "
+        snprintf(c2 + strlen(c2), sizeof c2 - strlen(c2),
+                 "; samples labelled timed=split "
                  "(ggml's nodes) have none of their own: their splits' is split_time");
     int64_t comments[2] = {(int64_t)str_id(b, c1), (int64_t)str_id(b, c2)};
     tables t;
@@ -767,8 +792,9 @@ int fbpp_write_file(FILE *out, fbm_census *c, const fbt_opts *o)
 fbpp_status fbpp_write(fbm_census *c, const char *path, char *err, size_t errlen)
 {
     if ((!path || !strcmp(path, "-")) && isatty(STDOUT_FILENO)) {
-        snprintf(err, errlen, "a pprof profile is binary: not written to a terminal "
-                              "(give -o FILE, or redirect standard output)");
+        snprintf(err, errlen,
+                 "a pprof profile is binary: not written to a terminal "
+                 "(give -o FILE, or redirect standard output)");
         return FBPP_ETTY;
     }
     fbo_file o;
