@@ -48,13 +48,19 @@ static void serve_job(void)
  * the normal policy. Where the policy cannot be changed, everything runs at the normal. */
 static bool idle_now;
 
-static void background(bool on)
+static void background_policy(bool on)
 {
     if (on == idle_now)
         return;
     struct sched_param p = {0};
     if (pthread_setschedparam(pthread_self(), on ? SCHED_IDLE : SCHED_OTHER, &p) == 0)
         idle_now = on;
+}
+
+/* What no one waits for starts here: drain's before, and warm's once it has work. */
+static void background(void)
+{
+    background_policy(true);
 }
 
 static uint64_t last_events = (uint64_t)-1;
@@ -67,6 +73,7 @@ static void warm(void)
     unsigned made = __atomic_load_n(&fbc_stacks_made, __ATOMIC_RELAXED);
     if (made == warmed || !fbc_output_read())
         return;
+    background();
     warmed = made;
     fbc_report *r = fbc_report_build_process(true); /* attributes: names ops and sites */
     for (size_t i = 0; r && i < r->nstacks; i++)
@@ -120,10 +127,10 @@ static void *loop(void *arg)
             checkpoint();
             next = fbc_now_ns() + (uint64_t)fbc_cfg.interval_ms * 1000000u;
         }
-        background(true);
-        fbc_dumper_drain();
+        fbc_dumper_drain(
+            background); /* its work and warm's at SCHED_IDLE, only when there is some */
         warm();
-        background(false);
+        background_policy(false);
     }
     return NULL;
 }

@@ -89,7 +89,7 @@ bool fbc_dumper_post(void (*fn)(void *), void *arg)
     return true;
 }
 
-void fbc_dumper_drain(void)
+void fbc_dumper_drain(void (*before)(void))
 {
     pthread_mutex_lock(&posts_lock);
     posted *p = posts;
@@ -98,6 +98,8 @@ void fbc_dumper_drain(void)
     bool taken = p != NULL;
     in_flight += taken;
     pthread_mutex_unlock(&posts_lock);
+    if (taken && before)
+        before();
     while (p) {
         posted *next = p->next;
         p->fn(p->arg);
@@ -114,7 +116,7 @@ void fbc_dumper_drain(void)
 
 void fbc_dumper_finish(void)
 {
-    fbc_dumper_drain();
+    fbc_dumper_drain(NULL);
     /* Bounded: a job waiting on what the exiting thread holds must not hang the exit. */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);

@@ -51,8 +51,9 @@ void fbc_req_after_fork(void);
  * where there is no dumper or no memory (the caller then runs it: fbc_run_big). */
 bool fbc_dumper_post(void (*fn)(void *), void *arg);
 /* Runs what is posted and not yet run, on the calling thread: the dumper's loop, and the final
- * dump (the process is ending, and what was posted must not be lost). */
-void fbc_dumper_drain(void);
+ * dump (the process is ending, and what was posted must not be lost). before (when not NULL)
+ * is called first, only where there is something to run. */
+void fbc_dumper_drain(void (*before)(void));
 /* The final dump's: drains, then waits (at most 2 s) for what the dumper thread took and is
  * still running, so that no message posted before the exit is lost with the process. */
 void fbc_dumper_finish(void);
