@@ -10,10 +10,21 @@
  * libunwind: unw_backtrace with its per-thread cache where the chain holds a frame known not
  * to keep a frame pointer, the full unw_step walk (which teaches the verdicts) where it
  * holds one never seen. libunwind is loaded at the first capture (libunwind.c); where it cannot
- * be, frame pointers are followed without verdicts, as on a cramped stack. */
+ * be, frame pointers are followed without verdicts, as on a cramped stack.
+ *
+ * Memo: a thread that calls from the very stack it called from last time (a decode loop's
+ * scheduler call, every token) is given that stack again instead of a walk, once each return
+ * address of the last walk is found again at the place it was read from, starting at the
+ * first frame outside this library, which the frame-pointer walk reaches through this
+ * library's own frames. After milliseconds of device work libunwind's cache and the
+ * processor's are cold, and that walk was most of what recording such a call cost. Each
+ * frame's CFA follows from its pc and the stack pointer below it, so the same return
+ * addresses at the same places, from the same first place, are the same walk. */
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "record.h"
 
@@ -26,10 +37,29 @@ static unsigned nverdicts;
 static unsigned generation; /* the module map's, when the verdicts were last valid */
 
 enum { V_UNKNOWN, V_GOOD, V_BAD };
-static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi);
-
 static __thread uintptr_t stack_lo __attribute__((tls_model("initial-exec")));
 static __thread uintptr_t stack_hi __attribute__((tls_model("initial-exec")));
+
+/* A thread's last walk from an anchor (the first frame outside this library: where its
+ * return address lay, and the address). Slots are taken by the unw_step walk, which knows
+ * each caller's stack pointer, only where an anchor repeats: a stack that differs the time
+ * after costs that walk over unw_backtrace's, so after a miss it is tried again only after
+ * twice as many calls from the anchor each time (at most 64). */
+typedef struct {
+    unsigned generation;
+    uintptr_t anchor, pc0;
+    int n;
+    bool whole, slots;  /* the walk ended at the stack's end (not at its max); slots known */
+    volatile bool busy; /* a capture on this thread is using it */
+    unsigned misses, skip;
+    uintptr_t ip[FBC_MAX_DEPTH], slot[FBC_MAX_DEPTH];
+} memo;
+static __thread memo *mine __attribute__((tls_model("initial-exec")));
+static pthread_key_t memo_key;
+static pthread_once_t memo_once = PTHREAD_ONCE_INIT;
+static unsigned long reused; /* calls given a memo (relaxed): fbc_capture_reused */
+
+static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi, memo *m);
 
 void fbc_capture_init(void)
 {
@@ -107,8 +137,10 @@ bool fbc_record_on_stack(uintptr_t lo, uintptr_t hi)
     return stack_bounds() && lo >= stack_lo && lo <= hi && hi <= stack_hi;
 }
 
-/* The full libunwind walk; learns a verdict for every frame it steps through. */
-static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
+/* The full libunwind walk; learns a verdict for every frame it steps through, and where m is
+ * given, fills it: each frame's return address was read from just below its caller's stack
+ * pointer (checked: a signal frame's is not, and such a walk is kept by no memo). */
+static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi, memo *m)
 {
     const fbc_unw *u = fbc_unwind();
     if (!u || !fbc_unwpipe_ready())
@@ -118,19 +150,24 @@ static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
     if (u->getcontext(&ctx) < 0 || u->init_local(&cur, &ctx) < 0)
         return 0;
     int n = 0;
-    bool inside = true;
-    unw_word_t ip, rbp;
+    bool inside = true, whole = false, slots = m != NULL;
+    unw_word_t ip, rbp, slot = 0;
     if (u->get_reg(&cur, UNW_REG_IP, &ip) < 0 || u->get_reg(&cur, UNW_X86_64_RBP, &rbp) < 0)
         return 0;
     while (ip != 0) {
         if (!inside || ip < lo || ip >= hi) {
             inside = false;
+            if (m && n < FBC_MAX_DEPTH)
+                m->slot[n] = (uintptr_t)slot;
+            slots = slots && slot != 0;
             frames[n++] = (uintptr_t)ip;
             if (n == max)
                 break;
         }
-        if (u->step(&cur) <= 0)
+        if (u->step(&cur) <= 0) {
+            whole = true;
             break;
+        }
         unw_word_t nip, nsp, nrbp;
         if (u->get_reg(&cur, UNW_REG_IP, &nip) < 0 || u->get_reg(&cur, UNW_REG_SP, &nsp) < 0 ||
             u->get_reg(&cur, UNW_X86_64_RBP, &nrbp) < 0)
@@ -140,8 +177,17 @@ static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
         bool good = rbp % 8 == 0 && rbp + 16 == nsp && ((const uintptr_t *)rbp)[0] == nrbp &&
                     ((const uintptr_t *)rbp)[1] == nip;
         learn((uintptr_t)ip, good);
+        slot = nsp - 8;
+        if (slot < stack_lo || slot + 8 > stack_hi || *(const uintptr_t *)slot != nip)
+            slot = 0;
         ip = nip;
         rbp = nrbp;
+    }
+    if (m) {
+        memcpy(m->ip, frames, (size_t)n * sizeof *frames);
+        m->n = n;
+        m->whole = whole || ip == 0;
+        m->slots = slots && n > 0 && n <= FBC_MAX_DEPTH && m->slot[0] == m->anchor;
     }
     return n;
 }
@@ -165,10 +211,10 @@ static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi)
 #endif
 
 __attribute__((noinline)) static int walk(fbc_unwinder how, uintptr_t *frames, int max,
-                                          uintptr_t lo, uintptr_t hi)
+                                          uintptr_t lo, uintptr_t hi, uintptr_t *anchor)
 {
     if (how == FBC_UNWIND_STEP)
-        return slow_walk(frames, max, lo, hi);
+        return slow_walk(frames, max, lo, hi, NULL);
     if (!stack_bounds())
         return -1;
     const uintptr_t *fp = __builtin_frame_address(0); /* this frame: standard by construction */
@@ -187,6 +233,8 @@ __attribute__((noinline)) static int walk(fbc_unwinder how, uintptr_t *frames, i
         if (pc == 0)
             break; /* the end of the chain: libunwind knows where stacks end */
         if (!inside || pc < lo || pc >= hi) {
+            if (inside)
+                *anchor = (uintptr_t)&fp[1];
             inside = false;
             frames[n++] = pc;
             if (n == max)
@@ -200,7 +248,7 @@ __attribute__((noinline)) static int walk(fbc_unwinder how, uintptr_t *frames, i
         return n;
     if (how == FBC_UNWIND_AUTO && v == V_UNKNOWN &&
         __atomic_load_n(&nverdicts, __ATOMIC_RELAXED) < VERDICTS / 2)
-        return slow_walk(frames, max, lo, hi);
+        return slow_walk(frames, max, lo, hi, NULL);
     return -1;
 }
 
@@ -211,7 +259,7 @@ __attribute__((noinline)) static int backtrace_walk(uintptr_t *frames, int max, 
 {
     void *buf[FBC_MAX_DEPTH + 16];
     if (CAPTURE_NO_BACKTRACE)
-        return slow_walk(frames, max, lo, hi);
+        return slow_walk(frames, max, lo, hi, NULL);
     const fbc_unw *u = fbc_unwind();
     if (!u || !fbc_unwpipe_ready())
         return 0;
@@ -222,7 +270,7 @@ __attribute__((noinline)) static int backtrace_walk(uintptr_t *frames, int max, 
     while (skip < n && (uintptr_t)buf[skip] >= lo && (uintptr_t)buf[skip] < hi)
         skip++;
     if (n - skip < 1)
-        return slow_walk(frames, max, lo, hi);
+        return slow_walk(frames, max, lo, hi, NULL);
     int m = n - skip < max ? n - skip : max;
     for (int i = 0; i < m; i++)
         frames[i] = (uintptr_t)buf[skip + i];
@@ -242,6 +290,92 @@ static int without_self(uintptr_t *frames, int n, uintptr_t lo, uintptr_t hi)
     return n < 0 ? n : k;
 }
 
+static void make_key(void)
+{
+    if (pthread_key_create(&memo_key, free) != 0)
+        memo_key = (pthread_key_t)-1;
+}
+
+static memo *my_memo(void)
+{
+    if (!mine) {
+        pthread_once(&memo_once, make_key);
+        if (memo_key == (pthread_key_t)-1 || !(mine = calloc(1, sizeof *mine)))
+            return NULL;
+        pthread_setspecific(memo_key, mine);
+    }
+    return mine;
+}
+
+/* Whether m's walk is the one this call would make, as far as max frames: each return
+ * address still where it was read from. */
+static bool still(const memo *m, int max)
+{
+    if (!m->slots || (!m->whole && m->n < max))
+        return false;
+    int n = m->n < max ? m->n : max;
+    for (int i = 0; i < n; i++) {
+        uintptr_t s = m->slot[i];
+        if (s < stack_lo || s + 8 > stack_hi || *(const uintptr_t *)s != m->ip[i])
+            return false;
+    }
+    return true;
+}
+
+/* The stack from m, or a walk that refills it; -1 where unw_backtrace is the better walk (a
+ * new anchor, or one whose stacks lately differed). pc0 is frames[0]. */
+static int from_memo(memo *m, uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi,
+                     uintptr_t anchor, unsigned generation)
+{
+    uintptr_t pc0 = frames[0];
+    if (m->generation != generation || m->anchor != anchor || m->pc0 != pc0) {
+        m->generation = generation;
+        m->anchor = anchor;
+        m->pc0 = pc0;
+        m->slots = false;
+        m->misses = m->skip = 0;
+        return -1;
+    }
+    if (still(m, max)) {
+        int n = m->n < max ? m->n : max;
+        memcpy(frames, m->ip, (size_t)n * sizeof *frames);
+        m->misses = 0;
+        __atomic_add_fetch(&reused, 1, __ATOMIC_RELAXED);
+        return n;
+    }
+    if (m->slots) { /* a different stack from the same anchor */
+        m->slots = false;
+        m->misses += m->misses < 6;
+        m->skip = 1u << m->misses;
+    }
+    if (m->skip > 0) {
+        m->skip--;
+        return -1;
+    }
+    return slow_walk(frames, max < FBC_MAX_DEPTH ? max : FBC_MAX_DEPTH, lo, hi, m);
+}
+
+/* The thread's memo, unless a capture on this thread is using it already (an exit called
+ * from a signal handler that interrupted one). */
+static int memo_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi, uintptr_t anchor,
+                     unsigned generation)
+{
+    memo *m = my_memo();
+    if (!m || m->busy)
+        return -1;
+    m->busy = true;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    int n = from_memo(m, frames, max, lo, hi, anchor, generation);
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    m->busy = false;
+    return n;
+}
+
+unsigned long fbc_capture_reused(void)
+{
+    return __atomic_load_n(&reused, __ATOMIC_RELAXED);
+}
+
 int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
 {
     uintptr_t lo, hi;
@@ -254,8 +388,11 @@ int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max)
     if (max <= 0)
         return 0;
     int n = -1;
+    uintptr_t anchor = 0;
     if (how != FBC_UNWIND_BACKTRACE)
-        n = walk(how, frames, max, lo, hi);
+        n = walk(how, frames, max, lo, hi, &anchor);
+    if (n < 0 && how == FBC_UNWIND_AUTO && anchor)
+        n = memo_walk(frames, max, lo, hi, anchor, g);
     if (n < 0 && (how == FBC_UNWIND_AUTO || how == FBC_UNWIND_BACKTRACE))
         n = backtrace_walk(frames, max, lo, hi);
     return without_self(frames, n, lo, hi);

@@ -142,6 +142,9 @@ void fbc_capture_init(void);
  * alone (-1 where it declines); STEP libunwind's unw_step walk; BACKTRACE unw_backtrace. */
 typedef enum { FBC_UNWIND_AUTO, FBC_UNWIND_FP, FBC_UNWIND_STEP, FBC_UNWIND_BACKTRACE } fbc_unwinder;
 int fbc_capture_with(fbc_unwinder how, uintptr_t *frames, int max);
+/* How many captures were answered by a thread's memo of its last walk (the same return
+ * addresses at the same places): for tests and the benchmarks' accounts. */
+unsigned long fbc_capture_reused(void);
 
 /* ---- pyframes.c: the calling thread's Python stack ------------------------------------ */
 /* Writes the calling thread's Python frames, innermost first, as interned fbc_pyframe

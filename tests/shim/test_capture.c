@@ -3,8 +3,10 @@
  * capture.c and modmap.c directly: the methods are internal to the shim. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "chain.h"
 #include "nofp.h"
 #include <dlfcn.h>
 
@@ -155,4 +157,54 @@ Test(capture, a_module_unloaded_sends_back_to_libunwind)
     dlclose(h);
     fbc_modmap_refresh(); /* sees the unload: the verdicts are old news */
     cr_assert_eq(run(FBC_UNWIND_FP, 30, 20).n, -1, "verdicts survived a module unload");
+}
+
+typedef struct {
+    fbc_unwinder how;
+    int max, n;
+    uintptr_t f[FBC_MAX_DEPTH];
+} take;
+
+__attribute__((noinline)) static int take_one(void *arg)
+{
+    take *t = arg;
+    t->n = fbc_capture_with(t->how, t->f, t->max);
+    return 0;
+}
+
+typedef int (*chain_fn)(int, int (*)(void *), void *);
+
+__attribute__((noinline)) static take through(chain_fn chain, fbc_unwinder how, int max)
+{
+    take t = {how, max, 0, {0}};
+    chain(5, take_one, &t);
+    return t;
+}
+
+static void same_as_libunwind(chain_fn chain, int max, const char *what)
+{
+    take got = through(chain, FBC_UNWIND_AUTO, max), want = through(chain, FBC_UNWIND_STEP, max);
+    cr_assert_geq(want.n, max < 8 ? max : 8, "%s: libunwind's walk found %d frames", what, want.n);
+    cr_assert_eq(got.n, want.n, "%s: %d frames, libunwind %d", what, got.n, want.n);
+    cr_assert_arr_eq(got.f, want.f, (size_t)want.n * sizeof *want.f, "%s: frames differ", what);
+}
+
+/* Chains a and b reach the leaf through the same frames at the same places and differ
+ * further out: a memo checked at its first frame alone would give b's call a's stack. */
+Test(capture, a_stack_walked_before_is_reused_only_where_it_is_the_same)
+{
+    fbc_modmap_refresh(); /* this test's module stands for the shim's: its frames are left out */
+    const char pattern[] = "aaaabbbbababababaaaaaabbaaaaaaaabbbbbbbbbabbbbbbbbbbb";
+    unsigned long before = fbc_capture_reused();
+    for (size_t i = 0; i + 1 < sizeof pattern; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "call %zu (%c)", i, pattern[i]);
+        same_as_libunwind(pattern[i] == 'a' ? chain_a : chain_b, 24, what);
+    }
+    cr_assert_geq(fbc_capture_reused() - before, 20, "only %lu of the calls reused a walk",
+                  fbc_capture_reused() - before);
+    /* A walk cut at 6 frames serves no call that asks for more. */
+    for (int i = 0; i < 4; i++)
+        same_as_libunwind(chain_a, 6, "cut at 6");
+    same_as_libunwind(chain_a, 24, "after the cut ones");
 }
