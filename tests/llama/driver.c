@@ -8,9 +8,10 @@
  *   usage: llama-driver BINS_DIR MODEL [--gpu-layers N] [--prompt N] [--gen N]
  *                       [--threads N] [--flash-attn] [--log FILE] [--dump-each]
  *                       [--rounds N]   (tokens/s of each round on stdout, for benchmarks)
- *                       [--alternate]  (with the shim loaded and not recording: every other
- *                                       generated token's decode in a census scope, each
- *                                       token's time on stdout: "token 0|1 SECONDS")
+ *                       [--alternate]  (with the shim loaded: every other generated
+ *                                       token's decode in a census scope, each token's
+ *                                       time on stdout, "token 0|1 SECONDS", then the
+ *                                       last scope's totals: "scope {...}")
  * Exit 77 when llama.cpp finds no Vulkan device and GPU layers were asked for. */
 #include <dlfcn.h>
 #include <stdio.h>
@@ -35,7 +36,12 @@ typedef struct {
     void (*scope_begin)(void);
     void *(*scope_end)(void);
     void (*census_free)(void *census);
+    int (*json)(void *census, char *buf, size_t cap);
 } shim_api;
+
+/* The last scope's census, freed when the next one ends: what scopes record, read once at
+ * the end (reading each would name its stacks between the timed decodes). */
+static void *last_scope;
 
 static FILE *logf_;
 
@@ -137,8 +143,10 @@ static int step(struct llama_context *ctx, llama_token *next, int n_vocab, int *
         api->scope_begin();
     int rc = decode(ctx, next, 1, seq, api->dump);
     *next = greedy(ctx, n_vocab);
-    if (scoped)
-        api->census_free(api->scope_end());
+    if (scoped) {
+        api->census_free(last_scope);
+        last_scope = api->scope_end();
+    }
     if (timed)
         printf("token %d %.9f\n", scoped, now() - t0);
     return rc;
@@ -196,15 +204,16 @@ int main(int argc, char **argv)
     if (!ctx)
         return fprintf(stderr, "llama-driver: cannot load %s\n", o.model), 1;
     shim_api api = {0};
-    void *p[4] = {o.dump_each ? dlsym(RTLD_DEFAULT, "fbcount_dump") : NULL,
-                  dlsym(RTLD_DEFAULT, "fbcount_scope_begin"),
-                  dlsym(RTLD_DEFAULT, "fbcount_scope_end"),
-                  dlsym(RTLD_DEFAULT, "fbcount_census_free")};
+    void *p[5] = {
+        o.dump_each ? dlsym(RTLD_DEFAULT, "fbcount_dump") : NULL,
+        dlsym(RTLD_DEFAULT, "fbcount_scope_begin"), dlsym(RTLD_DEFAULT, "fbcount_scope_end"),
+        dlsym(RTLD_DEFAULT, "fbcount_census_free"), dlsym(RTLD_DEFAULT, "fbcount_census_json")};
     memcpy(&api.dump, &p[0], sizeof p[0]);
-    if (p[1] && p[2] && p[3]) {
+    if (p[1] && p[2] && p[3] && p[4]) {
         memcpy(&api.scope_begin, &p[1], sizeof p[1]);
         memcpy(&api.scope_end, &p[2], sizeof p[2]);
         memcpy(&api.census_free, &p[3], sizeof p[3]);
+        memcpy(&api.json, &p[4], sizeof p[4]);
     } else if (o.alternate) {
         return fprintf(stderr, "llama-driver: --alternate needs libfbcount.so loaded\n"), 2;
     }
@@ -212,6 +221,14 @@ int main(int argc, char **argv)
     for (int r = 0; r < (o.rounds ? o.rounds : 1) && rc == 0; r++) {
         llama_memory_clear(llama_get_memory(ctx), true);
         rc = generate(ctx, llama_model_get_vocab(model), &o, &seq, &api);
+    }
+    if (last_scope) { /* its "total" object: what a scope recorded of one decode */
+        static char text[1 << 20];
+        const char *total =
+            api.json(last_scope, text, sizeof text) > 0 ? strstr(text, "\"total\"") : NULL;
+        const char *end = total ? strchr(total, '}') : NULL;
+        printf("scope {%.*s}\n", end ? (int)(end - total + 1) : 0, end ? total : "");
+        api.census_free(last_scope);
     }
     llama_free(ctx);
     llama_model_free(model);

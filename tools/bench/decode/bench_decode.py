@@ -11,12 +11,15 @@
           variables set (FBCOUNT=0: the shim loaded and off; FBCOUNT_DEPTH=2: a census whose
           stacks are two frames deep), its ratio to the same round's plain run: what each
           part of the cost is.
-  tokens: one preloaded process (--alternate) with every other generated token's decode
-          inside a census scope, each such token paired with the one before it, a few
-          milliseconds apart: the machine's load moves both alike. The process census
-          records every token too, so this is the cost of a scope over the process census,
-          not the census's own cost (the runs measure that). The result is the median of the
-          pairs' ratios (plain time / counted time) with their spread.
+  tokens: one preloaded process (--alternate) whose process census is off (FBCOUNT=0), with
+          every other generated token's decode inside a census scope, each such token paired
+          with the one before it, a few milliseconds apart: the machine's load moves both
+          alike. A scope records what the process census would (the stack, the splits and
+          copies) into a census made and freed around the decode: more work than the process
+          census does for the same decode, so its ratio bounds the census's cost from below.
+          Each counted token's scope must have recorded the decode's CPU split, or the run
+          fails. The result is the median of the pairs' ratios (plain time / counted time)
+          with their spread.
 The target is a ratio of at least 0.99: met where the pairs' lower quartile reaches it, met
 by the median only where the median does and the noise leaves it unresolved. Every census of
 the runs is checked: one CPU split and six copies a decode (the full offload: the token
@@ -133,12 +136,12 @@ def shim_of(a):
 
 
 TOKEN = re.compile(r"^token ([01]) (\S+)$", re.M)
+SCOPE = re.compile(r"^scope (\{.*\})$", re.M)
 
 
 def alternate(a, model, env):
     """Paired token times of --alternate processes: [(plain seconds, counted seconds)]."""
-    e = dict(env, LD_PRELOAD=shim_of(a), FBCOUNT_OUTPUT="none")
-    e.pop("FBCOUNT", None)
+    e = dict(env, LD_PRELOAD=shim_of(a), FBCOUNT_OUTPUT="none", FBCOUNT="0")
     pairs = []
     for i in range(a.alternate):
         run = subprocess.run([a.driver, a.bins, model, "--rounds", str(a.rounds), "--gen",
@@ -147,6 +150,11 @@ def alternate(a, model, env):
         if run.returncode != 0:
             sys.exit(f"bench_decode: --alternate: exit {run.returncode}\n{run.stderr[-2000:]}")
         tokens = [(int(k), float(t)) for k, t in TOKEN.findall(run.stdout)]
+        scope = SCOPE.search(run.stdout)
+        total = json.loads(scope.group(1)).get("total", {}) if scope else {}
+        if total.get("splits", 0) < 1 or total.get("transfers", 0) < 1:
+            sys.exit(f"bench_decode: --alternate: the last scope recorded {total or 'nothing'}: "
+                     "no split and copies, so its tokens measured no census")
         per_round = a.gen
         for r in range(1, a.rounds):  # the first round builds pipelines
             got = tokens[r * per_round:(r + 1) * per_round]
@@ -182,7 +190,7 @@ def token_rows(a, pairs):
     size = f"{a.layers}x{a.embd}"
     plain = statistics.median(1 / p for p, _ in pairs)
     counted = statistics.median(1 / c for _, c in pairs)
-    return [{"bench": "decode", "case": "scope every other token", "size": size,
+    return [{"bench": "decode", "case": "scope every other token, census off", "size": size,
              "value": round(counted, 3), "unit": "tok/s", "peer": "the token before, plain",
              "peer_value": round(plain, 3),
              "ratio": {k: round(v, 4) for k, v in spread(ratios).items()},
