@@ -171,8 +171,41 @@ static bool code_at(Dwarf_Die *parent, Dwarf_Addr pc, int depth, Dwarf_Die *out)
     return false;
 }
 
-int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out, int max,
-                 char *buf, size_t cap)
+/* The scopes holding pc, innermost first, as dwarf_getscopes finds them; past the innermost
+ * inlined instance, the physical nesting of that instance rather than its abstract
+ * definition's (dwarf_getscopes goes on with the latter; addr2line -i reads the former). Two
+ * walks of the compilation unit's tree. Returns how many (*scopes: malloc'd). */
+static int scopes_by_walk(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+    Dwarf_Die found;
+    *scopes = NULL;
+    int ns = dwarf_getscopes(cu, pc, scopes);
+    if (ns <= 0 && code_at(cu, pc, 0, &found)) {
+        free(*scopes);
+        *scopes = NULL;
+        ns = dwarf_getscopes_die(&found, scopes);
+    }
+    for (int i = 0; i < ns; i++) {
+        if (dwarf_tag(&(*scopes)[i]) != DW_TAG_inlined_subroutine)
+            continue;
+        Dwarf_Die *nest = NULL;
+        int nn = dwarf_getscopes_die(&(*scopes)[i], &nest);
+        if (nn > 0) {
+            free(*scopes);
+            *scopes = nest;
+            ns = nn;
+        } else {
+            free(nest);
+        }
+        break;
+    }
+    return ns;
+}
+
+/* The frames of fbr_dw_chain from the scopes at addr (innermost first). */
+static int chain_of(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, Dwarf_Die *cu,
+                    const Dwarf_Die *scopes, int ns, fbr_dw_frame *out, int max, char *buf,
+                    size_t cap)
 {
     memset(out, 0, (size_t)max * sizeof *out);
     const char *name = fbr_function_at(fns, mod, addr);
@@ -184,32 +217,6 @@ int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_
         out[0].line = out[0].file ? lineno : 0;
     }
     int n = 1;
-    Dwarf_Addr bias;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
-    Dwarf_Die *scopes = NULL, found;
-    int ns = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : 0;
-    if (ns <= 0 && cu && code_at(cu, addr - bias, 0, &found)) {
-        free(scopes);
-        scopes = NULL;
-        ns = dwarf_getscopes_die(&found, &scopes);
-    }
-    /* Past the innermost inlined instance, dwarf_getscopes goes on with the scopes of that
-     * function's abstract definition, not with the functions it is inlined in: the chain
-     * outward is the concrete instance's own nesting (as addr2line -i reads it). */
-    for (int i = 0; i < ns; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
-            continue;
-        Dwarf_Die *nest = NULL;
-        int nn = dwarf_getscopes_die(&scopes[i], &nest);
-        if (nn > 0) {
-            free(scopes);
-            scopes = nest;
-            ns = nn;
-        } else {
-            free(nest);
-        }
-        break;
-    }
     Dwarf_Files *files = NULL;
     size_t nfiles = 0;
     const char *comp_dir = NULL;
@@ -221,22 +228,132 @@ int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_
     /* Innermost first: each inlined instance is a frame named after its function, at the line
      * inside it; its call site is the line of the frame that called it. */
     for (int i = 0; i < ns && n < max; i++) {
-        if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine)
+        Dwarf_Die scope = scopes[i];
+        if (dwarf_tag(&scope) != DW_TAG_inlined_subroutine)
             continue;
-        out[n - 1].symbol = inlined_name(&scopes[i], &buf, &cap);
+        out[n - 1].symbol = inlined_name(&scope, &buf, &cap);
         out[n - 1].inlined = true;
         fbr_dw_frame *caller = &out[n++];
         Dwarf_Attribute a;
         Dwarf_Word fi = 0, li = 0;
-        if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &a), &fi) == 0 && files &&
+        if (dwarf_formudata(dwarf_attr(&scope, DW_AT_call_file, &a), &fi) == 0 && files &&
             fi < nfiles)
             caller->file = place(dwarf_filesrc(files, fi, NULL, NULL), comp_dir, &buf, &cap);
-        if (caller->file && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &a), &li) == 0)
+        if (caller->file && dwarf_formudata(dwarf_attr(&scope, DW_AT_call_line, &a), &li) == 0)
             caller->line = (long)li;
     }
-    free(scopes);
     /* The outermost is the function the symbol table names, at the innermost call. */
     out[n - 1].symbol = name;
+    return n;
+}
+
+int fbr_dw_chain(Dwfl_Module *mod, fbr_functions **fns, Dwarf_Addr addr, fbr_dw_frame *out, int max,
+                 char *buf, size_t cap)
+{
+    Dwarf_Addr bias;
+    Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+    Dwarf_Die *scopes = NULL;
+    int ns = cu ? scopes_by_walk(cu, addr - bias, &scopes) : 0;
+    int n = chain_of(mod, fns, addr, cu, scopes, ns, out, max, buf, cap);
+    free(scopes);
+    return n;
+}
+
+/* ---- a unit's functions by address, found once --------------------------------------- */
+
+/* One range of a function with code (a subprogram: out-of-line functions, OpenMP's outlined
+ * bodies nested in abstract definitions, lambdas), by its DIE's offset. */
+typedef struct {
+    Dwarf_Addr lo, hi;
+    Dwarf_Off die;
+} code_range;
+
+typedef struct {
+    struct {
+        Dwarf *dw;
+        Dwarf_Off cu;
+    } key;
+    code_range *r;
+    size_t n, cap;
+    UT_hash_handle hh;
+} unit_index;
+
+static int by_lo(const void *a, const void *b)
+{
+    const code_range *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Whether a DIE without code may hold functions with code: a namespace, or a function's
+ * abstract definition (GCC nests OpenMP's outlined bodies there) and its blocks. Types hold
+ * declarations only (a member function's code is a DIE of the unit or namespace that names
+ * its declaration); a function with code holds its own blocks and inlined instances. Looking
+ * inside nothing else is what keeps this walk cheaper than one dwarf_getscopes. */
+static bool may_hold_code(Dwarf_Die *die)
+{
+    int tag = dwarf_tag(die);
+    if (tag == DW_TAG_namespace)
+        return true;
+    if (tag != DW_TAG_subprogram && tag != DW_TAG_lexical_block)
+        return false;
+    Dwarf_Attribute a;
+    return !dwarf_attr(die, DW_AT_low_pc, &a) && !dwarf_attr(die, DW_AT_ranges, &a);
+}
+
+/* Every subprogram with code under die (depth-limited), its ranges into u. */
+static void index_under(Dwarf_Die *die, int depth, unit_index *u)
+{
+    Dwarf_Die child;
+    if (depth > 64 || dwarf_child(die, &child) != 0)
+        return;
+    do {
+        if (dwarf_tag(&child) == DW_TAG_subprogram) {
+            Dwarf_Addr base, lo, hi;
+            ptrdiff_t off = 0;
+            while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+                if (hi <= lo)
+                    continue;
+                if (u->n == u->cap) {
+                    size_t cap = u->cap ? u->cap * 2 : 64;
+                    code_range *r = realloc(u->r, cap * sizeof *r);
+                    if (!r)
+                        return;
+                    u->r = r;
+                    u->cap = cap;
+                }
+                u->r[u->n++] = (code_range){lo, hi, dwarf_dieoffset(&child)};
+            }
+        }
+        if (dwarf_haschildren(&child) && may_hold_code(&child))
+            index_under(&child, depth + 1, u);
+    } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* The chain of scopes from sub down to the innermost block or inlined instance holding pc
+ * (path[0] = sub); blocks without addresses of their own are looked through. Returns the
+ * length. */
+static int descend(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *path, int n, int max)
+{
+    Dwarf_Die child;
+    if (n >= max || dwarf_child(parent, &child) != 0)
+        return n;
+    do {
+        int tag = dwarf_tag(&child);
+        if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block)
+            continue;
+        Dwarf_Attribute a;
+        bool code = dwarf_attr(&child, DW_AT_low_pc, &a) || dwarf_attr(&child, DW_AT_ranges, &a);
+        if (!code) {
+            int m = descend(&child, pc, path, n, max);
+            if (m > n)
+                return m;
+            continue;
+        }
+        if (dwarf_haspc(&child, pc) <= 0)
+            continue;
+        path[n] = child;
+        return descend(&child, pc, path, n + 1, max);
+    } while (dwarf_siblingof(&child, &child) == 0);
     return n;
 }
 
@@ -253,7 +370,56 @@ typedef struct {
 
 struct fbr_chains {
     chain_ent *map;
+    unit_index *units;
 };
+
+/* The unit's index in cache (made at its first use: one walk of its tree); NULL without
+ * memory. */
+static unit_index *unit_of(fbr_chains *cache, Dwarf_Die *cu)
+{
+    unit_index probe, *u;
+    memset(&probe.key, 0, sizeof probe.key);
+    probe.key.dw = dwarf_cu_getdwarf(cu->cu);
+    probe.key.cu = dwarf_dieoffset(cu);
+    HASH_FIND(hh, cache->units, &probe.key, sizeof probe.key, u);
+    if (u || !(u = calloc(1, sizeof *u)))
+        return u;
+    u->key = probe.key;
+    index_under(cu, 0, u);
+    if (u->n > 1)
+        qsort(u->r, u->n, sizeof *u->r, by_lo);
+    HASH_ADD(hh, cache->units, key, sizeof u->key, u);
+    return u;
+}
+
+/* The scopes holding pc, innermost first, from the unit's index: the smallest function range
+ * holding pc, then down through its blocks. Where the index has no function there, the walk
+ * of scopes_by_walk. Returns how many (*scopes: malloc'd). */
+static int scopes_indexed(fbr_chains *cache, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die **scopes)
+{
+    unit_index *u = unit_of(cache, cu);
+    const code_range *best = NULL;
+    size_t lo = 0, hi = u ? u->n : 0;
+    while (lo < hi) { /* the first range starting after pc */
+        size_t mid = lo + (hi - lo) / 2;
+        if (u->r[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t j = lo; j-- > 0 && lo - j <= 16;) /* nested ranges are rare and near */
+        if (pc < u->r[j].hi && (!best || u->r[j].hi - u->r[j].lo < best->hi - best->lo))
+            best = &u->r[j];
+    Dwarf_Die path[FBR_MAX_CHAIN * 4];
+    if (!best || !dwarf_offdie(dwarf_cu_getdwarf(cu->cu), best->die, &path[0]))
+        return scopes_by_walk(cu, pc, scopes);
+    int n = descend(&path[0], pc, path, 1, (int)(sizeof path / sizeof *path));
+    if (!(*scopes = malloc((size_t)n * sizeof **scopes)))
+        return 0;
+    for (int i = 0; i < n; i++)
+        (*scopes)[i] = path[n - 1 - i];
+    return n;
+}
 
 /* How far into buf (cap bytes) the string p ends, 0 where p is not in it. */
 static size_t end_in(const char *p, const char *buf, size_t cap)
@@ -280,7 +446,11 @@ int fbr_chain_at(fbr_chains **cache, Dwfl_Module *mod, fbr_functions **fns, Dwar
     if (!e) {
         fbr_dw_frame f[FBR_MAX_CHAIN];
         char buf[8192];
-        int n = fbr_dw_chain(mod, fns, addr, f, FBR_MAX_CHAIN, buf, sizeof buf);
+        Dwarf_Addr bias;
+        Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias), *scopes = NULL;
+        int ns = cu ? scopes_indexed(*cache, cu, addr - bias, &scopes) : 0;
+        int n = chain_of(mod, fns, addr, cu, scopes, ns, f, FBR_MAX_CHAIN, buf, sizeof buf);
+        free(scopes);
         size_t used = 0;
         for (int i = 0; i < n; i++) {
             size_t a = end_in(f[i].file, buf, sizeof buf), b = end_in(f[i].symbol, buf, sizeof buf);
@@ -312,6 +482,13 @@ void fbr_chains_free(fbr_chains *cache)
     {
         HASH_DEL(cache->map, e);
         free(e);
+    }
+    unit_index *u, *utmp;
+    HASH_ITER(hh, cache->units, u, utmp)
+    {
+        HASH_DEL(cache->units, u);
+        free(u->r);
+        free(u);
     }
     free(cache);
 }
