@@ -189,8 +189,13 @@ static fbc_bmod *accessors_of(const fbc_bmod *cb)
     if (__atomic_compare_exchange_n(&b->acc_state, &expect, 1, false, __ATOMIC_ACQ_REL,
                                     __ATOMIC_ACQUIRE)) {
         /* The defining module's own (and its dependencies'), never the process's: another
-         * backend's function of the same name must not read this one's tensors. */
-        void *h = dlopen(b->path, RTLD_LAZY | RTLD_NOLOAD);
+         * backend's function of the same name must not read this one's tensors. A row that
+         * names none opens nothing: dlopen of a library loaded as another's dependency maps
+         * its whole dependency graph by name (libtorch_cpu's: 5 ms of a torch process). */
+        bool any = false;
+        for (int a = 0; a < FBR_ACC_COUNT; a++)
+            any = any || b->row->accessor[a][0];
+        void *h = any ? dlopen(b->path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
         for (int a = 0; h && a < FBR_ACC_COUNT; a++)
             if (b->row->accessor[a][0])
                 b->acc[a] = dlsym(h, b->row->accessor[a]);

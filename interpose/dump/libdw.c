@@ -72,7 +72,14 @@
     X(int, dwarf_tag, (Dwarf_Die *a), (a), -1)                                                  \
     X(int, dwarf_child, (Dwarf_Die *a, Dwarf_Die *b), (a, b), -1)                              \
     X(int, dwarf_siblingof, (Dwarf_Die *a, Dwarf_Die *b), (a, b), -1)                          \
-    X(int, dwarf_haspc, (Dwarf_Die *a, Dwarf_Addr b), (a, b), -1)
+    X(int, dwarf_haspc, (Dwarf_Die *a, Dwarf_Addr b), (a, b), -1)                              \
+    X(int, dwarf_haschildren, (Dwarf_Die *a), (a), -1)                                          \
+    X(Dwarf_Off, dwarf_dieoffset, (Dwarf_Die *a), (a), (Dwarf_Off)-1)                           \
+    X(Dwarf_Die *, dwarf_offdie, (Dwarf *a, Dwarf_Off b, Dwarf_Die *c), (a, b, c), NULL)        \
+    X(Dwarf *, dwarf_cu_getdwarf, (Dwarf_CU *a), (a), NULL)                                     \
+    X(ptrdiff_t, dwarf_ranges,                                                                  \
+      (Dwarf_Die *a, ptrdiff_t b, Dwarf_Addr *c, Dwarf_Addr *d, Dwarf_Addr *e), (a, b, c, d, e), \
+      -1)
 // clang-format on
 
 static struct {
