@@ -185,8 +185,9 @@ def render(doc):
                    f"{r['over_q3']:.1f} ms | {r['over_min']:.1f} ms | {r['cpu_over_ms']:.1f} ms | {tgt} | "
                    f"{ratio} |")
     if sampled:
-        out += ["", "The shim's own CPU time, sampled (perf, 4 kHz; samples whose call chain passes "
-                "through libfbcount.so; median of the runs, least and most)\n",
+        out += ["", "The shim's own CPU time, sampled (perf, 4 kHz; samples in the shim's code and "
+                "what it calls for itself, not in what its wrappers hand on; median of the runs, "
+                "least and most)\n",
                 "| case | shim CPU | least to most | all samples | runs | target | shim/target |",
                 "|---|---|---|---|---|---|---|"]
         for r in sampled:
