@@ -9,10 +9,14 @@
  * glibc's setuid broadcast reaches this thread like any other (its mask leaves glibc's own
  * signals open). */
 #include <errno.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "triggers.h"
 
@@ -45,12 +49,36 @@ static void serve_job(void)
  * at its barrier for the thread this one pushed off its core: warn mode's first messages
  * made a torch process's parallel ops 10x slower on a 16-core machine. What someone waits
  * for (termination dumps, snapshots, checkpoints, abort and error modes' verdicts) runs at
- * the normal policy. Where the policy cannot be changed, everything runs at the normal. */
+ * the normal policy. Where the policy cannot be changed both ways, everything runs at the
+ * normal. */
 static bool idle_now;
+static int may_idle = -1; /* whether this thread can come back from SCHED_IDLE (once) */
+
+/* Leaving SCHED_IDLE is allowed only with CAP_SYS_NICE or where RLIMIT_NICE admits the
+ * thread's nice value: most unprivileged processes (RLIMIT_NICE 0) and containers without the
+ * capability cannot. A thread that went idle there would stay idle, and the dumps someone
+ * waits for (a termination signal's, with its bounded wait) would starve behind the program:
+ * it never goes idle then. */
+static bool can_come_back(void)
+{
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3];
+    if (syscall(SYS_capget, &hdr, caps) == 0 && (caps[0].effective & (1u << CAP_SYS_NICE)))
+        return true;
+    struct rlimit rl;
+    errno = 0;
+    int nice = getpriority(PRIO_PROCESS, 0); /* this thread's, on Linux */
+    return errno == 0 && getrlimit(RLIMIT_NICE, &rl) == 0 &&
+           (rl.rlim_cur == RLIM_INFINITY || (rlim_t)(20 - nice) <= rl.rlim_cur);
+}
 
 static void background_policy(bool on)
 {
     if (on == idle_now)
+        return;
+    if (on && may_idle < 0)
+        may_idle = can_come_back();
+    if (on && !may_idle)
         return;
     struct sched_param p = {0};
     if (pthread_setschedparam(pthread_self(), on ? SCHED_IDLE : SCHED_OTHER, &p) == 0)

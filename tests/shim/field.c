@@ -3,11 +3,13 @@
  * the exec family, _Fork, late fallbacks, file-size limits, daemons that close every
  * descriptor, tiny thread stacks, two RTLD_LOCAL backends, recovered faults, alternate
  * signal stacks. Each command makes known fallbacks, then ends in a known way. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +102,36 @@ static void *fault_thread(void *arg)
     return NULL;
 }
 
+/* The scheduling policy (field 41 of /proc/self/task/T/stat) of the shim's dumper thread
+ * (named "fbcount"), or -1 where there is none. */
+static int dumper_policy(void)
+{
+    char path[300], comm[32], stat[1024];
+    int policy = -1;
+    DIR *d = opendir("/proc/self/task");
+    for (struct dirent *e; d && policy < 0 && (e = readdir(d));) {
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = e->d_name[0] != '.' ? fopen(path, "r") : NULL;
+        if (!f)
+            continue;
+        bool ours = fgets(comm, sizeof comm, f) && !strncmp(comm, "fbcount", 7);
+        fclose(f);
+        snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+        if (!ours || !(f = fopen(path, "r")))
+            continue;
+        if (fgets(stat, sizeof stat, f)) {
+            const char *p = strrchr(stat, ')'); /* the fields after the command's name */
+            for (int field = 2; p && field < 41; field++)
+                p = strchr(p + 1, ' ');
+            policy = p ? atoi(p + 1) : -1;
+        }
+        fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return policy;
+}
+
 static int cmd_exec(const char *how, const char *self)
 {
     char *args[] = {(char *)self, "count", "1", NULL};
@@ -141,6 +173,12 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &b);
         printf("elapsed %lld\n",
                (long long)(b.tv_sec - a.tv_sec) * 1000000000 + (b.tv_nsec - a.tv_nsec));
+        return 0;
+    }
+    if (!strcmp(cmd, "policy")) { /* n fallbacks, arg ms, then the dumper's policy on stdout */
+        site_a(n);
+        nap(atol(arg));
+        printf("dumper policy %d\n", dumper_policy());
         return 0;
     }
     if (!strcmp(cmd, "signal")) { /* n fallbacks, then the signal arg (a number) */

@@ -664,3 +664,31 @@ Test(field, a_fallback_is_charged_its_time)
     cr_assert_geq(num(d, "total.ns"), cns + tns);
     json_decref(d);
 }
+
+/* The dumper names stacks at SCHED_IDLE and returns to the normal policy for the dumps someone
+ * waits for; a process that may not leave SCHED_IDLE (no CAP_SYS_NICE, RLIMIT_NICE 0: most
+ * unprivileged ones, containers without the capability) must never enter it, or its
+ * termination dump would starve behind the program for good. */
+Test(field, the_dumper_never_stays_idle_where_it_cannot_come_back)
+{
+    const char *out[] = {"FBCOUNT_QUIET=1", NULL};
+    const char *plain[] = {SHIM_FIELD, "policy", "6", "1500", NULL};
+    const char *confined[] = {"/usr/bin/prlimit",
+                              "--nice=0",
+                              "setpriv",
+                              "--inh-caps=-sys_nice",
+                              "--bounding-set=-sys_nice",
+                              SHIM_FIELD,
+                              "policy",
+                              "6",
+                              "1500",
+                              NULL};
+    result r;
+    run(&r, true, out, confined);
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0)
+        RUNNER_SKIP("cannot drop CAP_SYS_NICE here (prlimit/setpriv: %s)", r.err);
+    cr_assert(strstr(r.out, "dumper policy 0\n"), "confined: %s %s", r.out, r.err);
+    run(&r, true, out, plain);
+    cr_assert(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0, "%s", r.err);
+    cr_assert(strstr(r.out, "dumper policy 0\n"), "back from naming stacks: %s", r.out);
+}
