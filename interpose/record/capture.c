@@ -313,9 +313,17 @@ static int without_self(uintptr_t *frames, int n, uintptr_t lo, uintptr_t hi)
     return n < 0 ? n : k;
 }
 
+/* At the thread's end; a capture after it (another key's destructor calling an exit) makes
+ * a new memo, which glibc's next round of key destructors frees. */
+static void drop(void *m)
+{
+    mine = NULL;
+    free(m);
+}
+
 static void make_key(void)
 {
-    if (pthread_key_create(&memo_key, free) != 0)
+    if (pthread_key_create(&memo_key, drop) != 0)
         memo_key = (pthread_key_t)-1;
 }
 

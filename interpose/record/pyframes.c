@@ -244,9 +244,16 @@ static __thread recent *mine __attribute__((tls_model("initial-exec")));
 static pthread_key_t recent_key;
 static pthread_once_t recent_once = PTHREAD_ONCE_INIT;
 
+/* At the thread's end; a capture after it starts a new table (freed by the next round). */
+static void drop(void *r)
+{
+    mine = NULL;
+    free(r);
+}
+
 static void make_key(void)
 {
-    if (pthread_key_create(&recent_key, free) != 0)
+    if (pthread_key_create(&recent_key, drop) != 0)
         recent_key = (pthread_key_t)-1;
 }
 

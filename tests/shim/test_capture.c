@@ -208,3 +208,40 @@ Test(capture, a_stack_walked_before_is_reused_only_where_it_is_the_same)
         same_as_libunwind(chain_a, 6, "cut at 6");
     same_as_libunwind(chain_a, 24, "after the cut ones");
 }
+
+/* A key's destructor that captures after the memo's own has run (glibc runs them in no set
+ * order, and again while values are set): the capture makes a new memo, never uses the freed
+ * one (an AddressSanitizer build of this test finds that). */
+static pthread_key_t late_key;
+
+static void capture_through_nofp(void)
+{
+    probe p = {FBC_UNWIND_AUTO, 24, 0, 0, {0}};
+    descend(10, call_nofp, &(mixed){4, &p});
+}
+
+static void late(void *arg)
+{
+    int *rounds = arg;
+    capture_through_nofp();
+    if (++*rounds < 3)
+        pthread_setspecific(late_key, rounds);
+}
+
+static void *late_thread(void *arg)
+{
+    pthread_setspecific(late_key, arg);
+    for (int i = 0; i < 5; i++)
+        capture_through_nofp();
+    return NULL;
+}
+
+Test(capture, a_capture_in_a_late_destructor_makes_a_new_memo)
+{
+    cr_assert_eq(pthread_key_create(&late_key, late), 0);
+    int rounds = 0;
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, late_thread, &rounds), 0);
+    pthread_join(t, NULL);
+    cr_assert_eq(rounds, 3, "the late destructor ran %d times", rounds);
+}
