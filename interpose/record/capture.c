@@ -201,7 +201,7 @@ static int slow_walk(uintptr_t *frames, int max, uintptr_t lo, uintptr_t hi, mem
                     ((const uintptr_t *)rbp)[1] == nip;
         learn((uintptr_t)ip, good);
         slot = nsp - 8;
-        if (slot < stack_lo || slot + 8 > stack_hi || *(const uintptr_t *)slot != nip)
+        if (!m || !fbc_record_on_stack(slot, slot + 8) || *(const uintptr_t *)slot != nip)
             slot = 0;
         ip = nip;
         rbp = nrbp;
@@ -347,7 +347,7 @@ static bool still(const memo *m, int max)
     int n = m->n < max ? m->n : max;
     for (int i = 0; i < n; i++) {
         uintptr_t s = m->slot[i];
-        if (s < stack_lo || s + 8 > stack_hi || *(const uintptr_t *)s != m->ip[i])
+        if (!fbc_record_on_stack(s, s + 8) || *(const uintptr_t *)s != m->ip[i])
             return false;
     }
     return true;
