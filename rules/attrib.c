@@ -231,12 +231,15 @@ static int function_at_line(char *out, size_t cap, const char *before, const cha
     return snprintf(out, cap, "%s%s", before, fn);
 }
 
-const char *fbr_site_text(const char *origin, const char *name, const char *file, long line,
-                          const char *inlined_in, char *out, size_t cap)
+const char *fbr_site_text(const fbr_site *s, char *out, size_t cap)
 {
-    int n = function_at_line(out, cap, fbr_origin_prefix(origin), name, file, line);
-    if (inlined_in && *inlined_in && n >= 0 && (size_t)n < cap)
-        snprintf(out + n, cap - (size_t)n, " inlined in %s", inlined_in);
+    char before[640];
+    snprintf(before, sizeof before, "%s%s%s%s%s", s->node ? s->node : "",
+             s->node && s->forward ? " of " : "", s->node && s->forward ? s->forward : "",
+             s->node ? ", " : "", fbr_origin_prefix(s->origin));
+    int n = function_at_line(out, cap, before, s->name, s->file, s->line);
+    if (s->inlined_in && *s->inlined_in && n >= 0 && (size_t)n < cap)
+        snprintf(out + n, cap - (size_t)n, " inlined in %s", s->inlined_in);
     return out;
 }
 

@@ -100,12 +100,21 @@ bool fbr_same_site(const char *site_a, const char *file_a, long line_a, const ch
  * name as it is. Written into out (cap bytes) and returned. */
 const char *fbr_function_display(const char *name, char *out, size_t cap);
 
-/* A site as every view prints it: "[from backward() at ]NAME (file:line)[ inlined in CALLERS]",
- * NAME the demangled function through fbr_function_display, file its base name (no
- * parenthesis without a line), CALLERS the functions it is inlined in as the dump's
- * "inlined_in" gives them (NULL: none). Written into out (cap bytes) and returned. */
-const char *fbr_site_text(const char *origin, const char *name, const char *file, long line,
-                          const char *inlined_in, char *out, size_t cap);
+/* A site as the dump gives it (interpose/dump-format.md); NULL for what it does not have. */
+typedef struct {
+    const char *origin;     /* where the work came from: "backward", "thread" */
+    const char *node;       /* the autograd node a backward ran: "EluBackward0" */
+    const char *forward;    /* where the forward op that made that node ran, as a site reads */
+    const char *name;       /* the function, demangled */
+    const char *file;       /* its source file */
+    long line;              /* its line (0: unknown) */
+    const char *inlined_in; /* the functions it is inlined in, as "inlined_in" gives them */
+} fbr_site;
+
+/* A site as every view prints it: "[NODE[ of FORWARD], ][from backward() at ]NAME
+ * (file:line)[ inlined in CALLERS]", NAME through fbr_function_display, file its base name (no
+ * parenthesis without a line). Written into out (cap bytes) and returned. */
+const char *fbr_site_text(const fbr_site *s, char *out, size_t cap);
 
 /* Appends one caller to an inlined_in text (out, cap bytes, "" to start): "main (app.cpp:20)",
  * after " inlined in " when out already names one. name is demangled; file may be NULL. */

@@ -110,6 +110,11 @@
 /* sites and stacks: the site is where the work of a thread with no frame of the user's came
  * from: the caller of the backward it runs, or the code that started the thread */
 #define FBR_ORIGIN "origin"
+/* sites and stacks of origin "backward": the autograd node the backward ran when it fell back
+ * ("EluBackward0"), and where the forward op that made the node ran, as a site reads
+ * ("layer (model.py:20)"; kept where anomaly mode is on) */
+#define FBR_NODE "node"
+#define FBR_FORWARD "forward"
 /* sites and stacks: the functions a native site is inlined in, innermost first, as every view
  * prints them after the site: "main (app.cpp:20)", joined by " inlined in " */
 #define FBR_INLINED_IN "inlined_in"

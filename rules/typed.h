@@ -23,6 +23,17 @@
     "_ZN5torch8autograd6Engine7executeERKSt6vectorINS0_4EdgeESaIS3_EE"                             \
     "RKS2_IN2at6TensorESaIS9_EEbbbS7_"
 
+/* torch::autograd::Engine::evaluate_function(std::shared_ptr<GraphTask> &, Node *func,
+ * InputBuffer &, const std::shared_ptr<ReadyQueue> &), the same in 1.13 and 2.x: runs one
+ * node of a backward on the calling thread, the node a fallback under it was made for. */
+#define FBR_TORCH_EVALUATE                                                                         \
+    "_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4Node"      \
+    "ERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE"
+/* AnomalyMetadata::store_stack() and PyAnomalyMetadata's: in anomaly mode PyTorch calls it
+ * as each autograd node is made, in the forward op that makes it (C++ and Python programs). */
+#define FBR_TORCH_STORE_STACK "_ZN5torch8autograd15AnomalyMetadata11store_stackEv"
+#define FBR_TORCH_PY_STORE_STACK "_ZN5torch8autograd17PyAnomalyMetadata11store_stackEv"
+
 /* X(ID, the shim's function, the symbol, FBR_TYPED_EXIT or FBR_TYPED_ORIGIN). */
 #define FBR_TYPED(X)                                                                               \
     X(HOST_RESULT, host_result, "host_result", FBR_TYPED_EXIT)                                     \
@@ -40,6 +51,9 @@
       FBR_TYPED_EXIT)                                                                              \
     X(GGML_SET_ASYNC, ggml_backend_tensor_set_async, "ggml_backend_tensor_set_async",              \
       FBR_TYPED_EXIT)                                                                              \
-    X(TORCH_ENGINE, torch_engine_execute, FBR_TORCH_ENGINE_EXECUTE, FBR_TYPED_ORIGIN)
+    X(TORCH_ENGINE, torch_engine_execute, FBR_TORCH_ENGINE_EXECUTE, FBR_TYPED_ORIGIN)              \
+    X(TORCH_EVALUATE, torch_evaluate_function, FBR_TORCH_EVALUATE, FBR_TYPED_ORIGIN)               \
+    X(TORCH_STORE_STACK, torch_store_stack, FBR_TORCH_STORE_STACK, FBR_TYPED_ORIGIN)               \
+    X(TORCH_PY_STORE_STACK, torch_py_store_stack, FBR_TORCH_PY_STORE_STACK, FBR_TYPED_ORIGIN)
 
 #endif

@@ -6,6 +6,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/util/Exception.h>
+#include <torch/csrc/autograd/function.h>
 
 #include <cstdio>
 #include <cstring>
@@ -76,6 +77,20 @@ extern "C" int fbcount_torch_read(const void *op, const void *stack, fbcount_tor
     } catch (...) {
         // A tensor whose sizes cannot be read here (symbolic, say): the call is still counted.
         return out->op[0] ? 0 : -1;
+    }
+}
+
+extern "C" int fbcount_torch_node(const void *node, fbcount_torch_node_info *out)
+{
+    std::memset(out, 0, sizeof *out);
+    try {
+        const auto *n = static_cast<const torch::autograd::Node *>(node);
+        std::snprintf(out->name, sizeof out->name, "%s", n->name().c_str());
+        out->seq = n->sequence_nr();
+        out->thread = n->thread_id();
+        return 0;
+    } catch (...) {
+        return -1;
     }
 }
 

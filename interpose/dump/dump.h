@@ -33,6 +33,7 @@ typedef struct {
                                     NULL for none */
     bool site_python;            /* the site is a line of Python code */
     int origin;                  /* fbc_origin_kind: the site is where the work came from */
+    const char *node, *forward;  /* a backward's node and its forward's site (FBR_NODE) */
     long site_frame;             /* the site's native frame, in the origin's stack where
                                     origin is set, else in the entry's; -1 for none */
     const fbc_bmod *backend;     /* the backend whose exit recorded the stack (NULL: unknown) */
@@ -92,7 +93,8 @@ typedef struct {
     bool python;
     uint64_t count, bytes, ns, max_bytes, max_ns;
     int origin; /* fbc_origin_kind: where the work of a thread with no user's frame came from */
-    const char *inlined_in; /* the functions the site is inlined in (FBR_INLINED_IN), or NULL */
+    const char *inlined_in;     /* the functions the site is inlined in (FBR_INLINED_IN), or NULL */
+    const char *node, *forward; /* a backward's node and its forward's site, or NULL */
 } fbc_rsite;
 
 /* A result shape of an op's, with the backend whose accessors read it (its dtype's name). */
@@ -157,14 +159,15 @@ bool fbc_report_sizes(const fbc_bmod *b);
 bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k);
 /* The ops and their sites as text, "indent" before every line; top > 0 limits the ops. */
 void fbc_report_text(const fbc_report *r, FILE *out, const char *indent, int top);
-/* A site as people read it: "train_step (lenet.c:187)"; one a thread's work came from, "from
- * backward() at <module> (train.py:37)" or "thread started at main (app.cc:12)". */
+/* A site as people read it (rules/attrib.h's fbr_site_text): "train_step (lenet.c:187)"; one a
+ * thread's work came from, "from backward() at <module> (train.py:37)", "EluBackward0 of layer
+ * (model.py:20), from backward() at ..." or "thread started at main (app.cc:12)". */
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap);
 /* A site's members after its name, as every site of a census is written: ,"file","line"
  * (where known), ,"inlined_in" (where inlined), ,"python":true, ,"origin" (fbc_origin_kind,
- * 0 for none). */
+ * 0 for none), ,"node" and ,"forward" (where known). */
 void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inlined_in, bool python,
-                     int origin);
+                     int origin, const char *node, const char *forward);
 /* r's "total", "ops" and "host_ops" members as the dump has them (comma-separated, no
  * braces around them); shapes: with each op's result shapes. */
 void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes);

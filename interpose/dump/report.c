@@ -54,6 +54,7 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
 {
     for (size_t i = 0; i < o->nsites; i++)
         if (o->sites[i].origin == a->origin && o->sites[i].inlined_in == a->site_inlined_in &&
+            o->sites[i].node == a->node && o->sites[i].forward == a->forward &&
             fbr_same_site(o->sites[i].site, o->sites[i].file, o->sites[i].line, a->site,
                           a->site_file, a->site_line)) {
             fbc_rsite *g = &o->sites[i];
@@ -68,9 +69,10 @@ static void add_site(fbc_rop *o, const fbc_attrib *a, const fbc_rstack *s)
     if (!g)
         return;
     o->sites = g;
-    g[o->nsites++] = (fbc_rsite){a->site,        a->site_file, a->site_module, a->site_line,
-                                 a->site_python, s->count,     s->bytes,       s->ns,
-                                 s->max_bytes,   s->max_ns,    a->origin,      a->site_inlined_in};
+    g[o->nsites++] =
+        (fbc_rsite){a->site,   a->site_file,       a->site_module, a->site_line, a->site_python,
+                    s->count,  s->bytes,           s->ns,          s->max_bytes, s->max_ns,
+                    a->origin, a->site_inlined_in, a->node,        a->forward};
 }
 
 /* Shapes are one when their backend reads them alike: two modules of a row may not. */
@@ -369,8 +371,14 @@ bool fbc_report_sizes(const fbc_bmod *b)
 void fbc_site_text(const fbc_rsite *s, char *out, size_t cap)
 {
     const char *name = fbc_demangle(s->site);
-    fbr_site_text(fbc_origin_name((uint32_t)s->origin), name, s->file, s->line, s->inlined_in, out,
-                  cap);
+    fbr_site site = {fbc_origin_name((uint32_t)s->origin),
+                     s->node,
+                     s->forward,
+                     name,
+                     s->file,
+                     s->line,
+                     s->inlined_in};
+    fbr_site_text(&site, out, cap);
     if (name != s->site)
         free((void *)name);
 }
@@ -450,7 +458,7 @@ bool fbc_report_split_timed(const fbc_bmod *b, fbc_kind k)
 }
 
 void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inlined_in, bool python,
-                     int origin)
+                     int origin, const char *node, const char *forward)
 {
     if (file) {
         fbc_w_str(w, "," FBR_KEY(FBR_FILE));
@@ -467,6 +475,14 @@ void fbc_site_fields(fbc_writer *w, const char *file, int line, const char *inli
     if (origin) {
         fbc_w_str(w, "," FBR_KEY(FBR_ORIGIN));
         fbc_w_json(w, fbc_origin_name((uint32_t)origin));
+    }
+    if (node) {
+        fbc_w_str(w, "," FBR_KEY(FBR_NODE));
+        fbc_w_json(w, node);
+    }
+    if (forward) {
+        fbc_w_str(w, "," FBR_KEY(FBR_FORWARD));
+        fbc_w_json(w, forward);
     }
 }
 
@@ -501,7 +517,8 @@ static void json_ops(fbc_writer *w, const fbc_report *r, fbc_kind k, bool shapes
             const fbc_rsite *s = &o->sites[j];
             fbc_w_str(w, j ? ",{" FBR_KEY(FBR_SITE) : "{" FBR_KEY(FBR_SITE));
             fbc_w_json(w, s->site);
-            fbc_site_fields(w, s->file, s->line, s->inlined_in, s->python, s->origin);
+            fbc_site_fields(w, s->file, s->line, s->inlined_in, s->python, s->origin, s->node,
+                            s->forward);
             if (s->module) {
                 fbc_w_str(w, "," FBR_KEY(FBR_MODULE));
                 fbc_w_json(w, s->module);
@@ -544,7 +561,7 @@ void fbc_report_json(fbc_writer *w, const fbc_report *r, bool shapes)
         fbc_w_str(w, "," FBR_KEY(FBR_SITE));
         fbc_w_json(w, a->site);
         fbc_site_fields(w, a->site_file, a->site_line, a->site_inlined_in, a->site_python,
-                        a->origin);
+                        a->origin, a->node, a->forward);
         fbc_w_raw(w, "}", 1);
     }
     for (int k = 0; k < FBC_KINDS; k++)

@@ -391,19 +391,46 @@ static bool no_user_site(const fbr_attrib *a, const fbc_frame_info *infos, const
            fbr_source_is_system(out->site_file);
 }
 
-/* Sites e by the stack its work came from (record/origin.c), where its own has no user's. */
-static void origin_site(const fbc_entry *e, const fbr_backend *row, fbc_attrib *out)
+/* Sites out by o's stack, the rule of every site; false where no frame of it is the user's. */
+static bool site_in_origin(const fbc_origin *o, const fbr_backend *row, fbc_attrib *out)
 {
-    const fbc_origin *o = (const fbc_origin *)e->origin;
     fbc_frame_info infos[FBC_MAX_DEPTH];
     view v;
     view_init(&v, o->frames, o->nframes, o->npy, false, infos);
     fbr_attrib a;
     fbr_attribute_caller(row, v.n, native_at, files_at, &v.w, v.py, v.npy, &a);
     if (a.site < 0 && a.py_site < 0)
-        return;
+        return false;
     site_of(row, &a, o->frames, v.py, out);
+    return true;
+}
+
+/* Where the forward op that made a backward's node ran (f: its stack), as a site reads;
+ * interned, NULL where no frame is the user's. */
+static const char *forward_site(const fbc_origin *f, const fbr_backend *row)
+{
+    fbc_attrib s;
+    memset(&s, 0, sizeof s);
+    if (!site_in_origin(f, row, &s))
+        return NULL;
+    const char *name = fbc_demangle(s.site);
+    fbr_site site = {NULL, NULL, NULL, name, s.site_file, s.site_line, s.site_inlined_in};
+    char text[1024];
+    fbr_site_text(&site, text, sizeof text);
+    if (name != s.site)
+        free((void *)name);
+    return intern(text);
+}
+
+/* Sites e by the stack its work came from (record/origin.c), where its own has no user's. */
+static void origin_site(const fbc_entry *e, const fbr_backend *row, fbc_attrib *out)
+{
+    const fbc_origin *o = (const fbc_origin *)e->origin;
+    if (!site_in_origin(o, row, out))
+        return;
     out->origin = (int)o->kind;
+    out->node = o->node;
+    out->forward = o->forward ? forward_site(o->forward, row) : NULL;
 }
 
 unsigned fbc_attribute(const fbc_entry *e, fbc_frame_info *infos, fbc_attrib *out)

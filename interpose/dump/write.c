@@ -97,7 +97,7 @@ static void write_abort(fbc_writer *w, const fbc_abort *a)
     fbc_w_json(w, a->op);
     fbc_w_str(w, "," FBR_KEY(FBR_SITE));
     fbc_w_json(w, a->site);
-    fbc_site_fields(w, a->file, a->line, NULL, false, 0);
+    fbc_site_fields(w, a->file, a->line, NULL, false, 0, NULL, NULL);
     if (a->backend) {
         fbc_w_str(w, "," FBR_KEY(FBR_BACKEND_NAME));
         fbc_w_json(w, a->backend);
@@ -176,7 +176,7 @@ static bool write_stacks(fbc_writer *w, const fbc_report *r)
         fbc_w_num(w, "," FBR_KEY(FBR_MAX_NS), s->max_ns);
         /* The site whole, as the ops' sites have it: a reader need not find it again. */
         fbc_site_fields(w, s->a.site_file, s->a.site_line, s->a.site_inlined_in, s->a.site_python,
-                        s->a.origin);
+                        s->a.origin, s->a.node, s->a.forward);
         fbc_w_str(w, "," FBR_KEY(FBR_BACKEND_NAME));
         fbc_w_json(w, s->a.backend ? s->a.backend->row->name : FBR_BACKEND_DEFAULT);
         if (!fbc_report_sizes(s->a.backend))

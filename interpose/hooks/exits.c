@@ -60,7 +60,12 @@ enum {
 /* Nothing of the exits is written before a backend is used, and their names are arrays of
  * characters (no relocation): the loader writes no page of them into every process the shim
  * is loaded into. The state is zero until then. */
-static const char symbols[NEXITS][sizeof FBR_TORCH_FALLBACK "bNS1_11DispatchKeyE"] = {
+union longest_symbol {
+#define X_LEN(id, fn, sym, role) char id[sizeof sym];
+    FBR_TYPED(X_LEN)
+#undef X_LEN
+};
+static const char symbols[NEXITS][sizeof(union longest_symbol)] = {
 #define X_NAME(id, fn, sym, role) [X_##id] = sym,
     FBR_TYPED(X_NAME)
 #undef X_NAME
@@ -609,6 +614,59 @@ FBC_EXPORT void *torch_engine_execute(void *ret, void *self, const void *roots, 
         fbc_origin_begin(o);
     }
     return ((engine_fn)m->fn)(ret, self, roots, inputs, keep, create, accumulate, outputs);
+}
+
+/* Engine::evaluate_function(graph_task, node, inputs, ready_queue), a member: this first. */
+typedef void (*evaluate_fn)(void *, void *, void *, void *, const void *);
+
+FBC_EXPORT void torch_evaluate_function(void *self, void *task, void *node, void *inputs,
+                                        const void *queue) __asm__(FBR_TORCH_EVALUATE);
+
+static void node_over(void **previous)
+{
+    fbc_origin_node_leave(*previous);
+}
+
+/* The node a backward runs, for the fallbacks made under it (readers/torch.c): kept however
+ * the node ends, an exception included. */
+FBC_EXPORT void torch_evaluate_function(void *self, void *task, void *node, void *inputs,
+                                        const void *queue)
+{
+    const caller_mod *m = resolve(&exits[X_TORCH_EVALUATE], RA);
+    if (!m || !m->fn)
+        abort(); /* no autograd to run it */
+    __attribute__((cleanup(node_over))) void *previous = fbc_origin_node_enter(node);
+    ((evaluate_fn)m->fn)(self, task, node, inputs, queue);
+}
+
+typedef void (*store_stack_fn)(void *);
+
+FBC_EXPORT void torch_store_stack(void *self) __asm__(FBR_TORCH_STORE_STACK);
+FBC_EXPORT void torch_py_store_stack(void *self) __asm__(FBR_TORCH_PY_STORE_STACK);
+
+/* Anomaly mode keeps the forward's traceback for each node made; the shim keeps its own stack
+ * of the same moment, raw, for the node's fallbacks in a backward. */
+static void store_stack(exit_state *x, void *self, uintptr_t ra)
+{
+    const caller_mod *m = resolve(x, ra);
+    if (!m || !m->fn)
+        abort(); /* no anomaly metadata to store */
+    ((store_stack_fn)m->fn)(self);
+    if (should_record()) {
+        fbc_t.busy = 1;
+        fbc_torch_node_made(m->fn);
+        fbc_t.busy = 0;
+    }
+}
+
+FBC_EXPORT void torch_store_stack(void *self)
+{
+    store_stack(&exits[X_TORCH_STORE_STACK], self, RA);
+}
+
+FBC_EXPORT void torch_py_store_stack(void *self)
+{
+    store_stack(&exits[X_TORCH_PY_STORE_STACK], self, RA);
 }
 
 /* Each definition's address as this library has it: a hidden alias is bound at link time,

@@ -134,7 +134,9 @@ static void run_check(void *arg)
                       .file = a.site_file,
                       .line = a.site_line,
                       .origin = a.origin,
-                      .inlined_in = a.site_inlined_in};
+                      .inlined_in = a.site_inlined_in,
+                      .node = a.node,
+                      .forward = a.forward};
     char where[1024];
     fbc_site_text(&site, where, sizeof where);
     const fbr_backend *row = a.backend ? a.backend->row : NULL;

@@ -18,6 +18,7 @@
 typedef struct {
     int (*read)(const void *op, const void *stack, fbcount_torch_call *out);
     void (*refuse)(const char *message);
+    int (*node)(const void *node, fbcount_torch_node_info *out);
 } adapter;
 
 #define GET(h, name, dst)                                                                          \
@@ -80,10 +81,11 @@ static void torch_bind(fbc_bmod *bm)
     if (a) {
         GET(h, "fbcount_torch_read", a->read);
         GET(h, "fbcount_torch_refuse", a->refuse);
+        GET(h, "fbcount_torch_node", a->node);
     }
     /* Only the libtorch it was compiled against: another's IValue layout would be misread. */
     if (!a || !abi || abi() != FBCOUNT_TORCH_ABI || !built || strcmp(built(), id) || !a->read ||
-        !a->refuse || !dtype_name) {
+        !a->refuse || !a->node || !dtype_name) {
         if (a && built && strcmp(built(), id))
             fbc_warn("FBCOUNT_TORCH_ADAPTER: %.600s was built for libtorch_cpu %.40s, not %.40s; "
                      "not used",
@@ -98,12 +100,101 @@ static void torch_bind(fbc_bmod *bm)
     snprintf(bm->note, sizeof bm->note, "adapter %.300s", path);
 }
 
+/* Anomaly mode's nodes by (the forward's thread id, sequence number): the pair by which
+ * PyTorch's profiler joins a backward node to the forward op that made it, unique in a
+ * process. Direct-mapped: a node made later takes an older one's slot (its fallbacks then
+ * have no forward line); a node made with a number already taken (an AccumulateGrad, which
+ * takes none of its own) leaves the first. */
+#define FORWARD_SLOTS 65536u
+typedef struct {
+    uint64_t thread, seq;
+    const fbc_origin *forward;
+} forward_slot;
+static forward_slot *forwards;
+static pthread_mutex_t forward_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t (*sequence_peek)(void);     /* at::sequence_number::peek() */
+static uint64_t (*forward_thread_id)(void); /* at::RecordFunction::currentThreadId() */
+
+static forward_slot *forward_slot_of(uint64_t thread, uint64_t seq)
+{
+    uint64_t k[2] = {thread, seq};
+    return &forwards[fbc_hash_words(k, sizeof k) & (FORWARD_SLOTS - 1)];
+}
+
+static void find_numbering(void *fn)
+{
+    Dl_info di;
+    void *h = fn && dladdr(fn, &di) && di.dli_fname ? dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
+                                                    : NULL;
+    if (!h)
+        return;
+    /* The module's lookup reaches libtorch_cpu (its own, or a dependency's); kept open. */
+    GET(h, "_ZN2at15sequence_number4peekEv", sequence_peek);
+    GET(h, "_ZN2at14RecordFunction15currentThreadIdEv", forward_thread_id);
+    forwards = calloc(FORWARD_SLOTS, sizeof *forwards);
+}
+
+void fbc_torch_node_made(void *fn)
+{
+    static bool looked;
+    pthread_mutex_lock(&forward_lock);
+    if (!looked) {
+        looked = true;
+        find_numbering(fn);
+    }
+    bool ready = forwards && sequence_peek && forward_thread_id;
+    pthread_mutex_unlock(&forward_lock);
+    if (!ready)
+        return;
+    /* The node being made took its number just before its constructor stored the stack. */
+    uint64_t seq = sequence_peek();
+    if (seq == 0)
+        return;
+    const fbc_origin *o = fbc_origin_take(FBC_ORIGIN_FORWARD);
+    if (!o)
+        return;
+    uint64_t thread = forward_thread_id();
+    pthread_mutex_lock(&forward_lock);
+    forward_slot *f = forward_slot_of(thread, seq - 1);
+    if (!(f->forward && f->thread == thread && f->seq == seq - 1))
+        *f = (forward_slot){thread, seq - 1, o};
+    pthread_mutex_unlock(&forward_lock);
+}
+
+static const fbc_origin *forward_of(uint64_t thread, uint64_t seq)
+{
+    const fbc_origin *o = NULL;
+    pthread_mutex_lock(&forward_lock);
+    if (forwards) {
+        const forward_slot *f = forward_slot_of(thread, seq);
+        if (f->forward && f->thread == thread && f->seq == seq)
+            o = f->forward;
+    }
+    pthread_mutex_unlock(&forward_lock);
+    return o;
+}
+
+/* A fallback in a backward, on a thread that works for the caller of backward(): its origin
+ * names the node autograd was running, and the forward that made it where that is known. */
+static void refine_origin(fbc_event *ev, const adapter *a)
+{
+    const fbc_origin *o = (const fbc_origin *)ev->origin;
+    void *node = fbc_origin_node();
+    fbcount_torch_node_info n;
+    if (!o || o->kind != FBC_ORIGIN_BACKWARD || !node || a->node(node, &n) != 0)
+        return;
+    ev->origin = (uintptr_t)fbc_origin_refine(o, n.name[0] ? fbc_record_op(n.name) : NULL,
+                                              forward_of(n.thread, n.seq));
+}
+
 static bool torch_before(fbc_call *c)
 {
     fbc_event *ev = c->ev;
     fbc_reader_kind(c);
     const adapter *a = c->bm->reader;
     fbcount_torch_call t;
+    if (a)
+        refine_origin(ev, a);
     if (a && a->read((const void *)c->arg[0], (const void *)c->arg[1], &t) == 0) {
         ev->op = (uintptr_t)fbc_record_op(t.op);
         ev->nbytes = t.bytes;

@@ -2,7 +2,9 @@
  * autograd's own thread, whose stack holds nothing of the user's; the line that started it is
  * the caller of Engine::execute on the thread that waits for it. Other threads have the line
  * that started them. Both are taken where they happen (one stack walk per backward call or
- * thread start, raw frames only) and named only if a fallback ever carries them. */
+ * thread start, raw frames only) and named only if a fallback ever carries them. A backward's
+ * origin is refined by the node autograd runs when the fallback happens (its name, and the
+ * forward op's stack where anomaly mode kept one; readers/torch.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,18 @@ static const fbc_origin *current;
 
 static __thread unsigned in_backward __attribute__((tls_model("initial-exec")));
 static __thread const fbc_origin *started_by __attribute__((tls_model("initial-exec")));
+static __thread void *running_node __attribute__((tls_model("initial-exec")));
+
+/* Refined origins, by what refines them (the key: three pointers, interned all). */
+typedef struct {
+    UT_hash_handle hh;
+    struct {
+        const fbc_origin *base, *forward;
+        const char *node;
+    } key;
+    fbc_origin *o;
+} refined;
+static refined *refinements;
 
 const char *fbc_origin_name(uint32_t kind)
 {
@@ -50,6 +64,8 @@ const fbc_origin *fbc_origin_take(fbc_origin_kind kind)
     HASH_FIND(hh, origins, words, klen, o);
     if (!o && (o = malloc(sizeof *o + (size_t)(n + npy) * sizeof(uintptr_t)))) {
         memcpy(&o->kind, words, klen);
+        o->node = NULL;
+        o->forward = NULL;
         HASH_ADD(hh, origins, kind, klen, o);
     }
     pthread_mutex_unlock(&origin_lock);
@@ -92,4 +108,48 @@ uintptr_t fbc_origin_now(void)
      * the user's frames: only the others work for it. */
     const fbc_origin *o = in_backward ? NULL : __atomic_load_n(&current, __ATOMIC_ACQUIRE);
     return (uintptr_t)(o ? o : started_by);
+}
+
+void *fbc_origin_node_enter(void *node)
+{
+    void *previous = running_node;
+    running_node = node;
+    return previous;
+}
+
+void fbc_origin_node_leave(void *previous)
+{
+    running_node = previous;
+}
+
+void *fbc_origin_node(void)
+{
+    return running_node;
+}
+
+const fbc_origin *fbc_origin_refine(const fbc_origin *o, const char *node,
+                                    const fbc_origin *forward)
+{
+    if (!o || (!node && !forward))
+        return o;
+    refined k, *r;
+    memset(&k, 0, sizeof k);
+    k.key.base = o;
+    k.key.forward = forward;
+    k.key.node = node;
+    size_t n = o->nframes + o->npy;
+    pthread_mutex_lock(&origin_lock);
+    HASH_FIND(hh, refinements, &k.key, sizeof k.key, r);
+    if (!r && (r = malloc(sizeof *r)) && (r->o = malloc(sizeof *r->o + n * sizeof(uintptr_t)))) {
+        r->key = k.key;
+        memcpy(r->o, o, sizeof *o + n * sizeof(uintptr_t));
+        r->o->node = node;
+        r->o->forward = forward;
+        HASH_ADD(hh, refinements, key, sizeof r->key, r);
+    } else if (r && !r->o) {
+        free(r);
+        r = NULL;
+    }
+    pthread_mutex_unlock(&origin_lock);
+    return r ? r->o : o;
 }

@@ -160,10 +160,15 @@ int fbc_py_capture(uintptr_t *out, int max);
 typedef enum {
     FBC_ORIGIN_NONE = 0,
     FBC_ORIGIN_BACKWARD = 1,
-    FBC_ORIGIN_THREAD = 2
+    FBC_ORIGIN_THREAD = 2,
+    FBC_ORIGIN_FORWARD = 3 /* where a backward's node was made: never an event's own origin */
 } fbc_origin_kind;
 typedef struct fbc_origin {
     UT_hash_handle hh;
+    /* A backward's origin refined by the node it ran (fbc_origin_refine): the node's name as
+     * its library gives it, and the stack of the forward op that made it (NULL: unknown). */
+    const char *node;
+    const struct fbc_origin *forward;
     uint32_t kind, nframes, npy, pad; /* the key starts at kind, as an entry's */
     uintptr_t frames[];               /* nframes native, then npy fbc_pyframe pointers */
 } fbc_origin;
@@ -179,6 +184,17 @@ void fbc_origin_thread(const fbc_origin *o);
 /* The origin an event of the calling thread carries now: the backward in progress when the
  * thread is in none of its own, else the stack that started the thread; 0 for none. */
 uintptr_t fbc_origin_now(void);
+/* The calling thread begins running node (a backward's unit of work, autograd's Node *);
+ * returns the node it ran before, to be given back to fbc_origin_node_leave when it ends. */
+void *fbc_origin_node_enter(void *node);
+void fbc_origin_node_leave(void *previous);
+/* The node the calling thread is running (NULL: none). */
+void *fbc_origin_node(void);
+/* o (a backward's origin) with the node it ran and the forward stack that made the node
+ * (either may be NULL), interned: an event keeps it for the life of the process. o itself
+ * where both are NULL or out of memory. */
+const fbc_origin *fbc_origin_refine(const fbc_origin *o, const char *node,
+                                    const fbc_origin *forward);
 /* "backward", "thread": a kind as the dump names it (NULL for none). */
 const char *fbc_origin_name(uint32_t kind);
 

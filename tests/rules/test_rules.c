@@ -237,13 +237,31 @@ Test(attrib, sites_read_alike_in_every_view)
     fbr_inlined_in_add(in, sizeof in, "helper(int)", "/src/app.cpp", 20);
     fbr_inlined_in_add(in, sizeof in, "main", "/src/app.cpp", 31);
     cr_expect_str_eq(in, "helper(int) (app.cpp:20) inlined in main (app.cpp:31)");
-    cr_expect_str_eq(fbr_site_text(NULL, "on_main", "/src/app.cpp", 11, in, out, sizeof out),
+    fbr_site inl = {.name = "on_main", .file = "/src/app.cpp", .line = 11, .inlined_in = in};
+    cr_expect_str_eq(fbr_site_text(&inl, out, sizeof out),
                      "on_main (app.cpp:11) inlined in helper(int) (app.cpp:20) inlined in main "
                      "(app.cpp:31)");
-    cr_expect_str_eq(fbr_site_text("thread", "main::{lambda()#1}::operator()() const",
-                                   "/src/app.cpp", 14, NULL, out, sizeof out),
+    fbr_site thread = {.origin = "thread",
+                       .name = "main::{lambda()#1}::operator()() const",
+                       .file = "/src/app.cpp",
+                       .line = 14};
+    cr_expect_str_eq(fbr_site_text(&thread, out, sizeof out),
                      "thread started at lambda in main (app.cpp:14)");
-    cr_expect_str_eq(fbr_site_text(NULL, "f", NULL, 0, "", out, sizeof out), "f");
+    fbr_site bare = {.name = "f", .inlined_in = ""};
+    cr_expect_str_eq(fbr_site_text(&bare, out, sizeof out), "f");
+    /* a backward's node, with and without the forward that made it */
+    fbr_site node = {.origin = "backward",
+                     .node = "EluBackward0",
+                     .forward = "layer (model.py:20)",
+                     .name = "<module>",
+                     .file = "/src/train.py",
+                     .line = 37};
+    cr_expect_str_eq(fbr_site_text(&node, out, sizeof out),
+                     "EluBackward0 of layer (model.py:20), from backward() at <module> "
+                     "(train.py:37)");
+    node.forward = NULL;
+    cr_expect_str_eq(fbr_site_text(&node, out, sizeof out),
+                     "EluBackward0, from backward() at <module> (train.py:37)");
 }
 
 /* A function of this program's that the symbolizer core names. */

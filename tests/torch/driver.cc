@@ -8,11 +8,13 @@
 // worker std::thread that runs an op with no frame of this file's. With "threads", calls whose
 // frames compilers and PyTorch rearrange: an op in a helper inlined into its caller, an
 // at::parallel_for body on OpenMP's worker threads, and an at::launch lambda on torch's pool.
-//   usage: torch-driver [steps|scope|backward|threads]
+// "backward anomaly" runs the same in anomaly mode, where each node keeps its forward's stack.
+//   usage: torch-driver [steps|scope|backward [anomaly]|threads]
 // prints values, which do not depend on the census
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <fbcount.h>
+#include <torch/csrc/autograd/anomaly_mode.h>
 #include <torch/csrc/autograd/autograd.h>
 
 #include <cstdio>
@@ -42,13 +44,16 @@ static int scope(const c10::Device &toy)
 // at::relu's own address: the worker runs PyTorch's code from its first frame.
 static at::Tensor (*const relu_fn)(const at::Tensor &) = at::relu;
 
-static int backward(const c10::Device &toy)
+static int backward(const c10::Device &toy, bool anomaly)
 {
+    // Anomaly mode keeps each node's forward stack (its NaN checks, which fall back too, off).
+    torch::autograd::AnomalyMode::set_enabled(anomaly, false);
     at::Tensor x = at::arange(12, at::kFloat).reshape({3, 4}).to(toy);
     at::Tensor w = at::ones({3, 4}).to(toy).requires_grad_();
     for (int i = 0; i < 2; i++) {
-        at::Tensor loss = at::elu(x * w).sum(); // DRIVER-FORWARD
-        torch::autograd::backward({loss});      // DRIVER-BACKWARD
+        at::Tensor h = x * w;               // DRIVER-PRODUCT
+        at::Tensor loss = at::elu(h).sum(); // DRIVER-FORWARD
+        torch::autograd::backward({loss});  // DRIVER-BACKWARD
     }
     at::Tensor r;
     std::thread worker([&r](const at::Tensor &t) { r = relu_fn(t); }, x); // DRIVER-LAMBDA
@@ -94,7 +99,7 @@ int main(int argc, char **argv)
     if (argc > 1 && !std::strcmp(argv[1], "scope"))
         return scope(toy);
     if (argc > 1 && !std::strcmp(argv[1], "backward"))
-        return backward(toy);
+        return backward(toy, argc > 2 && !std::strcmp(argv[2], "anomaly"));
     if (argc > 1 && !std::strcmp(argv[1], "threads"))
         return threads(toy);
     int steps = argc > 1 ? std::atoi(argv[1]) : 3;

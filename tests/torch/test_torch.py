@@ -288,48 +288,84 @@ def views(tmp_path, out):
     return site, stack, check.stdout + check.stderr
 
 
+def node_sites(dump, op):
+    """{(line, node, forward)} of op's sites in a dump."""
+    (o,) = [o for o in dump["ops"] if o["op"] == op]
+    return {(s.get("line"), s.get("node"), s.get("forward")) for s in o["sites"]}
+
+
 @python_hosted
-def test_backward_sited_at_its_caller_python(tmp_path):
+@pytest.mark.parametrize("anomaly", [False, True], ids=["plain", "anomaly"])
+def test_backward_sited_at_its_caller_python(tmp_path, anomaly):
     """A backward runs on autograd's device thread, no frame of the user's on it: its
     fallbacks are sited at the line that called backward() (or torch.autograd.grad), marked
-    as such in the dump, the summary and every view; the forward's stay at their own lines."""
-    plain = run([sys.executable, BACKWARD, TOYDEV, "2"], tmp_path)
-    p, dump = census(tmp_path, [sys.executable, BACKWARD, TOYDEV, "2"])
+    as such in the dump, the summary and every view, with the node autograd ran; in anomaly
+    mode also the line of the forward op that made the node. The forward's stay at their own
+    lines."""
+    args = [sys.executable, BACKWARD, TOYDEV, "2"] + (["anomaly"] if anomaly else [])
+    plain = run(args, tmp_path)
+    p, dump = census(tmp_path, args)
     assert p.stdout == plain.stdout, "the program's output changed"
-    fwd, call, grad = (marker_line(BACKWARD, m) for m in ("FORWARD", "CALL", "GRAD"))
+    fwd, mul, call, grad = (marker_line(BACKWARD, m) for m in ("FORWARD", "MUL", "CALL", "GRAD"))
     assert op_sites(dump, "aten::elu_backward.grad_input") == {
         ("backward.py", call, "backward", 2), ("backward.py", grad, "backward", 1)}
     assert op_sites(dump, "aten::elu.out") == {("backward.py", fwd, None, 2),
                                                ("backward.py", grad, None, 1)}
+
+    def made(line):
+        return f"<module> (backward.py:{line})" if anomaly else None
+    assert node_sites(dump, "aten::elu_backward.grad_input") == {
+        (call, "EluBackward0", made(fwd)), (grad, "EluBackward0", made(grad))}
+    assert node_sites(dump, "aten::mul.out") == {
+        (mul, None, None), (grad, None, None),
+        (call, "MulBackward0", made(mul)), (grad, "MulBackward0", made(grad))}
     for st in dump["stacks"]:
         if st["op"] == "aten::elu_backward.grad_input":
             assert st["origin"] == "backward" and st["line"] in (call, grad), st
             assert st["python"] is True and st["file"] == BACKWARD, st
-    want = f"from backward() at <module> (backward.py:{call})"
+            assert st["node"] == "EluBackward0", st
+    of = f" of <module> (backward.py:{fwd})" if anomaly else ""
+    want = f"EluBackward0{of}, from backward() at <module> (backward.py:{call})"
     assert want in p.stderr, p.stderr
     site, stack, check = views(tmp_path, tmp_path / "dumps")
     assert want in site and want in check, site + check
     assert f"aten::elu_backward.grad_input @ {want}" in stack, stack
     assert "libstdc++" not in site + stack + check
+    pb = tmp_path / "p.pb"
+    run([FBCOUNT, "report", "--format", "pprof", "-o", str(pb), str(tmp_path / "dumps")], tmp_path)
+    assert want.encode() in gzip.decompress(pb.read_bytes()), "pprof: no backward site label"
 
 
-def test_backward_sited_at_its_caller_cpp(tmp_path):
-    """torch::autograd::backward from C++: the same; and a std::thread that runs an op with no
-    frame of this program's is sited at the line that started it."""
-    p, dump = census(tmp_path, [DRIVER, "backward"])
+@pytest.mark.parametrize("anomaly", [False, True], ids=["plain", "anomaly"])
+def test_backward_sited_at_its_caller_cpp(tmp_path, anomaly):
+    """torch::autograd::backward from C++: the same (the forward's line from anomaly mode's
+    C++ metadata); and a std::thread that runs an op with no frame of this program's is sited
+    at the line that started it."""
+    p, dump = census(tmp_path, [DRIVER, "backward"] + (["anomaly"] if anomaly else []))
     assert p.stdout.startswith("grad "), p.stdout
     driver = os.path.join(HERE, "driver.cc")
-    call, worker, lam = (marker_line(driver, m) for m in ("BACKWARD", "WORKER", "LAMBDA"))
+    call, worker, lam, fwd, mul = (marker_line(driver, m) for m in (
+        "BACKWARD", "WORKER", "LAMBDA", "FORWARD", "PRODUCT"))
     assert op_sites(dump, "aten::elu_backward.grad_input") == {
         ("driver.cc", call, "backward", 2)}
+    ((line, node, forward),) = node_sites(dump, "aten::elu_backward.grad_input")
+    assert node == "EluBackward0", node
+    if anomaly:
+        assert re.fullmatch(rf"\w+ \(driver\.cc:{fwd}\)( inlined in .*)?", forward), forward
+    else:
+        assert forward is None, forward
+    muls = {f for _, n, f in node_sites(dump, "aten::mul.out") if n == "MulBackward0"}
+    assert len(muls) == 1 and (f"(driver.cc:{mul})" in muls.pop() if anomaly else True), muls
     # A sanitized build leaves pthread_create to its sanitizer: no thread has a creator's stack.
     threads = os.environ.get("FBCOUNT_TEST_SANITIZED") != "1"
     if threads:
         assert op_sites(dump, "aten::relu") == {("driver.cc", worker, "thread", 1),
                                                 ("driver.cc", lam, None, 1)}
     site, stack, check = views(tmp_path, tmp_path / "dumps")
+    of = rf" of \w+ \(driver\.cc:{fwd}\)[^,]*" if anomaly else ""
     for text in (p.stderr, site, stack, check):
-        assert re.search(rf"from backward\(\) at \w+ \(driver\.cc:{call}\)", text), text
+        assert re.search(rf"EluBackward0{of}, from backward\(\) at \w+ \(driver\.cc:{call}\)",
+                         text), text
         if threads:
             assert re.search(rf"thread started at \w+ \(driver\.cc:{worker}\)", text), text
 
@@ -375,7 +411,7 @@ def test_inlined_parallel_and_launched_sites(tmp_path):
 @python_hosted
 def test_backward_in_error_mode_and_pytest(tmp_path):
     """A refused fallback in a backward: the RuntimeError that loss.backward() raises, and the
-    pytest gate's message, name the backward() line."""
+    pytest gate's message, name the node autograd ran and the backward() line."""
     (tmp_path / "test_train.py").write_text(f"""\
 import sys
 import torch
@@ -401,11 +437,12 @@ def test_step():
              "--", sys.executable, "-m", "pytest", "-s", "-q", "-p", "no:cacheprovider",
              "test_train.py"], tmp_path, check=False)
     err = next((t for t in p.stdout.splitlines() if t.startswith("RuntimeError:")), p.stdout)
-    assert f"from backward() at test_step (test_train.py:{line})" in err, err + p.stderr
+    want = f"EluBackward0, from backward() at test_step (test_train.py:{line})"
+    assert want in err, err + p.stderr
     p = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--fbcount-max", "0",
              "test_train.py"], tmp_path, {"FBCOUNT_OUTPUT": "none"}, check=False)
     assert p.returncode == 1, p.stdout + p.stderr
-    assert f"from backward() at test_step (test_train.py:{line})" in p.stdout, p.stdout
+    assert want in p.stdout, p.stdout
 
 
 def test_warn_stacks_demangled_from_the_users_frame(tmp_path):

@@ -77,29 +77,38 @@ OpCount.__doc__ = "How often one op fell back (or ran on the host), and the byte
 _ORIGIN_PREFIX = {"backward": "from backward() at ", "thread": "thread started at "}
 
 
-class Site(namedtuple("Site", "op function file line count bytes origin", defaults=(None,))):
+class Site(namedtuple("Site", "op function file line count bytes origin node forward",
+                      defaults=(None, None, None))):
     """A place in the application that called an op that fell back: function, file, line
     (file and line None where unknown). origin: None for the falling thread's own code;
     "backward" for the line that started the backward pass a thread of autograd's ran,
-    "thread" for the line that started the thread."""
+    "thread" for the line that started the thread. node: the autograd node a backward ran
+    ("EluBackward0"), forward: where the forward op that made it ran (anomaly mode), or None."""
 
     __slots__ = ()
+
+    def _before(self):
+        """What a site says before its place (rules/attrib.c's fbr_site_text)."""
+        node = ""
+        if self.node:
+            node = self.node + (f" of {self.forward}" if self.forward else "") + ", "
+        return node + _ORIGIN_PREFIX.get(self.origin, "")
 
     @property
     def where(self):
         """'file:line' (the file's last part), or the function where no line is known; after
-        "from backward() at " or "thread started at " where the site is the work's origin."""
+        "from backward() at " or "thread started at " where the site is the work's origin,
+        and a backward's node before that."""
         if self.file and self.line:
             place = f"{self.file.rsplit('/', 1)[-1]}:{self.line}"
         else:
             place = self.function
-        return _ORIGIN_PREFIX.get(self.origin, "") + place
+        return self._before() + place
 
     def __str__(self):
         if self.file and self.line:
-            return (_ORIGIN_PREFIX.get(self.origin, "") + f"{self.function} "
-                    f"({self.file.rsplit('/', 1)[-1]}:{self.line})")
-        return _ORIGIN_PREFIX.get(self.origin, "") + self.function
+            return self._before() + f"{self.function} ({self.file.rsplit('/', 1)[-1]}:{self.line})"
+        return self._before() + self.function
 
 
 def _plural(n, word):
@@ -114,7 +123,7 @@ class Census:
     def __init__(self):
         self._n = [0, 0, 0, 0, 0]  # fallbacks, their bytes, host-resident ops, their bytes, fallback ns
         self._ops = [{}, {}]      # op -> [count, bytes, max_bytes]
-        self._sites = [{}, {}]    # (op, function, file, line, origin) -> [count, bytes]
+        self._sites = [{}, {}]    # (op, function, file, line, origin, node, forward) -> [count, bytes]
         self._text = None         # the library's report, where the census could not be read as JSON
         self._first = None        # the first fallback's Site (count and bytes 0)
 
@@ -148,7 +157,8 @@ class Census:
         f = doc.get("first")
         if f and self._first is None:
             self._first = Site(f.get("op", "(unknown)"), f.get("site", "(unknown)"), f.get("file"),
-                               f.get("line"), 0, 0, f.get("origin"))
+                               f.get("line"), 0, 0, f.get("origin"), f.get("node"),
+                               f.get("forward"))
         for kind, key in ((0, "ops"), (1, "host_ops")):
             for o in doc.get(key, []):
                 e = self._ops[kind].setdefault(o["op"], [0, 0, 0])
@@ -157,7 +167,7 @@ class Census:
                 e[2] = max(e[2], o.get("max_bytes", 0))
                 for s in o.get("sites", []):
                     k = (o["op"], s.get("site", "(unknown)"), s.get("file"), s.get("line"),
-                         s.get("origin"))
+                         s.get("origin"), s.get("node"), s.get("forward"))
                     se = self._sites[kind].setdefault(k, [0, 0])
                     se[0] += s.get("count", 0)
                     se[1] += s.get("bytes", 0)
@@ -209,8 +219,10 @@ class Census:
         self._need_ops()
         items = sorted(self._sites[kind].items(),
                        key=lambda kv: (-kv[1][1], -kv[1][0], kv[0][0], kv[0][1], kv[0][2] or "",
-                                       kv[0][3] or 0, kv[0][4] or ""))
-        return [Site(op, fn, f, ln, c, b, origin) for (op, fn, f, ln, origin), (c, b) in items]
+                                       kv[0][3] or 0, kv[0][4] or "", kv[0][5] or "",
+                                       kv[0][6] or ""))
+        return [Site(op, fn, f, ln, c, b, origin, node, fwd)
+                for (op, fn, f, ln, origin, node, fwd), (c, b) in items]
 
     @property
     def ops(self):

@@ -169,14 +169,15 @@ def _where(census, op):
 
 def _short_where(census, op, test_file):
     """Where op was called from, as short as a summary line needs: "line 12" in the test's own
-    file (the line's nodeid names it already), else "file.py:12"; the first site, "+N" more."""
+    file (the line's nodeid names it already), else "file.py:12"; the first site, "+N" more.
+    A backward's node is left to the full text."""
     sites = census.sites_of(op)
     if not sites:
         return "(unknown)"
     s = sites[0]
     prefix = fbcount._ORIGIN_PREFIX.get(s.origin, "")
     same = s.file and test_file and os.path.basename(s.file) == os.path.basename(test_file)
-    place = f"line {s.line}" if same and s.line else s.where[len(prefix):]
+    place = f"line {s.line}" if same and s.line else s._replace(node=None, origin=None).where
     more = f" +{len(sites) - 1}" if len(sites) > 1 else ""
     return f"{prefix.replace('from backward() at ', 'backward() ')}{place}{more}"
 

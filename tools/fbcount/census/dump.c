@@ -312,6 +312,8 @@ static void read_sites(vctx *c, json_t *arr, fbd_op *op)
         s[i].python = get_bool(c, e, FBR_PYTHON);
         s[i].origin = get_str(c, e, FBR_ORIGIN, false);
         s[i].inlined_in = get_str(c, e, FBR_INLINED_IN, false);
+        s[i].node = get_str(c, e, FBR_NODE, false);
+        s[i].forward = get_str(c, e, FBR_FORWARD, false);
         s[i].count = get_count(c, e, FBR_COUNT, true);
         s[i].bytes = get_count(c, e, FBR_BYTES, false);
         s[i].ns = get_count(c, e, FBR_NS, false);
@@ -594,6 +596,8 @@ static void read_stack(vctx *c, json_t *e, size_t i)
     st->site_python = get_bool(c, e, FBR_PYTHON);
     st->origin = intern(c, get_str(c, e, FBR_ORIGIN, false));
     st->site_inlined_in = intern(c, get_str(c, e, FBR_INLINED_IN, false));
+    st->node = intern(c, get_str(c, e, FBR_NODE, false));
+    st->forward = intern(c, get_str(c, e, FBR_FORWARD, false));
     st->backend = intern(c, get_str(c, e, FBR_BACKEND, false));
     if (!st->backend)
         st->backend = FBR_BACKEND_DEFAULT;

@@ -46,6 +46,7 @@ typedef struct {
     bool python;                      /* a Python site: file and line are the script's */
     const char *origin;               /* "backward", "thread": where a thread's work came from */
     const char *inlined_in;           /* the functions the site is inlined in, or NULL */
+    const char *node, *forward;       /* a backward's node and its forward's site, or NULL */
     uint64_t count, bytes, ns;
     uint64_t max_bytes, max_ns; /* 0 in dumps from before they were written */
 } fbd_site;
@@ -89,6 +90,7 @@ typedef struct {
      * it; NULL and 0 in dumps that do not say (found again from the frames). */
     const char *site_file, *origin;
     const char *site_inlined_in; /* the functions the site is inlined in (FBR_INLINED_IN) */
+    const char *node, *forward;  /* a backward's node and its forward's site (FBR_NODE) */
     long site_line;
     bool site_python;
     uint64_t count, bytes, max_bytes, ns, max_ns;

@@ -111,7 +111,8 @@ static const char *site_name(fbm_census *c, const fbd_site *si)
 {
     char name[512], buf[1024];
     fbn_display(si->site, name, sizeof name);
-    fbr_site_text(si->origin, name, si->file, si->line, si->inlined_in, buf, sizeof buf);
+    fbr_site site = {si->origin, si->node, si->forward, name, si->file, si->line, si->inlined_in};
+    fbr_site_text(&site, buf, sizeof buf);
     if (strlen(buf) + 1 >= sizeof buf)
         fbx_utf8_truncate(buf, strlen(buf) - 1);
     return keep(c, buf);
@@ -437,7 +438,8 @@ static fbm_row *new_stack_row(fbm_census *c, table *t, const fbd_dump *d, const 
 {
     char name[1200], sname[600], where[1024];
     fbn_display(st->site, sname, sizeof sname);
-    fbr_site_text(st->origin, sname, file, line, st->site_inlined_in, where, sizeof where);
+    fbr_site site = {st->origin, st->node, st->forward, sname, file, line, st->site_inlined_in};
+    fbr_site_text(&site, where, sizeof where);
     snprintf(name, sizeof name, "%s @ %s", st->op, where);
     fbm_row *r = new_row(t, keep(c, name), st->kind);
     const char **lab = fbp_alloc(c->pool, (n + 1) * sizeof *lab);
@@ -470,7 +472,8 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
 {
     size_t n;
     const fbd_stack *st = fbd_stacks(d, &n);
-    enum { K = 8 }; /* kind, op, site, backend, the site's file and line, origin, inlined_in */
+    /* kind, op, site, backend, the site's file and line, origin, inlined_in, node, forward */
+    enum { K = 10 };
     const void *key[FBM_MAX_FRAMES + K];
     for (size_t i = 0; i < n; i++) {
         if (st[i].kind != kind || !fbm_census_keeps_backend(c, st[i].backend))
@@ -488,8 +491,11 @@ static int build_stacks(fbm_census *c, table *t, const fbd_dump *d, fbd_kind kin
         key[5] = (void *)(uintptr_t)line;
         key[6] = st[i].origin ? census_str(c, st[i].origin) : NULL;
         key[7] = st[i].site_inlined_in ? census_str(c, st[i].site_inlined_in) : NULL;
+        key[8] = st[i].node ? census_str(c, st[i].node) : NULL;
+        key[9] = st[i].forward ? census_str(c, st[i].forward) : NULL;
         if (!key[1] || !key[2] || !key[3] || (file && !key[4]) || (st[i].origin && !key[6]) ||
-            (st[i].site_inlined_in && !key[7]))
+            (st[i].site_inlined_in && !key[7]) || (st[i].node && !key[8]) ||
+            (st[i].forward && !key[9]))
             return -1;
         for (size_t f = 0; f < keep_n; f++)
             if (!(key[K + f] = label_of(c, st[i].frames[keep_n - 1 - f])))

@@ -449,7 +449,8 @@ static const char *site_label(const fbd_dump *d, const fbd_stack *st, char *buf,
     char name[600];
     fbm_stack_site(d, st, &file, &line);
     fbn_display(st->site, name, sizeof name);
-    return fbr_site_text(st->origin, name, file, line, st->site_inlined_in, buf, len);
+    fbr_site site = {st->origin, st->node, st->forward, name, file, line, st->site_inlined_in};
+    return fbr_site_text(&site, buf, len);
 }
 
 /* A stack's locations, outermost last, into ids: each frame's record, an inlined frame in
