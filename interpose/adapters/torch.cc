@@ -3,6 +3,17 @@
 // TensorImpl layouts it reads are that build's.
 #include "torch_api.h"
 
+#include <ATen/core/operator_name.h>
+
+// The adapter links libc10 alone: loading one that needs libtorch_cpu makes the loader walk
+// libtorch_cpu's whole dependency closure, about 3 ms of a torch process's time. What it
+// reads is in c10 or inline; the one libtorch_cpu function its headers reach, the printer of
+// an operator's name in the assertion that an operator has a schema, is declared weak: the
+// schema is checked first, so that assertion never fails here.
+namespace c10 {
+std::ostream &operator<<(std::ostream &, const OperatorName &) __attribute__((weak));
+}
+
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/util/Exception.h>
@@ -18,22 +29,25 @@
 
 namespace {
 
-void add_tensor(const at::Tensor &t, fbcount_torch_call *out)
+// A tensor argument, read from its TensorImpl (IValue::toTensor() is libtorch_cpu's). A
+// sparse tensor's elements are not its storage: its bytes are left out.
+void add_tensor(const c10::TensorImpl *t, fbcount_torch_call *out)
 {
-    if (!t.defined())
+    if (!t || t == c10::UndefinedTensorImpl::singleton() || t->is_sparse())
         return;
-    out->bytes += t.nbytes();
-    if (t.nbytes() > out->largest)
-        out->largest = t.nbytes();
+    uint64_t nbytes = static_cast<uint64_t>(t->numel()) * t->itemsize();
+    out->bytes += nbytes;
+    if (nbytes > out->largest)
+        out->largest = nbytes;
     if (out->has_shape)
         return;
-    auto sizes = t.sizes();
+    auto sizes = t->sizes();
     if (sizes.size() > FBCOUNT_TORCH_RANK)
         return;
     out->rank = static_cast<int>(sizes.size());
     for (size_t i = 0; i < sizes.size(); i++)
         out->dims[i] = sizes[i];
-    out->dtype = static_cast<int>(t.scalar_type());
+    out->dtype = static_cast<int>(c10::typeMetaToScalarType(t->dtype()));
     out->has_shape = 1;
 }
 
@@ -67,10 +81,12 @@ extern "C" int fbcount_torch_read(const void *op, const void *stack, fbcount_tor
         for (size_t i = s->size() - nargs; i < s->size(); i++) {
             const c10::IValue &v = (*s)[i];
             if (v.isTensor()) {
-                add_tensor(v.toTensor(), out);
-            } else if (v.isTensorList()) {
-                for (const at::Tensor &t : v.toTensorList().vec())
-                    add_tensor(t, out);
+                add_tensor(v.unsafeToTensorImpl(), out);
+            } else if (v.isList()) {
+                // Tensor[] and Tensor?[] alike: every tensor among the list's elements.
+                for (const c10::IValue &e : v.toListRef())
+                    if (e.isTensor())
+                        add_tensor(e.unsafeToTensorImpl(), out);
             }
         }
         return 0;

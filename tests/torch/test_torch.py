@@ -504,6 +504,27 @@ a * a
     assert [r["max_bytes"] for r in rows["op"]] == [48], rows
 
 
+def test_bytes_of_tensor_lists(tmp_path):
+    """Tensors inside list arguments count like any other: cat's Tensor[] (two 48-byte inputs
+    and its 96-byte out) and index's Tensor?[] (48-byte self, a 16-byte index, 32-byte out).
+    (Before the adapter read lists of optional tensors, index's indices were left out.)"""
+    script = tmp_path / "lists.py"
+    script.write_text(f"""\
+import sys
+import torch
+sys.path.insert(0, {HERE!r})
+import toy
+dev = toy.load({TOYDEV!r})
+x = torch.ones(3, 4).to(dev)
+torch.cat([x, x])
+x[torch.tensor([0, 2])]  # indices on the CPU: 1.13's cpu_fallback moves no Tensor?[]
+""")
+    _, dump = census(tmp_path, [sys.executable, str(script)])
+    got = {o["op"]: (o["bytes"], o["max_bytes"]) for o in dump["ops"]}
+    assert got == {"aten::cat.out": (48 + 48 + 96, 96),
+                   "aten::index.Tensor_out": (48 + 16 + 32, 48)}, got
+
+
 @python_hosted
 def test_one_site_per_call_in_every_view(tmp_path):
     """A model of torch.nn modules: torch's own Python files (nn/modules/linear.py's forward)
