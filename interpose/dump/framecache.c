@@ -167,13 +167,25 @@ static long remember(fbc_framecache *c, size_t at, uintptr_t key, uint32_t index
     return index;
 }
 
+/* Whether path is the library that called e's exit (e's second frame, the exit's caller):
+ * a backend's own dispatch, such as a PyTorch device's boxed fallback in its extension library,
+ * whose frames are the backend's as its row's are. The program itself never is: a backend
+ * compiled into it leaves the program's frames named in full. */
+static bool exit_caller(const fbc_entry *e, const char *path)
+{
+    long m = e->nframes > 1 ? fbc_modmap_find(e->frames[1] - 1) : -1;
+    const char *caller = m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL;
+    return caller && !strcmp(caller, path) && strcmp(path, fbc_process_exe());
+}
+
 bool fbc_fc_full(const fbc_entry *e, uintptr_t ip)
 {
     long m = fbc_modmap_find(ip);
     const char *path = m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL;
     const fbc_bmod *bm = fbc_bmod_at(FBC_BACKEND_BMOD(e->backend));
     return path && !fbr_module_is_system(path) && !fbr_module_is_interpreter(path) &&
-           !fbr_backend_module(fbc_entry_row(e), path) && !(bm && !strcmp(bm->path, path));
+           !fbr_backend_module(fbc_entry_row(e), path) && !(bm && !strcmp(bm->path, path)) &&
+           !exit_caller(e, path);
 }
 
 /* The frames at ip: its inline chain with lines where full, else the function its symbol

@@ -27,10 +27,14 @@ id=$("$py" "$top/interpose/adapters/buildid.py" "$libdir/libtorch_cpu.so")
 echo "torch $version (C++11 ABI $abi) in $libdir, libtorch_cpu build id $id"
 cxx="${CXX:-g++} -std=c++17 -fPIC -g -Wno-unused-parameter -D_GLIBCXX_USE_CXX11_ABI=$abi $inc"
 libs="-L$libdir -Wl,-rpath,$libdir -ltorch_cpu -lc10"
-# The build's flags: the adapter as meson builds it, the toy device and driver at -O1.
-$cxx -O2 -shared -o "$build/interpose/adapters/torch-$id.so" \
-    -DFBCOUNT_TORCH_BUILD_ID="\"$id\"" "$top/interpose/adapters/torch.cc" $libs \
-    >"$work/build-adapter.log" 2>&1 &
+# The build's flags: the adapter as meson builds it (libc10 alone; where this torch's headers
+# reach more of libtorch_cpu, linked with it, and said so), the toy device and driver at -O1.
+adapter="$build/interpose/adapters/torch-$id.so"
+{ $cxx -O2 -shared -Wl,-z,defs -o "$adapter" -DFBCOUNT_TORCH_BUILD_ID="\"$id\"" \
+    "$top/interpose/adapters/torch.cc" -L"$libdir" -Wl,-rpath,"$libdir" -lc10 ||
+  { echo "other_torch: the adapter needs more than libc10 here: linked with libtorch_cpu"
+    $cxx -O2 -shared -o "$adapter" -DFBCOUNT_TORCH_BUILD_ID="\"$id\"" \
+        "$top/interpose/adapters/torch.cc" $libs; }; } >"$work/build-adapter.log" 2>&1 &
 $cxx -O1 -shared -o "$work/libtoydev.so" "$top/tests/torch/toydev.cc" $libs \
     >"$work/build-toydev.log" 2>&1 &
 wait
@@ -40,7 +44,7 @@ cat "$work/build-adapter.log" "$work/build-toydev.log" >"$out/build.log"
 $cxx -O1 -I"$top/interpose" -o "$work/torch-driver" "$top/tests/torch/driver.cc" \
     -L"$build/interpose" -Wl,-rpath,"$build/interpose" -lfbcount \
     "$work/libtoydev.so" -Wl,-rpath,"$work" $libs >>"$out/build.log" 2>&1
-for f in "$build/interpose/adapters/torch-$id.so" "$work/libtoydev.so" "$work/torch-driver"; do
+for f in "$adapter" "$work/libtoydev.so" "$work/torch-driver"; do
     if [ ! -e "$f" ]; then
         echo "other_torch: $(basename "$f") did not compile against torch $version:"
         tail -n 40 "$out/build.log"
