@@ -69,8 +69,8 @@ fbc_framecache *fbc_fc_new(void); /* NULL when out of memory */
 void fbc_fc_free(fbc_framecache *c);
 /* Whether the frame at ip of stack e is named in full (its inline chain, each function at
  * its line): the program's own code, not the backend's (its row's modules, the module
- * whose exit recorded e and the library that called that exit), the interpreter's or the
- * system's runtime, whose frames are named by their symbol tables. */
+ * whose exit recorded e and a plugin of the backend's that called that exit), the
+ * interpreter's or the system's runtime, whose frames are named by their symbol tables. */
 bool fbc_fc_full(const fbc_entry *e, uintptr_t ip);
 /* The index of the first frame object of ip (a frame of stack e) in the dump's frame table,
  * naming it (fbc_fc_full) and formatting it the first time (taking fbc_sym_lock); *count

@@ -167,15 +167,22 @@ static long remember(fbc_framecache *c, size_t at, uintptr_t key, uint32_t index
     return index;
 }
 
-/* Whether path is the library that called e's exit (e's second frame, the exit's caller):
- * a backend's own dispatch, such as a PyTorch device's boxed fallback in its extension library,
- * whose frames are the backend's as its row's are. The program itself never is: a backend
- * compiled into it leaves the program's frames named in full. */
-static bool exit_caller(const fbc_entry *e, const char *path)
+static const char *module_path_at(uintptr_t ip)
 {
-    long m = e->nframes > 1 ? fbc_modmap_find(e->frames[1] - 1) : -1;
-    const char *caller = m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL;
-    return caller && !strcmp(caller, path) && strcmp(path, fbc_process_exe());
+    long m = fbc_modmap_find(ip);
+    return m >= 0 ? fbc_modmap_at((size_t)m)->path : NULL;
+}
+
+/* Whether path is a plugin of e's backend: the library that called e's exit (its second
+ * frame) where the backend itself called into it (its third frame is in a module of the row),
+ * as PyTorch's dispatcher calls a device's boxed fallback in the device's extension library.
+ * Its frames are the backend's, as its row's are. The program itself never is one. */
+static bool backend_plugin(const fbc_entry *e, const char *path)
+{
+    const char *caller = e->nframes > 2 ? module_path_at(e->frames[1] - 1) : NULL;
+    const char *outer = caller ? module_path_at(e->frames[2] - 1) : NULL;
+    return caller && outer && !strcmp(caller, path) && strcmp(path, fbc_process_exe()) &&
+           fbr_backend_module(fbc_entry_row(e), outer);
 }
 
 bool fbc_fc_full(const fbc_entry *e, uintptr_t ip)
@@ -185,7 +192,7 @@ bool fbc_fc_full(const fbc_entry *e, uintptr_t ip)
     const fbc_bmod *bm = fbc_bmod_at(FBC_BACKEND_BMOD(e->backend));
     return path && !fbr_module_is_system(path) && !fbr_module_is_interpreter(path) &&
            !fbr_backend_module(fbc_entry_row(e), path) && !(bm && !strcmp(bm->path, path)) &&
-           !exit_caller(e, path);
+           !backend_plugin(e, path);
 }
 
 /* The frames at ip: its inline chain with lines where full, else the function its symbol

@@ -97,6 +97,14 @@ def test_cpp_caller(tmp_path):
     # gelu.out(self, out): two 48-byte tensors a call, the largest of them 48 bytes.
     assert gelu["shapes"] == [{"dtype": "f32", "shape": [3, 4], "count": 3, "bytes": 288}], gelu
     assert gelu["bytes"] == 288 and gelu["max_bytes"] == 48, gelu
+    # The device's extension library, which PyTorch's dispatcher calls and which calls
+    # cpu_fallback, is the backend's: its frames named by the symbol table (no line read from
+    # its debug information at exit); the program's own frames have their lines.
+    lines = {}
+    for f in dump["frame_table"]:
+        lines.setdefault(os.path.basename(f.get("module", "")), set()).add("line" in f)
+    assert lines["libtoydev.so"] == {False}, lines
+    assert True in lines["torch-driver"], lines
 
 
 def test_without_the_adapter_ops_come_from_the_stack(tmp_path):
