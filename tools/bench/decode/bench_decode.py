@@ -103,6 +103,11 @@ def spread(v):
     return out
 
 
+def rounded(q):
+    """A spread's figures to 4 places, the interval's two ends as well."""
+    return {k: [round(x, 4) for x in v] if isinstance(v, list) else round(v, 4) for k, v in q.items()}
+
+
 def verdict(q, target):
     """Met where the median's 95% interval lies at or above the target (or, for rows without
     one, the lower quartile); met by the median only where the median alone does."""
@@ -196,8 +201,8 @@ def rows_of(a, got):
         rows.append({"bench": "decode", "case": "fbcount run" if name == "fbcount" else name,
                      "size": size, "value": round(statistics.median(r for r, _ in under), 3),
                      "unit": "tok/s", "peer": "plain", "peer_value": round(p_med, 3),
-                     "ratio": {k: round(v, 4) for k, v in spread(ratios).items()},
-                     "cpu_ratio": {k: round(v, 4) for k, v in spread(cpu).items()},
+                     "ratio": rounded(spread(ratios)),
+                     "cpu_ratio": rounded(spread(cpu)),
                      "target_ratio": TARGET, "pairs": a.pairs, "rounds": a.rounds,
                      "gen": a.gen})
     return rows
@@ -211,7 +216,7 @@ def token_rows(a, pairs):
     return [{"bench": "decode", "case": "scope every other token, census off", "size": size,
              "value": round(counted, 3), "unit": "tok/s", "peer": "the token before, plain",
              "peer_value": round(plain, 3),
-             "ratio": {k: round(v, 4) for k, v in spread(ratios).items()},
+             "ratio": rounded(spread(ratios)),
              "target_ratio": TARGET, "pairs": len(pairs), "runs": a.alternate,
              "rounds": a.rounds, "gen": a.gen}]
 
