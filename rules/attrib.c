@@ -101,6 +101,23 @@ bool fbr_module_is_system(const char *path)
     return false;
 }
 
+bool fbr_function_is_runtime(const char *symbol)
+{
+    static const char *const whole[] = {"execute_native_thread_routine", "start_thread", "__clone",
+                                        "__clone3", "clone3"};
+    static const char *const starts[] = {"_ZNSt6thread15_M_start_thread",
+                                         "std::thread::_M_start_thread"};
+    if (!symbol)
+        return false;
+    for (size_t i = 0; i < sizeof whole / sizeof *whole; i++)
+        if (!strcmp(symbol, whole[i]))
+            return true;
+    for (size_t i = 0; i < sizeof starts / sizeof *starts; i++)
+        if (!strncmp(symbol, starts[i], strlen(starts[i])))
+            return true;
+    return false;
+}
+
 bool fbr_source_is_system(const char *file)
 {
     return file && (!strncmp(file, "/usr/include/", 13) || strstr(file, "/include/c++/"));

@@ -60,6 +60,12 @@ bool fbr_source_is_system(const char *file);
  * module file <package>.py. */
 bool fbr_py_in_package(const char *file, const fbr_names *packages);
 
+/* Whether symbol (raw or demangled) is a thread's start or std::thread's machinery in the C
+ * and C++ runtimes (not the _State_impl that runs a thread's callable, the user's code inlined
+ * into it): never a user's site, even where a program links its runtime statically and
+ * the function lies in the program's own file. */
+bool fbr_function_is_runtime(const char *symbol);
+
 /* A native frame as attribution needs it. module: an id shared by the frames of one
  * module, -1 when unknown; path: that module's file, NULL when unknown. */
 typedef struct {

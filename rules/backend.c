@@ -715,7 +715,8 @@ void fbr_attribute_caller(const fbr_backend *b, size_t n, fbr_native_at at, fbr_
                 }
             continue; /* the backend's own Python (torch/autograd) called the backward */
         }
-        if (f->module < 0 || fbr_backend_module(b, f->path) || fbr_module_is_system(f->path))
+        if (f->module < 0 || fbr_backend_module(b, f->path) || fbr_module_is_system(f->path) ||
+            fbr_function_is_runtime(f->symbol))
             continue;
         int k = caller_inline(b, files, ctx, j);
         if (k < 0)

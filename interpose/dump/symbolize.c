@@ -388,7 +388,7 @@ static bool no_user_site(const fbr_attrib *a, const fbc_frame_info *infos, const
         return true;
     long m = infos[a->site].module;
     return m < 0 || fbr_module_is_system(fbc_modmap_at((size_t)m)->path) ||
-           fbr_source_is_system(out->site_file);
+           fbr_source_is_system(out->site_file) || fbr_function_is_runtime(infos[a->site].symbol);
 }
 
 /* Sites out by o's stack, the rule of every site; false where no frame of it is the user's. */

@@ -247,6 +247,18 @@ Test(attrib, sites_read_alike_in_every_view)
                        .line = 14};
     cr_expect_str_eq(fbr_site_text(&thread, out, sizeof out),
                      "thread started at lambda in main (app.cpp:14)");
+    /* the runtimes' thread machinery, raw or demangled; not the callable a thread runs */
+    cr_expect(fbr_function_is_runtime("execute_native_thread_routine"));
+    cr_expect(fbr_function_is_runtime("start_thread"));
+    cr_expect(fbr_function_is_runtime("_ZNSt6thread15_M_start_threadESt10unique_ptrINS_6_StateE"
+                                      "St14default_deleteIS1_EEPFvvE"));
+    cr_expect(
+        fbr_function_is_runtime("std::thread::_M_start_thread(std::unique_ptr<>, void (*)())"));
+    cr_expect(
+        !fbr_function_is_runtime("_ZNSt6thread11_State_implINS_8_InvokerISt5tupleIJZ4mainEUlvE_"
+                                 "EEEEE6_M_runEv"));
+    cr_expect(!fbr_function_is_runtime("main"));
+    cr_expect(!fbr_function_is_runtime(NULL));
     fbr_site bare = {.name = "f", .inlined_in = ""};
     cr_expect_str_eq(fbr_site_text(&bare, out, sizeof out), "f");
     /* a backward's node, with and without the forward that made it */
