@@ -29,10 +29,10 @@
 #define FBR_TORCH_EVALUATE                                                                         \
     "_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4Node"      \
     "ERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE"
-/* AnomalyMetadata::store_stack() and PyAnomalyMetadata's: in anomaly mode PyTorch calls it
- * as each autograd node is made, in the forward op that makes it (C++ and Python programs). */
-#define FBR_TORCH_STORE_STACK "_ZN5torch8autograd15AnomalyMetadata11store_stackEv"
-#define FBR_TORCH_PY_STORE_STACK "_ZN5torch8autograd17PyAnomalyMetadata11store_stackEv"
+/* torch::autograd::Node::assign_parent(): in anomaly mode a node's constructor calls it, after
+ * storing the forward's traceback, in the forward op that makes the node (1.13 and 2.x; the
+ * Python traceback's own store_stack is not exported by 2.x). */
+#define FBR_TORCH_ASSIGN_PARENT "_ZN5torch8autograd4Node13assign_parentEv"
 
 /* X(ID, the shim's function, the symbol, FBR_TYPED_EXIT or FBR_TYPED_ORIGIN). */
 #define FBR_TYPED(X)                                                                               \
@@ -53,7 +53,6 @@
       FBR_TYPED_EXIT)                                                                              \
     X(TORCH_ENGINE, torch_engine_execute, FBR_TORCH_ENGINE_EXECUTE, FBR_TYPED_ORIGIN)              \
     X(TORCH_EVALUATE, torch_evaluate_function, FBR_TORCH_EVALUATE, FBR_TYPED_ORIGIN)               \
-    X(TORCH_STORE_STACK, torch_store_stack, FBR_TORCH_STORE_STACK, FBR_TYPED_ORIGIN)               \
-    X(TORCH_PY_STORE_STACK, torch_py_store_stack, FBR_TORCH_PY_STORE_STACK, FBR_TYPED_ORIGIN)
+    X(TORCH_ASSIGN_PARENT, torch_assign_parent, FBR_TORCH_ASSIGN_PARENT, FBR_TYPED_ORIGIN)
 
 #endif

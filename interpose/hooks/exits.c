@@ -639,34 +639,23 @@ FBC_EXPORT void torch_evaluate_function(void *self, void *task, void *node, void
     ((evaluate_fn)m->fn)(self, task, node, inputs, queue);
 }
 
-typedef void (*store_stack_fn)(void *);
+typedef void (*assign_parent_fn)(void *);
 
-FBC_EXPORT void torch_store_stack(void *self) __asm__(FBR_TORCH_STORE_STACK);
-FBC_EXPORT void torch_py_store_stack(void *self) __asm__(FBR_TORCH_PY_STORE_STACK);
+FBC_EXPORT void torch_assign_parent(void *node) __asm__(FBR_TORCH_ASSIGN_PARENT);
 
 /* Anomaly mode keeps the forward's traceback for each node made; the shim keeps its own stack
  * of the same moment, raw, for the node's fallbacks in a backward. */
-static void store_stack(exit_state *x, void *self, uintptr_t ra)
+FBC_EXPORT void torch_assign_parent(void *node)
 {
-    const caller_mod *m = resolve(x, ra);
+    const caller_mod *m = resolve(&exits[X_TORCH_ASSIGN_PARENT], RA);
     if (!m || !m->fn)
-        abort(); /* no anomaly metadata to store */
-    ((store_stack_fn)m->fn)(self);
+        abort(); /* no node to assign a parent to */
+    ((assign_parent_fn)m->fn)(node);
     if (should_record()) {
         fbc_t.busy = 1;
-        fbc_torch_node_made(m->fn);
+        fbc_torch_node_made(node, m->fn);
         fbc_t.busy = 0;
     }
-}
-
-FBC_EXPORT void torch_store_stack(void *self)
-{
-    store_stack(&exits[X_TORCH_STORE_STACK], self, RA);
-}
-
-FBC_EXPORT void torch_py_store_stack(void *self)
-{
-    store_stack(&exits[X_TORCH_PY_STORE_STACK], self, RA);
 }
 
 /* Each definition's address as this library has it: a hidden alias is bound at link time,

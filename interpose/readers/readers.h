@@ -63,10 +63,10 @@ fbc_recorded fbc_reader_count(fbc_call *c);
 /* A refuse() for a backend without an error path of its own. */
 bool fbc_reader_no_refuse(fbc_call *c, const char *why);
 
-/* PyTorch in anomaly mode made an autograd node (fn: the store_stack that recorded its
- * forward traceback, whose module reaches libtorch): keeps the calling thread's stack as the
- * node's forward, for fallbacks made in the node's backward (readers/torch.c). */
-void fbc_torch_node_made(void *fn);
+/* PyTorch in anomaly mode made autograd node `node` (fn: the Node::assign_parent its
+ * constructor called, in libtorch_cpu): keeps the calling thread's stack as the node's
+ * forward, for fallbacks made in the node's backward (readers/torch.c). */
+void fbc_torch_node_made(void *node, void *fn);
 
 /* Records a call that a reader intercepts itself, where the backend calls through a function
  * pointer of its own that the reader pointed at its code (c: bm, exit, fn and the arguments

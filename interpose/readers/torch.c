@@ -100,25 +100,24 @@ static void torch_bind(fbc_bmod *bm)
     snprintf(bm->note, sizeof bm->note, "adapter %.300s", path);
 }
 
-/* Anomaly mode's nodes by (the forward's thread id, sequence number): the pair by which
- * PyTorch's profiler joins a backward node to the forward op that made it, unique in a
- * process. Direct-mapped: a node made later takes an older one's slot (its fallbacks then
- * have no forward line); a node made with a number already taken (an AccumulateGrad, which
- * takes none of its own) leaves the first. */
+/* Anomaly mode's nodes by address, each with the sequence number it took when made: a node
+ * made later at a freed node's address takes its place (made in anomaly mode) or differs in
+ * its number (made outside it), so a node's forward is never another's. Direct-mapped: a node
+ * whose place a later one took has no forward line. */
 #define FORWARD_SLOTS 65536u
 typedef struct {
-    uint64_t thread, seq;
+    const void *node;
+    uint64_t seq;
     const fbc_origin *forward;
 } forward_slot;
 static forward_slot *forwards;
 static pthread_mutex_t forward_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t (*sequence_peek)(void);     /* at::sequence_number::peek() */
-static uint64_t (*forward_thread_id)(void); /* at::RecordFunction::currentThreadId() */
+static uint64_t (*sequence_peek)(void); /* at::sequence_number::peek() */
 
-static forward_slot *forward_slot_of(uint64_t thread, uint64_t seq)
+static forward_slot *forward_slot_of(const void *node)
 {
-    uint64_t k[2] = {thread, seq};
-    return &forwards[fbc_hash_words(k, sizeof k) & (FORWARD_SLOTS - 1)];
+    uintptr_t k = (uintptr_t)node;
+    return &forwards[fbc_hash_words(&k, sizeof k) & (FORWARD_SLOTS - 1)];
 }
 
 static void find_numbering(void *fn)
@@ -127,14 +126,12 @@ static void find_numbering(void *fn)
     void *h = fn && dladdr(fn, &di) && di.dli_fname ? dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
                                                     : NULL;
     if (!h)
-        return;
-    /* The module's lookup reaches libtorch_cpu (its own, or a dependency's); kept open. */
+        return; /* kept open: libtorch_cpu stays */
     GET(h, "_ZN2at15sequence_number4peekEv", sequence_peek);
-    GET(h, "_ZN2at14RecordFunction15currentThreadIdEv", forward_thread_id);
     forwards = calloc(FORWARD_SLOTS, sizeof *forwards);
 }
 
-void fbc_torch_node_made(void *fn)
+void fbc_torch_node_made(void *node, void *fn)
 {
     static bool looked;
     pthread_mutex_lock(&forward_lock);
@@ -142,32 +139,28 @@ void fbc_torch_node_made(void *fn)
         looked = true;
         find_numbering(fn);
     }
-    bool ready = forwards && sequence_peek && forward_thread_id;
+    bool ready = forwards && sequence_peek;
     pthread_mutex_unlock(&forward_lock);
     if (!ready)
         return;
-    /* The node being made took its number just before its constructor stored the stack. */
+    /* The node took its number (the thread's last) just before its constructor got here; a
+     * node given another's number (AccumulateGrad's) then fails the check at its fallbacks. */
     uint64_t seq = sequence_peek();
-    if (seq == 0)
-        return;
-    const fbc_origin *o = fbc_origin_take(FBC_ORIGIN_FORWARD);
+    const fbc_origin *o = seq ? fbc_origin_take(FBC_ORIGIN_FORWARD) : NULL;
     if (!o)
         return;
-    uint64_t thread = forward_thread_id();
     pthread_mutex_lock(&forward_lock);
-    forward_slot *f = forward_slot_of(thread, seq - 1);
-    if (!(f->forward && f->thread == thread && f->seq == seq - 1))
-        *f = (forward_slot){thread, seq - 1, o};
+    *forward_slot_of(node) = (forward_slot){node, seq - 1, o};
     pthread_mutex_unlock(&forward_lock);
 }
 
-static const fbc_origin *forward_of(uint64_t thread, uint64_t seq)
+static const fbc_origin *forward_of(const void *node, uint64_t seq)
 {
     const fbc_origin *o = NULL;
     pthread_mutex_lock(&forward_lock);
     if (forwards) {
-        const forward_slot *f = forward_slot_of(thread, seq);
-        if (f->forward && f->thread == thread && f->seq == seq)
+        const forward_slot *f = forward_slot_of(node);
+        if (f->node == node && f->seq == seq)
             o = f->forward;
     }
     pthread_mutex_unlock(&forward_lock);
@@ -184,7 +177,7 @@ static void refine_origin(fbc_event *ev, const adapter *a)
     if (!o || o->kind != FBC_ORIGIN_BACKWARD || !node || a->node(node, &n) != 0)
         return;
     ev->origin = (uintptr_t)fbc_origin_refine(o, n.name[0] ? fbc_record_op(n.name) : NULL,
-                                              forward_of(n.thread, n.seq));
+                                              forward_of(node, n.seq));
 }
 
 static bool torch_before(fbc_call *c)
