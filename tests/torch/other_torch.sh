@@ -4,7 +4,7 @@
 # toy device, the C++ driver and the torch adapter are compiled here against PYTHON's torch
 # (its headers, libraries and C++ ABI, from torch.utils.cpp_extension), the adapter put
 # beside the shim under the build id of that torch's libtorch_cpu, and the cases run on them.
-#   usage: tests/torch/other_torch.sh PYTHON BUILD OUT [BENCH_ROUNDS]
+#   usage: tests/torch/other_torch.sh PYTHON BUILD OUT [BENCH_ROUNDS]   (0: the cases alone)
 # BUILD is a build tree holding at least tools/fbcount/fbcount, interpose/libfbcount.so and
 # interpose/python (tests/device/backends.sh lays one out on the GPU machine); OUT receives the
 # pytest report and the benchmark's rows. pytest comes from PYTHON, or from PYTEST_PATH.
@@ -41,10 +41,12 @@ wait
 cat "$work/build-adapter.log" "$work/build-toydev.log" >"$out/build.log"
 # The driver links libfbcount first, as tests/torch/meson.build does: its cpu_fallback is
 # the one the toy device's calls reach.
-$cxx -O1 -I"$top/interpose" -o "$work/torch-driver" "$top/tests/torch/driver.cc" \
-    -L"$build/interpose" -Wl,-rpath,"$build/interpose" -lfbcount \
-    "$work/libtoydev.so" -Wl,-rpath,"$work" $libs >>"$out/build.log" 2>&1
-for f in "$adapter" "$work/libtoydev.so" "$work/torch-driver"; do
+for variant in torch-driver:"" torch-driver-static-runtime:-static-libstdc++; do
+    $cxx -O1 -I"$top/interpose" -o "$work/${variant%%:*}" "$top/tests/torch/driver.cc" \
+        -L"$build/interpose" -Wl,-rpath,"$build/interpose" -lfbcount \
+        "$work/libtoydev.so" -Wl,-rpath,"$work" $libs ${variant#*:} >>"$out/build.log" 2>&1
+done
+for f in "$adapter" "$work/libtoydev.so" "$work/torch-driver" "$work/torch-driver-static-runtime"; do
     if [ ! -e "$f" ]; then
         echo "other_torch: $(basename "$f") did not compile against torch $version:"
         tail -n 40 "$out/build.log"
@@ -54,6 +56,7 @@ done
 
 export FBCOUNT_TEST_FBCOUNT=$build/tools/fbcount/fbcount
 export FBCOUNT_TEST_TORCH_DRIVER=$work/torch-driver
+export FBCOUNT_TEST_TORCH_DRIVER_STATIC=$work/torch-driver-static-runtime
 export FBCOUNT_TEST_TOYDEV=$work/libtoydev.so
 export FBCOUNT_LIBRARY=$build/interpose/libfbcount.so
 export PYTHONPATH=$build/interpose/python${PYTEST_PATH:+:$PYTEST_PATH}
@@ -71,6 +74,7 @@ status=0
     --basetemp "$work/pytest" "${skip[@]}" "$top/tests/torch/test_torch.py" \
     2>&1 | tee "$out/torch-cases.log" || status=1
 unset FBCOUNT_OUTPUT
+[ "$rounds" = 0 ] && exit $status # the cases alone
 "$py" "$top/tools/bench/torch/bench_torch.py" --shim "$build/interpose/libfbcount.so" \
     --toydev "$work/libtoydev.so" --python "$py" --rounds "$rounds" \
     --device "${BENCH_DEVICE:-$(uname -n)}, torch $version" --json "$out/torch-bench.json" \
