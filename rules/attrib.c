@@ -251,7 +251,8 @@ static int function_at_line(char *out, size_t cap, const char *before, const cha
 const char *fbr_site_text(const fbr_site *s, char *out, size_t cap)
 {
     char before[640];
-    snprintf(before, sizeof before, "%s%s%s%s%s", s->node ? s->node : "",
+    /* node and forward cut short, never the origin's prefix after them */
+    snprintf(before, sizeof before, "%.100s%s%.480s%s%s", s->node ? s->node : "",
              s->node && s->forward ? " of " : "", s->node && s->forward ? s->forward : "",
              s->node ? ", " : "", fbr_origin_prefix(s->origin));
     int n = function_at_line(out, cap, before, s->name, s->file, s->line);

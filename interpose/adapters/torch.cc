@@ -8,20 +8,30 @@
 // The adapter links libc10 alone: loading one that needs libtorch_cpu makes the loader walk
 // libtorch_cpu's whole dependency closure, about 3 ms of a torch process's time. What it
 // reads is in c10 or inline; the one libtorch_cpu function its headers reach, the printer of
-// an operator's name in the assertion that an operator has a schema, is declared weak: the
-// schema is checked first, so that assertion never fails here.
+// an operator's name in the assertion that an operator has a schema, has a weak definition
+// here (libtorch_cpu's wins where the program's scope has it): the message of an assertion
+// the adapter checks before, which only a schema removed in between could reach.
 namespace c10 {
-std::ostream &operator<<(std::ostream &, const OperatorName &) __attribute__((weak));
+__attribute__((weak)) std::ostream &operator<<(std::ostream &os, const OperatorName &name)
+{
+    os << name.name;
+    if (!name.overload_name.empty())
+        os << "." << name.overload_name;
+    return os;
 }
+} // namespace c10
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/core/stack.h>
 #include <c10/util/Exception.h>
+#include <c10/util/Type.h>
 #include <torch/csrc/autograd/function.h>
 
+#include <cxxabi.h>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <typeinfo>
 
 #ifndef FBCOUNT_TORCH_BUILD_ID
 #error "FBCOUNT_TORCH_BUILD_ID: the build id of the libtorch_cpu this is compiled against"
@@ -101,10 +111,18 @@ extern "C" int fbcount_torch_node(const void *node, fbcount_torch_node_info *out
     std::memset(out, 0, sizeof *out);
     try {
         const auto *n = static_cast<const torch::autograd::Node *>(node);
-        std::snprintf(out->name, sizeof out->name, "%s", n->name().c_str());
+        // The node's class, not Node::name(): a Python Function's node takes the GIL there,
+        // which a thread inside a kernel must never wait for. Generated nodes are named by
+        // their class (EluBackward0); the namespace is left out.
+        std::string type = c10::demangle(typeid(*n).name());
+        size_t colon = type.rfind("::");
+        std::snprintf(out->name, sizeof out->name, "%s",
+                      type.c_str() + (colon == std::string::npos ? 0 : colon + 2));
         out->seq = n->sequence_nr();
         out->thread = n->thread_id();
         return 0;
+    } catch (const abi::__forced_unwind &) {
+        throw; // a thread being cancelled goes on unwinding
     } catch (...) {
         return -1;
     }

@@ -107,12 +107,14 @@ static void torch_bind(fbc_bmod *bm)
 #define FORWARD_SLOTS 65536u
 typedef struct {
     const void *node;
-    uint64_t seq;
+    uint64_t seq, thread; /* numbers are per thread: the pair names the node */
     const fbc_origin *forward;
 } forward_slot;
 static forward_slot *forwards;
 static pthread_mutex_t forward_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t (*sequence_peek)(void); /* at::sequence_number::peek() */
+static uint64_t (*sequence_peek)(void);     /* at::sequence_number::peek() */
+static uint64_t (*forward_thread_id)(void); /* at::RecordFunction::currentThreadId() */
+static void *numbering_from;                /* the first assign_parent's address */
 
 static forward_slot *forward_slot_of(const void *node)
 {
@@ -120,51 +122,56 @@ static forward_slot *forward_slot_of(const void *node)
     return &forwards[fbc_hash_words(&k, sizeof k) & (FORWARD_SLOTS - 1)];
 }
 
-static void find_numbering(void *fn)
+/* Once, outside any lock of the shim's (the loader takes its own). */
+static void find_numbering(void)
 {
     Dl_info di;
-    void *h = fn && dladdr(fn, &di) && di.dli_fname ? dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
-                                                    : NULL;
+    void *h = dladdr(numbering_from, &di) && di.dli_fname
+                  ? dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
+                  : NULL;
     if (!h)
         return; /* kept open: libtorch_cpu stays */
     GET(h, "_ZN2at15sequence_number4peekEv", sequence_peek);
-    forwards = calloc(FORWARD_SLOTS, sizeof *forwards);
+    GET(h, "_ZN2at14RecordFunction15currentThreadIdEv", forward_thread_id);
+    if (sequence_peek && forward_thread_id)
+        forwards = calloc(FORWARD_SLOTS, sizeof *forwards);
 }
 
 void fbc_torch_node_made(void *node, void *fn)
 {
-    static bool looked;
-    pthread_mutex_lock(&forward_lock);
-    if (!looked) {
-        looked = true;
-        find_numbering(fn);
-    }
-    bool ready = forwards && sequence_peek;
-    pthread_mutex_unlock(&forward_lock);
-    if (!ready)
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    __atomic_store_n(&numbering_from, fn, __ATOMIC_RELAXED);
+    pthread_once(&once, find_numbering);
+    if (!forwards)
         return;
-    /* The node took its number (the thread's last) just before its constructor got here; a
-     * node given another's number (AccumulateGrad's) then fails the check at its fallbacks. */
-    uint64_t seq = sequence_peek();
+    /* The node took its number (the thread's last) just before its constructor got here, and
+     * its thread id is the one the constructor stores next; a node given another's number
+     * (AccumulateGrad's) then fails the check at its fallbacks. */
+    uint64_t seq = sequence_peek(), thread = forward_thread_id();
     const fbc_origin *o = seq ? fbc_origin_take(FBC_ORIGIN_FORWARD) : NULL;
     if (!o)
         return;
     pthread_mutex_lock(&forward_lock);
-    *forward_slot_of(node) = (forward_slot){node, seq - 1, o};
+    *forward_slot_of(node) = (forward_slot){node, seq - 1, thread, o};
     pthread_mutex_unlock(&forward_lock);
 }
 
-static const fbc_origin *forward_of(const void *node, uint64_t seq)
+static const fbc_origin *forward_of(const void *node, uint64_t seq, uint64_t thread)
 {
     const fbc_origin *o = NULL;
     pthread_mutex_lock(&forward_lock);
     if (forwards) {
         const forward_slot *f = forward_slot_of(node);
-        if (f->node == node && f->seq == seq)
+        if (f->node == node && f->seq == seq && f->thread == thread)
             o = f->forward;
     }
     pthread_mutex_unlock(&forward_lock);
     return o;
+}
+
+void fbc_torch_fork(int phase)
+{
+    fbc_mutex_fork(&forward_lock, phase);
 }
 
 /* A fallback in a backward, on a thread that works for the caller of backward(): its origin
@@ -177,7 +184,7 @@ static void refine_origin(fbc_event *ev, const adapter *a)
     if (!o || o->kind != FBC_ORIGIN_BACKWARD || !node || a->node(node, &n) != 0)
         return;
     ev->origin = (uintptr_t)fbc_origin_refine(o, n.name[0] ? fbc_record_op(n.name) : NULL,
-                                              forward_of(node, n.seq));
+                                              forward_of(node, n.seq, n.thread));
 }
 
 static bool torch_before(fbc_call *c)

@@ -110,6 +110,11 @@ uintptr_t fbc_origin_now(void)
     return (uintptr_t)(o ? o : started_by);
 }
 
+void fbc_origin_fork(int phase)
+{
+    fbc_mutex_fork(&origin_lock, phase);
+}
+
 void *fbc_origin_node_enter(void *node)
 {
     void *previous = running_node;

@@ -165,4 +165,5 @@ const char *fbc_record_op(const char *name)
 void fbc_record_fork(int phase)
 {
     fbc_mutex_fork(&ops_lock, phase);
+    fbc_origin_fork(phase);
 }

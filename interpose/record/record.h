@@ -195,6 +195,8 @@ void *fbc_origin_node(void);
  * where both are NULL or out of memory. */
 const fbc_origin *fbc_origin_refine(const fbc_origin *o, const char *node,
                                     const fbc_origin *forward);
+/* The origins' lock across fork() (fbc_mutex_fork's phases). */
+void fbc_origin_fork(int phase);
 /* "backward", "thread": a kind as the dump names it (NULL for none). */
 const char *fbc_origin_name(uint32_t kind);
 
