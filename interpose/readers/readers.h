@@ -67,8 +67,6 @@ bool fbc_reader_no_refuse(fbc_call *c, const char *why);
  * constructor called, in libtorch_cpu): keeps the calling thread's stack as the node's
  * forward, for fallbacks made in the node's backward (readers/torch.c). */
 void fbc_torch_node_made(void *node, void *fn);
-/* The table of those stacks across fork() (fbc_mutex_fork's phases). */
-void fbc_torch_fork(int phase);
 
 /* Records a call that a reader intercepts itself, where the backend calls through a function
  * pointer of its own that the reader pointed at its code (c: bm, exit, fn and the arguments

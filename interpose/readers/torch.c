@@ -169,11 +169,6 @@ static const fbc_origin *forward_of(const void *node, uint64_t seq, uint64_t thr
     return o;
 }
 
-void fbc_torch_fork(int phase)
-{
-    fbc_mutex_fork(&forward_lock, phase);
-}
-
 /* A fallback in a backward, on a thread that works for the caller of backward(): its origin
  * names the node autograd was running, and the forward that made it where that is known. */
 static void refine_origin(fbc_event *ev, const adapter *a)

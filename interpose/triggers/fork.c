@@ -2,7 +2,6 @@
  * names), and no lock of the shim's is left held in it. glibc's _Fork runs no fork handlers:
  * the hooks call fbc_fork_child_bare for it, which starts the child's census without taking a
  * lock or allocating (another parent thread may have held one at the fork). */
-#include "readers.h"
 #include "triggers.h"
 
 static void prepare(void)
@@ -15,14 +14,12 @@ static void prepare(void)
     fbc_modmap_fork(0);
     fbc_scope_fork(0);
     fbc_record_fork(0);
-    fbc_torch_fork(0);
     fbc_backends_fork(0);
 }
 
 static void parent(void)
 {
     fbc_backends_fork(1);
-    fbc_torch_fork(1);
     fbc_record_fork(1);
     fbc_scope_fork(1);
     fbc_modmap_fork(1);
@@ -44,7 +41,6 @@ static void new_census(void)
 static void child(void)
 {
     fbc_backends_fork(1);
-    fbc_torch_fork(1);
     fbc_record_fork(1);
     fbc_scope_fork(1);
     fbc_modmap_fork(1);
@@ -58,7 +54,6 @@ static void child(void)
 void fbc_fork_child_bare(void)
 {
     fbc_backends_fork(2);
-    fbc_torch_fork(2);
     fbc_record_fork(2);
     fbc_scope_fork(2);
     fbc_modmap_fork(2);
