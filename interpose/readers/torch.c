@@ -122,6 +122,22 @@ static forward_slot *forward_slot_of(const void *node)
     return &forwards[fbc_hash_words(&k, sizeof k) & (FORWARD_SLOTS - 1)];
 }
 
+/* The table's lock across fork(): held by no thread of the child. */
+static void forward_prepare(void)
+{
+    pthread_mutex_lock(&forward_lock);
+}
+
+static void forward_parent(void)
+{
+    pthread_mutex_unlock(&forward_lock);
+}
+
+static void forward_child(void)
+{
+    pthread_mutex_init(&forward_lock, NULL);
+}
+
 /* Once, outside any lock of the shim's (the loader takes its own). */
 static void find_numbering(void)
 {
@@ -135,6 +151,8 @@ static void find_numbering(void)
     GET(h, "_ZN2at14RecordFunction15currentThreadIdEv", forward_thread_id);
     if (sequence_peek && forward_thread_id)
         forwards = calloc(FORWARD_SLOTS, sizeof *forwards);
+    if (forwards)
+        pthread_atfork(forward_prepare, forward_parent, forward_child);
 }
 
 void fbc_torch_node_made(void *node, void *fn)
