@@ -17,6 +17,8 @@ void fbc_init(void);
 void fbc_thread_decide(void);
 /* The process used a backend: the dumper, the signal handlers and the exit dump, once. */
 void fbc_arm(void);
+/* Whether fbc_arm ran: the process has a census to write. */
+bool fbc_armed(void);
 /* Arms the census when a module loaded since the last call (a dlopen) defines a backend's
  * exit: a program that loads its backend later has snapshots, termination dumps and its exit
  * census as one linked at start has. One look at the modules' generation when none was. */

@@ -211,6 +211,11 @@ void fbc_arm(void)
         fbc_dumper_start(NULL); /* also in a fork child, whose parent's thread did not follow it */
 }
 
+bool fbc_armed(void)
+{
+    return __atomic_load_n(&armed, __ATOMIC_ACQUIRE);
+}
+
 void fbc_notice_modules(void)
 {
     static uint64_t seen;

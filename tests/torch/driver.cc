@@ -6,8 +6,9 @@
 // With "scope", it counts two calls in an in-process scope instead (fbcount.h); with
 // "backward", a training step whose backward falls back on autograd's device thread, and a
 // worker std::thread that runs an op with no frame of this file's. With "threads", calls whose
-// frames compilers and PyTorch rearrange: an op in a helper inlined into its caller, an
-// at::parallel_for body on OpenMP's worker threads, and an at::launch lambda on torch's pool.
+// frames compilers and PyTorch rearrange: a worker std::thread started before any fallback of
+// this program's, an op in a helper inlined into its caller, an at::parallel_for body on
+// OpenMP's worker threads, and an at::launch lambda on torch's pool.
 // "backward anomaly" runs the same in anomaly mode, where each node keeps its forward's stack.
 //   usage: torch-driver [steps|scope|backward [anomaly]|threads]
 // prints values, which do not depend on the census
@@ -75,6 +76,8 @@ static inline __attribute__((always_inline)) at::Tensor inlined_gelu(const at::T
 static __attribute__((noinline)) int threads(const c10::Device &toy)
 {
     at::Tensor x = at::arange(12, at::kFloat).reshape({3, 4}).to(toy);
+    std::thread bare(relu_fn, x); // DRIVER-EARLY
+    bare.join();
     at::Tensor g = inlined_gelu(x); // DRIVER-INLINER
     // Two chunks of one element: with two threads each runs on its own, one on OpenMP's worker.
     at::set_num_threads(2);
