@@ -328,6 +328,9 @@ def test_backward_sited_at_its_caller_python(tmp_path, anomaly):
     assert node_sites(dump, "aten::mul.out") == {
         (mul, None, None), (grad, None, None),
         (call, "MulBackward0", made(mul)), (grad, "MulBackward0", made(grad))}
+    # The second step adds to w's gradient: a node named by its class (Node::name() says
+    # "torch::autograd::AccumulateGrad"), made by no forward op.
+    assert node_sites(dump, "aten::add.out") == {(call, "AccumulateGrad", None)}
     for st in dump["stacks"]:
         if st["op"] == "aten::elu_backward.grad_input":
             assert st["origin"] == "backward" and st["line"] in (call, grad), st
@@ -402,10 +405,9 @@ def test_inlined_parallel_and_launched_sites(tmp_path):
                                                                     caller), gelu
     # A sanitized build leaves pthread_create to its sanitizer: no thread has a creator's stack.
     threads = os.environ.get("FBCOUNT_TEST_SANITIZED") != "1"
-    relu = {("driver.cc", body, None, 2)}
-    if threads:
-        relu.add(("driver.cc", early, "thread", 1))
-    assert op_sites(dump, "aten::relu") == relu
+    relu = {("driver.cc", body, None, 2)} | ({("driver.cc", early, "thread", 1)} if threads else set())
+    # (Without its creator's stack the bare thread's call is sited at what its frames hold.)
+    assert op_sites(dump, "aten::relu") == relu if threads else relu < op_sites(dump, "aten::relu")
     assert op_sites(dump, "aten::mul.out") == {("driver.cc", launch, None, 1)}
     for st in dump["stacks"]:
         if st["op"] == "aten::gelu.out":
@@ -422,8 +424,9 @@ def test_inlined_parallel_and_launched_sites(tmp_path):
     rows = [t.split("  ")[1] for t in stack.splitlines() if " @ " in t and "OP @ SITE" not in t]
     # The body's two calls (the calling thread's and OpenMP's worker's) are one row or two,
     # as their stacks are alike or not (torch 2.x runs both on workers); their count is above.
-    assert set(rows) == {"aten::gelu.out @ " + want[0], "aten::relu @ " + want[1],
-                         "aten::mul.out @ " + want[2]} | {"aten::relu @ " + w for w in want[3:]}, rows
+    expected = {"aten::gelu.out @ " + want[0], "aten::relu @ " + want[1],
+                "aten::mul.out @ " + want[2]} | {"aten::relu @ " + w for w in want[3:]}
+    assert set(rows) == expected if threads else expected < set(rows), rows
     pb = tmp_path / "p.pb"
     run([FBCOUNT, "report", "--format", "pprof", "-o", str(pb), str(tmp_path / "dumps")], tmp_path)
     raw = gzip.decompress(pb.read_bytes())
