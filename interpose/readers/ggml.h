@@ -88,6 +88,16 @@ typedef struct {
 
 #define GGML_MEMO 32 /* splits kept per thread: llama.cpp's graphs have a few each */
 
+/* A copy's name as interned, by its places and split: formed once, not at every decode's
+ * copies (ggml_copy.c). */
+typedef struct {
+    char from[48], to[48];
+    int split; /* -1: outside a scheduler's compute */
+    const char *op;
+} ggml_copy_name;
+
+#define GGML_COPY_NAMES 16 /* a decode's copies feed a few splits from a few places */
+
 /* The calling thread's scheduler compute (ggml_backend_sched_graph_compute_async) in
  * progress, if any: its GPU backends' devices, which split the next copy feeds, and the
  * tensors that hold a fallback's result or work downstream of one. */
@@ -105,6 +115,8 @@ typedef struct {
     fbc_event outer; /* the scheduler's call, as captured */
     ggml_split memo[GGML_MEMO];
     unsigned memo_next;
+    ggml_copy_name names[GGML_COPY_NAMES];
+    unsigned names_next;
 } ggml_thread;
 
 /* The calling thread's state (made at its first use); NULL when out of memory. */

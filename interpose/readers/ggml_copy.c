@@ -26,19 +26,41 @@
 
 /* ---- counting ---------------------------------------------------------------------------- */
 
+/* The interned name of a copy from place from to place to (split: the split it feeds, -1
+ * outside a scheduler's compute): the thread's kept one, or formed and kept. */
+static const char *copy_name(ggml_thread *th, const char *from, const char *to, int split)
+{
+    for (unsigned i = 0; th && i < GGML_COPY_NAMES; i++) {
+        const ggml_copy_name *n = &th->names[i];
+        if (n->op && n->split == split && !strcmp(n->from, from) && !strcmp(n->to, to))
+            return n->op;
+    }
+    char op[160];
+    if (split >= 0)
+        snprintf(op, sizeof op, "%.60s -> %.60s (split %d)", from, to, split);
+    else
+        snprintf(op, sizeof op, "%.70s -> %.70s", from, to);
+    const char *interned = fbc_record_op(op);
+    /* Places named longer than a slot holds are formed each time. */
+    if (th && interned && strlen(from) < sizeof th->names[0].from &&
+        strlen(to) < sizeof th->names[0].to) {
+        ggml_copy_name *n = &th->names[th->names_next++ % GGML_COPY_NAMES];
+        strcpy(n->from, from);
+        strcpy(n->to, to);
+        n->split = split;
+        n->op = interned;
+    }
+    return interned;
+}
+
 static void count_copy(fbc_call *c, const char *from, const char *to, size_t bytes)
 {
     ggml_thread *th = ggml_thread_state();
     bool sched = th && th->sched;
     if (!sched && !strcmp(from, "host") && !strcmp(to, "host"))
         return;
-    char op[160];
-    if (sched)
-        snprintf(op, sizeof op, "%.60s -> %.60s (split %d)", from, to, ggml_split_copy(th));
-    else
-        snprintf(op, sizeof op, "%.70s -> %.70s", from, to);
     c->ev->kind = FBC_TRANSFER;
-    c->ev->op = (uintptr_t)fbc_record_op(op);
+    c->ev->op = (uintptr_t)copy_name(th, from, to, sched ? ggml_split_copy(th) : -1);
     c->ev->nbytes = bytes;
     fbc_reader_count(c);
 }
