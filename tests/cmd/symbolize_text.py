@@ -7,7 +7,9 @@ one crash dump (every stack's op or site unknown, the counts in "(unknown)" rows
 escapes, non-ASCII strings, reals, -0, nulls, members no reader knows and a frame of a module
 that is not there. crash.sym.json is what `fbcount symbolize` wrote for it when it parsed the
 whole dump with jansson and wrote the tree back (commit c7e7efe), with the debug-information
-policy its frames were named by ("debuginfo") added last: the output must not change.
+policy its frames were named by ("debuginfo") added last, and without the two "(unknown)" rows
+that version left beside the rows of stacks whose op their reader had named (those stacks'
+counts are now moved out of the "(unknown)" rows too): the output must not change.
 The same dump with blanks, with every non-ASCII character escaped, and with its frames in a
 frame_table must give the same bytes; and so must a dump whose raw frames resolve in real
 modules (this command and libjansson), each distinct frame symbolized once.

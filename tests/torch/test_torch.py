@@ -499,6 +499,40 @@ def test_warn_mode_does_not_hold_the_call(tmp_path):
 
 
 @python_hosted
+def test_crash_dump_keeps_the_readers_ops(tmp_path):
+    """A process killed by a fatal signal after its fallbacks: the crash dump, written raw with
+    the reader's op names in its stacks and its counts in an "(unknown)" row, reads once
+    symbolized as a live dump of the same calls would: each op counted once, at its line."""
+    script = tmp_path / "crash.py"
+    script.write_text(f"""\
+import os
+import signal
+import sys
+import torch
+sys.path.insert(0, {HERE!r})
+import toy
+dev = toy.load({TOYDEV!r})
+x = torch.ones(3, 4).to(dev)
+for _ in range(2):
+    x * x
+x.relu()
+os.kill(os.getpid(), signal.SIGSEGV)
+""")
+    out = tmp_path / "dumps"
+    p = run([FBCOUNT, "run", "-o", str(out), "--", sys.executable, str(script)], tmp_path,
+            check=False)
+    assert p.returncode != 0, p.stderr
+    (path,) = glob.glob(str(out / "*.json"))
+    with open(path, encoding="utf-8") as f:
+        dump = json.load(f)
+    assert dump["reason"] == "crash" and dump["symbolized"] is True, dump["reason"]
+    assert dump["total"]["fallbacks"] == 3, dump["total"]
+    assert {o["op"]: (o["count"], sum(s["count"] for s in o["sites"])) for o in dump["ops"]} == {
+        "aten::mul.out": (2, 2), "aten::relu": (1, 1)}, dump["ops"]
+    assert op_sites(dump, "aten::mul.out") == {("crash.py", 10, None, 2)}
+
+
+@python_hosted
 def test_bytes_by_one_rule(tmp_path):
     """A call's bytes are all its tensor arguments' (mul.out: self, other and out); "largest"
     is the largest single tensor; --by shape, --by op and the summary add bytes alike."""

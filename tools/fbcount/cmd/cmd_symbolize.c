@@ -616,14 +616,25 @@ static cref row_counts(const row_ent *r)
     return r->obj ? (cref){r->obj, NULL} : (cref){NULL, &r->nr->c};
 }
 
-/* Moves a stack's counts from where the dump listed them (its "(unknown)" row and site) to
- * its op and site, as the shim would have listed it. */
+/* The dump's own row of op (a row made here by a move lists nothing of the dump's); a crash
+ * dump's rows of unknown ops name no backend. */
+static row_ent *listed_row(rowtab *t, size_t kind, const char *backend, const char *op)
+{
+    row_ent *r = row_get(t, kind, backend, op, false);
+    if (!r || !r->obj)
+        r = row_get(t, kind, NULL, op, false);
+    return r && r->obj ? r : NULL;
+}
+
+/* Moves a stack's counts from where the dump listed them (its op's row, or, where the dump has
+ * none, as a crash dump lists a stack whose op its reader named, the "(unknown)" row; and
+ * the "(unknown)" site) to its op and site, as the shim would have listed it. */
 static void move_counts(rowtab *t, size_t kind, const char *backend, const char *from_op,
                         const char *op, const site_info *si, const fbd_stack *st)
 {
-    row_ent *from = row_get(t, kind, backend, from_op, false);
-    if (!from) /* a crash dump's rows of unknown ops name no backend */
-        from = row_get(t, kind, NULL, from_op, false);
+    row_ent *from = listed_row(t, kind, backend, from_op);
+    if (!from && strcmp(from_op, FBR_UNKNOWN))
+        from = listed_row(t, kind, backend, FBR_UNKNOWN);
     cref s;
     if (from) {
         add_counts(row_counts(from), st, -1);
