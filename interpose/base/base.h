@@ -129,6 +129,11 @@ void fbc_process_log(void);
 /* One lock of the shim's around fork: 0 prepare (takes it), 1 parent and child after it
  * (releases it), 2 a child of a fork that ran no handlers (makes it anew). */
 void fbc_mutex_fork(pthread_mutex_t *m, int phase);
+/* A lock a layer above makes at run time (a reader's table's), handled from then on at every
+ * fork as the shim's own are, the handler-less _Fork's child included. At most 8. */
+void fbc_mutex_fork_register(pthread_mutex_t *m);
+/* The registered locks' phase, as fbc_mutex_fork's: triggers/fork.c calls it in each path. */
+void fbc_mutex_fork_registered(int phase);
 /* pthread_create as the C library defines it, past the shim's own (hooks/threadwrap.c):
  * the shim's threads are no program's work. */
 int fbc_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *), void *arg);

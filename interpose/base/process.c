@@ -227,6 +227,35 @@ void fbc_mutex_fork(pthread_mutex_t *m, int phase)
         pthread_mutex_init(m, NULL);
 }
 
+#define FORK_LOCKS 8
+static pthread_mutex_t *fork_locks[FORK_LOCKS];
+static unsigned nfork_locks, fork_held; /* registered; taken by the last prepare */
+
+void fbc_mutex_fork_register(pthread_mutex_t *m)
+{
+    unsigned i = __atomic_fetch_add(&nfork_locks, 1, __ATOMIC_RELAXED);
+    if (i < FORK_LOCKS)
+        __atomic_store_n(&fork_locks[i], m, __ATOMIC_RELEASE);
+}
+
+void fbc_mutex_fork_registered(int phase)
+{
+    unsigned n = __atomic_load_n(&nfork_locks, __ATOMIC_RELAXED);
+    if (n > FORK_LOCKS)
+        n = FORK_LOCKS;
+    /* The parent releases only what its prepare took (one may be registered in between);
+     * a child makes every one anew, as no other thread of it holds one. */
+    if (phase == 0)
+        fork_held = n;
+    else if (phase == 1)
+        n = fork_held;
+    for (unsigned i = 0; i < n; i++) {
+        pthread_mutex_t *m = __atomic_load_n(&fork_locks[i], __ATOMIC_ACQUIRE);
+        if (m)
+            fbc_mutex_fork(m, phase);
+    }
+}
+
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 int fbc_thread_create(pthread_t *t, const pthread_attr_t *attr, void *(*start)(void *), void *arg)

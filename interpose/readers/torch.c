@@ -122,27 +122,11 @@ static forward_slot *forward_slot_of(const void *node)
     return &forwards[fbc_hash_words(&k, sizeof k) & (FORWARD_SLOTS - 1)];
 }
 
-/* The table's lock across fork(): held by no thread of the child. */
-static void forward_prepare(void)
-{
-    pthread_mutex_lock(&forward_lock);
-}
-
-static void forward_parent(void)
-{
-    pthread_mutex_unlock(&forward_lock);
-}
-
-static void forward_child(void)
-{
-    pthread_mutex_init(&forward_lock, NULL);
-}
-
 /* Once, outside any lock of the shim's (the loader takes its own). */
 static void find_numbering(void)
 {
     Dl_info di;
-    void *h = dladdr(numbering_from, &di) && di.dli_fname
+    void *h = dladdr(__atomic_load_n(&numbering_from, __ATOMIC_RELAXED), &di) && di.dli_fname
                   ? dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)
                   : NULL;
     if (!h)
@@ -151,14 +135,15 @@ static void find_numbering(void)
     GET(h, "_ZN2at14RecordFunction15currentThreadIdEv", forward_thread_id);
     if (sequence_peek && forward_thread_id)
         forwards = calloc(FORWARD_SLOTS, sizeof *forwards);
-    if (forwards)
-        pthread_atfork(forward_prepare, forward_parent, forward_child);
+    if (forwards) /* held by no thread of a fork's child */
+        fbc_mutex_fork_register(&forward_lock);
 }
 
 void fbc_torch_node_made(void *node, void *fn)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    __atomic_store_n(&numbering_from, fn, __ATOMIC_RELAXED);
+    if (!__atomic_load_n(&numbering_from, __ATOMIC_RELAXED))
+        __atomic_store_n(&numbering_from, fn, __ATOMIC_RELAXED);
     pthread_once(&once, find_numbering);
     if (!forwards)
         return;

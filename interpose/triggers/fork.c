@@ -7,6 +7,7 @@
 static void prepare(void)
 {
     fbc_final_before_fork(); /* reads the backends' counters: before any lock of the shim's */
+    fbc_mutex_fork_registered(0);
     pthread_mutex_lock(&fbc_dump_lock);
     pthread_mutex_lock(&fbc_sym_lock);
     pthread_mutex_lock(&fbc_global_lock);
@@ -27,6 +28,7 @@ static void parent(void)
     pthread_mutex_unlock(&fbc_global_lock);
     pthread_mutex_unlock(&fbc_sym_lock);
     pthread_mutex_unlock(&fbc_dump_lock);
+    fbc_mutex_fork_registered(1);
 }
 
 static void new_census(void)
@@ -48,6 +50,7 @@ static void child(void)
     pthread_mutex_unlock(&fbc_global_lock);
     pthread_mutex_unlock(&fbc_sym_lock);
     pthread_mutex_unlock(&fbc_dump_lock);
+    fbc_mutex_fork_registered(2);
     new_census();
 }
 
@@ -60,6 +63,7 @@ void fbc_fork_child_bare(void)
     fbc_shards_abandon();
     pthread_mutex_init(&fbc_sym_lock, NULL);
     pthread_mutex_init(&fbc_dump_lock, NULL);
+    fbc_mutex_fork_registered(2);
     new_census();
 }
 
