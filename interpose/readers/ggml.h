@@ -91,8 +91,8 @@ typedef struct {
 /* A copy's name as interned, by its places and split: formed once, not at every decode's
  * copies (ggml_copy.c). */
 typedef struct {
-    char from[48], to[48];
-    int split; /* -1: outside a scheduler's compute */
+    char from[71], to[71]; /* as long as the name keeps them (ggml_copy.c) */
+    int split;             /* -1: outside a scheduler's compute */
     const char *op;
 } ggml_copy_name;
 
